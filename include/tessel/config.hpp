@@ -1,0 +1,29 @@
+// tessel/config.hpp -- the only general macro header.
+//
+// Host/device annotations, unroll pragmas and the debug-only device assert. Everything else in
+// tessel is ordinary C++20; headers below core/ and layout/ compile with a plain host compiler.
+#pragma once
+
+#if defined(__CUDACC__) || defined(__CUDA_ARCH__)
+#define TESSEL_HOST_DEVICE __host__ __device__
+#define TESSEL_DEVICE __device__
+#define TESSEL_HOST __host__
+#else
+#define TESSEL_HOST_DEVICE
+#define TESSEL_DEVICE
+#define TESSEL_HOST
+#endif
+
+#if defined(__CUDA_ARCH__)
+#define TESSEL_ON_DEVICE 1
+#else
+#define TESSEL_ON_DEVICE 0
+#endif
+
+#if defined(__CUDACC__) || defined(__clang__)
+#define TESSEL_UNROLL _Pragma("unroll")
+#define TESSEL_NO_UNROLL _Pragma("unroll 1")
+#else
+#define TESSEL_UNROLL
+#define TESSEL_NO_UNROLL
+#endif
