@@ -4,21 +4,25 @@
 //   Post: shape(R) is compatible with shape(B); R(c) == A(B(c)) for all c in B's domain.
 //   e.g.  (6,2):(8,2) o (4,3):(3,1) -> ((2,2),3):((24,2),8)
 //
-// B distributes: A o (B0,B1,...) == (A o B0, A o B1, ...). For one integral mode s:d of B and a
-// flat A = (c_0,...,c_{R-1}):(e_0,...,e_{R-1}), R walks A's modes left to right keeping
-// (N, d) = (elements still to place, their spacing in units of the current mode):
+// How (CuTe's construction): B distributes, A o (B0,B1,...) == (A o B0, A o B1, ...). For one
+// integral mode s:d of B and a flat A = (c_0,...,c_{R-1}):(e_0,...,e_{R-1}) (coalesced as far as
+// its static values allow), R walks A's modes left to right keeping (N, d) = (elements still to
+// place, their spacing in units of the current mode):
 //   q = ceil(c_k / d)              -- how many of the elements fit in mode k
 //   emit min(q, N) : d * e_k;  N <- N / min(q, N);  d <- ceil(d / c_k)
 // and gives what remains, N : d * e_{R-1}, to the last mode (which extends without bound).
 //
-// Pre (tessel's admissibility rule, docs/layout_algebra.md): at every mode k < R-1 reached with
-// N > 1 and d != 0,
-//     N <= ceil(c_k / d)                                   -- all remaining points fall in mode k
-//  or N % ceil(c_k / d) == 0  and  (d % c_k == 0 or c_k % d == 0)
-// unless every stride e_k, ..., e_{R-1} is 0. d must be >= 0, c_k >= 1 and N >= 1 there. This is exactly
-// the condition under which the walk above computes A o B; CuTe checks a weaker form (and with
-// run-time values none at all). Static values violating it fail with a static_assert; run-time
-// values throw tessel::AlgebraError on the host.
+// Pre (tessel's admissibility rule, docs/layout_algebra.md): the layout this construction
+// produces must be A o B. tessel decides it exactly, in the same way for static and run-time
+// values: it accepts at once when every walk step is even --
+//     N == 1, or d == 0, or N <= ceil(c_k / d), or
+//     N % ceil(c_k / d) == 0 and (d % c_k == 0 or c_k % d == 0)          (d > 0)
+// -- and the modes of B do not carry into each other (for every mode k < R-1 of A, the largest
+// positions the leaves of B reach in mode k sum to less than c_k); otherwise it compares R with
+// A o B at every point of B's domain. CuTe checks only a weaker form of the first condition
+// (and with run-time values nothing), and returns wrong layouts where it fails. Static values
+// that fail are refused by a static_assert; run-time values throw tessel::AlgebraError (host).
+// Extents of A's modes and of B must be >= 1.
 //
 // A by-mode tiler (a tuple of layouts, integers n meaning n:_1, and `_` meaning "keep") composes
 // mode by mode: composition((_8,_4,_2):(_1,_8,_32), (_2,_2)) -> (_2,_2):(_1,_8). Modes of A
@@ -35,59 +39,119 @@ namespace tessel {
 
 namespace detail {
 
-// f(values...) as a static C<> when every argument is static, else as a run-time value.
-template <class F, class... Ts>
-TESSEL_HOST_DEVICE constexpr auto static_or_runtime(F f, Ts const&... ts) {
-  if constexpr ((is_c<Ts>::value && ...)) {
-    return C<f(Ts::value...)>{};
+// Extents met by the walk must be >= 1 (a static violation fails to compile, a run-time one
+// throws on the host).
+template <class CS, class N>
+TESSEL_HOST_DEVICE constexpr void require_positive_extents(CS const& c, N const& n) {
+  if constexpr (is_c<CS>::value && is_c<N>::value) {
+    static_assert(CS::value >= 1 && N::value >= 1,
+                  "composition: every extent of both layouts must be >= 1 (an extent-0 mode has no "
+                  "elements to compose)");
   } else {
-    return f(static_cast<long long>(value_of(ts))...);
+    TESSEL_ALGEBRA_REQUIRE(value_of(c) >= 1 && value_of(n) >= 1, "composition: extents must be >= 1, got ",
+                           value_of(c), " and ", value_of(n));
   }
 }
 
-// True when every leaf of the strides from mode K on is zero.
-template <int K, class Strides>
-TESSEL_HOST_DEVICE constexpr auto zero_tail(Strides const& d) {
-  constexpr int R = int(tuple_size_v<Strides>);
-  if constexpr (K >= R) {
-    return true_type{};
-  } else {
-    auto here = static_or_runtime([](auto x) { return x == 0; }, get<K>(d));
-    auto rest = zero_tail<K + 1>(d);
-    if constexpr (is_c<decltype(here)>::value && is_c<decltype(rest)>::value) {
-      return bool_constant<decltype(here)::value && decltype(rest)::value>{};
-    } else {
-      return bool(here) && bool(rest);
-    }
-  }
-}
-
-struct compose_step_rule {
-  constexpr bool operator()(long long c, long long n, long long d, bool zero_tail) const {
-    if (n < 1) return false;
-    if (n == 1 || d == 0 || zero_tail) return true;
-    if (d < 0 || c < 1) return false;
-    long long q = (c + d - 1) / d;
-    return n <= q || (n % q == 0 && (d % c == 0 || c % d == 0));
-  }
+// The flat leaves of an IntTuple as an array of values (constexpr; works for static types).
+template <int N>
+struct Values {
+  long long v[N > 0 ? N : 1] = {};
+  static constexpr int size = N;
+  TESSEL_HOST_DEVICE constexpr long long operator[](int i) const { return v[i]; }
 };
+template <class T>
+TESSEL_HOST_DEVICE constexpr auto leaf_values(T const& t) {
+  auto flat = flatten_to_tuple(t);
+  constexpr int N = int(tuple_size_v<decltype(flat)>);
+  Values<N> out{};
+  int i = 0;
+  for_each(flat, [&](auto const& x) { out.v[i++] = static_cast<long long>(x); });
+  return out;
+}
 
-template <class CS, class N, class D, class Z>
-TESSEL_HOST_DEVICE constexpr void check_compose_step(CS const& c, N const& n, D const& d, Z const& z) {
-  if constexpr (is_c<CS>::value && is_c<N>::value && is_c<D>::value && is_c<Z>::value) {
-    static_assert(compose_step_rule{}(CS::value, N::value, D::value, Z::value),
-                  "composition: the right-hand layout walks across a mode of the left-hand layout "
-                  "unevenly (stride/shape divisibility). Where N elements at spacing d meet a mode of "
-                  "extent c, tessel needs N <= ceil(c/d), or N a multiple of ceil(c/d) with c and d "
-                  "dividing one another. Fix: pick a tile whose sizes and strides divide the modes "
-                  "of the layout, or make the layout coalescible (docs/layout_algebra.md).");
+// The even-walk test of one leaf s:d of B against the flat modes of A; on success adds the
+// largest position the leaf reaches in each mode of A to `reach`.
+template <int RA>
+TESSEL_HOST_DEVICE constexpr bool even_walk(Values<RA> const& c, long long n, long long d, long long* reach) {
+  if (RA == 1 || n <= 1 || d == 0) return true;
+  if (d < 0) return false;
+  for (int k = 0; k + 1 < RA; ++k) {
+    if (n <= 1) break;
+    long long q = (c[k] + d - 1) / d;
+    bool even = n <= q || (n % q == 0 && (d % c[k] == 0 || c[k] % d == 0));
+    if (!even) return false;
+    long long placed = n < q ? n : q;
+    reach[k] += (placed - 1) * d;
+    n /= placed;
+    d = (d + c[k] - 1) / c[k];
+  }
+  return true;
+}
+
+// Every leaf extent of B is the size of the matching mode of R.
+template <class BS, class RS>
+TESSEL_HOST_DEVICE constexpr bool leaf_sizes_match(BS const& bs, RS const& rs) {
+  if constexpr (is_tuple_v<BS>) {
+    if constexpr (!is_tuple_v<RS> || tuple_size_v<RS> != tuple_size_v<BS>) {
+      return false;
+    } else {
+      return [&]<int... Is>(seq<Is...>) {
+        return (leaf_sizes_match(get<Is>(bs), get<Is>(rs)) && ...);
+      }(tuple_seq<BS>{});
+    }
   } else {
-    TESSEL_ALGEBRA_REQUIRE(compose_step_rule{}(value_of(c), value_of(n), value_of(d), bool(z)),
-                           "composition: ", value_of(n), " elements at spacing ", value_of(d),
-                           " cross a mode of extent ", value_of(c),
-                           " of the left-hand layout unevenly; tessel needs N <= ceil(c/d), or N a "
-                           "multiple of ceil(c/d) with c and d dividing one another, and d >= 0 "
-                           "(docs/layout_algebra.md)");
+    return static_cast<long long>(size(rs)) == static_cast<long long>(bs);
+  }
+}
+
+// tessel's admissibility rule for R = composition(A, B) with A already flat (see the top of this
+// file): the even-walk test, then the point-by-point comparison where it is inconclusive.
+template <class AL, class BL, class RL>
+TESSEL_HOST_DEVICE constexpr bool composition_admissible(AL const& a, BL const& b, RL const& r) {
+  auto c = leaf_values(a.shape());
+  auto bs = leaf_values(b.shape());
+  auto bd = leaf_values(b.stride());
+  constexpr int RA = decltype(c)::size;
+  constexpr int RB = decltype(bs)::size;
+  long long reach[RA] = {};
+  bool even = true;
+  for (int j = 0; j < RB && even; ++j) even = even_walk(c, bs[j], bd[j], reach);
+  for (int k = 0; k + 1 < RA && even; ++k) {
+    if (reach[k] >= c[k]) even = false;
+  }
+  if (even) return true;
+  if (!leaf_sizes_match(b.shape(), r.shape())) return false;
+  long long const n = static_cast<long long>(size(b));
+  for (long long i = 0; i < n; ++i) {
+    if (static_cast<long long>(r(i)) != static_cast<long long>(a(static_cast<long long>(b(i))))) return false;
+  }
+  return true;
+}
+
+// Refuse an inadmissible composition: at compile time when everything is static, else on the host.
+template <class AL, class BL, class RL>
+TESSEL_HOST_DEVICE constexpr void check_composition(AL const& a, BL const& b, RL const& r) {
+  if constexpr (is_static_v<AL> && is_static_v<BL> && is_static_v<RL>) {
+    static_assert(composition_admissible(AL{}, BL{}, RL{}),
+                  "composition: the right-hand layout walks across a mode of the left-hand layout "
+                  "unevenly (stride/shape divisibility), so no layout of this form equals A o B. "
+                  "Where N elements at spacing d meet a mode of extent c, tessel needs N <= "
+                  "ceil(c/d), or N a multiple of ceil(c/d) with c and d dividing one another. Fix: "
+                  "pick a tile whose sizes and strides divide the modes of the layout, or make the "
+                  "layout coalescible (docs/layout_algebra.md).");
+  } else {
+#if !TESSEL_ON_DEVICE
+    if (!composition_admissible(a, b, r)) {
+      throw_algebra_error("composition: ", to_string(b), " walks across the modes of ", to_string(a),
+                          " unevenly (stride/shape divisibility): no layout of this form equals A o B. "
+                          "Where N elements at spacing d meet a mode of extent c, tessel needs N <= "
+                          "ceil(c/d), or N a multiple of ceil(c/d) with c and d dividing one another "
+                          "(docs/layout_algebra.md)");
+    }
+#else
+    (void)a, (void)b, (void)r;
+#endif
   }
 }
 
@@ -106,7 +170,7 @@ TESSEL_HOST_DEVICE constexpr auto compose_impl(LS const& ls, LD const& ld, RS co
       constexpr int K = decltype(k)::value;
       auto const& [res_s, res_d, rest_s, rest_d] = init;
       auto c = get<K>(ls);
-      check_compose_step(c, rest_s, rest_d, zero_tail<K>(ld));
+      require_positive_extents(c, rest_s);
       // A run-time spacing of 0 keeps every point at offset 0 of this mode.
       auto ad = abs(rest_d);
       auto next_s = [&] {
@@ -146,7 +210,9 @@ TESSEL_HOST_DEVICE constexpr auto compose_impl(LS const& ls, LD const& ld, RS co
 template <class LS, class LD, class RS, class RD>
 TESSEL_HOST_DEVICE constexpr auto composition(Layout<LS, LD> const& a, Layout<RS, RD> const& b) {
   auto flat = detail::coalesce_x(a);
-  return detail::compose_impl(flat.shape(), flat.stride(), b.shape(), b.stride());
+  auto r = detail::compose_impl(flat.shape(), flat.stride(), b.shape(), b.stride());
+  detail::check_composition(flat, b, r);
+  return r;
 }
 
 // By-mode tilers, integers (n means n:_1) and `_` (keep A).
@@ -163,8 +229,7 @@ TESSEL_HOST_DEVICE constexpr auto composition(Layout<LS, LD> const& a, Tiler con
     return a;
   } else {
     static_assert(is_integral_v<Tiler>, "composition: a tiler is a layout, an integer, `_`, or a tuple of these");
-    auto flat = detail::coalesce_x(a);
-    return detail::compose_impl(flat.shape(), flat.stride(), t, Int<1>{});
+    return composition(a, make_layout(t, Int<1>{}));
   }
 }
 

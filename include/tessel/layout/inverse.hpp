@@ -127,7 +127,8 @@ TESSEL_HOST_DEVICE constexpr auto left_inverse(Layout<S, D> const& a) {
     }
   };
   return [&]<int... Is>(seq<Is...>) {
-    constexpr int last = (Is, ...);
+    constexpr int order[] = {Is...};
+    constexpr int last = order[sizeof...(Is) - 1];
     auto r = fold(make_tuple(Int<Is>{}...), make_tuple(tuple<>{}, make_tuple(Int<0>{})), step);
     return coalesce(make_layout(append(get<0>(r), get<last>(ls)), get<1>(r)));
   }(Order{});
