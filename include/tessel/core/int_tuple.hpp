@@ -352,6 +352,27 @@ TESSEL_HOST_DEVICE constexpr auto idx2crd(Index const& idx, Shape const& shape) 
   }
 }
 
+// ---- values ------------------------------------------------------------------------------
+
+namespace detail {
+// The flat leaves of an IntTuple as an array of values (constexpr; works for static types).
+template <int N>
+struct Values {
+  long long v[N > 0 ? N : 1] = {};
+  static constexpr int size = N;
+  TESSEL_HOST_DEVICE constexpr long long operator[](int i) const { return v[i]; }
+};
+template <class T>
+TESSEL_HOST_DEVICE constexpr auto leaf_values(T const& t) {
+  auto flat = flatten_to_tuple(t);
+  constexpr int N = int(tuple_size_v<decltype(flat)>);
+  Values<N> out{};
+  int i = 0;
+  for_each(flat, [&](auto const& x) { out.v[i++] = static_cast<long long>(x); });
+  return out;
+}
+}  // namespace detail
+
 // ---- regrouping ----------------------------------------------------------------------------
 
 // Split each pair found at the terminals of `guide` into (firsts, seconds): with a tuple guide,

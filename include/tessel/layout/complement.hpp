@@ -11,9 +11,13 @@
 // and emit the gaps d_i / (d_{i-1} * s_{i-1}) : d_{i-1} * s_{i-1} (with d_{-1} s_{-1} = 1), then
 // the rest ceil(M / (d_last * s_last)) : d_last * s_last, and coalesce.
 //
-// Pre: after filtering and sorting, every d_i is a positive multiple of d_{i-1} * s_{i-1}
-// (the modes of A nest without overlapping). With several modes the strides must be static
-// (sorting happens at compile time); a single run-time mode may have any stride >= 0.
+// Pre (tessel's admissibility rule, docs/layout_algebra.md): extents >= 1, strides >= 0, and the
+// R this construction gives must meet the Post conditions. tessel accepts at once when, sorted by
+// stride, every d_i is a positive multiple of d_{i-1} * s_{i-1} (the modes of A nest without
+// overlapping); otherwise it checks the Post conditions point by point (CuTe returns such
+// layouts unchecked). The same rule decides static (static_assert) and run-time (AlgebraError)
+// values. With several modes the strides must be static (sorting happens at compile time); a
+// single run-time mode may have any stride >= 0.
 #pragma once
 
 #include <tessel/config.hpp>
@@ -39,20 +43,87 @@ constexpr int argmin_static() {
   }(tuple_seq<T>{});
 }
 
-template <class Gap, class Prev>
-TESSEL_HOST_DEVICE constexpr void check_complement_gap(Gap const& d, Prev const& prev) {
-  if constexpr (is_c<Gap>::value && is_c<Prev>::value) {
-    static_assert(Gap::value > 0 && Prev::value > 0 && Gap::value % Prev::value == 0 &&
-                      Gap::value / Prev::value >= 1,
+// tessel's admissibility rule for R = complement(F, M), F filtered (see the top of this file):
+// accept at once when F's modes nest (sorted by stride, each stride a positive multiple of the
+// previous stride times its extent); otherwise accept only if R meets the definition anyway:
+// strictly increasing, R(i) never an offset of F for i >= 1, and size(R) >= M / size(F).
+template <class FL, class M, class RL>
+TESSEL_HOST_DEVICE constexpr bool complement_admissible(FL const& f, M const& cotarget, RL const& r) {
+  auto s = leaf_values(f.shape());
+  auto d = leaf_values(f.stride());
+  constexpr int RF = decltype(s)::size;
+  int order[RF] = {};
+  for (int i = 0; i < RF; ++i) order[i] = i;
+  for (int i = 1; i < RF; ++i) {
+    for (int j = i; j > 0 && d[order[j]] < d[order[j - 1]]; --j) {
+      int t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+    }
+  }
+  bool nested = true;
+  long long prev = 1;
+  for (int i = 0; i < RF && nested; ++i) {
+    long long di = d[order[i]];
+    if (RF == 1 && di == 0) break;  // a lone run-time stride 0: handled exactly
+    nested = di > 0 && di >= prev && di % prev == 0;
+    prev = di * s[order[i]];
+  }
+  if (nested) return true;
+  auto rs = leaf_values(r.shape());
+  for (int i = 0; i < decltype(rs)::size; ++i) {
+    if (rs[i] < 1) return false;  // an empty mode: F is not injective
+  }
+  long long const n = static_cast<long long>(size(r));
+  long long const nf = static_cast<long long>(size(f));
+  for (long long i = 1; i < n; ++i) {
+    long long ri = static_cast<long long>(r(i));
+    if (ri <= static_cast<long long>(r(i - 1))) return false;
+    for (long long j = 0; j < nf; ++j) {
+      if (ri == static_cast<long long>(f(j))) return false;
+    }
+  }
+  return nf >= 1 && n >= static_cast<long long>(size(cotarget)) / nf;
+}
+
+template <class FL, class M, class RL>
+TESSEL_HOST_DEVICE constexpr void check_complement(FL const& f, M const& cotarget, RL const& r) {
+  if constexpr (is_static_v<FL> && is_static_v<M> && is_static_v<RL>) {
+    static_assert(complement_admissible(FL{}, M{}, RL{}),
                   "complement: the modes of the layout overlap or interleave. Sorted by stride, "
                   "each stride must be a positive multiple of the previous mode's stride times its "
                   "extent; only then does a complement exist (docs/layout_algebra.md).");
   } else {
-    TESSEL_ALGEBRA_REQUIRE(value_of(prev) > 0 && value_of(d) >= value_of(prev) && value_of(d) % value_of(prev) == 0,
-                           "complement: stride ", value_of(d), " is not a positive multiple of ",
-                           value_of(prev),
-                           " (the previous mode's stride times its extent); the modes overlap or "
-                           "interleave, so no complement exists (docs/layout_algebra.md)");
+#if !TESSEL_ON_DEVICE
+    if (!complement_admissible(f, cotarget, r)) {
+      throw_algebra_error("complement: the modes of ", to_string(f),
+                          " overlap or interleave (sorted by stride, each stride must be a positive "
+                          "multiple of the previous stride times its extent), so no complement "
+                          "exists (docs/layout_algebra.md)");
+    }
+#else
+    (void)f, (void)cotarget, (void)r;
+#endif
+  }
+}
+
+template <class S, class D>
+TESSEL_HOST_DEVICE constexpr void require_complement_inputs(S const& shape, D const& stride) {
+  auto ss = leaf_values(shape);
+  auto dd = leaf_values(stride);
+  if constexpr (is_static_v<S> && is_static_v<D>) {
+    static_assert([] {
+      auto s2 = leaf_values(S{});
+      auto d2 = leaf_values(D{});
+      for (int i = 0; i < decltype(s2)::size; ++i)
+        if (s2[i] < 1 || d2[i] < 0) return false;
+      return true;
+    }(), "complement: extents must be >= 1 and strides >= 0 (negative strides have no complement)");
+  } else {
+    for (int i = 0; i < decltype(ss)::size; ++i) {
+      TESSEL_ALGEBRA_REQUIRE(ss[i] >= 1 && dd[i] >= 0, "complement: extents must be >= 1 and strides >= 0, got ",
+                             ss[i], ":", dd[i]);
+    }
   }
 }
 
@@ -62,6 +133,7 @@ TESSEL_HOST_DEVICE constexpr auto complement_filtered(S const& shape, D const& s
   if constexpr (is_constant_v<0, D>) {
     return make_layout(coalesce(cotarget));
   } else {
+    require_complement_inputs(shape, stride);
     constexpr int R = rank_v<S>;
     static_assert(R == 1 || is_static_v<D>,
                   "complement: a layout with several modes needs static strides (tessel sorts them at "
@@ -70,14 +142,12 @@ TESSEL_HOST_DEVICE constexpr auto complement_filtered(S const& shape, D const& s
       auto s0 = get<0>(shape);
       auto d0 = get<0>(stride);
       if constexpr (is_c<decltype(d0)>::value) {
-        check_complement_gap(d0, Int<1>{});
         auto next = d0 * s0;
         auto rest_shape = coalesce(ceil_div(cotarget, next));
         auto rest_stride = compact_major<LayoutLeft>(rest_shape, next);
         return coalesce(make_layout(make_shape(make_tuple(d0), rest_shape), make_stride(make_tuple(Int<1>{}), rest_stride)));
       } else {
         // A run-time stride 0 reaches only offset 0: the complement is all of [0, M).
-        TESSEL_ALGEBRA_REQUIRE(d0 >= 0, "complement: stride ", d0, " is negative; complement needs strides >= 0");
         auto gap = d0 == 0 ? decltype(d0)(1) : d0;
         auto next = d0 == 0 ? decltype(d0 * s0)(1) : d0 * s0;
         auto rest_shape = coalesce(ceil_div(cotarget, next));
@@ -91,7 +161,6 @@ TESSEL_HOST_DEVICE constexpr auto complement_filtered(S const& shape, D const& s
         constexpr int m = argmin_static<std::remove_cvref_t<decltype(st)>>();
         auto d = get<m>(st);
         auto prev = back(res_d);
-        check_complement_gap(d, prev);
         return make_tuple(remove<m>(sh), remove<m>(st), append(res_s, d / prev), append(res_d, d * get<m>(sh)));
       };
       auto [sh, st, res_s, res_d] = fold(make_seq<R>{}, make_tuple(shape, stride, tuple<>{}, make_tuple(Int<1>{})), step);
@@ -108,13 +177,17 @@ TESSEL_HOST_DEVICE constexpr auto complement_filtered(S const& shape, D const& s
 template <class S, class D, class CoTarget>
 TESSEL_HOST_DEVICE constexpr auto complement(Layout<S, D> const& a, CoTarget const& cotarget) {
   auto f = filter(a);
-  return detail::complement_filtered(f.shape(), f.stride(), shape(cotarget));
+  auto r = detail::complement_filtered(f.shape(), f.stride(), shape(cotarget));
+  detail::check_complement(f, shape(cotarget), r);
+  return r;
 }
 
 template <class S, class D>
 TESSEL_HOST_DEVICE constexpr auto complement(Layout<S, D> const& a) {
   auto f = filter(a);
-  return detail::complement_filtered(f.shape(), f.stride(), cosize(f));
+  auto r = detail::complement_filtered(f.shape(), f.stride(), cosize(f));
+  detail::check_complement(f, cosize(f), r);
+  return r;
 }
 
 }  // namespace tessel

@@ -53,23 +53,6 @@ TESSEL_HOST_DEVICE constexpr void require_positive_extents(CS const& c, N const&
   }
 }
 
-// The flat leaves of an IntTuple as an array of values (constexpr; works for static types).
-template <int N>
-struct Values {
-  long long v[N > 0 ? N : 1] = {};
-  static constexpr int size = N;
-  TESSEL_HOST_DEVICE constexpr long long operator[](int i) const { return v[i]; }
-};
-template <class T>
-TESSEL_HOST_DEVICE constexpr auto leaf_values(T const& t) {
-  auto flat = flatten_to_tuple(t);
-  constexpr int N = int(tuple_size_v<decltype(flat)>);
-  Values<N> out{};
-  int i = 0;
-  for_each(flat, [&](auto const& x) { out.v[i++] = static_cast<long long>(x); });
-  return out;
-}
-
 // The even-walk test of one leaf s:d of B against the flat modes of A; on success adds the
 // largest position the leaf reaches in each mode of A to `reach`.
 template <int RA>
