@@ -102,7 +102,7 @@ TESSEL_HOST_DEVICE constexpr auto inner_product(A const& a, B const& b) {
 // ---- division ------------------------------------------------------------------------------
 
 // ceil(a / b). Tuple by integral: b is divided out of a's modes from the left,
-//   ceil_div((4,5,6), 40) == (1,1,2);  tuple by tuple: mode by mode (missing modes of b are 1).
+//   ceil_div((4,5,6), 40) == (1,1,3);  tuple by tuple: mode by mode (missing modes of b are 1).
 template <class A, class B>
 TESSEL_HOST_DEVICE constexpr auto ceil_div(A const& a, B const& b) {
   if constexpr (is_tuple_v<A>) {
@@ -194,7 +194,7 @@ TESSEL_HOST_DEVICE constexpr auto weakly_congruent(A const& a, B const& b) {
       return false_type{};
     } else {
       return apply(transform(a, b, [](auto const& x, auto const& y) { return weakly_congruent(x, y); }),
-                   [](auto const&... z) { return bool_constant<(decltype(z)::value && ... && true)>{}; });
+                   [](auto const&... z) { return bool_constant<(std::remove_cvref_t<decltype(z)>::value && ... && true)>{}; });
     }
   } else if constexpr (is_integral_v<A>) {
     return true_type{};
