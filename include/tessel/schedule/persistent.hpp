@@ -1,0 +1,125 @@
+// tessel/schedule/persistent.hpp -- a persistent tile scheduler: a fixed grid of CTAs walks the tiles.
+//
+// Instead of one block per tile, the kernel launches grid = min(sm_count * ctas_per_sm, tiles)
+// CTAs, which stay resident and walk the tiles: CTA c processes the tiles with linear ids
+//   c, c + grid, c + 2*grid, ...        (a kernel: for (t = first_tile(c); is_valid(t); t = next_tile(t)))
+// so step s of all CTAs together -- one "wave" -- is the linear ids [s*grid, (s+1)*grid). A linear
+// id t names tile (m, n) of batch l = t / (tiles_m*tiles_n) through a GroupedRaster
+// (schedule/raster.hpp): raster along M or N (chosen from the tile counts unless overridden) in
+// bands of `group` = 1..8 tiles, so the tiles of one wave share A and B panels in L2. Each CTA
+// runs every k-iteration of its tiles (no K split; see stream_k.hpp for that).
+//
+//   e.g. tiles 4x4 (batch 1), 3 CTAs, raster along N, group 1:
+//        CTA 0: tiles 0,3,6,9,12,15 = (0,0) (0,3) (1,2) (2,1) (3,0) (3,3)
+//        CTA 1: tiles 1,4,7,10,13   = (0,1) (1,0) (1,3) (2,2) (3,1)
+//        CTA 2: tiles 2,5,8,11,14   = (0,2) (1,1) (2,0) (2,3) (3,2)
+#pragma once
+
+#include <tessel/config.hpp>
+#include <tessel/schedule/dim3.hpp>
+#include <tessel/schedule/gemm_coord.hpp>
+#include <tessel/schedule/raster.hpp>
+#include <tessel/schedule/schedule_error.hpp>
+
+namespace tessel {
+
+// PersistentArguments: what the host chooses for a persistent schedule.
+struct PersistentArguments {
+  int sm_count = 0;                                        // multiprocessors of the device (>= 1)
+  int ctas_per_sm = 1;                                     // resident CTAs per SM the kernel fits (>= 1)
+  RasterOrderOption raster = RasterOrderOption::kHeuristic;
+  int group = 1;                                           // band width of the raster, 1..8
+};
+
+namespace detail {
+
+// Checks the arguments shared by the persistent and Stream-K schedulers (host).
+TESSEL_HOST_DEVICE constexpr void check_scheduler_arguments(char const* who, GemmCoord tiled_shape, int sm_count,
+                                                            int ctas_per_sm, int group) {
+  schedule_require(tiled_shape.m() >= 0 && tiled_shape.n() >= 0, who, ": tiled shape (", tiled_shape.m(), ",",
+                   tiled_shape.n(), ",", tiled_shape.k(), ") must not be negative");
+  schedule_require(tiled_shape.k() >= 1, who, ": tiled_shape.k() is the batch count, ", tiled_shape.k(),
+                   ", and must be >= 1 (use 1 for an unbatched GEMM)");
+  schedule_require(sm_count >= 1, who, ": sm_count = ", sm_count,
+                   " must be >= 1 (ask the device: cudaDevAttrMultiProcessorCount)");
+  schedule_require(ctas_per_sm >= 1, who, ": ctas_per_sm = ", ctas_per_sm,
+                   " must be >= 1 (how many of the kernel's CTAs fit on one SM at once)");
+  schedule_require(group >= 1 && group <= 8, who, ": group = ", group,
+                   " must be in 1..8 (the raster band width in tiles; 1 = no grouping)");
+}
+
+}  // namespace detail
+
+// PersistentTileScheduler: the schedule, as plain data a kernel receives by value. All
+// mappings are pure functions of (CTA index, step) or of a linear tile id.
+class PersistentTileScheduler {
+ public:
+  PersistentTileScheduler() = default;
+
+  // Builds the schedule of a tiled shape (tiles_m, tiles_n, batch count).
+  //   Pre: tiled shape >= 0 with batch >= 1; sm_count, ctas_per_sm >= 1; group in 1..8;
+  //        checked on the host (ScheduleError). The grid's CTAs must all be resident at once
+  //        (ctas_per_sm is what the kernel's resources allow), or a persistent kernel gains nothing.
+  //   Post: grid_size() == min(sm_count * ctas_per_sm, tile_count()); 0 when there are no tiles.
+  static constexpr PersistentTileScheduler make(GemmCoord tiled_shape, PersistentArguments const& args) {
+    detail::check_scheduler_arguments("PersistentTileScheduler", tiled_shape, args.sm_count, args.ctas_per_sm,
+                                      args.group);
+    PersistentTileScheduler s;
+    s.raster_ = GroupedRaster{tiled_shape.m(), tiled_shape.n(),
+                              resolve_raster_order(args.raster, tiled_shape.m(), tiled_shape.n()), args.group};
+    s.batches_ = tiled_shape.k();
+    long long const want = static_cast<long long>(args.sm_count) * args.ctas_per_sm;
+    detail::schedule_require(want <= 2147483647LL, "PersistentTileScheduler: sm_count * ctas_per_sm = ", want,
+                             " CTAs does not fit a CUDA grid's x extent (2^31-1)");
+    long long const tiles = s.tile_count();
+    s.grid_ = static_cast<int>(want < tiles ? want : tiles);
+    return s;
+  }
+
+  // CTAs to launch, and the launch grid (grid_size(), 1, 1).
+  TESSEL_HOST_DEVICE constexpr int grid_size() const { return grid_; }
+  TESSEL_HOST_DEVICE constexpr Dim3 grid_shape() const { return Dim3{static_cast<unsigned>(grid_), 1u, 1u}; }
+
+  // Tiles over all batches: tiles_m * tiles_n * batches.
+  TESSEL_HOST_DEVICE constexpr long long tile_count() const { return raster_.size() * batches_; }
+
+  TESSEL_HOST_DEVICE constexpr GroupedRaster const& raster() const { return raster_; }
+  TESSEL_HOST_DEVICE constexpr GemmCoord tiled_shape() const {
+    return GemmCoord(raster_.tiles_m, raster_.tiles_n, batches_);
+  }
+
+  // The walk of CTA `cta`: first_tile, then next_tile while is_valid. Linear ids.
+  TESSEL_HOST_DEVICE constexpr long long first_tile(int cta) const { return cta; }
+  TESSEL_HOST_DEVICE constexpr long long next_tile(long long linear) const { return linear + grid_; }
+  TESSEL_HOST_DEVICE constexpr bool is_valid(long long linear) const { return linear >= 0 && linear < tile_count(); }
+
+  // The linear id CTA `cta` processes at step `step` (valid or not).
+  TESSEL_HOST_DEVICE constexpr long long linear_tile(int cta, long long step) const {
+    return cta + step * grid_;
+  }
+
+  // How many tiles CTA `cta` processes: ceil((tile_count - cta) / grid). Pre: 0 <= cta < grid.
+  TESSEL_HOST_DEVICE constexpr long long tiles_for(int cta) const {
+    long long const t = tile_count();
+    return cta < t ? (t - cta + grid_ - 1) / grid_ : 0;
+  }
+
+  // The tile (m, n, batch) of linear id `linear`. Pre: is_valid(linear).
+  TESSEL_HOST_DEVICE constexpr GemmCoord tile_offset(long long linear) const {
+    long long const per_batch = raster_.size();
+    GemmCoord const mn = raster_(linear % per_batch);
+    return GemmCoord(mn.m(), mn.n(), linear / per_batch);
+  }
+
+  // The linear id of tile (m, n, batch): the inverse of tile_offset.
+  TESSEL_HOST_DEVICE constexpr long long linear_of(GemmCoord tile) const {
+    return tile.k() * raster_.size() + raster_.index_of(tile.m(), tile.n());
+  }
+
+ private:
+  GroupedRaster raster_{};
+  long long batches_ = 1;
+  int grid_ = 0;
+};
+
+}  // namespace tessel
