@@ -1,0 +1,32 @@
+// tessel/gemm/device/gemm.hpp -- the GEMM host API.
+//
+//   tessel::GemmArguments g = tessel::make_packed_gemm(m, n, k, 1, DType::f32, DType::f32,
+//                                                      MatrixOrder::row_major, MatrixOrder::col_major,
+//                                                      MatrixOrder::row_major);
+//   g.a = dA; g.b = dB; g.d = dD;                 // device pointers; C unused while beta == 0
+//   if (tessel::Status s = tessel::gemm(g, stream); !s) std::fprintf(stderr, "%s\n", s.reason.c_str());
+//
+// gemm() validates (gemm_validate.hpp: cuBLAS's rules, every refusal names the argument), returns
+// at once for size 0, computes D = beta * C for K = 0 or alpha = 0 without reading A or B, and
+// otherwise launches the kernel the heuristic picks (or GemmArguments::kernel, by registry name;
+// `tessel list` shows them). It never launches a kernel that has no image for the current GPU:
+// that is StatusCode::arch_mismatch. The launch is asynchronous on `stream`; launch errors and
+// errors left pending by earlier work are returned as StatusCode::cuda_error, never dropped.
+#pragma once
+
+#include <tessel/gemm/device/gemm_arguments.hpp>
+#include <tessel/gemm/device/gemm_validate.hpp>
+#include <tessel/gemm/device/status.hpp>
+
+#include <cuda_runtime_api.h>
+
+namespace tessel {
+
+// Whether gemm(args) would run: the argument rules, a kernel that takes the problem, and an
+// image of that kernel for the current device. Makes no launch.
+Status can_implement(GemmArguments const& args);
+
+// D = alpha * op(A) * op(B) + beta * C on `stream` (see the file comment).
+Status gemm(GemmArguments const& args, cudaStream_t stream = nullptr);
+
+}  // namespace tessel

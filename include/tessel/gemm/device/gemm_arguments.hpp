@@ -1,0 +1,105 @@
+// tessel/gemm/device/gemm_arguments.hpp -- the problem a host-API GEMM call describes.
+//
+//   D[b] = alpha * op(A)[b] * op(B)[b] + beta * C[b]      for b in [0, batch_count)
+//
+// op(A) is M x K, op(B) is K x N, C and D are M x N. Each operand is stored row- or
+// column-major with its own leading dimension (the distance between consecutive rows of a
+// row-major matrix, or columns of a column-major one) and its own batch stride, in elements.
+// BLAS's "transpose" flags are the same thing seen from column-major storage:
+//   cuBLAS transa = T   <=>  a_order = row_major   (A stored K x M column-major == M x K row-major)
+// C and D share one order (c_order) and one dtype (c_type), with separate pointers, leading
+// dimensions and batch strides. Sizes, leading dimensions and strides are 64-bit.
+//
+// dtypes: A and B have the same dtype: f32, f16, bf16, or tf32 (fp32 storage; the kernel may
+// round products' inputs to tf32). C/D: f32, f16 or bf16. f16 and bf16 inputs may write their
+// own dtype or f32; f32/tf32 inputs write f32. Accumulation is always fp32.
+// Plain C++: no CUDA headers needed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace tessel {
+
+enum class DType { f32, f16, bf16, tf32 };
+
+enum class MatrixOrder { row_major, col_major };
+
+constexpr char const* to_string(DType t) {
+  switch (t) {
+    case DType::f32: return "fp32";
+    case DType::f16: return "fp16";
+    case DType::bf16: return "bf16";
+    case DType::tf32: return "tf32";
+  }
+  return "?";
+}
+
+constexpr char const* to_string(MatrixOrder o) { return o == MatrixOrder::row_major ? "row-major" : "col-major"; }
+
+// Bytes per stored element (tf32 is stored as fp32).
+constexpr std::size_t size_of(DType t) { return (t == DType::f16 || t == DType::bf16) ? 2 : 4; }
+
+// "fp32"|"f32"|"float", "fp16"|"f16"|"half", "bf16", "tf32"; nullopt otherwise.
+constexpr std::optional<DType> parse_dtype(std::string_view s) {
+  if (s == "fp32" || s == "f32" || s == "float") return DType::f32;
+  if (s == "fp16" || s == "f16" || s == "half") return DType::f16;
+  if (s == "bf16") return DType::bf16;
+  if (s == "tf32") return DType::tf32;
+  return std::nullopt;
+}
+
+struct GemmArguments {
+  std::int64_t m = 0, n = 0, k = 0;
+  std::int64_t batch_count = 1;
+
+  DType a_type = DType::f32, b_type = DType::f32, c_type = DType::f32;  // D has c_type
+  MatrixOrder a_order = MatrixOrder::row_major;  // of op(A), M x K
+  MatrixOrder b_order = MatrixOrder::row_major;  // of op(B), K x N
+  MatrixOrder c_order = MatrixOrder::row_major;  // of C and D, M x N
+
+  void const* a = nullptr; std::int64_t lda = 0; std::int64_t batch_stride_a = 0;
+  void const* b = nullptr; std::int64_t ldb = 0; std::int64_t batch_stride_b = 0;
+  void const* c = nullptr; std::int64_t ldc = 0; std::int64_t batch_stride_c = 0;
+  void*       d = nullptr; std::int64_t ldd = 0; std::int64_t batch_stride_d = 0;
+
+  float alpha = 1.0f, beta = 0.0f;
+
+  // A registry name (`tessel list`), or nullptr / "auto" for the heuristic.
+  char const* kernel = nullptr;
+};
+
+// Rows and columns of each stored matrix (as stored: a row-major M x K has M rows).
+struct StoredExtent {
+  std::int64_t rows, cols;
+};
+constexpr StoredExtent stored_extent(std::int64_t r, std::int64_t c, MatrixOrder o) {
+  return o == MatrixOrder::row_major ? StoredExtent{r, c} : StoredExtent{c, r};
+}
+
+// The smallest legal leading dimension of an r x c matrix in order o: max(1, elements per row
+// of a row-major matrix / per column of a column-major one), as cuBLAS requires.
+constexpr std::int64_t min_leading_dim(std::int64_t r, std::int64_t c, MatrixOrder o) {
+  std::int64_t const inner = o == MatrixOrder::row_major ? c : r;
+  return inner > 1 ? inner : 1;
+}
+
+// A fully packed problem: minimal leading dimensions, batches back to back. Pointers unset.
+inline GemmArguments make_packed_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch,
+                                      DType ab, DType cd, MatrixOrder ao, MatrixOrder bo, MatrixOrder co) {
+  GemmArguments g;
+  g.m = m, g.n = n, g.k = k, g.batch_count = batch;
+  g.a_type = g.b_type = ab;
+  g.c_type = cd;
+  g.a_order = ao, g.b_order = bo, g.c_order = co;
+  g.lda = min_leading_dim(m, k, ao), g.ldb = min_leading_dim(k, n, bo);
+  g.ldc = g.ldd = min_leading_dim(m, n, co);
+  g.batch_stride_a = g.lda * (ao == MatrixOrder::row_major ? m : k);
+  g.batch_stride_b = g.ldb * (bo == MatrixOrder::row_major ? k : n);
+  g.batch_stride_c = g.batch_stride_d = g.ldc * (co == MatrixOrder::row_major ? m : n);
+  return g;
+}
+
+}  // namespace tessel

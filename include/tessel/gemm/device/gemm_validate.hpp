@@ -1,0 +1,124 @@
+// tessel/gemm/device/gemm_validate.hpp -- the argument rules of the GEMM host API.
+//
+// cuBLAS's rules, with reasons: any M, N, K >= 0 and any leading dimension >= the minimum is
+// accepted, alignment never rejects (a slower kernel runs), size 0 is a no-op and K = 0 (or
+// alpha = 0) gives D = beta * C without reading A or B. Rejected, each with a reason that starts
+// with the argument's name and states the rule:
+//   negative m, n, k, batch_count or batch stride; a leading dimension below max(1, inner extent);
+//   a null pointer for an operand that is read (A, B when M, N, K > 0 and alpha != 0; C when
+//   beta != 0) or written (D when M, N > 0); an unsupported dtype mix; batch_stride_d = 0 with
+//   several batches (they would all write one D); offsets that overflow 64 bits.
+// Plain C++ and no CUDA calls, so a bad call is refused on any machine, GPU or not.
+#pragma once
+
+#include <tessel/gemm/device/gemm_arguments.hpp>
+#include <tessel/gemm/device/status.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace tessel {
+
+namespace detail {
+
+inline std::string gemm_num(std::int64_t v) { return std::to_string(v); }
+
+// Largest element offset touched by a batched matrix, or -1 on 64-bit overflow.
+inline std::int64_t gemm_last_offset(std::int64_t batch, std::int64_t bstride, std::int64_t rows, std::int64_t cols,
+                                     std::int64_t ld) {
+  if (batch == 0 || rows == 0 || cols == 0) return 0;
+  std::int64_t a = 0, b = 0, r = 0;
+  if (__builtin_mul_overflow(batch - 1, bstride, &a)) return -1;
+  if (__builtin_mul_overflow(rows - 1, ld, &b)) return -1;
+  if (__builtin_add_overflow(a, b, &r)) return -1;
+  if (__builtin_add_overflow(r, cols - 1, &r)) return -1;
+  return r;
+}
+
+inline Status gemm_invalid(std::string why) { return Status::error(StatusCode::invalid_argument, std::move(why)); }
+
+}  // namespace detail
+
+// True when the call has nothing to compute or write (M, N or batch_count is 0).
+constexpr bool gemm_is_noop(GemmArguments const& g) { return g.m == 0 || g.n == 0 || g.batch_count == 0; }
+
+// True when A and B are read: M, N, K > 0 and alpha != 0 (NaN alpha counts as non-zero).
+constexpr bool gemm_reads_ab(GemmArguments const& g) { return !gemm_is_noop(g) && g.k > 0 && !(g.alpha == 0.0f); }
+
+// True when C is read: beta != 0 (cuBLAS: with beta == 0, C is not read, so NaN in C is ignored).
+constexpr bool gemm_reads_c(GemmArguments const& g) { return !gemm_is_noop(g) && !(g.beta == 0.0f); }
+
+// Is this dtype combination one the API supports? When not, `why` says which argument is wrong.
+inline Status gemm_check_dtypes(GemmArguments const& g) {
+  using detail::gemm_invalid;
+  if (g.a_type != g.b_type)
+    return gemm_invalid(std::string("b_type: ") + to_string(g.b_type) + " differs from a_type " + to_string(g.a_type) +
+                        "; A and B must have the same dtype");
+  if (g.c_type == DType::tf32)
+    return gemm_invalid("c_type: tf32 is an input mode, not a storage type; C and D take fp32, fp16 or bf16");
+  bool const narrow_in = g.a_type == DType::f16 || g.a_type == DType::bf16;
+  if (!narrow_in && g.c_type != DType::f32)
+    return gemm_invalid(std::string("c_type: ") + to_string(g.c_type) + " output needs " + to_string(g.c_type) +
+                        " inputs, but a_type is " + to_string(g.a_type) + "; fp32 and tf32 inputs write fp32");
+  if (narrow_in && g.c_type != DType::f32 && g.c_type != g.a_type)
+    return gemm_invalid(std::string("c_type: ") + to_string(g.c_type) + " output with " + to_string(g.a_type) +
+                        " inputs is not supported; " + to_string(g.a_type) + " inputs write " + to_string(g.a_type) +
+                        " or fp32");
+  return Status::success();
+}
+
+// Every argument rule of the GEMM host API (see the file comment). No CUDA calls.
+inline Status gemm_validate(GemmArguments const& g) {
+  using detail::gemm_invalid;
+  using detail::gemm_num;
+  struct Size { char const* name; std::int64_t v; };
+  for (Size s : {Size{"m", g.m}, Size{"n", g.n}, Size{"k", g.k}, Size{"batch_count", g.batch_count}})
+    if (s.v < 0) return gemm_invalid(std::string(s.name) + ": " + gemm_num(s.v) + " is negative; sizes must be >= 0");
+
+  if (Status s = gemm_check_dtypes(g); !s) return s;
+
+  struct Operand {
+    char const* name;  // "A"
+    char const* ld_name;
+    char const* stride_name;
+    char const* rows_name;  // of op(X): "M"
+    char const* cols_name;  // "K"
+    std::int64_t rows, cols, ld, stride;
+    MatrixOrder order;
+  };
+  Operand const ops[] = {
+      {"A", "lda", "batch_stride_a", "M", "K", g.m, g.k, g.lda, g.batch_stride_a, g.a_order},
+      {"B", "ldb", "batch_stride_b", "K", "N", g.k, g.n, g.ldb, g.batch_stride_b, g.b_order},
+      {"C", "ldc", "batch_stride_c", "M", "N", g.m, g.n, g.ldc, g.batch_stride_c, g.c_order},
+      {"D", "ldd", "batch_stride_d", "M", "N", g.m, g.n, g.ldd, g.batch_stride_d, g.c_order},
+  };
+  for (Operand const& o : ops) {
+    std::int64_t const need = min_leading_dim(o.rows, o.cols, o.order);
+    if (o.ld < need) {
+      bool const row = o.order == MatrixOrder::row_major;
+      return gemm_invalid(std::string(o.ld_name) + ": " + gemm_num(o.ld) + " is below the minimum " + gemm_num(need) +
+                          " (op(" + o.name + ") is " + gemm_num(o.rows) + " x " + gemm_num(o.cols) + " " +
+                          to_string(o.order) + ", so " + o.ld_name + " >= max(1, " +
+                          (row ? o.cols_name : o.rows_name) + "))");
+    }
+    if (o.stride < 0)
+      return gemm_invalid(std::string(o.stride_name) + ": " + gemm_num(o.stride) + " is negative; batch strides must be >= 0");
+    StoredExtent const e = stored_extent(o.rows, o.cols, o.order);
+    if (detail::gemm_last_offset(g.batch_count, o.stride, e.rows, e.cols, o.ld) < 0)
+      return gemm_invalid(std::string(o.ld_name) + "/" + o.stride_name + ": the offset of " + o.name +
+                          "'s last element overflows 64 bits");
+  }
+  if (!gemm_is_noop(g) && g.batch_count > 1 && g.batch_stride_d == 0)
+    return gemm_invalid("batch_stride_d: 0 with batch_count " + gemm_num(g.batch_count) +
+                        " makes every batch write the same D; give each batch its own output");
+
+  if (gemm_reads_ab(g)) {
+    if (g.a == nullptr) return gemm_invalid("a: null, but A is read (M, N, K > 0 and alpha != 0)");
+    if (g.b == nullptr) return gemm_invalid("b: null, but B is read (M, N, K > 0 and alpha != 0)");
+  }
+  if (gemm_reads_c(g) && g.c == nullptr) return gemm_invalid("c: null, but C is read (beta != 0)");
+  if (!gemm_is_noop(g) && g.d == nullptr) return gemm_invalid("d: null, but D is written (M, N, batch_count > 0)");
+  return Status::success();
+}
+
+}  // namespace tessel

@@ -1,0 +1,275 @@
+// tessel/gemm/kernel/simt_gemm.hpp -- the library's SIMT GEMM: CUDA-core FFMA, fp32 accumulate.
+//
+// Rung 08 of the tutorial ladder (examples/tutorial/08_double_buffering.cu), generalised: any
+// dtype of the host API (converted to fp32 on load, rounded on store), A and B in either order,
+// ragged M, N, K, batches, alpha/beta, 64-bit sizes and offsets. Glossary of tile names (gA, sA,
+// tCrC ...): docs/glossary.md.
+//
+//   D (M x N, row-major) = alpha * A (M x K) * B (K x N) + beta * C
+//
+// The host adapter (src/gemm/) brings every call to this form: a column-major D is computed as
+// D^T = B^T A^T, which swaps A and B and flips their orders. What stays run-time: which of an
+// operand's two dimensions is contiguous (k_major), and whether 128-bit (4-element) loads are
+// legal (vec: pointer, leading dimension and batch stride all multiples of 4 elements).
+//
+// One CTA computes a BM x BN tile of D. Per k-tile of BK:
+//   global -> registers (4 consecutive elements per slot, converted to float)
+//          -> shared memory, both operands stored k-major-out: sA[k][m], sB[k][n]
+//             (a K-contiguous operand is transposed on the way; rows padded by 4 floats so the
+//              transposing stores do not conflict on banks)
+//          -> registers: each thread reads its 4-float slivers of sA[k] and sB[k] (128-bit LDS)
+//             and does TM x TN FFMAs into its accumulators tCrC.
+// Double buffered: two shared-memory stages; the next k-tile's global loads are issued before
+// the current tile's FFMAs and land in the other stage after them, so one barrier per k-tile.
+// Warp tiling: a warp owns a WM x WN block of D; its lanes form a LanesM x LanesN grid, each
+// thread owns SubM x SubN 4x4 sub-tiles spaced 4*LanesM rows and 4*LanesN columns apart, so a
+// quarter-warp's 128-bit shared loads touch at most 8 distinct 16-byte words (no conflicts).
+#pragma once
+
+#include <tessel/config.hpp>
+#include <tessel/gemm/kernel/element_io.hpp>
+#include <tessel/gemm/kernel/simt_gemm_params.hpp>
+#include <tessel/gemm/kernel/tile_raster.hpp>
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace tessel::kernel {
+
+// The CTA tile, the warp grid and each thread's share of it.
+template <int BM_, int BN_, int BK_, int WarpsM_, int WarpsN_, int LanesM_, int MinBlocksPerSM_>
+struct SimtTile {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_;
+  static constexpr int WarpsM = WarpsM_, WarpsN = WarpsN_;
+  static constexpr int LanesM = LanesM_, LanesN = 32 / LanesM_;
+  static constexpr int kThreads = 32 * WarpsM * WarpsN;
+  static constexpr int kMinBlocksPerSM = MinBlocksPerSM_;
+  static constexpr int WM = BM / WarpsM, WN = BN / WarpsN;                 // warp tile
+  static constexpr int SubM = WM / (4 * LanesM), SubN = WN / (4 * LanesN);  // 4x4 sub-tiles per thread
+  static constexpr int TM = 4 * SubM, TN = 4 * SubN;                       // thread tile
+  static constexpr int kPad = 4;                                           // floats per smem row
+  static constexpr int LdsA = BM + kPad, LdsB = BN + kPad;
+
+  static_assert(32 % LanesM_ == 0, "a warp's 32 lanes must split evenly into LanesM rows; make LanesM divide 32");
+  static_assert(BM % WarpsM == 0 && BN % WarpsN == 0, "the warp grid must divide the CTA tile; change WarpsM/WarpsN");
+  static_assert(SubM >= 1 && WM % (4 * LanesM) == 0,
+                "a warp tile's rows must be a multiple of 4 * LanesM (4x4 sub-tiles per lane); change BM, WarpsM or LanesM");
+  static_assert(SubN >= 1 && WN % (4 * LanesN) == 0,
+                "a warp tile's columns must be a multiple of 4 * LanesN; change BN, WarpsN or LanesM");
+  static_assert(BK % 4 == 0, "K-contiguous operands load 4 consecutive k per slot; make BK a multiple of 4");
+  static_assert((BM * BK) % (4 * kThreads) == 0 && (BN * BK) % (4 * kThreads) == 0,
+                "each thread loads whole 4-element slots of the A and B tiles; make BM*BK and BN*BK multiples of 4*threads");
+};
+
+namespace detail {
+
+// One operand's global -> register -> shared path for a tile of MN x BK elements.
+// Slot s of thread `tid` covers 4 consecutive elements along the contiguous dimension.
+template <class T, int MN, int BK, int Threads>
+struct SimtTileLoader {
+  static constexpr int Slots = MN * BK / (4 * Threads);
+  T const* ptr[Slots];  // first element of each slot in the current k-tile
+  int mn[Slots], kk[Slots];
+  int rows_ok[Slots];   // k-major: 4 if the slot's row exists, else 0; mn-major: existing elements of the 4
+  float4 staged[Slots];
+  std::int64_t step;    // elements between consecutive k-tiles
+  bool k_major, vec;
+
+  // base: the tile's (mn = 0, k = 0) element; ld: leading dimension; mn_left: rows of the
+  // tile inside the matrix (may exceed MN).
+  TESSEL_DEVICE void init(T const* base, std::int64_t ld, bool k_major_, bool vec_, std::int64_t mn_left, int tid) {
+    k_major = k_major_;
+    vec = vec_;
+    step = k_major ? BK : BK * ld;
+    TESSEL_UNROLL
+    for (int s = 0; s < Slots; ++s) {
+      int const v = s * Threads + tid;
+      if (k_major) {
+        mn[s] = v / (BK / 4);
+        kk[s] = (v % (BK / 4)) * 4;
+        rows_ok[s] = mn[s] < mn_left ? 4 : 0;
+        ptr[s] = base + mn[s] * ld + kk[s];
+      } else {
+        kk[s] = v / (MN / 4);
+        mn[s] = (v % (MN / 4)) * 4;
+        std::int64_t const left = mn_left - mn[s];
+        rows_ok[s] = left >= 4 ? 4 : (left > 0 ? int(left) : 0);
+        ptr[s] = base + kk[s] * ld + mn[s];
+      }
+    }
+  }
+
+  // Global -> registers for the current k-tile; k_left = min(K - k0, BK) valid k.
+  TESSEL_DEVICE void load(int k_left) {
+    TESSEL_UNROLL
+    for (int s = 0; s < Slots; ++s) {
+      int valid;
+      if (k_major) {
+        int const kl = k_left - kk[s];
+        valid = kl >= 4 ? rows_ok[s] : (kl > 0 ? (rows_ok[s] ? kl : 0) : 0);
+      } else {
+        valid = kk[s] < k_left ? rows_ok[s] : 0;
+      }
+      if (vec && valid == 4) {
+        staged[s] = load_float4(ptr[s]);
+      } else {
+        float e[4];
+        TESSEL_UNROLL
+        for (int j = 0; j < 4; ++j) e[j] = j < valid ? load_float(ptr[s] + j) : 0.0f;
+        staged[s] = make_float4(e[0], e[1], e[2], e[3]);
+      }
+    }
+  }
+
+  TESSEL_DEVICE void advance() {
+    TESSEL_UNROLL
+    for (int s = 0; s < Slots; ++s) ptr[s] += step;
+  }
+
+  // Registers -> shared memory tile sX[BK][Lds] (k outer, mn inner).
+  template <int Lds>
+  TESSEL_DEVICE void store(float (*sX)[Lds]) const {
+    TESSEL_UNROLL
+    for (int s = 0; s < Slots; ++s) {
+      if (k_major) {  // transpose: 4 consecutive k go to 4 rows
+        sX[kk[s] + 0][mn[s]] = staged[s].x;
+        sX[kk[s] + 1][mn[s]] = staged[s].y;
+        sX[kk[s] + 2][mn[s]] = staged[s].z;
+        sX[kk[s] + 3][mn[s]] = staged[s].w;
+      } else {
+        *reinterpret_cast<float4*>(&sX[kk[s]][mn[s]]) = staged[s];
+      }
+    }
+  }
+};
+
+}  // namespace detail
+
+// The work of one CTA on one batch: D tile (tile_m, tile_n). `tid` is the thread's index in the CTA.
+template <class Tile, class TIn, class TOut>
+TESSEL_DEVICE void simt_gemm_block(SimtGemmParams const& p, int tile_m, int tile_n, std::int64_t batch, int tid,
+                                   float (*sA)[Tile::BK][Tile::LdsA], float (*sB)[Tile::BK][Tile::LdsB]) {
+  constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK, TM = Tile::TM, TN = Tile::TN;
+  std::int64_t const m0 = std::int64_t(tile_m) * BM, n0 = std::int64_t(tile_n) * BN;
+
+  // gA: this CTA's rows of A (BM x K), gB: its columns of B (K x BN)
+  TIn const* gA = static_cast<TIn const*>(p.a) + batch * p.batch_stride_a + (p.a_k_major ? m0 * p.lda : m0);
+  TIn const* gB = static_cast<TIn const*>(p.b) + batch * p.batch_stride_b + (p.b_k_major ? n0 * p.ldb : n0);
+
+  detail::SimtTileLoader<TIn, BM, BK, Tile::kThreads> tAgA;  // (4 elements, slots) per thread
+  detail::SimtTileLoader<TIn, BN, BK, Tile::kThreads> tBgB;
+  tAgA.init(gA, p.lda, p.a_k_major, p.a_vec, p.m - m0, tid);
+  tBgB.init(gB, p.ldb, p.b_k_major, p.b_vec, p.n - n0, tid);
+
+  // This thread's place in the warp grid: first row of each 4-row sub-tile, first column of each 4-column one.
+  int const warp = tid / 32, lane = tid % 32;
+  int const warp_m = warp / Tile::WarpsN, warp_n = warp % Tile::WarpsN;
+  int const lane_m = lane / Tile::LanesN, lane_n = lane % Tile::LanesN;
+  int const row0 = warp_m * Tile::WM + lane_m * 4;  // + sm * 4 * LanesM
+  int const col0 = warp_n * Tile::WN + lane_n * 4;  // + sn * 4 * LanesN
+
+  float tCrC[TM][TN];  // (TM,TN) accumulators
+  TESSEL_UNROLL
+  for (int i = 0; i < TM; ++i) {
+    TESSEL_UNROLL
+    for (int j = 0; j < TN; ++j) tCrC[i][j] = 0.0f;
+  }
+
+  std::int64_t const k_tiles = (p.k + BK - 1) / BK;
+  auto k_left = [&](std::int64_t t) {
+    std::int64_t const r = p.k - t * BK;
+    return r >= BK ? BK : int(r);
+  };
+
+  if (k_tiles > 0) {
+    tAgA.load(k_left(0));
+    tBgB.load(k_left(0));
+    tAgA.store(sA[0]);
+    tBgB.store(sB[0]);
+    __syncthreads();
+  }
+  for (std::int64_t t = 0; t < k_tiles; ++t) {
+    int const stage = int(t & 1);
+    bool const has_next = t + 1 < k_tiles;
+    if (has_next) {  // issue the next k-tile's global loads; they land while we compute
+      tAgA.advance();
+      tBgB.advance();
+      tAgA.load(k_left(t + 1));
+      tBgB.load(k_left(t + 1));
+    }
+    TESSEL_UNROLL
+    for (int kk = 0; kk < BK; ++kk) {
+      float tCrA[TM], tCrB[TN];  // this thread's slivers of sA[kk] and sB[kk]
+      TESSEL_UNROLL
+      for (int sm = 0; sm < Tile::SubM; ++sm) {
+        float4 const v = *reinterpret_cast<float4 const*>(&sA[stage][kk][row0 + sm * 4 * Tile::LanesM]);
+        tCrA[4 * sm + 0] = v.x, tCrA[4 * sm + 1] = v.y, tCrA[4 * sm + 2] = v.z, tCrA[4 * sm + 3] = v.w;
+      }
+      TESSEL_UNROLL
+      for (int sn = 0; sn < Tile::SubN; ++sn) {
+        float4 const v = *reinterpret_cast<float4 const*>(&sB[stage][kk][col0 + sn * 4 * Tile::LanesN]);
+        tCrB[4 * sn + 0] = v.x, tCrB[4 * sn + 1] = v.y, tCrB[4 * sn + 2] = v.z, tCrB[4 * sn + 3] = v.w;
+      }
+      TESSEL_UNROLL
+      for (int i = 0; i < TM; ++i) {
+        TESSEL_UNROLL
+        for (int j = 0; j < TN; ++j) tCrC[i][j] = fmaf(tCrA[i], tCrB[j], tCrC[i][j]);
+      }
+    }
+    if (has_next) {  // the other stage was last read before the previous barrier: free to overwrite
+      tAgA.store(sA[stage ^ 1]);
+      tBgB.store(sB[stage ^ 1]);
+    }
+    __syncthreads();
+  }
+
+  // Epilogue: D = alpha * tCrC + beta * C, 4 columns at a time where aligned and inside N.
+  TOut* gD = static_cast<TOut*>(p.d) + batch * p.batch_stride_d;
+  TOut const* gC = static_cast<TOut const*>(p.c) + batch * p.batch_stride_c;
+  bool const read_c = p.beta != 0.0f;
+  TESSEL_UNROLL
+  for (int sm = 0; sm < Tile::SubM; ++sm) {
+    TESSEL_UNROLL
+    for (int i = 0; i < 4; ++i) {
+      std::int64_t const row = m0 + row0 + sm * 4 * Tile::LanesM + i;
+      if (row >= p.m) continue;
+      TOut* d_row = gD + row * p.ldd;
+      TOut const* c_row = gC + row * p.ldc;
+      TESSEL_UNROLL
+      for (int sn = 0; sn < Tile::SubN; ++sn) {
+        std::int64_t const col = n0 + col0 + sn * 4 * Tile::LanesN;
+        float const* acc = &tCrC[4 * sm + i][4 * sn];
+        if (col + 3 < p.n && p.d_vec && (!read_c || p.c_vec)) {
+          float4 r = make_float4(p.alpha * acc[0], p.alpha * acc[1], p.alpha * acc[2], p.alpha * acc[3]);
+          if (read_c) {
+            float4 const c = load_float4(c_row + col);
+            r.x = fmaf(p.beta, c.x, r.x), r.y = fmaf(p.beta, c.y, r.y);
+            r.z = fmaf(p.beta, c.z, r.z), r.w = fmaf(p.beta, c.w, r.w);
+          }
+          store_float4(d_row + col, r);
+        } else {
+          TESSEL_UNROLL
+          for (int j = 0; j < 4; ++j) {
+            if (col + j >= p.n) break;
+            float r = p.alpha * acc[j];
+            if (read_c) r = fmaf(p.beta, load_float(c_row + col + j), r);
+            d_row[col + j] = from_float<TOut>(r);
+          }
+        }
+      }
+    }
+  }
+}
+
+// One CTA per D tile (blockIdx.x, grouped raster), batches along blockIdx.y (looping past 65535).
+template <class Tile, class TIn, class TOut>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSM) simt_gemm_kernel(SimtGemmParams p) {
+  __shared__ __align__(16) float sA[2][Tile::BK][Tile::LdsA];  // (stage,BK,BM+pad)
+  __shared__ __align__(16) float sB[2][Tile::BK][Tile::LdsB];  // (stage,BK,BN+pad)
+  TileCoord const tile = grouped_tile_coord(blockIdx.x, p.tiles_m, p.tiles_n, kRasterGroup);
+  for (std::int64_t batch = blockIdx.y; batch < p.batch; batch += gridDim.y)
+    simt_gemm_block<Tile, TIn, TOut>(p, tile.m, tile.n, batch, threadIdx.x, sA, sB);
+}
+
+}  // namespace tessel::kernel

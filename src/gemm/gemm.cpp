@@ -1,0 +1,232 @@
+// src/gemm/gemm.cpp -- the GEMM host API: validation, the kernel registry, the heuristic, launch.
+#include "simt_instances.hpp"
+
+#include <tessel/gemm/device/gemm.hpp>
+#include <tessel/gemm/device/gemm_registry.hpp>
+#include <tessel/runtime/device.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <climits>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+namespace tessel {
+
+namespace {
+
+using kernel::SimtGemmParams;
+using kernel::detail::SimtInstance;
+using kernel::detail::SimtTileShape;
+
+SimtInstance simt_instance(SimtTileShape tile, GemmArguments const& g) {
+  switch (g.a_type) {
+    case DType::f32:
+    case DType::tf32: return kernel::detail::simt_instance_f32(tile, g.c_type);
+    case DType::f16: return kernel::detail::simt_instance_f16(tile, g.c_type);
+    case DType::bf16: return kernel::detail::simt_instance_bf16(tile, g.c_type);
+  }
+  return {};
+}
+
+bool aligned4(void const* p, DType t, std::int64_t ld, std::int64_t batch_stride, std::int64_t batch) {
+  auto const addr = reinterpret_cast<std::uintptr_t>(p);
+  return addr % (4 * size_of(t)) == 0 && ld % 4 == 0 && (batch == 1 || batch_stride % 4 == 0);
+}
+
+// Bring the problem to a row-major D: a column-major D is D^T = B^T A^T (swap A and B, M and N).
+SimtGemmParams simt_params(GemmArguments const& g) {
+  SimtGemmParams p;
+  p.batch = g.batch_count;
+  p.alpha = g.alpha, p.beta = g.beta;
+  p.c = g.c, p.ldc = g.ldc, p.batch_stride_c = g.batch_stride_c;
+  p.d = g.d, p.ldd = g.ldd, p.batch_stride_d = g.batch_stride_d;
+  p.c_vec = g.c != nullptr && aligned4(g.c, g.c_type, g.ldc, g.batch_stride_c, g.batch_count);
+  p.d_vec = aligned4(g.d, g.c_type, g.ldd, g.batch_stride_d, g.batch_count);
+  bool const a_k_contig = g.a_order == MatrixOrder::row_major;  // A is M x K
+  bool const b_k_contig = g.b_order == MatrixOrder::col_major;  // B is K x N
+  bool const a_vec = aligned4(g.a, g.a_type, g.lda, g.batch_stride_a, g.batch_count);
+  bool const b_vec = aligned4(g.b, g.b_type, g.ldb, g.batch_stride_b, g.batch_count);
+  p.k = g.k;
+  if (g.c_order == MatrixOrder::row_major) {
+    p.m = g.m, p.n = g.n;
+    p.a = g.a, p.lda = g.lda, p.batch_stride_a = g.batch_stride_a, p.a_k_major = a_k_contig, p.a_vec = a_vec;
+    p.b = g.b, p.ldb = g.ldb, p.batch_stride_b = g.batch_stride_b, p.b_k_major = b_k_contig, p.b_vec = b_vec;
+  } else {
+    p.m = g.n, p.n = g.m;
+    p.a = g.b, p.lda = g.ldb, p.batch_stride_a = g.batch_stride_b, p.a_k_major = b_k_contig, p.a_vec = b_vec;
+    p.b = g.a, p.ldb = g.lda, p.batch_stride_b = g.batch_stride_a, p.b_k_major = a_k_contig, p.b_vec = a_vec;
+  }
+  return p;
+}
+
+Status simt_check(SimtTileShape tile, GemmArguments const& g) {
+  SimtInstance const inst = simt_instance(tile, g);
+  if (inst.launch == nullptr)
+    return Status::error(StatusCode::not_supported, std::string("c_type: no SIMT instance for ") + to_string(g.a_type) +
+                                                        " -> " + to_string(g.c_type));
+  std::int64_t const tm = (g.m + inst.bm - 1) / inst.bm, tn = (g.n + inst.bn - 1) / inst.bn;
+  if (tm > INT_MAX || tn > INT_MAX || tm * tn > INT_MAX)
+    return Status::error(StatusCode::not_supported,
+                         "m, n: " + std::to_string(tm) + " x " + std::to_string(tn) + " tiles of " +
+                             std::to_string(inst.bm) + "x" + std::to_string(inst.bn) +
+                             " exceed the 2^31 - 1 CTAs of one launch");
+  return Status::success();
+}
+
+Status simt_run(SimtTileShape tile, GemmArguments const& g, cudaStream_t stream) {
+  SimtInstance const inst = simt_instance(tile, g);
+  cudaError_t const err = inst.launch(simt_params(g), stream);
+  if (err != cudaSuccess)
+    return Status::error(StatusCode::cuda_error, std::string("launch of the SIMT GEMM kernel: ") + cudaGetErrorName(err) +
+                                                     ": " + cudaGetErrorString(err));
+  return Status::success();
+}
+
+cudaError_t simt_attr(SimtTileShape tile, GemmArguments const& g, cudaFuncAttributes* attr) {
+  SimtInstance const inst = simt_instance(tile, g);
+  if (inst.attributes == nullptr) return cudaErrorInvalidDeviceFunction;
+  return inst.attributes(attr);
+}
+
+constexpr char kSimtDtypes[] = "fp32|tf32 -> fp32, fp16 -> fp16|fp32, bf16 -> bf16|fp32 (tf32 runs in full fp32)";
+constexpr char kSimtLayouts[] = "A, B, C/D each row- or column-major; batched; any leading dimension";
+constexpr char kSimtAlign[] = "none; 128-bit loads/stores where pointer, ld and batch stride are multiples of 4 elements";
+
+std::array<GemmKernelInfo, 2> const kKernels = {{
+    {"simt_128x128x8",
+     "CUDA-core FFMA: double-buffered smem, warp tiling, 8x8 outputs per thread (tutorial rung 08)",
+     "128x128x8, 256 threads", kSimtDtypes, kSimtLayouts, kSimtAlign,
+     "default: when the 128x128 tiles fill at least every SM once", 80,
+     [](GemmArguments const& g) { return simt_check(SimtTileShape::t128x128x8, g); },
+     [](GemmArguments const& g, cudaStream_t s) { return simt_run(SimtTileShape::t128x128x8, g, s); },
+     [](GemmArguments const& g, cudaFuncAttributes* a) { return simt_attr(SimtTileShape::t128x128x8, g, a); }},
+    {"simt_64x64x8",
+     "the same mainloop on 64x64 tiles: four times the CTAs for small and skinny problems",
+     "64x64x8, 64 threads", kSimtDtypes, kSimtLayouts, kSimtAlign,
+     "when there are fewer 128x128 tiles (times batches) than SMs", 80,
+     [](GemmArguments const& g) { return simt_check(SimtTileShape::t64x64x8, g); },
+     [](GemmArguments const& g, cudaStream_t s) { return simt_run(SimtTileShape::t64x64x8, g, s); },
+     [](GemmArguments const& g, cudaFuncAttributes* a) { return simt_attr(SimtTileShape::t64x64x8, g, a); }},
+}};
+
+// The current device's ordinal, compute capability and SM count, or no_device.
+struct Here {
+  int device = 0, cc = 0, sms = 0;
+};
+Status current_device(Here* h) {
+  int dev = 0;
+  cudaError_t err = cudaGetDevice(&dev);
+  int count = 0;
+  if (err == cudaSuccess) err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    (void)cudaGetLastError();
+    std::string why = no_device_reason();
+    return Status::error(StatusCode::no_device, why.empty() ? "no CUDA device" : why);
+  }
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+  cudaDeviceGetAttribute(&h->sms, cudaDevAttrMultiProcessorCount, dev);
+  h->device = dev;
+  h->cc = major * 10 + minor;
+  return Status::success();
+}
+
+}  // namespace
+
+std::span<GemmKernelInfo const> gemm_kernels() { return kKernels; }
+
+GemmKernelInfo const* find_gemm_kernel(std::string_view name) {
+  for (GemmKernelInfo const& k : kKernels)
+    if (name == k.name) return &k;
+  return nullptr;
+}
+
+GemmKernelInfo const* select_gemm_kernel(GemmArguments const& g, Status* why) {
+  auto fail = [&](Status s) -> GemmKernelInfo const* {
+    if (why) *why = std::move(s);
+    return nullptr;
+  };
+  if (g.kernel != nullptr && std::string_view(g.kernel) != "auto") {
+    GemmKernelInfo const* k = find_gemm_kernel(g.kernel);
+    if (k == nullptr)
+      return fail(Status::error(StatusCode::invalid_argument, std::string("kernel: '") + g.kernel +
+                                                                  "' is not a compiled kernel (`tessel list` shows them)"));
+    if (Status s = k->check(g); !s) return fail(std::move(s));
+    return k;
+  }
+  // Heuristic: 128x128 tiles unless they leave SMs idle; then 64x64 (4x the CTAs).
+  Here h;
+  int const sms = current_device(&h).ok() ? h.sms : 132;
+  std::int64_t const tiles128 = ((g.m + 127) / 128) * ((g.n + 127) / 128) * g.batch_count;
+  GemmKernelInfo const* k = &kKernels[tiles128 >= sms ? 0 : 1];
+  if (Status s = k->check(g); !s) {
+    k = &kKernels[0];
+    if (Status s0 = k->check(g); !s0) return fail(std::move(s0));
+  }
+  return k;
+}
+
+Status gemm_kernel_runs_here(GemmKernelInfo const& k, GemmArguments const& g) {
+  Here h;
+  if (Status s = current_device(&h); !s) return s;
+  std::string const sm = "sm_" + std::to_string(h.cc);
+  if (h.cc < k.min_cc)
+    return Status::error(StatusCode::arch_mismatch, std::string("kernel ") + k.name + " needs sm_" +
+                                                        std::to_string(k.min_cc) + " or newer; this GPU is " + sm);
+  // One probe per (kernel instance, device); the answer cannot change within a process.
+  static std::mutex mu;
+  static std::array<std::array<signed char, 64>, 16> seen{};  // [kernel entry x dtype family][device]: 0 unknown, 1 ok, -1 no
+  std::size_t const row = static_cast<std::size_t>(&k - kKernels.data()) * 8 + static_cast<std::size_t>(g.a_type) * 2 +
+                          (g.c_type == DType::f32 ? 0 : 1);
+  bool const cacheable = row < seen.size() && h.device >= 0 && h.device < 64;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (cacheable && seen[row][h.device] == 1) return Status::success();
+  }
+  cudaFuncAttributes attr{};
+  cudaError_t const err = k.attributes(g, &attr);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();  // the probe's own error, reported here
+    return Status::error(StatusCode::arch_mismatch,
+                         std::string("kernel ") + k.name + " has no image this " + sm + " GPU can run (" +
+                             cudaGetErrorName(err) + "); rebuild tessel with CMAKE_CUDA_ARCHITECTURES including " +
+                             std::to_string(h.cc));
+  }
+  if (cacheable) {
+    std::lock_guard<std::mutex> lock(mu);
+    seen[row][h.device] = 1;
+  }
+  return Status::success();
+}
+
+Status can_implement(GemmArguments const& g) {
+  if (Status s = gemm_validate(g); !s) return s;
+  if (gemm_is_noop(g)) return Status::success();
+  Status why;
+  GemmKernelInfo const* k = select_gemm_kernel(g, &why);
+  if (k == nullptr) return why;
+  return gemm_kernel_runs_here(*k, g);
+}
+
+Status gemm(GemmArguments const& g, cudaStream_t stream) {
+  if (Status s = gemm_validate(g); !s) return s;
+  if (gemm_is_noop(g)) return Status::success();
+  Status why;
+  GemmKernelInfo const* k = select_gemm_kernel(g, &why);
+  if (k == nullptr) return why;
+  if (Status s = gemm_kernel_runs_here(*k, g); !s) return s;
+  if (!gemm_reads_ab(g)) {  // K = 0 or alpha = 0: D = beta * C, A and B unread
+    cudaError_t const err = kernel::detail::launch_gemm_scale(g, stream);
+    if (err != cudaSuccess)
+      return Status::error(StatusCode::cuda_error,
+                           std::string("launch of D = beta * C: ") + cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
+    return Status::success();
+  }
+  return k->launch(g, stream);
+}
+
+}  // namespace tessel

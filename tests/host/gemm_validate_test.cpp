@@ -1,0 +1,291 @@
+// The GEMM host API's argument rules (tessel/gemm/device/gemm_validate.hpp), checked without a
+// GPU: every refusal, each reason starting with the argument's name; the no-op and K = 0 rules;
+// the packed-problem helper; and the SIMT kernels' grouped raster (a pure function).
+#include <tessel/gemm/device/gemm_arguments.hpp>
+#include <tessel/gemm/device/gemm_validate.hpp>
+#include <tessel/gemm/kernel/tile_raster.hpp>
+#include <tessel/reference/gemm_check.hpp>
+#include <tessel/reference/gemm_host.hpp>
+#include <tessel/reference/numeric.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace tessel;
+
+namespace {
+
+// A valid problem with non-null dummy pointers (never dereferenced: validation only).
+GemmArguments valid(std::int64_t m = 17, std::int64_t n = 33, std::int64_t k = 65) {
+  GemmArguments g = make_packed_gemm(m, n, k, 1, DType::f32, DType::f32, MatrixOrder::row_major,
+                                     MatrixOrder::col_major, MatrixOrder::row_major);
+  static float dummy[4];
+  g.a = g.b = g.c = dummy;
+  g.d = dummy;
+  return g;
+}
+
+void expect_refused(GemmArguments const& g, std::string const& arg, std::string const& rule_words) {
+  Status s = gemm_validate(g);
+  ASSERT_FALSE(s.ok()) << "expected a refusal naming " << arg;
+  EXPECT_EQ(s.code, StatusCode::invalid_argument);
+  EXPECT_EQ(s.reason.rfind(arg + ":", 0), 0u) << "reason must start with '" << arg << ":', got: " << s.reason;
+  EXPECT_NE(s.reason.find(rule_words), std::string::npos) << "reason should say '" << rule_words << "': " << s.reason;
+}
+
+}  // namespace
+
+TEST(GemmValidate, AcceptsValidProblemsInEveryOrder) {
+  for (auto ao : {MatrixOrder::row_major, MatrixOrder::col_major})
+    for (auto bo : {MatrixOrder::row_major, MatrixOrder::col_major})
+      for (auto co : {MatrixOrder::row_major, MatrixOrder::col_major}) {
+        GemmArguments g = make_packed_gemm(17, 33, 65, 3, DType::f32, DType::f32, ao, bo, co);
+        float x;
+        g.a = g.b = g.c = &x;
+        g.d = &x;
+        EXPECT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+      }
+}
+
+TEST(GemmValidate, NegativeSizes) {
+  auto g = valid();
+  g.m = -1;
+  expect_refused(g, "m", "negative");
+  g = valid(), g.n = -5;
+  expect_refused(g, "n", "negative");
+  g = valid(), g.k = -1;
+  expect_refused(g, "k", "negative");
+  g = valid(), g.batch_count = -2;
+  expect_refused(g, "batch_count", "negative");
+}
+
+TEST(GemmValidate, LeadingDimensionsBelowTheMinimum) {
+  auto g = valid();  // A row-major 17x65: lda >= 65
+  g.lda = 64;
+  expect_refused(g, "lda", "below the minimum 65");
+  g = valid(), g.a_order = MatrixOrder::col_major, g.lda = 16;  // A col-major 17x65: lda >= 17
+  expect_refused(g, "lda", "below the minimum 17");
+  g = valid(), g.ldb = 64;  // B col-major 65x33: ldb >= 65
+  expect_refused(g, "ldb", "below the minimum 65");
+  g = valid(), g.b_order = MatrixOrder::row_major, g.ldb = 32;  // B row-major: ldb >= N = 33
+  expect_refused(g, "ldb", "below the minimum 33");
+  g = valid(), g.ldc = 32;
+  expect_refused(g, "ldc", "below the minimum 33");
+  g = valid(), g.ldd = 0;
+  expect_refused(g, "ldd", "below the minimum 33");
+  g = valid(), g.c_order = MatrixOrder::col_major, g.ldc = 17, g.ldd = 16;
+  expect_refused(g, "ldd", "below the minimum 17");
+}
+
+TEST(GemmValidate, LeadingDimensionAtLeastOneEvenForEmptyMatrices) {
+  auto g = valid(0, 0, 0);
+  g.lda = g.ldb = g.ldc = g.ldd = 1;
+  EXPECT_TRUE(gemm_validate(g).ok());
+  g.lda = 0;
+  expect_refused(g, "lda", "max(1");
+}
+
+TEST(GemmValidate, BatchStrides) {
+  auto g = valid();
+  g.batch_count = 2;
+  g.batch_stride_a = -1;
+  expect_refused(g, "batch_stride_a", "negative");
+  g = valid(), g.batch_count = 2, g.batch_stride_b = -7;
+  expect_refused(g, "batch_stride_b", "negative");
+  g = valid(), g.batch_count = 2, g.batch_stride_c = -7;
+  expect_refused(g, "batch_stride_c", "negative");
+  g = valid(), g.batch_count = 3, g.batch_stride_d = 0;
+  expect_refused(g, "batch_stride_d", "same D");
+  // Broadcasting an input (stride 0) is fine; so is stride 0 with one batch.
+  g = valid(), g.batch_count = 3, g.batch_stride_a = 0, g.batch_stride_b = 0, g.batch_stride_c = 0;
+  g.batch_stride_d = 17 * 33;
+  EXPECT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+  g = valid(), g.batch_stride_d = 0;
+  EXPECT_TRUE(gemm_validate(g).ok());
+}
+
+TEST(GemmValidate, NullPointersWhereDataIsRead) {
+  auto g = valid();
+  g.a = nullptr;
+  expect_refused(g, "a", "A is read");
+  g = valid(), g.b = nullptr;
+  expect_refused(g, "b", "B is read");
+  g = valid(), g.beta = 0.5f, g.c = nullptr;
+  expect_refused(g, "c", "beta != 0");
+  g = valid(), g.d = nullptr;
+  expect_refused(g, "d", "written");
+}
+
+TEST(GemmValidate, NullPointersWhereNothingIsRead) {
+  auto g = valid();
+  g.c = nullptr;  // beta == 0: C unread
+  EXPECT_TRUE(gemm_validate(g).ok());
+  g = valid(), g.k = 0, g.a = g.b = nullptr;  // K == 0: D = beta * C
+  g.lda = 1, g.ldb = 1;
+  EXPECT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+  EXPECT_FALSE(gemm_reads_ab(g));
+  g = valid(), g.alpha = 0.0f, g.a = g.b = nullptr;  // alpha == 0: A and B unread
+  EXPECT_TRUE(gemm_validate(g).ok());
+  g = valid(), g.alpha = std::numeric_limits<float>::quiet_NaN();  // NaN alpha reads A and B
+  EXPECT_TRUE(gemm_reads_ab(g));
+}
+
+TEST(GemmValidate, SizeZeroIsANoOpWithNothingRead) {
+  for (auto dims : {std::vector<std::int64_t>{0, 33, 65}, {17, 0, 65}}) {
+    auto g = valid(dims[0], dims[1], dims[2]);
+    g.a = g.b = g.c = nullptr;
+    g.d = nullptr;
+    g.beta = 1.0f;
+    EXPECT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+    EXPECT_TRUE(gemm_is_noop(g));
+  }
+  auto g = valid();
+  g.batch_count = 0, g.d = nullptr, g.a = nullptr;
+  EXPECT_TRUE(gemm_validate(g).ok());
+}
+
+TEST(GemmValidate, DtypeCombinations) {
+  struct Case { DType ab, cd; bool ok; char const* arg; };
+  Case const cases[] = {
+      {DType::f32, DType::f32, true, ""},   {DType::tf32, DType::f32, true, ""},
+      {DType::f16, DType::f16, true, ""},   {DType::f16, DType::f32, true, ""},
+      {DType::bf16, DType::bf16, true, ""}, {DType::bf16, DType::f32, true, ""},
+      {DType::f32, DType::f16, false, "c_type"}, {DType::f32, DType::bf16, false, "c_type"},
+      {DType::f16, DType::bf16, false, "c_type"}, {DType::bf16, DType::f16, false, "c_type"},
+      {DType::f32, DType::tf32, false, "c_type"}, {DType::tf32, DType::f16, false, "c_type"},
+  };
+  for (Case const& c : cases) {
+    auto g = valid();
+    g.a_type = g.b_type = c.ab;
+    g.c_type = c.cd;
+    Status s = gemm_validate(g);
+    EXPECT_EQ(s.ok(), c.ok) << to_string(c.ab) << " -> " << to_string(c.cd) << ": " << s.reason;
+    if (!c.ok) EXPECT_EQ(s.reason.rfind(std::string(c.arg) + ":", 0), 0u) << s.reason;
+  }
+  auto g = valid();
+  g.b_type = DType::f16;
+  expect_refused(g, "b_type", "same dtype");
+}
+
+TEST(GemmValidate, OffsetsThatOverflow64Bits) {
+  auto g = valid();
+  g.batch_count = 4;
+  g.batch_stride_a = std::int64_t(1) << 62;
+  expect_refused(g, "lda/batch_stride_a", "overflows 64 bits");
+  g = valid(), g.lda = std::int64_t(1) << 60;  // 16 rows of 2^60
+  expect_refused(g, "lda/batch_stride_a", "overflows 64 bits");
+}
+
+TEST(GemmValidate, SixtyFourBitSizesAreAccepted) {
+  // A 3e9 x 2 row-major A: more than 2^31 rows, fine for the rules.
+  auto g = valid(3'000'000'000LL, 2, 2);
+  EXPECT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+}
+
+TEST(GemmValidate, AlignmentNeverRejects) {
+  auto g = valid(5, 7, 9);
+  static float buf[1024];
+  g.a = buf + 1, g.b = buf + 3, g.c = buf + 1;
+  g.d = buf + 2;
+  g.lda = 13, g.ldb = 11, g.ldc = 9, g.ldd = 7;
+  EXPECT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+}
+
+TEST(GemmValidate, PackedHelper) {
+  auto g = make_packed_gemm(4, 5, 6, 2, DType::bf16, DType::f32, MatrixOrder::col_major, MatrixOrder::row_major,
+                            MatrixOrder::col_major);
+  EXPECT_EQ(g.lda, 4);
+  EXPECT_EQ(g.batch_stride_a, 24);
+  EXPECT_EQ(g.ldb, 5);
+  EXPECT_EQ(g.batch_stride_b, 30);
+  EXPECT_EQ(g.ldc, 4);
+  EXPECT_EQ(g.batch_stride_d, 20);
+  EXPECT_EQ(parse_dtype("bf16"), DType::bf16);
+  EXPECT_EQ(parse_dtype("fp8"), std::nullopt);
+}
+
+TEST(TileRaster, GroupedRasterIsABijection) {
+  for (int tm : {1, 2, 5, 8, 9, 17, 32})
+    for (int tn : {1, 3, 8, 33})
+      for (int group : {1, 2, 8}) {
+        std::set<std::pair<int, int>> seen;
+        for (long long b = 0; b < static_cast<long long>(tm) * tn; ++b) {
+          kernel::TileCoord c = kernel::grouped_tile_coord(b, tm, tn, group);
+          ASSERT_GE(c.m, 0);
+          ASSERT_LT(c.m, tm);
+          ASSERT_GE(c.n, 0);
+          ASSERT_LT(c.n, tn);
+          seen.insert({c.m, c.n});
+        }
+        EXPECT_EQ(seen.size(), static_cast<std::size_t>(tm) * tn) << tm << "x" << tn << " group " << group;
+      }
+}
+
+TEST(TileRaster, WorkedExample) {
+  // The table in tile_raster.hpp: 5 x 3 tiles, group 2.
+  int const expect[5][3] = {{0, 2, 4}, {1, 3, 5}, {6, 8, 10}, {7, 9, 11}, {12, 13, 14}};
+  for (int m = 0; m < 5; ++m)
+    for (int n = 0; n < 3; ++n) {
+      kernel::TileCoord c = kernel::grouped_tile_coord(expect[m][n], 5, 3, 2);
+      EXPECT_EQ(c.m, m);
+      EXPECT_EQ(c.n, n);
+    }
+}
+
+TEST(ReferenceNumeric, HalfAndBfloat16RoundTrips) {
+  using namespace tessel::reference;
+  EXPECT_EQ(float_to_f16(1.0f), 0x3c00);
+  EXPECT_EQ(float_to_f16(-2.0f), 0xc000);
+  EXPECT_EQ(float_to_f16(65504.0f), 0x7bff);
+  EXPECT_EQ(float_to_f16(65520.0f), 0x7c00);          // rounds to inf
+  EXPECT_EQ(float_to_f16(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
+  EXPECT_EQ(float_to_f16(std::ldexp(1.0f, -25)), 0x0000);  // tie to even: 0
+  EXPECT_EQ(float_to_f16(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie to even
+  EXPECT_EQ(float_to_f16(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);
+  EXPECT_TRUE(std::isnan(f16_to_float(float_to_f16(NAN))));
+  for (std::uint32_t h = 0; h < 0x7c00; ++h) {  // every finite non-negative fp16 survives the round trip
+    ASSERT_EQ(float_to_f16(f16_to_float(static_cast<std::uint16_t>(h))), h) << h;
+  }
+  EXPECT_EQ(float_to_bf16(1.0f), 0x3f80);
+  EXPECT_EQ(float_to_bf16(1.0f + std::ldexp(1.0f, -8)), 0x3f80);  // tie to even
+  EXPECT_EQ(bf16_to_float(0x4049), 3.140625f);
+}
+
+TEST(ReferenceCheck, ElementErrorRules) {
+  using tessel::reference::element_error;
+  EXPECT_EQ(element_error(1.0, 1.0, 1.0), 0.0);
+  EXPECT_DOUBLE_EQ(element_error(1.5, 1.0, 2.0), 0.25);
+  EXPECT_TRUE(std::isinf(element_error(NAN, 1.0, 1.0)));  // NaN never passes where R is finite
+  EXPECT_EQ(element_error(NAN, NAN, 1.0), 0.0);
+  EXPECT_TRUE(std::isinf(element_error(1.0, NAN, 1.0)));
+  EXPECT_EQ(element_error(INFINITY, INFINITY, 1.0), 0.0);
+  EXPECT_TRUE(std::isinf(element_error(-INFINITY, INFINITY, 1.0)));
+  EXPECT_TRUE(std::isinf(element_error(INFINITY, 3.0, 1.0)));
+}
+
+TEST(ReferenceHost, SmallProductAndCheck) {
+  // 2x3 * 3x2 with A row-major, B col-major, C/D row-major; alpha 2, beta -1.
+  float a[] = {1, 2, 3, 4, 5, 6};           // [[1,2,3],[4,5,6]]
+  float b[] = {1, 0, 1, 0, 1, 0};           // columns (1,0,1), (0,1,0)
+  float c[] = {1, 1, 1, 1};
+  float d[] = {7, 3, 19, 9};                // 2*A*B - C = 2*[[4,2],[10,5]] - 1
+  auto g = make_packed_gemm(2, 2, 3, 1, DType::f32, DType::f32, MatrixOrder::row_major, MatrixOrder::col_major,
+                            MatrixOrder::row_major);
+  g.a = a, g.b = b, g.c = c, g.d = d, g.alpha = 2.0f, g.beta = -1.0f;
+  auto ref = tessel::reference::gemm_host(g);
+  EXPECT_EQ(ref.r, (std::vector<double>{7, 3, 19, 9}));
+  auto chk = tessel::reference::check_host(g, ref, 1e-6);
+  EXPECT_TRUE(chk.passed()) << chk.describe();
+  d[2] = 20;
+  chk = tessel::reference::check_host(g, ref, 1e-6);
+  EXPECT_FALSE(chk.passed());
+  EXPECT_EQ(chk.first_bad_row, 1);
+  EXPECT_EQ(chk.first_bad_col, 0);
+  EXPECT_NE(chk.describe().find("row 1, col 0"), std::string::npos) << chk.describe();
+}
