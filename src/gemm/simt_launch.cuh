@@ -18,6 +18,7 @@ template <class Tile, class TIn, class TOut>
 cudaError_t simt_launch(SimtGemmParams p, cudaStream_t stream) {
   p.tiles_m = static_cast<int>((p.m + Tile::BM - 1) / Tile::BM);
   p.tiles_n = static_cast<int>((p.n + Tile::BN - 1) / Tile::BN);
+  p.raster_order = choose_raster_order(p.tiles_m, p.tiles_n);
   dim3 const grid(static_cast<unsigned>(static_cast<long long>(p.tiles_m) * p.tiles_n),
                   static_cast<unsigned>(std::min<std::int64_t>(p.batch, 65535)));
   simt_gemm_kernel<Tile, TIn, TOut><<<grid, Tile::kThreads, 0, stream>>>(p);

@@ -1,9 +1,8 @@
 // The GEMM host API's argument rules (tessel/gemm/device/gemm_validate.hpp), checked without a
 // GPU: every refusal, each reason starting with the argument's name; the no-op and K = 0 rules;
-// the packed-problem helper; and the SIMT kernels' grouped raster (a pure function).
+// the packed-problem helper; fp16/bf16 conversions and the reference's judge.
 #include <tessel/gemm/device/gemm_arguments.hpp>
 #include <tessel/gemm/device/gemm_validate.hpp>
-#include <tessel/gemm/kernel/tile_raster.hpp>
 #include <tessel/reference/gemm_check.hpp>
 #include <tessel/reference/gemm_host.hpp>
 #include <tessel/reference/numeric.hpp>
@@ -13,7 +12,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -208,34 +206,6 @@ TEST(GemmValidate, PackedHelper) {
   EXPECT_EQ(g.batch_stride_d, 20);
   EXPECT_EQ(parse_dtype("bf16"), DType::bf16);
   EXPECT_EQ(parse_dtype("fp8"), std::nullopt);
-}
-
-TEST(TileRaster, GroupedRasterIsABijection) {
-  for (int tm : {1, 2, 5, 8, 9, 17, 32})
-    for (int tn : {1, 3, 8, 33})
-      for (int group : {1, 2, 8}) {
-        std::set<std::pair<int, int>> seen;
-        for (long long b = 0; b < static_cast<long long>(tm) * tn; ++b) {
-          kernel::TileCoord c = kernel::grouped_tile_coord(b, tm, tn, group);
-          ASSERT_GE(c.m, 0);
-          ASSERT_LT(c.m, tm);
-          ASSERT_GE(c.n, 0);
-          ASSERT_LT(c.n, tn);
-          seen.insert({c.m, c.n});
-        }
-        EXPECT_EQ(seen.size(), static_cast<std::size_t>(tm) * tn) << tm << "x" << tn << " group " << group;
-      }
-}
-
-TEST(TileRaster, WorkedExample) {
-  // The table in tile_raster.hpp: 5 x 3 tiles, group 2.
-  int const expect[5][3] = {{0, 2, 4}, {1, 3, 5}, {6, 8, 10}, {7, 9, 11}, {12, 13, 14}};
-  for (int m = 0; m < 5; ++m)
-    for (int n = 0; n < 3; ++n) {
-      kernel::TileCoord c = kernel::grouped_tile_coord(expect[m][n], 5, 3, 2);
-      EXPECT_EQ(c.m, m);
-      EXPECT_EQ(c.n, n);
-    }
 }
 
 TEST(ReferenceNumeric, HalfAndBfloat16RoundTrips) {

@@ -29,7 +29,7 @@
 #include <tessel/config.hpp>
 #include <tessel/gemm/kernel/element_io.hpp>
 #include <tessel/gemm/kernel/simt_gemm_params.hpp>
-#include <tessel/gemm/kernel/tile_raster.hpp>
+#include <tessel/schedule/raster.hpp>
 
 #include <cuda_runtime.h>
 
@@ -262,14 +262,15 @@ TESSEL_DEVICE void simt_gemm_block(SimtGemmParams const& p, int tile_m, int tile
   }
 }
 
-// One CTA per D tile (blockIdx.x, grouped raster), batches along blockIdx.y (looping past 65535).
+// One CTA per D tile (blockIdx.x through tessel::GroupedRaster), batches along blockIdx.y (looping past 65535).
 template <class Tile, class TIn, class TOut>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSM) simt_gemm_kernel(SimtGemmParams p) {
   __shared__ __align__(16) float sA[2][Tile::BK][Tile::LdsA];  // (stage,BK,BM+pad)
   __shared__ __align__(16) float sB[2][Tile::BK][Tile::LdsB];  // (stage,BK,BN+pad)
-  TileCoord const tile = grouped_tile_coord(blockIdx.x, p.tiles_m, p.tiles_n, kRasterGroup);
+  GroupedRaster const raster{p.tiles_m, p.tiles_n, p.raster_order, p.raster_group};
+  GemmCoord const tile = raster(blockIdx.x);
   for (std::int64_t batch = blockIdx.y; batch < p.batch; batch += gridDim.y)
-    simt_gemm_block<Tile, TIn, TOut>(p, tile.m, tile.n, batch, threadIdx.x, sA, sB);
+    simt_gemm_block<Tile, TIn, TOut>(p, int(tile.m()), int(tile.n()), batch, threadIdx.x, sA, sB);
 }
 
 }  // namespace tessel::kernel

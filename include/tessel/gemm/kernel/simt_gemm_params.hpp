@@ -4,6 +4,8 @@
 // (a column-major D is computed as D^T = B^T A^T). Plain C++, so the adapter compiles without nvcc.
 #pragma once
 
+#include <tessel/schedule/raster.hpp>
+
 #include <cstdint>
 
 namespace tessel::kernel {
@@ -19,6 +21,10 @@ struct SimtGemmParams {
   void* d = nullptr; std::int64_t ldd = 0, batch_stride_d = 0; bool d_vec = false;
   float alpha = 1.0f, beta = 0.0f;
   int tiles_m = 0, tiles_n = 0;  // ceil(M/BM), ceil(N/BN); set by the launcher
+  // CTA index -> tile: bands of raster_group tiles (tessel/schedule/raster.hpp), so CTAs that
+  // run together share panels of A and B in L2.
+  RasterOrder raster_order = RasterOrder::kAlongN;
+  int raster_group = 8;
 };
 
 }  // namespace tessel::kernel
