@@ -1,0 +1,75 @@
+// apps/tessel/cmd_list.cpp -- `tessel list`: the compiled GEMM kernels, what each can do, and
+// whether this GPU can run it (the registry of tessel/gemm/device/gemm_registry.hpp).
+#include "command.hpp"
+
+#if defined(TESSEL_HAS_CUDA)
+
+#include <tessel/gemm.hpp>
+#include <tessel/runtime/device.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace {
+
+int run_list(std::vector<std::string> const& args) {
+  for (auto const& a : args) {
+    if (a == "--help") {
+      std::printf("usage: tessel list    the compiled GEMM kernels, what each runs, and the heuristic's rule\n");
+      return 0;
+    }
+    throw tessel::cli::UsageError("unexpected argument '" + a + "' (tessel list takes none)");
+  }
+  std::string const no_gpu = tessel::no_device_reason();
+  int dev = 0;
+  std::optional<tessel::DeviceInfo> info;
+  if (no_gpu.empty() && cudaGetDevice(&dev) == cudaSuccess) info = tessel::query_device(dev);
+  if (info)
+    std::printf("GPU: %s (sm_%d%d)\n\n", info->name.c_str(), info->cc_major, info->cc_minor);
+  else
+    std::printf("GPU: none (%s); images are not checked\n\n", no_gpu.c_str());
+
+  for (tessel::GemmKernelInfo const& k : tessel::gemm_kernels()) {
+    std::printf("%s\n", k.name);
+    std::printf("  what       %s\n", k.summary);
+    std::printf("  tile       %s\n", k.tile);
+    std::printf("  dtypes     %s\n", k.dtypes);
+    std::printf("  layouts    %s\n", k.layouts);
+    std::printf("  alignment  %s\n", k.alignment);
+    std::printf("  chosen     %s\n", k.selection);
+    if (info) {
+      tessel::GemmArguments g;  // fp32 -> fp32: the instance the image check probes
+      cudaFuncAttributes attr{};
+      if (tessel::Status s = tessel::gemm_kernel_runs_here(k, g); !s) {
+        std::printf("  this GPU   cannot run it: %s\n", s.reason.c_str());
+      } else if (k.attributes(g, &attr) == cudaSuccess) {
+        std::printf("  this GPU   runs the sm_%d image: %d registers/thread, %zu B static smem, %d B local\n",
+                    attr.binaryVersion, attr.numRegs, attr.sharedSizeBytes, int(attr.localSizeBytes));
+      }
+    } else {
+      std::printf("  arch       sm_%d or newer\n", k.min_cc);
+    }
+    std::printf("\n");
+  }
+  std::printf("Heuristic (kernel auto): simt_128x128x8, or simt_64x64x8 when ceil(M/128)*ceil(N/128)*batch is below\n"
+              "the SM count. K = 0 or alpha = 0 computes D = beta*C without a GEMM kernel.\n");
+  return 0;
+}
+
+}  // namespace
+
+static tessel::cli::Register reg{{"list", "the compiled GEMM kernels and what each can do", run_list}};
+
+#else
+
+namespace {
+int run_list(std::vector<std::string> const&) {
+  throw tessel::cli::UsageError("this tessel was built without CUDA (TESSEL_ENABLE_CUDA=OFF): no kernels are compiled");
+}
+}  // namespace
+static tessel::cli::Register reg{{"list", "the compiled GEMM kernels (needs a CUDA build)", run_list}};
+
+#endif
