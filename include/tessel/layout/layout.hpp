@@ -249,10 +249,17 @@ template <class Crd, class S, class D>
 TESSEL_HOST_DEVICE constexpr auto dice(Crd const& c, Layout<S, D> const& l) {
   return make_layout(dice(c, l.shape()), dice(c, l.stride()));
 }
-// (slice, offset of the fixed part of the coordinate).
+// (slice, offset of the fixed part of the coordinate): the `_` modes count as coordinate 0.
 template <class Crd, class S, class D>
 TESSEL_HOST_DEVICE constexpr auto slice_and_offset(Crd const& c, Layout<S, D> const& l) {
-  return make_tuple(slice(c, l), crd2idx(c, l.shape(), l.stride()));
+  auto fixed = transform_leaf(c, [](auto const& x) {
+    if constexpr (is_underscore_v<decltype(x)>) {
+      return Int<0>{};
+    } else {
+      return x;
+    }
+  });
+  return make_tuple(slice(c, l), crd2idx(fixed, l.shape(), l.stride()));
 }
 
 // zip of the modes of one layout, or of two layouts mode by mode.
