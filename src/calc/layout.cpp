@@ -148,6 +148,11 @@ IntTuple zip2_by(IntTuple const& t, Tiler const& guide) {
     return IntTuple::tuple({IntTuple::tuple(std::move(firsts)), IntTuple::tuple(std::move(seconds))});
   }
   if (!t.is_tuple() || t.elems.size() != 2) {
+    if (guide.kind == Tiler::Kind::underscore) {
+      fail("the tiler element `_` keeps the mode " + to_string(t) +
+           " whole, so it has no (tile, rest) pair to regroup; zipped/tiled/flat divides and products need a "
+           "layout or an integer there (1 keeps the mode as the rest)");
+    }
     fail("zip2_by: expected a rank-2 (tile, rest) mode at tiler element " + to_string(guide) + ", got " +
          to_string(t));
   }
