@@ -79,6 +79,7 @@ struct Options {
   std::string const& get(std::string const& k) const { return values.at(k); }
 };
 
+// Splits `--name value`, `--name=value` and flags; refuses unknown, repeated or valueless options.
 Options parse_options(std::vector<std::string> const& args) {
   static std::vector<std::string> const with_value = {
       "--kind", "--tiles", "--problem", "--tile", "--swizzle", "--log-tile", "--split-k", "--batch", "--k-iters",
@@ -181,6 +182,7 @@ struct Drawing {
   std::vector<double> rank;         // rows * cols, < 0: no colour
 };
 
+// `s` with XML's five special characters escaped.
 std::string xml_escape(std::string const& s) {
   std::string out;
   for (char c : s) {
@@ -195,6 +197,7 @@ std::string xml_escape(std::string const& s) {
   return out;
 }
 
+// Writes the layers one below the other as an SVG file; throws std::runtime_error when it cannot.
 void write_svg(std::string const& path, std::vector<Drawing> const& layers) {
   int const cell = 44;
   int const margin = 30;
@@ -249,6 +252,7 @@ struct BlockMap {
   std::function<GemmCoord(Dim3)> tile_of;
 };
 
+// The BlockMap of Swizzle for `tiled`, with its own log tile or a forced one (--log-tile).
 template <class Swizzle>
 BlockMap make_block_map(std::string name, GemmCoord tiled, std::optional<int> forced_log_tile) {
   int const log_tile = forced_log_tile ? *forced_log_tile : Swizzle::get_log_tile(tiled);
@@ -257,6 +261,7 @@ BlockMap make_block_map(std::string name, GemmCoord tiled, std::optional<int> fo
                   [log_tile](Dim3 b) { return Swizzle::get_tile_offset(log_tile, b); }};
 }
 
+// Refuses (UsageError) maps too large to print or draw.
 void check_table_size(long long cells, char const* what) {
   if (cells > kMaxCells)
     throw UsageError(std::string("the ") + what + " has " + std::to_string(cells) + " cells, more than the " +
@@ -264,6 +269,8 @@ void check_table_size(long long cells, char const* what) {
                      "--locality, handles large problems)");
 }
 
+// Prints a one-block-per-tile swizzle: its grid, the block -> tile table and the tile <- block table
+// of every z layer; draws the tile tables to `svg` when given.
 void show_block_map(BlockMap const& map, std::optional<std::string> const& svg) {
   Dim3 const g = map.grid;
   check_table_size(g.volume() + map.tiled.product(), "map");
@@ -314,6 +321,7 @@ void show_block_map(BlockMap const& map, std::optional<std::string> const& svg) 
 
 std::string raster_name(tessel::RasterOrder r) { return r == tessel::RasterOrder::kAlongM ? "along-M" : "along-N"; }
 
+// Prints a persistent schedule: grid, the CTA.step of every tile, and each CTA's walk.
 void show_persistent(tessel::PersistentTileScheduler const& s, tessel::PersistentArguments const& args,
                      std::optional<std::string> const& svg) {
   GemmCoord const tiled = s.tiled_shape();
@@ -358,6 +366,8 @@ void show_persistent(tessel::PersistentTileScheduler const& s, tessel::Persisten
   }
 }
 
+// Prints a Stream-K schedule: each CTA's units and their fix-up roles, the owner[+peers] of every
+// tile, and the fix-up order.
 void show_stream_k(tessel::StreamKScheduler const& s, tessel::StreamKArguments const& args,
                    std::optional<std::string> const& svg) {
   GemmCoord const tiled = s.tiled_shape();
@@ -430,6 +440,7 @@ void show_stream_k(tessel::StreamKScheduler const& s, tessel::StreamKArguments c
 
 // ---- the L2-locality figure --------------------------------------------------------------------
 
+// Prints l2_locality_figure(problem, tile, wave) as a table, one row per launch order.
 void show_locality(GemmCoord problem, GemmCoord tile, int wave) {
   auto const rows = tessel::l2_locality_figure(problem, tile, wave);
   GemmCoord const tiled = tessel::GemmIdentityThreadblockSwizzle<1>::get_tiled_shape(problem, tile, 1);
@@ -460,6 +471,7 @@ void show_locality(GemmCoord problem, GemmCoord tile, int wave) {
 
 // ---- the command -------------------------------------------------------------------------------
 
+// Refuses `option` when given with a kind it does not apply to; what() says where it applies.
 template <class F>
 void require_kinds(Options const& o, std::string const& option, std::string const& kind,
                    std::vector<std::string> const& allowed, F&& what) {
@@ -468,6 +480,7 @@ void require_kinds(Options const& o, std::string const& option, std::string cons
     throw UsageError(option + " does not apply to --kind " + kind + " (" + what() + ")");
 }
 
+// `tessel swizzle ARGS`: see kUsage. Library refusals (ScheduleError) become UsageErrors (exit 2).
 int run_swizzle(std::vector<std::string> const& args) {
   Options const o = parse_options(args);
   if (o.has("--help") || o.has("-h")) {
@@ -533,7 +546,7 @@ int run_swizzle(std::vector<std::string> const& args) {
       GemmCoord const tile = o.has("--tile") ? parse_shape("--tile", o.get("--tile"), false, 1, 1, kMaxExtent)
                                              : GemmCoord(128, 128, 32);
       tiled = tessel::GemmIdentityThreadblockSwizzle<1>::get_tiled_shape(problem, tile, 1);
-      k_iters_from_problem = tessel::detail::ceil_div_ll(problem.k(), tile.k());
+      k_iters_from_problem = (problem.k() + tile.k() - 1) / tile.k();
       if (tiled.m() < 1 || tiled.n() < 1) throw UsageError("--problem: M and N must be >= 1 to have tiles to draw");
       if (tiled.m() > kMaxTiles || tiled.n() > kMaxTiles)
         throw UsageError("--problem: " + std::to_string(tiled.m()) + "x" + std::to_string(tiled.n()) +
