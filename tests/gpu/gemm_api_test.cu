@@ -1,0 +1,357 @@
+// tessel::gemm, the host API, against the fp64 reference and cuBLAS on the same inputs.
+//
+// Every run: random inputs (never zeros), D poisoned with NaN first, judged by
+// tessel/reference (componentwise error vs fp64, NaN never passes where R is finite, first bad
+// coordinate reported). Shapes that are not tile multiples (1x1x1, 17x33x65, K below a tile,
+// 4095x4097x4099), all four layouts with C/D in either order, every dtype pair, batches with
+// broadcast operands, alpha/beta, K = 0, size 0, NaN/Inf propagation, a matrix of more than
+// 2^31 elements. The argument-error tests need no GPU and run everywhere.
+#include "gpu/gpu_test.hpp"
+
+#include <tessel/gemm.hpp>
+#include <tessel/reference/gemm_device.hpp>
+#include <tessel/reference/gemm_host.hpp>
+
+#include <cublas_v2.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+using namespace tessel;
+
+namespace {
+
+struct DeviceMem {
+  void* p = nullptr;
+  explicit DeviceMem(std::size_t bytes) {
+    if (bytes && cudaMalloc(&p, bytes) != cudaSuccess) p = nullptr;
+  }
+  ~DeviceMem() {
+    if (p) cudaFree(p);
+  }
+  DeviceMem(DeviceMem const&) = delete;
+  DeviceMem& operator=(DeviceMem const&) = delete;
+};
+
+std::size_t elems(std::int64_t batch, std::int64_t stride, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                  MatrixOrder o) {
+  StoredExtent e = stored_extent(rows, cols, o);
+  if (batch == 0 || e.rows == 0 || e.cols == 0) return 1;
+  return std::size_t((batch - 1) * stride + (e.rows - 1) * ld + e.cols);
+}
+
+// Allocates A, B, C, D for `g` (its sizes, orders, lds, strides), fills A, B, C with uniform(-1,1)
+// and poisons D with NaN. Pointers are written into g.
+struct Operands {
+  std::unique_ptr<DeviceMem> a, b, c, d;
+  std::size_t na, nb, nc, nd;
+  explicit Operands(GemmArguments& g, std::uint64_t seed = 7) {
+    na = elems(g.batch_count, g.batch_stride_a, g.m, g.k, g.lda, g.a_order);
+    nb = elems(g.batch_count, g.batch_stride_b, g.k, g.n, g.ldb, g.b_order);
+    nc = elems(g.batch_count, g.batch_stride_c, g.m, g.n, g.ldc, g.c_order);
+    nd = elems(g.batch_count, g.batch_stride_d, g.m, g.n, g.ldd, g.c_order);
+    a = std::make_unique<DeviceMem>(na * size_of(g.a_type));
+    b = std::make_unique<DeviceMem>(nb * size_of(g.b_type));
+    c = std::make_unique<DeviceMem>(nc * size_of(g.c_type));
+    d = std::make_unique<DeviceMem>(nd * size_of(g.c_type));
+    EXPECT_TRUE(a->p && b->p && c->p && d->p) << "cudaMalloc failed";
+    EXPECT_TRUE(reference::fill_uniform_device(a->p, g.a_type, na, seed * 3 + 1).ok());
+    EXPECT_TRUE(reference::fill_uniform_device(b->p, g.b_type, nb, seed * 3 + 2).ok());
+    EXPECT_TRUE(reference::fill_uniform_device(c->p, g.c_type, nc, seed * 3 + 3).ok());
+    EXPECT_TRUE(reference::fill_constant_device(d->p, g.c_type, nd, NAN).ok());
+    g.a = a->p, g.b = b->p, g.c = c->p, g.d = d->p;
+  }
+};
+
+struct Verdict {
+  reference::GemmCheck ours, cublas;
+  bool have_cublas = false;
+};
+
+cudaDataType cuda_type(DType t) { return t == DType::f16 ? CUDA_R_16F : t == DType::bf16 ? CUDA_R_16BF : CUDA_R_32F; }
+
+// cuBLAS on the same problem into its own NaN-poisoned output (column-major D only).
+bool run_cublas(GemmArguments const& g, void* d) {
+  if (g.c_order != MatrixOrder::col_major || g.ldc != g.ldd || g.batch_stride_c != g.batch_stride_d) return false;
+  static cublasHandle_t h = [] {
+    cublasHandle_t x = nullptr;
+    cublasCreate(&x);
+    return x;
+  }();
+  if (!h) return false;
+  std::size_t const nd = elems(g.batch_count, g.batch_stride_d, g.m, g.n, g.ldd, g.c_order);
+  if (cudaMemcpy(d, g.c, nd * size_of(g.c_type), cudaMemcpyDeviceToDevice) != cudaSuccess) return false;
+  auto const ta = g.a_order == MatrixOrder::row_major ? CUBLAS_OP_T : CUBLAS_OP_N;
+  auto const tb = g.b_order == MatrixOrder::row_major ? CUBLAS_OP_T : CUBLAS_OP_N;
+  auto const compute = g.a_type == DType::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  float const alpha = g.alpha, beta = g.beta;
+  return cublasGemmStridedBatchedEx(h, ta, tb, int(g.m), int(g.n), int(g.k), &alpha, g.a, cuda_type(g.a_type),
+                                    int(g.lda), g.batch_stride_a, g.b, cuda_type(g.b_type), int(g.ldb), g.batch_stride_b,
+                                    &beta, d, cuda_type(g.c_type), int(g.ldd), g.batch_stride_d, int(g.batch_count),
+                                    compute, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
+}
+
+// Run tessel::gemm on g (operands already set) and judge it (and cuBLAS, when it can run it).
+Verdict run_and_check(GemmArguments const& g, bool with_cublas = true) {
+  Verdict v;
+  Status s = gemm(g, nullptr);
+  EXPECT_TRUE(s.ok()) << s.reason;
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::size_t const total = std::size_t(g.batch_count * g.m * g.n);
+  DeviceMem r(total * 8), sc(total * 8);
+  EXPECT_TRUE(reference::gemm_device(g, static_cast<double*>(r.p), static_cast<double*>(sc.p)).ok());
+  double const tol = reference::gemm_tolerance(g.a_type, g.c_type, g.k);
+  Status cs = reference::check_device(g, static_cast<double*>(r.p), static_cast<double*>(sc.p), tol, &v.ours);
+  EXPECT_TRUE(cs.ok()) << cs.reason;
+  if (with_cublas) {
+    std::size_t const nd = elems(g.batch_count, g.batch_stride_d, g.m, g.n, g.ldd, g.c_order);
+    DeviceMem dc(nd * size_of(g.c_type));
+    if (run_cublas(g, dc.p)) {
+      GemmArguments y = g;
+      y.d = dc.p;
+      v.have_cublas = reference::check_device(y, static_cast<double*>(r.p), static_cast<double*>(sc.p), tol, &v.cublas).ok();
+    }
+  }
+  return v;
+}
+
+// Our error may not exceed twice cuBLAS's on the same inputs (plus a few units of fp32 roundoff).
+void expect_good(Verdict const& v, std::string const& what) {
+  EXPECT_TRUE(v.ours.passed()) << what << ": " << v.ours.describe();
+  if (v.have_cublas && v.cublas.passed())
+    EXPECT_LE(v.ours.max_rel_err, 2.0 * v.cublas.max_rel_err + 4 * 0x1p-24)
+        << what << ": tessel " << v.ours.max_rel_err << " vs cuBLAS " << v.cublas.max_rel_err;
+}
+
+GemmArguments problem(std::int64_t m, std::int64_t n, std::int64_t k, char const* layout, MatrixOrder co = MatrixOrder::col_major,
+                      DType ab = DType::f32, DType cd = DType::f32, std::int64_t batch = 1) {
+  MatrixOrder const ao = layout[0] == 't' ? MatrixOrder::row_major : MatrixOrder::col_major;
+  MatrixOrder const bo = layout[1] == 't' ? MatrixOrder::row_major : MatrixOrder::col_major;
+  return make_packed_gemm(m, n, k, batch, ab, cd, ao, bo, co);
+}
+
+}  // namespace
+
+// ---- argument errors: no GPU needed ---------------------------------------------------------------
+
+TEST(GemmApi, RefusesBadArgumentsBeforeAnyCudaCall) {
+  GemmArguments g = problem(17, 33, 65, "tn");
+  float x;
+  g.a = g.b = g.c = &x;
+  g.d = &x;
+  g.lda = 3;
+  Status s = gemm(g);
+  EXPECT_EQ(s.code, StatusCode::invalid_argument);
+  EXPECT_EQ(s.reason.rfind("lda:", 0), 0u) << s.reason;
+  EXPECT_EQ(can_implement(g).code, StatusCode::invalid_argument);
+  g = problem(17, 33, 65, "tn");
+  g.a = g.b = &x;  // d null
+  EXPECT_EQ(gemm(g).reason.rfind("d:", 0), 0u);
+}
+
+TEST(GemmApi, SizeZeroSucceedsWithoutTouchingAnything) {
+  GemmArguments g = problem(0, 33, 65, "tn");  // null pointers everywhere: nothing is read or written
+  g.beta = 1.0f;
+  EXPECT_TRUE(gemm(g).ok()) << gemm(g).reason;
+  g = problem(17, 33, 65, "nn", MatrixOrder::col_major, DType::f32, DType::f32, 0);
+  EXPECT_TRUE(gemm(g).ok());
+}
+
+TEST(GemmApi, UnknownKernelNameIsRefused) {
+  GemmArguments g = problem(4, 4, 4, "tn");
+  float x;
+  g.a = g.b = g.c = &x;
+  g.d = &x;
+  g.kernel = "no_such_kernel";
+  Status s = can_implement(g);
+  if (s.code == StatusCode::no_device) GTEST_SKIP() << s.reason;
+  EXPECT_EQ(s.code, StatusCode::invalid_argument);
+  EXPECT_EQ(s.reason.rfind("kernel:", 0), 0u) << s.reason;
+}
+
+TEST(GemmApi, WithoutAGpuSaysSo) {
+  if (no_device_reason().empty()) GTEST_SKIP() << "a GPU is present";
+  GemmArguments g = problem(4, 4, 4, "tn");
+  float x;
+  g.a = g.b = g.c = &x;
+  g.d = &x;
+  Status s = gemm(g);
+  EXPECT_EQ(s.code, StatusCode::no_device) << s.reason;
+  EXPECT_NE(s.reason.find("no CUDA device"), std::string::npos) << s.reason;
+}
+
+TEST(GemmApi, RegistryListsKernelsWithTheirCapabilities) {
+  ASSERT_FALSE(gemm_kernels().empty());
+  for (GemmKernelInfo const& k : gemm_kernels()) {
+    EXPECT_EQ(find_gemm_kernel(k.name), &k);
+    EXPECT_TRUE(k.summary && k.tile && k.dtypes && k.layouts && k.alignment && k.selection);
+  }
+  EXPECT_EQ(find_gemm_kernel("nope"), nullptr);
+}
+
+// ---- on the GPU ---------------------------------------------------------------------------------
+
+TEST(GemmApi, ImageForThisGpu) {
+  TESSEL_REQUIRE_GPU();
+  GemmArguments g = problem(64, 64, 64, "tn");
+  for (GemmKernelInfo const& k : gemm_kernels()) {
+    Status s = gemm_kernel_runs_here(k, g);
+    EXPECT_TRUE(s.ok()) << k.name << ": " << s.reason;
+    cudaFuncAttributes attr{};
+    ASSERT_EQ(k.attributes(g, &attr), cudaSuccess);
+    EXPECT_EQ(attr.localSizeBytes, 0u) << k.name << " spills to local memory";
+  }
+}
+
+TEST(GemmApi, RaggedShapesAllLayoutsBothOutputOrders) {
+  TESSEL_REQUIRE_GPU();
+  struct Shape { std::int64_t m, n, k; };
+  for (Shape sh : {Shape{1, 1, 1}, Shape{17, 33, 65}, Shape{130, 7, 3}, Shape{5, 260, 9}, Shape{4095, 4097, 4099}})
+    for (char const* layout : {"tn", "nn", "nt", "tt"})
+      for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
+        GemmArguments g = problem(sh.m, sh.n, sh.k, layout, co);
+        g.alpha = 1.25f, g.beta = -0.5f;
+        Operands ops(g, sh.m + sh.k);
+        expect_good(run_and_check(g), std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k) +
+                                          " " + layout + (co == MatrixOrder::row_major ? " D row-major" : " D col-major"));
+      }
+}
+
+TEST(GemmApi, AlignedShapesTakeTheVectorPath) {
+  TESSEL_REQUIRE_GPU();
+  // Multiples of 4 everywhere (128-bit loads), K not a multiple of the k-tile, padded leading dimensions.
+  for (char const* layout : {"tn", "nn", "nt", "tt"}) {
+    GemmArguments g = problem(300, 260, 61, layout);
+    g.lda += 4, g.ldb += 8, g.ldc += 4, g.ldd += 12;
+    g.batch_stride_a = g.batch_stride_b = g.batch_stride_c = g.batch_stride_d = 0;
+    g.alpha = 0.75f, g.beta = 2.0f;
+    Operands ops(g, 3);
+    expect_good(run_and_check(g, false), std::string("aligned, padded ld ") + layout);
+  }
+}
+
+TEST(GemmApi, EveryDtypePair) {
+  TESSEL_REQUIRE_GPU();
+  struct Pair { DType ab, cd; };
+  for (Pair p : {Pair{DType::f32, DType::f32}, Pair{DType::tf32, DType::f32}, Pair{DType::f16, DType::f16},
+                 Pair{DType::f16, DType::f32}, Pair{DType::bf16, DType::bf16}, Pair{DType::bf16, DType::f32}})
+    for (char const* layout : {"tn", "nt"}) {
+      GemmArguments g = problem(257, 129, 300, layout, MatrixOrder::col_major, p.ab, p.cd);
+      g.alpha = 0.5f, g.beta = 0.25f;
+      Operands ops(g, 11);
+      expect_good(run_and_check(g), std::string(to_string(p.ab)) + "->" + to_string(p.cd) + " " + layout);
+      // Misaligned pointers (one element off): the scalar path, same answers.
+      GemmArguments h = problem(100, 67, 45, layout, MatrixOrder::row_major, p.ab, p.cd);
+      Operands ops2(h, 12);
+      h.a = static_cast<char const*>(h.a) + size_of(h.a_type);  // shift by one element, stay inside (sizes padded below)
+      h.m -= 1;
+      expect_good(run_and_check(h, false), std::string("misaligned ") + to_string(p.ab) + " " + layout);
+    }
+}
+
+TEST(GemmApi, BatchedWithBroadcastOperands) {
+  TESSEL_REQUIRE_GPU();
+  for (char const* layout : {"tn", "nn"}) {
+    GemmArguments g = problem(100, 70, 50, layout, MatrixOrder::col_major, DType::f32, DType::f32, 3);
+    g.alpha = 1.5f, g.beta = 0.5f;
+    Operands ops(g, 5);
+    expect_good(run_and_check(g), std::string("batched ") + layout);
+    g.batch_stride_a = 0;  // every batch multiplies the same A
+    expect_good(run_and_check(g), std::string("batched, broadcast A ") + layout);
+  }
+  GemmArguments g = problem(33, 17, 9, "tn", MatrixOrder::row_major, DType::bf16, DType::bf16, 70000);  // > 65535 batches
+  Operands ops(g, 6);
+  expect_good(run_and_check(g, false), "70000 batches");
+}
+
+TEST(GemmApi, BetaZeroDoesNotReadC) {
+  TESSEL_REQUIRE_GPU();
+  GemmArguments g = problem(65, 33, 17, "tn");
+  Operands ops(g, 8);
+  ASSERT_TRUE(reference::fill_constant_device(ops.c->p, g.c_type, ops.nc, NAN).ok());
+  g.beta = 0.0f;
+  Verdict v = run_and_check(g);
+  EXPECT_TRUE(v.ours.passed()) << v.ours.describe();  // NaN in C must not reach D
+  g.c = nullptr;
+  EXPECT_TRUE(gemm(g).ok());
+}
+
+TEST(GemmApi, KZeroAndAlphaZeroGiveBetaTimesC) {
+  TESSEL_REQUIRE_GPU();
+  for (DType cd : {DType::f32, DType::bf16}) {
+    GemmArguments g = problem(37, 29, 0, "tn", MatrixOrder::col_major, cd == DType::f32 ? DType::f32 : DType::bf16, cd);
+    g.beta = -2.0f;
+    Operands ops(g, 9);
+    g.a = g.b = nullptr;  // not read
+    EXPECT_TRUE(run_and_check(g, false).ours.passed());
+    g.beta = 0.0f;  // D = 0
+    EXPECT_TRUE(run_and_check(g, false).ours.passed());
+  }
+  GemmArguments g = problem(37, 29, 11, "nt");
+  g.alpha = 0.0f, g.beta = 3.0f;
+  Operands ops(g, 10);
+  g.a = g.b = nullptr;
+  EXPECT_TRUE(run_and_check(g, false).ours.passed());
+}
+
+TEST(GemmApi, NanAndInfPropagate) {
+  TESSEL_REQUIRE_GPU();
+  for (char const* layout : {"tn", "nt"}) {
+    GemmArguments g = problem(150, 140, 70, layout);
+    g.beta = 1.0f;
+    Operands ops(g, 13);
+    float const nan = NAN, inf = INFINITY, ninf = -INFINITY;
+    auto put = [](void const* base, std::int64_t off, float v) {
+      ASSERT_EQ(cudaMemcpy(static_cast<float*>(const_cast<void*>(base)) + off, &v, 4, cudaMemcpyHostToDevice), cudaSuccess);
+    };
+    put(g.a, reference::element_offset(g.a_order, 3, 5, g.lda), nan);      // row 3 of D: NaN
+    put(g.b, reference::element_offset(g.b_order, 7, 130, g.ldb), inf);    // column 130 (in the last tile): +-inf
+    put(g.c, reference::element_offset(g.c_order, 149, 2, g.ldc), ninf);   // D(149, 2) = -inf
+    Verdict v = run_and_check(g, false);
+    EXPECT_TRUE(v.ours.passed()) << layout << ": " << v.ours.describe();
+  }
+}
+
+TEST(GemmApi, BothTilesAndTheHeuristic) {
+  TESSEL_REQUIRE_GPU();
+  for (char const* name : {"simt_128x128x8", "simt_64x64x8"}) {
+    GemmArguments g = problem(333, 222, 111, "nn");
+    g.kernel = name;
+    g.beta = 1.0f;
+    Operands ops(g, 14);
+    expect_good(run_and_check(g), name);
+  }
+  GemmArguments small = problem(256, 256, 64, "tn");
+  EXPECT_STREQ(select_gemm_kernel(small)->name, "simt_64x64x8");
+  GemmArguments big = problem(4096, 4096, 64, "tn");
+  EXPECT_STREQ(select_gemm_kernel(big)->name, "simt_128x128x8");
+}
+
+TEST(GemmApi, MatrixOfMoreThan2To31Elements) {
+  TESSEL_REQUIRE_GPU();
+  // A is 1048581 x 2051 bf16, row-major: 2,150,639,631 elements (4.3 GB); offsets pass 2^31.
+  GemmArguments g = problem(1048581, 16, 2051, "tn", MatrixOrder::row_major, DType::bf16, DType::f32);
+  ASSERT_GT(double(g.m) * double(g.k), 2147483648.0);
+  std::size_t free_b = 0, total_b = 0;
+  cudaMemGetInfo(&free_b, &total_b);
+  if (free_b < (std::size_t(6) << 30)) GTEST_SKIP() << "needs 6 GB of free GPU memory";
+  Operands ops(g, 15);
+  Verdict v = run_and_check(g, false);
+  EXPECT_TRUE(v.ours.passed()) << v.ours.describe();
+}
+
+TEST(GemmApi, CudaErrorsAreReturnedNotSwallowed) {
+  TESSEL_REQUIRE_GPU();
+  GemmArguments g = problem(64, 64, 64, "tn");
+  Operands ops(g, 16);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  void* p = nullptr;
+  ASSERT_NE(cudaMalloc(&p, std::size_t(1) << 62), cudaSuccess);  // leaves a (non-sticky) error pending
+  Status s = gemm(g);  // the launch succeeds, but the pending error is reported, not dropped
+  EXPECT_EQ(s.code, StatusCode::cuda_error) << s.reason;
+  EXPECT_NE(s.reason.find("cudaErrorMemoryAllocation"), std::string::npos) << s.reason;
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}

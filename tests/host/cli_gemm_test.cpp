@@ -1,0 +1,108 @@
+// `tessel gemm` and `tessel list` as a user meets them: bad arguments give one line and exit 2;
+// without a GPU (or without CUDA) one clear line and exit 2; the bench suites parse (--dry-run).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+struct CliRun {
+  int code;
+  std::string out, err;
+};
+
+std::string slurp(std::string const& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string tessel_binary() { return std::string(TESSEL_BINARY_DIR) + "/tessel"; }
+
+CliRun run(std::string const& args) {
+  std::string const dir = std::filesystem::temp_directory_path().string();
+  std::string const out = dir + "/cli_gemm_test.out", err = dir + "/cli_gemm_test.err";
+  std::string const cmd = tessel_binary() + " " + args + " >" + out + " 2>" + err;
+  int const status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+int lines(std::string const& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+class CliGemm : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(tessel_binary())) GTEST_SKIP() << "the tessel CLI is not built";
+  }
+};
+
+}  // namespace
+
+TEST_F(CliGemm, BadFlagsGiveOneLineAndExit2) {
+  for (char const* args : {"gemm --bogus", "gemm --m", "gemm --m x", "gemm --m -5", "gemm --dtype fp64",
+                           "gemm --layout xx", "gemm --iters 0", "gemm stray", "gemm --kernel no_such_kernel",
+                           "gemm --dtype fp32 --out-dtype fp16", "gemm --compare mkl", "list --bogus"}) {
+    CliRun r = run(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << args << ": stderr was\n" << r.err;
+    EXPECT_EQ(r.err.rfind("tessel ", 0), 0u) << args << ": " << r.err;
+  }
+}
+
+TEST_F(CliGemm, ValidationReasonsNameTheArgument) {
+  CliRun r = run("gemm --dtype bf16 --out-dtype fp16");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("c_type:"), std::string::npos) << r.err;
+}
+
+TEST_F(CliGemm, WithoutAGpuOneLineAndExit2) {
+  CliRun r = run("gemm --m 8 --n 8 --k 8 --iters 1 --warmup 0");
+  if (r.code == 0) GTEST_SKIP() << "a GPU is present (the run succeeded)";
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  bool const says = r.err.find("no CUDA device") != std::string::npos || r.err.find("without CUDA") != std::string::npos;
+  EXPECT_TRUE(says) << r.err;
+}
+
+TEST_F(CliGemm, HelpExitsZero) {
+  CliRun r = run("gemm --help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("--sweep"), std::string::npos);
+}
+
+TEST_F(CliGemm, BenchSuitesParse) {
+  std::filesystem::path const bench = std::filesystem::path(TESSEL_SOURCE_DIR) / "bench";
+  int suites = 0;
+  for (auto const& e : std::filesystem::directory_iterator(bench)) {
+    if (e.path().extension() != ".txt" || e.path().filename() == "CMakeLists.txt") continue;
+    ++suites;
+    CliRun r = run("gemm --dry-run --sweep " + e.path().string());
+    EXPECT_EQ(r.code, 0) << e.path() << ": " << r.err;
+    EXPECT_GT(lines(r.out), 0) << e.path();
+  }
+  EXPECT_GT(suites, 0) << "no bench/*.txt suites";
+  CliRun bad = run("gemm --dry-run --sweep /nonexistent/suite.txt");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(lines(bad.err), 1) << bad.err;
+}
+
+TEST_F(CliGemm, ListRuns) {
+  CliRun r = run("list");
+  if (r.code == 2) {  // a build without CUDA says so in one line
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    return;
+  }
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("simt_128x128x8"), std::string::npos) << r.out;
+}
