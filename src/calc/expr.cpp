@@ -289,6 +289,11 @@ Value apply_op(std::string const& name, std::vector<Value> const& args) {
 }
 
 Value call_value(Value const& f, std::vector<Value> const& args) {
+  // (L)(i): a parenthesized layout is a rank-1 tiler, which cannot be called; read it as grouping.
+  if (auto const* t = std::get_if<Tiler>(&f); t && t->is_tuple() && t->elems.size() == 1 &&
+                                              t->elems[0].kind == Tiler::Kind::layout) {
+    return call_value(t->elems[0].layout, args);
+  }
   Value r = eval_at(f, args, "evaluation");
   require_within_limits(r, "evaluation");
   return r;

@@ -3,7 +3,7 @@
 // The run-time twin of include/tessel/layout/layout.hpp. A Layout pairs a shape and a congruent
 // stride (IntTuples without `_`); L(i) splits the index i colexicographically over the shape (the
 // first mode varies fastest, the last absorbs overflow) and sums coordinate * stride.
-//   e.g.  (4,(2,3)):(2,(1,8)) at 9 == at (1,(0,2)) == 1*2 + 0*1 + 2*8 == 18
+//   e.g.  (4,(2,3)):(2,(1,8)) at 9 == at (1,(0,1)) == 1*2 + 0*1 + 1*8 == 10
 //
 // A Tiler is what the right-hand side of composition/divide/product accepts: a layout, an integer
 // n (meaning n:_1), `_` (keep the mode), or a tuple of tilers (by-mode).

@@ -210,6 +210,10 @@ class Parser {
       case Tok::lparen: {
         int const col = t.column;
         std::vector<Value> items = parse_args();
+        // (X) around a swizzle or swizzled layout only groups (there are no tuples of them).
+        if (items.size() == 1 && (std::holds_alternative<Swizzle>(items[0]) || std::holds_alternative<ComposedLayout>(items[0]))) {
+          return items[0];
+        }
         return maybe_layout(make_tuple_value(items, col));
       }
       case Tok::integer:

@@ -50,19 +50,27 @@ Layout padded_product(Layout const& a, Layout const& b) {
   int const r = std::max(rank(a), rank(b));
   return product_by_layout(append_to_rank(a, r), append_to_rank(b, r));
 }
-Layout zip_layouts(Layout const& x, Layout const& y) {
+// zip(x, y) pairs the modes of x with those of y. When x is a tuple whose rank differs from y's,
+// CuTe's zip drops y's extra modes (a wrong layout) or fails to compile; refuse instead.
+Layout zip_layouts(Layout const& x, Layout const& y, char const* op, char const* xname, char const* yname) {
+  if (x.shape.is_tuple() && x.shape.rank() != y.shape.rank()) {
+    fail(std::string(op) + ": the " + xname + " " + to_string(x) + " has rank " + std::to_string(x.shape.rank()) +
+         " but the " + yname + " " + to_string(y) + " has rank " + std::to_string(y.shape.rank()) +
+         ", so zip cannot pair their modes (CuTe's zip drops modes here or fails to compile). Write both "
+         "operands as rank-1 tuples, e.g. (6):(_1) instead of 6:_1");
+  }
   return Layout{zip(x.shape, y.shape), zip(x.stride, y.stride)};
 }
 }  // namespace
 
 Layout blocked_product(Layout const& a, Layout const& b) {
   Layout p = padded_product(a, b);
-  return zip_layouts(mode(p, 0), mode(p, 1));
+  return zip_layouts(mode(p, 0), mode(p, 1), "blocked_product", "block", "repetition complement(A) o B");
 }
 
 Layout raked_product(Layout const& a, Layout const& b) {
   Layout p = padded_product(a, b);
-  return zip_layouts(mode(p, 1), mode(p, 0));
+  return zip_layouts(mode(p, 1), mode(p, 0), "raked_product", "repetition complement(A) o B", "block");
 }
 
 }  // namespace tessel::calc

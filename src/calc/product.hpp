@@ -13,6 +13,9 @@
 //   e.g.  (_2,_5):(_5,_1) x (_3,_4):(_1,_3)
 //           blocked -> ((_2,_3),(_5,_4)):((_5,_10),(_1,_30))
 //           raked   -> ((_3,_2),(_4,_5)):((_10,_5),(_30,_1))
+// Pre (blocked/raked): the paired modes have the same rank where the first is a tuple. With a
+// rank-1 tuple block and a repetition that splits into several modes, e.g. (2):(2) x _4:_1, CuTe
+// (and the templated code) silently drop modes; the calculator refuses.
 #pragma once
 
 #include "calc/layout.hpp"
