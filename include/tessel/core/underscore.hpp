@@ -14,7 +14,13 @@
 namespace tessel {
 
 struct Underscore {};
+// Device code passes `_` by reference (a coordinate `(_, k)`), which needs a device-side object:
+// the device compilation pass gets a __device__ constant, the host pass an inline constexpr.
+#if defined(__CUDA_ARCH__)
+static __device__ constexpr Underscore _{};
+#else
 inline constexpr Underscore _{};
+#endif
 
 template <class T>
 inline constexpr bool is_underscore_v = std::is_same_v<std::remove_cvref_t<T>, Underscore>;
