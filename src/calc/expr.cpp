@@ -83,6 +83,12 @@ Tiler algebra_tiler(Args const& a, std::size_t i) {
   return t;
 }
 
+IntTuple zero_underscores(IntTuple t) {
+  if (t.is_underscore()) return IntTuple::leaf(static_int(0));
+  for (auto& e : t.elems) e = zero_underscores(e);
+  return t;
+}
+
 Value eval_at(Value const& f, std::vector<Value> const& args, std::string const& op) {
   if (args.empty()) fail(op + ": needs an index or a coordinate");
   std::vector<IntTuple> coords;
@@ -97,7 +103,11 @@ Value eval_at(Value const& f, std::vector<Value> const& args, std::string const&
     return int_value(eval(*l, coord));
   }
   if (auto const* c = std::get_if<ComposedLayout>(&f)) {
-    if (has_underscore(coord)) fail(op + ": slicing a swizzled layout with `_` is not supported");
+    if (has_underscore(coord)) {
+      // Sw o off o L sliced: Sw o (off + L(fixed part, `_` read as 0)) o L(slice).
+      Integer fixed = crd2idx(zero_underscores(coord), c->layout.shape, c->layout.stride);
+      return ComposedLayout{c->swizzle, c->offset + fixed, slice(c->layout, coord)};
+    }
     return int_value(eval(*c, coord));
   }
   if (auto const* sw = std::get_if<Swizzle>(&f)) {
@@ -113,6 +123,20 @@ template <class F>
 OpFn layout_tiler_op(F f) {
   return [f](Args const& a) -> Value {
     a.count(2, 2);
+    return f(algebra_layout(a, 0), algebra_tiler(a, 1));
+  };
+}
+
+// A divide that also accepts a swizzled layout: it divides the inner layout and keeps the swizzle
+// and the offset (layout/composed_divide.hpp).
+template <class F>
+OpFn divide_op(F f) {
+  return [f](Args const& a) -> Value {
+    a.count(2, 2);
+    if (auto const* c = std::get_if<ComposedLayout>(&a.v[0])) {
+      require_positive_extents(c->layout, a.op.c_str());
+      return ComposedLayout{c->swizzle, c->offset, f(c->layout, algebra_tiler(a, 1))};
+    }
     return f(algebra_layout(a, 0), algebra_tiler(a, 1));
   };
 }
@@ -224,10 +248,10 @@ std::map<std::string, OpFn> const& table() {
     };
     m["right_inverse"] = layout_op([](Layout const& l) { return right_inverse(l); });
     m["left_inverse"] = layout_op([](Layout const& l) { return left_inverse(l); });
-    m["logical_divide"] = layout_tiler_op([](Layout const& l, Tiler const& t) { return logical_divide(l, t); });
-    m["zipped_divide"] = layout_tiler_op([](Layout const& l, Tiler const& t) { return zipped_divide(l, t); });
-    m["tiled_divide"] = layout_tiler_op([](Layout const& l, Tiler const& t) { return tiled_divide(l, t); });
-    m["flat_divide"] = layout_tiler_op([](Layout const& l, Tiler const& t) { return flat_divide(l, t); });
+    m["logical_divide"] = divide_op([](Layout const& l, Tiler const& t) { return logical_divide(l, t); });
+    m["zipped_divide"] = divide_op([](Layout const& l, Tiler const& t) { return zipped_divide(l, t); });
+    m["tiled_divide"] = divide_op([](Layout const& l, Tiler const& t) { return tiled_divide(l, t); });
+    m["flat_divide"] = divide_op([](Layout const& l, Tiler const& t) { return flat_divide(l, t); });
     m["logical_product"] = layout_tiler_op([](Layout const& l, Tiler const& t) { return logical_product(l, t); });
     m["zipped_product"] = layout_tiler_op([](Layout const& l, Tiler const& t) { return zipped_product(l, t); });
     m["tiled_product"] = layout_tiler_op([](Layout const& l, Tiler const& t) { return tiled_product(l, t); });

@@ -6,7 +6,7 @@
 //   eval(L, i[, j...])  size(x)  cosize(L)  rank(x)  depth(x)  shape(L)  stride(L)  get(x, i...)
 //   flatten(x)  coalesce(L[, profile])  filter(L[, profile])  composition(A, B)
 //   complement(L[, cotarget])  right_inverse(L)  left_inverse(L)
-//   logical_divide / zipped_divide / tiled_divide / flat_divide(L, tiler)
+//   logical_divide / zipped_divide / tiled_divide / flat_divide(L or Sw o off o L, tiler)
 //   logical_product / zipped_product / tiled_product / flat_product(L, tiler)
 //   blocked_product(L, L)  raked_product(L, L)  swizzle(Sw, i)  swizzle_layout(Sw o off o L, i)
 //   make_layout(shape[, stride | GenRowMajor | GenColMajor])  make_layout(L0, L1, ...)
@@ -29,7 +29,8 @@ class UnknownOperation : public std::invalid_argument {
 
 Value apply_op(std::string const& name, std::vector<Value> const& args);
 
-// L(args...): evaluation (or slicing, with `_`) of a layout, composed layout or swizzle.
+// L(args...): evaluation (or slicing, with `_`) of a layout, composed layout or swizzle. Slicing
+// Sw o off o L keeps the fixed coordinates in the offset: Sw o (off + L(c with `_` as 0)) o slice.
 Value call_value(Value const& f, std::vector<Value> const& args);
 
 // The operation names apply_op knows, for help texts.

@@ -94,6 +94,11 @@ TEST(CalcParse, ExpressionsEvaluate) {
   EXPECT_EQ(eval_text("raked_product((_2,_5):(_5,_1), (_3,_4):(_1,_3))"), "((_3,_2),(_4,_5)):((_10,_5),(_30,_1))");
   EXPECT_EQ(eval_text("tiled_divide((_9,(_4,_8)):(_59,(_13,_1)), (_3:_3,(_2,_4):(_1,_8)))"),
             "((_3,(_2,_4)),_3,(_2,_2)):((_177,(_13,_2)),_59,(_26,_1))");
+  // Swizzled layouts divide and slice their inner layout (layout/composed_divide.hpp).
+  EXPECT_EQ(eval_text("zipped_divide(Sw<3,3,3> o _0 o (_8,_64):(_64,_1), (_8,_8))"),
+            "Sw<3,3,3> o _0 o ((_8,_8),(_1,_8)):((_64,_1),(_0,_8))");
+  EXPECT_EQ(eval_text("(Sw<3,3,3> o _0 o (_8,_64):(_64,_1))(2,_)"), "Sw<3,3,3> o 128 o (_64):(_1)");
+  EXPECT_EQ(eval_text("(Sw<3,3,3> o _0 o (_8,_64):(_64,_1))(_2,_)"), "Sw<3,3,3> o _128 o (_64):(_1)");
   // Nested calls.
   EXPECT_EQ(eval_text("size(logical_divide((_4,_2,_3):(_2,_1,_8), _4:_2))"), "_24");
 }
