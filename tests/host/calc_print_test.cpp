@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <regex>
 
 using namespace tessel;
 
@@ -44,12 +43,13 @@ TEST(CalcPrint, SeedPrintLayoutTablesByteForByte) {
 }
 
 TEST(CalcPrint, SeedLayoutsRoundTrip) {
-  std::regex const layout_field(R"((?:: |= |:  +)(\(?[_0-9(),]+\)?:\(?[_0-9(),]+\)?)\s*$)");
+  // The last word of lines like "  TiledLayout_TV: ((_16,_8),_8):((_64,_1),_8)" is a layout.
   int n = 0;
   for (auto const& line : seed_lines()) {
-    std::smatch m;
-    if (line.rfind("Sw<", 0) == 0 || !std::regex_search(line, m, layout_field)) continue;
-    std::string text = m[1];
+    if (line.empty() || line[0] == '#' || line.rfind("Sw<", 0) == 0 || line.rfind("====", 0) == 0) continue;
+    std::size_t const k = line.find_last_of(' ');
+    std::string const text = line.substr(k == std::string::npos ? 0 : k + 1);
+    if (text.find(':') == std::string::npos || text.find_first_not_of("_0123456789(),:-") != std::string::npos) continue;
     EXPECT_EQ(calc::to_string(calc::parse_literal(text)), text) << line;
     ++n;
   }
