@@ -2,7 +2,7 @@
 #include "calc/complement.hpp"
 
 #include "calc/coalesce.hpp"
-#include "calc/composition.hpp"  // pointwise_check_limit
+#include "calc/composition.hpp"  // require_pointwise_budget
 
 #include <algorithm>
 #include <numeric>
@@ -76,12 +76,9 @@ bool admissible(Layout const& f, IntTuple const& cotarget, Layout const& r) {
   }
   std::int64_t const n = size(r).value;
   std::int64_t const nf = size(f).value;
-  if (n > pointwise_check_limit || nf > pointwise_check_limit) {
-    fail("complement: the modes of " + to_string(f) +
-         " do not nest, and deciding whether a complement still exists needs a point-by-point check of " +
-         std::to_string(std::max(n, nf)) + " points (the calculator's limit is " +
-         std::to_string(pointwise_check_limit) + ")");
-  }
+  require_pointwise_budget(n < nf ? nf : n, leaf_count(r.shape) + leaf_count(f.shape),
+                           "complement: the modes of " + to_string(f) +
+                               " do not nest, and deciding whether a complement still exists");
   std::unordered_set<std::int64_t> offsets;
   for (std::int64_t j = 0; j < nf; ++j) offsets.insert(crd2idx(IntTuple::leaf(dynamic_int(j)), f.shape, f.stride).value);
   std::int64_t last = crd2idx(IntTuple::leaf(dynamic_int(0)), r.shape, r.stride).value;

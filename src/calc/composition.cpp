@@ -93,11 +93,9 @@ bool admissible(Layout const& flat, Layout const& b, Layout const& r) {
   if (even) return true;
   if (!leaf_sizes_match(b.shape, r.shape)) return false;
   std::int64_t const n = size(b).value;
-  if (n > pointwise_check_limit) {
-    fail("composition: " + to_string(b) + " walks across the modes of " + to_string(flat) +
-         " unevenly, and deciding whether the result is still right needs a point-by-point check of " +
-         std::to_string(n) + " points (the calculator's limit is " + std::to_string(pointwise_check_limit) + ")");
-  }
+  require_pointwise_budget(n, leaf_count(b.shape) + leaf_count(r.shape) + leaf_count(flat.shape),
+                           "composition: " + to_string(b) + " walks across the modes of " + to_string(flat) +
+                               " unevenly, and deciding whether the result is still right");
   for (std::int64_t i = 0; i < n; ++i) {
     IntTuple idx = IntTuple::leaf(dynamic_int(i));
     Integer bi = crd2idx(idx, b.shape, b.stride);
@@ -109,6 +107,14 @@ bool admissible(Layout const& flat, Layout const& b, Layout const& r) {
 }
 
 }  // namespace
+
+void require_pointwise_budget(std::int64_t points, std::size_t leaves_per_point, std::string const& what) {
+  wide const work = wide(points) * wide(leaves_per_point + 1);
+  if (work > pointwise_work_limit) {
+    fail(what + " needs a point-by-point check of " + std::to_string(points) + " points; the calculator's limit is " +
+         std::to_string(pointwise_work_limit / std::int64_t(leaves_per_point + 1)) + " points for layouts of this size");
+  }
+}
 
 Layout composition_unchecked(Layout const& a, Layout const& b) {
   require_positive_extents(a, "composition");

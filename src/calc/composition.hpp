@@ -25,8 +25,12 @@ Layout composition(Layout const& a, Tiler const& t);
 // The walk alone, without the admissibility check (for tests that check the check).
 Layout composition_unchecked(Layout const& a, Layout const& b);
 
-// How many points the calculator is willing to compare when an admissibility rule falls back
-// to a point-by-point check; larger inputs are refused with a message.
-inline constexpr std::int64_t pointwise_check_limit = std::int64_t(1) << 22;
+// How much work the calculator spends when an admissibility rule falls back to a point-by-point
+// check: points times the leaves evaluated per point (~0.1 s). Larger checks are refused with a
+// message instead of run.
+inline constexpr std::int64_t pointwise_work_limit = std::int64_t(1) << 25;
+// Throws AlgebraError (naming `what`) when `points` evaluations of `leaves_per_point` leaves
+// exceed pointwise_work_limit.
+void require_pointwise_budget(std::int64_t points, std::size_t leaves_per_point, std::string const& what);
 
 }  // namespace tessel::calc
