@@ -28,12 +28,19 @@
 
 namespace tessel {
 
+namespace detail {
+template <class Traits>
+concept traits_with_pred = requires(Traits const& t) { t.pred; };
+template <class Traits>
+inline constexpr bool has_pred_v = traits_with_pred<Traits>;
+}  // namespace detail
+
 template <class... Args>
 struct Copy_Atom;
 
 template <class Op, class T>
 struct Copy_Atom<Op, T> : Copy_Atom<Copy_Traits<Op>, T> {
-  TESSEL_HOST_DEVICE constexpr Copy_Atom() = default;
+  constexpr Copy_Atom() = default;
   TESSEL_HOST_DEVICE constexpr Copy_Atom(Copy_Atom<Copy_Traits<Op>, T> const& base)
       : Copy_Atom<Copy_Traits<Op>, T>(base) {}
 };
@@ -62,7 +69,7 @@ struct Copy_Atom<Copy_Traits<Op, TraitArgs...>, T> : Copy_Traits<Op, TraitArgs..
   static constexpr int NumValSrc = int(decltype(size<1>(ValLayoutSrc{}))::value);
   static constexpr int NumValDst = int(decltype(size<1>(ValLayoutDst{}))::value);
 
-  TESSEL_HOST_DEVICE constexpr Copy_Atom() = default;
+  constexpr Copy_Atom() = default;
   TESSEL_HOST_DEVICE constexpr Copy_Atom(Traits const& t) : Traits(t) {}
 
   // The atom with extra trait arguments (the zero-fill predicate of cp.async ..._ZFILL).
@@ -73,8 +80,15 @@ struct Copy_Atom<Copy_Traits<Op, TraitArgs...>, T> : Copy_Traits<Op, TraitArgs..
   }
 
   // One execution: src and dst are rank-1 and hold this thread's values of one execution.
-  template <class SE, class SL, class DE, class DL>
-  TESSEL_HOST_DEVICE void call(Tensor<SE, SL> const& src, Tensor<DE, DL> const& dst) const {
+  template <class SrcTensor, class DstTensor>
+    requires(is_tensor_v<SrcTensor> && is_tensor_v<DstTensor>)
+  TESSEL_HOST_DEVICE void call(SrcTensor const& src_in, DstTensor&& dst_in) const {
+    auto src = make_tensor(src_in.data(), src_in.layout());  // views: an owned dst stays writable
+    auto dst = make_tensor(dst_in.data(), dst_in.layout());
+    using SE = typename decltype(src)::engine_type;
+    using SL = typename decltype(src)::layout_type;
+    using DE = typename decltype(dst)::engine_type;
+    using DL = typename decltype(dst)::layout_type;
     using SReg = std::remove_extent_t<typename Op::SRegisters>;
     using DReg = std::remove_extent_t<typename Op::DRegisters>;
     constexpr int NS = int(std::extent_v<typename Op::SRegisters>);
@@ -82,7 +96,7 @@ struct Copy_Atom<Copy_Traits<Op, TraitArgs...>, T> : Copy_Traits<Op, TraitArgs..
     detail::check_registers<SReg, SE, SL, NS>();
     detail::check_registers<DReg, DE, DL, ND>();
     [&]<int... Is, int... Js>(seq<Is...>, seq<Js...>) {
-      if constexpr (requires(Traits const& t) { t.pred; }) {
+      if constexpr (detail::has_pred_v<Traits>) {
         Op::copy(detail::register_ref<SReg>(src, Is)..., detail::register_ref<DReg>(dst, Js)..., this->pred);
       } else {
         Op::copy(detail::register_ref<SReg>(src, Is)..., detail::register_ref<DReg>(dst, Js)...);

@@ -48,9 +48,13 @@ struct MMA_Atom<MMA_Traits<Op, TraitArgs...>> : MMA_Traits<Op, TraitArgs...> {
   using LayoutC_TV = typename Traits::CLayout;
 
   // D = A*B + C on this thread's fragment of one execution (rank-1 tensors).
-  template <class DE, class DL, class AE, class AL, class BE, class BL, class CE, class CL>
-  TESSEL_HOST_DEVICE void call(Tensor<DE, DL> const& D, Tensor<AE, AL> const& A, Tensor<BE, BL> const& B,
+  template <class DTensor, class AE, class AL, class BE, class BL, class CE, class CL>
+    requires is_tensor_v<DTensor>
+  TESSEL_HOST_DEVICE void call(DTensor&& D_in, Tensor<AE, AL> const& A, Tensor<BE, BL> const& B,
                                Tensor<CE, CL> const& C) const {
+    auto D = make_tensor(D_in.data(), D_in.layout());  // a view: an owned D stays writable
+    using DE = typename decltype(D)::engine_type;
+    using DL = typename decltype(D)::layout_type;
     using DReg = std::remove_extent_t<typename Op::DRegisters>;
     using AReg = std::remove_extent_t<typename Op::ARegisters>;
     using BReg = std::remove_extent_t<typename Op::BRegisters>;
@@ -69,9 +73,11 @@ struct MMA_Atom<MMA_Traits<Op, TraitArgs...>> : MMA_Traits<Op, TraitArgs...> {
     }(make_seq<ND>{}, make_seq<NA>{}, make_seq<NB>{}, make_seq<NC>{});
   }
   // C += A*B.
-  template <class AE, class AL, class BE, class BL, class CE, class CL>
-  TESSEL_HOST_DEVICE void call(Tensor<AE, AL> const& A, Tensor<BE, BL> const& B, Tensor<CE, CL> const& C) const {
-    call(C, A, B, C);
+  template <class AE, class AL, class BE, class BL, class CTensor>
+    requires is_tensor_v<CTensor>
+  TESSEL_HOST_DEVICE void call(Tensor<AE, AL> const& A, Tensor<BE, BL> const& B, CTensor&& C) const {
+    auto c = make_tensor(C.data(), C.layout());
+    call(c, A, B, c);
   }
 
   // Register fragments for partitions (V, M|N, K|N, ...) made by a TiledMMA.

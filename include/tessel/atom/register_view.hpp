@@ -37,8 +37,9 @@ template <class Reg, class E, class L>
 TESSEL_HOST_DEVICE constexpr decltype(auto) register_ref(Tensor<E, L> const& t, int r) {
   using T = typename E::element_type;
   constexpr int k = sizeof_bits_v<Reg> / sizeof_bits_v<T>;
-  using R = copy_const_t<T, Reg>;
-  return *reinterpret_cast<R*>(&t(r * k));
+  auto* p = &t(r * k);
+  using R = copy_const_t<std::remove_pointer_t<decltype(p)>, Reg>;
+  return *reinterpret_cast<R*>(p);
 }
 
 template <class Reg, class E, class L, int N>

@@ -11,12 +11,16 @@
 #include <tessel/tensor/pointer.hpp>
 #include <tessel/tensor/tensor.hpp>
 
+#include <type_traits>
+
 namespace tessel {
 
-template <class U, class E, class L>
-TESSEL_HOST_DEVICE constexpr auto recast(Tensor<E, L> const& t) {
-  using T = typename E::value_type;
-  static_assert(is_layout_v<L>, "recast: the tensor must have a plain Layout (not a swizzled one)");
+template <class U, class TensorT>
+  requires is_tensor_v<TensorT>
+TESSEL_HOST_DEVICE constexpr auto recast(TensorT&& t) {
+  using T = typename std::remove_cvref_t<TensorT>::value_type;
+  static_assert(is_layout_v<typename std::remove_cvref_t<TensorT>::layout_type>,
+                "recast: the tensor must have a plain Layout (not a swizzled one)");
   return make_tensor(recast_ptr<U>(t.data()), recast_layout<T, U>(t.layout()));
 }
 

@@ -217,29 +217,35 @@ TESSEL_HOST_DEVICE constexpr auto layout(Tensor<E, L> const& t) {
 }
 
 // The sub-tensor of mode I...: same data, layout<I...>.
-template <int... Is, class E, class L>
-TESSEL_HOST_DEVICE constexpr auto tensor(Tensor<E, L> const& t) {
+template <int... Is, class T>
+  requires is_tensor_v<T>
+TESSEL_HOST_DEVICE constexpr auto tensor(T&& t) {
   return make_tensor(t.data(), layout<Is...>(t.layout()));
 }
 
-template <int B, int E_, class E, class L>
-TESSEL_HOST_DEVICE constexpr auto group_modes(Tensor<E, L> const& t) {
+template <int B, int E_, class T>
+  requires is_tensor_v<T>
+TESSEL_HOST_DEVICE constexpr auto group_modes(T&& t) {
   return make_tensor(t.data(), group_modes<B, E_>(t.layout()));
 }
-template <int B, int E_, class E, class L>
-TESSEL_HOST_DEVICE constexpr auto take(Tensor<E, L> const& t) {
+template <int B, int E_, class T>
+  requires is_tensor_v<T>
+TESSEL_HOST_DEVICE constexpr auto take(T&& t) {
   return make_tensor(t.data(), take<B, E_>(t.layout()));
 }
-template <int... Is, class E, class L>
-TESSEL_HOST_DEVICE constexpr auto select(Tensor<E, L> const& t) {
+template <int... Is, class T>
+  requires is_tensor_v<T>
+TESSEL_HOST_DEVICE constexpr auto select(T&& t) {
   return make_tensor(t.data(), select<Is...>(t.layout()));
 }
-template <class E, class L>
-TESSEL_HOST_DEVICE constexpr auto flatten(Tensor<E, L> const& t) {
+template <class T>
+  requires is_tensor_v<T>
+TESSEL_HOST_DEVICE constexpr auto flatten(T&& t) {
   return make_tensor(t.data(), flatten(t.layout()));
 }
-template <class E, class L>
-TESSEL_HOST_DEVICE constexpr auto coalesce(Tensor<E, L> const& t) {
+template <class T>
+  requires is_tensor_v<T>
+TESSEL_HOST_DEVICE constexpr auto coalesce(T&& t) {
   return make_tensor(t.data(), coalesce(t.layout()));
 }
 

@@ -24,29 +24,35 @@ namespace tessel {
 // CuTe's name for "drop this mode" in a projection Step.
 using X = Underscore;
 
-template <class E, class L, class Tiler>
-TESSEL_HOST_DEVICE constexpr auto logical_divide(Tensor<E, L> const& t, Tiler const& tiler) {
+template <class T, class Tiler>
+  requires is_tensor_v<T>
+TESSEL_HOST_DEVICE constexpr auto logical_divide(T&& t, Tiler const& tiler) {
   return make_tensor(t.data(), logical_divide(t.layout(), tiler));
 }
-template <class E, class L, class Tiler>
-TESSEL_HOST_DEVICE constexpr auto zipped_divide(Tensor<E, L> const& t, Tiler const& tiler) {
+template <class T, class Tiler>
+  requires is_tensor_v<T>
+TESSEL_HOST_DEVICE constexpr auto zipped_divide(T&& t, Tiler const& tiler) {
   return make_tensor(t.data(), zipped_divide(t.layout(), tiler));
 }
-template <class E, class L, class Tiler>
-TESSEL_HOST_DEVICE constexpr auto tiled_divide(Tensor<E, L> const& t, Tiler const& tiler) {
+template <class T, class Tiler>
+  requires is_tensor_v<T>
+TESSEL_HOST_DEVICE constexpr auto tiled_divide(T&& t, Tiler const& tiler) {
   return make_tensor(t.data(), tiled_divide(t.layout(), tiler));
 }
-template <class E, class L, class Tiler>
-TESSEL_HOST_DEVICE constexpr auto flat_divide(Tensor<E, L> const& t, Tiler const& tiler) {
+template <class T, class Tiler>
+  requires is_tensor_v<T>
+TESSEL_HOST_DEVICE constexpr auto flat_divide(T&& t, Tiler const& tiler) {
   return make_tensor(t.data(), flat_divide(t.layout(), tiler));
 }
-template <class E, class L, class Tiler>
-TESSEL_HOST_DEVICE constexpr auto composition(Tensor<E, L> const& t, Tiler const& tiler) {
+template <class T, class Tiler>
+  requires is_tensor_v<T>
+TESSEL_HOST_DEVICE constexpr auto composition(T&& t, Tiler const& tiler) {
   return make_tensor(t.data(), composition(t.layout(), tiler));
 }
 
-template <class E, class L, class Tiler, class Coord>
-TESSEL_HOST_DEVICE constexpr auto inner_partition(Tensor<E, L> const& t, Tiler const& tiler, Coord const& c) {
+template <class T, class Tiler, class Coord>
+  requires is_tensor_v<T>
+TESSEL_HOST_DEVICE constexpr auto inner_partition(T&& t, Tiler const& tiler, Coord const& c) {
   auto tiled = zipped_divide(t, tiler);  // ((tile modes), (rest modes))
   constexpr int R0 = rank_v<decltype(tiled.layout().template shape<0>())>;
   constexpr int R1 = rank_v<decltype(tiled.layout().template shape<1>())>;
@@ -57,8 +63,9 @@ TESSEL_HOST_DEVICE constexpr auto inner_partition(Tensor<E, L> const& t, Tiler c
   }
 }
 
-template <class E, class L, class Tiler, class Coord>
-TESSEL_HOST_DEVICE constexpr auto outer_partition(Tensor<E, L> const& t, Tiler const& tiler, Coord const& c) {
+template <class T, class Tiler, class Coord>
+  requires is_tensor_v<T>
+TESSEL_HOST_DEVICE constexpr auto outer_partition(T&& t, Tiler const& tiler, Coord const& c) {
   auto tiled = zipped_divide(t, tiler);
   constexpr int R0 = rank_v<decltype(tiled.layout().template shape<0>())>;
   constexpr int R1 = rank_v<decltype(tiled.layout().template shape<1>())>;
@@ -69,26 +76,26 @@ TESSEL_HOST_DEVICE constexpr auto outer_partition(Tensor<E, L> const& t, Tiler c
   }
 }
 
-template <class E, class L, class Tiler, class Coord>
-TESSEL_HOST_DEVICE constexpr auto local_tile(Tensor<E, L> const& t, Tiler const& tiler, Coord const& c) {
+template <class T, class Tiler, class Coord>
+  requires is_tensor_v<T>
+TESSEL_HOST_DEVICE constexpr auto local_tile(T&& t, Tiler const& tiler, Coord const& c) {
   return inner_partition(t, tiler, c);
 }
-template <class E, class L, class Tiler, class Coord, class Proj>
-TESSEL_HOST_DEVICE constexpr auto local_tile(Tensor<E, L> const& t, Tiler const& tiler, Coord const& c,
-                                             Proj const& proj) {
+template <class T, class Tiler, class Coord, class Proj>
+  requires is_tensor_v<T>
+TESSEL_HOST_DEVICE constexpr auto local_tile(T&& t, Tiler const& tiler, Coord const& c, Proj const& proj) {
   return local_tile(t, dice(proj, tiler), dice(proj, c));
 }
 
-template <class E, class L, class TS, class TD, class Index>
-  requires is_integral_v<Index>
-TESSEL_HOST_DEVICE constexpr auto local_partition(Tensor<E, L> const& t, Layout<TS, TD> const& thr_layout,
-                                                  Index const& idx) {
+template <class T, class TS, class TD, class Index>
+  requires(is_tensor_v<T> && is_integral_v<Index>)
+TESSEL_HOST_DEVICE constexpr auto local_partition(T&& t, Layout<TS, TD> const& thr_layout, Index const& idx) {
   return outer_partition(t, product_each(thr_layout.shape()), get_flat_coord(thr_layout, idx));
 }
-template <class E, class L, class TS, class TD, class Index, class Proj>
-  requires is_integral_v<Index>
-TESSEL_HOST_DEVICE constexpr auto local_partition(Tensor<E, L> const& t, Layout<TS, TD> const& thr_layout,
-                                                  Index const& idx, Proj const& proj) {
+template <class T, class TS, class TD, class Index, class Proj>
+  requires(is_tensor_v<T> && is_integral_v<Index>)
+TESSEL_HOST_DEVICE constexpr auto local_partition(T&& t, Layout<TS, TD> const& thr_layout, Index const& idx,
+                                                  Proj const& proj) {
   return local_partition(t, dice(proj, thr_layout), idx);
 }
 

@@ -54,7 +54,7 @@ struct TiledCopy : Atom {
                 "TiledCopy: each thread's values must be a multiple of one atom execution's values; widen the "
                 "value layout or pick a narrower atom");
 
-  TESSEL_HOST_DEVICE constexpr TiledCopy() = default;
+  constexpr TiledCopy() = default;
   TESSEL_HOST_DEVICE constexpr TiledCopy(Atom const& a) : Atom(a) {}
 
   // (M,N,...) -> ((ThrV,ThrX),FrgV,(RestM,RestN,...)) for the source side.
@@ -118,22 +118,26 @@ template <class TiledCopy_, class ThrIdx>
 struct ThrCopy {
   ThrIdx thr_idx_;
 
-  template <class E, class L>
-  TESSEL_HOST_DEVICE constexpr auto partition_S(Tensor<E, L> const& s) const {
+  template <class T>
+    requires is_tensor_v<T>
+  TESSEL_HOST_DEVICE constexpr auto partition_S(T&& s) const {
     auto thr = make_tensor(s.data(), TiledCopy_::tidfrg_S(s.layout()));
     return thr(thr_idx_, _, repeat<rank_v<decltype(shape(s.layout()))>>(_));
   }
-  template <class E, class L>
-  TESSEL_HOST_DEVICE constexpr auto partition_D(Tensor<E, L> const& d) const {
+  template <class T>
+    requires is_tensor_v<T>
+  TESSEL_HOST_DEVICE constexpr auto partition_D(T&& d) const {
     auto thr = make_tensor(d.data(), TiledCopy_::tidfrg_D(d.layout()));
     return thr(thr_idx_, _, repeat<rank_v<decltype(shape(d.layout()))>>(_));
   }
-  template <class E, class L>
-  TESSEL_HOST_DEVICE static constexpr auto retile_S(Tensor<E, L> const& s) {
+  template <class T>
+    requires is_tensor_v<T>
+  TESSEL_HOST_DEVICE static constexpr auto retile_S(T&& s) {
     return make_tensor(s.data(), TiledCopy_::retile(s.layout()));
   }
-  template <class E, class L>
-  TESSEL_HOST_DEVICE static constexpr auto retile_D(Tensor<E, L> const& d) {
+  template <class T>
+    requires is_tensor_v<T>
+  TESSEL_HOST_DEVICE static constexpr auto retile_D(T&& d) {
     return make_tensor(d.data(), TiledCopy_::retile(d.layout()));
   }
 };

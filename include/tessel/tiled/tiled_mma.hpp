@@ -49,7 +49,7 @@ struct TiledMMA : Atom {
 
   using ThrLayoutVMNK = decltype(tiled_product(AtomThrID{}, AtomLayoutMNK{}));
 
-  TESSEL_HOST_DEVICE constexpr TiledMMA() = default;
+  constexpr TiledMMA() = default;
   TESSEL_HOST_DEVICE constexpr TiledMMA(Atom const& a, AtomLayoutMNK const& = {}) : Atom(a) {}
 
   TESSEL_HOST_DEVICE static constexpr ThrLayoutVMNK get_thr_layout_vmnk() { return {}; }
@@ -139,35 +139,41 @@ struct ThrMMA : TiledMMA_ {
 
   TESSEL_HOST_DEVICE constexpr ThrMMA(TiledMMA_ const& mma, ThrVMNK const& vmnk) : TiledMMA_(mma), thr_vmnk_(vmnk) {}
 
-  template <class E, class L>
-  TESSEL_HOST_DEVICE constexpr auto partition_C(Tensor<E, L> const& c) const {
+  template <class T>
+    requires is_tensor_v<T>
+  TESSEL_HOST_DEVICE constexpr auto partition_C(T&& c) const {
     auto thr = make_tensor(c.data(), TiledMMA_::thrfrg_C(c.layout()));
     auto crd = make_coord(get<0>(thr_vmnk_), make_coord(get<1>(thr_vmnk_), get<2>(thr_vmnk_)));
     return thr(crd, make_coord(_, repeat<rank_v<decltype(shape<1, 1>(thr.layout()))>>(_)));
   }
-  template <class E, class L>
-  TESSEL_HOST_DEVICE constexpr auto partition_A(Tensor<E, L> const& a) const {
+  template <class T>
+    requires is_tensor_v<T>
+  TESSEL_HOST_DEVICE constexpr auto partition_A(T&& a) const {
     auto thr = make_tensor(a.data(), TiledMMA_::thrfrg_A(a.layout()));
     auto crd = make_coord(get<0>(thr_vmnk_), make_coord(get<1>(thr_vmnk_), get<3>(thr_vmnk_)));
     return thr(crd, make_coord(_, repeat<rank_v<decltype(shape<1, 1>(thr.layout()))>>(_)));
   }
-  template <class E, class L>
-  TESSEL_HOST_DEVICE constexpr auto partition_B(Tensor<E, L> const& b) const {
+  template <class T>
+    requires is_tensor_v<T>
+  TESSEL_HOST_DEVICE constexpr auto partition_B(T&& b) const {
     auto thr = make_tensor(b.data(), TiledMMA_::thrfrg_B(b.layout()));
     auto crd = make_coord(get<0>(thr_vmnk_), make_coord(get<2>(thr_vmnk_), get<3>(thr_vmnk_)));
     return thr(crd, make_coord(_, repeat<rank_v<decltype(shape<1, 1>(thr.layout()))>>(_)));
   }
 
-  template <class E, class L>
-  TESSEL_HOST_DEVICE constexpr auto partition_fragment_C(Tensor<E, L> const& c) const {
+  template <class T>
+    requires is_tensor_v<T>
+  TESSEL_HOST_DEVICE constexpr auto partition_fragment_C(T&& c) const {
     return TiledMMA_::make_fragment_C(partition_C(c));
   }
-  template <class E, class L>
-  TESSEL_HOST_DEVICE constexpr auto partition_fragment_A(Tensor<E, L> const& a) const {
+  template <class T>
+    requires is_tensor_v<T>
+  TESSEL_HOST_DEVICE constexpr auto partition_fragment_A(T&& a) const {
     return TiledMMA_::make_fragment_A(partition_A(a));
   }
-  template <class E, class L>
-  TESSEL_HOST_DEVICE constexpr auto partition_fragment_B(Tensor<E, L> const& b) const {
+  template <class T>
+    requires is_tensor_v<T>
+  TESSEL_HOST_DEVICE constexpr auto partition_fragment_B(T&& b) const {
     return TiledMMA_::make_fragment_B(partition_B(b));
   }
 };
