@@ -20,7 +20,8 @@
 #define TESSEL_ON_DEVICE 0
 #endif
 
-#if defined(__CUDACC__) || defined(__clang__)
+// Only the device pass (and clang) understands the pragma; nvcc's host pass hands it to the host compiler.
+#if defined(__CUDA_ARCH__) || defined(__clang__)
 #define TESSEL_UNROLL _Pragma("unroll")
 #define TESSEL_NO_UNROLL _Pragma("unroll 1")
 #else
