@@ -26,18 +26,18 @@ void expect_same_function(R const& r, char const* expected) {
   calc::Value e = calc::parse_literal(expected);
   if constexpr (tessel::is_layout_v<R>) {
     auto const* el = std::get_if<calc::Layout>(&e);
-    ASSERT_NE(el, nullptr) << "CuTe's result " << expected << " is not a layout; tessel gave " << tessel::to_string(r);
+    ASSERT_NE(el, nullptr) << "the expected result " << expected << " is not a layout; tessel gave " << tessel::to_string(r);
     long long const n = calc::size(*el).value;
     ASSERT_EQ(static_cast<long long>(tessel::size(r)), n)
-        << "tessel gave " << tessel::to_string(r) << ", CuTe " << expected;
+        << "tessel gave " << tessel::to_string(r) << ", expected " << expected;
     for (long long i = 0; i < n; ++i) {
       long long got = static_cast<long long>(r(i));
       long long want = calc::eval(*el, i).value;
-      ASSERT_EQ(got, want) << "at index " << i << ": tessel gave " << tessel::to_string(r) << ", CuTe " << expected;
+      ASSERT_EQ(got, want) << "at index " << i << ": tessel gave " << tessel::to_string(r) << ", expected " << expected;
     }
   } else {
     auto const* ei = std::get_if<calc::IntTuple>(&e);
-    ASSERT_TRUE(ei != nullptr && ei->is_leaf()) << "CuTe's result " << expected << " is not an integer";
+    ASSERT_TRUE(ei != nullptr && ei->is_leaf()) << "the expected result " << expected << " is not an integer";
     EXPECT_EQ(static_cast<long long>(r), ei->value.value) << "tessel gave " << tessel::to_string(r);
   }
 }
