@@ -7,6 +7,7 @@
 // the winner (src/gemm/simt_launch.cuh). D is row-major; operand orders: both K-contiguous
 // (BLAS tn), A K- and B N-contiguous (row-major nn), both M/N-contiguous.
 #include <tessel/gemm/kernel/simt_gemm.hpp>
+#include <tessel/gemm/kernel/simt_gemm_cp_async.hpp>
 #include <tessel/reference/gemm_device.hpp>
 #include <tessel/runtime/device.hpp>
 
@@ -25,24 +26,50 @@ namespace {
 
 struct Variant {
   char const* name;
-  int bm, bn, threads;
   void (*launch)(SimtGemmParams, cudaStream_t);
-  int regs;
+  int regs, local;
 };
 
 template <class Tile>
-void launch(SimtGemmParams p, cudaStream_t s) {
+dim3 grid_of(SimtGemmParams& p) {
   p.tiles_m = int((p.m + Tile::BM - 1) / Tile::BM);
   p.tiles_n = int((p.n + Tile::BN - 1) / Tile::BN);
   p.raster_order = tessel::choose_raster_order(p.tiles_m, p.tiles_n);
-  simt_gemm_kernel<Tile, float, float><<<dim3(unsigned(p.tiles_m * p.tiles_n), 1), Tile::kThreads, 0, s>>>(p);
+  return dim3(unsigned(p.tiles_m * p.tiles_n), 1);
 }
 
-template <class Tile>
+// The register-staged kernel (Stages == 0) or the cp.async one, for one pair of operand orders.
+template <class Tile, int Stages, bool AK, bool BK>
+void launch(SimtGemmParams p, cudaStream_t s) {
+  dim3 const grid = grid_of<Tile>(p);
+  if constexpr (Stages == 0) simt_gemm_kernel<Tile, float, float, AK, BK><<<grid, Tile::kThreads, 0, s>>>(p);
+  else simt_gemm_cp_async_kernel<Tile, Stages, AK, BK><<<grid, Tile::kThreads, 0, s>>>(p);
+}
+
+template <class Tile, int Stages, bool AK, bool BK>
 Variant variant(char const* name) {
   cudaFuncAttributes a{};
-  cudaFuncGetAttributes(&a, simt_gemm_kernel<Tile, float, float>);
-  return {name, Tile::BM, Tile::BN, Tile::kThreads, launch<Tile>, a.numRegs};
+  if constexpr (Stages == 0) cudaFuncGetAttributes(&a, simt_gemm_kernel<Tile, float, float, AK, BK>);
+  else cudaFuncGetAttributes(&a, simt_gemm_cp_async_kernel<Tile, Stages, AK, BK>);
+  return {name, launch<Tile, Stages, AK, BK>, a.numRegs, int(a.localSizeBytes)};
+}
+
+using T128 = SimtTile<128, 128, 8, 4, 2, 4, 2>;
+using T128w24 = SimtTile<128, 128, 8, 2, 4, 8, 2>;
+using T256x128 = SimtTile<256, 128, 8, 4, 2, 8, 1>;
+using T64 = SimtTile<64, 64, 8, 2, 1, 4, 4>;
+
+template <bool AK, bool BK>
+std::vector<Variant> variants() {
+  return {
+      variant<T128, 0, AK, BK>("regs 128x128x8 w4x2 (library)"),
+      variant<T128w24, 0, AK, BK>("regs 128x128x8 w2x4"),
+      variant<T128, 3, AK, BK>("cp.async3 128x128x8 w4x2 (library)"),
+      variant<T128, 4, AK, BK>("cp.async4 128x128x8 w4x2"),
+      variant<T128w24, 3, AK, BK>("cp.async3 128x128x8 w2x4"),
+      variant<T256x128, 3, AK, BK>("cp.async3 256x128x8 16x8/thr"),
+      variant<T64, 0, AK, BK>("regs 64x64x8"),
+  };
 }
 
 void ok(cudaError_t e, char const* what) {
@@ -75,15 +102,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto info = tessel::query_device(0);
-  std::vector<Variant> const variants = {
-      variant<SimtTile<128, 128, 8, 4, 2, 4, 2>>("128x128x8 w4x2 l4x8 (library)"),
-      variant<SimtTile<128, 128, 8, 2, 4, 8, 2>>("128x128x8 w2x4 l8x4"),
-      variant<SimtTile<128, 128, 8, 4, 2, 4, 1>>("128x128x8 w4x2 l4x8 minB1"),
-      variant<SimtTile<128, 256, 8, 2, 4, 4, 1>>("128x256x8 w2x4 l4x8 (16x8/thr)"),
-      variant<SimtTile<256, 128, 8, 4, 2, 8, 1>>("256x128x8 w4x2 l8x4 (16x8/thr)"),
-      variant<SimtTile<64, 64, 8, 2, 1, 4, 4>>("64x64x8 w2x1 l4x8"),
-  };
-
   std::size_t const na = m * k, nb = k * n, nd = m * n;
   std::size_t const set_bytes = 4 * (na + nb + nd);
   int const sets = int(std::clamp<std::size_t>((2 * info->l2_bytes + set_bytes - 1) / set_bytes, 2, 8));
@@ -128,8 +146,9 @@ int main(int argc, char** argv) {
     g.a = A[0], g.b = B[0], g.d = D[0];
     tessel::reference::gemm_device(g, ref, scale);
     double const tol = tessel::reference::gemm_tolerance(tessel::DType::f32, tessel::DType::f32, k);
-    std::printf("\n%s\n%-34s %5s %8s %8s %8s %7s  %s\n", o.name, "variant", "regs", "ms", "TFLOP/s", "cuBLAS", "ratio", "check");
-    for (Variant const& v : variants) {
+    std::printf("\n%s\n%-34s %5s %5s %8s %8s %8s %7s  %s\n", o.name, "variant", "regs", "local", "ms", "TFLOP/s", "cuBLAS", "ratio", "check");
+    std::vector<Variant> const vs = o.a_k ? (o.b_k ? variants<true, true>() : variants<true, false>()) : variants<false, false>();
+    for (Variant const& v : vs) {
       tessel::reference::fill_constant_device(D[0], tessel::DType::f32, nd, NAN);
       v.launch(params(0), nullptr);
       ok(cudaGetLastError(), v.name);
@@ -153,7 +172,7 @@ int main(int argc, char** argv) {
       }
       ok(cudaGetLastError(), v.name);
       double const tm = median(t), cm = median(c);
-      std::printf("%-34s %5d %8.3f %8.2f %8.2f %7.3f  %s\n", v.name, v.regs, tm, flops / tm / 1e9, flops / cm / 1e9, cm / tm,
+      std::printf("%-34s %5d %5d %8.3f %8.2f %8.2f %7.3f  %s\n", v.name, v.regs, v.local, tm, flops / tm / 1e9, flops / cm / 1e9, cm / tm,
                   chk.passed() ? "ok" : chk.describe().c_str());
       std::fflush(stdout);
     }

@@ -65,8 +65,14 @@ SimtGemmParams simt_params(GemmArguments const& g) {
 Status simt_check(SimtTileShape tile, GemmArguments const& g) {
   SimtInstance const inst = simt_instance(tile, g);
   if (inst.launch == nullptr)
-    return Status::error(StatusCode::not_supported, std::string("c_type: no SIMT instance for ") + to_string(g.a_type) +
-                                                        " -> " + to_string(g.c_type));
+    return Status::error(StatusCode::not_supported,
+                         tile == SimtTileShape::t128x128x8_cp_async
+                             ? std::string("a_type: the cp.async SIMT kernel takes fp32 (or tf32) operands only, not ") +
+                                   to_string(g.a_type) + " -> " + to_string(g.c_type)
+                             : std::string("c_type: no SIMT instance for ") + to_string(g.a_type) + " -> " +
+                                   to_string(g.c_type));
+  if (g.k / 8 >= INT_MAX)
+    return Status::error(StatusCode::not_supported, "k: " + std::to_string(g.k) + " needs more than 2^31 k-tiles of 8");
   std::int64_t const tm = (g.m + inst.bm - 1) / inst.bm, tn = (g.n + inst.bn - 1) / inst.bn;
   if (tm > INT_MAX || tn > INT_MAX || tm * tn > INT_MAX)
     return Status::error(StatusCode::not_supported,
@@ -95,22 +101,35 @@ constexpr char kSimtDtypes[] = "fp32|tf32 -> fp32, fp16 -> fp16|fp32, bf16 -> bf
 constexpr char kSimtLayouts[] = "A, B, C/D each row- or column-major; batched; any leading dimension";
 constexpr char kSimtAlign[] = "none; 128-bit loads/stores where pointer, ld and batch stride are multiples of 4 elements";
 
-std::array<GemmKernelInfo, 2> const kKernels = {{
+constexpr char kCpAsyncDtypes[] = "fp32|tf32 -> fp32 (tf32 runs in full fp32)";
+
+std::array<GemmKernelInfo, 3> const kKernels = {{
+    {"simt_cp_async_128x128x8",
+     "CUDA-core FFMA, fp32: 3-stage cp.async pipeline (global -> shared, no staging registers), warp tiling, 8x8 per thread",
+     "128x128x8, 256 threads, 3 stages", kCpAsyncDtypes, kSimtLayouts, kSimtAlign,
+     "default for fp32/tf32 when the 128x128 tiles fill at least every SM once", 80,
+     [](GemmArguments const& g) { return simt_check(SimtTileShape::t128x128x8_cp_async, g); },
+     [](GemmArguments const& g, cudaStream_t s) { return simt_run(SimtTileShape::t128x128x8_cp_async, g, s); },
+     [](GemmArguments const& g, cudaFuncAttributes* a) { return simt_attr(SimtTileShape::t128x128x8_cp_async, g, a); }},
     {"simt_128x128x8",
-     "CUDA-core FFMA: double-buffered smem, warp tiling, 8x8 outputs per thread (tutorial rung 08)",
-     "128x128x8, 256 threads", kSimtDtypes, kSimtLayouts, kSimtAlign,
-     "default: when the 128x128 tiles fill at least every SM once", 80,
+     "CUDA-core FFMA: double-buffered smem through registers (converts fp16/bf16 on load), warp tiling, 8x8 per thread (tutorial rung 08)",
+     "128x128x8, 256 threads, 2 stages", kSimtDtypes, kSimtLayouts, kSimtAlign,
+     "default for fp16/bf16 when the 128x128 tiles fill at least every SM once", 80,
      [](GemmArguments const& g) { return simt_check(SimtTileShape::t128x128x8, g); },
      [](GemmArguments const& g, cudaStream_t s) { return simt_run(SimtTileShape::t128x128x8, g, s); },
      [](GemmArguments const& g, cudaFuncAttributes* a) { return simt_attr(SimtTileShape::t128x128x8, g, a); }},
     {"simt_64x64x8",
-     "the same mainloop on 64x64 tiles: four times the CTAs for small and skinny problems",
-     "64x64x8, 64 threads", kSimtDtypes, kSimtLayouts, kSimtAlign,
+     "the register-staged mainloop on 64x64 tiles: four times the CTAs for small and skinny problems",
+     "64x64x8, 64 threads, 2 stages", kSimtDtypes, kSimtLayouts, kSimtAlign,
      "when there are fewer 128x128 tiles (times batches) than SMs", 80,
      [](GemmArguments const& g) { return simt_check(SimtTileShape::t64x64x8, g); },
      [](GemmArguments const& g, cudaStream_t s) { return simt_run(SimtTileShape::t64x64x8, g, s); },
      [](GemmArguments const& g, cudaFuncAttributes* a) { return simt_attr(SimtTileShape::t64x64x8, g, a); }},
 }};
+
+// The heuristic's preference for large fp32 problems: the cp.async kernel (index 0) or the
+// register-staged one (index 1). Set from the bench_simt_tiles measurements (docs/PERF.md).
+constexpr std::size_t kLargeFp32Kernel = 0;
 
 // The current device's ordinal, compute capability and SM count, or no_device.
 struct Here {
@@ -158,14 +177,16 @@ GemmKernelInfo const* select_gemm_kernel(GemmArguments const& g, Status* why) {
     if (Status s = k->check(g); !s) return fail(std::move(s));
     return k;
   }
-  // Heuristic: 128x128 tiles unless they leave SMs idle; then 64x64 (4x the CTAs).
+  // Heuristic: 128x128 tiles unless they leave SMs idle, then 64x64 (4x the CTAs); for fp32 the
+  // kKernels[kLargeFp32Kernel] mainloop.
   Here h;
   int const sms = current_device(&h).ok() ? h.sms : 132;
   std::int64_t const tiles128 = ((g.m + 127) / 128) * ((g.n + 127) / 128) * g.batch_count;
-  GemmKernelInfo const* k = &kKernels[tiles128 >= sms ? 0 : 1];
+  bool const fp32 = g.a_type == DType::f32 || g.a_type == DType::tf32;
+  GemmKernelInfo const* k = &kKernels[tiles128 < sms ? 2 : fp32 ? kLargeFp32Kernel : 1];
   if (Status s = k->check(g); !s) {
-    k = &kKernels[0];
-    if (Status s0 = k->check(g); !s0) return fail(std::move(s0));
+    k = &kKernels[1];
+    if (Status s1 = k->check(g); !s1) return fail(std::move(s1));
   }
   return k;
 }
@@ -179,7 +200,7 @@ Status gemm_kernel_runs_here(GemmKernelInfo const& k, GemmArguments const& g) {
                                                         std::to_string(k.min_cc) + " or newer; this GPU is " + sm);
   // One probe per (kernel instance, device); the answer cannot change within a process.
   static std::mutex mu;
-  static std::array<std::array<signed char, 64>, 16> seen{};  // [kernel entry x dtype family][device]: 0 unknown, 1 ok, -1 no
+  static std::array<std::array<signed char, 64>, 24> seen{};  // [kernel entry x dtype family][device]: 0 unknown, 1 ok, -1 no
   std::size_t const row = static_cast<std::size_t>(&k - kKernels.data()) * 8 + static_cast<std::size_t>(g.a_type) * 2 +
                           (g.c_type == DType::f32 ? 0 : 1);
   bool const cacheable = row < seen.size() && h.device >= 0 && h.device < 64;

@@ -42,13 +42,15 @@ __global__ void reference_gemm_kernel(GemmArguments g, bool reads_ab, bool reads
   __shared__ double sA[kRefTile][kRefTile + 1];  // (m, k)
   __shared__ double sB[kRefTile][kRefTile + 1];  // (k, n)
   int const tx = threadIdx.x, ty = threadIdx.y;
-  std::int64_t const i = std::int64_t(blockIdx.y) * kRefTile + ty;  // row of D
+  std::int64_t const row_blocks = (g.m + kRefTile - 1) / kRefTile;
   std::int64_t const j = std::int64_t(blockIdx.x) * kRefTile + tx;  // column of D
-  for (std::int64_t b = blockIdx.z; b < g.batch_count; b += gridDim.z) {
+  for (std::int64_t b = blockIdx.z; b < g.batch_count; b += gridDim.z)
+  for (std::int64_t by = blockIdx.y; by < row_blocks; by += gridDim.y) {  // rows past 65535 blocks
+    std::int64_t const i = by * kRefTile + ty;  // row of D
     double sum = 0.0, abs_sum = 0.0;
     if (reads_ab) {
       for (std::int64_t k0 = 0; k0 < g.k; k0 += kRefTile) {
-        std::int64_t const ai = std::int64_t(blockIdx.y) * kRefTile + ty, ak = k0 + tx;
+        std::int64_t const ai = by * kRefTile + ty, ak = k0 + tx;
         sA[ty][tx] = (ai < g.m && ak < g.k)
                          ? load_element(g.a, g.a_type, b * g.batch_stride_a + element_offset(g.a_order, ai, ak, g.lda))
                          : 0.0;
@@ -154,10 +156,10 @@ Status gemm_device(GemmArguments const& g, double* r, double* scale, CUstream_st
   if (Status s = gemm_validate(g); !s) return s;
   if (gemm_is_noop(g)) return Status::success();
   std::int64_t const gx = (g.n + kRefTile - 1) / kRefTile, gy = (g.m + kRefTile - 1) / kRefTile;
-  if (gx > 0x7fffffffLL || gy > 65535)
-    return Status::error(StatusCode::not_supported, "m, n: the reference's grid (" + std::to_string(gx) + " x " +
-                                                        std::to_string(gy) + " blocks of 16x16) exceeds the launch limits");
-  dim3 const grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy),
+  if (gx > 0x7fffffffLL)
+    return Status::error(StatusCode::not_supported, "n: the reference's grid (" + std::to_string(gx) +
+                                                        " blocks of 16 columns) exceeds the launch limit");
+  dim3 const grid(static_cast<unsigned>(gx), static_cast<unsigned>(std::min<std::int64_t>(gy, 65535)),
                   static_cast<unsigned>(std::min<std::int64_t>(g.batch_count, 65535)));
   reference_gemm_kernel<<<grid, dim3(kRefTile, kRefTile), 0, stream>>>(g, gemm_reads_ab(g), gemm_reads_c(g), r, scale);
   return cuda_status(cudaGetLastError(), "launch of the reference GEMM");

@@ -1,8 +1,9 @@
 // src/gemm/simt_instances.hpp -- the compiled SIMT GEMM instances (one dtype family per TU).
 //
-// simt_gemm_f32.cu, simt_gemm_f16.cu and simt_gemm_bf16.cu each instantiate the kernel of
+// simt_gemm_f32.cu, simt_gemm_f16.cu and simt_gemm_bf16.cu each instantiate the kernels of
 // tessel/gemm/kernel/simt_gemm.hpp for their input dtype, every output dtype the API allows
-// with it, and both CTA tiles. gemm.cpp (plain C++) reaches them through this table.
+// with it, both CTA tiles and the four operand orders (simt_gemm_f32.cu also the cp.async
+// kernel of simt_gemm_cp_async.hpp). gemm.cpp (plain C++) reaches them through this table.
 #pragma once
 
 #include <tessel/gemm/device/gemm_arguments.hpp>
@@ -12,8 +13,9 @@
 
 namespace tessel::kernel::detail {
 
-// The CTA tiles compiled: 128x128x8 with 256 threads, 64x64x8 with 64 threads (8x8 per thread).
-enum class SimtTileShape { t128x128x8, t64x64x8 };
+// The kernels compiled: register-staged 128x128x8 (256 threads) and 64x64x8 (64 threads), every
+// dtype; the fp32-only cp.async multistage 128x128x8. All 8x8 outputs per thread.
+enum class SimtTileShape { t128x128x8, t64x64x8, t128x128x8_cp_async };
 
 struct SimtInstance {
   int bm = 0, bn = 0;

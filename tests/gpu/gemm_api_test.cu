@@ -314,19 +314,32 @@ TEST(GemmApi, NanAndInfPropagate) {
   }
 }
 
-TEST(GemmApi, BothTilesAndTheHeuristic) {
+TEST(GemmApi, EveryKernelByNameAndTheHeuristic) {
   TESSEL_REQUIRE_GPU();
-  for (char const* name : {"simt_128x128x8", "simt_64x64x8"}) {
-    GemmArguments g = problem(333, 222, 111, "nn");
-    g.kernel = name;
-    g.beta = 1.0f;
-    Operands ops(g, 14);
-    expect_good(run_and_check(g), name);
-  }
+  for (GemmKernelInfo const& k : gemm_kernels())
+    for (char const* layout : {"nn", "tn", "nt", "tt"}) {
+      GemmArguments g = problem(333, 222, 111, layout);
+      g.kernel = k.name;
+      g.beta = 1.0f;
+      Operands ops(g, 14);
+      expect_good(run_and_check(g), std::string(k.name) + " " + layout);
+      GemmArguments h = problem(4095, 4097, 4099, layout, MatrixOrder::row_major);  // ragged, unaligned rows
+      h.kernel = k.name;
+      Operands ops2(h, 15);
+      expect_good(run_and_check(h, false), std::string(k.name) + " 4095x4097x4099 " + layout);
+    }
   GemmArguments small = problem(256, 256, 64, "tn");
   EXPECT_STREQ(select_gemm_kernel(small)->name, "simt_64x64x8");
   GemmArguments big = problem(4096, 4096, 64, "tn");
+  EXPECT_STRNE(select_gemm_kernel(big)->name, "simt_64x64x8");
+  big.a_type = big.b_type = DType::bf16;
+  big.c_type = DType::bf16;
   EXPECT_STREQ(select_gemm_kernel(big)->name, "simt_128x128x8");
+  big.kernel = "simt_cp_async_128x128x8";  // fp32 only
+  Status why;
+  EXPECT_EQ(select_gemm_kernel(big, &why), nullptr);
+  EXPECT_EQ(why.code, StatusCode::not_supported);
+  EXPECT_EQ(why.reason.rfind("a_type:", 0), 0u) << why.reason;
 }
 
 TEST(GemmApi, MatrixOfMoreThan2To31Elements) {

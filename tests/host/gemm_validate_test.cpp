@@ -164,7 +164,9 @@ TEST(GemmValidate, DtypeCombinations) {
     g.c_type = c.cd;
     Status s = gemm_validate(g);
     EXPECT_EQ(s.ok(), c.ok) << to_string(c.ab) << " -> " << to_string(c.cd) << ": " << s.reason;
-    if (!c.ok) EXPECT_EQ(s.reason.rfind(std::string(c.arg) + ":", 0), 0u) << s.reason;
+    if (!c.ok) {
+      EXPECT_EQ(s.reason.rfind(std::string(c.arg) + ":", 0), 0u) << s.reason;
+    }
   }
   auto g = valid();
   g.b_type = DType::f16;

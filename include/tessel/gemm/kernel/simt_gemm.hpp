@@ -8,9 +8,10 @@
 //   D (M x N, row-major) = alpha * A (M x K) * B (K x N) + beta * C
 //
 // The host adapter (src/gemm/) brings every call to this form: a column-major D is computed as
-// D^T = B^T A^T, which swaps A and B and flips their orders. What stays run-time: which of an
+// D^T = B^T A^T, which swaps A and B and flips their orders. Run-time arguments: which of an
 // operand's two dimensions is contiguous (k_major), and whether 128-bit (4-element) loads are
-// legal (vec: pointer, leading dimension and batch stride all multiples of 4 elements).
+// legal (vec: pointer, leading dimension and batch stride all multiples of 4 elements). The
+// orders are dispatched to compile-time mainloops once per CTA.
 //
 // One CTA computes a BM x BN tile of D. Per k-tile of BK:
 //   global -> registers (4 consecutive elements per slot, converted to float)
@@ -21,6 +22,9 @@
 //             and does TM x TN FFMAs into its accumulators tCrC.
 // Double buffered: two shared-memory stages; the next k-tile's global loads are issued before
 // the current tile's FFMAs and land in the other stage after them, so one barrier per k-tile.
+// Beyond rung 08: the operand orders are template parameters (the kernel picks one of four
+// mainloops per CTA), and interior CTAs load full k-tiles with unpredicated 128-bit loads; the
+// bounds checks run only for edge CTAs and the last, partial k-tile.
 // Warp tiling: a warp owns a WM x WN block of D; its lanes form a LanesM x LanesN grid, each
 // thread owns SubM x SubN 4x4 sub-tiles spaced 4*LanesM rows and 4*LanesN columns apart, so a
 // quarter-warp's 128-bit shared loads touch at most 8 distinct 16-byte words (no conflicts).
@@ -64,52 +68,54 @@ struct SimtTile {
 
 namespace detail {
 
-// One operand's global -> register -> shared path for a tile of MN x BK elements.
-// Slot s of thread `tid` covers 4 consecutive elements along the contiguous dimension.
-template <class T, int MN, int BK, int Threads>
+// One operand's global -> register -> shared path for a tile of MN x BK elements. KMajor: the
+// operand's K is contiguous in memory (it is transposed on its way into sX[k][mn]).
+// Slot s of thread `tid` covers 4 consecutive elements along the contiguous dimension, at tile
+// coordinates (mn_of, kk_of); they are recomputed from tid where needed (shifts and masks), so
+// the loader keeps only a pointer and 4 staged floats per slot alive across the mainloop.
+template <class T, int MN, int BK, int Threads, bool KMajor>
 struct SimtTileLoader {
   static constexpr int Slots = MN * BK / (4 * Threads);
   T const* ptr[Slots];  // first element of each slot in the current k-tile
-  int mn[Slots], kk[Slots];
-  int rows_ok[Slots];   // k-major: 4 if the slot's row exists, else 0; mn-major: existing elements of the 4
   float4 staged[Slots];
   std::int64_t step;    // elements between consecutive k-tiles
-  bool k_major, vec;
+  int mn_left;          // rows of the tile inside the matrix, at most MN
 
-  // base: the tile's (mn = 0, k = 0) element; ld: leading dimension; mn_left: rows of the
-  // tile inside the matrix (may exceed MN).
-  TESSEL_DEVICE void init(T const* base, std::int64_t ld, bool k_major_, bool vec_, std::int64_t mn_left, int tid) {
-    k_major = k_major_;
-    vec = vec_;
-    step = k_major ? BK : BK * ld;
-    TESSEL_UNROLL
-    for (int s = 0; s < Slots; ++s) {
-      int const v = s * Threads + tid;
-      if (k_major) {
-        mn[s] = v / (BK / 4);
-        kk[s] = (v % (BK / 4)) * 4;
-        rows_ok[s] = mn[s] < mn_left ? 4 : 0;
-        ptr[s] = base + mn[s] * ld + kk[s];
-      } else {
-        kk[s] = v / (MN / 4);
-        mn[s] = (v % (MN / 4)) * 4;
-        std::int64_t const left = mn_left - mn[s];
-        rows_ok[s] = left >= 4 ? 4 : (left > 0 ? int(left) : 0);
-        ptr[s] = base + kk[s] * ld + mn[s];
-      }
-    }
+  static TESSEL_DEVICE int mn_of(int s, int tid) {
+    int const v = s * Threads + tid;
+    return KMajor ? v / (BK / 4) : (v % (MN / 4)) * 4;
+  }
+  static TESSEL_DEVICE int kk_of(int s, int tid) {
+    int const v = s * Threads + tid;
+    return KMajor ? (v % (BK / 4)) * 4 : v / (MN / 4);
   }
 
-  // Global -> registers for the current k-tile; k_left = min(K - k0, BK) valid k.
-  TESSEL_DEVICE void load(int k_left) {
+  // base: the tile's (mn = 0, k = 0) element; ld: leading dimension; rows: rows of the tile
+  // inside the matrix (may exceed MN).
+  TESSEL_DEVICE void init(T const* base, std::int64_t ld, std::int64_t rows, int tid) {
+    step = KMajor ? BK : BK * ld;
+    mn_left = rows < MN ? int(rows) : MN;
+    TESSEL_UNROLL
+    for (int s = 0; s < Slots; ++s)
+      ptr[s] = base + (KMajor ? std::int64_t(mn_of(s, tid)) * ld + kk_of(s, tid) : std::int64_t(kk_of(s, tid)) * ld + mn_of(s, tid));
+  }
+
+  // Global -> registers when the whole k-tile is inside the matrix and 128-bit loads are legal.
+  TESSEL_DEVICE void load_full() {
+    TESSEL_UNROLL
+    for (int s = 0; s < Slots; ++s) staged[s] = load_float4(ptr[s]);
+  }
+
+  // Global -> registers at an edge; k_left = min(K - k0, BK) valid k; vec: 128-bit loads legal.
+  TESSEL_DEVICE void load_guarded(int k_left, bool vec, int tid) {
     TESSEL_UNROLL
     for (int s = 0; s < Slots; ++s) {
-      int valid;
-      if (k_major) {
-        int const kl = k_left - kk[s];
-        valid = kl >= 4 ? rows_ok[s] : (kl > 0 ? (rows_ok[s] ? kl : 0) : 0);
+      int const mn = mn_of(s, tid), kk = kk_of(s, tid);
+      int valid;  // how many of the slot's 4 elements exist
+      if constexpr (KMajor) {
+        valid = mn >= mn_left ? 0 : min(4, max(0, k_left - kk));
       } else {
-        valid = kk[s] < k_left ? rows_ok[s] : 0;
+        valid = kk >= k_left ? 0 : min(4, max(0, mn_left - mn));
       }
       if (vec && valid == 4) {
         staged[s] = load_float4(ptr[s]);
@@ -129,16 +135,17 @@ struct SimtTileLoader {
 
   // Registers -> shared memory tile sX[BK][Lds] (k outer, mn inner).
   template <int Lds>
-  TESSEL_DEVICE void store(float (*sX)[Lds]) const {
+  TESSEL_DEVICE void store(float (*sX)[Lds], int tid) const {
     TESSEL_UNROLL
     for (int s = 0; s < Slots; ++s) {
-      if (k_major) {  // transpose: 4 consecutive k go to 4 rows
-        sX[kk[s] + 0][mn[s]] = staged[s].x;
-        sX[kk[s] + 1][mn[s]] = staged[s].y;
-        sX[kk[s] + 2][mn[s]] = staged[s].z;
-        sX[kk[s] + 3][mn[s]] = staged[s].w;
+      int const mn = mn_of(s, tid), kk = kk_of(s, tid);
+      if constexpr (KMajor) {  // transpose: 4 consecutive k go to 4 rows
+        sX[kk + 0][mn] = staged[s].x;
+        sX[kk + 1][mn] = staged[s].y;
+        sX[kk + 2][mn] = staged[s].z;
+        sX[kk + 3][mn] = staged[s].w;
       } else {
-        *reinterpret_cast<float4*>(&sX[kk[s]][mn[s]]) = staged[s];
+        *reinterpret_cast<float4*>(&sX[kk][mn]) = staged[s];
       }
     }
   }
@@ -146,85 +153,37 @@ struct SimtTileLoader {
 
 }  // namespace detail
 
-// The work of one CTA on one batch: D tile (tile_m, tile_n). `tid` is the thread's index in the CTA.
-template <class Tile, class TIn, class TOut>
-TESSEL_DEVICE void simt_gemm_block(SimtGemmParams const& p, int tile_m, int tile_n, std::int64_t batch, int tid,
-                                   float (*sA)[Tile::BK][Tile::LdsA], float (*sB)[Tile::BK][Tile::LdsB]) {
-  constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK, TM = Tile::TM, TN = Tile::TN;
-  std::int64_t const m0 = std::int64_t(tile_m) * BM, n0 = std::int64_t(tile_n) * BN;
-
-  // gA: this CTA's rows of A (BM x K), gB: its columns of B (K x BN)
-  TIn const* gA = static_cast<TIn const*>(p.a) + batch * p.batch_stride_a + (p.a_k_major ? m0 * p.lda : m0);
-  TIn const* gB = static_cast<TIn const*>(p.b) + batch * p.batch_stride_b + (p.b_k_major ? n0 * p.ldb : n0);
-
-  detail::SimtTileLoader<TIn, BM, BK, Tile::kThreads> tAgA;  // (4 elements, slots) per thread
-  detail::SimtTileLoader<TIn, BN, BK, Tile::kThreads> tBgB;
-  tAgA.init(gA, p.lda, p.a_k_major, p.a_vec, p.m - m0, tid);
-  tBgB.init(gB, p.ldb, p.b_k_major, p.b_vec, p.n - n0, tid);
-
-  // This thread's place in the warp grid: first row of each 4-row sub-tile, first column of each 4-column one.
-  int const warp = tid / 32, lane = tid % 32;
-  int const warp_m = warp / Tile::WarpsN, warp_n = warp % Tile::WarpsN;
-  int const lane_m = lane / Tile::LanesN, lane_n = lane % Tile::LanesN;
-  int const row0 = warp_m * Tile::WM + lane_m * 4;  // + sm * 4 * LanesM
-  int const col0 = warp_n * Tile::WN + lane_n * 4;  // + sn * 4 * LanesN
-
-  float tCrC[TM][TN];  // (TM,TN) accumulators
+// tCrC += sA[k] (x) sB[k] for the BK k of one shared-memory stage. row0/col0: the thread's first
+// row and column in the CTA tile (its sub-tiles are 4*LanesM rows and 4*LanesN columns apart).
+template <class Tile>
+TESSEL_DEVICE void simt_mma_stage(float const (*sAk)[Tile::LdsA], float const (*sBk)[Tile::LdsB], int row0, int col0,
+                                  float (&tCrC)[Tile::TM][Tile::TN]) {
   TESSEL_UNROLL
-  for (int i = 0; i < TM; ++i) {
+  for (int kk = 0; kk < Tile::BK; ++kk) {
+    float tCrA[Tile::TM], tCrB[Tile::TN];  // this thread's slivers of sA[kk] and sB[kk]
     TESSEL_UNROLL
-    for (int j = 0; j < TN; ++j) tCrC[i][j] = 0.0f;
-  }
-
-  std::int64_t const k_tiles = (p.k + BK - 1) / BK;
-  auto k_left = [&](std::int64_t t) {
-    std::int64_t const r = p.k - t * BK;
-    return r >= BK ? BK : int(r);
-  };
-
-  if (k_tiles > 0) {
-    tAgA.load(k_left(0));
-    tBgB.load(k_left(0));
-    tAgA.store(sA[0]);
-    tBgB.store(sB[0]);
-    __syncthreads();
-  }
-  for (std::int64_t t = 0; t < k_tiles; ++t) {
-    int const stage = int(t & 1);
-    bool const has_next = t + 1 < k_tiles;
-    if (has_next) {  // issue the next k-tile's global loads; they land while we compute
-      tAgA.advance();
-      tBgB.advance();
-      tAgA.load(k_left(t + 1));
-      tBgB.load(k_left(t + 1));
+    for (int sm = 0; sm < Tile::SubM; ++sm) {
+      float4 const v = *reinterpret_cast<float4 const*>(&sAk[kk][row0 + sm * 4 * Tile::LanesM]);
+      tCrA[4 * sm + 0] = v.x, tCrA[4 * sm + 1] = v.y, tCrA[4 * sm + 2] = v.z, tCrA[4 * sm + 3] = v.w;
     }
     TESSEL_UNROLL
-    for (int kk = 0; kk < BK; ++kk) {
-      float tCrA[TM], tCrB[TN];  // this thread's slivers of sA[kk] and sB[kk]
-      TESSEL_UNROLL
-      for (int sm = 0; sm < Tile::SubM; ++sm) {
-        float4 const v = *reinterpret_cast<float4 const*>(&sA[stage][kk][row0 + sm * 4 * Tile::LanesM]);
-        tCrA[4 * sm + 0] = v.x, tCrA[4 * sm + 1] = v.y, tCrA[4 * sm + 2] = v.z, tCrA[4 * sm + 3] = v.w;
-      }
-      TESSEL_UNROLL
-      for (int sn = 0; sn < Tile::SubN; ++sn) {
-        float4 const v = *reinterpret_cast<float4 const*>(&sB[stage][kk][col0 + sn * 4 * Tile::LanesN]);
-        tCrB[4 * sn + 0] = v.x, tCrB[4 * sn + 1] = v.y, tCrB[4 * sn + 2] = v.z, tCrB[4 * sn + 3] = v.w;
-      }
-      TESSEL_UNROLL
-      for (int i = 0; i < TM; ++i) {
-        TESSEL_UNROLL
-        for (int j = 0; j < TN; ++j) tCrC[i][j] = fmaf(tCrA[i], tCrB[j], tCrC[i][j]);
-      }
+    for (int sn = 0; sn < Tile::SubN; ++sn) {
+      float4 const v = *reinterpret_cast<float4 const*>(&sBk[kk][col0 + sn * 4 * Tile::LanesN]);
+      tCrB[4 * sn + 0] = v.x, tCrB[4 * sn + 1] = v.y, tCrB[4 * sn + 2] = v.z, tCrB[4 * sn + 3] = v.w;
     }
-    if (has_next) {  // the other stage was last read before the previous barrier: free to overwrite
-      tAgA.store(sA[stage ^ 1]);
-      tBgB.store(sB[stage ^ 1]);
+    TESSEL_UNROLL
+    for (int i = 0; i < Tile::TM; ++i) {
+      TESSEL_UNROLL
+      for (int j = 0; j < Tile::TN; ++j) tCrC[i][j] = fmaf(tCrA[i], tCrB[j], tCrC[i][j]);
     }
-    __syncthreads();
   }
+}
 
-  // Epilogue: D = alpha * tCrC + beta * C, 4 columns at a time where aligned and inside N.
+// Epilogue: D = alpha * tCrC + beta * C for the thread's outputs, 4 columns at a time where
+// aligned and inside N; C is read only when beta != 0.
+template <class Tile, class TOut>
+TESSEL_DEVICE void simt_epilogue(SimtGemmParams const& p, std::int64_t m0, std::int64_t n0, std::int64_t batch, int row0,
+                                 int col0, float const (&tCrC)[Tile::TM][Tile::TN]) {
   TOut* gD = static_cast<TOut*>(p.d) + batch * p.batch_stride_d;
   TOut const* gC = static_cast<TOut const*>(p.c) + batch * p.batch_stride_c;
   bool const read_c = p.beta != 0.0f;
@@ -262,15 +221,98 @@ TESSEL_DEVICE void simt_gemm_block(SimtGemmParams const& p, int tile_m, int tile
   }
 }
 
-// One CTA per D tile (blockIdx.x through tessel::GroupedRaster), batches along blockIdx.y (looping past 65535).
-template <class Tile, class TIn, class TOut>
+// The work of one CTA on one batch: D tile (tile_m, tile_n). `tid` is the thread's index in the
+// CTA. AKMajor/BKMajor: which dimension of A and B is contiguous (compile-time, so the
+// mainloop carries no layout branches).
+template <class Tile, class TIn, class TOut, bool AKMajor, bool BKMajor>
+TESSEL_DEVICE void simt_gemm_block(SimtGemmParams const& p, int tile_m, int tile_n, std::int64_t batch, int tid,
+                                   float (*sA)[Tile::BK][Tile::LdsA], float (*sB)[Tile::BK][Tile::LdsB]) {
+  constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK, TM = Tile::TM, TN = Tile::TN;
+  std::int64_t const m0 = std::int64_t(tile_m) * BM, n0 = std::int64_t(tile_n) * BN;
+
+  // gA: this CTA's rows of A (BM x K), gB: its columns of B (K x BN)
+  TIn const* gA = static_cast<TIn const*>(p.a) + batch * p.batch_stride_a + (AKMajor ? m0 * p.lda : m0);
+  TIn const* gB = static_cast<TIn const*>(p.b) + batch * p.batch_stride_b + (BKMajor ? n0 * p.ldb : n0);
+
+  detail::SimtTileLoader<TIn, BM, BK, Tile::kThreads, AKMajor> tAgA;  // (4 elements, slots) per thread
+  detail::SimtTileLoader<TIn, BN, BK, Tile::kThreads, BKMajor> tBgB;
+  tAgA.init(gA, p.lda, p.m - m0, tid);
+  tBgB.init(gB, p.ldb, p.n - n0, tid);
+
+  // This thread's place in the warp grid: first row of each 4-row sub-tile, first column of each 4-column one.
+  int const warp = tid / 32, lane = tid % 32;
+  int const warp_m = warp / Tile::WarpsN, warp_n = warp % Tile::WarpsN;
+  int const lane_m = lane / Tile::LanesN, lane_n = lane % Tile::LanesN;
+  int const row0 = warp_m * Tile::WM + lane_m * 4;  // + sm * 4 * LanesM
+  int const col0 = warp_n * Tile::WN + lane_n * 4;  // + sn * 4 * LanesN
+
+  float tCrC[TM][TN];  // (TM,TN) accumulators
+  TESSEL_UNROLL
+  for (int i = 0; i < TM; ++i) {
+    TESSEL_UNROLL
+    for (int j = 0; j < TN; ++j) tCrC[i][j] = 0.0f;
+  }
+
+  // Interior CTAs with 128-bit-legal operands load full k-tiles without predicates; the last
+  // (partial) k-tile and edge CTAs take the guarded path.
+  // (k-tile counts fit in int: the host adapter checks K < 2^31 * BK)
+  int const k_tiles = int((p.k + BK - 1) / BK);
+  bool const interior = p.a_vec && p.b_vec && m0 + BM <= p.m && n0 + BN <= p.n;
+  int const unpredicated_k_tiles = interior ? int(p.k / BK) : 0;
+  auto load_tile = [&](int t) {
+    if (t < unpredicated_k_tiles) {
+      tAgA.load_full();
+      tBgB.load_full();
+    } else {
+      std::int64_t const r = p.k - std::int64_t(t) * BK;
+      int const k_left = r >= BK ? BK : int(r);
+      tAgA.load_guarded(k_left, p.a_vec, tid);
+      tBgB.load_guarded(k_left, p.b_vec, tid);
+    }
+  };
+
+  // One k-tile t computed from stage (cur) while tile t + 1 travels to stage (next).
+  auto k_tile = [&](int t, float (*sAcur)[Tile::LdsA], float (*sBcur)[Tile::LdsB], float (*sAnext)[Tile::LdsA],
+                    float (*sBnext)[Tile::LdsB]) {
+    bool const has_next = t + 1 < k_tiles;
+    if (has_next) {  // issue the next k-tile's global loads; they land while we compute
+      tAgA.advance();
+      tBgB.advance();
+      load_tile(t + 1);
+    }
+    simt_mma_stage<Tile>(sAcur, sBcur, row0, col0, tCrC);
+    if (has_next) {  // the other stage was last read before the previous barrier: free to overwrite
+      tAgA.store(sAnext, tid);
+      tBgB.store(sBnext, tid);
+    }
+    __syncthreads();
+  };
+
+  if (k_tiles > 0) {
+    load_tile(0);
+    tAgA.store(sA[0], tid);
+    tBgB.store(sB[0], tid);
+    __syncthreads();
+  }
+  for (int t = 0; t < k_tiles; ++t) {
+    int const st = int(t & 1);
+    k_tile(t, sA[st], sB[st], sA[st ^ 1], sB[st ^ 1]);
+  }
+
+  simt_epilogue<Tile, TOut>(p, m0, n0, batch, row0, col0, tCrC);
+}
+
+// One CTA per D tile (blockIdx.x through tessel::GroupedRaster), batches along blockIdx.y
+// (looping past 65535). AKMajor/BKMajor must match p.a_k_major/p.b_k_major (the host picks the
+// instance): one mainloop per kernel keeps the register allocation tight (128 per thread).
+template <class Tile, class TIn, class TOut, bool AKMajor, bool BKMajor>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSM) simt_gemm_kernel(SimtGemmParams p) {
   __shared__ __align__(16) float sA[2][Tile::BK][Tile::LdsA];  // (stage,BK,BM+pad)
   __shared__ __align__(16) float sB[2][Tile::BK][Tile::LdsB];  // (stage,BK,BN+pad)
   GroupedRaster const raster{p.tiles_m, p.tiles_n, p.raster_order, p.raster_group};
   GemmCoord const tile = raster(blockIdx.x);
   for (std::int64_t batch = blockIdx.y; batch < p.batch; batch += gridDim.y)
-    simt_gemm_block<Tile, TIn, TOut>(p, int(tile.m()), int(tile.n()), batch, threadIdx.x, sA, sB);
+    simt_gemm_block<Tile, TIn, TOut, AKMajor, BKMajor>(p, int(tile.m()), int(tile.n()), batch, int(threadIdx.x), sA, sB);
 }
 
 }  // namespace tessel::kernel

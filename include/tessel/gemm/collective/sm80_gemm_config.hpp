@@ -1,0 +1,122 @@
+// tessel/gemm/collective/sm80_gemm_config.hpp -- one sm_80 tensor-core GEMM configuration: the
+// CTA tile, the warps, the pipeline depth, and the atoms and layouts that follow from them.
+//
+// Sm80GemmConfig<Element, TileM, TileN, TileK, WarpsM, WarpsN, Stages> derives everything else:
+//   TiledMma      mma.sync atom of Element (bf16/fp16 m16n8k16, tf32 m16n8k8 for float), WarpsM x
+//                 WarpsN warps; each warp takes two n8 atoms per step (N permutation 16 * WarpsN)
+//                 so one ldmatrix.x4 feeds both A (16x16 bf16) and B (two 8x16 blocks)
+//   SmemLayoutA   (BLK_M,BLK_K,PIPE) K-major, swizzled by Sw<log2(chunks per row), log2(16B in
+//   SmemLayoutB   elements), 3>: each 16-byte chunk of a row moves to column chunk ^ (row bits),
+//                 so 8 consecutive rows of one chunk column hit 8 distinct 16-byte bank groups
+//                 (ldmatrix) and 8 consecutive chunks of a row do too (cp.async) -- proven by
+//                 tests/host/bank_conflict_sm80_test.cpp with tessel/analysis/bank_conflicts.hpp
+//   GmemTiledCopyA/B  16-byte cp.async (zero-fill), threads along K first: a warp reads whole
+//                 128-byte rows of global memory
+//   SmemCopyAtomA/B   ldmatrix.x4 (non-transposed: the operands sit K-major in shared memory)
+//   e.g. Sm80GemmConfig<bfloat16_t,128,256,32,2,4,4>: 256 threads, warp tile 64x64, smem
+//        (128+256) x 32 x 2 B x 4 stages = 96 KiB, SmemLayoutA Sw<2,3,3> o (_128,_32,_4):(_32,_1,_4096)
+// Host-compilable (no CUDA needed): tests instantiate configurations and check them.
+#pragma once
+
+#include <tessel/atom/copy_atom.hpp>
+#include <tessel/atom/mma_atom.hpp>
+#include <tessel/config.hpp>
+#include <tessel/layout.hpp>
+#include <tessel/numeric/bfloat16.hpp>
+#include <tessel/numeric/half.hpp>
+#include <tessel/numeric/int_types.hpp>
+#include <tessel/tiled/tiled_copy.hpp>
+#include <tessel/tiled/tiled_mma.hpp>
+
+#include <type_traits>
+
+namespace tessel::collective {
+
+// The mma.sync of each shared-memory element type (float operands run in tf32 mode).
+template <class Element>
+struct Sm80MmaOf {
+  static_assert(sizeof(Element) == 0, "Sm80MmaOf: sm_80 tensor-core GEMMs take bfloat16_t, half_t or float (tf32)");
+};
+template <>
+struct Sm80MmaOf<bfloat16_t> {
+  using Op = SM80_16x8x16_F32BF16BF16F32_TN;
+};
+template <>
+struct Sm80MmaOf<half_t> {
+  using Op = SM80_16x8x16_F32F16F16F32_TN;
+};
+template <>
+struct Sm80MmaOf<float> {
+  using Op = SM80_16x8x8_F32TF32TF32F32_TN;
+};
+
+namespace detail {
+constexpr int log2_exact(int x) {
+  int l = 0;
+  while ((1 << l) < x) ++l;
+  return l;
+}
+}  // namespace detail
+
+// The swizzled K-major buffer of `Rows` x BlkK elements per stage, `Stages` stages.
+template <class Element, int Rows, int BlkK, int Stages>
+TESSEL_HOST_DEVICE constexpr auto sm80_smem_layout_kmajor() {
+  constexpr int chunk_elems = 16 / int(sizeof(Element));             // elements per 16-byte chunk
+  constexpr int chunks_per_row = BlkK * int(sizeof(Element)) / 16;  // 16-byte chunks per row
+  static_assert(chunks_per_row == 4 || chunks_per_row == 8,
+                "sm80 shared-memory layout: a K-major row must be 64 or 128 bytes (BLK_K = 32 or 64 for "
+                "16-bit types, 16 or 32 for float) for the swizzle to be conflict-free; change TileK");
+  using Sw = Swizzle<detail::log2_exact(chunks_per_row), detail::log2_exact(chunk_elems), 3>;
+  return composition(Sw{}, make_layout(make_shape(Int<Rows>{}, Int<BlkK>{}, Int<Stages>{}),
+                                       make_stride(Int<BlkK>{}, Int<1>{}, Int<Rows * BlkK>{})));
+}
+
+template <class Element_, int TileM_, int TileN_, int TileK_, int WarpsM_, int WarpsN_, int Stages_>
+struct Sm80GemmConfig {
+  using Element = Element_;
+  static constexpr int TileM = TileM_, TileN = TileN_, TileK = TileK_;
+  static constexpr int WarpsM = WarpsM_, WarpsN = WarpsN_, Stages = Stages_;
+  static constexpr int Threads = 32 * WarpsM * WarpsN;
+  using TileShape = Shape<Int<TileM>, Int<TileN>, Int<TileK>>;  // (BLK_M,BLK_N,BLK_K)
+
+  using MmaOp = typename Sm80MmaOf<Element>::Op;
+  using MmaAtomShape = typename MMA_Traits<MmaOp>::Shape_MNK;
+  static constexpr int AtomK = decltype(size<2>(MmaAtomShape{}))::value;
+
+  static_assert(TileM % (16 * WarpsM) == 0,
+                "Sm80GemmConfig: TileM must be a multiple of 16 x WarpsM (each warp takes m16 atoms); change TileM or WarpsM");
+  static_assert(TileN % (16 * WarpsN) == 0,
+                "Sm80GemmConfig: TileN must be a multiple of 16 x WarpsN (each warp takes two n8 atoms per step); "
+                "change TileN or WarpsN");
+  static_assert(TileK % AtomK == 0 && TileK / AtomK >= 2,
+                "Sm80GemmConfig: TileK must hold at least two k-blocks of the MMA atom, so fragments of the next "
+                "k-block load while the current one computes; raise TileK");
+
+  using TiledMma = decltype(make_tiled_mma(MMA_Atom<MmaOp>{}, Layout<Shape<Int<WarpsM>, Int<WarpsN>, _1>>{},
+                                           Tile<Int<16 * WarpsM>, Int<16 * WarpsN>, Int<AtomK>>{}));
+
+  using SmemLayoutA = decltype(sm80_smem_layout_kmajor<Element, TileM, TileK, Stages>());  // (BLK_M,BLK_K,PIPE)
+  using SmemLayoutB = decltype(sm80_smem_layout_kmajor<Element, TileN, TileK, Stages>());  // (BLK_N,BLK_K,PIPE)
+
+  // Global -> shared: one 16-byte chunk per thread and copy, threads along K first.
+  static constexpr int ChunkElems = 16 / int(sizeof(Element));
+  static constexpr int ChunksPerRow = TileK / ChunkElems;
+  static constexpr int CopyRows = Threads / ChunksPerRow;  // rows one pass of the CTA covers
+  static_assert(TileM % CopyRows == 0 && TileN % CopyRows == 0,
+                "Sm80GemmConfig: the CTA's threads copy CopyRows rows per pass; TileM and TileN must be multiples of it");
+  using GmemCopyAtom = Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL_ZFILL<uint128_t>, Element>;
+  using GmemTiledCopy = decltype(make_tiled_copy(GmemCopyAtom{},
+                                                 Layout<Shape<Int<CopyRows>, Int<ChunksPerRow>>, Stride<Int<ChunksPerRow>, _1>>{},
+                                                 Layout<Shape<_1, Int<ChunkElems>>>{}));
+  using GmemTiledCopyA = GmemTiledCopy;
+  using GmemTiledCopyB = GmemTiledCopy;
+
+  // Shared -> registers: ldmatrix.x4 laid over the MMA's operand layouts.
+  using SmemCopyAtomA = Copy_Atom<SM75_U32x4_LDSM_N, Element>;
+  using SmemCopyAtomB = Copy_Atom<SM75_U32x4_LDSM_N, Element>;
+
+  static constexpr int SmemBytesMainloop =
+      int(sizeof(Element)) * (int(decltype(cosize(SmemLayoutA{}))::value) + int(decltype(cosize(SmemLayoutB{}))::value));
+};
+
+}  // namespace tessel::collective

@@ -1,0 +1,215 @@
+// tessel/gemm/epilogue/sm80_epilogue_staged.hpp -- D = alpha * accumulators + beta * C, converted
+// to D's type, staged through shared memory so that global memory sees whole rows.
+//
+// CollectiveEpilogue<EpilogueSm80SmemStaged, Config, ElementOut16>:
+//   The accumulators of an sm_80 TiledMMA sit in mma.sync's C layout (pairs of columns, rows 8
+//   apart): stored straight to global memory each warp instruction would touch 8 rows. Instead the
+//   CTA tile is written in BLK_M / (16 x WarpsM) passes: each pass puts one MMA_M row-block of
+//   every thread's accumulators into a (16 x WarpsM, BLK_N) fp32 buffer in shared memory (rows
+//   padded by 8 floats: the float2 stores of a half-warp then cover all 32 banks), and the CTA
+//   reads it back row-contiguously, 8 consecutive elements per thread: one 128-bit store of 16-bit
+//   D (two of fp32 D), a warp covering 256 (128) contiguous bytes of a row.
+//   Ragged edges (rows past M, columns past N) and D or C without 16-byte aligned rows fall back
+//   to element stores and loads, with the same row-contiguous order.
+//   beta == 0: C is not read (NaN in C does not propagate, as in BLAS).
+// The output type is chosen at run time: fp32, or ElementOut16 (the 16-bit input type of a
+// bf16/fp16 GEMM; void for tf32 GEMMs, which write fp32 only).
+//
+// Serial split-K (schedule/split_k.hpp): slice s > 0 waits until the tile's flag says s slices
+// are in and adds the partial sum from the workspace (a BLK_M x BLK_N fp32 tile, read and written
+// in the same row-contiguous chunks as D); every slice but the last writes its sum back there and
+// raises the flag; the last applies alpha/beta and writes D. The order is fixed: deterministic.
+#pragma once
+
+#include <tessel/config.hpp>
+#include <tessel/gemm/collective/sm80_gemm_config.hpp>
+#include <tessel/gemm/dispatch_policy.hpp>
+#include <tessel/numeric/int_types.hpp>
+#include <tessel/tensor.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace tessel::epilogue {
+
+template <class DispatchPolicy, class Config, class ElementOut16>
+struct CollectiveEpilogue {
+  static_assert(sizeof(DispatchPolicy) == 0, "CollectiveEpilogue: no epilogue is defined for this dispatch policy");
+};
+
+// Where the output goes. C and D are row-major (M,N) with row strides ldc, ldd (elements).
+struct EpilogueArgs {
+  void* d;
+  std::int64_t ldd;
+  void const* c;
+  std::int64_t ldc;
+  float alpha, beta;
+  bool out_f32;  // D and C are fp32; else ElementOut16
+  bool d_vec;    // D's rows are 16-byte aligned (pointer and ldd)
+  bool c_vec;    // C's rows are 16-byte aligned
+};
+
+// This CTA's part of a serial split-K reduction (file comment).
+struct SplitKSlice {
+  int slice = 0, slices = 1;
+  float* workspace = nullptr;  // the tile's BLK_M x BLK_N partial sum, row-major
+  int* flag = nullptr;         // the tile's flag: the number of slices already summed
+};
+
+namespace detail {
+
+TESSEL_DEVICE inline float to_f32(float x) { return x; }
+template <class T>
+TESSEL_DEVICE float to_f32(T x) {
+  return float(x);
+}
+
+// fp32 -> the output type, round to nearest even (the hardware conversions).
+template <class Out>
+TESSEL_DEVICE Out from_f32(float x) {
+  if constexpr (std::is_same_v<Out, float>) {
+    return x;
+  } else if constexpr (std::is_same_v<Out, bfloat16_t>) {
+    return bfloat16_t(__float2bfloat16_rn(x));
+  } else {
+    static_assert(std::is_same_v<Out, half_t>, "sm80 epilogue: outputs are float, bfloat16_t or half_t");
+    return half_t(__float2half_rn(x));
+  }
+}
+
+// The flag of a split-K tile: spin until it reads `value` (acquire), then the whole CTA proceeds.
+TESSEL_DEVICE inline void wait_flag(int const* flag, int value, int thread_idx) {
+  if (thread_idx == 0) {
+    int seen;
+    do {
+      asm volatile("ld.global.acquire.gpu.b32 %0, [%1];\n" : "=r"(seen) : "l"(flag) : "memory");
+    } while (seen != value);
+  }
+  __syncthreads();
+}
+
+// Raise the flag to `value` once every thread's writes are visible device-wide.
+TESSEL_DEVICE inline void raise_flag(int* flag, int value, int thread_idx) {
+  __threadfence();
+  __syncthreads();
+  if (thread_idx == 0) asm volatile("st.global.release.gpu.b32 [%0], %1;\n" ::"l"(flag), "r"(value) : "memory");
+}
+
+}  // namespace detail
+
+template <class Config, class ElementOut16>
+struct CollectiveEpilogue<EpilogueSm80SmemStaged, Config, ElementOut16> {
+  using TiledMma = typename Config::TiledMma;
+  static constexpr int BlkM = Config::TileM, BlkN = Config::TileN;
+  static constexpr int Threads = Config::Threads;
+  static constexpr int StepM = 16 * Config::WarpsM;  // rows of one MMA_M step of the CTA
+  static constexpr int Passes = BlkM / StepM;
+  static constexpr int Pitch = BlkN + 8;              // floats per staged row (file comment)
+  static constexpr int ChunksPerRow = BlkN / 8;       // 8-element chunks of a row
+  static constexpr int ChunksPerPass = StepM * ChunksPerRow;
+  static_assert(ChunksPerPass % Threads == 0,
+                "sm80 epilogue: the threads must split a pass's 8-element chunks evenly; change the tile or the warps");
+  static constexpr bool HasOut16 = !std::is_void_v<ElementOut16>;
+
+  struct SharedStorage {
+    alignas(128) float c[StepM * Pitch];
+  };
+
+  // (BLK_M,BLK_N) -> staging offset: every MMA_M step aliases the one buffer.
+  using StagingLayout = Layout<Shape<Shape<Int<StepM>, Int<Passes>>, Int<BlkN>>, Stride<Stride<Int<Pitch>, _0>, _1>>;
+
+  // Up to eight consecutive outputs of row m: D[n, n+cols) = alpha * acc + beta * C; a 16-byte
+  // vector access where the chunk is whole and the rows are aligned.
+  template <class Out>
+  TESSEL_DEVICE static void store_chunk(EpilogueArgs const& args, float const (&acc)[8], std::int64_t m, std::int64_t n,
+                                        int cols, bool vec_ok_d, bool vec_ok_c) {
+    Out* d = static_cast<Out*>(args.d) + m * args.ldd + n;
+    Out const* c = static_cast<Out const*>(args.c) + m * args.ldc + n;
+    float out[8];
+    TESSEL_UNROLL
+    for (int e = 0; e < 8; ++e) out[e] = args.alpha * acc[e];
+    if (args.beta != 0.0f) {
+      if (cols == 8 && vec_ok_c) {
+        alignas(16) Out cv[8];
+        TESSEL_UNROLL
+        for (int e = 0; e < 8; e += 16 / int(sizeof(Out)))
+          *reinterpret_cast<uint4*>(&cv[e]) = __ldg(reinterpret_cast<uint4 const*>(c + e));
+        TESSEL_UNROLL
+        for (int e = 0; e < 8; ++e) out[e] += args.beta * detail::to_f32(cv[e]);
+      } else {
+        TESSEL_UNROLL
+        for (int e = 0; e < 8; ++e)
+          if (e < cols) out[e] += args.beta * detail::to_f32(c[e]);
+      }
+    }
+    if (cols == 8 && vec_ok_d) {
+      alignas(16) Out dv[8];
+      TESSEL_UNROLL
+      for (int e = 0; e < 8; ++e) dv[e] = detail::from_f32<Out>(out[e]);
+      TESSEL_UNROLL
+      for (int e = 0; e < 8; e += 16 / int(sizeof(Out)))
+        *reinterpret_cast<uint4*>(d + e) = *reinterpret_cast<uint4 const*>(&dv[e]);
+    } else {
+      TESSEL_UNROLL
+      for (int e = 0; e < 8; ++e)
+        if (e < cols) d[e] = detail::from_f32<Out>(out[e]);
+    }
+  }
+
+  // accum: this thread's (MMA,MMA_M,MMA_N) of the tile at (m0, n0); rows, cols: the tile's extent
+  // inside D (<= BLK_M, BLK_N); split: this CTA's split-K slice (slices == 1: no split).
+  template <class FrgC>
+  TESSEL_DEVICE void operator()(FrgC const& accum, EpilogueArgs const& args, std::int64_t m0, std::int64_t n0, int rows,
+                                int cols, SplitKSlice const& split, int thread_idx, SharedStorage& smem) const {
+    TiledMma tiled_mma;
+    auto thr_mma = tiled_mma.get_slice(thread_idx);
+    Tensor sC = make_tensor(make_smem_ptr(smem.c), StagingLayout{});  // (BLK_M,BLK_N), the passes aliased
+    Tensor tCsC = thr_mma.partition_C(sC);                            // (MMA,MMA_M,MMA_N)
+    static_assert(decltype(size<1>(tCsC))::value == Passes, "sm80 epilogue: one pass per MMA_M step");
+
+    bool const add_partial = split.slice > 0;                  // the previous slices' sum is in the workspace
+    bool const to_workspace = split.slice + 1 < split.slices;  // this slice's sum goes back there
+    if (add_partial) detail::wait_flag(split.flag, split.slice, thread_idx);
+
+    TESSEL_UNROLL  // the accumulators are registers: index them with constants only
+    for (int pass = 0; pass < Passes; ++pass) {
+      copy(accum(_, pass, _), tCsC(_, pass, _));  // (MMA,MMA_N) -> the staging buffer
+      __syncthreads();
+      TESSEL_UNROLL
+      for (int j = 0; j < ChunksPerPass / Threads; ++j) {
+        int const chunk = thread_idx + j * Threads;
+        int const r = chunk / ChunksPerRow;         // row of the pass
+        int const c8 = (chunk % ChunksPerRow) * 8;  // first column of the chunk
+        int const row = r + pass * StepM;           // row of the tile
+        if (row < rows && c8 < cols) {
+          float acc[8];
+          float4 const lo = *reinterpret_cast<float4 const*>(&smem.c[r * Pitch + c8]);
+          float4 const hi = *reinterpret_cast<float4 const*>(&smem.c[r * Pitch + c8 + 4]);
+          acc[0] = lo.x, acc[1] = lo.y, acc[2] = lo.z, acc[3] = lo.w;
+          acc[4] = hi.x, acc[5] = hi.y, acc[6] = hi.z, acc[7] = hi.w;
+          float4* ws = reinterpret_cast<float4*>(split.workspace + row * BlkN + c8);
+          if (add_partial) {
+            float4 const plo = __ldcg(ws), phi = __ldcg(ws + 1);
+            acc[0] += plo.x, acc[1] += plo.y, acc[2] += plo.z, acc[3] += plo.w;
+            acc[4] += phi.x, acc[5] += phi.y, acc[6] += phi.z, acc[7] += phi.w;
+          }
+          if (to_workspace) {
+            __stcg(ws, make_float4(acc[0], acc[1], acc[2], acc[3]));
+            __stcg(ws + 1, make_float4(acc[4], acc[5], acc[6], acc[7]));
+            continue;
+          }
+          int const n_in = cols - c8 < 8 ? cols - c8 : 8;
+          if (args.out_f32 || !HasOut16) {
+            store_chunk<float>(args, acc, m0 + row, n0 + c8, n_in, args.d_vec, args.c_vec);
+          } else if constexpr (HasOut16) {
+            store_chunk<ElementOut16>(args, acc, m0 + row, n0 + c8, n_in, args.d_vec, args.c_vec);
+          }
+        }
+      }
+      __syncthreads();  // the buffer is read before the next pass overwrites it
+    }
+    if (to_workspace) detail::raise_flag(split.flag, split.slice + 1, thread_idx);
+  }
+};
+
+}  // namespace tessel::epilogue
