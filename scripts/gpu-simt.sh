@@ -69,12 +69,31 @@ for stage in "${stages[@]}"; do
       cat "$OUT"/bench-*.log >> "$LOG"; rm -f "$OUT"/bench-*.log
       ;;
     sass)
-      note "SASS of the library fp32 kernel (instruction mix)"
+      note "SASS of the fp32 kernels: instruction mix of each mainloop (the largest backward-branch loop)"
       if command -v cuobjdump > /dev/null; then
-        cuobjdump -sass "$BUILD_DIR/tessel" 2> /dev/null |
-          awk '/Function : .*simt_gemm_kernel.*SimtTileILi128ELi128ELi8ELi4ELi2ELi4ELi2EEEffEE/{on=1} on&&/Function : /&&!/ILi128ELi128ELi8ELi4ELi2ELi4ELi2EEEffEE/{on=0} on' > "$OUT/sass.txt"
-        grep -oE '^\s+/\*[0-9a-f]{4}\*/\s+[A-Z0-9_.]+' "$OUT/sass.txt" | awk '{print $2}' | sed 's/\..*//' | sort | uniq -c | sort -rn | head -25 | tee -a "$LOG"
-        wc -l "$OUT/sass.txt" | tee -a "$LOG"
+        cuobjdump -sass "$BUILD_DIR/tessel" 2> /dev/null > "$OUT/sass.txt"
+        python3 - "$OUT/sass.txt" <<'PY' | tee -a "$LOG"
+import re, sys, collections
+funcs, cur = {}, None
+for line in open(sys.argv[1]):
+    m = re.search(r'Function : (\S+)', line)
+    if m:
+        cur = m.group(1); funcs[cur] = []; continue
+    m = re.match(r'\s+/\*([0-9a-f]{4,})\*/\s+(.*?);', line)
+    if m and cur: funcs[cur].append((int(m.group(1), 16), m.group(2).strip()))
+for name, ins in funcs.items():
+    if 'ILi128ELi128ELi8ELi4ELi2ELi4ELi2E' not in name or ('EEEffLb1ELb1E' not in name and 'Li3ELb1ELb1E' not in name):
+        continue
+    loops = []
+    for a, t in ins:
+        b = re.search(r'BRA (?:!?U?P\d, )?0x([0-9a-f]+)', t)
+        if b and int(b.group(1), 16) < a: loops.append((int(b.group(1), 16), a))
+    if not loops: continue
+    lo, hi = max(loops, key=lambda x: x[1] - x[0])
+    body = [t for a, t in ins if lo <= a <= hi]
+    c = collections.Counter(re.sub(r'^@!?U?P\w+\s+', '', t).split()[0].split('.')[0] for t in body)
+    print(name[:90], '\n  loop', hex(lo), '-', hex(hi), len(body), 'instructions:', ', '.join(f'{k} {v}' for k, v in c.most_common(14)))
+PY
       fi
       ;;
   esac
