@@ -69,7 +69,7 @@ for stage in "${stages[@]}"; do
       cat "$OUT"/bench-*.log >> "$LOG"; rm -f "$OUT"/bench-*.log
       ;;
     sass)
-      note "SASS of the fp32 kernels: instruction mix of each mainloop (the largest backward-branch loop)"
+      note "SASS of the fp32 kernels: instruction mix of each mainloop (innermost loop with a k-tile of FFMAs)"
       if command -v cuobjdump > /dev/null; then
         cuobjdump -sass "$BUILD_DIR/tessel" 2> /dev/null > "$OUT/sass.txt"
         python3 - "$OUT/sass.txt" <<'PY' | tee -a "$LOG"
@@ -89,7 +89,9 @@ for name, ins in funcs.items():
         b = re.search(r'BRA (?:!?U?P\d, )?0x([0-9a-f]+)', t)
         if b and int(b.group(1), 16) < a: loops.append((int(b.group(1), 16), a))
     if not loops: continue
-    lo, hi = max(loops, key=lambda x: x[1] - x[0])
+    def ffma(l): return sum(1 for a, t in ins if l[0] <= a <= l[1] and 'FFMA' in t)
+    cand = [l for l in loops if ffma(l) >= 500] or loops
+    lo, hi = min(cand, key=lambda x: x[1] - x[0])  # the innermost loop holding a k-tile's FFMAs
     body = [t for a, t in ins if lo <= a <= hi]
     c = collections.Counter(re.sub(r'^@!?U?P\w+\s+', '', t).split()[0].split('.')[0] for t in body)
     print(name[:90], '\n  loop', hex(lo), '-', hex(hi), len(body), 'instructions:', ', '.join(f'{k} {v}' for k, v in c.most_common(14)))
