@@ -88,7 +88,6 @@ TESSEL_HOST_DEVICE constexpr auto compact_order(Shape const& shape, Order const&
   auto fs = flatten_to_tuple(shape);
   using FO = decltype(flatten_to_tuple(order));
   constexpr int R = int(tuple_size_v<decltype(fs)>);
-  constexpr auto ranks = detail::order_ranks<FO>();
   // stride of leaf i = product of the extents of the leaves ranked before it.
   auto flat_strides = [&]<int... Is>(seq<Is...>) {
     return make_tuple([&]<int I>(C<I>) {
@@ -97,7 +96,8 @@ TESSEL_HOST_DEVICE constexpr auto compact_order(Shape const& shape, Order const&
       } else {
         return [&]<int... Js>(seq<Js...>) {
         return (Int<1>{} * ... * [&] {
-          if constexpr (ranks.rank[Js] < ranks.rank[I]) {
+          // (re-evaluated, not the captured `ranks`: nvcc rejects a captured constexpr local here)
+          if constexpr (detail::order_ranks<FO>().rank[Js] < detail::order_ranks<FO>().rank[I]) {
             return get<Js>(fs);
           } else {
             return Int<1>{};
