@@ -6,9 +6,9 @@
 //   apart): stored straight to global memory each warp instruction would touch 8 rows. Instead the
 //   CTA tile is written in BLK_M / (16 x WarpsM) passes: each pass puts one MMA_M row-block of
 //   every thread's accumulators into a (16 x WarpsM, BLK_N) fp32 buffer in shared memory (rows
-//   padded by 8 floats: the float2 stores of a half-warp then cover all 32 banks), and the CTA
-//   reads it back row-contiguously, 8 consecutive elements per thread: one 128-bit store of 16-bit
-//   D (two of fp32 D), a warp covering 256 (128) contiguous bytes of a row.
+//   padded by 8 floats: the 64-bit stores of a half-warp's column pairs then cover all 32 banks),
+//   and the CTA reads it back row-contiguously, 8 consecutive elements per thread: one 128-bit
+//   store of 16-bit D (two of fp32 D), consecutive lanes on consecutive pieces of a row.
 //   Ragged edges (rows past M, columns past N) and D or C without 16-byte aligned rows fall back
 //   to element stores and loads, with the same row-contiguous order.
 //   beta == 0: C is not read (NaN in C does not propagate, as in BLAS).
@@ -24,6 +24,7 @@
 #include <tessel/config.hpp>
 #include <tessel/gemm/collective/sm80_gemm_config.hpp>
 #include <tessel/gemm/dispatch_policy.hpp>
+#include <tessel/gemm/epilogue/sm80_epilogue_staging.hpp>
 #include <tessel/numeric/int_types.hpp>
 #include <tessel/tensor.hpp>
 
@@ -100,23 +101,16 @@ TESSEL_DEVICE inline void raise_flag(int* flag, int value, int thread_idx) {
 template <class Config, class ElementOut16>
 struct CollectiveEpilogue<EpilogueSm80SmemStaged, Config, ElementOut16> {
   using TiledMma = typename Config::TiledMma;
+  using Staging = Sm80EpilogueStaging<Config>;
+  using StagingLayout = typename Staging::StagingLayout;
   static constexpr int BlkM = Config::TileM, BlkN = Config::TileN;
   static constexpr int Threads = Config::Threads;
-  static constexpr int StepM = 16 * Config::WarpsM;  // rows of one MMA_M step of the CTA
-  static constexpr int Passes = BlkM / StepM;
-  static constexpr int Pitch = BlkN + 8;              // floats per staged row (file comment)
-  static constexpr int ChunksPerRow = BlkN / 8;       // 8-element chunks of a row
-  static constexpr int ChunksPerPass = StepM * ChunksPerRow;
-  static_assert(ChunksPerPass % Threads == 0,
-                "sm80 epilogue: the threads must split a pass's 8-element chunks evenly; change the tile or the warps");
+  static constexpr int StepM = Staging::StepM, Passes = Staging::Passes, Pitch = Staging::Pitch;
   static constexpr bool HasOut16 = !std::is_void_v<ElementOut16>;
 
   struct SharedStorage {
     alignas(128) float c[StepM * Pitch];
   };
-
-  // (BLK_M,BLK_N) -> staging offset: every MMA_M step aliases the one buffer.
-  using StagingLayout = Layout<Shape<Shape<Int<StepM>, Int<Passes>>, Int<BlkN>>, Stride<Stride<Int<Pitch>, _0>, _1>>;
 
   // Up to eight consecutive outputs of row m: D[n, n+cols) = alpha * acc + beta * C; a 16-byte
   // vector access where the chunk is whole and the rows are aligned.
@@ -173,21 +167,20 @@ struct CollectiveEpilogue<EpilogueSm80SmemStaged, Config, ElementOut16> {
 
     TESSEL_UNROLL  // the accumulators are registers: index them with constants only
     for (int pass = 0; pass < Passes; ++pass) {
-      copy(accum(_, pass, _), tCsC(_, pass, _));  // (MMA,MMA_N) -> the staging buffer
+      copy(Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<64>, float>{}, accum(_, pass, _),
+           tCsC(_, pass, _));  // (MMA,MMA_N) -> the staging buffer, column pairs as 64-bit stores
       __syncthreads();
       TESSEL_UNROLL
-      for (int j = 0; j < ChunksPerPass / Threads; ++j) {
-        int const chunk = thread_idx + j * Threads;
-        int const r = chunk / ChunksPerRow;         // row of the pass
-        int const c8 = (chunk % ChunksPerRow) * 8;  // first column of the chunk
-        int const row = r + pass * StepM;           // row of the tile
+      for (int j = 0; j < Staging::ChunksPerThread; ++j) {
+        auto const [r, c8] = Staging::chunk(thread_idx, j);  // row of the pass, first column
+        int const row = r + pass * StepM;                   // row of the tile
         if (row < rows && c8 < cols) {
-          float acc[8];
-          float4 const lo = *reinterpret_cast<float4 const*>(&smem.c[r * Pitch + c8]);
-          float4 const hi = *reinterpret_cast<float4 const*>(&smem.c[r * Pitch + c8 + 4]);
-          acc[0] = lo.x, acc[1] = lo.y, acc[2] = lo.z, acc[3] = lo.w;
-          acc[4] = hi.x, acc[5] = hi.y, acc[6] = hi.z, acc[7] = hi.w;
-          float4* ws = reinterpret_cast<float4*>(split.workspace + row * BlkN + c8);
+          float4 const first = *reinterpret_cast<float4 const*>(&smem.c[Staging::read_offset(thread_idx, j, true)]);
+          float4 const second = *reinterpret_cast<float4 const*>(&smem.c[Staging::read_offset(thread_idx, j, false)]);
+          bool const upper_first = Staging::first_half(thread_idx) != 0;
+          float4 const lo = upper_first ? second : first, hi = upper_first ? first : second;
+          float acc[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+          float4* ws = add_partial || to_workspace ? reinterpret_cast<float4*>(split.workspace + row * BlkN + c8) : nullptr;
           if (add_partial) {
             float4 const plo = __ldcg(ws), phi = __ldcg(ws + 1);
             acc[0] += plo.x, acc[1] += plo.y, acc[2] += plo.z, acc[3] += plo.w;

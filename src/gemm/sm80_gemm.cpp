@@ -1,0 +1,323 @@
+// src/gemm/sm80_gemm.cpp -- the host side of the sm_80 tensor-core GEMMs: registry entries, the
+// heuristic, and the adapter from GemmArguments to the kernels' canonical problem
+// (tessel/gemm/device/sm80_gemm_kernels.hpp says what it does).
+#include "sm80_instances.hpp"
+
+#include <tessel/gemm/device/gemm_validate.hpp>
+#include <tessel/gemm/device/sm80_gemm_kernels.hpp>
+#include <tessel/schedule/raster.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace tessel {
+
+namespace {
+
+using kernel::Sm80GemmParams;
+using kernel::detail::Sm80Instance;
+using kernel::detail::Sm80StageParams;
+
+// ---- the entries ---------------------------------------------------------------------------------
+
+struct Sm80Family {
+  DType ab;                     // input dtype the entry runs
+  Sm80Instance (*instance)();  // its compiled configuration
+};
+
+// clang-format off
+constexpr std::array<Sm80Family, 11> kFamilies = {{
+    {DType::bf16, kernel::detail::sm80_instance_bf16_128x256x32},
+    {DType::bf16, kernel::detail::sm80_instance_bf16_256x128x32},
+    {DType::bf16, kernel::detail::sm80_instance_bf16_128x128x32},
+    {DType::bf16, kernel::detail::sm80_instance_bf16_64x64x64},
+    {DType::f16,  kernel::detail::sm80_instance_f16_128x256x32},
+    {DType::f16,  kernel::detail::sm80_instance_f16_256x128x32},
+    {DType::f16,  kernel::detail::sm80_instance_f16_128x128x32},
+    {DType::f16,  kernel::detail::sm80_instance_f16_64x64x64},
+    {DType::tf32, kernel::detail::sm80_instance_tf32_128x128x32},
+    {DType::tf32, kernel::detail::sm80_instance_tf32_128x256x32},
+    {DType::tf32, kernel::detail::sm80_instance_tf32_64x64x32},
+}};
+// clang-format on
+
+// ---- the canonical problem -------------------------------------------------------------------------
+
+// One operand of the canonical problem: rows x K, element (r, k) of batch b at
+// ptr + b*batch_stride + r*row_stride + k*k_stride.
+struct OperandView {
+  void const* ptr;
+  std::int64_t rows, batch_stride, row_stride, k_stride;
+};
+
+struct Canonical {
+  std::int64_t m, n;  // of the row-major D computed
+  OperandView a, b;   // (m, K) and (n, K)
+};
+
+// D row-major: A' = op(A), B' = op(B)^T. D column-major: D^T = op(B)^T op(A)^T.
+Canonical canonical(GemmArguments const& g) {
+  OperandView const op_a = g.a_order == MatrixOrder::row_major
+                               ? OperandView{g.a, g.m, g.batch_stride_a, g.lda, 1}
+                               : OperandView{g.a, g.m, g.batch_stride_a, 1, g.lda};
+  OperandView const op_bt = g.b_order == MatrixOrder::col_major
+                                ? OperandView{g.b, g.n, g.batch_stride_b, g.ldb, 1}
+                                : OperandView{g.b, g.n, g.batch_stride_b, 1, g.ldb};
+  if (g.c_order == MatrixOrder::row_major) return {g.m, g.n, op_a, op_bt};
+  return {g.n, g.m, op_bt, op_a};
+}
+
+bool aligned16(void const* p, std::int64_t ld, std::int64_t batch_stride, std::int64_t batch, std::size_t bytes) {
+  std::int64_t const per16 = std::int64_t(16 / bytes);
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && ld % per16 == 0 && (batch == 1 || batch_stride % per16 == 0);
+}
+
+// Read in place: K-major (k stride 1) with 16-byte aligned rows.
+bool readable_in_place(OperandView const& v, std::int64_t batch, std::size_t bytes) {
+  return v.k_stride == 1 && aligned16(v.ptr, v.row_stride, v.batch_stride, batch, bytes);
+}
+
+std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
+
+Status cuda_failure(char const* what, cudaError_t err) {
+  return Status::error(StatusCode::cuda_error, std::string(what) + ": " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
+}
+
+// ---- workspace: a stream-ordered pool per device that keeps its memory ---------------------------
+
+Status workspace_pool(cudaMemPool_t* out) {
+  static std::mutex mu;
+  static std::map<int, cudaMemPool_t> pools;
+  int dev = 0;
+  if (cudaError_t err = cudaGetDevice(&dev); err != cudaSuccess) return cuda_failure("cudaGetDevice", err);
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = pools.find(dev); it != pools.end()) {
+    *out = it->second;
+    return Status::success();
+  }
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = dev;
+  cudaMemPool_t pool = nullptr;
+  if (cudaError_t err = cudaMemPoolCreate(&pool, &props); err != cudaSuccess)
+    return cuda_failure("cudaMemPoolCreate (sm80 GEMM workspace)", err);
+  std::uint64_t keep = UINT64_MAX;  // never hand memory back between calls
+  if (cudaError_t err = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep); err != cudaSuccess)
+    return cuda_failure("cudaMemPoolSetAttribute", err);
+  pools.emplace(dev, pool);
+  *out = pool;
+  return Status::success();
+}
+
+// ---- the heuristic ---------------------------------------------------------------------------------
+
+int sm_count_here() {
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 132;
+  }
+  return sms;
+}
+
+std::int64_t tile_count(std::int64_t m, std::int64_t n, std::int64_t batch, Sm80Instance const& t) {
+  return ((m + t.tile_m - 1) / t.tile_m) * ((n + t.tile_n - 1) / t.tile_n) * batch;
+}
+
+// Serial split-K slices: only when one slice per tile leaves most SMs idle and K is long enough
+// that each slice keeps at least 8 k-tiles.
+int choose_splits(std::int64_t tiles, std::int64_t k, Sm80Instance const& t, int sms) {
+  std::int64_t const k_tiles = (k + t.tile_k - 1) / t.tile_k;
+  if (tiles * 2 > sms || k_tiles < 16) return 1;
+  std::int64_t const want = (sms + tiles - 1) / tiles;
+  return int(std::max<std::int64_t>(1, std::min<std::int64_t>({want, k_tiles / 8, 16})));
+}
+
+// ---- running one entry -------------------------------------------------------------------------------
+
+Status family_check(std::size_t i, GemmArguments const& g) {
+  Sm80Family const& f = kFamilies[i];
+  if (g.a_type != f.ab)
+    return Status::error(StatusCode::not_supported, std::string("a_type: this sm80 kernel runs ") + to_string(f.ab) +
+                                                        " inputs, not " + to_string(g.a_type));
+  Sm80Instance const t = f.instance();
+  if (g.m > INT_MAX || g.n > INT_MAX || g.batch_count > INT_MAX)
+    return Status::error(StatusCode::not_supported, "m, n, batch_count: the sm80 kernels take extents up to 2^31 - 1");
+  std::int64_t const ctas = tile_count(g.m, g.n, g.batch_count, t);
+  if (ctas > INT_MAX)
+    return Status::error(StatusCode::not_supported, "m, n, batch_count: " + std::to_string(ctas) + " tiles of " +
+                                                        std::to_string(t.tile_m) + "x" + std::to_string(t.tile_n) +
+                                                        " exceed the 2^31 - 1 CTAs of one launch");
+  if ((g.k + t.tile_k - 1) / t.tile_k > INT_MAX)
+    return Status::error(StatusCode::not_supported, "k: more than 2^31 - 1 k-tiles");
+  return Status::success();
+}
+
+Status family_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o, cudaStream_t stream) {
+  Sm80Family const& f = kFamilies[i];
+  Sm80Instance const t = f.instance();
+  std::size_t const in_bytes = std::size_t(t.element_bytes);
+  std::size_t const out_bytes = size_of(g.c_type);
+  Canonical const c = canonical(g);
+  std::int64_t const batch = g.batch_count;
+
+  // What must be staged, and the workspace: staged A, staged B, split-K partial sums, flags.
+  std::int64_t const kp = round_up(g.k, std::int64_t(16 / in_bytes));
+  bool const stage_a = o.force_staging || !readable_in_place(c.a, batch, in_bytes);
+  bool const stage_b = o.force_staging || !readable_in_place(c.b, batch, in_bytes);
+  std::int64_t const tiles_m = (c.m + t.tile_m - 1) / t.tile_m, tiles_n = (c.n + t.tile_n - 1) / t.tile_n;
+  std::int64_t const ctas = tiles_m * tiles_n * batch;
+  int const splits = o.splits > 0 ? std::min<int>(o.splits, 65535) : choose_splits(ctas, g.k, t, sm_count_here());
+  std::size_t const bytes_a = stage_a ? std::size_t(batch * c.m * kp) * in_bytes : 0;
+  std::size_t const bytes_b = stage_b ? std::size_t(batch * c.n * kp) * in_bytes : 0;
+  std::size_t const bytes_ws = splits > 1 ? std::size_t(ctas) * std::size_t(t.tile_m * t.tile_n) * sizeof(float) : 0;
+  std::size_t const bytes_flags = splits > 1 ? std::size_t(ctas) * sizeof(int) : 0;
+  auto const at = [](std::size_t x) { return (x + 255) / 256 * 256; };
+  std::size_t const total = at(bytes_a) + at(bytes_b) + at(bytes_ws) + at(bytes_flags);
+
+  char* ws = nullptr;
+  cudaMemPool_t pool = nullptr;
+  if (total > 0) {
+    if (Status s = workspace_pool(&pool); !s) return s;
+    if (cudaError_t err = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&ws), total, pool, stream); err != cudaSuccess)
+      return cuda_failure(("workspace of " + std::to_string(total >> 20) + " MiB for the sm80 GEMM").c_str(), err);
+  }
+  char* const ws_a = ws;
+  char* const ws_b = ws_a + at(bytes_a);
+  float* const ws_k = reinterpret_cast<float*>(ws_b + at(bytes_b));
+  int* const flags = reinterpret_cast<int*>(reinterpret_cast<char*>(ws_k) + at(bytes_ws));
+
+  Status result = Status::success();
+  auto const fail = [&](char const* what, cudaError_t err) {
+    if (result.ok()) result = cuda_failure(what, err);
+  };
+
+  Sm80GemmParams p;
+  p.m = c.m, p.n = c.n, p.k = g.k, p.batch = int(batch);
+  p.a = c.a.ptr, p.lda = c.a.row_stride, p.batch_stride_a = c.a.batch_stride;
+  p.b = c.b.ptr, p.ldb = c.b.row_stride, p.batch_stride_b = c.b.batch_stride;
+  if (stage_a) {
+    Sm80StageParams s{c.a.ptr, c.a.batch_stride, c.a.row_stride, c.a.k_stride, ws_a, c.m, g.k, kp, int(batch), t.element_bytes};
+    if (cudaError_t err = kernel::detail::sm80_stage_operand(s, stream); err != cudaSuccess) fail("staging A", err);
+    p.a = ws_a, p.lda = kp, p.batch_stride_a = c.m * kp;
+  }
+  if (stage_b) {
+    Sm80StageParams s{c.b.ptr, c.b.batch_stride, c.b.row_stride, c.b.k_stride, ws_b, c.n, g.k, kp, int(batch), t.element_bytes};
+    if (cudaError_t err = kernel::detail::sm80_stage_operand(s, stream); err != cudaSuccess) fail("staging B", err);
+    p.b = ws_b, p.ldb = kp, p.batch_stride_b = c.n * kp;
+  }
+  p.c = gemm_reads_c(g) ? g.c : nullptr, p.ldc = g.ldc, p.batch_stride_c = g.batch_stride_c;
+  p.d = g.d, p.ldd = g.ldd, p.batch_stride_d = g.batch_stride_d;
+  p.alpha = g.alpha, p.beta = gemm_reads_c(g) ? g.beta : 0.0f;
+  p.out_f32 = g.c_type == DType::f32;
+  p.c_vec = p.c != nullptr && aligned16(g.c, g.ldc, g.batch_stride_c, batch, out_bytes);
+  p.d_vec = aligned16(g.d, g.ldd, g.batch_stride_d, batch, out_bytes);
+  p.tiles_m = int(tiles_m), p.tiles_n = int(tiles_n);
+  p.raster_order = choose_raster_order(tiles_m, tiles_n);
+  p.raster_group = 8;
+  p.splits = splits;
+  if (splits > 1) {
+    p.workspace = ws_k, p.flags = flags;
+    if (cudaError_t err = cudaMemsetAsync(flags, 0, bytes_flags, stream); err != cudaSuccess) fail("zeroing split-K flags", err);
+  }
+  if (result.ok()) {
+    if (cudaError_t err = t.launch(p, stream); err != cudaSuccess) fail("launch of the sm80 GEMM kernel", err);
+  }
+  if (ws != nullptr) {
+    if (cudaError_t err = cudaFreeAsync(ws, stream); err != cudaSuccess) fail("cudaFreeAsync (sm80 GEMM workspace)", err);
+  }
+  return result;
+}
+
+cudaError_t family_attributes(std::size_t i, cudaFuncAttributes* attr) { return kFamilies[i].instance().attributes(attr); }
+
+template <std::size_t I>
+Status check_entry(GemmArguments const& g) {
+  return family_check(I, g);
+}
+template <std::size_t I>
+Status launch_entry(GemmArguments const& g, cudaStream_t stream) {
+  return family_run(I, g, Sm80RunOptions{}, stream);
+}
+template <std::size_t I>
+cudaError_t attributes_entry(GemmArguments const&, cudaFuncAttributes* attr) {
+  return family_attributes(I, attr);
+}
+
+constexpr char kAlign[] =
+    "none; operands read in place when K-major with 16-byte aligned rows (pointer, ld, batch stride), else "
+    "staged once into such a copy; D/C vector stores where their rows are 16-byte aligned";
+constexpr char kLayouts[] = "A, B, C/D each row- or column-major; batched (any strides, 0 broadcasts); any leading dimension";
+constexpr char kBf16[] = "bf16 -> bf16|fp32";
+constexpr char kF16[] = "fp16 -> fp16|fp32";
+constexpr char kTf32[] = "tf32 -> fp32 (fp32 inputs rounded to tf32, fp32 accumulation)";
+constexpr char kSummary[] =
+    "tensor cores, sm_80 path: mma.sync + ldmatrix + cp.async multistage pipeline, swizzled smem, serial split-K";
+
+#define TESSEL_SM80_ENTRY(I, NAME, TILE, DT, SELECT)                                                              \
+  GemmKernelInfo {                                                                                                 \
+    NAME, kSummary, TILE, DT, kLayouts, kAlign, SELECT, 80, check_entry<I>, launch_entry<I>, attributes_entry<I> \
+  }
+
+// clang-format off
+std::array<GemmKernelInfo, 11> const kEntries = {{
+    TESSEL_SM80_ENTRY(0,  "sm80_bf16_128x256x32", "128x256x32, 8 warps (2x4), 4 stages, 96 KiB smem", kBf16, "bf16: when the 128x256 tiles fill every SM at least once and N >= M"),
+    TESSEL_SM80_ENTRY(1,  "sm80_bf16_256x128x32", "256x128x32, 8 warps (4x2), 4 stages, 96 KiB smem", kBf16, "bf16: as 128x256 when M > N"),
+    TESSEL_SM80_ENTRY(2,  "sm80_bf16_128x128x32", "128x128x32, 4 warps (2x2), 4 stages, 64 KiB smem", kBf16, "bf16: mid-size problems; with split-K when K is long"),
+    TESSEL_SM80_ENTRY(3,  "sm80_bf16_64x64x64",   "64x64x64, 4 warps (2x2), 3 stages, 48 KiB smem",   kBf16, "bf16: small problems with short K"),
+    TESSEL_SM80_ENTRY(4,  "sm80_fp16_128x256x32", "128x256x32, 8 warps (2x4), 4 stages, 96 KiB smem", kF16,  "fp16: as bf16"),
+    TESSEL_SM80_ENTRY(5,  "sm80_fp16_256x128x32", "256x128x32, 8 warps (4x2), 4 stages, 96 KiB smem", kF16,  "fp16: as bf16"),
+    TESSEL_SM80_ENTRY(6,  "sm80_fp16_128x128x32", "128x128x32, 4 warps (2x2), 4 stages, 64 KiB smem", kF16,  "fp16: as bf16"),
+    TESSEL_SM80_ENTRY(7,  "sm80_fp16_64x64x64",   "64x64x64, 4 warps (2x2), 3 stages, 48 KiB smem",   kF16,  "fp16: as bf16"),
+    TESSEL_SM80_ENTRY(8,  "sm80_tf32_128x128x32", "128x128x32, 4 warps (2x2), 3 stages, 96 KiB smem", kTf32, "tf32: when the 128x128 tiles fill every SM at least once"),
+    TESSEL_SM80_ENTRY(9,  "sm80_tf32_128x256x32", "128x256x32, 8 warps (2x4), 3 stages, 144 KiB smem", kTf32, "tf32: by name only (benchmark alternative)"),
+    TESSEL_SM80_ENTRY(10, "sm80_tf32_64x64x32",   "64x64x32, 4 warps (2x2), 3 stages, 48 KiB smem",   kTf32, "tf32: small problems; with split-K when K is long"),
+}};
+// clang-format on
+#undef TESSEL_SM80_ENTRY
+
+std::size_t entry_index(GemmKernelInfo const& k) { return static_cast<std::size_t>(&k - kEntries.data()); }
+
+}  // namespace
+
+std::span<GemmKernelInfo const> sm80_gemm_kernels() { return kEntries; }
+
+GemmKernelInfo const* sm80_select_gemm_kernel(GemmArguments const& g, int sms) {
+  std::size_t base;
+  switch (g.a_type) {
+    case DType::bf16: base = 0; break;
+    case DType::f16: base = 4; break;
+    case DType::tf32: base = 8; break;
+    default: return nullptr;
+  }
+  bool const col_d = g.c_order == MatrixOrder::col_major;
+  std::int64_t const m = col_d ? g.n : g.m, n = col_d ? g.m : g.n;  // of the row-major D computed
+  auto const tiles = [&](std::size_t i) { return tile_count(m, n, g.batch_count, kFamilies[i].instance()); };
+  if (g.a_type == DType::tf32) {
+    return &kEntries[tiles(8) >= sms || g.k >= 4096 ? 8 : 10];
+  }
+  if (tiles(base + 0) >= sms) return &kEntries[n >= m ? base + 0 : base + 1];
+  if (tiles(base + 2) >= sms || g.k >= 4096) return &kEntries[base + 2];
+  return &kEntries[base + 3];
+}
+
+Status sm80_gemm_run(GemmKernelInfo const& k, GemmArguments const& g, Sm80RunOptions const& o, cudaStream_t stream) {
+  std::size_t const i = entry_index(k);
+  if (i >= kEntries.size())
+    return Status::error(StatusCode::invalid_argument, std::string("kernel: ") + k.name + " is not an sm80 entry");
+  if (!gemm_reads_ab(g) || gemm_is_noop(g))
+    return Status::error(StatusCode::invalid_argument,
+                         "m, n, k, alpha: the sm80 kernels need M, N, K > 0 and alpha != 0 (tessel::gemm handles the rest)");
+  if (Status s = family_check(i, g); !s) return s;
+  return family_run(i, g, o, stream);
+}
+
+}  // namespace tessel
