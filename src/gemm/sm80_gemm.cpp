@@ -33,8 +33,9 @@ struct Sm80Family {
 };
 
 // clang-format off
-constexpr std::array<Sm80Family, 11> kFamilies = {{
+constexpr std::array<Sm80Family, 12> kFamilies = {{
     {DType::bf16, kernel::detail::sm80_instance_bf16_128x256x32},
+    {DType::bf16, kernel::detail::sm80_instance_bf16_128x256x64},
     {DType::bf16, kernel::detail::sm80_instance_bf16_256x128x32},
     {DType::bf16, kernel::detail::sm80_instance_bf16_128x128x32},
     {DType::bf16, kernel::detail::sm80_instance_bf16_64x64x64},
@@ -268,18 +269,19 @@ constexpr char kSummary[] =
   }
 
 // clang-format off
-std::array<GemmKernelInfo, 11> const kEntries = {{
+std::array<GemmKernelInfo, 12> const kEntries = {{
     TESSEL_SM80_ENTRY(0,  "sm80_bf16_128x256x32", "128x256x32, 8 warps (2x4), 4 stages, 96 KiB smem", kBf16, "bf16: when the 128x256 tiles fill every SM at least once and N >= M"),
-    TESSEL_SM80_ENTRY(1,  "sm80_bf16_256x128x32", "256x128x32, 8 warps (4x2), 4 stages, 96 KiB smem", kBf16, "bf16: as 128x256 when M > N"),
-    TESSEL_SM80_ENTRY(2,  "sm80_bf16_128x128x32", "128x128x32, 4 warps (2x2), 4 stages, 64 KiB smem", kBf16, "bf16: mid-size problems; with split-K when K is long"),
-    TESSEL_SM80_ENTRY(3,  "sm80_bf16_64x64x64",   "64x64x64, 4 warps (2x2), 3 stages, 48 KiB smem",   kBf16, "bf16: small problems with short K"),
-    TESSEL_SM80_ENTRY(4,  "sm80_fp16_128x256x32", "128x256x32, 8 warps (2x4), 4 stages, 96 KiB smem", kF16,  "fp16: as bf16"),
-    TESSEL_SM80_ENTRY(5,  "sm80_fp16_256x128x32", "256x128x32, 8 warps (4x2), 4 stages, 96 KiB smem", kF16,  "fp16: as bf16"),
-    TESSEL_SM80_ENTRY(6,  "sm80_fp16_128x128x32", "128x128x32, 4 warps (2x2), 4 stages, 64 KiB smem", kF16,  "fp16: as bf16"),
-    TESSEL_SM80_ENTRY(7,  "sm80_fp16_64x64x64",   "64x64x64, 4 warps (2x2), 3 stages, 48 KiB smem",   kF16,  "fp16: as bf16"),
-    TESSEL_SM80_ENTRY(8,  "sm80_tf32_128x128x32", "128x128x32, 4 warps (2x2), 3 stages, 96 KiB smem", kTf32, "tf32: when the 128x128 tiles fill every SM at least once"),
-    TESSEL_SM80_ENTRY(9,  "sm80_tf32_128x256x32", "128x256x32, 8 warps (2x4), 3 stages, 144 KiB smem", kTf32, "tf32: by name only (benchmark alternative)"),
-    TESSEL_SM80_ENTRY(10, "sm80_tf32_64x64x32",   "64x64x32, 4 warps (2x2), 3 stages, 48 KiB smem",   kTf32, "tf32: small problems; with split-K when K is long"),
+    TESSEL_SM80_ENTRY(1,  "sm80_bf16_128x256x64", "128x256x64, 8 warps (2x4), 3 stages, 144 KiB smem", kBf16, "bf16: by name (benchmark alternative to 128x256x32: half the k-tiles and barriers)"),
+    TESSEL_SM80_ENTRY(2,  "sm80_bf16_256x128x32", "256x128x32, 8 warps (4x2), 4 stages, 96 KiB smem", kBf16, "bf16: as 128x256 when M > N"),
+    TESSEL_SM80_ENTRY(3,  "sm80_bf16_128x128x32", "128x128x32, 4 warps (2x2), 4 stages, 64 KiB smem", kBf16, "bf16: mid-size problems; with split-K when K is long"),
+    TESSEL_SM80_ENTRY(4,  "sm80_bf16_64x64x64",   "64x64x64, 4 warps (2x2), 3 stages, 48 KiB smem",   kBf16, "bf16: small problems with short K"),
+    TESSEL_SM80_ENTRY(5,  "sm80_fp16_128x256x32", "128x256x32, 8 warps (2x4), 4 stages, 96 KiB smem", kF16,  "fp16: as bf16"),
+    TESSEL_SM80_ENTRY(6,  "sm80_fp16_256x128x32", "256x128x32, 8 warps (4x2), 4 stages, 96 KiB smem", kF16,  "fp16: as bf16"),
+    TESSEL_SM80_ENTRY(7,  "sm80_fp16_128x128x32", "128x128x32, 4 warps (2x2), 4 stages, 64 KiB smem", kF16,  "fp16: as bf16"),
+    TESSEL_SM80_ENTRY(8,  "sm80_fp16_64x64x64",   "64x64x64, 4 warps (2x2), 3 stages, 48 KiB smem",   kF16,  "fp16: as bf16"),
+    TESSEL_SM80_ENTRY(9,  "sm80_tf32_128x128x32", "128x128x32, 4 warps (2x2), 3 stages, 96 KiB smem", kTf32, "tf32: when the 128x128 tiles fill every SM at least once"),
+    TESSEL_SM80_ENTRY(10, "sm80_tf32_128x256x32", "128x256x32, 8 warps (2x4), 3 stages, 144 KiB smem", kTf32, "tf32: by name only (benchmark alternative)"),
+    TESSEL_SM80_ENTRY(11, "sm80_tf32_64x64x32",   "64x64x32, 4 warps (2x2), 3 stages, 48 KiB smem",   kTf32, "tf32: small problems; with split-K when K is long"),
 }};
 // clang-format on
 #undef TESSEL_SM80_ENTRY
@@ -291,22 +293,23 @@ std::size_t entry_index(GemmKernelInfo const& k) { return static_cast<std::size_
 std::span<GemmKernelInfo const> sm80_gemm_kernels() { return kEntries; }
 
 GemmKernelInfo const* sm80_select_gemm_kernel(GemmArguments const& g, int sms) {
-  std::size_t base;
-  switch (g.a_type) {
-    case DType::bf16: base = 0; break;
-    case DType::f16: base = 4; break;
-    case DType::tf32: base = 8; break;
-    default: return nullptr;
-  }
+  char const* dtype = g.a_type == DType::bf16 ? "bf16" : g.a_type == DType::f16 ? "fp16" : g.a_type == DType::tf32 ? "tf32" : nullptr;
+  if (dtype == nullptr) return nullptr;
+  auto const pick = [&](char const* tile) -> GemmKernelInfo const* {
+    std::string const name = std::string("sm80_") + dtype + "_" + tile;
+    for (GemmKernelInfo const& k : kEntries)
+      if (name == k.name) return &k;
+    return nullptr;
+  };
   bool const col_d = g.c_order == MatrixOrder::col_major;
   std::int64_t const m = col_d ? g.n : g.m, n = col_d ? g.m : g.n;  // of the row-major D computed
-  auto const tiles = [&](std::size_t i) { return tile_count(m, n, g.batch_count, kFamilies[i].instance()); };
-  if (g.a_type == DType::tf32) {
-    return &kEntries[tiles(8) >= sms || g.k >= 4096 ? 8 : 10];
-  }
-  if (tiles(base + 0) >= sms) return &kEntries[n >= m ? base + 0 : base + 1];
-  if (tiles(base + 2) >= sms || g.k >= 4096) return &kEntries[base + 2];
-  return &kEntries[base + 3];
+  auto const tiles = [&](std::int64_t tm, std::int64_t tn) { return ((m + tm - 1) / tm) * ((n + tn - 1) / tn) * g.batch_count; };
+  // Large tiles while they fill every SM; 128x128 for mid sizes and for long K (split-K then fills
+  // the SMs); 64x64 for small problems with short K.
+  if (g.a_type == DType::tf32) return pick(tiles(128, 128) >= sms || g.k >= 4096 ? "128x128x32" : "64x64x32");
+  if (tiles(128, 256) >= sms) return pick(n >= m ? "128x256x32" : "256x128x32");
+  if (tiles(128, 128) >= sms || g.k >= 4096) return pick("128x128x32");
+  return pick("64x64x64");
 }
 
 Status sm80_gemm_run(GemmKernelInfo const& k, GemmArguments const& g, Sm80RunOptions const& o, cudaStream_t stream) {

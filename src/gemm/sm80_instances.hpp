@@ -25,6 +25,7 @@ struct Sm80Instance {
 
 // clang-format off
 Sm80Instance sm80_instance_bf16_128x256x32();
+Sm80Instance sm80_instance_bf16_128x256x64();
 Sm80Instance sm80_instance_bf16_256x128x32();
 Sm80Instance sm80_instance_bf16_128x128x32();
 Sm80Instance sm80_instance_bf16_64x64x64();

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The sm_80 tensor-core GEMM benchmarks (issue 6) with the CLI on the GPU machine:
+#   $OUT/bench/results/sm80-<gpu>-<yyyymmdd>.json   (DESIGN.md section 6 schema) and a log.
+# bench/sm80.txt holds the targets (auto = the sm80 heuristic); the tile variants at 4096^3 and
+# 8192^3 follow, by name. When the library's registry does not list the sm80 entries yet, the
+# script links `tessel-sm80`: the CLI's objects with bench/sm80_registry_shim.cpp in front of
+# libtessel_kernels.a.
+#
+#   scripts/bench-sm80.sh [BUILD_DIR]        default build-gpu (built with tessel_cli)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${1:-${BUILD_DIR:-build-gpu}}
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT/bench/results"
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | sed 's/NVIDIA //; s/ .*//' | tr 'A-Z' 'a-z')
+gpu=${gpu:-gpu}
+day=$(date -u +%Y%m%d)
+json="$OUT/bench/results/sm80-$gpu-$day.json"
+log="$OUT/bench-sm80.log"
+
+cli="$BUILD_DIR/tessel"
+if ! "$cli" list 2>/dev/null | grep -q sm80_; then
+  echo "== the registry does not list the sm80 kernels: linking $BUILD_DIR/tessel-sm80 with bench/sm80_registry_shim.cpp" | tee -a "$log"
+  objs=$(find "$BUILD_DIR/apps/tessel" -name '*.o' | sort)
+  libs=$(find "$BUILD_DIR/src" -name 'libtessel_kernels.a' -o -name 'libtessel_calc.a' | sort -r)
+  cuda=${CUDA_HOME:-/usr/local/cuda}
+  g++ -std=c++20 -O2 -I include -I src -I "$cuda/include" -c bench/sm80_registry_shim.cpp -o "$BUILD_DIR/sm80_registry_shim.o" &&
+    g++ -o "$BUILD_DIR/tessel-sm80" $objs "$BUILD_DIR/sm80_registry_shim.o" -Wl,--allow-multiple-definition $libs \
+      -L"$cuda/lib64" -lcublas -lcublasLt -lcudart -ldl -lpthread 2>&1 | tee -a "$log"
+  cli="$BUILD_DIR/tessel-sm80"
+  [ -x "$cli" ] || { echo "tessel-sm80 did not link" | tee -a "$log"; exit 1; }
+fi
+"$cli" list 2>&1 | grep sm80_ | tee -a "$log"
+
+# The targets, then every tile at 4096^3 / 8192^3 (bf16) and the tf32 tiles at 4096^3.
+variants="$OUT/sm80-variants.txt"
+{
+  cat bench/sm80.txt
+  for k in sm80_bf16_128x256x32 sm80_bf16_256x128x32 sm80_bf16_128x128x32 sm80_bf16_64x64x64; do
+    echo "--m 4096 --n 4096 --k 4096 --dtype bf16 --kernel $k --iters 20 --warmup 3 --no-verify"
+  done
+  for k in sm80_bf16_128x256x32 sm80_bf16_256x128x32; do
+    echo "--m 8192 --n 8192 --k 8192 --dtype bf16 --kernel $k --iters 10 --warmup 2 --no-verify"
+  done
+  for k in sm80_tf32_128x128x32 sm80_tf32_128x256x32 sm80_tf32_64x64x32; do
+    echo "--m 4096 --n 4096 --k 4096 --dtype tf32 --kernel $k --iters 20 --warmup 3 --no-verify"
+  done
+} > "$variants"
+echo "== bench sm80 -> $json" | tee -a "$log"
+"$cli" gemm --sweep "$variants" --suite sm80 --json "$json" 2>&1 | tee -a "$log"
+status=${PIPESTATUS[0]}
+rm -f "$variants"
+exit $status

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Issue 6 on the GPU machine in one call: build the sm_80 GEMM targets (sm_90a, all cores), the host
+# and GPU tests, compute-sanitizer (memcheck, racecheck, synccheck) on the *Small* tests, the SASS
+# instruction mix and resources of the kernels, the benchmarks; logs and JSON under $OUT, a short
+# table last.
+#
+#   scripts/gpu-sm80.sh [stage ...]      stages: build host gpu bench sass sanitize (default: all)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-out}
+BUILD_DIR=${BUILD_DIR:-build-gpu}
+mkdir -p "$OUT"
+export TESSEL_GIT_COMMIT=${TESSEL_GIT_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(build host gpu bench sass sanitize)
+LOG="$OUT/gpu-sm80.log"
+note() { printf '\n==== %s (%s)\n' "$*" "$(date -u +%H:%M:%S)" | tee -a "$LOG"; }
+gtest_line() { grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$1" | tr '\n' ' '; }
+targets="tessel_cli gpu_sm80_gemm_test host_sm80_tv_coverage_test host_bank_conflict_sm80_test"
+
+for stage in "${stages[@]}"; do
+  case $stage in
+    build)
+      note "build, commit $TESSEL_GIT_COMMIT"
+      nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit --format=csv 2>&1 | tee -a "$LOG"
+      { cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a &&
+        cmake --build "$BUILD_DIR" -j "$(nproc)" -- -k 0 $targets; } > "$OUT/build.log" 2>&1
+      echo "build: exit $?" | tee -a "$LOG"
+      grep -E "error|FAILED" "$OUT/build.log" | head -20 | tee -a "$LOG"
+      ;;
+    host)
+      note "host tests"
+      for t in host_sm80_tv_coverage_test host_bank_conflict_sm80_test; do
+        "$BUILD_DIR/tests/$t" > "$OUT/$t.log" 2>&1
+        echo "$t: exit $? $(gtest_line "$OUT/$t.log")" | tee -a "$LOG"
+      done
+      ;;
+    gpu)
+      note "GPU tests"
+      t="$BUILD_DIR/tests/gpu_sm80_gemm_test"
+      timeout 240 "$t" > "$OUT/gpu_sm80_gemm_test.log" 2>&1
+      echo "gpu_sm80_gemm_test: exit $? $(gtest_line "$OUT/gpu_sm80_gemm_test.log")" | tee -a "$LOG"
+      grep -E '^\[  FAILED|Failure|error:|Expected|Which is|FAILED:|: (max|norm) rel err|tessel [0-9]' \
+        "$OUT/gpu_sm80_gemm_test.log" | head -30 | tee -a "$LOG"
+      ;;
+    bench)
+      note "benchmarks"
+      BUILD_DIR=$BUILD_DIR OUT=$OUT scripts/bench-sm80.sh "$BUILD_DIR" > /dev/null 2>&1
+      echo "bench-sm80: exit $?" | tee -a "$LOG"
+      grep -E "error|FAILED" "$OUT/bench-sm80.log" | head -10 | tee -a "$LOG"
+      ;;
+    sass)
+      note "SASS of the sm80 kernels (instruction mix of the main loop, resources)"
+      lib=$(find "$BUILD_DIR/src" -name libtessel_kernels.a | head -1)
+      cuobjdump -res-usage "$lib" 2>/dev/null | grep -A1 -E "sm80_gemm_kernel|sm80_stage" | grep -E "Function|REG" |
+        sed 's/Function \(.*\):/\1/' | paste - - | sed -E 's/_ZN6tessel6kernel16sm80_gemm_kernelINS_10collective14Sm80GemmConfig//' |
+        cut -c1-150 | tee -a "$LOG"
+      cuobjdump -sass "$lib" > "$OUT/sm80.sass" 2>/dev/null
+      awk '/Function : .*sm80_gemm_kernel/{name=$3} name!="" && /^\s+\/\*[0-9a-f]{4}\*\// {split($0,a,"*/"); ins=a[2]; gsub(/^[ \t]+/,"",ins); split(ins,w,/[ ;]/); op=w[1]; if (op ~ /^@/) op=w[2]; sub(/\..*/,"",op); cnt[name" "op]++} END{for (k in cnt) print cnt[k], k}' \
+        "$OUT/sm80.sass" | grep -E " (HMMA|LDSM|LDGSTS|BAR|LDL|STL|STS|LDS|LDG|STG)$" | sort -k2,2 -k3,3 |
+        sed -E 's/_ZN6tessel6kernel16sm80_gemm_kernelINS_10collective14Sm80GemmConfig//' | cut -c1-120 | tee -a "$LOG"
+      ;;
+    sanitize)
+      note "compute-sanitizer on the Small tests"
+      t="$BUILD_DIR/tests/gpu_sm80_gemm_test"
+      : > "$OUT/sanitizer.log"
+      for tool in memcheck racecheck synccheck; do
+        timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 "$t" --gtest_filter='*Small*' >> "$OUT/sanitizer.log" 2>&1
+        echo "$tool gpu_sm80_gemm_test *Small*: exit $?" | tee -a "$LOG"
+      done
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Hazard|Invalid" "$OUT/sanitizer.log" | sort | uniq -c | head -20 | tee -a "$LOG"
+      ;;
+  esac
+done
+
+note "summary"
+grep -E ": exit [0-9]" "$LOG" | sort -u
+python3 - "$OUT"/bench/results/sm80-*.json <<'PY'
+import json, sys
+for path in sys.argv[1:]:
+    try:
+        d = json.load(open(path))
+    except Exception as e:
+        print(path, "unreadable:", e); continue
+    print(f"-- {path.split('/')[-1]}: {d['gpu']}, commit {d['commit']}")
+    for r in d["results"]:
+        shape = (f"{r['batch']}x" if r["batch"] != 1 else "") + f"{r['m']}x{r['n']}x{r['k']}"
+        ratio = r["ratio"] or 0
+        print(f"{shape:20s} {r['dtype']:5s} {r['layout']:3s} {r['kernel'][:22]:22s} {r['tflops'] or 0:7.1f} "
+              f"cuBLAS {r['baseline_tflops'] or 0:7.1f} x{ratio:5.2f} ver {r['verified']} err {r['max_rel_err']}")
+PY

@@ -1,0 +1,418 @@
+// The sm_80 tensor-core GEMMs (tessel/gemm/device/sm80_gemm_kernels.hpp) on the GPU, each entry
+// run directly (sm80_gemm_run), judged by the fp64 GPU reference and against cuBLAS on the same
+// inputs: our componentwise error may not exceed twice cuBLAS's (plus a few fp32 units).
+//
+// Random inputs (never zeros), D poisoned with NaN, ragged shapes (1x1x1, 17x33x65, K below one
+// tile, tiles that overhang in every direction), every layout with C/D in either order, batches
+// (with a broadcast operand), serial split-K (and its determinism), unaligned pointers and leading
+// dimensions (the staging path), forced staging equal to in-place reads bit for bit, NaN/Inf
+// propagation as in cuBLAS, and the large odd shapes 4095x4097x4099 and 8191x8193x8191.
+// Tests whose name contains "Small" are the compute-sanitizer sweep (scripts/gpu-sm80.sh); Sweep
+// and Large are the full ragged sweep and the large odd shapes.
+#include "gpu/gpu_test.hpp"
+
+#include <tessel/gemm/device/gemm_arguments.hpp>
+#include <tessel/gemm/device/gemm_validate.hpp>
+#include <tessel/gemm/device/sm80_gemm_kernels.hpp>
+#include <tessel/reference/gemm_device.hpp>
+#include <tessel/reference/numeric.hpp>
+
+#include <cublas_v2.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace tessel;
+
+namespace {
+
+struct DeviceMem {
+  void* p = nullptr;
+  explicit DeviceMem(std::size_t bytes) {
+    if (bytes && cudaMalloc(&p, bytes) != cudaSuccess) p = nullptr;
+  }
+  ~DeviceMem() {
+    if (p) cudaFree(p);
+  }
+  DeviceMem(DeviceMem const&) = delete;
+  DeviceMem& operator=(DeviceMem const&) = delete;
+};
+
+std::size_t elems(std::int64_t batch, std::int64_t stride, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                  MatrixOrder o) {
+  StoredExtent e = stored_extent(rows, cols, o);
+  if (batch == 0 || e.rows == 0 || e.cols == 0) return 1;
+  return std::size_t((batch - 1) * stride + (e.rows - 1) * ld + e.cols);
+}
+
+GemmKernelInfo const& entry(char const* name) {
+  for (GemmKernelInfo const& k : sm80_gemm_kernels())
+    if (std::string(k.name) == name) return k;
+  ADD_FAILURE() << "no sm80 entry " << name;
+  return sm80_gemm_kernels()[0];
+}
+
+GemmArguments problem(std::int64_t m, std::int64_t n, std::int64_t k, char const* layout, MatrixOrder co, DType ab,
+                      DType cd, std::int64_t batch = 1) {
+  MatrixOrder const ao = layout[0] == 't' ? MatrixOrder::row_major : MatrixOrder::col_major;
+  MatrixOrder const bo = layout[1] == 't' ? MatrixOrder::row_major : MatrixOrder::col_major;
+  GemmArguments g = make_packed_gemm(m, n, k, batch, ab, cd, ao, bo, co);
+  g.alpha = 1.25f, g.beta = -0.5f;
+  return g;
+}
+
+// A, B, C filled uniform(-1,1), D poisoned, each with `offset` extra elements in front (an
+// unaligned pointer when offset is odd).
+struct Operands {
+  std::unique_ptr<DeviceMem> a, b, c, d;
+  std::size_t nd = 0;
+  Operands(GemmArguments& g, std::uint64_t seed, int offset = 0) {
+    std::size_t const na = elems(g.batch_count, g.batch_stride_a, g.m, g.k, g.lda, g.a_order) + offset;
+    std::size_t const nb = elems(g.batch_count, g.batch_stride_b, g.k, g.n, g.ldb, g.b_order) + offset;
+    std::size_t const nc = elems(g.batch_count, g.batch_stride_c, g.m, g.n, g.ldc, g.c_order) + offset;
+    nd = elems(g.batch_count, g.batch_stride_d, g.m, g.n, g.ldd, g.c_order) + offset;
+    a = std::make_unique<DeviceMem>(na * size_of(g.a_type));
+    b = std::make_unique<DeviceMem>(nb * size_of(g.b_type));
+    c = std::make_unique<DeviceMem>(nc * size_of(g.c_type));
+    d = std::make_unique<DeviceMem>(nd * size_of(g.c_type));
+    EXPECT_TRUE(a->p && b->p && c->p && d->p) << "cudaMalloc failed";
+    EXPECT_TRUE(reference::fill_uniform_device(a->p, g.a_type, na, seed * 3 + 1).ok());
+    EXPECT_TRUE(reference::fill_uniform_device(b->p, g.b_type, nb, seed * 3 + 2).ok());
+    EXPECT_TRUE(reference::fill_uniform_device(c->p, g.c_type, nc, seed * 3 + 3).ok());
+    EXPECT_TRUE(reference::fill_constant_device(d->p, g.c_type, nd, NAN).ok());
+    g.a = static_cast<char*>(a->p) + offset * size_of(g.a_type);
+    g.b = static_cast<char*>(b->p) + offset * size_of(g.b_type);
+    g.c = static_cast<char*>(c->p) + offset * size_of(g.c_type);
+    g.d = static_cast<char*>(d->p) + offset * size_of(g.c_type);
+  }
+};
+
+cudaDataType cuda_type(DType t) { return t == DType::f16 ? CUDA_R_16F : t == DType::bf16 ? CUDA_R_16BF : CUDA_R_32F; }
+
+cublasHandle_t cublas() {
+  static cublasHandle_t h = [] {
+    cublasHandle_t x = nullptr;
+    if (cublasCreate(&x) != CUBLAS_STATUS_SUCCESS) return static_cast<cublasHandle_t>(nullptr);
+    return x;
+  }();
+  return h;
+}
+
+// cuBLAS on g into d (which holds a copy of C): a row-major D is computed as D^T = op(B)^T op(A)^T.
+bool run_cublas(GemmArguments const& g, void* d) {
+  cublasHandle_t h = cublas();
+  if (!h || g.ldc != g.ldd || g.batch_stride_c != g.batch_stride_d) return false;
+  std::size_t const nd = elems(g.batch_count, g.batch_stride_d, g.m, g.n, g.ldd, g.c_order);
+  if (cudaMemcpy(d, g.c, nd * size_of(g.c_type), cudaMemcpyDeviceToDevice) != cudaSuccess) return false;
+  bool const a_row = g.a_order == MatrixOrder::row_major, b_row = g.b_order == MatrixOrder::row_major;
+  auto const compute = g.a_type == DType::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  float const alpha = g.alpha, beta = g.beta;
+  cublasStatus_t s;
+  if (g.c_order == MatrixOrder::col_major) {
+    s = cublasGemmStridedBatchedEx(h, a_row ? CUBLAS_OP_T : CUBLAS_OP_N, b_row ? CUBLAS_OP_T : CUBLAS_OP_N, int(g.m),
+                                   int(g.n), int(g.k), &alpha, g.a, cuda_type(g.a_type), int(g.lda), g.batch_stride_a,
+                                   g.b, cuda_type(g.b_type), int(g.ldb), g.batch_stride_b, &beta, d,
+                                   cuda_type(g.c_type), int(g.ldd), g.batch_stride_d, int(g.batch_count), compute,
+                                   CUBLAS_GEMM_DEFAULT);
+  } else {
+    s = cublasGemmStridedBatchedEx(h, b_row ? CUBLAS_OP_N : CUBLAS_OP_T, a_row ? CUBLAS_OP_N : CUBLAS_OP_T, int(g.n),
+                                   int(g.m), int(g.k), &alpha, g.b, cuda_type(g.b_type), int(g.ldb), g.batch_stride_b,
+                                   g.a, cuda_type(g.a_type), int(g.lda), g.batch_stride_a, &beta, d,
+                                   cuda_type(g.c_type), int(g.ldd), g.batch_stride_d, int(g.batch_count), compute,
+                                   CUBLAS_GEMM_DEFAULT);
+  }
+  return s == CUBLAS_STATUS_SUCCESS && cudaDeviceSynchronize() == cudaSuccess;
+}
+
+struct Verdict {
+  reference::GemmCheck ours, cublas;
+  bool have_cublas = false;
+};
+
+// Run entry `k` on g with `o`, judge it and cuBLAS against the fp64 reference.
+Verdict run_and_check(GemmKernelInfo const& k, GemmArguments const& g, Sm80RunOptions o = {}, bool with_cublas = true) {
+  Verdict v;
+  Status s = sm80_gemm_run(k, g, o, nullptr);
+  EXPECT_TRUE(s.ok()) << k.name << ": " << s.reason;
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << k.name << ": " << cudaGetErrorString(cudaGetLastError());
+  std::size_t const total = std::size_t(g.batch_count * g.m * g.n);
+  DeviceMem r(total * 8), sc(total * 8);
+  EXPECT_TRUE(r.p && sc.p);
+  EXPECT_TRUE(reference::gemm_device(g, static_cast<double*>(r.p), static_cast<double*>(sc.p)).ok());
+  double const tol = reference::gemm_tolerance(g.a_type, g.c_type, g.k);
+  Status cs = reference::check_device(g, static_cast<double*>(r.p), static_cast<double*>(sc.p), tol, &v.ours);
+  EXPECT_TRUE(cs.ok()) << cs.reason;
+  if (with_cublas) {
+    std::size_t const nd = elems(g.batch_count, g.batch_stride_d, g.m, g.n, g.ldd, g.c_order);
+    DeviceMem dc(nd * size_of(g.c_type));
+    if (dc.p && run_cublas(g, dc.p)) {
+      GemmArguments y = g;
+      y.d = dc.p;
+      v.have_cublas = reference::check_device(y, static_cast<double*>(r.p), static_cast<double*>(sc.p), tol, &v.cublas).ok();
+    }
+  }
+  return v;
+}
+
+std::string what(GemmKernelInfo const& k, GemmArguments const& g, char const* layout, Sm80RunOptions o = {}) {
+  return std::string(k.name) + " " + std::to_string(g.batch_count) + "x" + std::to_string(g.m) + "x" +
+         std::to_string(g.n) + "x" + std::to_string(g.k) + " " + layout + " D " +
+         (g.c_order == MatrixOrder::row_major ? "row" : "col") + " -> " + to_string(g.c_type) +
+         (o.splits > 1 ? " splits " + std::to_string(o.splits) : "") + (o.force_staging ? " staged" : "");
+}
+
+// Passes the fp64 judge, and the error is at most twice cuBLAS's (plus a few fp32 units).
+void expect_good(Verdict const& v, std::string const& w) {
+  EXPECT_TRUE(v.ours.passed()) << w << ": " << v.ours.describe();
+  EXPECT_TRUE(v.have_cublas) << w << ": cuBLAS did not run";
+  if (v.have_cublas) {
+    EXPECT_LE(v.ours.max_rel_err, 2.0 * v.cublas.max_rel_err + 4 * 0x1p-24)
+        << w << ": max rel err tessel " << v.ours.max_rel_err << " vs cuBLAS " << v.cublas.max_rel_err;
+    EXPECT_LE(v.ours.norm_rel_err, 2.0 * v.cublas.norm_rel_err + 4 * 0x1p-24)
+        << w << ": norm rel err tessel " << v.ours.norm_rel_err << " vs cuBLAS " << v.cublas.norm_rel_err;
+  }
+}
+
+std::vector<unsigned char> download(void const* p, std::size_t bytes) {
+  std::vector<unsigned char> h(bytes);
+  EXPECT_EQ(cudaMemcpy(h.data(), p, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+  return h;
+}
+
+struct DtypeCase {
+  DType ab, cd;
+  char const* big;    // the 128x256 (tf32: 128x128) entry
+  char const* small;  // the 64x64 entry
+};
+constexpr DtypeCase kDtypes[] = {
+    {DType::bf16, DType::bf16, "sm80_bf16_128x256x32", "sm80_bf16_64x64x64"},
+    {DType::bf16, DType::f32, "sm80_bf16_256x128x32", "sm80_bf16_128x128x32"},
+    {DType::f16, DType::f16, "sm80_fp16_128x256x32", "sm80_fp16_64x64x64"},
+    {DType::f16, DType::f32, "sm80_fp16_256x128x32", "sm80_fp16_128x128x32"},
+    {DType::tf32, DType::f32, "sm80_tf32_128x128x32", "sm80_tf32_64x64x32"},
+};
+constexpr char const* kLayouts[] = {"tn", "nn", "nt", "tt"};
+
+}  // namespace
+
+// ---- small problems: the compute-sanitizer sweep ------------------------------------------------------
+
+TEST(Sm80Small, EveryEntryOnARaggedProblem) {
+  TESSEL_REQUIRE_GPU();
+  for (GemmKernelInfo const& k : sm80_gemm_kernels()) {
+    DType const ab = std::string(k.name).find("bf16") != std::string::npos   ? DType::bf16
+                     : std::string(k.name).find("fp16") != std::string::npos ? DType::f16
+                                                                              : DType::tf32;
+    GemmArguments g = problem(137, 263, 97, "tn", MatrixOrder::col_major, ab, ab == DType::tf32 ? DType::f32 : ab);
+    Operands ops(g, 11);
+    expect_good(run_and_check(k, g), what(k, g, "tn"));
+  }
+}
+
+TEST(Sm80Sweep, RaggedShapesEveryLayoutAndOrder) {
+  TESSEL_REQUIRE_GPU();
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  // 1x1x1; odd everything; K below one k-tile; K one element past a k-tile; a tile-multiple problem.
+  constexpr Shape shapes[] = {{1, 1, 1}, {17, 33, 65}, {70, 45, 7}, {129, 65, 33}, {64, 128, 64}};
+  for (DtypeCase const& dt : kDtypes) {
+    for (Shape const& s : shapes) {
+      for (char const* layout : kLayouts) {
+        for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
+          for (char const* name : {dt.big, dt.small}) {
+            GemmArguments g = problem(s.m, s.n, s.k, layout, co, dt.ab, dt.cd);
+            Operands ops(g, std::uint64_t(s.m * 7 + s.k));
+            expect_good(run_and_check(entry(name), g), what(entry(name), g, layout));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Sm80Small, BetaZeroDoesNotReadC) {
+  TESSEL_REQUIRE_GPU();
+  GemmArguments g = problem(40, 50, 60, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+  Operands ops(g, 5);
+  std::size_t const nc = elems(1, 0, g.m, g.n, g.ldc, g.c_order);
+  ASSERT_TRUE(reference::fill_constant_device(const_cast<void*>(g.c), g.c_type, nc, NAN).ok());
+  g.beta = 0.0f;
+  Verdict v = run_and_check(entry("sm80_bf16_128x256x32"), g);
+  EXPECT_TRUE(v.ours.passed()) << "NaN in C leaked through beta = 0: " << v.ours.describe();
+}
+
+TEST(Sm80Sweep, BatchedWithABroadcastOperand) {
+  TESSEL_REQUIRE_GPU();
+  for (DtypeCase const& dt : kDtypes) {
+    for (char const* layout : {"tn", "nt"}) {
+      GemmArguments g = problem(70, 90, 110, layout, MatrixOrder::col_major, dt.ab, dt.cd, 3);
+      Operands ops(g, 21);
+      expect_good(run_and_check(entry(dt.big), g), what(entry(dt.big), g, layout));
+      g.batch_stride_b = 0;  // every batch multiplies by the same B
+      expect_good(run_and_check(entry(dt.small), g), what(entry(dt.small), g, layout) + " B broadcast");
+    }
+  }
+}
+
+TEST(Sm80Sweep, SerialSplitKIsCorrectAndDeterministic) {
+  TESSEL_REQUIRE_GPU();
+  for (DtypeCase const& dt : kDtypes) {
+    for (int splits : {2, 3, 7}) {
+      GemmArguments g = problem(150, 70, 1000, "tn", MatrixOrder::col_major, dt.ab, dt.cd, 2);
+      Operands ops(g, 31);
+      Sm80RunOptions o;
+      o.splits = splits;
+      expect_good(run_and_check(entry(dt.small), g, o), what(entry(dt.small), g, "tn", o));
+      std::size_t const bytes = ops.nd * size_of(g.c_type);
+      auto const first = download(g.d, bytes);
+      ASSERT_TRUE(reference::fill_constant_device(g.d, g.c_type, ops.nd, NAN).ok());
+      ASSERT_TRUE(sm80_gemm_run(entry(dt.small), g, o, nullptr).ok());
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_TRUE(download(g.d, bytes) == first) << what(entry(dt.small), g, "tn", o) << ": two runs differ";
+    }
+  }
+}
+
+TEST(Sm80Small, SplitKAndUnalignedOperands) {
+  TESSEL_REQUIRE_GPU();
+  GemmArguments g = problem(150, 70, 1000, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+  Operands ops(g, 33);
+  Sm80RunOptions o;
+  o.splits = 3;
+  expect_good(run_and_check(entry("sm80_bf16_64x64x64"), g, o), "split-K 3");
+  GemmArguments u = problem(45, 77, 91, "nt", MatrixOrder::row_major, DType::tf32, DType::f32);
+  u.lda += 3, u.ldb += 1, u.ldc += 5, u.ldd = u.ldc;
+  Operands uops(u, 43, /*offset=*/1);
+  expect_good(run_and_check(entry("sm80_tf32_128x128x32"), u), "tf32 unaligned, staged");
+}
+
+TEST(Sm80Small, MoreSlicesThanKTiles) {
+  TESSEL_REQUIRE_GPU();
+  GemmArguments g = problem(33, 17, 40, "nt", MatrixOrder::row_major, DType::bf16, DType::f32);
+  Operands ops(g, 3);
+  Sm80RunOptions o;
+  o.splits = 5;  // 2 k-tiles of 32: three slices are empty and still take part in the fix-up
+  expect_good(run_and_check(entry("sm80_bf16_128x128x32"), g, o), "empty slices");
+}
+
+TEST(Sm80Sweep, UnalignedPointersAndLeadingDimensions) {
+  TESSEL_REQUIRE_GPU();
+  for (DtypeCase const& dt : kDtypes) {
+    for (char const* layout : kLayouts) {
+      GemmArguments g = problem(45, 77, 91, layout, MatrixOrder::col_major, dt.ab, dt.cd);
+      g.lda += 3, g.ldb += 1, g.ldc += 5, g.ldd = g.ldc;  // odd leading dimensions
+      Operands ops(g, 41, /*offset=*/1);                  // and pointers one element off
+      expect_good(run_and_check(entry(dt.big), g), what(entry(dt.big), g, layout) + " unaligned");
+    }
+  }
+}
+
+TEST(Sm80Sweep, ForcedStagingEqualsInPlaceBitForBit) {
+  TESSEL_REQUIRE_GPU();
+  for (DtypeCase const& dt : kDtypes) {
+    GemmArguments g = problem(200, 136, 264, "tn", MatrixOrder::col_major, dt.ab, dt.cd);
+    Operands ops(g, 51);
+    std::size_t const bytes = ops.nd * size_of(g.c_type);
+    ASSERT_TRUE(sm80_gemm_run(entry(dt.big), g, {}, nullptr).ok());
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    auto const in_place = download(g.d, bytes);
+    ASSERT_TRUE(reference::fill_constant_device(g.d, g.c_type, ops.nd, NAN).ok());
+    Sm80RunOptions o;
+    o.force_staging = true;
+    ASSERT_TRUE(sm80_gemm_run(entry(dt.big), g, o, nullptr).ok());
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_TRUE(download(g.d, bytes) == in_place) << entry(dt.big).name << ": staged and in-place results differ";
+  }
+}
+
+TEST(Sm80Sweep, NanAndInfPropagateAsInCublas) {
+  TESSEL_REQUIRE_GPU();
+  for (DtypeCase const& dt : kDtypes) {
+    GemmArguments g = problem(50, 40, 70, "tn", MatrixOrder::col_major, dt.ab, dt.cd);
+    g.beta = 0.0f;
+    Operands ops(g, 61);
+    // A(3, 5) = NaN (row 3 of D becomes NaN), B(9, 7) = +inf (column 7 becomes +-inf).
+    auto put = [&](void const* base, std::int64_t index, float value) {
+      std::size_t const sz = size_of(g.a_type);
+      unsigned char bytes[4];
+      if (g.a_type == DType::bf16) {
+        std::uint16_t v = reference::float_to_bf16(value);
+        std::memcpy(bytes, &v, 2);
+      } else if (g.a_type == DType::f16) {
+        std::uint16_t v = reference::float_to_f16(value);
+        std::memcpy(bytes, &v, 2);
+      } else {
+        std::memcpy(bytes, &value, 4);
+      }
+      ASSERT_EQ(cudaMemcpy(static_cast<char*>(const_cast<void*>(base)) + index * sz, bytes, sz, cudaMemcpyHostToDevice),
+                cudaSuccess);
+    };
+    put(g.a, 3 * g.lda + 5, NAN);        // A row-major (M,K)
+    put(g.b, 7 * g.ldb + 9, INFINITY);   // B column-major (K,N)
+    GemmKernelInfo const& k = entry(dt.big);
+    Verdict v = run_and_check(k, g);
+    EXPECT_TRUE(v.ours.passed()) << k.name << ": " << v.ours.describe();
+    EXPECT_TRUE(v.have_cublas && v.cublas.passed()) << "cuBLAS: " << v.cublas.describe();
+    // The same non-finite pattern as cuBLAS, element by element.
+    std::size_t const bytes = ops.nd * size_of(g.c_type);
+    DeviceMem dc(bytes);
+    ASSERT_TRUE(run_cublas(g, dc.p));
+    auto const ours = download(g.d, bytes), theirs = download(dc.p, bytes);
+    auto value = [&](std::vector<unsigned char> const& h, std::size_t i) {
+      if (g.c_type == DType::f32) {
+        float f;
+        std::memcpy(&f, &h[4 * i], 4);
+        return f;
+      }
+      std::uint16_t u;
+      std::memcpy(&u, &h[2 * i], 2);
+      return g.c_type == DType::bf16 ? reference::bf16_to_float(u) : reference::f16_to_float(u);
+    };
+    int nonfinite = 0;
+    for (std::size_t i = 0; i < ops.nd; ++i) {
+      float const x = value(ours, i), y = value(theirs, i);
+      if (std::isfinite(y)) continue;
+      ++nonfinite;
+      EXPECT_TRUE(std::isnan(x) == std::isnan(y) && (std::isnan(y) || x == y)) << k.name << " element " << i << ": " << x
+                                                                                << " where cuBLAS has " << y;
+    }
+    EXPECT_EQ(nonfinite, int(g.m + g.n - 1)) << "row 3 NaN, column 7 infinite";
+  }
+}
+
+// ---- the large odd shapes of the benchmarks ---------------------------------------------------------
+
+TEST(Sm80Large, OddShapesAgainstCublas) {
+  TESSEL_REQUIRE_GPU();
+  struct Case {
+    std::int64_t m, n, k;
+    char const* layout;
+    DType ab, cd;
+    char const* entry;
+  };
+  constexpr Case cases[] = {
+      {4095, 4097, 4099, "tn", DType::bf16, DType::bf16, "sm80_bf16_128x256x32"},
+      {4095, 4097, 4099, "nt", DType::f16, DType::f16, "sm80_fp16_256x128x32"},
+      {4095, 4097, 4099, "tn", DType::tf32, DType::f32, "sm80_tf32_128x128x32"},
+      {8191, 8193, 8191, "tn", DType::bf16, DType::bf16, "sm80_bf16_128x256x32"},
+  };
+  for (Case const& c : cases) {
+    GemmArguments g = problem(c.m, c.n, c.k, c.layout, MatrixOrder::col_major, c.ab, c.cd);
+    g.alpha = 1.0f, g.beta = 0.0f;
+    Operands ops(g, 71);
+    expect_good(run_and_check(entry(c.entry), g), what(entry(c.entry), g, c.layout));
+  }
+}
+
+TEST(Sm80Large, SplitKOnALongK) {
+  TESSEL_REQUIRE_GPU();
+  GemmArguments g = problem(1024, 1024, 65536, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+  Operands ops(g, 81);
+  Sm80RunOptions o;  // the heuristic splits: 64 tiles of 128x128 on 132 SMs
+  expect_good(run_and_check(entry("sm80_bf16_128x128x32"), g, o), "1024x1024x65536 heuristic split-K");
+}
