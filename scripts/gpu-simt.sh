@@ -96,6 +96,7 @@ for name, ins in funcs.items():
     c = collections.Counter(re.sub(r'^@!?U?P\w+\s+', '', t).split()[0].split('.')[0] for t in body)
     print(name[:90], '\n  loop', hex(lo), '-', hex(hi), len(body), 'instructions:', ', '.join(f'{k} {v}' for k, v in c.most_common(14)))
 PY
+        rm -f "$OUT/sass.txt"  # too large to bring back
       fi
       ;;
   esac

@@ -55,7 +55,7 @@ int run_list(std::vector<std::string> const& args) {
     std::printf("\n");
   }
   std::printf("Heuristic (kernel auto): simt_64x64x8 when ceil(M/128)*ceil(N/128)*batch is below the SM count, else\n"
-              "simt_cp_async_128x128x8 for fp32/tf32 and simt_128x128x8 for fp16/bf16.\n"
+              "simt_128x128x8.\n"
               "K = 0 or alpha = 0 computes D = beta*C without a GEMM kernel.\n");
   return 0;
 }

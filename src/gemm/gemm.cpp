@@ -103,18 +103,19 @@ constexpr char kSimtAlign[] = "none; 128-bit loads/stores where pointer, ld and 
 
 constexpr char kCpAsyncDtypes[] = "fp32|tf32 -> fp32 (tf32 runs in full fp32)";
 
-std::array<GemmKernelInfo, 3> const kKernels = {{
+std::array<GemmKernelInfo, 4> const kKernels = {{
     {"simt_cp_async_128x128x8",
      "CUDA-core FFMA, fp32: 3-stage cp.async pipeline (global -> shared, no staging registers), warp tiling, 8x8 per thread",
      "128x128x8, 256 threads, 3 stages", kCpAsyncDtypes, kSimtLayouts, kSimtAlign,
-     "default for fp32/tf32 when the 128x128 tiles fill at least every SM once", 80,
+     "by name: on the H200 it edges out simt_128x128x8 when A is M- and B N-contiguous, and loses when an operand is "
+     "K-contiguous (4-byte transposing copies); docs/PERF.md", 80,
      [](GemmArguments const& g) { return simt_check(SimtTileShape::t128x128x8_cp_async, g); },
      [](GemmArguments const& g, cudaStream_t s) { return simt_run(SimtTileShape::t128x128x8_cp_async, g, s); },
      [](GemmArguments const& g, cudaFuncAttributes* a) { return simt_attr(SimtTileShape::t128x128x8_cp_async, g, a); }},
     {"simt_128x128x8",
      "CUDA-core FFMA: double-buffered smem through registers (converts fp16/bf16 on load), warp tiling, 8x8 per thread (tutorial rung 08)",
      "128x128x8, 256 threads, 2 stages", kSimtDtypes, kSimtLayouts, kSimtAlign,
-     "default for fp16/bf16 when the 128x128 tiles fill at least every SM once", 80,
+     "default when the 128x128 tiles fill at least every SM once", 80,
      [](GemmArguments const& g) { return simt_check(SimtTileShape::t128x128x8, g); },
      [](GemmArguments const& g, cudaStream_t s) { return simt_run(SimtTileShape::t128x128x8, g, s); },
      [](GemmArguments const& g, cudaFuncAttributes* a) { return simt_attr(SimtTileShape::t128x128x8, g, a); }},
@@ -125,11 +126,30 @@ std::array<GemmKernelInfo, 3> const kKernels = {{
      [](GemmArguments const& g) { return simt_check(SimtTileShape::t64x64x8, g); },
      [](GemmArguments const& g, cudaStream_t s) { return simt_run(SimtTileShape::t64x64x8, g, s); },
      [](GemmArguments const& g, cudaFuncAttributes* a) { return simt_attr(SimtTileShape::t64x64x8, g, a); }},
+    {"tensor_simt_128x128x8",
+     "seed 004's gemm_device in tessel tensors: local_tile/local_partition, one-element zero-filling cp.async "
+     "copies, gemm, axpby; the generic fp32 path",
+     "128x128x8, 256 threads (tA, tB 32x8; tC 16x16)", kCpAsyncDtypes, kSimtLayouts,
+     "none; every copy is one element (strides are run-time values)", "by name only (--kernel tensor_simt_128x128x8)", 80,
+     [](GemmArguments const& g) -> Status {
+       if (g.a_type != DType::f32 && g.a_type != DType::tf32)
+         return Status::error(StatusCode::not_supported, std::string("a_type: tensor_simt_128x128x8 takes fp32 (or tf32) only, not ") + to_string(g.a_type));
+       if ((g.n + 127) / 128 > 65535 || (g.m + 127) / 128 > INT_MAX)
+         return Status::error(StatusCode::not_supported, "n: tensor_simt_128x128x8 launches one CTA row per 128 columns, at most 65535");
+       return Status::success();
+     },
+     [](GemmArguments const& g, cudaStream_t s) {
+       cudaError_t const err = kernel::detail::launch_tensor_simt(g, s);
+       if (err != cudaSuccess)
+         return Status::error(StatusCode::cuda_error, std::string("launch of tensor_simt_128x128x8: ") + cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
+       return Status::success();
+     },
+     [](GemmArguments const&, cudaFuncAttributes* a) { return kernel::detail::tensor_simt_attributes(a); }},
 }};
 
-// The heuristic's preference for large fp32 problems: the cp.async kernel (index 0) or the
-// register-staged one (index 1). Set from the bench_simt_tiles measurements (docs/PERF.md).
-constexpr std::size_t kLargeFp32Kernel = 0;
+// The heuristic's choice for large fp32 problems: the register-staged kernel (index 1); the
+// cp.async one (index 0) measured slower on the H200 for K-contiguous operands (docs/PERF.md).
+constexpr std::size_t kLargeFp32Kernel = 1;
 
 // The current device's ordinal, compute capability and SM count, or no_device.
 struct Here {
@@ -200,7 +220,7 @@ Status gemm_kernel_runs_here(GemmKernelInfo const& k, GemmArguments const& g) {
                                                         std::to_string(k.min_cc) + " or newer; this GPU is " + sm);
   // One probe per (kernel instance, device); the answer cannot change within a process.
   static std::mutex mu;
-  static std::array<std::array<signed char, 64>, 24> seen{};  // [kernel entry x dtype family][device]: 0 unknown, 1 ok, -1 no
+  static std::array<std::array<signed char, 64>, 32> seen{};  // [kernel entry x dtype family][device]: 0 unknown, 1 ok, -1 no
   std::size_t const row = static_cast<std::size_t>(&k - kKernels.data()) * 8 + static_cast<std::size_t>(g.a_type) * 2 +
                           (g.c_type == DType::f32 ? 0 : 1);
   bool const cacheable = row < seen.size() && h.device >= 0 && h.device < 64;

@@ -28,6 +28,11 @@ SimtInstance simt_instance_f32(SimtTileShape tile, DType c_type);
 SimtInstance simt_instance_f16(SimtTileShape tile, DType c_type);
 SimtInstance simt_instance_bf16(SimtTileShape tile, DType c_type);
 
+// Seed 004's kernel written with tessel tensors (tensor_simt_f32.cu): fp32, any strides.
+// Pre: M < 2^31 * 128, N <= 65535 * 128.
+cudaError_t launch_tensor_simt(GemmArguments const& args, cudaStream_t stream);
+cudaError_t tensor_simt_attributes(cudaFuncAttributes* attr);
+
 // D = beta * C (or 0 when beta == 0) in place of a product: K = 0 or alpha = 0. Any order.
 cudaError_t launch_gemm_scale(GemmArguments const& args, cudaStream_t stream);
 
