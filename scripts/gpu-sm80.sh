@@ -5,6 +5,7 @@
 # table last.
 #
 #   scripts/gpu-sm80.sh [stage ...]      stages: build host gpu bench sass sanitize (default: all)
+# DEADLINE (seconds, default 440): later stages shrink their timeouts to fit, the sanitizer last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -14,6 +15,8 @@ export TESSEL_GIT_COMMIT=${TESSEL_GIT_COMMIT:-$(git rev-parse --short=12 HEAD 2>
 stages=("$@")
 [ ${#stages[@]} -eq 0 ] && stages=(build host gpu bench sass sanitize)
 LOG="$OUT/gpu-sm80.log"
+DEADLINE=${DEADLINE:-440}
+left() { local l=$((DEADLINE - SECONDS)); [ $l -lt 0 ] && l=0; [ $l -gt ${1:-9999} ] && l=$1; echo $l; }
 note() { printf '\n==== %s (%s)\n' "$*" "$(date -u +%H:%M:%S)" | tee -a "$LOG"; }
 gtest_line() { grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$1" | tr '\n' ' '; }
 targets="tessel_cli gpu_sm80_gemm_test host_sm80_tv_coverage_test host_bank_conflict_sm80_test"
@@ -38,14 +41,14 @@ for stage in "${stages[@]}"; do
     gpu)
       note "GPU tests"
       t="$BUILD_DIR/tests/gpu_sm80_gemm_test"
-      timeout 240 "$t" > "$OUT/gpu_sm80_gemm_test.log" 2>&1
+      timeout "$(left 240)" "$t" > "$OUT/gpu_sm80_gemm_test.log" 2>&1
       echo "gpu_sm80_gemm_test: exit $? $(gtest_line "$OUT/gpu_sm80_gemm_test.log")" | tee -a "$LOG"
       grep -E '^\[  FAILED|Failure|error:|Expected|Which is|FAILED:|: (max|norm) rel err|tessel [0-9]' \
         "$OUT/gpu_sm80_gemm_test.log" | head -30 | tee -a "$LOG"
       ;;
     bench)
       note "benchmarks"
-      BUILD_DIR=$BUILD_DIR OUT=$OUT scripts/bench-sm80.sh "$BUILD_DIR" > /dev/null 2>&1
+      BUILD_DIR=$BUILD_DIR OUT=$OUT timeout "$(left 200)" scripts/bench-sm80.sh "$BUILD_DIR" > /dev/null 2>&1
       echo "bench-sm80: exit $?" | tee -a "$LOG"
       grep -E "error|FAILED" "$OUT/bench-sm80.log" | head -10 | tee -a "$LOG"
       ;;
@@ -56,7 +59,7 @@ for stage in "${stages[@]}"; do
         sed 's/Function \(.*\):/\1/' | paste - - | sed -E 's/_ZN6tessel6kernel16sm80_gemm_kernelINS_10collective14Sm80GemmConfig//' |
         cut -c1-150 | tee -a "$LOG"
       cuobjdump -sass "$lib" > "$OUT/sm80.sass" 2>/dev/null
-      awk '/Function : .*sm80_gemm_kernel/{name=$3} name!="" && /^\s+\/\*[0-9a-f]{4}\*\// {split($0,a,"*/"); ins=a[2]; gsub(/^[ \t]+/,"",ins); split(ins,w,/[ ;]/); op=w[1]; if (op ~ /^@/) op=w[2]; sub(/\..*/,"",op); cnt[name" "op]++} END{for (k in cnt) print cnt[k], k}' \
+      awk '/Function : /{name = ($3 ~ /sm80_gemm_kernel/) ? $3 : ""} name!="" && /^\s+\/\*[0-9a-f]{4}\*\// {split($0,a,"*/"); ins=a[2]; gsub(/^[ \t]+/,"",ins); split(ins,w,/[ ;]/); op=w[1]; if (op ~ /^@/) op=w[2]; sub(/\..*/,"",op); cnt[name" "op]++} END{for (k in cnt) print cnt[k], k}' \
         "$OUT/sm80.sass" | grep -E " (HMMA|LDSM|LDGSTS|BAR|LDL|STL|STS|LDS|LDG|STG)$" | sort -k2,2 -k3,3 |
         sed -E 's/_ZN6tessel6kernel16sm80_gemm_kernelINS_10collective14Sm80GemmConfig//' | cut -c1-120 | tee -a "$LOG"
       ;;
@@ -64,8 +67,9 @@ for stage in "${stages[@]}"; do
       note "compute-sanitizer on the Small tests"
       t="$BUILD_DIR/tests/gpu_sm80_gemm_test"
       : > "$OUT/sanitizer.log"
-      for tool in memcheck racecheck synccheck; do
-        timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 "$t" --gtest_filter='*Small*' >> "$OUT/sanitizer.log" 2>&1
+      for tool in memcheck synccheck racecheck; do
+        [ "$(left)" -lt 20 ] && { echo "$tool: skipped, no time left" | tee -a "$LOG"; continue; }
+        timeout "$(left 150)" compute-sanitizer --tool $tool --error-exitcode 9 "$t" --gtest_filter='*Small*' >> "$OUT/sanitizer.log" 2>&1
         echo "$tool gpu_sm80_gemm_test *Small*: exit $?" | tee -a "$LOG"
       done
       grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Hazard|Invalid" "$OUT/sanitizer.log" | sort | uniq -c | head -20 | tee -a "$LOG"
