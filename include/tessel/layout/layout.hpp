@@ -5,7 +5,7 @@
 // fastest, the last mode absorbs overflow). Coordinates containing `_` slice the layout.
 //   make_layout(make_shape(_4{},_2{}))            -> (_4,_2):(_1,_4)
 //   make_layout(make_shape(4,2), GenRowMajor{})   -> (4,2):(2,_1)
-//   (4,(2,3)):(2,(1,8)) at index 9  ==  at (1,(0,2))  ==  1*2 + 0*1 + 2*8 == 18
+//   (4,(2,3)):(2,(1,8)) at index 9  ==  at (1,(0,1))  ==  1*2 + 0*1 + 1*8 == 10
 #pragma once
 
 #include <tessel/config.hpp>
