@@ -38,7 +38,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <utility>
 
 namespace tessel::kernel {
 
@@ -101,25 +100,31 @@ struct SimtTileLoader {
       ptr[s] = base + (KMajor ? std::int64_t(mn_of(s, tid)) * ld + kk_of(s, tid) : std::int64_t(kk_of(s, tid)) * ld + mn_of(s, tid));
   }
 
-  // Global -> registers, slot s, when the whole k-tile is inside the matrix and 128-bit loads are legal.
-  TESSEL_DEVICE void load_full(int s) { staged[s] = load_float4(ptr[s]); }
+  // Global -> registers when the whole k-tile is inside the matrix and 128-bit loads are legal.
+  TESSEL_DEVICE void load_full() {
+    TESSEL_UNROLL
+    for (int s = 0; s < Slots; ++s) staged[s] = load_float4(ptr[s]);
+  }
 
-  // Global -> registers, slot s, at an edge; k_left = min(K - k0, BK) valid k; vec: 128-bit loads legal.
-  TESSEL_DEVICE void load_guarded(int s, int k_left, bool vec, int tid) {
-    int const mn = mn_of(s, tid), kk = kk_of(s, tid);
-    int valid;  // how many of the slot's 4 elements exist
-    if constexpr (KMajor) {
-      valid = mn >= mn_left ? 0 : min(4, max(0, k_left - kk));
-    } else {
-      valid = kk >= k_left ? 0 : min(4, max(0, mn_left - mn));
-    }
-    if (vec && valid == 4) {
-      staged[s] = load_float4(ptr[s]);
-    } else {
-      float e[4];
-      TESSEL_UNROLL
-      for (int j = 0; j < 4; ++j) e[j] = j < valid ? load_float(ptr[s] + j) : 0.0f;
-      staged[s] = make_float4(e[0], e[1], e[2], e[3]);
+  // Global -> registers at an edge; k_left = min(K - k0, BK) valid k; vec: 128-bit loads legal.
+  TESSEL_DEVICE void load_guarded(int k_left, bool vec, int tid) {
+    TESSEL_UNROLL
+    for (int s = 0; s < Slots; ++s) {
+      int const mn = mn_of(s, tid), kk = kk_of(s, tid);
+      int valid;  // how many of the slot's 4 elements exist
+      if constexpr (KMajor) {
+        valid = mn >= mn_left ? 0 : min(4, max(0, k_left - kk));
+      } else {
+        valid = kk >= k_left ? 0 : min(4, max(0, mn_left - mn));
+      }
+      if (vec && valid == 4) {
+        staged[s] = load_float4(ptr[s]);
+      } else {
+        float e[4];
+        TESSEL_UNROLL
+        for (int j = 0; j < 4; ++j) e[j] = j < valid ? load_float(ptr[s] + j) : 0.0f;
+        staged[s] = make_float4(e[0], e[1], e[2], e[3]);
+      }
     }
   }
 
@@ -128,10 +133,11 @@ struct SimtTileLoader {
     for (int s = 0; s < Slots; ++s) ptr[s] += step;
   }
 
-  // Registers -> shared memory tile sX[BK][Lds] (k outer, mn inner), slot s.
+  // Registers -> shared memory tile sX[BK][Lds] (k outer, mn inner).
   template <int Lds>
-  TESSEL_DEVICE void store(float (*sX)[Lds], int s, int tid) const {
-    {
+  TESSEL_DEVICE void store(float (*sX)[Lds], int tid) const {
+    TESSEL_UNROLL
+    for (int s = 0; s < Slots; ++s) {
       int const mn = mn_of(s, tid), kk = kk_of(s, tid);
       if constexpr (KMajor) {  // transpose: 4 consecutive k go to 4 rows
         sX[kk + 0][mn] = staged[s].x;
@@ -147,13 +153,13 @@ struct SimtTileLoader {
 
 }  // namespace detail
 
-// tCrC += sA[k] (x) sB[k] for k in [KBegin, KEnd) of one shared-memory stage. row0/col0: the thread's first
+// tCrC += sA[k] (x) sB[k] for the BK k of one shared-memory stage. row0/col0: the thread's first
 // row and column in the CTA tile (its sub-tiles are 4*LanesM rows and 4*LanesN columns apart).
-template <class Tile, int KBegin = 0, int KEnd = Tile::BK>
+template <class Tile>
 TESSEL_DEVICE void simt_mma_stage(float const (*sAk)[Tile::LdsA], float const (*sBk)[Tile::LdsB], int row0, int col0,
                                   float (&tCrC)[Tile::TM][Tile::TN]) {
   TESSEL_UNROLL
-  for (int kk = KBegin; kk < KEnd; ++kk) {
+  for (int kk = 0; kk < Tile::BK; ++kk) {
     float tCrA[Tile::TM], tCrB[Tile::TN];  // this thread's slivers of sA[kk] and sB[kk]
     TESSEL_UNROLL
     for (int sm = 0; sm < Tile::SubM; ++sm) {
@@ -253,51 +259,39 @@ TESSEL_DEVICE void simt_gemm_block(SimtGemmParams const& p, int tile_m, int tile
   int const k_tiles = int((p.k + BK - 1) / BK);
   bool const interior = p.a_vec && p.b_vec && m0 + BM <= p.m && n0 + BN <= p.n;
   int const unpredicated_k_tiles = interior ? int(p.k / BK) : 0;
-  auto load_slot = [&](int t, int s) {  // slot s of both operands' k-tile t
+  auto load_tile = [&](int t) {
     if (t < unpredicated_k_tiles) {
-      tAgA.load_full(s);
-      tBgB.load_full(s);
+      tAgA.load_full();
+      tBgB.load_full();
     } else {
       std::int64_t const r = p.k - std::int64_t(t) * BK;
       int const k_left = r >= BK ? BK : int(r);
-      tAgA.load_guarded(s, k_left, p.a_vec, tid);
-      tBgB.load_guarded(s, k_left, p.b_vec, tid);
+      tAgA.load_guarded(k_left, p.a_vec, tid);
+      tBgB.load_guarded(k_left, p.b_vec, tid);
     }
   };
 
-  // One k-tile t computed from stage (cur) while tile t + 1 travels to stage (next), one slot at
-  // a time: slot s is loaded before the s-th part of the FFMAs and stored after it, so only one
-  // slot of registers is in flight whatever BK is.
-  static_assert(decltype(tAgA)::Slots == decltype(tBgB)::Slots, "A and B tiles must need the same number of slots per thread; make BM == BN");
-  constexpr int Slots = decltype(tAgA)::Slots;
-  static_assert(BK % Slots == 0, "the k-tile splits into one part per slot; make BK a multiple of the slots per thread");
+  // One k-tile t computed from stage (cur) while tile t + 1 travels to stage (next).
   auto k_tile = [&](int t, float (*sAcur)[Tile::LdsA], float (*sBcur)[Tile::LdsB], float (*sAnext)[Tile::LdsA],
                     float (*sBnext)[Tile::LdsB]) {
     bool const has_next = t + 1 < k_tiles;
-    if (has_next) {
+    if (has_next) {  // issue the next k-tile's global loads; they land while we compute
       tAgA.advance();
       tBgB.advance();
+      load_tile(t + 1);
     }
-    [&]<int... S>(std::integer_sequence<int, S...>) {
-      ([&] {
-        if (has_next) load_slot(t + 1, S);  // in flight during this part's FFMAs
-        simt_mma_stage<Tile, S * BK / Slots, (S + 1) * BK / Slots>(sAcur, sBcur, row0, col0, tCrC);
-        if (has_next) {  // the other stage was last read before the previous barrier: free to overwrite
-          tAgA.store(sAnext, S, tid);
-          tBgB.store(sBnext, S, tid);
-        }
-      }(), ...);
-    }(std::make_integer_sequence<int, Slots>{});
+    simt_mma_stage<Tile>(sAcur, sBcur, row0, col0, tCrC);
+    if (has_next) {  // the other stage was last read before the previous barrier: free to overwrite
+      tAgA.store(sAnext, tid);
+      tBgB.store(sBnext, tid);
+    }
     __syncthreads();
   };
 
   if (k_tiles > 0) {
-    TESSEL_UNROLL
-    for (int s = 0; s < Slots; ++s) {
-      load_slot(0, s);
-      tAgA.store(sA[0], s, tid);
-      tBgB.store(sB[0], s, tid);
-    }
+    load_tile(0);
+    tAgA.store(sA[0], tid);
+    tBgB.store(sB[0], tid);
     __syncthreads();
   }
   for (int t = 0; t < k_tiles; ++t) {
