@@ -36,10 +36,10 @@ fi
 variants="$OUT/sm80-variants.txt"
 {
   cat bench/sm80.txt
-  for k in sm80_bf16_128x256x32 sm80_bf16_256x128x32 sm80_bf16_128x128x32 sm80_bf16_64x64x64; do
+  for k in sm80_bf16_128x256x32 sm80_bf16_128x256x64 sm80_bf16_256x128x32 sm80_bf16_128x128x32 sm80_bf16_64x64x64; do
     echo "--m 4096 --n 4096 --k 4096 --dtype bf16 --kernel $k --iters 20 --warmup 3 --no-verify"
   done
-  for k in sm80_bf16_128x256x32 sm80_bf16_256x128x32; do
+  for k in sm80_bf16_128x256x32 sm80_bf16_128x256x64 sm80_bf16_256x128x32; do
     echo "--m 8192 --n 8192 --k 8192 --dtype bf16 --kernel $k --iters 10 --warmup 2 --no-verify"
   done
   for k in sm80_tf32_128x128x32 sm80_tf32_128x256x32 sm80_tf32_64x64x32; do

@@ -58,10 +58,24 @@ for stage in "${stages[@]}"; do
       cuobjdump -res-usage "$lib" 2>/dev/null | grep -A1 -E "sm80_gemm_kernel|sm80_stage" | grep -E "Function|REG" |
         sed 's/Function \(.*\):/\1/' | paste - - | sed -E 's/_ZN6tessel6kernel16sm80_gemm_kernelINS_10collective14Sm80GemmConfig//' |
         cut -c1-150 | tee -a "$LOG"
-      cuobjdump -sass "$lib" > "$OUT/sm80.sass" 2>/dev/null
-      awk '/Function : /{name = ($3 ~ /sm80_gemm_kernel/) ? $3 : ""} name!="" && /^\s+\/\*[0-9a-f]{4}\*\// {split($0,a,"*/"); ins=a[2]; gsub(/^[ \t]+/,"",ins); split(ins,w,/[ ;]/); op=w[1]; if (op ~ /^@/) op=w[2]; sub(/\..*/,"",op); cnt[name" "op]++} END{for (k in cnt) print cnt[k], k}' \
-        "$OUT/sm80.sass" | grep -E " (HMMA|LDSM|LDGSTS|BAR|LDL|STL|STS|LDS|LDG|STG)$" | sort -k2,2 -k3,3 |
-        sed -E 's/_ZN6tessel6kernel16sm80_gemm_kernelINS_10collective14Sm80GemmConfig//' | cut -c1-120 | tee -a "$LOG"
+      cuobjdump -sass "$lib" 2>/dev/null | python3 -c '
+import re, sys, collections
+name, counts, keep = None, collections.OrderedDict(), []
+for line in sys.stdin:
+    m = re.search(r"Function : (\S+)", line)
+    if m:
+        name = m.group(1) if "sm80_gemm_kernel" in m.group(1) else None
+        if name: counts.setdefault(name, collections.Counter())
+        continue
+    m = re.match(r"\s+/\*[0-9a-f]{4}\*/\s+(@!?U?P\w+\s+)?([A-Z0-9_]+)", line)
+    if name and m:
+        counts[name][m.group(2)] += 1
+        if "Li128ELi256ELi32E" in name and "bfloat16" in name: keep.append(line.rstrip())
+for n, c in counts.items():
+    short = re.sub(r".*Sm80GemmConfigI", "", n)[:70]
+    print(short, " ".join(f"{k}:{c[k]}" for k in ("HMMA", "LDSM", "LDGSTS", "BAR", "LDS", "STS", "LDG", "STG", "LDL", "STL")), "total", sum(c.values()))
+open(sys.argv[1], "w").write("\n".join(keep))
+' "$OUT/sm80_bf16_128x256x32.sass" | tee -a "$LOG"
       ;;
     sanitize)
       note "compute-sanitizer on the Small tests"

@@ -18,12 +18,18 @@ namespace tessel::kernel::detail {
 
 namespace {
 
-constexpr int kStageTile = 64;     // rows x k per tile
+constexpr int kStageTile = 64;  // rows x k per tile
 constexpr int kStageThreads = 256;
+constexpr int kLoadsPerThread = kStageTile * kStageTile / kStageThreads;
 
-template <class T>
-__global__ void __launch_bounds__(kStageThreads) sm80_stage_kernel(Sm80StageParams const s) {
-  // Rows padded to an odd number of 32-bit words: a warp writing one column (MN-major source)
+// RowsContiguous: the source steps by 1 along rows (an MN-major operand, transposed here);
+// otherwise along K (a K-major operand whose rows are not 16-byte aligned). Consecutive threads
+// read consecutive elements either way; each thread keeps 16 independent loads in flight, and the
+// register cap leaves room for 4 CTAs (32 warps) per SM: enough bytes in flight to stream at
+// memory bandwidth with 2-byte loads.
+template <class T, bool RowsContiguous>
+__global__ void __launch_bounds__(kStageThreads, 4) sm80_stage_kernel(Sm80StageParams const s) {
+  // Rows padded to an odd number of 32-bit words: a warp writing one column (the transposed case)
   // hits 32 distinct banks.
   constexpr int Pitch = kStageTile + (sizeof(T) == 2 ? 2 : 1);
   __shared__ T tile[kStageTile * Pitch];
@@ -33,44 +39,59 @@ __global__ void __launch_bounds__(kStageThreads) sm80_stage_kernel(Sm80StagePara
   std::int64_t const tiles_r = (s.rows + kStageTile - 1) / kStageTile;
   std::int64_t const tiles_k = (s.kp + kStageTile - 1) / kStageTile;
   std::int64_t const tiles = tiles_r * tiles_k * s.batch;
-  T const* src = static_cast<T const*>(s.src);
-  T* dst = static_cast<T*>(s.dst);
-  bool const rows_contiguous = s.src_row == 1 && s.src_k != 1;  // MN-major: read along rows
+  int const tid = int(threadIdx.x);
+  // This thread's element of the tile in load i: (r, k) with the contiguous index fast.
+  int const fast = tid % kStageTile, slow0 = tid / kStageTile;  // slow = slow0 + 4 i
+  constexpr int SlowStep = kStageThreads / kStageTile;
 
   for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     std::int64_t const b = t / (tiles_r * tiles_k);
     std::int64_t const rt = (t / tiles_k) % tiles_r;
     std::int64_t const kt = t % tiles_k;
     std::int64_t const r0 = rt * kStageTile, k0 = kt * kStageTile;
-    T const* sb = src + b * s.src_batch;
+    int const r_fast = RowsContiguous ? fast : slow0, k_fast = RowsContiguous ? slow0 : fast;
+    std::int64_t const gr = r0 + r_fast, gk = k0 + k_fast;
+    std::int64_t const step = SlowStep * (RowsContiguous ? s.src_k : s.src_row);
+    std::int64_t const slow_left = RowsContiguous ? s.k - gk : s.rows - gr;  // loads i < this are in range
+    bool const fast_in = RowsContiguous ? gr < s.rows : gk < s.k;
+    T const* src = static_cast<T const*>(s.src) + b * s.src_batch + gr * s.src_row + gk * s.src_k;
 
-    // Load: consecutive threads along the source's contiguous dimension.
+    T v[kLoadsPerThread];
     TESSEL_UNROLL
-    for (int i = 0; i < kStageTile * kStageTile / kStageThreads; ++i) {
-      int const e = int(threadIdx.x) + i * kStageThreads;
-      int const r = rows_contiguous ? e % kStageTile : e / kStageTile;
-      int const k = rows_contiguous ? e / kStageTile : e % kStageTile;
-      std::int64_t const gr = r0 + r, gk = k0 + k;
-      T v = T(0);
-      if (gr < s.rows && gk < s.k) v = sb[gr * s.src_row + gk * s.src_k];
-      tile[r * Pitch + k] = v;
+    for (int i = 0; i < kLoadsPerThread; ++i) v[i] = fast_in && SlowStep * i < slow_left ? src[i * step] : T(0);
+    TESSEL_UNROLL
+    for (int i = 0; i < kLoadsPerThread; ++i) {
+      int const r = RowsContiguous ? fast : slow0 + SlowStep * i;
+      int const k = RowsContiguous ? slow0 + SlowStep * i : fast;
+      tile[r * Pitch + k] = v[i];
     }
     __syncthreads();
 
-    // Store: 16-byte chunks along K.
-    for (int c = int(threadIdx.x); c < kStageTile * ChunksPerRow; c += kStageThreads) {
+    // Store: 16-byte chunks along K (zeros past K were loaded above).
+    T* dst = static_cast<T*>(s.dst);
+    for (int c = tid; c < kStageTile * ChunksPerRow; c += kStageThreads) {
       int const r = c / ChunksPerRow;
       int const kc = (c % ChunksPerRow) * ChunkElems;
-      std::int64_t const gr = r0 + r, gk = k0 + kc;
-      if (gr < s.rows && gk < s.kp) {
-        alignas(16) T v[ChunkElems];
+      std::int64_t const orow = r0 + r, ok = k0 + kc;
+      if (orow < s.rows && ok < s.kp) {
+        alignas(16) T out[ChunkElems];
         TESSEL_UNROLL
-        for (int j = 0; j < ChunkElems; ++j) v[j] = tile[r * Pitch + kc + j];
-        *reinterpret_cast<uint4*>(dst + (b * s.rows + gr) * s.kp + gk) = *reinterpret_cast<uint4 const*>(v);
+        for (int j = 0; j < ChunkElems; ++j) out[j] = tile[r * Pitch + kc + j];
+        *reinterpret_cast<uint4*>(dst + (b * s.rows + orow) * s.kp + ok) = *reinterpret_cast<uint4 const*>(out);
       }
     }
     __syncthreads();
   }
+}
+
+template <class T>
+cudaError_t stage_launch(Sm80StageParams const& s, unsigned grid, cudaStream_t stream) {
+  if (s.src_row == 1 && s.src_k != 1) {
+    sm80_stage_kernel<T, true><<<grid, kStageThreads, 0, stream>>>(s);
+  } else {
+    sm80_stage_kernel<T, false><<<grid, kStageThreads, 0, stream>>>(s);
+  }
+  return cudaGetLastError();
 }
 
 }  // namespace
@@ -78,13 +99,8 @@ __global__ void __launch_bounds__(kStageThreads) sm80_stage_kernel(Sm80StagePara
 cudaError_t sm80_stage_operand(Sm80StageParams const& s, cudaStream_t stream) {
   std::int64_t const tiles = ((s.rows + kStageTile - 1) / kStageTile) * ((s.kp + kStageTile - 1) / kStageTile) * s.batch;
   if (tiles == 0) return cudaSuccess;
-  unsigned const grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, 132 * 16));
-  if (s.element_bytes == 2) {
-    sm80_stage_kernel<std::uint16_t><<<grid, kStageThreads, 0, stream>>>(s);
-  } else {
-    sm80_stage_kernel<std::uint32_t><<<grid, kStageThreads, 0, stream>>>(s);
-  }
-  return cudaGetLastError();
+  unsigned const grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, 132 * 4 * 8));
+  return s.element_bytes == 2 ? stage_launch<std::uint16_t>(s, grid, stream) : stage_launch<std::uint32_t>(s, grid, stream);
 }
 
 }  // namespace tessel::kernel::detail

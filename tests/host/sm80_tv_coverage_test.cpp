@@ -4,11 +4,12 @@
 // register exactly the element the mma.sync instruction expects there.
 //
 // The data path is emulated from the same partitions the kernel builds (Config's tiled copies,
-// layouts and TiledMMA): each shared-memory element is tagged with the (m,k) the cp.async
+// layouts and TiledMMA, and the hoisted-swizzle views the mainloop addresses through): each shared-memory element is tagged with the (m,k) the cp.async
 // partition writes into it, ldmatrix is played by its PTX definition (lane 8j+r gives row r of
 // matrix j; lane t receives, of matrix j, the 32-bit word t%4 of row t/4 into register j), and the
 // resulting fragment tags are compared with the TiledMMA's partition of an identity tensor.
 #include <tessel/gemm/collective/sm80_gemm_config.hpp>
+#include <tessel/gemm/collective/swizzle_hoist.hpp>
 #include <tessel/gemm/epilogue/sm80_epilogue_staging.hpp>
 #include <tessel/tensor.hpp>
 
@@ -50,6 +51,9 @@ std::vector<long> cp_async_tags(int stage) {
     Tensor tXcX = thr.partition_S(c);  // (CPY,CPY_M,CPY_K)
     EXPECT_EQ(int(size(tXcX)), Rows * BlkK / Config::Threads);
     Tensor tXsX_stage = tXsX(_, _, _, stage);  // (CPY,CPY_M,CPY_K)
+    // The mainloop writes through the hoisted view: the same addresses.
+    Tensor hoisted = collective::hoist_swizzle(tXsX);  // (CPY,CPY_M,CPY_K,PIPE)
+    for (int i = 0; i < int(size(tXsX)); ++i) ASSERT_EQ(&hoisted(i), &tXsX(i)) << "thread " << t << " value " << i;
     for (int i = 0; i < int(size(tXcX)); ++i) {
       long const off = long(&tXsX_stage(i) - smem.data());
       auto mk = tXcX(i);
@@ -128,6 +132,10 @@ void check_ldmatrix_feeds_the_mma() {
           auto thr = s2r.get_slice(warp * 32 + lane);
           Tensor tCs = thr.partition_S(s);
           row_addr[lane] = long(&tCs(0, i, kb, stage) - smem.data());
+          // The mainloop reads through the hoisted view of k-block kb: the same addresses.
+          for (int s2 = 0; s2 < int(size<3>(tCs)); ++s2)
+            for (int e = 0; e < int(size<0>(tCs)); ++e)
+              ASSERT_EQ(&collective::hoist_swizzle(tCs(_, _, kb, _))(e, i, s2), &tCs(e, i, kb, s2));
           // The lane's 16-byte row is contiguous in shared memory.
           for (int e = 1; e < int(size<0>(tCs)); ++e) ASSERT_EQ(long(&tCs(e, i, kb, stage) - smem.data()), row_addr[lane] + e);
         }

@@ -32,6 +32,7 @@
 #include <tessel/arch/sm80_copy_cp_async.hpp>
 #include <tessel/config.hpp>
 #include <tessel/gemm/collective/sm80_gemm_config.hpp>
+#include <tessel/gemm/collective/swizzle_hoist.hpp>
 #include <tessel/gemm/dispatch_policy.hpp>
 #include <tessel/tensor.hpp>
 
@@ -158,10 +159,10 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
     GmemTiledCopyB g2s_b;
     auto g2s_thr_a = g2s_a.get_slice(thread_idx);
     auto g2s_thr_b = g2s_b.get_slice(thread_idx);
-    Tensor tAgA = g2s_thr_a.partition_S(gA);  // (CPY,CPY_M,CPY_K,k)
-    Tensor tAsA = g2s_thr_a.partition_D(sA);  // (CPY,CPY_M,CPY_K,PIPE)
-    Tensor tBgB = g2s_thr_b.partition_S(gB);  // (CPY,CPY_N,CPY_K,k)
-    Tensor tBsB = g2s_thr_b.partition_D(sB);  // (CPY,CPY_N,CPY_K,PIPE)
+    Tensor tAgA = g2s_thr_a.partition_S(gA);                 // (CPY,CPY_M,CPY_K,k)
+    Tensor tAsA = hoist_swizzle(g2s_thr_a.partition_D(sA));  // (CPY,CPY_M,CPY_K,PIPE), swizzled once
+    Tensor tBgB = g2s_thr_b.partition_S(gB);                 // (CPY,CPY_N,CPY_K,k)
+    Tensor tBsB = hoist_swizzle(g2s_thr_b.partition_D(sB));  // (CPY,CPY_N,CPY_K,PIPE), swizzled once
     Tensor cA = make_identity_tensor(make_shape(Int<BlkM>{}, Int<BlkK>{}));  // (BLK_M,BLK_K) -> (m,k)
     Tensor cB = make_identity_tensor(make_shape(Int<BlkN>{}, Int<BlkK>{}));  // (BLK_N,BLK_K) -> (n,k)
     Tensor tAcA = g2s_thr_a.partition_S(cA);                                 // (CPY,CPY_M,CPY_K) -> (m,k)
@@ -186,6 +187,10 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
     Tensor tCsB = s2r_thr_b.partition_S(sB);        // (CPY,CPY_N,CPY_K,PIPE)
     Tensor tCrB_view = s2r_thr_b.retile_D(tCrB);    // (CPY,CPY_N,CPY_K)
     constexpr int KBlocks = decltype(size<2>(tCrA))::value;
+    // k-block kb of stage `stage`, its swizzle hoisted (k-blocks move inside the swizzle period,
+    // row blocks and stages by whole periods): the per-k-block bases are loop invariants.
+    auto const tCsA_k = [&](int kb, int stage) { return hoist_swizzle(tCsA(_, _, kb, _))(_, _, stage); };  // (CPY,CPY_M)
+    auto const tCsB_k = [&](int kb, int stage) { return hoist_swizzle(tCsB(_, _, kb, _))(_, _, stage); };  // (CPY,CPY_N)
 
     int const k_tile_count = k_tiles.end - k_tiles.begin;
     bool const partial_last =
@@ -214,8 +219,8 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
     // The first k-block's fragments.
     cp_async_wait<Stages - 2>();
     __syncthreads();
-    copy(s2r_a, tCsA(_, _, 0, smem_read), tCrA_view(_, _, 0));
-    copy(s2r_b, tCsB(_, _, 0, smem_read), tCrB_view(_, _, 0));
+    copy(s2r_a, tCsA_k(0, smem_read), tCrA_view(_, _, 0));
+    copy(s2r_b, tCsB_k(0, smem_read), tCrB_view(_, _, 0));
     if constexpr (IsTf32) {
       detail::round_fragment_to_tf32(tCrA(_, _, 0));
       detail::round_fragment_to_tf32(tCrB(_, _, 0));
@@ -234,8 +239,8 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
         }
         // Fragments of the next k-block (of this tile, or the first of the next) while kb computes.
         int const kb_next = kb + 1 == KBlocks ? 0 : kb + 1;
-        copy(s2r_a, tCsA(_, _, kb_next, smem_read), tCrA_view(_, _, kb_next));
-        copy(s2r_b, tCsB(_, _, kb_next, smem_read), tCrB_view(_, _, kb_next));
+        copy(s2r_a, tCsA_k(kb_next, smem_read), tCrA_view(_, _, kb_next));
+        copy(s2r_b, tCsB_k(kb_next, smem_read), tCrB_view(_, _, kb_next));
         if constexpr (IsTf32) {
           detail::round_fragment_to_tf32(tCrA(_, _, kb_next));
           detail::round_fragment_to_tf32(tCrB(_, _, kb_next));
