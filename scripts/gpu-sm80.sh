@@ -67,7 +67,7 @@ for line in sys.stdin:
         name = m.group(1) if "sm80_gemm_kernel" in m.group(1) else None
         if name: counts.setdefault(name, collections.Counter())
         continue
-    m = re.match(r"\s+/\*[0-9a-f]{4}\*/\s+(@!?U?P\w+\s+)?([A-Z0-9_]+)", line)
+    m = re.match(r"\s+/\*[0-9a-f]{4,}\*/\s+(@!?U?P\w+\s+)?([A-Z0-9_]+)", line)
     if name and m:
         counts[name][m.group(2)] += 1
         if "Li128ELi256ELi32E" in name and "bfloat16" in name: keep.append(line.rstrip())
