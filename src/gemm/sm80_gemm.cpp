@@ -270,13 +270,13 @@ constexpr char kSummary[] =
 
 // clang-format off
 std::array<GemmKernelInfo, 12> const kEntries = {{
-    TESSEL_SM80_ENTRY(0,  "sm80_bf16_128x256x32", "128x256x32, 8 warps (2x4), 4 stages, 96 KiB smem", kBf16, "bf16: when the 128x256 tiles fill every SM at least once and N >= M"),
-    TESSEL_SM80_ENTRY(1,  "sm80_bf16_128x256x64", "128x256x64, 8 warps (2x4), 3 stages, 144 KiB smem", kBf16, "bf16: by name (benchmark alternative to 128x256x32: half the k-tiles and barriers)"),
-    TESSEL_SM80_ENTRY(2,  "sm80_bf16_256x128x32", "256x128x32, 8 warps (4x2), 4 stages, 96 KiB smem", kBf16, "bf16: as 128x256 when M > N"),
-    TESSEL_SM80_ENTRY(3,  "sm80_bf16_128x128x32", "128x128x32, 4 warps (2x2), 4 stages, 64 KiB smem", kBf16, "bf16: mid-size problems; with split-K when K is long"),
+    TESSEL_SM80_ENTRY(0,  "sm80_bf16_128x256x32", "128x256x32, 8 warps (2x4), 4 stages, 96 KiB smem", kBf16, "bf16: by name (slower than 128x128x32 on the H200)"),
+    TESSEL_SM80_ENTRY(1,  "sm80_bf16_128x256x64", "128x256x64, 8 warps (2x4), 3 stages, 144 KiB smem", kBf16, "bf16: by name (half the k-tiles and barriers of 128x256x32; spills 16 bytes)"),
+    TESSEL_SM80_ENTRY(2,  "sm80_bf16_256x128x32", "256x128x32, 8 warps (4x2), 4 stages, 96 KiB smem", kBf16, "bf16: by name"),
+    TESSEL_SM80_ENTRY(3,  "sm80_bf16_128x128x32", "128x128x32, 4 warps (2x2), 4 stages, 64 KiB smem", kBf16, "bf16: default whenever the 128x128 tiles fill every SM, and for long K (with split-K)"),
     TESSEL_SM80_ENTRY(4,  "sm80_bf16_64x64x64",   "64x64x64, 4 warps (2x2), 3 stages, 48 KiB smem",   kBf16, "bf16: small problems with short K"),
-    TESSEL_SM80_ENTRY(5,  "sm80_fp16_128x256x32", "128x256x32, 8 warps (2x4), 4 stages, 96 KiB smem", kF16,  "fp16: as bf16"),
-    TESSEL_SM80_ENTRY(6,  "sm80_fp16_256x128x32", "256x128x32, 8 warps (4x2), 4 stages, 96 KiB smem", kF16,  "fp16: as bf16"),
+    TESSEL_SM80_ENTRY(5,  "sm80_fp16_128x256x32", "128x256x32, 8 warps (2x4), 4 stages, 96 KiB smem", kF16,  "fp16: by name"),
+    TESSEL_SM80_ENTRY(6,  "sm80_fp16_256x128x32", "256x128x32, 8 warps (4x2), 4 stages, 96 KiB smem", kF16,  "fp16: by name"),
     TESSEL_SM80_ENTRY(7,  "sm80_fp16_128x128x32", "128x128x32, 4 warps (2x2), 4 stages, 64 KiB smem", kF16,  "fp16: as bf16"),
     TESSEL_SM80_ENTRY(8,  "sm80_fp16_64x64x64",   "64x64x64, 4 warps (2x2), 3 stages, 48 KiB smem",   kF16,  "fp16: as bf16"),
     TESSEL_SM80_ENTRY(9,  "sm80_tf32_128x128x32", "128x128x32, 4 warps (2x2), 3 stages, 96 KiB smem", kTf32, "tf32: when the 128x128 tiles fill every SM at least once"),
@@ -304,10 +304,12 @@ GemmKernelInfo const* sm80_select_gemm_kernel(GemmArguments const& g, int sms) {
   bool const col_d = g.c_order == MatrixOrder::col_major;
   std::int64_t const m = col_d ? g.n : g.m, n = col_d ? g.m : g.n;  // of the row-major D computed
   auto const tiles = [&](std::int64_t tm, std::int64_t tn) { return ((m + tm - 1) / tm) * ((n + tn - 1) / tn) * g.batch_count; };
-  // Large tiles while they fill every SM; 128x128 for mid sizes and for long K (split-K then fills
-  // the SMs); 64x64 for small problems with short K.
+  // 128x128 whenever its tiles fill the SMs, and for long K (split-K then fills them); 64x64 for
+  // small problems with short K. On the H200 (bench/results/sm80-h200-20261121.json) 128x128x32
+  // (4 warps, 2 CTAs per SM) beat 128x256x64 / 256x128x32 / 128x256x32 at 4096^3 (414 / 395 / 354 /
+  // 312-349 TFLOP/s), and its smaller tiles quantise better on odd shapes (4097 rows: 33 tile rows
+  // of 128 instead of 17 of 256, the 17th nearly empty). The larger tiles run by name.
   if (g.a_type == DType::tf32) return pick(tiles(128, 128) >= sms || g.k >= 4096 ? "128x128x32" : "64x64x32");
-  if (tiles(128, 256) >= sms) return pick(n >= m ? "128x256x32" : "256x128x32");
   if (tiles(128, 128) >= sms || g.k >= 4096) return pick("128x128x32");
   return pick("64x64x64");
 }

@@ -53,7 +53,7 @@ std::vector<long> cp_async_tags(int stage) {
     Tensor tXsX_stage = tXsX(_, _, _, stage);  // (CPY,CPY_M,CPY_K)
     // The mainloop writes through the hoisted view: the same addresses.
     Tensor hoisted = collective::hoist_swizzle(tXsX);  // (CPY,CPY_M,CPY_K,PIPE)
-    for (int i = 0; i < int(size(tXsX)); ++i) ASSERT_EQ(&hoisted(i), &tXsX(i)) << "thread " << t << " value " << i;
+    for (int i = 0; i < int(size(tXsX)); ++i) EXPECT_EQ(&hoisted(i), &tXsX(i)) << "thread " << t << " value " << i;
     for (int i = 0; i < int(size(tXcX)); ++i) {
       long const off = long(&tXsX_stage(i) - smem.data());
       auto mk = tXcX(i);
@@ -226,10 +226,12 @@ TEST(Sm80TvCoverage, Tf32_64x64x32) { check_config<Cfg<float, 64, 64, 32, 2, 2, 
 
 // The tiled MMA's fragments are the PTX positions: one 16x8x16 bf16 warp, checked against the ISA
 // table directly (lane = 4*group + q: a_i at (group + 8*((i/2)%2), 2q + i%2 + 8*(i/4))).
-TEST(Sm80TvCoverage, MmaFragmentsFollowThePtxTables) {
-  using C = Cfg<bfloat16_t, 128, 256, 32, 2, 4, 4>;
-  C::TiledMma mma;
-  Tensor cA = make_identity_tensor(make_shape(Int<128>{}, Int<32>{}));
+// (A template, as the other checks: the GPU machine's g++ stopped with an internal error when
+// make_identity_tensor was instantiated first from a non-template function.)
+template <class C>
+void check_ptx_a_table() {
+  typename C::TiledMma mma;
+  Tensor cA = make_identity_tensor(make_shape(Int<C::TileM>{}, Int<C::TileK>{}));  // (BLK_M,BLK_K) -> (m,k)
   for (int lane = 0; lane < 32; ++lane) {
     int const group = lane / 4, q = lane % 4;
     Tensor a = mma.get_slice(lane).partition_A(cA);  // (MMA,MMA_M,MMA_K) of warp 0
@@ -240,3 +242,5 @@ TEST(Sm80TvCoverage, MmaFragmentsFollowThePtxTables) {
     }
   }
 }
+
+TEST(Sm80TvCoverage, MmaFragmentsFollowThePtxTables) { check_ptx_a_table<Cfg<bfloat16_t, 128, 256, 32, 2, 4, 4>>(); }
