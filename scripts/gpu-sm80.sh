@@ -33,10 +33,13 @@ for stage in "${stages[@]}"; do
       ;;
     host)
       note "host tests"
+      : > "$OUT/host-tests.log"
       for t in host_sm80_tv_coverage_test host_bank_conflict_sm80_test; do
-        "$BUILD_DIR/tests/$t" > "$OUT/$t.log" 2>&1
-        echo "$t: exit $? $(gtest_line "$OUT/$t.log")" | tee -a "$LOG"
+        "$BUILD_DIR/tests/$t" > "$OUT/t.log" 2>&1
+        echo "$t: exit $? $(gtest_line "$OUT/t.log")" | tee -a "$LOG"
+        cat "$OUT/t.log" >> "$OUT/host-tests.log"
       done
+      rm -f "$OUT/t.log"  # at most 8 files come back from the device
       ;;
     gpu)
       note "GPU tests"
