@@ -257,7 +257,8 @@ IntTuple append_to_rank(IntTuple const& t, int n, IntTuple const& x) {
 }
 
 IntTuple zip(IntTuple const& t0, IntTuple const& t1) {
-  if (!t0.is_tuple()) return IntTuple::tuple({t0, t1});
+  // As CuTe's zip: a leaf first element makes zip((t0,t1)) wrap the pair, ((t0,t1)).
+  if (!t0.is_tuple()) return IntTuple::tuple({IntTuple::tuple({t0, t1})});
   std::vector<IntTuple> out;
   for (std::size_t i = 0; i < t0.elems.size(); ++i) {
     out.push_back(IntTuple::tuple({t0.elems[i], t1.mode(int(i))}));

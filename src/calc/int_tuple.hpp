@@ -85,7 +85,8 @@ IntTuple slice(IntTuple const& coord, IntTuple const& t);
 // append<N>(t, x): t padded to rank N with copies of x (a leaf is wrapped first unless N == 1).
 IntTuple append_to_rank(IntTuple const& t, int n, IntTuple const& x);
 
-// zip(t0, t1) of two IntTuples: ((a0,b0),(a1,b1),...) over the modes of t0; (t0,t1) for a leaf t0.
+// zip(t0, t1) of two IntTuples: ((a0,b0),(a1,b1),...) over the modes of t0; ((t0,t1)) for a leaf t0
+// (CuTe's zip wraps a pair whose first element is a leaf).
 IntTuple zip(IntTuple const& t0, IntTuple const& t1);
 
 }  // namespace tessel::calc

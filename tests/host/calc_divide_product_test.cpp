@@ -145,10 +145,13 @@ TEST(CalcProduct, DefinitionAndBlockedRaked) {
 }
 
 TEST(CalcProduct, MismatchedModesAreRefusedNotDropped) {
-  // CuTe's zip keeps only mode 0 of the repetition here: ((2,2)):((2,_1)), a layout of size 4.
+  // A rank-1 tuple block against a rank-2 repetition: zip cannot pair the modes (the templates
+  // refuse at compile time, tests/compile/fail/blocked_product_rank_mismatch.cpp).
   EXPECT_THROW(calc::evaluate("blocked_product((2):(2), _4:_1)"), AlgebraError);
   EXPECT_THROW(calc::evaluate("raked_product((2):(2), _4:_1)"), AlgebraError);
-  EXPECT_EQ(calc::to_string(calc::evaluate("blocked_product(2:2, _4:_1)")), "(2,(2,2)):(2,(_1,4))");
+  // A leaf block: CuTe's zip wraps the pair, ((block, repetition)) (cf. the oracle's
+  // blocked_product 12:1 | 9:1 -> ((12,(1,9))):((1,(1,12)))).
+  EXPECT_EQ(calc::to_string(calc::evaluate("blocked_product(2:2, _4:_1)")), "((2,(2,2))):((2,(_1,4)))");
 }
 
 TEST(CalcProduct, BlockedKeepsCopiesContiguousAndRakedInterleaves) {

@@ -350,6 +350,15 @@ TESSEL_HOST_DEVICE constexpr auto flatten(T const& t) {
 // ---- zip and search --------------------------------------------------------------------------
 
 namespace detail {
+// Number of top-level modes: the tuple's size, 1 for a non-tuple.
+template <class T>
+constexpr int rank_of() {
+  if constexpr (is_tuple_v<T>) {
+    return int(tuple_size_v<T>);
+  } else {
+    return 1;
+  }
+}
 template <int I, class... Ts>
 TESSEL_HOST_DEVICE constexpr auto zip_column(Ts const&... ts) {
   return make_tuple(get<I>(ts)...);
@@ -360,21 +369,32 @@ TESSEL_HOST_DEVICE constexpr auto zip_impl(seq<Is...>, T0 const& t0, Ts const&..
 }
 }  // namespace detail
 
-// zip((a0,a1,...), (b0,b1,...)) -> ((a0,b0),(a1,b1),...). A single tuple of tuples is unzipped
-// the same way: zip(((a0,a1),(b0,b1))) -> ((a0,b0),(a1,b1)).
-template <class T0, class... Ts>
-TESSEL_HOST_DEVICE constexpr auto zip(T0 const& t0, Ts const&... ts) {
-  if constexpr (sizeof...(Ts) == 0) {
-    if constexpr (is_tuple_v<T0> && tuple_size_v<T0> > 0 && is_tuple_v<tuple_element_t<0, T0>>) {
-      return apply(t0, [](auto const&... a) { return zip(a...); });
+// zip(t): transpose a tuple of equal-rank tuples, ((a0,a1,...),(b0,b1,...)) -> ((a0,b0),(a1,b1),...).
+// A non-tuple counts as rank 1 (get<0>(x) == x). A tuple whose first element is not a tuple is
+// wrapped, (a,b) -> ((a,b)); a non-tuple stays.
+// zip(t0, t1, ...) == zip((t0, t1, ...)).
+template <class T>
+TESSEL_HOST_DEVICE constexpr auto zip(T const& t) {
+  if constexpr (is_tuple_v<T>) {
+    if constexpr (tuple_size_v<T> > 0 && is_tuple_v<tuple_element_t<0, T>>) {
+      return apply(t, [](auto const& t0, auto const&... ts) {
+        static_assert(((detail::rank_of<std::remove_cvref_t<decltype(ts)>>() ==
+                        detail::rank_of<std::remove_cvref_t<decltype(t0)>>()) && ...),
+                      "zip: the tuples must have the same rank (zip would drop modes). In blocked_product "
+                      "and raked_product, each mode of the block and of the product's repetition must "
+                      "have the same rank; use logical_product for other shapes.");
+        return detail::zip_impl(tuple_seq<std::remove_cvref_t<decltype(t0)>>{}, t0, ts...);
+      });
     } else {
-      return t0;
+      return make_tuple(t);
     }
-  } else if constexpr (is_tuple_v<T0>) {
-    return detail::zip_impl(tuple_seq<T0>{}, t0, ts...);
   } else {
-    return make_tuple(t0, ts...);
+    return t;
   }
+}
+template <class T0, class T1, class... Ts>
+TESSEL_HOST_DEVICE constexpr auto zip(T0 const& t0, T1 const& t1, Ts const&... ts) {
+  return zip(make_tuple(t0, t1, ts...));
 }
 
 namespace detail {

@@ -8,8 +8,9 @@
 // layout with run-time strides gets a smaller (possibly trivial, _1:_0) right inverse.
 //
 // left_inverse(A) is the R with R(A(i)) == i for every i < size(A), for injective A.
-//   Pre:  static strides; sorted by stride, each nonzero stride is a multiple of the product of
-//         the extents of the smaller-stride modes (A injective and nested).
+//   Pre:  static strides >= 0; sorted by stride, each nonzero stride is a multiple of the
+//         product of the extents of the smaller-stride modes and at least the previous stride
+//         times its extent (A injective, its modes nested). Static values: static_assert.
 //   Post: R(A(i)) == i for i < size(A).
 //   e.g.  left_inverse((_4,_2):(_2,_1)) -> (_2,_4):(_4,_1)
 #pragma once
@@ -114,22 +115,27 @@ TESSEL_HOST_DEVICE constexpr auto left_inverse(Layout<S, D> const& a) {
   using Order = decltype(detail::sorted_seq<decltype(ld)>());
   auto step = [&](auto const& init, auto i) {
     constexpr int I = decltype(i)::value;
-    auto const& [rs, rd] = init;
+    auto const& [rs, rd, end] = init;
     auto d = get<I>(ld);
     if constexpr (is_constant_v<0, decltype(d)>) {
       return init;
     } else {
+      static_assert(decltype(d)::value > 0, "left_inverse: negative strides have no left inverse");
       static_assert(decltype(d)::value % decltype(size(rs))::value == 0,
                     "left_inverse: the layout is not injective, or its modes interleave: sorted by "
                     "stride, each stride must be a multiple of the product of the extents before "
                     "it (docs/layout_algebra.md).");
-      return make_tuple(append(rs, d / size(rs)), append(rd, get<I>(pre)));
+      static_assert(decltype(d)::value >= decltype(end)::value,
+                    "left_inverse: the layout is not injective: sorted by stride, a mode starts "
+                    "inside the previous one (each stride must be at least the previous stride "
+                    "times its extent) (docs/layout_algebra.md).");
+      return make_tuple(append(rs, d / size(rs)), append(rd, get<I>(pre)), d * get<I>(ls));
     }
   };
   return [&]<int... Is>(seq<Is...>) {
     constexpr int order[] = {Is...};
     constexpr int last = order[sizeof...(Is) - 1];
-    auto r = fold(make_tuple(Int<Is>{}...), make_tuple(tuple<>{}, make_tuple(Int<0>{})), step);
+    auto r = fold(make_tuple(Int<Is>{}...), make_tuple(tuple<>{}, make_tuple(Int<0>{}), Int<1>{}), step);
     return coalesce(make_layout(append(get<0>(r), get<last>(ls)), get<1>(r)));
   }(Order{});
 }
