@@ -26,7 +26,7 @@ for stage in "${stages[@]}"; do
       note "build ($ARCHS) $(date -u +%H:%M:%S)"
       nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv | tee -a "$OUT/summary.txt"
       { cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$ARCHS" &&
-        cmake --build "$BUILD_DIR" -j "$(nproc)"; } > "$OUT/build.log" 2>&1 || { status=1; tail -40 "$OUT/build.log"; }
+        cmake --build "$BUILD_DIR" -j "$(nproc)" -- -k 0; } > "$OUT/build.log" 2>&1 || { status=1; grep -E "error|FAILED" "$OUT/build.log" | head -30; }
       tail -2 "$OUT/build.log" | tee -a "$OUT/summary.txt"
       ;;
     test)
