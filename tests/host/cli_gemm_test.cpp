@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -27,11 +28,17 @@ std::string slurp(std::string const& path) {
 std::string tessel_binary() { return std::string(TESSEL_BINARY_DIR) + "/tessel"; }
 
 CliRun run(std::string const& args) {
-  std::string const dir = std::filesystem::temp_directory_path().string();
-  std::string const out = dir + "/cli_gemm_test.out", err = dir + "/cli_gemm_test.err";
+  // One pair of files per process and call: ctest runs the tests of this file in parallel.
+  static int calls = 0;
+  std::string const stem = std::filesystem::temp_directory_path().string() + "/cli_gemm_test." +
+                           std::to_string(getpid()) + "." + std::to_string(calls++);
+  std::string const out = stem + ".out", err = stem + ".err";
   std::string const cmd = tessel_binary() + " " + args + " >" + out + " 2>" + err;
   int const status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  CliRun r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
 }
 
 int lines(std::string const& s) {
