@@ -11,7 +11,7 @@
 // D^T = B^T A^T, which swaps A and B and flips their orders. Run-time arguments: which of an
 // operand's two dimensions is contiguous (k_major), and whether 128-bit (4-element) loads are
 // legal (vec: pointer, leading dimension and batch stride all multiples of 4 elements). The
-// orders are dispatched to compile-time mainloops once per CTA.
+// orders also select the kernel instance (the host launches one of four).
 //
 // One CTA computes a BM x BN tile of D. Per k-tile of BK:
 //   global -> registers (4 consecutive elements per slot, converted to float)
@@ -22,9 +22,9 @@
 //             and does TM x TN FFMAs into its accumulators tCrC.
 // Double buffered: two shared-memory stages; the next k-tile's global loads are issued before
 // the current tile's FFMAs and land in the other stage after them, so one barrier per k-tile.
-// Beyond rung 08: the operand orders are template parameters (the kernel picks one of four
-// mainloops per CTA), and interior CTAs load full k-tiles with unpredicated 128-bit loads; the
-// bounds checks run only for edge CTAs and the last, partial k-tile.
+// Beyond rung 08: the operand orders are template parameters of the kernel (one mainloop per
+// instance keeps it within 128 registers), and interior CTAs load full k-tiles with unpredicated
+// 128-bit loads; the bounds checks run only for edge CTAs and the last, partial k-tile.
 // Warp tiling: a warp owns a WM x WN block of D; its lanes form a LanesM x LanesN grid, each
 // thread owns SubM x SubN 4x4 sub-tiles spaced 4*LanesM rows and 4*LanesN columns apart, so a
 // quarter-warp's 128-bit shared loads touch at most 8 distinct 16-byte words (no conflicts).
