@@ -3,6 +3,7 @@
 
 #include <tessel/gemm/device/gemm.hpp>
 #include <tessel/gemm/device/gemm_registry.hpp>
+#include <tessel/gemm/device/sm80_gemm_kernels.hpp>
 #include <tessel/runtime/device.hpp>
 
 #include <cuda_runtime_api.h>
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace tessel {
 
@@ -176,10 +178,22 @@ Status current_device(Here* h) {
 
 }  // namespace
 
-std::span<GemmKernelInfo const> gemm_kernels() { return kKernels; }
+namespace {
+// Every compiled kernel: the SIMT entries, then the sm_80 tensor-core entries.
+std::vector<GemmKernelInfo> const& all_kernels() {
+  static std::vector<GemmKernelInfo> const all = [] {
+    std::vector<GemmKernelInfo> v(kKernels.begin(), kKernels.end());
+    for (GemmKernelInfo const& k : sm80_gemm_kernels()) v.push_back(k);
+    return v;
+  }();
+  return all;
+}
+}  // namespace
+
+std::span<GemmKernelInfo const> gemm_kernels() { return all_kernels(); }
 
 GemmKernelInfo const* find_gemm_kernel(std::string_view name) {
-  for (GemmKernelInfo const& k : kKernels)
+  for (GemmKernelInfo const& k : all_kernels())
     if (name == k.name) return &k;
   return nullptr;
 }
@@ -197,10 +211,18 @@ GemmKernelInfo const* select_gemm_kernel(GemmArguments const& g, Status* why) {
     if (Status s = k->check(g); !s) return fail(std::move(s));
     return k;
   }
-  // Heuristic: 128x128 tiles unless they leave SMs idle, then 64x64 (4x the CTAs); for fp32 the
-  // kKernels[kLargeFp32Kernel] mainloop.
+  // Heuristic: tensor-core dtypes (bf16, fp16, tf32) on sm_80 or newer take the sm_80 kernels'
+  // own heuristic. Otherwise SIMT: 128x128 tiles unless they leave SMs idle, then 64x64 (4x the
+  // CTAs); for fp32 the kKernels[kLargeFp32Kernel] mainloop.
   Here h;
-  int const sms = current_device(&h).ok() ? h.sms : 132;
+  bool const have_device = current_device(&h).ok();
+  int const sms = have_device ? h.sms : 132;
+  bool const tensor_core_dtype = g.a_type == DType::bf16 || g.a_type == DType::f16 || g.a_type == DType::tf32;
+  if (tensor_core_dtype && (!have_device || h.cc >= 80)) {
+    // The registry's own copy of the entry (gemm_kernel_runs_here indexes into the registry).
+    if (GemmKernelInfo const* k80 = sm80_select_gemm_kernel(g, sms); k80 != nullptr && k80->check(g).ok())
+      return find_gemm_kernel(k80->name);
+  }
   std::int64_t const tiles128 = ((g.m + 127) / 128) * ((g.n + 127) / 128) * g.batch_count;
   bool const fp32 = g.a_type == DType::f32 || g.a_type == DType::tf32;
   GemmKernelInfo const* k = &kKernels[tiles128 < sms ? 2 : fp32 ? kLargeFp32Kernel : 1];
@@ -220,8 +242,9 @@ Status gemm_kernel_runs_here(GemmKernelInfo const& k, GemmArguments const& g) {
                                                         std::to_string(k.min_cc) + " or newer; this GPU is " + sm);
   // One probe per (kernel instance, device); the answer cannot change within a process.
   static std::mutex mu;
-  static std::array<std::array<signed char, 64>, 32> seen{};  // [kernel entry x dtype family][device]: 0 unknown, 1 ok, -1 no
-  std::size_t const row = static_cast<std::size_t>(&k - kKernels.data()) * 8 + static_cast<std::size_t>(g.a_type) * 2 +
+  // [kernel entry x dtype family][device]: 0 unknown, 1 ok
+  static std::vector<std::array<signed char, 64>> seen(all_kernels().size() * 8);
+  std::size_t const row = static_cast<std::size_t>(&k - all_kernels().data()) * 8 + static_cast<std::size_t>(g.a_type) * 2 +
                           (g.c_type == DType::f32 ? 0 : 1);
   bool const cacheable = row < seen.size() && h.device >= 0 && h.device < 64;
   {

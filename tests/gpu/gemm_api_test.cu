@@ -317,25 +317,38 @@ TEST(GemmApi, NanAndInfPropagate) {
 
 TEST(GemmApi, EveryKernelByNameAndTheHeuristic) {
   TESSEL_REQUIRE_GPU();
-  for (GemmKernelInfo const& k : gemm_kernels())
+  // Each kernel runs in the first input type it takes (fp32 for SIMT, bf16/fp16/tf32 for sm80).
+  auto input_type_of = [](GemmKernelInfo const& k) {
+    for (DType t : {DType::f32, DType::bf16, DType::f16, DType::tf32}) {
+      GemmArguments g = problem(64, 64, 64, "tn", MatrixOrder::col_major, t, DType::f32);
+      g.kernel = k.name;
+      if (k.check(g).ok()) return t;
+    }
+    ADD_FAILURE() << k.name << " takes none of the input types";
+    return DType::f32;
+  };
+  for (GemmKernelInfo const& k : gemm_kernels()) {
+    DType const ab = input_type_of(k);
     for (char const* layout : {"nn", "tn", "nt", "tt"}) {
-      GemmArguments g = problem(333, 222, 111, layout);
+      GemmArguments g = problem(333, 222, 111, layout, MatrixOrder::col_major, ab, DType::f32);
       g.kernel = k.name;
       g.beta = 1.0f;
       Operands ops(g, 14);
       expect_good(run_and_check(g), std::string(k.name) + " " + layout);
-      GemmArguments h = problem(4095, 4097, 4099, layout, MatrixOrder::row_major);  // ragged, unaligned rows
+      GemmArguments h = problem(4095, 4097, 4099, layout, MatrixOrder::row_major, ab, DType::f32);  // ragged, unaligned rows
       h.kernel = k.name;
       Operands ops2(h, 15);
       expect_good(run_and_check(h, false), std::string(k.name) + " 4095x4097x4099 " + layout);
     }
+  }
   GemmArguments small = problem(256, 256, 64, "tn");
   EXPECT_STREQ(select_gemm_kernel(small)->name, "simt_64x64x8");
   GemmArguments big = problem(4096, 4096, 64, "tn");
   EXPECT_STRNE(select_gemm_kernel(big)->name, "simt_64x64x8");
   big.a_type = big.b_type = DType::bf16;
   big.c_type = DType::bf16;
-  EXPECT_STREQ(select_gemm_kernel(big)->name, "simt_128x128x8");
+  // Tensor-core dtypes on sm_80 or newer go to the sm80 kernels.
+  EXPECT_EQ(std::string(select_gemm_kernel(big)->name).rfind("sm80_bf16_", 0), 0u) << select_gemm_kernel(big)->name;
   big.kernel = "simt_cp_async_128x128x8";  // fp32 only
   Status why;
   EXPECT_EQ(select_gemm_kernel(big, &why), nullptr);
