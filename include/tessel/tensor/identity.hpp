@@ -64,18 +64,17 @@ TESSEL_HOST_DEVICE constexpr auto make_identity_tensor(Shape const& shape) {
   constexpr int R = int(tuple_size_v<decltype(s)>);
   CoordIterator<R> it{};
   it.base_ = 0;
+  // Plain loops over the extents (a fold over nested generic lambdas here crashed g++ 13.3).
+  auto const ext = detail::leaf_values(s);
   std::int64_t st[R] = {};
   std::int64_t step = 1;
-  [&]<int... Is>(seq<Is...>) {
-    (([&] {
-       st[Is] = step;
-       if constexpr (Is + 1 < R) {
-         it.radix_[Is] = static_cast<std::int64_t>(get<Is>(s)) + identity_overhang;
-         step *= it.radix_[Is];
-       }
-     }()),
-     ...);
-  }(make_seq<R>{});
+  for (int i = 0; i < R; ++i) {
+    st[i] = step;
+    if (i + 1 < R) {
+      it.radix_[i] = static_cast<std::int64_t>(ext[i]) + identity_overhang;
+      step *= it.radix_[i];
+    }
+  }
   auto strides = [&]<int... Is>(seq<Is...>) { return make_stride(st[Is]...); }(make_seq<R>{});
   return make_tensor(it, make_layout(s, strides));
 }
