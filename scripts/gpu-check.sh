@@ -37,17 +37,39 @@ for stage in "${stages[@]}"; do
     sanitize)
       note "compute-sanitizer $(date -u +%H:%M:%S)"
       : > "$OUT/sanitizer.log"
+      run_san() {  # tool, description, command...
+        local tool=$1 what=$2; shift 2
+        echo "---- $tool $what" >> "$OUT/sanitizer.log"
+        timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 "$@" >> "$OUT/sanitizer.log" 2>&1
+        local rc=$?
+        echo "$tool $what rc=$rc" | tee -a "$OUT/summary.txt"
+        [ $rc -ne 0 ] && status=1
+      }
+      filter=${SANITIZE_FILTER:-*Small*:*Sanitize*:LayoutDevice*:CopyAtomsGpu*:MmaAtomsGpu*:Seed004*}
       for exe in "$BUILD_DIR"/tests/gpu_*; do
         [ -x "$exe" ] || continue
+        # Only the executables that have tests under the filter.
+        n=$("$exe" --gtest_filter="$filter" --gtest_list_tests 2>/dev/null | grep -c '^  ')
+        [ "$n" -gt 0 ] || continue
         for tool in memcheck racecheck synccheck; do
-          echo "---- $tool $(basename "$exe")" >> "$OUT/sanitizer.log"
-          GTEST_FILTER=${SANITIZE_FILTER:-*Sanitize*:*Small*:*Device*} \
-            timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 "$exe" >> "$OUT/sanitizer.log" 2>&1
-          rc=$?
-          echo "$tool $(basename "$exe") rc=$rc" | tee -a "$OUT/summary.txt"
-          [ $rc -ne 0 ] && status=1
+          run_san "$tool" "$(basename "$exe") ($n tests)" env GTEST_FILTER="$filter" "$exe"
         done
       done
+      # Every library kernel through the host API on small ragged problems, and the ladder.
+      if [ -x "$BUILD_DIR/tessel" ]; then
+        for args in "--m 257 --n 129 --k 65 --layout nn --beta 1" "--m 130 --n 260 --k 37 --layout tn --dtype bf16" \
+                    "--m 97 --n 65 --k 33 --layout nt --dtype fp16 --beta 1" "--m 70 --n 90 --k 40 --layout tt --dtype tf32" \
+                    "--m 64 --n 64 --k 64 --layout tt --batch 3 --kernel simt_64x64x8"; do
+          for tool in memcheck racecheck; do
+            run_san "$tool" "tessel gemm $args" "$BUILD_DIR/tessel" gemm $args --iters 1 --warmup 0 --compare none
+          done
+        done
+      fi
+      if [ -x "$BUILD_DIR/examples/tutorial/tutorial_ladder" ]; then
+        for tool in memcheck racecheck; do
+          run_san "$tool" "tutorial_ladder 130x129x37" "$BUILD_DIR/examples/tutorial/tutorial_ladder" --m 130 --n 129 --k 37 --iters 1
+        done
+      fi
       ;;
     bench)
       note "bench $(date -u +%H:%M:%S)"
