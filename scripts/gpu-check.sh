@@ -7,7 +7,7 @@
 #
 # Environment: ARCHS (default 90a, the H100/H200), BUILD_DIR (default build-gpu),
 # TEST_REGEX (ctest -R filter for the test stage), SANITIZE_FILTER (gtest filter for the
-# sanitizer stage).
+# sanitizer stage), BENCH_SCRIPTS (which scripts/bench-*.sh the bench stage runs).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -73,7 +73,7 @@ for stage in "${stages[@]}"; do
       ;;
     bench)
       note "bench $(date -u +%H:%M:%S)"
-      for b in scripts/bench-*.sh; do
+      for b in ${BENCH_SCRIPTS:-scripts/bench-*.sh}; do
         [ -x "$b" ] || continue
         BUILD_DIR=$BUILD_DIR OUT=$OUT "$b" 2>&1 | tail -30 | tee -a "$OUT/summary.txt" || status=1
       done
