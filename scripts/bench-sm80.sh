@@ -19,7 +19,7 @@ json="$OUT/bench/results/sm80-$gpu-$day.json"
 log="$OUT/bench-sm80.log"
 
 cli="$BUILD_DIR/tessel"
-if ! "$cli" list 2>/dev/null | grep -q sm80_; then
+if ! "$cli" list 2>/dev/null | grep sm80_ > /dev/null; then  # (grep -q would close the pipe early: SIGPIPE under pipefail)
   echo "== the registry does not list the sm80 kernels: linking $BUILD_DIR/tessel-sm80 with bench/sm80_registry_shim.cpp" | tee -a "$log"
   objs=$(find "$BUILD_DIR/apps/tessel" -name '*.o' | sort)
   libs=$(find "$BUILD_DIR/src" -name 'libtessel_kernels.a' -o -name 'libtessel_calc.a' | sort -r)
