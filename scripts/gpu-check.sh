@@ -5,7 +5,9 @@
 #   scripts/gpu-check.sh                 # all stages
 #   scripts/gpu-check.sh build test      # some stages: build | test | sanitize | bench
 #
-# Environment: ARCHS (default 90a, the H100/H200), BUILD_DIR (default build-gpu),
+# Environment: TESSEL_GIT_COMMIT (the commit to report where the copy has no .git; pass it from
+# the checkout: TESSEL_GIT_COMMIT=$(git rev-parse --short=12 HEAD) on the calling side),
+# ARCHS (default 90a, the H100/H200), BUILD_DIR (default build-gpu),
 # TEST_REGEX (ctest -R filter for the test stage), SANITIZE_FILTER (gtest filter for the
 # sanitizer stage), BENCH_SCRIPTS (which scripts/bench-*.sh the bench stage runs).
 set -uo pipefail
