@@ -6,6 +6,7 @@
 // 4095x4097x4099), all four layouts with C/D in either order, every dtype pair, batches with
 // broadcast operands, alpha/beta, K = 0, size 0, NaN/Inf propagation, a matrix of more than
 // 2^31 elements. The argument-error tests need no GPU and run everywhere.
+#include "gpu/gemm_test_support.hpp"
 #include "gpu/gpu_test.hpp"
 
 #include <tessel/gemm.hpp>
@@ -23,24 +24,6 @@ using namespace tessel;
 
 namespace {
 
-struct DeviceMem {
-  void* p = nullptr;
-  explicit DeviceMem(std::size_t bytes) {
-    if (bytes && cudaMalloc(&p, bytes) != cudaSuccess) p = nullptr;
-  }
-  ~DeviceMem() {
-    if (p) cudaFree(p);
-  }
-  DeviceMem(DeviceMem const&) = delete;
-  DeviceMem& operator=(DeviceMem const&) = delete;
-};
-
-std::size_t elems(std::int64_t batch, std::int64_t stride, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                  MatrixOrder o) {
-  StoredExtent e = stored_extent(rows, cols, o);
-  if (batch == 0 || e.rows == 0 || e.cols == 0) return 1;
-  return std::size_t((batch - 1) * stride + (e.rows - 1) * ld + e.cols);
-}
 
 // Allocates A, B, C, D for `g` (its sizes, orders, lds, strides), fills A, B, C with uniform(-1,1)
 // and poisons D with NaN. Pointers are written into g.

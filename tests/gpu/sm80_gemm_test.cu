@@ -9,6 +9,7 @@
 // propagation as in cuBLAS, and the large odd shapes 4095x4097x4099 and 8191x8193x8191.
 // Tests whose name contains "Small" are the compute-sanitizer sweep (scripts/gpu-sm80.sh); Sweep
 // and Large are the full ragged sweep and the large odd shapes.
+#include "gpu/gemm_test_support.hpp"
 #include "gpu/gpu_test.hpp"
 
 #include <tessel/gemm/device/gemm_arguments.hpp>
@@ -31,24 +32,6 @@ using namespace tessel;
 
 namespace {
 
-struct DeviceMem {
-  void* p = nullptr;
-  explicit DeviceMem(std::size_t bytes) {
-    if (bytes && cudaMalloc(&p, bytes) != cudaSuccess) p = nullptr;
-  }
-  ~DeviceMem() {
-    if (p) cudaFree(p);
-  }
-  DeviceMem(DeviceMem const&) = delete;
-  DeviceMem& operator=(DeviceMem const&) = delete;
-};
-
-std::size_t elems(std::int64_t batch, std::int64_t stride, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                  MatrixOrder o) {
-  StoredExtent e = stored_extent(rows, cols, o);
-  if (batch == 0 || e.rows == 0 || e.cols == 0) return 1;
-  return std::size_t((batch - 1) * stride + (e.rows - 1) * ld + e.cols);
-}
 
 GemmKernelInfo const& entry(char const* name) {
   for (GemmKernelInfo const& k : sm80_gemm_kernels())
