@@ -8,6 +8,7 @@
 
 #include <tessel/config.hpp>
 #include <tessel/numeric/float_bits.hpp>
+#include <tessel/numeric/float_ops.hpp>
 #include <tessel/numeric/int_types.hpp>
 
 #include <cstdint>
@@ -19,7 +20,7 @@
 
 namespace tessel {
 
-struct alignas(2) bfloat16_t {
+struct alignas(2) bfloat16_t : detail::float_ops<bfloat16_t> {
   std::uint16_t storage;
 
   bfloat16_t() = default;
@@ -46,24 +47,5 @@ struct alignas(2) bfloat16_t {
   }
 #endif
 };
-
-// clang-format off
-TESSEL_HOST_DEVICE constexpr bfloat16_t operator+(bfloat16_t a, bfloat16_t b) { return bfloat16_t(float(a) + float(b)); }
-TESSEL_HOST_DEVICE constexpr bfloat16_t operator-(bfloat16_t a, bfloat16_t b) { return bfloat16_t(float(a) - float(b)); }
-TESSEL_HOST_DEVICE constexpr bfloat16_t operator*(bfloat16_t a, bfloat16_t b) { return bfloat16_t(float(a) * float(b)); }
-TESSEL_HOST_DEVICE constexpr bfloat16_t operator/(bfloat16_t a, bfloat16_t b) { return bfloat16_t(float(a) / float(b)); }
-TESSEL_HOST_DEVICE constexpr bfloat16_t operator-(bfloat16_t a) { return bfloat16_t::bitcast(std::uint16_t(a.storage ^ 0x8000u)); }
-TESSEL_HOST_DEVICE constexpr bfloat16_t& operator+=(bfloat16_t& a, bfloat16_t b) { return a = a + b; }
-TESSEL_HOST_DEVICE constexpr bfloat16_t& operator-=(bfloat16_t& a, bfloat16_t b) { return a = a - b; }
-TESSEL_HOST_DEVICE constexpr bfloat16_t& operator*=(bfloat16_t& a, bfloat16_t b) { return a = a * b; }
-TESSEL_HOST_DEVICE constexpr bool operator==(bfloat16_t a, bfloat16_t b) { return float(a) == float(b); }
-TESSEL_HOST_DEVICE constexpr bool operator!=(bfloat16_t a, bfloat16_t b) { return float(a) != float(b); }
-TESSEL_HOST_DEVICE constexpr bool operator<(bfloat16_t a, bfloat16_t b) { return float(a) < float(b); }
-TESSEL_HOST_DEVICE constexpr bool operator>(bfloat16_t a, bfloat16_t b) { return float(a) > float(b); }
-TESSEL_HOST_DEVICE constexpr bool operator<=(bfloat16_t a, bfloat16_t b) { return float(a) <= float(b); }
-TESSEL_HOST_DEVICE constexpr bool operator>=(bfloat16_t a, bfloat16_t b) { return float(a) >= float(b); }
-// clang-format on
-
-inline std::ostream& operator<<(std::ostream& os, bfloat16_t b) { return os << float(b); }
 
 }  // namespace tessel

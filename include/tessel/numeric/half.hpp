@@ -7,6 +7,7 @@
 
 #include <tessel/config.hpp>
 #include <tessel/numeric/float_bits.hpp>
+#include <tessel/numeric/float_ops.hpp>
 #include <tessel/numeric/int_types.hpp>
 
 #include <cstdint>
@@ -18,7 +19,7 @@
 
 namespace tessel {
 
-struct alignas(2) half_t {
+struct alignas(2) half_t : detail::float_ops<half_t> {
   std::uint16_t storage;
 
   half_t() = default;
@@ -45,24 +46,5 @@ struct alignas(2) half_t {
   }
 #endif
 };
-
-// clang-format off
-TESSEL_HOST_DEVICE constexpr half_t operator+(half_t a, half_t b) { return half_t(float(a) + float(b)); }
-TESSEL_HOST_DEVICE constexpr half_t operator-(half_t a, half_t b) { return half_t(float(a) - float(b)); }
-TESSEL_HOST_DEVICE constexpr half_t operator*(half_t a, half_t b) { return half_t(float(a) * float(b)); }
-TESSEL_HOST_DEVICE constexpr half_t operator/(half_t a, half_t b) { return half_t(float(a) / float(b)); }
-TESSEL_HOST_DEVICE constexpr half_t operator-(half_t a) { return half_t::bitcast(std::uint16_t(a.storage ^ 0x8000u)); }
-TESSEL_HOST_DEVICE constexpr half_t& operator+=(half_t& a, half_t b) { return a = a + b; }
-TESSEL_HOST_DEVICE constexpr half_t& operator-=(half_t& a, half_t b) { return a = a - b; }
-TESSEL_HOST_DEVICE constexpr half_t& operator*=(half_t& a, half_t b) { return a = a * b; }
-TESSEL_HOST_DEVICE constexpr bool operator==(half_t a, half_t b) { return float(a) == float(b); }
-TESSEL_HOST_DEVICE constexpr bool operator!=(half_t a, half_t b) { return float(a) != float(b); }
-TESSEL_HOST_DEVICE constexpr bool operator<(half_t a, half_t b) { return float(a) < float(b); }
-TESSEL_HOST_DEVICE constexpr bool operator>(half_t a, half_t b) { return float(a) > float(b); }
-TESSEL_HOST_DEVICE constexpr bool operator<=(half_t a, half_t b) { return float(a) <= float(b); }
-TESSEL_HOST_DEVICE constexpr bool operator>=(half_t a, half_t b) { return float(a) >= float(b); }
-// clang-format on
-
-inline std::ostream& operator<<(std::ostream& os, half_t h) { return os << float(h); }
 
 }  // namespace tessel
