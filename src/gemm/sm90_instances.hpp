@@ -1,0 +1,33 @@
+// src/gemm/sm90_instances.hpp -- the compiled sm_90a GEMM instances as the host adapter
+// (sm90_gemm.cpp, plain C++) sees them. Each sm90_<dtype>_<tile>.cu compiles one configuration
+// of tessel/gemm/kernel/sm90_gemm_warpspecialized.hpp for sm_90a only.
+#pragma once
+
+#include <tessel/gemm/kernel/sm90_gemm_params.hpp>
+
+#include <cuda_runtime_api.h>
+
+namespace tessel::kernel::detail {
+
+struct Sm90Instance {
+  int tile_m = 0, tile_n = 0, tile_k = 0;
+  int cluster_m = 1;
+  int stages = 0;
+  int threads = 0;
+  int smem_bytes = 0;
+  int element_bytes = 0;
+  // Launches grid = p.scheduler.grid_size() clusters of cluster_m CTAs. Pre: p complete.
+  cudaError_t (*launch)(Sm90GemmParams const& p, cudaStream_t stream) = nullptr;
+  cudaError_t (*attributes)(cudaFuncAttributes* attr) = nullptr;
+  // How many clusters of this kernel can be resident at once on the current device.
+  cudaError_t (*max_active_clusters)(int* clusters) = nullptr;
+};
+
+// clang-format off
+Sm90Instance sm90_instance_bf16_128x256x64();
+Sm90Instance sm90_instance_bf16_128x256x64_c2();
+Sm90Instance sm90_instance_f16_128x256x64();
+Sm90Instance sm90_instance_f16_128x256x64_c2();
+// clang-format on
+
+}  // namespace tessel::kernel::detail
