@@ -68,8 +68,9 @@ Status encode_tiled_entry(EncodeTiled* out) {
   return Status::success();
 }
 
-// A (K, rows, batch) K-major operand with a (box_k, box_rows, 1) box in the 128-byte swizzle.
-// False when the driver refuses it (the caller stages the operand instead).
+// A (cols, rows, batch) row-contiguous matrix (an operand: cols = K) with a (box_cols, box_rows, 1)
+// box in the 128-byte swizzle. False when the driver refuses it (the caller stages the operand, or
+// takes the register epilogue, instead).
 bool encode_operand(TmaDescriptor* desc, EncodeTiled encode, DType t, void const* ptr, std::int64_t k, std::int64_t rows,
                     std::int64_t row_stride, std::int64_t batch, std::int64_t batch_stride, int box_k, int box_rows,
                     int* batch_step) {
@@ -134,15 +135,30 @@ bool pairs_aligned(void const* p, std::int64_t ld, std::int64_t batch_stride, st
          (batch == 1 || batch_stride % 2 == 0);
 }
 
+// Parallel split-K slices: only when the cluster tiles cannot fill half the resident clusters and
+// K is long enough that each slice keeps at least 4 k-tiles; never more units than clusters.
+int choose_splits(std::int64_t cluster_tiles, int k_tiles, int clusters) {
+  if (cluster_tiles * 2 > clusters || k_tiles < 8) return 1;
+  return int(std::max<std::int64_t>(1, std::min<std::int64_t>({clusters / cluster_tiles, k_tiles / 4, 16})));
+}
+
 Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   Sm90Family const& f = kFamilies[i];
   Sm90Instance const t = f.instance();
-  std::size_t const eb = std::size_t(t.element_bytes);
+  std::size_t const eb = std::size_t(t.element_bytes), ob = size_of(g.c_type);
   CanonicalGemm const c = detail::canonical_gemm(g);
   std::int64_t const batch = g.batch_count;
 
   EncodeTiled encode = nullptr;
   if (Status s = encode_tiled_entry(&encode); !s) return s;
+  int clusters = 0;
+  if (Status s = resident_clusters(i, t, &clusters); !s) return s;
+
+  // The schedule: cluster tiles x K slices.
+  std::int64_t const tiles_m = (c.m + t.tile_m - 1) / t.tile_m, tiles_n = (c.n + t.tile_n - 1) / t.tile_n;
+  std::int64_t const cluster_rows = (tiles_m + t.cluster_m - 1) / t.cluster_m;
+  int const k_tiles = int((g.k + t.tile_k - 1) / t.tile_k);
+  int const splits = choose_splits(cluster_rows * tiles_n * batch, k_tiles, clusters);
 
   Sm90GemmParams p;
   // Operands TMA can read in place get their descriptors now; the others are staged first.
@@ -159,8 +175,9 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   std::int64_t const kp = detail::round_up(g.k, std::int64_t(16 / eb));
   std::size_t const bytes_a = stage_a ? std::size_t(batch * c.m * kp) * eb : 0;
   std::size_t const bytes_b = stage_b ? std::size_t(batch * c.n * kp) * eb : 0;
+  std::size_t const bytes_k = splits > 1 ? std::size_t(splits * batch * c.m * c.n) * sizeof(float) : 0;
   auto const at = [](std::size_t x) { return (x + 1023) / 1024 * 1024; };
-  std::size_t const total = at(bytes_a) + at(bytes_b);
+  std::size_t const total = at(bytes_a) + at(bytes_b) + at(bytes_k);
   char* ws = nullptr;
   if (total > 0) {
     cudaMemPool_t pool = nullptr;
@@ -168,47 +185,65 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     if (cudaError_t err = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&ws), total, pool, stream); err != cudaSuccess)
       return cuda_failure(("workspace of " + std::to_string(total >> 20) + " MiB for the sm90 GEMM").c_str(), err);
   }
+  char* const ws_a = ws;
+  char* const ws_b = ws + at(bytes_a);
+  float* const ws_k = reinterpret_cast<float*>(ws_b + at(bytes_b));
   Status result = Status::success();
   auto const fail = [&](Status s) {
     if (result.ok()) result = std::move(s);
   };
   if (stage_a) {
-    if (cudaError_t err = detail::stage_operand(c.a, g.k, kp, batch, t.element_bytes, ws, stream); err != cudaSuccess)
+    if (cudaError_t err = detail::stage_operand(c.a, g.k, kp, batch, t.element_bytes, ws_a, stream); err != cudaSuccess)
       fail(cuda_failure("staging A", err));
-    else if (!encode_operand(&p.tma_a, encode, f.ab, ws, g.k, c.m, kp, batch, c.m * kp, t.tile_k, t.tile_m, &p.a_batch_step))
+    else if (!encode_operand(&p.tma_a, encode, f.ab, ws_a, g.k, c.m, kp, batch, c.m * kp, t.tile_k, t.tile_m, &p.a_batch_step))
       fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged A"));
   }
   if (stage_b) {
-    char* const ws_b = ws + at(bytes_a);
     if (cudaError_t err = detail::stage_operand(c.b, g.k, kp, batch, t.element_bytes, ws_b, stream); err != cudaSuccess)
       fail(cuda_failure("staging B", err));
     else if (!encode_operand(&p.tma_b, encode, f.ab, ws_b, g.k, c.n, kp, batch, c.n * kp, t.tile_k, box_b, &p.b_batch_step))
       fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged B"));
   }
 
-  std::size_t const ob = size_of(g.c_type);
   p.m = c.m, p.n = c.n, p.k = g.k;
-  p.k_tiles = int((g.k + t.tile_k - 1) / t.tile_k);
-  p.c = gemm_reads_c(g) ? g.c : nullptr, p.ldc = g.ldc, p.batch_stride_c = g.batch_stride_c;
-  p.d = g.d, p.ldd = g.ldd, p.batch_stride_d = g.batch_stride_d;
-  p.alpha = g.alpha, p.beta = gemm_reads_c(g) ? g.beta : 0.0f;
-  p.out_f32 = g.c_type == DType::f32;
-  p.c_pairs = p.c != nullptr && pairs_aligned(g.c, g.ldc, g.batch_stride_c, batch, ob);
-  p.d_pairs = pairs_aligned(g.d, g.ldd, g.batch_stride_d, batch, ob);
-
-  int clusters = 0;
-  if (result.ok()) {
-    if (Status s = resident_clusters(i, t, &clusters); !s) fail(std::move(s));
+  p.k_tiles = k_tiles;
+  p.batch = int(batch);
+  p.splits = splits;
+  bool const reads_c = gemm_reads_c(g);
+  if (splits > 1) {  // fp32 partial sums, then the reduction forms D
+    p.d = ws_k, p.ldd = c.n, p.batch_stride_d = c.m * c.n;
+    p.out_f32 = true, p.alpha = 1.0f, p.beta = 0.0f;
+    p.d_pairs = pairs_aligned(ws_k, c.n, c.m * c.n, batch * splits, sizeof(float));
+  } else {
+    p.c = reads_c ? g.c : nullptr, p.ldc = g.ldc, p.batch_stride_c = g.batch_stride_c;
+    p.d = g.d, p.ldd = g.ldd, p.batch_stride_d = g.batch_stride_d;
+    p.alpha = g.alpha, p.beta = reads_c ? g.beta : 0.0f;
+    p.out_f32 = g.c_type == DType::f32;
+    p.c_pairs = p.c != nullptr && pairs_aligned(g.c, g.ldc, g.batch_stride_c, batch, ob);
+    p.d_pairs = pairs_aligned(g.d, g.ldd, g.batch_stride_d, batch, ob);
+    // D through shared memory and TMA: C unread, D of the input type with 16-byte aligned rows.
+    int d_step = 1;
+    p.tma_store = !reads_c && g.c_type == f.ab && detail::aligned16(g.d, g.ldd, g.batch_stride_d, batch, ob) &&
+                  !(batch > 1 && g.batch_stride_d == 0) &&
+                  encode_operand(&p.tma_d, encode, f.ab, g.d, c.n, c.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
   }
+
   if (result.ok()) {
-    std::int64_t const tiles_m = (c.m + t.tile_m - 1) / t.tile_m, tiles_n = (c.n + t.tile_n - 1) / t.tile_n;
-    std::int64_t const cluster_rows = (tiles_m + t.cluster_m - 1) / t.cluster_m;
     PersistentArguments args;
     args.sm_count = clusters;
     args.ctas_per_sm = 1;
     args.group = 8;
-    p.scheduler = PersistentTileScheduler::make(GemmCoord(cluster_rows, tiles_n, batch), args);
+    p.scheduler = PersistentTileScheduler::make(GemmCoord(cluster_rows, tiles_n, batch * splits), args);
     if (cudaError_t err = t.launch(p, stream); err != cudaSuccess) fail(cuda_failure("launch of the sm90 GEMM kernel", err));
+  }
+  if (result.ok() && splits > 1) {
+    kernel::detail::SplitKReduceParams r;
+    r.partials = ws_k, r.splits = splits, r.batch = batch, r.rows = c.m, r.cols = c.n;
+    r.c = reads_c ? g.c : nullptr, r.ldc = g.ldc, r.batch_stride_c = g.batch_stride_c;
+    r.d = g.d, r.ldd = g.ldd, r.batch_stride_d = g.batch_stride_d;
+    r.alpha = g.alpha, r.beta = reads_c ? g.beta : 0.0f;
+    if (cudaError_t err = kernel::detail::launch_splitk_reduce(r, g.c_type, stream); err != cudaSuccess)
+      fail(cuda_failure("launch of the split-K reduction", err));
   }
   if (ws != nullptr) {
     if (cudaError_t err = cudaFreeAsync(ws, stream); err != cudaSuccess) fail(cuda_failure("cudaFreeAsync (sm90 GEMM workspace)", err));
@@ -240,7 +275,7 @@ constexpr char kBf16[] = "bf16 -> bf16|fp32";
 constexpr char kF16[] = "fp16 -> fp16|fp32";
 constexpr char kSummary[] =
     "tensor cores, sm_90a: TMA + wgmma m64n256k16, warp-specialized (1 producer, 2 consumer warpgroups), "
-    "persistent over a grouped raster";
+    "persistent over a grouped raster, TMA-store epilogue, parallel split-K for few tiles";
 constexpr char kSummaryC2[] =
     "tensor cores, sm_90a: as the 1x1 kernel, in 2x1 clusters whose CTAs multicast halves of the shared B tile";
 
@@ -249,10 +284,10 @@ constexpr char kSummaryC2[] =
 
 // clang-format off
 std::array<GemmKernelInfo, 4> const kEntries = {{
-    TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 4 stages, cluster 1x1, 193 KiB smem", kBf16, "bf16 on sm_90a: by name"),
-    TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 4 stages, cluster 2x1, 193 KiB smem", kBf16, "bf16 on sm_90a: default"),
-    TESSEL_SM90_ENTRY(2, "sm90_fp16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 4 stages, cluster 1x1, 193 KiB smem", kF16,  "fp16 on sm_90a: by name"),
-    TESSEL_SM90_ENTRY(3, "sm90_fp16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 4 stages, cluster 2x1, 193 KiB smem", kF16,  "fp16 on sm_90a: default"),
+    TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128)"),
+    TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128)"),
+    TESSEL_SM90_ENTRY(2, "sm90_fp16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: a single 128-row tile row (M <= 128)"),
+    TESSEL_SM90_ENTRY(3, "sm90_fp16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kF16,  "fp16 on sm_90a: default (M > 128)"),
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY
@@ -262,9 +297,20 @@ std::array<GemmKernelInfo, 4> const kEntries = {{
 std::span<GemmKernelInfo const> sm90_gemm_kernels() { return kEntries; }
 
 GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
-  if (g.a_type == DType::bf16) return &kEntries[1];
-  if (g.a_type == DType::f16) return &kEntries[3];
-  return nullptr;
+  if (g.a_type != DType::bf16 && g.a_type != DType::f16) return nullptr;
+  // 2x1 clusters share B between two tile rows; with a single tile row the second CTA idles.
+  std::int64_t const m = g.c_order == MatrixOrder::row_major ? g.m : g.n;  // of the canonical D
+  std::size_t const first = g.a_type == DType::bf16 ? 0 : 2;
+  return &kEntries[first + (m > 128 ? 1 : 0)];
+}
+
+int sm90_resident_ctas(GemmKernelInfo const& k) {
+  std::size_t const i = static_cast<std::size_t>(&k - kEntries.data());
+  if (i >= kEntries.size()) return -1;
+  Sm90Instance const t = kFamilies[i].instance();
+  int clusters = 0;
+  if (!resident_clusters(i, t, &clusters).ok()) return -1;
+  return clusters * t.cluster_m;
 }
 
 }  // namespace tessel

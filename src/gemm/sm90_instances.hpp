@@ -3,6 +3,7 @@
 // of tessel/gemm/kernel/sm90_gemm_warpspecialized.hpp for sm_90a only.
 #pragma once
 
+#include <tessel/gemm/device/gemm_arguments.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_params.hpp>
 
 #include <cuda_runtime_api.h>
@@ -29,5 +30,16 @@ Sm90Instance sm90_instance_bf16_128x256x64_c2();
 Sm90Instance sm90_instance_f16_128x256x64();
 Sm90Instance sm90_instance_f16_128x256x64_c2();
 // clang-format on
+
+// D = alpha * (sum over the splits of the fp32 partials) + beta * C (src/gemm/splitk_reduce.cu).
+struct SplitKReduceParams {
+  float const* partials = nullptr;  // [splits][batch][rows][cols]
+  int splits = 1;
+  std::int64_t batch = 1, rows = 0, cols = 0;
+  void const* c = nullptr; std::int64_t ldc = 0, batch_stride_c = 0;  // read only when beta != 0
+  void* d = nullptr; std::int64_t ldd = 0, batch_stride_d = 0;
+  float alpha = 1.0f, beta = 0.0f;
+};
+cudaError_t launch_splitk_reduce(SplitKReduceParams const& p, DType out, cudaStream_t stream);
 
 }  // namespace tessel::kernel::detail

@@ -17,6 +17,7 @@
 #include <tessel/gemm/device/sm90_gemm_kernels.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -99,12 +100,41 @@ TEST(Sm90Sweep, RaggedShapesEveryLayoutAndOrder) {
       for (char const* layout : kLayouts) {
         for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
           for (char const* name : {dt.single, dt.cluster}) {
-            GemmArguments g = problem(s.m, s.n, s.k, layout, co, dt.ab, dt.cd);
-            Operands ops(g, std::uint64_t(s.m * 7 + s.k));
-            expect_good(run_and_check(name, g), what(name, g, layout), g.a_type);
+            for (float beta : {-0.5f, 0.0f}) {  // beta = 0 with D of the input type: the TMA-store epilogue
+              GemmArguments g = problem(s.m, s.n, s.k, layout, co, dt.ab, dt.cd);
+              g.beta = beta;
+              Operands ops(g, std::uint64_t(s.m * 7 + s.k));
+              expect_good(run_and_check(name, g), what(name, g, layout) + " beta " + std::to_string(beta), g.a_type);
+            }
           }
         }
       }
+    }
+  }
+}
+
+TEST(Sm90Small, PersistentGridCoversTheGpu) {
+  TESSEL_REQUIRE_SM90();
+  int dev = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
+  for (GemmKernelInfo const& k : sm90_gemm_kernels()) {
+    int const ctas = sm90_resident_ctas(k);
+    std::printf("%s: %d resident CTAs on %d SMs\n", k.name, ctas, sms);
+    EXPECT_GE(ctas, sms - 8) << k.name << ": the persistent grid leaves SMs idle";
+    EXPECT_LE(ctas, sms) << k.name << ": more than one CTA per SM cannot fit 209 KiB of shared memory";
+  }
+}
+
+TEST(Sm90Sweep, ParallelSplitKForFewTiles) {
+  TESSEL_REQUIRE_SM90();
+  // 2 x 2 tiles with 79 k-tiles: the heuristic splits K; the reduction applies alpha, beta, C.
+  for (DtypeCase const& dt : kDtypes) {
+    for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
+      GemmArguments g = problem(200, 300, 5000, "tn", co, dt.ab, dt.cd, 2);
+      Operands ops(g, 17);
+      expect_good(run_and_check(dt.single, g), what(dt.single, g, "tn") + " split-K", g.a_type);
+      expect_good(run_and_check(dt.cluster, g), what(dt.cluster, g, "tn") + " split-K", g.a_type);
     }
   }
 }

@@ -4,6 +4,7 @@
 //   cluster_arrive        barrier.cluster.arrive.release.aligned (every thread of the CTA)
 //   cluster_wait          barrier.cluster.wait.acquire.aligned
 //   cluster_sync          arrive then wait: every thread of every CTA of the cluster meets
+//   named_barrier_sync(id, n)  bar.sync id, n: the n threads (whole warps) that name barrier id meet
 //   warpgroup_reg_alloc<N>    setmaxnreg.inc.sync.aligned.u32 N (a warpgroup raises its cap)
 //   warpgroup_reg_dealloc<N>  setmaxnreg.dec.sync.aligned.u32 N (a warpgroup gives registers back)
 // setmaxnreg acts only in a kernel whose register count is capped at entry
@@ -47,6 +48,15 @@ TESSEL_DEVICE inline void cluster_wait() {
 TESSEL_DEVICE inline void cluster_sync() {
   cluster_arrive();
   cluster_wait();
+}
+
+// Barrier 0 is __syncthreads'; kernels number their named barriers from 1.
+TESSEL_DEVICE inline void named_barrier_sync(int id, int threads) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+#else
+  (void)id, (void)threads;
+#endif
 }
 
 template <int Registers>

@@ -28,4 +28,8 @@ std::span<GemmKernelInfo const> sm90_gemm_kernels();
 // takes its dtypes.
 GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& args);
 
+// CTAs of sm_90a entry `k` resident at once on the current GPU (its persistent grid): resident
+// clusters times the cluster size. -1 when `k` is not an sm_90a entry or the query fails.
+int sm90_resident_ctas(GemmKernelInfo const& k);
+
 }  // namespace tessel
