@@ -12,8 +12,10 @@
 //                              async proxy use a freshly initialised barrier)
 //   mbarrier_arrive            mbarrier.arrive.shared::cta.b64
 //   mbarrier_arrive_expect_tx  mbarrier.arrive.expect_tx.shared::cta.b64 (arrive, and expect bytes)
-//   mbarrier_arrive_cluster    mapa + mbarrier.arrive.release.cluster.shared::cluster.b64 (the
-//                              same barrier in CTA `cta_rank` of the cluster)
+//   mbarrier_arrive_cluster    mapa + mbarrier.arrive.shared::cluster.b64 (the same barrier in
+//                              CTA `cta_rank` of the cluster; the default CTA-scope release: a
+//                              .release.cluster arrive costs a GPU-wide memory barrier per call,
+//                              which halved the 2x1-cluster GEMM's speed)
 //   mbarrier_try_wait          mbarrier.try_wait.parity.shared::cta.b64 (bounded wait, true once
 //                              the phase of that parity completed)
 //   mbarrier_wait              try_wait until it succeeds
@@ -67,7 +69,7 @@ TESSEL_DEVICE inline void mbarrier_arrive_cluster(std::uint64_t* bar, std::uint3
   asm volatile(
       "{\n.reg .b32 remote;\n"
       "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(detail::smem_address(bar)),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(detail::smem_address(bar)),
       "r"(cta_rank)
       : "memory");
 #else
