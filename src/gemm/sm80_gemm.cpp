@@ -145,9 +145,10 @@ struct KMajorOperand {
 };
 
 struct CallWorkspace {
-  KMajorOperand a{}, b{};   // the canonical A and B, in place or staged
-  char* scratch = nullptr;  // the kernel's scratch bytes (256-byte aligned)
-  char* base = nullptr;     // the allocation; release_workspace frees it
+  KMajorOperand a{}, b{};    // the canonical A and B, in place or staged
+  float* partials = nullptr;  // split-K partial sums
+  int* flags = nullptr;       // split-K flags / counters, zeroed
+  char* base = nullptr;       // the allocation; release_workspace frees it
 };
 
 // Frees w's allocation (stream-ordered, after the kernels that use it); returns `result`, or the
@@ -163,17 +164,18 @@ Status release_workspace(CallWorkspace& w, Status result, cudaStream_t stream) {
 
 // Makes the canonical operands readable by the kernels: an operand that is MN-major or not
 // 16-byte aligned (or every operand, with force_staging) is copied into pool memory by
-// sm80_stage_operand; `scratch_bytes` more follow for the kernel. On failure nothing stays
-// allocated.
+// sm80_stage_operand; the kernel's split-K scratch follows: `partials` floats and `flags` ints,
+// the flags zeroed. On failure nothing stays allocated.
 Status prepare_operands(Canonical const& c, std::int64_t k, std::int64_t batch, int element_bytes, bool force_staging,
-                        std::size_t scratch_bytes, cudaStream_t stream, CallWorkspace* w) {
+                        std::size_t partials, std::size_t flags, cudaStream_t stream, CallWorkspace* w) {
   std::size_t const in_bytes = std::size_t(element_bytes);
   std::int64_t const kp = round_up(k, std::int64_t(16 / in_bytes));
   bool const stage_a = force_staging || !readable_in_place(c.a, batch, in_bytes);
   bool const stage_b = force_staging || !readable_in_place(c.b, batch, in_bytes);
   std::size_t const bytes_a = stage_a ? std::size_t(batch * c.m * kp) * in_bytes : 0;
   std::size_t const bytes_b = stage_b ? std::size_t(batch * c.n * kp) * in_bytes : 0;
-  std::size_t const total = aligned256(bytes_a) + aligned256(bytes_b) + scratch_bytes;
+  std::size_t const bytes_partials = partials * sizeof(float), bytes_flags = flags * sizeof(int);
+  std::size_t const total = aligned256(bytes_a) + aligned256(bytes_b) + aligned256(bytes_partials) + bytes_flags;
   if (total > 0) {
     cudaMemPool_t pool = nullptr;
     if (Status s = workspace_pool(&pool); !s) return s;
@@ -184,10 +186,16 @@ Status prepare_operands(Canonical const& c, std::int64_t k, std::int64_t batch, 
   }
   char* const ws_a = w->base;
   char* const ws_b = ws_a + aligned256(bytes_a);
-  w->scratch = ws_b + aligned256(bytes_b);
+  char* const ws_k = ws_b + aligned256(bytes_b);
+  if (partials > 0) w->partials = reinterpret_cast<float*>(ws_k);
+  if (flags > 0) w->flags = reinterpret_cast<int*>(ws_k + aligned256(bytes_partials));
   w->a = {c.a.ptr, c.a.row_stride, c.a.batch_stride};
   w->b = {c.b.ptr, c.b.row_stride, c.b.batch_stride};
   Status result = Status::success();
+  if (w->flags != nullptr) {
+    if (cudaError_t err = cudaMemsetAsync(w->flags, 0, bytes_flags, stream); err != cudaSuccess)
+      result = cuda_failure("zeroing split-K flags", err);
+  }
   struct Stage {
     bool needed;
     OperandView const& from;
@@ -217,10 +225,6 @@ int sm_count_here() {
   return sms;
 }
 
-std::int64_t tile_count(std::int64_t m, std::int64_t n, std::int64_t batch, Sm80Instance const& t) {
-  return ((m + t.tile_m - 1) / t.tile_m) * ((n + t.tile_n - 1) / t.tile_n) * batch;
-}
-
 // Serial split-K slices: only when one slice per tile leaves most SMs idle and K is long enough
 // that each slice keeps at least 8 k-tiles.
 int choose_splits(std::int64_t tiles, std::int64_t k, Sm80Instance const& t, int sms) {
@@ -232,22 +236,29 @@ int choose_splits(std::int64_t tiles, std::int64_t k, Sm80Instance const& t, int
 
 // ---- running one entry -------------------------------------------------------------------------------
 
-Status family_check(std::size_t i, GemmArguments const& g) {
-  Sm80Family const& f = kFamilies[i];
-  if (g.a_type != f.ab)
-    return Status::error(StatusCode::not_supported, std::string("a_type: this sm80 kernel runs ") + to_string(f.ab) +
+// What every sm80 entry requires: its input dtype, extents below 2^31, output tiles (m tiles x n
+// tiles x batch) that fit one launch's grid, and fewer than 2^31 k-tiles.
+Status sm80_limits(GemmArguments const& g, DType ab, std::int64_t tile_m, std::int64_t tile_n, std::int64_t tile_k,
+                   std::int64_t tiles_m, std::int64_t tiles_n) {
+  if (g.a_type != ab)
+    return Status::error(StatusCode::not_supported, std::string("a_type: this sm80 kernel runs ") + to_string(ab) +
                                                         " inputs, not " + to_string(g.a_type));
-  Sm80Instance const t = f.instance();
   if (g.m > INT_MAX || g.n > INT_MAX || g.batch_count > INT_MAX)
     return Status::error(StatusCode::not_supported, "m, n, batch_count: the sm80 kernels take extents up to 2^31 - 1");
-  std::int64_t const ctas = tile_count(g.m, g.n, g.batch_count, t);
-  if (ctas > INT_MAX)
-    return Status::error(StatusCode::not_supported, "m, n, batch_count: " + std::to_string(ctas) + " tiles of " +
-                                                        std::to_string(t.tile_m) + "x" + std::to_string(t.tile_n) +
+  std::int64_t const tiles = tiles_m * tiles_n * g.batch_count;
+  if (tiles > INT_MAX)
+    return Status::error(StatusCode::not_supported, "m, n, batch_count: " + std::to_string(tiles) + " tiles of " +
+                                                        std::to_string(tile_m) + "x" + std::to_string(tile_n) +
                                                         " exceed the 2^31 - 1 CTAs of one launch");
-  if ((g.k + t.tile_k - 1) / t.tile_k > INT_MAX)
+  if ((g.k + tile_k - 1) / tile_k > INT_MAX)
     return Status::error(StatusCode::not_supported, "k: more than 2^31 - 1 k-tiles");
   return Status::success();
+}
+
+Status family_check(std::size_t i, GemmArguments const& g) {
+  Sm80Family const& f = kFamilies[i];
+  Sm80Instance const t = f.instance();
+  return sm80_limits(g, f.ab, t.tile_m, t.tile_n, t.tile_k, (g.m + t.tile_m - 1) / t.tile_m, (g.n + t.tile_n - 1) / t.tile_n);
 }
 
 Status family_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o, cudaStream_t stream) {
@@ -257,19 +268,15 @@ Status family_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o
   Canonical const c = canonical(g);
   std::int64_t const batch = g.batch_count;
 
-  // The kernel's scratch: split-K partial sums, then flags.
   std::int64_t const tiles_m = (c.m + t.tile_m - 1) / t.tile_m, tiles_n = (c.n + t.tile_n - 1) / t.tile_n;
   std::int64_t const ctas = tiles_m * tiles_n * batch;
   int const splits = o.splits > 0 ? std::min<int>(o.splits, 65535) : choose_splits(ctas, g.k, t, sm_count_here());
-  std::size_t const bytes_ws = splits > 1 ? std::size_t(ctas) * std::size_t(t.tile_m * t.tile_n) * sizeof(float) : 0;
-  std::size_t const bytes_flags = splits > 1 ? std::size_t(ctas) * sizeof(int) : 0;
+  // Serial split-K: a partial tile and a flag per output tile.
+  std::size_t const partials = splits > 1 ? std::size_t(ctas) * std::size_t(t.tile_m * t.tile_n) : 0;
   CallWorkspace w;
-  if (Status s = prepare_operands(c, g.k, batch, t.element_bytes, o.force_staging, aligned256(bytes_ws) + bytes_flags,
-                                  stream, &w);
+  if (Status s = prepare_operands(c, g.k, batch, t.element_bytes, o.force_staging, partials, splits > 1 ? ctas : 0, stream, &w);
       !s)
     return s;
-  float* const ws_k = reinterpret_cast<float*>(w.scratch);
-  int* const flags = reinterpret_cast<int*>(w.scratch + aligned256(bytes_ws));
 
   Sm80GemmParams p;
   p.m = c.m, p.n = c.n, p.k = g.k, p.batch = int(batch);
@@ -285,15 +292,9 @@ Status family_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o
   p.raster_order = choose_raster_order(tiles_m, tiles_n);
   p.raster_group = 8;
   p.splits = splits;
+  p.workspace = w.partials, p.flags = w.flags;
   Status result = Status::success();
-  if (splits > 1) {
-    p.workspace = ws_k, p.flags = flags;
-    if (cudaError_t err = cudaMemsetAsync(flags, 0, bytes_flags, stream); err != cudaSuccess)
-      result = cuda_failure("zeroing split-K flags", err);
-  }
-  if (result.ok()) {
-    if (cudaError_t err = t.launch(p, stream); err != cudaSuccess) result = cuda_failure("launch of the sm80 GEMM kernel", err);
-  }
+  if (cudaError_t err = t.launch(p, stream); err != cudaSuccess) result = cuda_failure("launch of the sm80 GEMM kernel", err);
   return release_workspace(w, std::move(result), stream);
 }
 
@@ -308,21 +309,10 @@ Sm80SkinnyShape skinny_shape(GemmArguments const& g) {
 
 Status skinny_check(std::size_t j, GemmArguments const& g) {
   Sm80SkinnyFamily const& f = kSkinnyFamilies[j];
-  if (g.a_type != f.ab)
-    return Status::error(StatusCode::not_supported, std::string("a_type: this sm80 skinny kernel runs ") + to_string(f.ab) +
-                                                        " inputs, not " + to_string(g.a_type));
-  if (g.m > INT_MAX || g.n > INT_MAX || g.batch_count > INT_MAX)
-    return Status::error(StatusCode::not_supported, "m, n, batch_count: the sm80 kernels take extents up to 2^31 - 1");
   Sm80SkinnyShape const sh = skinny_shape(g);
   Sm80SkinnyInstance const t = f.instance(sh.tile_m);
-  std::int64_t const tiles = ((sh.small + t.tile_m - 1) / t.tile_m) * ((sh.large + t.tile_n - 1) / t.tile_n) * g.batch_count;
-  if (tiles > INT_MAX)
-    return Status::error(StatusCode::not_supported, "m, n, batch_count: " + std::to_string(tiles) + " tiles of " +
-                                                        std::to_string(t.tile_m) + "x" + std::to_string(t.tile_n) +
-                                                        " exceed the 2^31 - 1 CTAs of one launch");
-  if ((g.k + t.tile_k - 1) / t.tile_k > INT_MAX)
-    return Status::error(StatusCode::not_supported, "k: more than 2^31 - 1 k-tiles");
-  return Status::success();
+  return sm80_limits(g, f.ab, t.tile_m, t.tile_n, t.tile_k, (sh.small + t.tile_m - 1) / t.tile_m,
+                     (sh.large + t.tile_n - 1) / t.tile_n);
 }
 
 // The problem on the kernel's axes: the small side is its M (file comment of
@@ -349,12 +339,11 @@ Status skinny_run(std::size_t j, GemmArguments const& g, Sm80RunOptions const& o
     }
     splits = std::min(sm80_skinny_splits(tiles, k_tiles, std::int64_t(sm_count_here()) * per_sm, t.stages), max_splits);
   }
-  std::size_t const bytes_ws =
-      splits > 1 ? std::size_t(tiles) * std::size_t(splits) * std::size_t(t.tile_m * t.tile_n) * sizeof(float) : 0;
-  std::size_t const bytes_counters = splits > 1 ? std::size_t(tiles) * sizeof(int) : 0;
+  // Parallel split-K: a partial tile per slice and a counter per output tile.
+  std::size_t const partials = splits > 1 ? std::size_t(tiles) * std::size_t(splits) * std::size_t(t.tile_m * t.tile_n) : 0;
   CallWorkspace w;
-  if (Status s = prepare_operands(kc, g.k, batch, t.element_bytes, o.force_staging, aligned256(bytes_ws) + bytes_counters,
-                                  stream, &w);
+  if (Status s = prepare_operands(kc, g.k, batch, t.element_bytes, o.force_staging, partials, splits > 1 ? tiles : 0, stream,
+                                  &w);
       !s)
     return s;
 
@@ -372,17 +361,9 @@ Status skinny_run(std::size_t j, GemmArguments const& g, Sm80RunOptions const& o
   p.out_f32 = g.c_type == DType::f32;
   p.tiles_m = int(tiles_m), p.tiles_n = int(tiles_n);
   p.splits = splits;
+  p.workspace = w.partials, p.counters = w.flags;
   Status result = Status::success();
-  if (splits > 1) {
-    p.workspace = reinterpret_cast<float*>(w.scratch);
-    p.counters = reinterpret_cast<int*>(w.scratch + aligned256(bytes_ws));
-    if (cudaError_t err = cudaMemsetAsync(p.counters, 0, bytes_counters, stream); err != cudaSuccess)
-      result = cuda_failure("zeroing split-K counters", err);
-  }
-  if (result.ok()) {
-    if (cudaError_t err = t.launch(p, stream); err != cudaSuccess)
-      result = cuda_failure("launch of the sm80 skinny GEMM kernel", err);
-  }
+  if (cudaError_t err = t.launch(p, stream); err != cudaSuccess) result = cuda_failure("launch of the sm80 skinny GEMM kernel", err);
   return release_workspace(w, std::move(result), stream);
 }
 
