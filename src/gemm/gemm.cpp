@@ -222,6 +222,11 @@ GemmKernelInfo const* select_gemm_kernel(GemmArguments const& g, Status* why) {
   bool const tensor_core_dtype = g.a_type == DType::bf16 || g.a_type == DType::f16 || g.a_type == DType::tf32;
   // sm_90a images run on compute capability 9.0 only (arch-specific features).
   if (tensor_core_dtype && have_device && h.cc == 90) {
+    // A skinny problem streams its long operand at memory bandwidth in the sm_80 skinny kernel
+    // (docs/skinny_gemm.md); the 128-row sm_90a tiles would mostly multiply padding.
+    if (GemmKernelInfo const* k80 = sm80_select_gemm_kernel(g, sms);
+        k80 != nullptr && std::string_view(k80->name).find("skinny") != std::string_view::npos && k80->check(g).ok())
+      return find_gemm_kernel(k80->name);
     if (GemmKernelInfo const* k90 = sm90_select_gemm_kernel(g); k90 != nullptr && k90->check(g).ok())
       return find_gemm_kernel(k90->name);
   }

@@ -3,9 +3,11 @@
 // (tessel/gemm/device/sm80_gemm_kernels.hpp says what it does).
 #include "gemm_canonical.hpp"
 #include "sm80_instances.hpp"
+#include "sm80_skinny_instances.hpp"
 
 #include <tessel/gemm/device/gemm_validate.hpp>
 #include <tessel/gemm/device/sm80_gemm_kernels.hpp>
+#include <tessel/gemm/device/sm80_skinny_policy.hpp>
 #include <tessel/schedule/raster.hpp>
 
 #include <cuda_runtime_api.h>
@@ -21,7 +23,10 @@ namespace tessel {
 namespace {
 
 using kernel::Sm80GemmParams;
+using kernel::Sm80SkinnyParams;
 using kernel::detail::Sm80Instance;
+using kernel::detail::Sm80SkinnyInstance;
+using kernel::detail::Sm80StageParams;
 
 // ---- the entries ---------------------------------------------------------------------------------
 
@@ -47,11 +52,105 @@ constexpr std::array<Sm80Family, 12> kFamilies = {{
 }};
 // clang-format on
 
+// The skinny kernels (docs/skinny_gemm.md): one entry per input dtype, the small-side tile picked
+// per problem. Their registry entries follow the multistage ones.
+struct Sm80SkinnyFamily {
+  DType ab;
+  Sm80SkinnyInstance (*instance)(int tile_m);
+};
+constexpr std::array<Sm80SkinnyFamily, 2> kSkinnyFamilies = {{
+    {DType::bf16, kernel::detail::sm80_skinny_instance_bf16},
+    {DType::f16, kernel::detail::sm80_skinny_instance_f16},
+}};
+constexpr std::size_t kMultistage = kFamilies.size();
+
 using detail::aligned16;
 using detail::cuda_failure;
+using detail::OperandView;
 using detail::readable_in_place;
 using detail::round_up;
 using detail::workspace_pool;
+using Canonical = detail::CanonicalGemm;
+
+std::size_t aligned256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// ---- one call's workspace: staged operands, then the kernel's scratch ------------------------------
+
+// An operand as the kernels read it: K-major, rows 16-byte aligned.
+struct KMajorOperand {
+  void const* ptr;
+  std::int64_t ld, batch_stride;
+};
+
+struct CallWorkspace {
+  KMajorOperand a{}, b{};    // the canonical A and B, in place or staged
+  float* partials = nullptr;  // split-K partial sums
+  int* flags = nullptr;       // split-K flags / counters, zeroed
+  char* base = nullptr;       // the allocation; release_workspace frees it
+};
+
+// Frees w's allocation (stream-ordered, after the kernels that use it); returns `result`, or the
+// failure to free when result was a success.
+Status release_workspace(CallWorkspace& w, Status result, cudaStream_t stream) {
+  if (w.base != nullptr) {
+    if (cudaError_t err = cudaFreeAsync(w.base, stream); err != cudaSuccess && result.ok())
+      result = cuda_failure("cudaFreeAsync (sm80 GEMM workspace)", err);
+    w.base = nullptr;
+  }
+  return result;
+}
+
+// Makes the canonical operands readable by the kernels: an operand that is MN-major or not
+// 16-byte aligned (or every operand, with force_staging) is copied into pool memory by
+// sm80_stage_operand; the kernel's split-K scratch follows: `partials` floats and `flags` ints,
+// the flags zeroed. On failure nothing stays allocated.
+Status prepare_operands(Canonical const& c, std::int64_t k, std::int64_t batch, int element_bytes, bool force_staging,
+                        std::size_t partials, std::size_t flags, cudaStream_t stream, CallWorkspace* w) {
+  std::size_t const in_bytes = std::size_t(element_bytes);
+  std::int64_t const kp = round_up(k, std::int64_t(16 / in_bytes));
+  bool const stage_a = force_staging || !readable_in_place(c.a, batch, in_bytes);
+  bool const stage_b = force_staging || !readable_in_place(c.b, batch, in_bytes);
+  std::size_t const bytes_a = stage_a ? std::size_t(batch * c.m * kp) * in_bytes : 0;
+  std::size_t const bytes_b = stage_b ? std::size_t(batch * c.n * kp) * in_bytes : 0;
+  std::size_t const bytes_partials = partials * sizeof(float), bytes_flags = flags * sizeof(int);
+  std::size_t const total = aligned256(bytes_a) + aligned256(bytes_b) + aligned256(bytes_partials) + bytes_flags;
+  if (total > 0) {
+    cudaMemPool_t pool = nullptr;
+    if (Status s = workspace_pool(&pool); !s) return s;
+    if (cudaError_t err = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&w->base), total, pool, stream); err != cudaSuccess) {
+      w->base = nullptr;
+      return cuda_failure(("workspace of " + std::to_string(total >> 20) + " MiB for the sm80 GEMM").c_str(), err);
+    }
+  }
+  char* const ws_a = w->base;
+  char* const ws_b = ws_a + aligned256(bytes_a);
+  char* const ws_k = ws_b + aligned256(bytes_b);
+  if (partials > 0) w->partials = reinterpret_cast<float*>(ws_k);
+  if (flags > 0) w->flags = reinterpret_cast<int*>(ws_k + aligned256(bytes_partials));
+  w->a = {c.a.ptr, c.a.row_stride, c.a.batch_stride};
+  w->b = {c.b.ptr, c.b.row_stride, c.b.batch_stride};
+  Status result = Status::success();
+  if (w->flags != nullptr) {
+    if (cudaError_t err = cudaMemsetAsync(w->flags, 0, bytes_flags, stream); err != cudaSuccess)
+      result = cuda_failure("zeroing split-K flags", err);
+  }
+  struct Stage {
+    bool needed;
+    OperandView const& from;
+    char* to;
+    KMajorOperand* out;
+    char const* what;
+  };
+  for (Stage const& s : {Stage{stage_a, c.a, ws_a, &w->a, "staging A"}, Stage{stage_b, c.b, ws_b, &w->b, "staging B"}}) {
+    if (!s.needed || !result.ok()) continue;
+    Sm80StageParams sp{s.from.ptr, s.from.batch_stride, s.from.row_stride, s.from.k_stride, s.to, s.from.rows, k, kp,
+                       int(batch), element_bytes};
+    if (cudaError_t err = kernel::detail::sm80_stage_operand(sp, stream); err != cudaSuccess) result = cuda_failure(s.what, err);
+    *s.out = {s.to, kp, s.from.rows * kp};
+  }
+  if (!result.ok()) return release_workspace(*w, std::move(result), stream);
+  return result;
+}
 
 // ---- the heuristic ---------------------------------------------------------------------------------
 
@@ -62,10 +161,6 @@ int sm_count_here() {
     return 132;
   }
   return sms;
-}
-
-std::int64_t tile_count(std::int64_t m, std::int64_t n, std::int64_t batch, Sm80Instance const& t) {
-  return ((m + t.tile_m - 1) / t.tile_m) * ((n + t.tile_n - 1) / t.tile_n) * batch;
 }
 
 // Serial split-K slices: only when one slice per tile leaves most SMs idle and K is long enough
@@ -79,77 +174,52 @@ int choose_splits(std::int64_t tiles, std::int64_t k, Sm80Instance const& t, int
 
 // ---- running one entry -------------------------------------------------------------------------------
 
-Status family_check(std::size_t i, GemmArguments const& g) {
-  Sm80Family const& f = kFamilies[i];
-  if (g.a_type != f.ab)
-    return Status::error(StatusCode::not_supported, std::string("a_type: this sm80 kernel runs ") + to_string(f.ab) +
+// What every sm80 entry requires: its input dtype, extents below 2^31, output tiles (m tiles x n
+// tiles x batch) that fit one launch's grid, and fewer than 2^31 k-tiles.
+Status sm80_limits(GemmArguments const& g, DType ab, std::int64_t tile_m, std::int64_t tile_n, std::int64_t tile_k,
+                   std::int64_t tiles_m, std::int64_t tiles_n) {
+  if (g.a_type != ab)
+    return Status::error(StatusCode::not_supported, std::string("a_type: this sm80 kernel runs ") + to_string(ab) +
                                                         " inputs, not " + to_string(g.a_type));
-  Sm80Instance const t = f.instance();
   if (g.m > INT_MAX || g.n > INT_MAX || g.batch_count > INT_MAX)
     return Status::error(StatusCode::not_supported, "m, n, batch_count: the sm80 kernels take extents up to 2^31 - 1");
-  std::int64_t const ctas = tile_count(g.m, g.n, g.batch_count, t);
-  if (ctas > INT_MAX)
-    return Status::error(StatusCode::not_supported, "m, n, batch_count: " + std::to_string(ctas) + " tiles of " +
-                                                        std::to_string(t.tile_m) + "x" + std::to_string(t.tile_n) +
+  std::int64_t const tiles = tiles_m * tiles_n * g.batch_count;
+  if (tiles > INT_MAX)
+    return Status::error(StatusCode::not_supported, "m, n, batch_count: " + std::to_string(tiles) + " tiles of " +
+                                                        std::to_string(tile_m) + "x" + std::to_string(tile_n) +
                                                         " exceed the 2^31 - 1 CTAs of one launch");
-  if ((g.k + t.tile_k - 1) / t.tile_k > INT_MAX)
+  if ((g.k + tile_k - 1) / tile_k > INT_MAX)
     return Status::error(StatusCode::not_supported, "k: more than 2^31 - 1 k-tiles");
   return Status::success();
+}
+
+Status family_check(std::size_t i, GemmArguments const& g) {
+  Sm80Family const& f = kFamilies[i];
+  Sm80Instance const t = f.instance();
+  return sm80_limits(g, f.ab, t.tile_m, t.tile_n, t.tile_k, (g.m + t.tile_m - 1) / t.tile_m, (g.n + t.tile_n - 1) / t.tile_n);
 }
 
 Status family_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o, cudaStream_t stream) {
   Sm80Family const& f = kFamilies[i];
   Sm80Instance const t = f.instance();
-  std::size_t const in_bytes = std::size_t(t.element_bytes);
   std::size_t const out_bytes = size_of(g.c_type);
-  detail::CanonicalGemm const c = detail::canonical_gemm(g);
+  Canonical const c = detail::canonical_gemm(g);
   std::int64_t const batch = g.batch_count;
 
-  // What must be staged, and the workspace: staged A, staged B, split-K partial sums, flags.
-  std::int64_t const kp = round_up(g.k, std::int64_t(16 / in_bytes));
-  bool const stage_a = o.force_staging || !readable_in_place(c.a, batch, in_bytes);
-  bool const stage_b = o.force_staging || !readable_in_place(c.b, batch, in_bytes);
   std::int64_t const tiles_m = (c.m + t.tile_m - 1) / t.tile_m, tiles_n = (c.n + t.tile_n - 1) / t.tile_n;
   std::int64_t const ctas = tiles_m * tiles_n * batch;
   int const splits = o.splits > 0 ? std::min<int>(o.splits, 65535) : choose_splits(ctas, g.k, t, sm_count_here());
-  std::size_t const bytes_a = stage_a ? std::size_t(batch * c.m * kp) * in_bytes : 0;
-  std::size_t const bytes_b = stage_b ? std::size_t(batch * c.n * kp) * in_bytes : 0;
-  std::size_t const bytes_ws = splits > 1 ? std::size_t(ctas) * std::size_t(t.tile_m * t.tile_n) * sizeof(float) : 0;
-  std::size_t const bytes_flags = splits > 1 ? std::size_t(ctas) * sizeof(int) : 0;
-  auto const at = [](std::size_t x) { return (x + 255) / 256 * 256; };
-  std::size_t const total = at(bytes_a) + at(bytes_b) + at(bytes_ws) + at(bytes_flags);
-
-  char* ws = nullptr;
-  cudaMemPool_t pool = nullptr;
-  if (total > 0) {
-    if (Status s = workspace_pool(&pool); !s) return s;
-    if (cudaError_t err = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&ws), total, pool, stream); err != cudaSuccess)
-      return cuda_failure(("workspace of " + std::to_string(total >> 20) + " MiB for the sm80 GEMM").c_str(), err);
-  }
-  char* const ws_a = ws;
-  char* const ws_b = ws_a + at(bytes_a);
-  float* const ws_k = reinterpret_cast<float*>(ws_b + at(bytes_b));
-  int* const flags = reinterpret_cast<int*>(reinterpret_cast<char*>(ws_k) + at(bytes_ws));
-
-  Status result = Status::success();
-  auto const fail = [&](char const* what, cudaError_t err) {
-    if (result.ok()) result = cuda_failure(what, err);
-  };
+  // Serial split-K: a partial tile and a flag per output tile.
+  std::size_t const partials = splits > 1 ? std::size_t(ctas) * std::size_t(t.tile_m * t.tile_n) : 0;
+  CallWorkspace w;
+  if (Status s = prepare_operands(c, g.k, batch, t.element_bytes, o.force_staging, partials, splits > 1 ? ctas : 0, stream, &w);
+      !s)
+    return s;
 
   Sm80GemmParams p;
   p.m = c.m, p.n = c.n, p.k = g.k, p.batch = int(batch);
-  p.a = c.a.ptr, p.lda = c.a.row_stride, p.batch_stride_a = c.a.batch_stride;
-  p.b = c.b.ptr, p.ldb = c.b.row_stride, p.batch_stride_b = c.b.batch_stride;
-  if (stage_a) {
-    if (cudaError_t err = detail::stage_operand(c.a, g.k, kp, batch, t.element_bytes, ws_a, stream); err != cudaSuccess)
-      fail("staging A", err);
-    p.a = ws_a, p.lda = kp, p.batch_stride_a = c.m * kp;
-  }
-  if (stage_b) {
-    if (cudaError_t err = detail::stage_operand(c.b, g.k, kp, batch, t.element_bytes, ws_b, stream); err != cudaSuccess)
-      fail("staging B", err);
-    p.b = ws_b, p.ldb = kp, p.batch_stride_b = c.n * kp;
-  }
+  p.a = w.a.ptr, p.lda = w.a.ld, p.batch_stride_a = w.a.batch_stride;
+  p.b = w.b.ptr, p.ldb = w.b.ld, p.batch_stride_b = w.b.batch_stride;
   p.c = gemm_reads_c(g) ? g.c : nullptr, p.ldc = g.ldc, p.batch_stride_c = g.batch_stride_c;
   p.d = g.d, p.ldd = g.ldd, p.batch_stride_d = g.batch_stride_d;
   p.alpha = g.alpha, p.beta = gemm_reads_c(g) ? g.beta : 0.0f;
@@ -160,32 +230,105 @@ Status family_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o
   p.raster_order = choose_raster_order(tiles_m, tiles_n);
   p.raster_group = 8;
   p.splits = splits;
-  if (splits > 1) {
-    p.workspace = ws_k, p.flags = flags;
-    if (cudaError_t err = cudaMemsetAsync(flags, 0, bytes_flags, stream); err != cudaSuccess) fail("zeroing split-K flags", err);
-  }
-  if (result.ok()) {
-    if (cudaError_t err = t.launch(p, stream); err != cudaSuccess) fail("launch of the sm80 GEMM kernel", err);
-  }
-  if (ws != nullptr) {
-    if (cudaError_t err = cudaFreeAsync(ws, stream); err != cudaSuccess) fail("cudaFreeAsync (sm80 GEMM workspace)", err);
-  }
-  return result;
+  p.workspace = w.partials, p.flags = w.flags;
+  Status result = Status::success();
+  if (cudaError_t err = t.launch(p, stream); err != cudaSuccess) result = cuda_failure("launch of the sm80 GEMM kernel", err);
+  return release_workspace(w, std::move(result), stream);
 }
 
 cudaError_t family_attributes(std::size_t i, cudaFuncAttributes* attr) { return kFamilies[i].instance().attributes(attr); }
 
+// ---- the skinny entries ------------------------------------------------------------------------------
+
+Sm80SkinnyShape skinny_shape(GemmArguments const& g) {
+  Canonical const c = detail::canonical_gemm(g);
+  return sm80_skinny_shape(c.m, c.n);
+}
+
+Status skinny_check(std::size_t j, GemmArguments const& g) {
+  Sm80SkinnyFamily const& f = kSkinnyFamilies[j];
+  Sm80SkinnyShape const sh = skinny_shape(g);
+  Sm80SkinnyInstance const t = f.instance(sh.tile_m);
+  return sm80_limits(g, f.ab, t.tile_m, t.tile_n, t.tile_k, (sh.small + t.tile_m - 1) / t.tile_m,
+                     (sh.large + t.tile_n - 1) / t.tile_n);
+}
+
+// The problem on the kernel's axes: the small side is its M (file comment of
+// sm80_skinny_gemm_params.hpp); D and C keep their memory, seen at swapped strides when the
+// canonical N is the small side.
+Status skinny_run(std::size_t j, GemmArguments const& g, Sm80RunOptions const& o, cudaStream_t stream) {
+  Sm80SkinnyFamily const& f = kSkinnyFamilies[j];
+  Canonical const c = detail::canonical_gemm(g);
+  Sm80SkinnyShape const sh = sm80_skinny_shape(c.m, c.n);
+  Sm80SkinnyInstance const t = f.instance(sh.tile_m);
+  Canonical const kc = sh.swap ? Canonical{c.n, c.m, c.b, c.a} : c;
+  std::int64_t const batch = g.batch_count;
+
+  std::int64_t const tiles_m = (kc.m + t.tile_m - 1) / t.tile_m, tiles_n = (kc.n + t.tile_n - 1) / t.tile_n;
+  std::int64_t const tiles = tiles_m * tiles_n * batch;
+  std::int64_t const k_tiles = (g.k + t.tile_k - 1) / t.tile_k;
+  int const max_splits = int(std::min<std::int64_t>(4096, INT_MAX / tiles));
+  int splits = std::min(o.splits, max_splits);
+  if (o.splits <= 0) {
+    int per_sm = 0;
+    if (t.ctas_per_sm(&per_sm) != cudaSuccess || per_sm < 1) {
+      (void)cudaGetLastError();
+      per_sm = 1;
+    }
+    splits = std::min(sm80_skinny_splits(tiles, k_tiles, std::int64_t(sm_count_here()) * per_sm, t.stages), max_splits);
+  }
+  // Parallel split-K: a partial tile per slice and a counter per output tile.
+  std::size_t const partials = splits > 1 ? std::size_t(tiles) * std::size_t(splits) * std::size_t(t.tile_m * t.tile_n) : 0;
+  CallWorkspace w;
+  if (Status s = prepare_operands(kc, g.k, batch, t.element_bytes, o.force_staging, partials, splits > 1 ? tiles : 0, stream,
+                                  &w);
+      !s)
+    return s;
+
+  // Canonical D (c.m x c.n) is row-major with ld ldd (ldc): element (i, j) at i * ldd + j.
+  std::int64_t const along_m_d = sh.swap ? 1 : g.ldd, along_n_d = sh.swap ? g.ldd : 1;
+  std::int64_t const along_m_c = sh.swap ? 1 : g.ldc, along_n_c = sh.swap ? g.ldc : 1;
+  Sm80SkinnyParams p;
+  p.m = kc.m, p.n = kc.n, p.k = g.k, p.batch = int(batch);
+  p.a = w.a.ptr, p.lda = w.a.ld, p.batch_stride_a = w.a.batch_stride;
+  p.b = w.b.ptr, p.ldb = w.b.ld, p.batch_stride_b = w.b.batch_stride;
+  p.c = gemm_reads_c(g) ? g.c : nullptr, p.c_stride_m = along_m_c, p.c_stride_n = along_n_c;
+  p.batch_stride_c = g.batch_stride_c;
+  p.d = g.d, p.d_stride_m = along_m_d, p.d_stride_n = along_n_d, p.batch_stride_d = g.batch_stride_d;
+  p.alpha = g.alpha, p.beta = gemm_reads_c(g) ? g.beta : 0.0f;
+  p.out_f32 = g.c_type == DType::f32;
+  p.tiles_m = int(tiles_m), p.tiles_n = int(tiles_n);
+  p.splits = splits;
+  p.workspace = w.partials, p.counters = w.flags;
+  Status result = Status::success();
+  if (cudaError_t err = t.launch(p, stream); err != cudaSuccess) result = cuda_failure("launch of the sm80 skinny GEMM kernel", err);
+  return release_workspace(w, std::move(result), stream);
+}
+
+// ---- the registry entries ----------------------------------------------------------------------------
+
+Status entry_check(std::size_t i, GemmArguments const& g) {
+  return i < kMultistage ? family_check(i, g) : skinny_check(i - kMultistage, g);
+}
+Status entry_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o, cudaStream_t stream) {
+  return i < kMultistage ? family_run(i, g, o, stream) : skinny_run(i - kMultistage, g, o, stream);
+}
+
 template <std::size_t I>
 Status check_entry(GemmArguments const& g) {
-  return family_check(I, g);
+  return entry_check(I, g);
 }
 template <std::size_t I>
 Status launch_entry(GemmArguments const& g, cudaStream_t stream) {
-  return family_run(I, g, Sm80RunOptions{}, stream);
+  return entry_run(I, g, Sm80RunOptions{}, stream);
 }
 template <std::size_t I>
-cudaError_t attributes_entry(GemmArguments const&, cudaFuncAttributes* attr) {
-  return family_attributes(I, attr);
+cudaError_t attributes_entry(GemmArguments const& g, cudaFuncAttributes* attr) {
+  if constexpr (I < kMultistage) {
+    return family_attributes(I, attr);
+  } else {
+    return kSkinnyFamilies[I - kMultistage].instance(skinny_shape(g).tile_m).attributes(attr);
+  }
 }
 
 constexpr char kAlign[] =
@@ -198,13 +341,26 @@ constexpr char kTf32[] = "tf32 -> fp32 (fp32 inputs rounded to tf32, fp32 accumu
 constexpr char kSummary[] =
     "tensor cores, sm_80 path: mma.sync + ldmatrix + cp.async multistage pipeline, swizzled smem, serial split-K";
 
-#define TESSEL_SM80_ENTRY(I, NAME, TILE, DT, SELECT)                                                              \
+constexpr char kSkinnySummary[] =
+    "tensor cores, sm_80 path, for skinny problems (one of M, N small; memory-bound): the small operand on the MMA's M, "
+    "each CTA streams a 128-column strip of the long operand through a deep 16-byte cp.async pipeline (two CTAs, "
+    "~150 KiB in flight per SM), mma.sync m16n8k16; K split across CTAs to fill every SM, the slices summed in a fixed "
+    "order by the last CTA to arrive (deterministic)";
+constexpr char kSkinnyTile[] =
+    "small side 16|32|64 (the smallest covering min(M, N); more rows take several tiles) x 128 x 64, 4 warps (1x4), "
+    "5|5|4 stages, 90|100|96 KiB smem";
+constexpr char kSkinnyAlign[] =
+    "none; operands read in place when K-major with 16-byte aligned rows (pointer, ld, batch stride), else "
+    "staged once into such a copy; D/C element stores in D's contiguous direction";
+
+#define TESSEL_SM80_ENTRY_WITH(I, NAME, SUMMARY, TILE, DT, ALIGN, SELECT)                                         \
   GemmKernelInfo {                                                                                                 \
-    NAME, kSummary, TILE, DT, kLayouts, kAlign, SELECT, 80, check_entry<I>, launch_entry<I>, attributes_entry<I> \
+    NAME, SUMMARY, TILE, DT, kLayouts, ALIGN, SELECT, 80, check_entry<I>, launch_entry<I>, attributes_entry<I>     \
   }
+#define TESSEL_SM80_ENTRY(I, NAME, TILE, DT, SELECT) TESSEL_SM80_ENTRY_WITH(I, NAME, kSummary, TILE, DT, kAlign, SELECT)
 
 // clang-format off
-std::array<GemmKernelInfo, 12> const kEntries = {{
+std::array<GemmKernelInfo, kMultistage + kSkinnyFamilies.size()> const kEntries = {{
     TESSEL_SM80_ENTRY(0,  "sm80_bf16_128x256x32", "128x256x32, 8 warps (2x4), 4 stages, 96 KiB smem", kBf16, "bf16: by name (slower than 128x128x32 on the H200)"),
     TESSEL_SM80_ENTRY(1,  "sm80_bf16_128x256x64", "128x256x64, 8 warps (2x4), 3 stages, 144 KiB smem", kBf16, "bf16: by name (half the k-tiles and barriers of 128x256x32; spills 16 bytes)"),
     TESSEL_SM80_ENTRY(2,  "sm80_bf16_256x128x32", "256x128x32, 8 warps (4x2), 4 stages, 96 KiB smem", kBf16, "bf16: by name"),
@@ -217,9 +373,14 @@ std::array<GemmKernelInfo, 12> const kEntries = {{
     TESSEL_SM80_ENTRY(9,  "sm80_tf32_128x128x32", "128x128x32, 4 warps (2x2), 3 stages, 96 KiB smem", kTf32, "tf32: when the 128x128 tiles fill every SM at least once"),
     TESSEL_SM80_ENTRY(10, "sm80_tf32_128x256x32", "128x256x32, 8 warps (2x4), 3 stages, 144 KiB smem", kTf32, "tf32: by name only (benchmark alternative)"),
     TESSEL_SM80_ENTRY(11, "sm80_tf32_64x64x32",   "64x64x32, 4 warps (2x2), 3 stages, 48 KiB smem",   kTf32, "tf32: small problems; with split-K when K is long"),
+    TESSEL_SM80_ENTRY_WITH(12, "sm80_bf16_skinny", kSkinnySummary, kSkinnyTile, kBf16, kSkinnyAlign,
+                           "bf16: when min(M, N) <= 64 and the long operand (all batches) is >= 8 MiB"),
+    TESSEL_SM80_ENTRY_WITH(13, "sm80_fp16_skinny", kSkinnySummary, kSkinnyTile, kF16, kSkinnyAlign,
+                           "fp16: as bf16"),
 }};
 // clang-format on
 #undef TESSEL_SM80_ENTRY
+#undef TESSEL_SM80_ENTRY_WITH
 
 std::size_t entry_index(GemmKernelInfo const& k) { return static_cast<std::size_t>(&k - kEntries.data()); }
 
@@ -245,6 +406,9 @@ GemmKernelInfo const* sm80_select_gemm_kernel(GemmArguments const& g, int sms) {
   // 312-349 TFLOP/s), and its smaller tiles quantise better on odd shapes (4097 rows: 33 tile rows
   // of 128 instead of 17 of 256, the 17th nearly empty). The larger tiles run by name.
   if (g.a_type == DType::tf32) return pick(tiles(128, 128) >= sms || g.k >= 4096 ? "128x128x32" : "64x64x32");
+  // Skinny and memory-bound (min(M, N) <= 64, the long operand >= 8 MiB): the skinny kernel
+  // streams the long operand at HBM bandwidth (docs/skinny_gemm.md).
+  if (sm80_skinny_pays(m, n, g.k, g.batch_count, int(size_of(g.a_type)))) return pick("skinny");
   if (tiles(128, 128) >= sms || g.k >= 4096) return pick("128x128x32");
   return pick("64x64x64");
 }
@@ -256,8 +420,8 @@ Status sm80_gemm_run(GemmKernelInfo const& k, GemmArguments const& g, Sm80RunOpt
   if (!gemm_reads_ab(g) || gemm_is_noop(g))
     return Status::error(StatusCode::invalid_argument,
                          "m, n, k, alpha: the sm80 kernels need M, N, K > 0 and alpha != 0 (tessel::gemm handles the rest)");
-  if (Status s = family_check(i, g); !s) return s;
-  return family_run(i, g, o, stream);
+  if (Status s = entry_check(i, g); !s) return s;
+  return entry_run(i, g, o, stream);
 }
 
 }  // namespace tessel

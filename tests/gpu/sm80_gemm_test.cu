@@ -9,49 +9,20 @@
 // propagation as in cuBLAS, and the large odd shapes 4095x4097x4099 and 8191x8193x8191.
 // Tests whose name contains "Small" are the compute-sanitizer sweep (FAMILY=sm80 scripts/gpu-family.sh); Sweep
 // and Large are the full ragged sweep and the large odd shapes.
-#include "gpu/gemm_verdict.hpp"
 #include "gpu/gpu_test.hpp"
+#include "gpu/sm80_gemm_check.hpp"
 
 #include <tessel/gemm/device/gemm_arguments.hpp>
-#include <tessel/gemm/device/gemm_validate.hpp>
 #include <tessel/gemm/device/sm80_gemm_kernels.hpp>
 #include <tessel/reference/gemm_device.hpp>
-#include <tessel/reference/numeric.hpp>
 
-#include <cublas_v2.h>
-
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <memory>
 #include <string>
-#include <vector>
 
 using namespace tessel;
+using namespace tessel::sm80_check;
 
 namespace {
-
-
-GemmKernelInfo const& entry(char const* name) {
-  for (GemmKernelInfo const& k : sm80_gemm_kernels())
-    if (std::string(k.name) == name) return k;
-  ADD_FAILURE() << "no sm80 entry " << name;
-  return sm80_gemm_kernels()[0];
-}
-
-// Run entry `k` on g with `o`, judge it and cuBLAS against the fp64 reference.
-Verdict run_and_check(GemmKernelInfo const& k, GemmArguments const& g, Sm80RunOptions o = {}, bool with_cublas = true) {
-  Status s = sm80_gemm_run(k, g, o, nullptr);
-  EXPECT_TRUE(s.ok()) << k.name << ": " << s.reason;
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << k.name << ": " << cudaGetErrorString(cudaGetLastError());
-  return judge(g, with_cublas);
-}
-
-std::string what(GemmKernelInfo const& k, GemmArguments const& g, char const* layout, Sm80RunOptions o = {}) {
-  return std::string(k.name) + " " + describe_problem(g, layout) +
-         (o.splits > 1 ? " splits " + std::to_string(o.splits) : "") + (o.force_staging ? " staged" : "");
-}
 
 struct DtypeCase {
   DType ab, cd;
@@ -206,52 +177,7 @@ TEST(Sm80Sweep, NanAndInfPropagateAsInCublas) {
     GemmArguments g = problem(50, 40, 70, "tn", MatrixOrder::col_major, dt.ab, dt.cd);
     g.beta = 0.0f;
     Operands ops(g, 61);
-    // A(3, 5) = NaN (row 3 of D becomes NaN), B(9, 7) = +inf (column 7 becomes +-inf).
-    auto put = [&](void const* base, std::int64_t index, float value) {
-      std::size_t const sz = size_of(g.a_type);
-      unsigned char bytes[4];
-      if (g.a_type == DType::bf16) {
-        std::uint16_t v = reference::float_to_bf16(value);
-        std::memcpy(bytes, &v, 2);
-      } else if (g.a_type == DType::f16) {
-        std::uint16_t v = reference::float_to_f16(value);
-        std::memcpy(bytes, &v, 2);
-      } else {
-        std::memcpy(bytes, &value, 4);
-      }
-      ASSERT_EQ(cudaMemcpy(static_cast<char*>(const_cast<void*>(base)) + index * sz, bytes, sz, cudaMemcpyHostToDevice),
-                cudaSuccess);
-    };
-    put(g.a, 3 * g.lda + 5, NAN);        // A row-major (M,K)
-    put(g.b, 7 * g.ldb + 9, INFINITY);   // B column-major (K,N)
-    GemmKernelInfo const& k = entry(dt.big);
-    Verdict v = run_and_check(k, g);
-    EXPECT_TRUE(v.ours.passed()) << k.name << ": " << v.ours.describe();
-    EXPECT_TRUE(v.have_cublas && v.cublas.passed()) << "cuBLAS: " << v.cublas.describe();
-    // The same non-finite pattern as cuBLAS, element by element.
-    std::size_t const bytes = ops.nd * size_of(g.c_type);
-    DeviceMem dc(bytes);
-    ASSERT_TRUE(run_cublas(g, dc.p));
-    auto const ours = download(g.d, bytes), theirs = download(dc.p, bytes);
-    auto value = [&](std::vector<unsigned char> const& h, std::size_t i) {
-      if (g.c_type == DType::f32) {
-        float f;
-        std::memcpy(&f, &h[4 * i], 4);
-        return f;
-      }
-      std::uint16_t u;
-      std::memcpy(&u, &h[2 * i], 2);
-      return g.c_type == DType::bf16 ? reference::bf16_to_float(u) : reference::f16_to_float(u);
-    };
-    int nonfinite = 0;
-    for (std::size_t i = 0; i < ops.nd; ++i) {
-      float const x = value(ours, i), y = value(theirs, i);
-      if (std::isfinite(y)) continue;
-      ++nonfinite;
-      EXPECT_TRUE(std::isnan(x) == std::isnan(y) && (std::isnan(y) || x == y)) << k.name << " element " << i << ": " << x
-                                                                                << " where cuBLAS has " << y;
-    }
-    EXPECT_EQ(nonfinite, int(g.m + g.n - 1)) << "row 3 NaN, column 7 infinite";
+    expect_nonfinite_like_cublas(entry(dt.big), g, ops.nd);
   }
 }
 

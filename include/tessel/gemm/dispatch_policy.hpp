@@ -6,6 +6,10 @@
 //                                fragments, mma.sync (collective/sm80_mma_multistage.hpp)
 //   EpilogueSm80SmemStaged       alpha/beta, conversion, accumulators staged through shared
 //                                memory into row-contiguous 128-bit stores (epilogue/)
+//   EpilogueSm80LastSliceReduce  parallel split-K: every slice writes its fp32 partial tile to a
+//                                workspace, the last to arrive sums the slices in slice order
+//                                and applies alpha/beta; any output strides
+//                                (epilogue/sm80_epilogue_last_slice.hpp)
 // Plain C++.
 #pragma once
 
@@ -20,5 +24,7 @@ struct MainloopSm80CpAsync {
 };
 
 struct EpilogueSm80SmemStaged {};
+
+struct EpilogueSm80LastSliceReduce {};
 
 }  // namespace tessel

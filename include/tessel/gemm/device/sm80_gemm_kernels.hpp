@@ -10,6 +10,10 @@
 //     the operand, from a tessel-owned stream-ordered memory pool); D and C without 16-byte aligned
 //     rows are written and read element by element;
 //   - serial split-K (deterministic) when the output tiles cannot fill the GPU and K is long.
+// Two more entries, sm80_bf16_skinny and sm80_fp16_skinny, run skinny problems (one of M, N small)
+// at memory bandwidth: the small side on the MMA's M, strips of the long operand streamed through
+// a deep pipeline, parallel split-K reduced in a fixed order (docs/skinny_gemm.md); the heuristic
+// picks them by sm80_skinny_pays (tessel/gemm/device/sm80_skinny_policy.hpp).
 // The registry (gemm_registry.hpp) lists these entries; sm80_select_gemm_kernel is the heuristic
 // among them. Needs the CUDA runtime headers (cudaStream_t), like the registry.
 #pragma once
@@ -24,8 +28,8 @@
 
 namespace tessel {
 
-// The entries, bf16 first, then fp16, then tf32; within a dtype the heuristic's order of preference
-// for large problems.
+// The entries: the multistage ones (bf16, then fp16, then tf32; within a dtype the heuristic's order
+// of preference for large problems), then the skinny ones (bf16, fp16).
 std::span<GemmKernelInfo const> sm80_gemm_kernels();
 
 // The entry the sm_80 heuristic runs for `args` (validated; bf16, fp16 or tf32 inputs) on a GPU
@@ -34,7 +38,7 @@ GemmKernelInfo const* sm80_select_gemm_kernel(GemmArguments const& args, int sm_
 
 // What sm80 entries' launch() decides for itself, fixed by hand (tests, benchmarks).
 struct Sm80RunOptions {
-  int splits = 0;              // serial split-K slices; 0: the heuristic's choice
+  int splits = 0;              // split-K slices (serial; skinny entries: parallel); 0: the heuristic's choice
   bool force_staging = false;  // stage A and B even when they could be read in place
 };
 
