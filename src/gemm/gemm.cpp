@@ -227,7 +227,7 @@ GemmKernelInfo const* select_gemm_kernel(GemmArguments const& g, Status* why) {
     if (GemmKernelInfo const* k80 = sm80_select_gemm_kernel(g, sms);
         k80 != nullptr && std::string_view(k80->name).find("skinny") != std::string_view::npos && k80->check(g).ok())
       return find_gemm_kernel(k80->name);
-    if (GemmKernelInfo const* k90 = sm90_select_gemm_kernel(g); k90 != nullptr && k90->check(g).ok())
+    if (GemmKernelInfo const* k90 = sm90_select_gemm_kernel(g, sms); k90 != nullptr && k90->check(g).ok())
       return find_gemm_kernel(k90->name);
   }
   if (tensor_core_dtype && (!have_device || h.cc >= 80)) {

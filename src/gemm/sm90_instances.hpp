@@ -27,8 +27,10 @@ struct Sm90Instance {
 // clang-format off
 Sm90Instance sm90_instance_bf16_128x256x64();
 Sm90Instance sm90_instance_bf16_128x256x64_c2();
+Sm90Instance sm90_instance_bf16_128x128x64_c2();
 Sm90Instance sm90_instance_f16_128x256x64();
 Sm90Instance sm90_instance_f16_128x256x64_c2();
+Sm90Instance sm90_instance_f16_128x128x64_c2();
 // clang-format on
 
 // D = alpha * (sum over the splits of the fp32 partials) + beta * C (src/gemm/splitk_reduce.cu).

@@ -57,12 +57,13 @@ struct DtypeCase {
   DType ab, cd;
   char const* single;   // cluster 1x1
   char const* cluster;  // cluster 2x1, B multicast
+  char const* narrow;   // 128x128 tiles, cluster 2x1
 };
 constexpr DtypeCase kDtypes[] = {
-    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2"},
-    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2"},
-    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2"},
-    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2"},
+    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x128x64_c2"},
+    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x128x64_c2"},
+    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x128x64_c2"},
+    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x128x64_c2"},
 };
 constexpr char const* kLayouts[] = {"tn", "nn", "nt", "tt"};
 
@@ -76,6 +77,21 @@ TEST(Sm90Small, EveryEntryOnARaggedProblem) {
     Operands ops(g, 11);
     expect_good(run_and_check(k.name, g), what(k.name, g, "tn"), ab);
   }
+}
+
+TEST(Sm90Small, HeuristicWeighsHowTilesFillTheWaves) {
+  TESSEL_REQUIRE_SM90();
+  int dev = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
+  if (sms != 132) GTEST_SKIP() << "the wave arithmetic below is for 132 SMs";
+  // 4096^3: 256 cluster tiles of 2 x 128x256 in 66 slots (3.9 waves). Canonical M = 4097 (the
+  // BLAS N of a column-major D): 33 tile rows pair into 17 cluster rows (a fifth wave 12% full),
+  // while 33 x 16 single tiles fill 4 waves exactly.
+  GemmArguments square = problem(4096, 4096, 4096, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+  GemmArguments odd = problem(4095, 4097, 4099, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+  EXPECT_STREQ(select_gemm_kernel(square)->name, "sm90_bf16_128x256x64_c2");
+  EXPECT_STREQ(select_gemm_kernel(odd)->name, "sm90_bf16_128x256x64");
 }
 
 TEST(Sm90Small, HeuristicPicksAnSm90EntryForBf16AndFp16) {
@@ -99,7 +115,7 @@ TEST(Sm90Sweep, RaggedShapesEveryLayoutAndOrder) {
     for (Shape const& s : shapes) {
       for (char const* layout : kLayouts) {
         for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
-          for (char const* name : {dt.single, dt.cluster}) {
+          for (char const* name : {dt.single, dt.cluster, dt.narrow}) {
             for (float beta : {-0.5f, 0.0f}) {  // beta = 0 with D of the input type: the TMA-store epilogue
               GemmArguments g = problem(s.m, s.n, s.k, layout, co, dt.ab, dt.cd);
               g.beta = beta;
@@ -135,6 +151,7 @@ TEST(Sm90Sweep, ParallelSplitKForFewTiles) {
       Operands ops(g, 17);
       expect_good(run_and_check(dt.single, g), what(dt.single, g, "tn") + " split-K", g.a_type);
       expect_good(run_and_check(dt.cluster, g), what(dt.cluster, g, "tn") + " split-K", g.a_type);
+      expect_good(run_and_check(dt.narrow, g), what(dt.narrow, g, "tn") + " split-K", g.a_type);
     }
   }
 }
@@ -179,7 +196,7 @@ TEST(Sm90Sweep, ManyTilesPerCtaAndALongK) {
   TESSEL_REQUIRE_SM90();
   // 39 x 24 tiles of 128x256 (more than one per SM), 41 k-tiles of 64 (the 4-stage ring wraps
   // within and across tiles), both cluster shapes, odd tile counts (a lone last cluster row).
-  for (char const* name : {"sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2"}) {
+  for (char const* name : {"sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x128x64_c2"}) {
     GemmArguments g = problem(4900, 6100, 2600, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
     Operands ops(g, 91);
     expect_good(run_and_check(name, g), what(name, g, "tn"), g.a_type);
@@ -238,6 +255,7 @@ TEST(Sm90Large, OddAndAlignedShapesAgainstCublas) {
   constexpr Case cases[] = {
       {4095, 4097, 4099, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2"},
       {4095, 4097, 4099, "nt", DType::f16, DType::f16, "sm90_fp16_128x256x64"},
+      {4095, 4097, 4099, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x128x64_c2"},
       {8191, 8193, 8191, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2"},
       {4096, 4096, 4096, "tn", DType::bf16, DType::f32, "sm90_bf16_128x256x64_c2"},
   };
