@@ -2,10 +2,11 @@
 // rows of kp elements (16-byte aligned), zero past K.
 //
 // Used by the host adapter when an operand is MN-major (transposed) or its pointer, leading
-// dimension or batch stride is not a multiple of 16 bytes (cp.async copies 16-byte aligned
-// chunks). One pass over the operand: 64x64 tiles through shared memory, read along whichever of
-// the source's dimensions is contiguous (coalesced 2- or 4-byte loads), written as 16-byte stores
-// along K. The CTAs stride over the tiles, so any size and batch count fits one launch.
+// dimension or batch stride is not a multiple of 16 bytes (cp.async and TMA copy 16-byte aligned
+// chunks). One pass over the operand. A K-major source is copied chunk by chunk (narrow loads,
+// 16-byte stores); any other goes through 64x64 tiles in shared memory, read along whichever of
+// the source's dimensions is contiguous (coalesced 2- or 4-byte loads), written as 16-byte
+// stores along K. The CTAs stride over the work, so any size and batch count fits one launch.
 #include "sm80_instances.hpp"
 
 #include <tessel/config.hpp>
@@ -84,10 +85,46 @@ __global__ void __launch_bounds__(kStageThreads, 4) sm80_stage_kernel(Sm80StageP
   }
 }
 
+// A K-major source (k stride 1) whose rows are not 16-byte aligned: no transpose is needed, so
+// each thread makes one 16-byte output chunk from its elements' narrow loads (consecutive
+// threads take consecutive chunks of a row: a warp reads 512 contiguous bytes) -- no shared
+// memory and no barriers; four chunks per thread keep 32 loads in flight.
+template <class T>
+__global__ void __launch_bounds__(kStageThreads) sm80_stage_k_contiguous_kernel(Sm80StageParams const s) {
+  constexpr int ChunkElems = 16 / int(sizeof(T));
+  constexpr int ChunksPerThread = 4;
+  std::int64_t const chunks_per_row = s.kp / ChunkElems;
+  std::int64_t const total = std::int64_t(s.batch) * s.rows * chunks_per_row;
+  T const* const src = static_cast<T const*>(s.src);
+  T* const dst = static_cast<T*>(s.dst);
+  std::int64_t const stride = std::int64_t(gridDim.x) * kStageThreads;
+  for (std::int64_t first = std::int64_t(blockIdx.x) * kStageThreads + threadIdx.x; first < total;
+       first += stride * ChunksPerThread) {
+    alignas(16) T out[ChunksPerThread][ChunkElems];
+    TESSEL_UNROLL
+    for (int c = 0; c < ChunksPerThread; ++c) {
+      std::int64_t const chunk = first + c * stride;
+      std::int64_t const row = chunk / chunks_per_row;  // over all batches
+      std::int64_t const k0 = (chunk % chunks_per_row) * ChunkElems;
+      std::int64_t const b = row / s.rows, r = row % s.rows;
+      T const* from = src + b * s.src_batch + r * s.src_row + k0;
+      TESSEL_UNROLL
+      for (int j = 0; j < ChunkElems; ++j) out[c][j] = chunk < total && k0 + j < s.k ? from[j] : T(0);
+    }
+    TESSEL_UNROLL
+    for (int c = 0; c < ChunksPerThread; ++c) {
+      std::int64_t const chunk = first + c * stride;
+      if (chunk < total) *reinterpret_cast<uint4*>(dst + chunk * ChunkElems) = *reinterpret_cast<uint4 const*>(out[c]);
+    }
+  }
+}
+
 template <class T>
 cudaError_t stage_launch(Sm80StageParams const& s, unsigned grid, cudaStream_t stream) {
   if (s.src_row == 1 && s.src_k != 1) {
     sm80_stage_kernel<T, true><<<grid, kStageThreads, 0, stream>>>(s);
+  } else if (s.src_k == 1) {
+    sm80_stage_k_contiguous_kernel<T><<<grid, kStageThreads, 0, stream>>>(s);
   } else {
     sm80_stage_kernel<T, false><<<grid, kStageThreads, 0, stream>>>(s);
   }
