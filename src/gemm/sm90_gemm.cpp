@@ -287,11 +287,11 @@ constexpr char kSummaryC2[] =
 // clang-format off
 std::array<GemmKernelInfo, 6> const kEntries = {{
     TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128)"),
-    TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128)"),
-    TESSEL_SM90_ENTRY(2, "sm90_bf16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kBf16, "bf16 on sm_90a: when 128-wide tiles fill the last wave much better (e.g. N = 4097)"),
+    TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128)"),
+    TESSEL_SM90_ENTRY(2, "sm90_bf16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kBf16, "bf16 on sm_90a: a single tile column of at most 128 (N <= 128)"),
     TESSEL_SM90_ENTRY(3, "sm90_fp16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: a single 128-row tile row (M <= 128)"),
-    TESSEL_SM90_ENTRY(4, "sm90_fp16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kF16,  "fp16 on sm_90a: default (M > 128)"),
-    TESSEL_SM90_ENTRY(5, "sm90_fp16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kF16,  "fp16 on sm_90a: when 128-wide tiles fill the last wave much better (e.g. N = 4097)"),
+    TESSEL_SM90_ENTRY(4, "sm90_fp16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kF16,  "fp16 on sm_90a: default (M > 128, N > 128)"),
+    TESSEL_SM90_ENTRY(5, "sm90_fp16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kF16,  "fp16 on sm_90a: a single tile column of at most 128 (N <= 128)"),
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY
@@ -300,42 +300,19 @@ std::array<GemmKernelInfo, 6> const kEntries = {{
 
 std::span<GemmKernelInfo const> sm90_gemm_kernels() { return kEntries; }
 
-namespace {
-
-// How well a configuration uses the GPU on a canonical m x n problem: the fraction of the cluster
-// slots of the waves it needs that hold a cluster tile, times the fraction of the tiles' rows and
-// columns that lie inside the problem.
-double wave_efficiency(std::int64_t m, std::int64_t n, std::int64_t batch, int tile_n, int cluster_m, int sms) {
-  std::int64_t const rows = ((m + 127) / 128 + cluster_m - 1) / cluster_m, cols = (n + tile_n - 1) / tile_n;
-  std::int64_t const units = rows * cols * batch, slots = std::max(1, sms / cluster_m);
-  std::int64_t const waves = (units + slots - 1) / slots;
-  return double(units) / double(waves * slots) * double(m) / double(rows * cluster_m * 128) * double(n) /
-         double(cols * tile_n);
-}
-
-}  // namespace
-
-GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g, int sms) {
+GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g, int /*sm_count*/) {
   if (g.a_type != DType::bf16 && g.a_type != DType::f16) return nullptr;
   bool const col_d = g.c_order == MatrixOrder::col_major;
   std::int64_t const m = col_d ? g.n : g.m, n = col_d ? g.m : g.n;  // of the canonical D
   std::size_t const first = g.a_type == DType::bf16 ? 0 : 3;
-  // Each configuration's speed per busy SM relative to 128x256 in 2x1 clusters (H100, 4096^3 and
-  // 8192^3; docs/PERF.md), times how well its tiles fill the waves. E.g. M = 4097: 33 tile rows
-  // pair into 17 cluster rows, a fifth wave 12% full; without clusters 33 x 16 tiles are 4 full waves.
-  struct Candidate {
-    std::size_t entry;
-    int tile_n, cluster_m;
-    double speed;
-  };
-  constexpr Candidate candidates[] = {{1, 256, 2, 1.0}, {0, 256, 1, 0.94}, {2, 128, 2, 0.92}};
-  Candidate best = candidates[0];
-  double best_score = -1.0;
-  for (Candidate const& c : candidates) {
-    double const score = c.speed * wave_efficiency(m, n, g.batch_count, c.tile_n, c.cluster_m, sms);
-    if (score > best_score) best = c, best_score = score;
-  }
-  return &kEntries[first + best.entry];
+  // Measured on the H100 (bench/results/sm90-h100-20261121.json): 128x256 tiles in 2x1 clusters
+  // win everywhere -- also where their cluster tiles fill the last wave worse (4095x4097x4099:
+  // 0.44 ms against 0.48 without clusters and 0.50 with 128x128) -- except on a single tile row
+  // (the cluster's second CTA idles) and a single tile column narrower than 129 (half of every
+  // 256-wide B tile is padding: 128x8192x8192 runs in 68 us with 128x128, 103 us with 128x256).
+  if (m <= 128) return &kEntries[first];
+  if (n <= 128) return &kEntries[first + 2];
+  return &kEntries[first + 1];
 }
 
 int sm90_resident_ctas(GemmKernelInfo const& k) {

@@ -79,19 +79,24 @@ TEST(Sm90Small, EveryEntryOnARaggedProblem) {
   }
 }
 
-TEST(Sm90Small, HeuristicWeighsHowTilesFillTheWaves) {
+TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
   TESSEL_REQUIRE_SM90();
-  int dev = 0, sms = 0;
-  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
-  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
-  if (sms != 132) GTEST_SKIP() << "the wave arithmetic below is for 132 SMs";
-  // 4096^3: 256 cluster tiles of 2 x 128x256 in 66 slots (3.9 waves). Canonical M = 4097 (the
-  // BLAS N of a column-major D): 33 tile rows pair into 17 cluster rows (a fifth wave 12% full),
-  // while 33 x 16 single tiles fill 4 waves exactly.
-  GemmArguments square = problem(4096, 4096, 4096, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
-  GemmArguments odd = problem(4095, 4097, 4099, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
-  EXPECT_STREQ(select_gemm_kernel(square)->name, "sm90_bf16_128x256x64_c2");
-  EXPECT_STREQ(select_gemm_kernel(odd)->name, "sm90_bf16_128x256x64");
+  // Column-major D: the canonical M is the BLAS N. One tile row -> no cluster; one narrow tile
+  // column -> 128x128; otherwise 128x256 in 2x1 clusters (odd shapes included).
+  struct Case {
+    std::int64_t m, n;
+    char const* entry;
+  };
+  constexpr Case cases[] = {{4096, 4096, "sm90_bf16_128x256x64_c2"},
+                            {4095, 4097, "sm90_bf16_128x256x64_c2"},
+                            {128, 8192, "sm90_bf16_128x128x64_c2"},
+                            {8192, 100, "sm90_bf16_128x256x64"}};
+  for (Case const& c : cases) {
+    GemmArguments g = problem(c.m, c.n, 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+    GemmKernelInfo const* k = select_gemm_kernel(g);
+    ASSERT_NE(k, nullptr);
+    EXPECT_STREQ(k->name, c.entry) << c.m << "x" << c.n;
+  }
 }
 
 TEST(Sm90Small, HeuristicPicksAnSm90EntryForBf16AndFp16) {
