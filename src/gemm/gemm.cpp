@@ -4,6 +4,7 @@
 #include <tessel/gemm/device/gemm.hpp>
 #include <tessel/gemm/device/gemm_registry.hpp>
 #include <tessel/gemm/device/sm80_gemm_kernels.hpp>
+#include <tessel/gemm/device/sm90_gemm_kernels.hpp>
 #include <tessel/runtime/device.hpp>
 
 #include <cuda_runtime_api.h>
@@ -185,11 +186,12 @@ Status current_device(Here* h) {
 }  // namespace
 
 namespace {
-// Every compiled kernel: the SIMT entries, then the sm_80 tensor-core entries.
+// Every compiled kernel: the SIMT entries, then the sm_80 and the sm_90a tensor-core entries.
 std::vector<GemmKernelInfo> const& all_kernels() {
   static std::vector<GemmKernelInfo> const all = [] {
     std::vector<GemmKernelInfo> v(kKernels.begin(), kKernels.end());
     for (GemmKernelInfo const& k : sm80_gemm_kernels()) v.push_back(k);
+    for (GemmKernelInfo const& k : sm90_gemm_kernels()) v.push_back(k);
     return v;
   }();
   return all;
@@ -217,14 +219,19 @@ GemmKernelInfo const* select_gemm_kernel(GemmArguments const& g, Status* why) {
     if (Status s = k->check(g); !s) return fail(std::move(s));
     return k;
   }
-  // Heuristic: tensor-core dtypes (bf16, fp16, tf32) on sm_80 or newer take the sm_80 kernels'
-  // own heuristic. Otherwise (fp32, and fp8 until a tensor-core fp8 kernel takes it) SIMT:
-  // 128x128 tiles unless they leave SMs idle, then 64x64 (4x the CTAs); for fp32 the
-  // kKernels[kLargeFp32Kernel] mainloop.
+  // Heuristic: bf16 and fp16 on an sm_90 GPU take the sm_90a kernels; tensor-core dtypes (bf16,
+  // fp16, tf32) on sm_80 or newer otherwise take the sm_80 kernels' own heuristic. Otherwise
+  // (fp32, and fp8 until a tensor-core fp8 kernel takes it) SIMT: 128x128 tiles unless they
+  // leave SMs idle, then 64x64 (4x the CTAs); for fp32 the kKernels[kLargeFp32Kernel] mainloop.
   Here h;
   bool const have_device = current_device(&h).ok();
   int const sms = have_device ? h.sms : 132;
   bool const tensor_core_dtype = g.a_type == DType::bf16 || g.a_type == DType::f16 || g.a_type == DType::tf32;
+  // sm_90a images run on compute capability 9.0 only (arch-specific features).
+  if (tensor_core_dtype && have_device && h.cc == 90) {
+    if (GemmKernelInfo const* k90 = sm90_select_gemm_kernel(g); k90 != nullptr && k90->check(g).ok())
+      return find_gemm_kernel(k90->name);
+  }
   if (tensor_core_dtype && (!have_device || h.cc >= 80)) {
     // The registry's own copy of the entry (gemm_kernel_runs_here indexes into the registry).
     if (GemmKernelInfo const* k80 = sm80_select_gemm_kernel(g, sms); k80 != nullptr && k80->check(g).ok())

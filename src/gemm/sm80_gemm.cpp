@@ -1,6 +1,7 @@
 // src/gemm/sm80_gemm.cpp -- the host side of the sm_80 tensor-core GEMMs: registry entries, the
 // heuristic, and the adapter from GemmArguments to the kernels' canonical problem
 // (tessel/gemm/device/sm80_gemm_kernels.hpp says what it does).
+#include "gemm_canonical.hpp"
 #include "sm80_instances.hpp"
 
 #include <tessel/gemm/device/gemm_validate.hpp>
@@ -13,8 +14,6 @@
 #include <array>
 #include <climits>
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <string>
 
 namespace tessel {
@@ -23,7 +22,6 @@ namespace {
 
 using kernel::Sm80GemmParams;
 using kernel::detail::Sm80Instance;
-using kernel::detail::Sm80StageParams;
 
 // ---- the entries ---------------------------------------------------------------------------------
 
@@ -49,74 +47,11 @@ constexpr std::array<Sm80Family, 12> kFamilies = {{
 }};
 // clang-format on
 
-// ---- the canonical problem -------------------------------------------------------------------------
-
-// One operand of the canonical problem: rows x K, element (r, k) of batch b at
-// ptr + b*batch_stride + r*row_stride + k*k_stride.
-struct OperandView {
-  void const* ptr;
-  std::int64_t rows, batch_stride, row_stride, k_stride;
-};
-
-struct Canonical {
-  std::int64_t m, n;  // of the row-major D computed
-  OperandView a, b;   // (m, K) and (n, K)
-};
-
-// D row-major: A' = op(A), B' = op(B)^T. D column-major: D^T = op(B)^T op(A)^T.
-Canonical canonical(GemmArguments const& g) {
-  OperandView const op_a = g.a_order == MatrixOrder::row_major
-                               ? OperandView{g.a, g.m, g.batch_stride_a, g.lda, 1}
-                               : OperandView{g.a, g.m, g.batch_stride_a, 1, g.lda};
-  OperandView const op_bt = g.b_order == MatrixOrder::col_major
-                                ? OperandView{g.b, g.n, g.batch_stride_b, g.ldb, 1}
-                                : OperandView{g.b, g.n, g.batch_stride_b, 1, g.ldb};
-  if (g.c_order == MatrixOrder::row_major) return {g.m, g.n, op_a, op_bt};
-  return {g.n, g.m, op_bt, op_a};
-}
-
-bool aligned16(void const* p, std::int64_t ld, std::int64_t batch_stride, std::int64_t batch, std::size_t bytes) {
-  std::int64_t const per16 = std::int64_t(16 / bytes);
-  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && ld % per16 == 0 && (batch == 1 || batch_stride % per16 == 0);
-}
-
-// Read in place: K-major (k stride 1) with 16-byte aligned rows.
-bool readable_in_place(OperandView const& v, std::int64_t batch, std::size_t bytes) {
-  return v.k_stride == 1 && aligned16(v.ptr, v.row_stride, v.batch_stride, batch, bytes);
-}
-
-std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
-
-Status cuda_failure(char const* what, cudaError_t err) {
-  return Status::error(StatusCode::cuda_error, std::string(what) + ": " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
-}
-
-// ---- workspace: a stream-ordered pool per device that keeps its memory ---------------------------
-
-Status workspace_pool(cudaMemPool_t* out) {
-  static std::mutex mu;
-  static std::map<int, cudaMemPool_t> pools;
-  int dev = 0;
-  if (cudaError_t err = cudaGetDevice(&dev); err != cudaSuccess) return cuda_failure("cudaGetDevice", err);
-  std::lock_guard<std::mutex> lock(mu);
-  if (auto it = pools.find(dev); it != pools.end()) {
-    *out = it->second;
-    return Status::success();
-  }
-  cudaMemPoolProps props{};
-  props.allocType = cudaMemAllocationTypePinned;
-  props.location.type = cudaMemLocationTypeDevice;
-  props.location.id = dev;
-  cudaMemPool_t pool = nullptr;
-  if (cudaError_t err = cudaMemPoolCreate(&pool, &props); err != cudaSuccess)
-    return cuda_failure("cudaMemPoolCreate (sm80 GEMM workspace)", err);
-  std::uint64_t keep = UINT64_MAX;  // never hand memory back between calls
-  if (cudaError_t err = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep); err != cudaSuccess)
-    return cuda_failure("cudaMemPoolSetAttribute", err);
-  pools.emplace(dev, pool);
-  *out = pool;
-  return Status::success();
-}
+using detail::aligned16;
+using detail::cuda_failure;
+using detail::readable_in_place;
+using detail::round_up;
+using detail::workspace_pool;
 
 // ---- the heuristic ---------------------------------------------------------------------------------
 
@@ -167,7 +102,7 @@ Status family_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o
   Sm80Instance const t = f.instance();
   std::size_t const in_bytes = std::size_t(t.element_bytes);
   std::size_t const out_bytes = size_of(g.c_type);
-  Canonical const c = canonical(g);
+  detail::CanonicalGemm const c = detail::canonical_gemm(g);
   std::int64_t const batch = g.batch_count;
 
   // What must be staged, and the workspace: staged A, staged B, split-K partial sums, flags.
@@ -206,13 +141,13 @@ Status family_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o
   p.a = c.a.ptr, p.lda = c.a.row_stride, p.batch_stride_a = c.a.batch_stride;
   p.b = c.b.ptr, p.ldb = c.b.row_stride, p.batch_stride_b = c.b.batch_stride;
   if (stage_a) {
-    Sm80StageParams s{c.a.ptr, c.a.batch_stride, c.a.row_stride, c.a.k_stride, ws_a, c.m, g.k, kp, int(batch), t.element_bytes};
-    if (cudaError_t err = kernel::detail::sm80_stage_operand(s, stream); err != cudaSuccess) fail("staging A", err);
+    if (cudaError_t err = detail::stage_operand(c.a, g.k, kp, batch, t.element_bytes, ws_a, stream); err != cudaSuccess)
+      fail("staging A", err);
     p.a = ws_a, p.lda = kp, p.batch_stride_a = c.m * kp;
   }
   if (stage_b) {
-    Sm80StageParams s{c.b.ptr, c.b.batch_stride, c.b.row_stride, c.b.k_stride, ws_b, c.n, g.k, kp, int(batch), t.element_bytes};
-    if (cudaError_t err = kernel::detail::sm80_stage_operand(s, stream); err != cudaSuccess) fail("staging B", err);
+    if (cudaError_t err = detail::stage_operand(c.b, g.k, kp, batch, t.element_bytes, ws_b, stream); err != cudaSuccess)
+      fail("staging B", err);
     p.b = ws_b, p.ldb = kp, p.batch_stride_b = c.n * kp;
   }
   p.c = gemm_reads_c(g) ? g.c : nullptr, p.ldc = g.ldc, p.batch_stride_c = g.batch_stride_c;

@@ -6,7 +6,8 @@
 // a message naming the instruction and the architecture it needs (a device trap, or abort on the
 // host) -- never a silent no-op.
 //   TESSEL_ARCH_SM75: ldmatrix          TESSEL_ARCH_SM80: cp.async, mma.sync m16n8k{8,16,32}
-//   TESSEL_ARCH_SM90: stmatrix
+//   TESSEL_ARCH_SM90: stmatrix, mbarrier tx-counts, TMA (cp.async.bulk.tensor), clusters
+//   TESSEL_ARCH_SM90A: wgmma, setmaxnreg (the arch-specific sm_90a target only)
 #pragma once
 
 #include <tessel/config.hpp>
@@ -23,6 +24,9 @@
 #endif
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
 #define TESSEL_ARCH_SM90 1
+#endif
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define TESSEL_ARCH_SM90A 1
 #endif
 
 namespace tessel::detail {

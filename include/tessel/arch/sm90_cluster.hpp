@@ -1,0 +1,80 @@
+// tessel/arch/sm90_cluster.hpp -- thread-block clusters and warpgroup register reallocation.
+//
+//   cluster_cta_rank      %cluster_ctarank: this CTA's rank in its cluster
+//   cluster_arrive        barrier.cluster.arrive.release.aligned (every thread of the CTA)
+//   cluster_wait          barrier.cluster.wait.acquire.aligned
+//   cluster_sync          arrive then wait: every thread of every CTA of the cluster meets
+//   named_barrier_sync(id, n)  bar.sync id, n: the n threads (whole warps) that name barrier id meet
+//   warpgroup_reg_alloc<N>    setmaxnreg.inc.sync.aligned.u32 N (a warpgroup raises its cap)
+//   warpgroup_reg_dealloc<N>  setmaxnreg.dec.sync.aligned.u32 N (a warpgroup gives registers back)
+// setmaxnreg acts only in a kernel whose register count is capped at entry
+// (__launch_bounds__(threads, 1)); N is a multiple of 8 in [24, 256], and the warpgroups'
+// caps together must fit the SM's register file.
+#pragma once
+
+#include <tessel/arch/arch_config.hpp>
+#include <tessel/config.hpp>
+
+#include <cstdint>
+
+namespace tessel {
+
+TESSEL_DEVICE inline std::uint32_t cluster_cta_rank() {
+#if defined(TESSEL_ARCH_SM90)
+  std::uint32_t r = 0;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+#else
+  return 0;
+#endif
+}
+
+TESSEL_DEVICE inline void cluster_arrive() {
+#if defined(TESSEL_ARCH_SM90)
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+#else
+  detail::arch_unavailable("barrier.cluster.arrive (needs sm_90)");
+#endif
+}
+
+TESSEL_DEVICE inline void cluster_wait() {
+#if defined(TESSEL_ARCH_SM90)
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#else
+  detail::arch_unavailable("barrier.cluster.wait (needs sm_90)");
+#endif
+}
+
+TESSEL_DEVICE inline void cluster_sync() {
+  cluster_arrive();
+  cluster_wait();
+}
+
+// Barrier 0 is __syncthreads'; kernels number their named barriers from 1.
+TESSEL_DEVICE inline void named_barrier_sync(int id, int threads) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+#else
+  (void)id, (void)threads;
+#endif
+}
+
+template <int Registers>
+TESSEL_DEVICE void warpgroup_reg_alloc() {
+  static_assert(Registers % 8 == 0 && Registers >= 24 && Registers <= 256,
+                "setmaxnreg takes a multiple of 8 in [24, 256] registers per thread");
+#if defined(TESSEL_ARCH_SM90A)
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Registers));
+#endif
+}
+
+template <int Registers>
+TESSEL_DEVICE void warpgroup_reg_dealloc() {
+  static_assert(Registers % 8 == 0 && Registers >= 24 && Registers <= 256,
+                "setmaxnreg takes a multiple of 8 in [24, 256] registers per thread");
+#if defined(TESSEL_ARCH_SM90A)
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Registers));
+#endif
+}
+
+}  // namespace tessel

@@ -1,0 +1,35 @@
+// tessel/gemm/device/sm90_gemm_kernels.hpp -- the sm_90a (Hopper) GEMM kernels as registry entries.
+//
+// TMA + wgmma, warp-specialized (one producer warpgroup, two consumer warpgroups sharing a
+// 128 x 256 tile), persistent, optionally in 2x1 clusters that multicast B
+// (tessel/gemm/kernel/sm90_gemm_warpspecialized.hpp), for bf16 and fp16 inputs with fp32 or
+// same-type output. Every entry takes any M, N, K, leading dimensions, strides, operand orders and
+// batch count, like the sm_80 entries (sm80_gemm_kernels.hpp): a column-major D is computed as
+// D^T = B^T A^T; an operand that is not K-major, or whose pointer, leading dimension or batch
+// stride is not a multiple of 16 bytes (TMA's rule), is first copied into a K-major aligned buffer;
+// D and C are written and read from registers with any alignment. The images exist for sm_90a
+// only: on any other GPU the registry reports arch_mismatch instead of launching.
+#pragma once
+
+#include <tessel/gemm/device/gemm_arguments.hpp>
+#include <tessel/gemm/device/gemm_registry.hpp>
+#include <tessel/gemm/device/status.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <span>
+
+namespace tessel {
+
+// The entries, bf16 first, then fp16.
+std::span<GemmKernelInfo const> sm90_gemm_kernels();
+
+// The entry the sm_90a heuristic runs for `args` (validated), or nullptr when no sm_90a kernel
+// takes its dtypes.
+GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& args);
+
+// CTAs of sm_90a entry `k` resident at once on the current GPU (its persistent grid): resident
+// clusters times the cluster size. -1 when `k` is not an sm_90a entry or the query fails.
+int sm90_resident_ctas(GemmKernelInfo const& k);
+
+}  // namespace tessel

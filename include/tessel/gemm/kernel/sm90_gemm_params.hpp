@@ -1,0 +1,48 @@
+// tessel/gemm/kernel/sm90_gemm_params.hpp -- the arguments of the sm_90a warp-specialized GEMMs.
+//
+// The canonical problem, per batch b (as for the sm_80 kernels, kernel/sm80_gemm_params.hpp):
+//   D[b] (M x N, row-major, ldd) = alpha * A[b] (M x K) * B[b] (N x K)^T + beta * C[b] (row-major, ldc)
+// A and B are K-major and reached only through TMA descriptors made on the host
+// (src/gemm/sm90_gemm.cpp): 3-D tensors (K, rows, batch) with 16-byte aligned strides, a box of
+// (TileK, rows of the tile) and the 128-byte swizzle. A batch stride of 0 (one operand for every
+// batch) is a 1-batch descriptor read at batch coordinate 0: a_batch_step / b_batch_step is 0.
+//
+// Epilogue: D = alpha * accumulators + beta * C from registers (any alignment, any output type),
+// or -- tma_store, when D is the input type with 16-byte aligned rows and C is not read -- through
+// shared memory and TMA stores of 64 x 64 boxes (tma_d), which overlap the next tile's mainloop.
+// Parallel split-K (splits > 1): work unit (m, n, s * batch + b) computes K slice s of batch b
+// into d as fp32 (d, ldd, batch_stride_d then describe the partial-sum workspace, slice s of
+// batch b at d + (s * batch + b) * batch_stride_d; alpha = 1, beta = 0), and a reduction
+// kernel forms D afterwards.
+// Plain C++ (the adapter compiles without nvcc).
+#pragma once
+
+#include <tessel/arch/sm90_copy_tma.hpp>
+#include <tessel/schedule/persistent.hpp>
+
+#include <cstdint>
+
+namespace tessel::kernel {
+
+struct Sm90GemmParams {
+  TmaDescriptor tma_a;  // (K, M, batch) of A, box (TileK, TileM, 1)
+  TmaDescriptor tma_b;  // (K, N, batch) of B, box (TileK, TileN / ClusterM, 1)
+  TmaDescriptor tma_d;  // (N, M, batch) of D, box (64, 64, 1); used when tma_store
+  int a_batch_step = 1, b_batch_step = 1;
+  std::int64_t m = 0, n = 0, k = 0;
+  int k_tiles = 0;  // ceil(K / TileK)
+  int batch = 1;    // batch count
+  int splits = 1;   // K slices (parallel split-K when > 1)
+  void const* c = nullptr; std::int64_t ldc = 0, batch_stride_c = 0;  // read only when beta != 0
+  void* d = nullptr; std::int64_t ldd = 0, batch_stride_d = 0;
+  float alpha = 1.0f, beta = 0.0f;
+  bool out_f32 = true;  // C and D are fp32; else the 16-bit input type
+  bool c_pairs = false;  // two adjacent elements of C may be read as one access (alignment)
+  bool d_pairs = false;  // ... and written
+  bool tma_store = false;  // D leaves through shared memory and tma_d (beta == 0, output = input type)
+  // Clusters of ClusterM CTAs walk this schedule of cluster tiles (ClusterM tile rows x 1 tile
+  // column x 1 batch-and-slice); CTA r of a cluster takes tile row ClusterM * m + r.
+  PersistentTileScheduler scheduler;
+};
+
+}  // namespace tessel::kernel

@@ -1,0 +1,80 @@
+// tessel/pipeline/sm90_pipeline.hpp -- a TMA producer / wgmma consumer pipeline over mbarriers.
+//
+// Stages buffers in shared memory form a ring. Each stage has two barriers:
+//   full[s]   the producer's one thread arrives with expect_tx(bytes) and issues the TMA copies
+//             into buffer s; the phase completes when every byte has landed.
+//   empty[s]  every consumer warp (of every CTA whose buffer s a multicast copy writes) arrives
+//             once it has finished reading buffer s; the phase completes when all have.
+// Both sides walk the ring with a PipelineState (stage index and phase parity), flipping the
+// parity at each wrap. The producer waits on empty with the opposite parity, so its first pass
+// over the ring does not wait (an mbarrier's "phase before the first" counts as complete).
+//
+//   e.g. Stages = 2: producer fills 0, 1, then waits for empty[0] (round 1) before refilling 0;
+//        consumers wait full[0] parity 0, full[1] parity 0, full[0] parity 1, ...
+#pragma once
+
+#include <tessel/arch/sm90_cluster.hpp>
+#include <tessel/arch/sm90_mbarrier.hpp>
+#include <tessel/config.hpp>
+
+#include <cstdint>
+
+namespace tessel {
+
+// Where one side of the pipeline is in the ring.
+struct PipelineState {
+  int index = 0;
+  std::uint32_t phase = 0;
+
+  template <int Stages>
+  TESSEL_HOST_DEVICE constexpr void advance() {
+    if (++index == Stages) {
+      index = 0;
+      phase ^= 1u;
+    }
+  }
+};
+
+// The barriers of a Stages-deep pipeline (they live in shared memory, inside the kernel's
+// SharedStorage). ConsumerArrivals: arrivals that free a stage (consumer warps x CTAs that read
+// a multicast copy into it).
+template <int Stages>
+struct TmaPipeline {
+  static_assert(Stages >= 2, "TmaPipeline: a pipeline needs at least 2 stages (one filled while another is read); raise Stages");
+  std::uint64_t full[Stages];
+  std::uint64_t empty[Stages];
+
+  // One thread of the CTA, before any other use; then a CTA (or cluster) barrier.
+  TESSEL_DEVICE void init(int consumer_arrivals) {
+    for (int s = 0; s < Stages; ++s) {
+      mbarrier_init(&full[s], 1);
+      mbarrier_init(&empty[s], consumer_arrivals);
+    }
+    mbarrier_init_fence();
+  }
+
+  // Producer: wait until stage st.index is free, then announce `bytes` of TMA copies into it.
+  // Returns the barrier those copies complete on.
+  TESSEL_DEVICE std::uint64_t* producer_acquire(PipelineState st, std::uint32_t bytes) {
+    mbarrier_wait(&empty[st.index], st.phase ^ 1u);
+    mbarrier_arrive_expect_tx(&full[st.index], bytes);
+    return &full[st.index];
+  }
+
+  // Consumer: wait until stage st.index holds its data.
+  TESSEL_DEVICE void consumer_wait(PipelineState st) { mbarrier_wait(&full[st.index], st.phase); }
+
+  // Consumer warp (one lane): stage `index` may be refilled. With a multicast cluster of
+  // ClusterSize CTAs, every CTA whose producer writes into this stage is told.
+  template <int ClusterSize>
+  TESSEL_DEVICE void consumer_release(int index) {
+    if constexpr (ClusterSize == 1) {
+      mbarrier_arrive(&empty[index]);
+    } else {
+      TESSEL_UNROLL
+      for (int r = 0; r < ClusterSize; ++r) mbarrier_arrive_cluster(&empty[index], std::uint32_t(r));
+    }
+  }
+};
+
+}  // namespace tessel

@@ -1,0 +1,53 @@
+// src/gemm/gemm_canonical.hpp -- what the tensor-core GEMM adapters (sm80_gemm.cpp, sm90_gemm.cpp)
+// share: the canonical problem, alignment tests, operand staging and the workspace pool.
+//
+// Canonical problem: a row-major D (m x n) = A' (m x K) * B' (n x K)^T. A row-major D takes
+// A' = op(A), B' = op(B)^T; a column-major D is computed as D^T = op(B)^T op(A)^T (A and B swap,
+// M and N swap). Each operand is then a view: element (r, k) of batch b at
+// ptr + b*batch_stride + r*row_stride + k*k_stride (elements).
+#pragma once
+
+#include "sm80_instances.hpp"
+
+#include <tessel/gemm/device/gemm_arguments.hpp>
+#include <tessel/gemm/device/status.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tessel::detail {
+
+struct OperandView {
+  void const* ptr;
+  std::int64_t rows, batch_stride, row_stride, k_stride;
+};
+
+struct CanonicalGemm {
+  std::int64_t m, n;  // of the row-major D computed
+  OperandView a, b;   // (m, K) and (n, K)
+};
+
+CanonicalGemm canonical_gemm(GemmArguments const& g);
+
+// p, ld and (when batch > 1) the batch stride are multiples of 16 bytes.
+bool aligned16(void const* p, std::int64_t ld, std::int64_t batch_stride, std::int64_t batch, std::size_t bytes);
+
+// The operand can be read in place by 16-byte copies: K-major (k stride 1) with 16-byte aligned rows.
+bool readable_in_place(OperandView const& v, std::int64_t batch, std::size_t bytes);
+
+inline std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
+
+Status cuda_failure(char const* what, cudaError_t err);
+
+// A stream-ordered memory pool per device that keeps its memory between calls (staged operands,
+// split-K partial sums).
+Status workspace_pool(cudaMemPool_t* out);
+
+// The K-major, 16-byte aligned copy of `v` the kernels read: rows x kp, kp = K rounded up to
+// 16 bytes, zero past K, batches back to back. Launches the copy on `stream`.
+cudaError_t stage_operand(OperandView const& v, std::int64_t k, std::int64_t kp, std::int64_t batch, int element_bytes,
+                          void* dst, cudaStream_t stream);
+
+}  // namespace tessel::detail

@@ -1,0 +1,316 @@
+// src/gemm/sm90_gemm.cpp -- the host side of the sm_90a GEMMs: TMA descriptors, registry entries,
+// the heuristic, and the adapter from GemmArguments to the kernels' canonical problem
+// (tessel/gemm/device/sm90_gemm_kernels.hpp says what it does).
+#include "gemm_canonical.hpp"
+#include "sm90_instances.hpp"
+
+#include <tessel/gemm/device/gemm_validate.hpp>
+#include <tessel/gemm/device/sm90_gemm_kernels.hpp>
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+namespace tessel {
+
+namespace {
+
+using detail::CanonicalGemm;
+using detail::cuda_failure;
+using detail::OperandView;
+using kernel::Sm90GemmParams;
+using kernel::detail::Sm90Instance;
+
+struct Sm90Family {
+  DType ab;
+  Sm90Instance (*instance)();
+};
+
+// clang-format off
+constexpr std::array<Sm90Family, 4> kFamilies = {{
+    {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64},
+    {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2},
+    {DType::f16,  kernel::detail::sm90_instance_f16_128x256x64},
+    {DType::f16,  kernel::detail::sm90_instance_f16_128x256x64_c2},
+}};
+// clang-format on
+
+// ---- TMA descriptors ------------------------------------------------------------------------------
+
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, cuuint64_t const*,
+                                 cuuint64_t const*, cuuint32_t const*, cuuint32_t const*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// cuTensorMapEncodeTiled from the driver, through the runtime (no link against libcuda).
+Status encode_tiled_entry(EncodeTiled* out) {
+  static std::once_flag once;
+  static EncodeTiled fn = nullptr;
+  static cudaError_t err = cudaSuccess;
+  static cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSuccess;
+  std::call_once(once, [] {
+    void* p = nullptr;
+    err = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found);
+    fn = reinterpret_cast<EncodeTiled>(p);
+  });
+  if (err != cudaSuccess) return cuda_failure("cudaGetDriverEntryPointByVersion(cuTensorMapEncodeTiled)", err);
+  if (found != cudaDriverEntryPointSuccess || fn == nullptr)
+    return Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled: the CUDA driver has no such entry point (needs 12.0 or newer)");
+  *out = fn;
+  return Status::success();
+}
+
+// A (cols, rows, batch) row-contiguous matrix (an operand: cols = K) with a (box_cols, box_rows, 1)
+// box in the 128-byte swizzle. False when the driver refuses it (the caller stages the operand, or
+// takes the register epilogue, instead).
+bool encode_operand(TmaDescriptor* desc, EncodeTiled encode, DType t, void const* ptr, std::int64_t k, std::int64_t rows,
+                    std::int64_t row_stride, std::int64_t batch, std::int64_t batch_stride, int box_k, int box_rows,
+                    int* batch_step) {
+  std::uint64_t const eb = size_of(t);
+  bool const broadcast = batch > 1 && batch_stride == 0;
+  *batch_step = broadcast ? 0 : 1;
+  std::uint64_t const batches = broadcast ? 1 : std::uint64_t(batch);
+  cuuint64_t const dims[3] = {cuuint64_t(k), cuuint64_t(rows), cuuint64_t(batches)};
+  cuuint64_t const strides[2] = {cuuint64_t(row_stride) * eb,
+                                 batches > 1 ? cuuint64_t(batch_stride) * eb : cuuint64_t(row_stride) * eb * cuuint64_t(rows)};
+  cuuint32_t const box[3] = {cuuint32_t(box_k), cuuint32_t(box_rows), 1};
+  cuuint32_t const elem_strides[3] = {1, 1, 1};
+  CUtensorMap map;
+  static_assert(sizeof(CUtensorMap) == sizeof(TmaDescriptor), "TmaDescriptor must mirror CUtensorMap");
+  CUresult const r = encode(&map, t == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
+                            const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) return false;
+  std::memcpy(desc, &map, sizeof(map));
+  return true;
+}
+
+// ---- occupancy: clusters resident at once, per (instance, device) ----------------------------------
+
+Status resident_clusters(std::size_t family, Sm90Instance const& t, int* out) {
+  static std::mutex mu;
+  static std::map<std::pair<std::size_t, int>, int> seen;
+  int dev = 0;
+  if (cudaError_t err = cudaGetDevice(&dev); err != cudaSuccess) return cuda_failure("cudaGetDevice", err);
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = seen.find({family, dev}); it != seen.end()) {
+    *out = it->second;
+    return Status::success();
+  }
+  int clusters = 0;
+  if (cudaError_t err = t.max_active_clusters(&clusters); err != cudaSuccess)
+    return cuda_failure("cudaOccupancyMaxActiveClusters (sm90 GEMM)", err);
+  if (clusters < 1)
+    return Status::error(StatusCode::cuda_error, "the sm90 GEMM kernel cannot be resident on this GPU (0 clusters fit)");
+  seen.emplace(std::pair{family, dev}, clusters);
+  *out = clusters;
+  return Status::success();
+}
+
+// ---- running one entry -------------------------------------------------------------------------------
+
+Status family_check(std::size_t i, GemmArguments const& g) {
+  Sm90Family const& f = kFamilies[i];
+  if (g.a_type != f.ab)
+    return Status::error(StatusCode::not_supported, std::string("a_type: this sm90 kernel runs ") + to_string(f.ab) +
+                                                        " inputs, not " + to_string(g.a_type));
+  if (g.m > INT_MAX || g.n > INT_MAX || g.batch_count > INT_MAX)
+    return Status::error(StatusCode::not_supported, "m, n, batch_count: the sm90 kernels take extents up to 2^31 - 1 (TMA coordinates are 32-bit)");
+  Sm90Instance const t = f.instance();
+  if ((g.k + t.tile_k - 1) / t.tile_k > INT_MAX) return Status::error(StatusCode::not_supported, "k: more than 2^31 - 1 k-tiles");
+  return Status::success();
+}
+
+bool pairs_aligned(void const* p, std::int64_t ld, std::int64_t batch_stride, std::int64_t batch, std::size_t bytes) {
+  return p != nullptr && reinterpret_cast<std::uintptr_t>(p) % (2 * bytes) == 0 && ld % 2 == 0 &&
+         (batch == 1 || batch_stride % 2 == 0);
+}
+
+// Parallel split-K slices: only when the cluster tiles cannot fill half the resident clusters and
+// K is long enough that each slice keeps at least 4 k-tiles; never more units than clusters.
+int choose_splits(std::int64_t cluster_tiles, int k_tiles, int clusters) {
+  if (cluster_tiles * 2 > clusters || k_tiles < 8) return 1;
+  return int(std::max<std::int64_t>(1, std::min<std::int64_t>({clusters / cluster_tiles, k_tiles / 4, 16})));
+}
+
+Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
+  Sm90Family const& f = kFamilies[i];
+  Sm90Instance const t = f.instance();
+  std::size_t const eb = std::size_t(t.element_bytes), ob = size_of(g.c_type);
+  CanonicalGemm const c = detail::canonical_gemm(g);
+  std::int64_t const batch = g.batch_count;
+
+  EncodeTiled encode = nullptr;
+  if (Status s = encode_tiled_entry(&encode); !s) return s;
+  int clusters = 0;
+  if (Status s = resident_clusters(i, t, &clusters); !s) return s;
+
+  // The schedule: cluster tiles x K slices.
+  std::int64_t const tiles_m = (c.m + t.tile_m - 1) / t.tile_m, tiles_n = (c.n + t.tile_n - 1) / t.tile_n;
+  std::int64_t const cluster_rows = (tiles_m + t.cluster_m - 1) / t.cluster_m;
+  int const k_tiles = int((g.k + t.tile_k - 1) / t.tile_k);
+  int const splits = choose_splits(cluster_rows * tiles_n * batch, k_tiles, clusters);
+
+  Sm90GemmParams p;
+  // Operands TMA can read in place get their descriptors now; the others are staged first.
+  bool stage_a = !detail::readable_in_place(c.a, batch, eb);
+  bool stage_b = !detail::readable_in_place(c.b, batch, eb);
+  int const box_b = t.tile_n / t.cluster_m;
+  if (!stage_a)
+    stage_a = !encode_operand(&p.tma_a, encode, f.ab, c.a.ptr, g.k, c.m, c.a.row_stride, batch, c.a.batch_stride,
+                              t.tile_k, t.tile_m, &p.a_batch_step);
+  if (!stage_b)
+    stage_b = !encode_operand(&p.tma_b, encode, f.ab, c.b.ptr, g.k, c.n, c.b.row_stride, batch, c.b.batch_stride,
+                              t.tile_k, box_b, &p.b_batch_step);
+
+  std::int64_t const kp = detail::round_up(g.k, std::int64_t(16 / eb));
+  std::size_t const bytes_a = stage_a ? std::size_t(batch * c.m * kp) * eb : 0;
+  std::size_t const bytes_b = stage_b ? std::size_t(batch * c.n * kp) * eb : 0;
+  std::size_t const bytes_k = splits > 1 ? std::size_t(splits * batch * c.m * c.n) * sizeof(float) : 0;
+  auto const at = [](std::size_t x) { return (x + 1023) / 1024 * 1024; };
+  std::size_t const total = at(bytes_a) + at(bytes_b) + at(bytes_k);
+  char* ws = nullptr;
+  if (total > 0) {
+    cudaMemPool_t pool = nullptr;
+    if (Status s = detail::workspace_pool(&pool); !s) return s;
+    if (cudaError_t err = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&ws), total, pool, stream); err != cudaSuccess)
+      return cuda_failure(("workspace of " + std::to_string(total >> 20) + " MiB for the sm90 GEMM").c_str(), err);
+  }
+  char* const ws_a = ws;
+  char* const ws_b = ws + at(bytes_a);
+  float* const ws_k = reinterpret_cast<float*>(ws_b + at(bytes_b));
+  Status result = Status::success();
+  auto const fail = [&](Status s) {
+    if (result.ok()) result = std::move(s);
+  };
+  if (stage_a) {
+    if (cudaError_t err = detail::stage_operand(c.a, g.k, kp, batch, t.element_bytes, ws_a, stream); err != cudaSuccess)
+      fail(cuda_failure("staging A", err));
+    else if (!encode_operand(&p.tma_a, encode, f.ab, ws_a, g.k, c.m, kp, batch, c.m * kp, t.tile_k, t.tile_m, &p.a_batch_step))
+      fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged A"));
+  }
+  if (stage_b) {
+    if (cudaError_t err = detail::stage_operand(c.b, g.k, kp, batch, t.element_bytes, ws_b, stream); err != cudaSuccess)
+      fail(cuda_failure("staging B", err));
+    else if (!encode_operand(&p.tma_b, encode, f.ab, ws_b, g.k, c.n, kp, batch, c.n * kp, t.tile_k, box_b, &p.b_batch_step))
+      fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged B"));
+  }
+
+  p.m = c.m, p.n = c.n, p.k = g.k;
+  p.k_tiles = k_tiles;
+  p.batch = int(batch);
+  p.splits = splits;
+  bool const reads_c = gemm_reads_c(g);
+  if (splits > 1) {  // fp32 partial sums, then the reduction forms D
+    p.d = ws_k, p.ldd = c.n, p.batch_stride_d = c.m * c.n;
+    p.out_f32 = true, p.alpha = 1.0f, p.beta = 0.0f;
+    p.d_pairs = pairs_aligned(ws_k, c.n, c.m * c.n, batch * splits, sizeof(float));
+  } else {
+    p.c = reads_c ? g.c : nullptr, p.ldc = g.ldc, p.batch_stride_c = g.batch_stride_c;
+    p.d = g.d, p.ldd = g.ldd, p.batch_stride_d = g.batch_stride_d;
+    p.alpha = g.alpha, p.beta = reads_c ? g.beta : 0.0f;
+    p.out_f32 = g.c_type == DType::f32;
+    p.c_pairs = p.c != nullptr && pairs_aligned(g.c, g.ldc, g.batch_stride_c, batch, ob);
+    p.d_pairs = pairs_aligned(g.d, g.ldd, g.batch_stride_d, batch, ob);
+    // D through shared memory and TMA: C unread, D of the input type with 16-byte aligned rows.
+    int d_step = 1;
+    p.tma_store = !reads_c && g.c_type == f.ab && detail::aligned16(g.d, g.ldd, g.batch_stride_d, batch, ob) &&
+                  !(batch > 1 && g.batch_stride_d == 0) &&
+                  encode_operand(&p.tma_d, encode, f.ab, g.d, c.n, c.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
+  }
+
+  if (result.ok()) {
+    PersistentArguments args;
+    args.sm_count = clusters;
+    args.ctas_per_sm = 1;
+    args.group = 8;
+    p.scheduler = PersistentTileScheduler::make(GemmCoord(cluster_rows, tiles_n, batch * splits), args);
+    if (cudaError_t err = t.launch(p, stream); err != cudaSuccess) fail(cuda_failure("launch of the sm90 GEMM kernel", err));
+  }
+  if (result.ok() && splits > 1) {
+    kernel::detail::SplitKReduceParams r;
+    r.partials = ws_k, r.splits = splits, r.batch = batch, r.rows = c.m, r.cols = c.n;
+    r.c = reads_c ? g.c : nullptr, r.ldc = g.ldc, r.batch_stride_c = g.batch_stride_c;
+    r.d = g.d, r.ldd = g.ldd, r.batch_stride_d = g.batch_stride_d;
+    r.alpha = g.alpha, r.beta = reads_c ? g.beta : 0.0f;
+    if (cudaError_t err = kernel::detail::launch_splitk_reduce(r, g.c_type, stream); err != cudaSuccess)
+      fail(cuda_failure("launch of the split-K reduction", err));
+  }
+  if (ws != nullptr) {
+    if (cudaError_t err = cudaFreeAsync(ws, stream); err != cudaSuccess) fail(cuda_failure("cudaFreeAsync (sm90 GEMM workspace)", err));
+  }
+  return result;
+}
+
+template <std::size_t I>
+Status check_entry(GemmArguments const& g) {
+  return family_check(I, g);
+}
+template <std::size_t I>
+Status launch_entry(GemmArguments const& g, cudaStream_t stream) {
+  if (!gemm_reads_ab(g) || gemm_is_noop(g))
+    return Status::error(StatusCode::invalid_argument,
+                         "m, n, k, alpha: the sm90 kernels need M, N, K > 0 and alpha != 0 (tessel::gemm handles the rest)");
+  return family_run(I, g, stream);
+}
+template <std::size_t I>
+cudaError_t attributes_entry(GemmArguments const&, cudaFuncAttributes* attr) {
+  return kFamilies[I].instance().attributes(attr);
+}
+
+constexpr char kAlign[] =
+    "none; operands read in place by TMA when K-major with 16-byte aligned rows (pointer, ld, batch stride), else "
+    "staged once into such a copy; D/C written and read from registers, two elements at a time where aligned";
+constexpr char kLayouts[] = "A, B, C/D each row- or column-major; batched (any strides, 0 broadcasts); any leading dimension";
+constexpr char kBf16[] = "bf16 -> bf16|fp32";
+constexpr char kF16[] = "fp16 -> fp16|fp32";
+constexpr char kSummary[] =
+    "tensor cores, sm_90a: TMA + wgmma m64n256k16, warp-specialized (1 producer, 2 consumer warpgroups), "
+    "persistent over a grouped raster, TMA-store epilogue, parallel split-K for few tiles";
+constexpr char kSummaryC2[] =
+    "tensor cores, sm_90a: as the 1x1 kernel, in 2x1 clusters whose CTAs multicast halves of the shared B tile";
+
+#define TESSEL_SM90_ENTRY(I, NAME, SUMMARY, TILE, DT, SELECT) \
+  GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
+
+// clang-format off
+std::array<GemmKernelInfo, 4> const kEntries = {{
+    TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128)"),
+    TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128)"),
+    TESSEL_SM90_ENTRY(2, "sm90_fp16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: a single 128-row tile row (M <= 128)"),
+    TESSEL_SM90_ENTRY(3, "sm90_fp16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kF16,  "fp16 on sm_90a: default (M > 128)"),
+}};
+// clang-format on
+#undef TESSEL_SM90_ENTRY
+
+}  // namespace
+
+std::span<GemmKernelInfo const> sm90_gemm_kernels() { return kEntries; }
+
+GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
+  if (g.a_type != DType::bf16 && g.a_type != DType::f16) return nullptr;
+  // 2x1 clusters share B between two tile rows; with a single tile row the second CTA idles.
+  std::int64_t const m = g.c_order == MatrixOrder::row_major ? g.m : g.n;  // of the canonical D
+  std::size_t const first = g.a_type == DType::bf16 ? 0 : 2;
+  return &kEntries[first + (m > 128 ? 1 : 0)];
+}
+
+int sm90_resident_ctas(GemmKernelInfo const& k) {
+  std::size_t const i = static_cast<std::size_t>(&k - kEntries.data());
+  if (i >= kEntries.size()) return -1;
+  Sm90Instance const t = kFamilies[i].instance();
+  int clusters = 0;
+  if (!resident_clusters(i, t, &clusters).ok()) return -1;
+  return clusters * t.cluster_m;
+}
+
+}  // namespace tessel

@@ -1,0 +1,45 @@
+// src/gemm/sm90_instances.hpp -- the compiled sm_90a GEMM instances as the host adapter
+// (sm90_gemm.cpp, plain C++) sees them. Each sm90_<dtype>_<tile>.cu compiles one configuration
+// of tessel/gemm/kernel/sm90_gemm_warpspecialized.hpp for sm_90a only.
+#pragma once
+
+#include <tessel/gemm/device/gemm_arguments.hpp>
+#include <tessel/gemm/kernel/sm90_gemm_params.hpp>
+
+#include <cuda_runtime_api.h>
+
+namespace tessel::kernel::detail {
+
+struct Sm90Instance {
+  int tile_m = 0, tile_n = 0, tile_k = 0;
+  int cluster_m = 1;
+  int stages = 0;
+  int threads = 0;
+  int smem_bytes = 0;
+  int element_bytes = 0;
+  // Launches grid = p.scheduler.grid_size() clusters of cluster_m CTAs. Pre: p complete.
+  cudaError_t (*launch)(Sm90GemmParams const& p, cudaStream_t stream) = nullptr;
+  cudaError_t (*attributes)(cudaFuncAttributes* attr) = nullptr;
+  // How many clusters of this kernel can be resident at once on the current device.
+  cudaError_t (*max_active_clusters)(int* clusters) = nullptr;
+};
+
+// clang-format off
+Sm90Instance sm90_instance_bf16_128x256x64();
+Sm90Instance sm90_instance_bf16_128x256x64_c2();
+Sm90Instance sm90_instance_f16_128x256x64();
+Sm90Instance sm90_instance_f16_128x256x64_c2();
+// clang-format on
+
+// D = alpha * (sum over the splits of the fp32 partials) + beta * C (src/gemm/splitk_reduce.cu).
+struct SplitKReduceParams {
+  float const* partials = nullptr;  // [splits][batch][rows][cols]
+  int splits = 1;
+  std::int64_t batch = 1, rows = 0, cols = 0;
+  void const* c = nullptr; std::int64_t ldc = 0, batch_stride_c = 0;  // read only when beta != 0
+  void* d = nullptr; std::int64_t ldd = 0, batch_stride_d = 0;
+  float alpha = 1.0f, beta = 0.0f;
+};
+cudaError_t launch_splitk_reduce(SplitKReduceParams const& p, DType out, cudaStream_t stream);
+
+}  // namespace tessel::kernel::detail

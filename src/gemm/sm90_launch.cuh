@@ -1,0 +1,60 @@
+// src/gemm/sm90_launch.cuh -- launching one sm_90a GEMM configuration (included by the
+// per-configuration TUs only, each of which instantiates one kernel).
+#pragma once
+
+#include "sm90_instances.hpp"
+
+#include <tessel/gemm/kernel/sm90_gemm_warpspecialized.hpp>
+
+namespace tessel::kernel::detail {
+
+template <class Config>
+cudaLaunchConfig_t sm90_launch_config(unsigned clusters, cudaStream_t stream, cudaLaunchAttribute* attr) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(clusters * Config::ClusterM, 1, 1);
+  cfg.blockDim = dim3(Config::Threads, 1, 1);
+  cfg.dynamicSmemBytes = Config::SmemBytes;
+  cfg.stream = stream;
+  attr->id = cudaLaunchAttributeClusterDimension;
+  attr->val.clusterDim.x = Config::ClusterM;
+  attr->val.clusterDim.y = 1;
+  attr->val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+
+template <class Config>
+cudaError_t sm90_prepare() {
+  return cudaFuncSetAttribute(&sm90_gemm_kernel<Config>, cudaFuncAttributeMaxDynamicSharedMemorySize, Config::SmemBytes);
+}
+
+template <class Config>
+cudaError_t sm90_launch(Sm90GemmParams const& p, cudaStream_t stream) {
+  if (cudaError_t err = sm90_prepare<Config>(); err != cudaSuccess) return err;
+  cudaLaunchAttribute attr{};
+  cudaLaunchConfig_t const cfg = sm90_launch_config<Config>(unsigned(p.scheduler.grid_size()), stream, &attr);
+  return cudaLaunchKernelEx(&cfg, &sm90_gemm_kernel<Config>, p);
+}
+
+template <class Config>
+cudaError_t sm90_attributes(cudaFuncAttributes* attr) {
+  return cudaFuncGetAttributes(attr, &sm90_gemm_kernel<Config>);
+}
+
+template <class Config>
+cudaError_t sm90_max_active_clusters(int* clusters) {
+  if (cudaError_t err = sm90_prepare<Config>(); err != cudaSuccess) return err;
+  cudaLaunchAttribute attr{};
+  cudaLaunchConfig_t const cfg = sm90_launch_config<Config>(Config::ClusterM, nullptr, &attr);
+  return cudaOccupancyMaxActiveClusters(clusters, &sm90_gemm_kernel<Config>, &cfg);
+}
+
+template <class Config>
+Sm90Instance make_sm90_instance() {
+  return {Config::TileM,       Config::TileN, Config::TileK, Config::ClusterM, Config::Stages, Config::Threads,
+          Config::SmemBytes, int(sizeof(typename Config::Element)), sm90_launch<Config>, sm90_attributes<Config>,
+          sm90_max_active_clusters<Config>};
+}
+
+}  // namespace tessel::kernel::detail

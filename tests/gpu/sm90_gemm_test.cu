@@ -1,0 +1,250 @@
+// The sm_90a GEMMs (tessel/gemm/device/sm90_gemm_kernels.hpp) on the GPU, each entry run by name
+// through tessel::gemm, judged by the fp64 GPU reference and against cuBLAS on the same inputs:
+// our componentwise error may not exceed twice cuBLAS's (plus a few fp32 units).
+//
+// Random inputs, D poisoned with NaN, ragged shapes (1x1x1, 17x33x65, K below one k-tile, tiles
+// that overhang in every direction), every layout with C/D in either order, both output types,
+// batches (with a broadcast operand), unaligned pointers and leading dimensions (the staging
+// path), more tiles than CTAs and more k-tiles than stages (the persistent walk and the pipeline
+// ring wrapping across tiles), NaN propagation, and the large odd shapes. Tests whose name
+// contains "Small" are the compute-sanitizer sweep. On a GPU that is not sm_90 the entries must
+// refuse with arch_mismatch instead of launching.
+#include "gpu/gemm_verdict.hpp"
+#include "gpu/gpu_test.hpp"
+
+#include <tessel/gemm/device/gemm.hpp>
+#include <tessel/gemm/device/gemm_registry.hpp>
+#include <tessel/gemm/device/sm90_gemm_kernels.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+using namespace tessel;
+
+namespace {
+
+int compute_capability() {
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+  return major * 10 + minor;
+}
+
+#define TESSEL_REQUIRE_SM90()                                                                           \
+  do {                                                                                                  \
+    TESSEL_REQUIRE_GPU();                                                                               \
+    if (compute_capability() != 90) GTEST_SKIP() << "the sm_90a kernels need an sm_90 GPU (H100/H200)"; \
+  } while (0)
+
+// Run entry `name` on g through the host API, judge it and cuBLAS against the fp64 reference.
+Verdict run_and_check(char const* name, GemmArguments g, bool with_cublas = true) {
+  g.kernel = name;
+  Status s = gemm(g, nullptr);
+  EXPECT_TRUE(s.ok()) << name << ": " << s.reason;
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << name << ": " << cudaGetErrorString(cudaGetLastError());
+  return judge(g, with_cublas);
+}
+
+std::string what(char const* name, GemmArguments const& g, char const* layout) {
+  return std::string(name) + " " + describe_problem(g, layout);
+}
+
+struct DtypeCase {
+  DType ab, cd;
+  char const* single;   // cluster 1x1
+  char const* cluster;  // cluster 2x1, B multicast
+};
+constexpr DtypeCase kDtypes[] = {
+    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2"},
+    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2"},
+    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2"},
+    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2"},
+};
+constexpr char const* kLayouts[] = {"tn", "nn", "nt", "tt"};
+
+}  // namespace
+
+TEST(Sm90Small, EveryEntryOnARaggedProblem) {
+  TESSEL_REQUIRE_SM90();
+  for (GemmKernelInfo const& k : sm90_gemm_kernels()) {
+    DType const ab = std::string(k.name).find("bf16") != std::string::npos ? DType::bf16 : DType::f16;
+    GemmArguments g = problem(137, 263, 97, "tn", MatrixOrder::col_major, ab, ab);
+    Operands ops(g, 11);
+    expect_good(run_and_check(k.name, g), what(k.name, g, "tn"), ab);
+  }
+}
+
+TEST(Sm90Small, HeuristicPicksAnSm90EntryForBf16AndFp16) {
+  TESSEL_REQUIRE_SM90();
+  for (DType t : {DType::bf16, DType::f16}) {
+    GemmArguments g = problem(512, 512, 512, "tn", MatrixOrder::col_major, t, t);
+    GemmKernelInfo const* k = select_gemm_kernel(g);
+    ASSERT_NE(k, nullptr);
+    EXPECT_EQ(std::string(k->name).rfind("sm90_", 0), 0u) << "picked " << k->name;
+  }
+}
+
+TEST(Sm90Sweep, RaggedShapesEveryLayoutAndOrder) {
+  TESSEL_REQUIRE_SM90();
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  // 1x1x1; odd everything; K below one k-tile; one past a tile; a tile multiple; several tiles.
+  constexpr Shape shapes[] = {{1, 1, 1}, {17, 33, 65}, {70, 45, 7}, {129, 257, 65}, {128, 256, 64}, {300, 520, 200}};
+  for (DtypeCase const& dt : kDtypes) {
+    for (Shape const& s : shapes) {
+      for (char const* layout : kLayouts) {
+        for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
+          for (char const* name : {dt.single, dt.cluster}) {
+            for (float beta : {-0.5f, 0.0f}) {  // beta = 0 with D of the input type: the TMA-store epilogue
+              GemmArguments g = problem(s.m, s.n, s.k, layout, co, dt.ab, dt.cd);
+              g.beta = beta;
+              Operands ops(g, std::uint64_t(s.m * 7 + s.k));
+              expect_good(run_and_check(name, g), what(name, g, layout) + " beta " + std::to_string(beta), g.a_type);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Sm90Small, PersistentGridCoversTheGpu) {
+  TESSEL_REQUIRE_SM90();
+  int dev = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
+  for (GemmKernelInfo const& k : sm90_gemm_kernels()) {
+    int const ctas = sm90_resident_ctas(k);
+    std::printf("%s: %d resident CTAs on %d SMs\n", k.name, ctas, sms);
+    EXPECT_GE(ctas, sms - 8) << k.name << ": the persistent grid leaves SMs idle";
+    EXPECT_LE(ctas, sms) << k.name << ": more than one CTA per SM cannot fit 209 KiB of shared memory";
+  }
+}
+
+TEST(Sm90Sweep, ParallelSplitKForFewTiles) {
+  TESSEL_REQUIRE_SM90();
+  // 2 x 2 tiles with 79 k-tiles: the heuristic splits K; the reduction applies alpha, beta, C.
+  for (DtypeCase const& dt : kDtypes) {
+    for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
+      GemmArguments g = problem(200, 300, 5000, "tn", co, dt.ab, dt.cd, 2);
+      Operands ops(g, 17);
+      expect_good(run_and_check(dt.single, g), what(dt.single, g, "tn") + " split-K", g.a_type);
+      expect_good(run_and_check(dt.cluster, g), what(dt.cluster, g, "tn") + " split-K", g.a_type);
+    }
+  }
+}
+
+TEST(Sm90Small, BetaZeroDoesNotReadC) {
+  TESSEL_REQUIRE_SM90();
+  GemmArguments g = problem(40, 50, 60, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+  Operands ops(g, 5);
+  std::size_t const nc = elems(1, 0, g.m, g.n, g.ldc, g.c_order);
+  ASSERT_TRUE(reference::fill_constant_device(const_cast<void*>(g.c), g.c_type, nc, NAN).ok());
+  g.beta = 0.0f;
+  Verdict v = run_and_check("sm90_bf16_128x256x64_c2", g);
+  EXPECT_TRUE(v.ours.passed()) << "NaN in C leaked through beta = 0: " << v.ours.describe();
+}
+
+TEST(Sm90Sweep, BatchedWithABroadcastOperand) {
+  TESSEL_REQUIRE_SM90();
+  for (DtypeCase const& dt : kDtypes) {
+    for (char const* layout : {"tn", "nt"}) {
+      GemmArguments g = problem(70, 290, 110, layout, MatrixOrder::col_major, dt.ab, dt.cd, 3);
+      Operands ops(g, 21);
+      expect_good(run_and_check(dt.cluster, g), what(dt.cluster, g, layout), g.a_type);
+      g.batch_stride_b = 0;  // every batch multiplies by the same B
+      expect_good(run_and_check(dt.single, g), what(dt.single, g, layout) + " B broadcast", g.a_type);
+    }
+  }
+}
+
+TEST(Sm90Sweep, UnalignedPointersAndLeadingDimensions) {
+  TESSEL_REQUIRE_SM90();
+  for (DtypeCase const& dt : kDtypes) {
+    for (char const* layout : kLayouts) {
+      GemmArguments g = problem(45, 77, 91, layout, MatrixOrder::col_major, dt.ab, dt.cd);
+      g.lda += 3, g.ldb += 1, g.ldc += 5, g.ldd = g.ldc;  // odd leading dimensions
+      Operands ops(g, 41, /*offset=*/1);                  // and pointers one element off
+      expect_good(run_and_check(dt.cluster, g), what(dt.cluster, g, layout) + " unaligned", g.a_type);
+    }
+  }
+}
+
+TEST(Sm90Sweep, ManyTilesPerCtaAndALongK) {
+  TESSEL_REQUIRE_SM90();
+  // 39 x 24 tiles of 128x256 (more than one per SM), 41 k-tiles of 64 (the 4-stage ring wraps
+  // within and across tiles), both cluster shapes, odd tile counts (a lone last cluster row).
+  for (char const* name : {"sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2"}) {
+    GemmArguments g = problem(4900, 6100, 2600, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+    Operands ops(g, 91);
+    expect_good(run_and_check(name, g), what(name, g, "tn"), g.a_type);
+  }
+}
+
+TEST(Sm90Sweep, NanInARowOfAPropagates) {
+  TESSEL_REQUIRE_SM90();
+  for (DtypeCase const& dt : kDtypes) {
+    GemmArguments g = problem(50, 40, 70, "tn", MatrixOrder::row_major, dt.ab, dt.cd);
+    g.beta = 0.0f;
+    Operands ops(g, 61);
+    std::uint16_t const nan16 = dt.ab == DType::bf16 ? reference::float_to_bf16(NAN) : reference::float_to_f16(NAN);
+    // A row-major (M,K): A(3, 5) = NaN, so row 3 of D is NaN and nothing else is.
+    ASSERT_EQ(cudaMemcpy(static_cast<char*>(const_cast<void*>(g.a)) + (3 * g.lda + 5) * 2, &nan16, 2, cudaMemcpyHostToDevice),
+              cudaSuccess);
+    g.kernel = dt.cluster;
+    ASSERT_TRUE(gemm(g, nullptr).ok());
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    auto const h = download(g.d, ops.nd * size_of(g.c_type));
+    for (std::int64_t r = 0; r < g.m; ++r) {
+      for (std::int64_t c = 0; c < g.n; ++c) {
+        std::size_t const i = std::size_t(r * g.ldd + c);
+        float x;
+        if (g.c_type == DType::f32) {
+          std::memcpy(&x, &h[4 * i], 4);
+        } else {
+          std::uint16_t u;
+          std::memcpy(&u, &h[2 * i], 2);
+          x = g.c_type == DType::bf16 ? reference::bf16_to_float(u) : reference::f16_to_float(u);
+        }
+        EXPECT_EQ(std::isnan(x), r == 3) << dt.cluster << " D(" << r << "," << c << ") = " << x;
+      }
+    }
+  }
+}
+
+TEST(Sm90Small, OtherArchitecturesRefuseWithArchMismatch) {
+  TESSEL_REQUIRE_GPU();
+  if (compute_capability() == 90) GTEST_SKIP() << "this GPU is sm_90: the refusal is for other architectures";
+  GemmArguments g = problem(64, 64, 64, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+  Operands ops(g, 3);
+  g.kernel = "sm90_bf16_128x256x64";
+  Status s = gemm(g, nullptr);
+  EXPECT_EQ(s.code, StatusCode::arch_mismatch) << s.reason;
+}
+
+TEST(Sm90Large, OddAndAlignedShapesAgainstCublas) {
+  TESSEL_REQUIRE_SM90();
+  struct Case {
+    std::int64_t m, n, k;
+    char const* layout;
+    DType ab, cd;
+    char const* entry;
+  };
+  constexpr Case cases[] = {
+      {4095, 4097, 4099, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2"},
+      {4095, 4097, 4099, "nt", DType::f16, DType::f16, "sm90_fp16_128x256x64"},
+      {8191, 8193, 8191, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2"},
+      {4096, 4096, 4096, "tn", DType::bf16, DType::f32, "sm90_bf16_128x256x64_c2"},
+  };
+  for (Case const& c : cases) {
+    GemmArguments g = problem(c.m, c.n, c.k, c.layout, MatrixOrder::col_major, c.ab, c.cd);
+    g.alpha = 1.0f, g.beta = 0.0f;
+    Operands ops(g, 71);
+    expect_good(run_and_check(c.entry, g), what(c.entry, g, c.layout), g.a_type);
+  }
+}
