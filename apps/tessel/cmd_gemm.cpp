@@ -5,7 +5,11 @@
 //   tessel gemm --m 8192 --n 8192 --k 8192 --dtype bf16 --json r.json
 //   tessel gemm --sweep bench/sgemm.txt --json bench/results/sgemm-h200-20261121.json
 //
-// Method (docs/PERF.md): inputs are uniform(-1,1) from a fixed hash (never zeros), outputs are
+// fp8 (--dtype e4m3|e5m2, --b-dtype for a mixed pair) compares against cuBLASLt's fp8 matmul
+// (cublasGemmEx has no fp8), which runs only the tn layout; the row says so for the others.
+//
+// Method (docs/PERF.md): inputs are uniform(-1,1) from a fixed hash (never zeros; fp8 inputs are
+// uniform(-2,2) rounded to fp8, so products span many exponents), outputs are
 // poisoned with NaN before the verification run; tessel and cuBLAS run the same inputs; the GPU
 // fp64 reference judges both (tessel/reference/gemm_device.hpp). Timing: warm-up, then
 // `iters` pairs interleaved tessel, cuBLAS, tessel, cuBLAS ... each launch between its own CUDA
@@ -19,6 +23,7 @@
 #include <tessel/reference/gemm_device.hpp>
 #include <tessel/runtime/device.hpp>
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -57,8 +62,10 @@ constexpr char const* kUsage =
     "problem:\n"
     "  --m M --n N --k K   sizes (default 4096 each)\n"
     "  --batch B           batch count, matrices packed back to back (default 1)\n"
-    "  --dtype T           A/B dtype: fp32 (default), tf32, fp16, bf16\n"
-    "  --out-dtype T       C/D dtype: default fp32 for fp32/tf32, else the input dtype\n"
+    "  --dtype T           A/B dtype: fp32 (default), tf32, fp16, bf16, e4m3, e5m2\n"
+    "  --b-dtype T         B's dtype when it differs from A's (fp8: e4m3 x e5m2, e5m2 x e4m3)\n"
+    "  --out-dtype T       C/D dtype: default fp32 for fp32/tf32, bf16 for fp8, else the input dtype\n"
+    "  --a-scale S --b-scale S      fp8 per-tensor scales: D = alpha*(S_a*A)(S_b*B) + beta*C (default 1)\n"
     "  --layout L          tn (default), nn, nt, tt: BLAS transposes of A and B, C/D column-major\n"
     "  --alpha A --beta B  scalars (default 1 and 0)\n"
     "  --kernel NAME       a kernel from `tessel list`, or auto (default: the heuristic)\n"
@@ -67,7 +74,8 @@ constexpr char const* kUsage =
     "  --warmup N          untimed launches of each side first (default 5)\n"
     "  --gap-ms G          idle milliseconds before each timed pair: burst figures (default 0)\n"
     "  --verify | --no-verify       judge both results against the fp64 GPU reference (default on)\n"
-    "  --compare cublas|none        the baseline run in the same process (default cublas)\n"
+    "  --compare cublas|none        the baseline run in the same process (default cublas;\n"
+    "                               cuBLASLt's fp8 matmul for fp8, tn layout only)\n"
     "  --seed S            input data seed (default 1)\n"
     "output:\n"
     "  --csv FILE          append one row per problem\n"
@@ -91,10 +99,10 @@ bool is_flag(std::string const& name) {
 }
 
 bool is_known(std::string const& name) {
-  static char const* const known[] = {"--m",     "--n",      "--k",       "--batch",  "--dtype",  "--out-dtype",
-                                      "--layout", "--alpha",  "--beta",    "--kernel", "--iters",  "--warmup",
-                                      "--gap-ms", "--compare", "--seed",   "--csv",    "--json",   "--suite",
-                                      "--sweep"};
+  static char const* const known[] = {"--m",      "--n",       "--k",      "--batch",   "--dtype",   "--b-dtype",
+                                      "--out-dtype", "--a-scale", "--b-scale", "--layout", "--alpha", "--beta",
+                                      "--kernel", "--iters",   "--warmup", "--gap-ms",  "--compare", "--seed",
+                                      "--csv",    "--json",    "--suite",  "--sweep"};
   for (char const* k : known)
     if (name == k) return true;
   return is_flag(name);
@@ -158,9 +166,10 @@ float parse_float(std::string const& option, std::string const& text) {
 
 struct Problem {
   long long m = 4096, n = 4096, k = 4096, batch = 1;
-  DType ab = DType::f32, cd = DType::f32;
+  DType ab = DType::f32, bt = DType::f32, cd = DType::f32;  // A, B, C/D
   std::string layout = "tn";
   float alpha = 1.0f, beta = 0.0f;
+  float a_scale = 1.0f, b_scale = 1.0f;
   std::string kernel = "auto";
   int iters = 30, warmup = 5;
   double gap_ms = 0.0;
@@ -174,11 +183,15 @@ struct Problem {
   }
   std::string dtype_name() const {
     std::string s = tessel::to_string(ab);
-    bool const default_out = cd == ((ab == DType::f32 || ab == DType::tf32) ? DType::f32 : ab);
+    if (bt != ab) s += std::string("x") + tessel::to_string(bt);
+    bool const default_out = cd == default_out_dtype(ab);
     if (!default_out) s += std::string("->") + tessel::to_string(cd);
     return s;
   }
   double flops() const { return 2.0 * double(m) * double(n) * double(k) * double(batch); }
+  static DType default_out_dtype(DType in) {
+    return (in == DType::f32 || in == DType::tf32) ? DType::f32 : tessel::is_fp8(in) ? DType::bf16 : in;
+  }
 };
 
 Problem make_problem(Options const& o) {
@@ -191,15 +204,24 @@ Problem make_problem(Options const& o) {
   if (auto v = get("--batch")) p.batch = parse_int("--batch", *v, 0, kMax);
   if (auto v = get("--dtype")) {
     auto t = tessel::parse_dtype(*v);
-    if (!t) throw UsageError("--dtype: '" + *v + "' is not one of fp32, tf32, fp16, bf16");
+    if (!t) throw UsageError("--dtype: '" + *v + "' is not one of fp32, tf32, fp16, bf16, e4m3, e5m2");
     p.ab = *t;
   }
-  p.cd = (p.ab == DType::f32 || p.ab == DType::tf32) ? DType::f32 : p.ab;
+  p.bt = p.ab;
+  if (auto v = get("--b-dtype")) {
+    auto t = tessel::parse_dtype(*v);
+    if (!t) throw UsageError("--b-dtype: '" + *v + "' is not one of fp32, tf32, fp16, bf16, e4m3, e5m2");
+    p.bt = *t;
+  }
+  p.cd = Problem::default_out_dtype(p.ab);
   if (auto v = get("--out-dtype")) {
     auto t = tessel::parse_dtype(*v);
-    if (!t || *t == DType::tf32) throw UsageError("--out-dtype: '" + *v + "' is not one of fp32, fp16, bf16");
+    if (!t || *t == DType::tf32 || tessel::is_fp8(*t))
+      throw UsageError("--out-dtype: '" + *v + "' is not one of fp32, fp16, bf16");
     p.cd = *t;
   }
+  if (auto v = get("--a-scale")) p.a_scale = parse_float("--a-scale", *v);
+  if (auto v = get("--b-scale")) p.b_scale = parse_float("--b-scale", *v);
   if (auto v = get("--layout")) {
     if (*v != "tn" && *v != "nn" && *v != "nt" && *v != "tt")
       throw UsageError("--layout: '" + *v + "' is not one of tn, nn, nt, tt");
@@ -230,7 +252,9 @@ GemmArguments gemm_arguments(Problem const& p) {
   MatrixOrder const ao = p.layout[0] == 't' ? MatrixOrder::row_major : MatrixOrder::col_major;
   MatrixOrder const bo = p.layout[1] == 't' ? MatrixOrder::row_major : MatrixOrder::col_major;
   GemmArguments g = tessel::make_packed_gemm(p.m, p.n, p.k, p.batch, p.ab, p.cd, ao, bo, MatrixOrder::col_major);
+  g.b_type = p.bt;
   g.alpha = p.alpha, g.beta = p.beta;
+  g.a_scale = p.a_scale, g.b_scale = p.b_scale;
   g.kernel = p.kernel.c_str();
   return g;
 }
@@ -288,12 +312,13 @@ double peak_tflops(tessel::DeviceInfo const& d, DType t) {
   bool const hopper_sxm = d.cc_major == 9 && (d.name.find("H100 80GB HBM3") != std::string::npos ||
                                               d.name.find("H200") != std::string::npos ||
                                               d.name.find("H100 SXM") != std::string::npos);
-  if (hopper_sxm) return t == DType::f32 ? 66.9 : t == DType::tf32 ? 494.7 : 989.4;
+  if (hopper_sxm) return t == DType::f32 ? 66.9 : t == DType::tf32 ? 494.7 : tessel::is_fp8(t) ? 1978.9 : 989.4;
   double const ghz = d.clock_mhz / 1000.0, sms = d.sm_count;
   int const cc = d.cc_major * 10 + d.cc_minor;
   double const fp32_per_sm = cc == 80 ? 128 : 256;             // flops/clock
   double const half_per_sm = cc >= 90 ? 4096 : cc == 80 ? 2048 : 1024;
   double per_sm = t == DType::f32 ? fp32_per_sm : t == DType::tf32 ? half_per_sm / 2 : half_per_sm;
+  if (tessel::is_fp8(t)) per_sm = cc >= 89 ? 2 * half_per_sm : fp32_per_sm;  // no fp8 tensor cores before sm_89
   return sms * per_sm * ghz / 1000.0;
 }
 
@@ -361,6 +386,8 @@ struct Result {
   bool ran = false;
   std::string error;  // why it did not run (one line)
   Timing tessel, cublas;
+  std::string baseline = "cublas";  // "cublaslt" for fp8
+  std::string baseline_note;        // why the baseline did not run (e.g. cuBLASLt's fp8 layouts)
   bool verified = false, cublas_verified = false;
   tessel::reference::GemmCheck check, cublas_check;
   int sets = 0;
@@ -400,12 +427,115 @@ void run_cublas(cublasHandle_t h, GemmArguments const& g, void* d) {
   cublas_check(s, "cuBLAS GEMM");
 }
 
-Result run_problem(Problem const& p, GpuReport const& gpu, cublasHandle_t handle, Nvml const& nvml) {
+void lt_check(cublasStatus_t s, char const* what) { cublas_check(s, what); }
+
+cudaDataType lt_type(DType t) {
+  return t == DType::e4m3 ? CUDA_R_8F_E4M3 : t == DType::e5m2 ? CUDA_R_8F_E5M2 : cuda_type(t);
+}
+
+// cuBLASLt's fp8 matmul on the same arguments (cublasGemmEx has no fp8). Its fp8 rules on
+// Hopper: A transposed and B not ("TN": both operands K-major), C/D column-major bf16, fp16 or
+// fp32, fp32 compute; the scales go in as device scalars (A_SCALE_POINTER, B_SCALE_POINTER):
+// D = alpha * a_scale * b_scale * A B + beta * C, as tessel's. A 32 MiB workspace and the
+// heuristic's first algorithm; FAST_ACCUM left off (fp32 promotion, like tessel's kernels).
+// Built once per problem; `why()` says when cuBLASLt cannot run it (the row prints that).
+class LtFp8Gemm {
+ public:
+  static constexpr std::size_t kWorkspace = std::size_t(32) << 20;
+
+  LtFp8Gemm(cublasLtHandle_t lt, GemmArguments const& g, std::string const& layout) : lt_(lt) {
+    if (g.a_order != MatrixOrder::row_major || g.b_order != MatrixOrder::col_major || g.c_order != MatrixOrder::col_major) {
+      why_ = "cuBLASLt: not supported for layout " + layout + " (its fp8 matmul needs tn: A and B K-major)";
+      return;
+    }
+    lt_check(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+    cublasOperation_t const ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    lt_check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
+    lt_check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
+    float const host_scales[2] = {g.a_scale, g.b_scale};
+    cuda_check(cudaMemcpy(scales_.p, host_scales, sizeof host_scales, cudaMemcpyHostToDevice), "cuBLASLt scales");
+    void const* a_scale = scales_.p;
+    void const* b_scale = static_cast<float const*>(scales_.p) + 1;
+    lt_check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale, sizeof a_scale), "A_SCALE_POINTER");
+    lt_check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale, sizeof b_scale), "B_SCALE_POINTER");
+    // Stored shapes, column-major: A is K x M (transposed), B is K x N, D is M x N.
+    make_layout(&a_, g.a_type, g.k, g.m, g.lda, g.batch_count, g.batch_stride_a);
+    make_layout(&b_, g.b_type, g.k, g.n, g.ldb, g.batch_count, g.batch_stride_b);
+    make_layout(&d_, g.c_type, g.m, g.n, g.ldd, g.batch_count, g.batch_stride_d);
+    lt_check(cublasLtMatmulPreferenceCreate(&pref_), "cublasLtMatmulPreferenceCreate");
+    std::uint64_t const ws = kWorkspace;
+    lt_check(cublasLtMatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws), "workspace");
+    int found = 0;
+    cublasStatus_t const st = cublasLtMatmulAlgoGetHeuristic(lt_, op_, a_, b_, d_, d_, pref_, 1, &algo_, &found);
+    if (st != CUBLAS_STATUS_SUCCESS || found == 0)
+      why_ = std::string("cuBLASLt: no fp8 algorithm for this problem (") +
+             (st != CUBLAS_STATUS_SUCCESS ? cublasGetStatusString(st) : "the heuristic found none") + ")";
+  }
+  ~LtFp8Gemm() {
+    if (pref_) cublasLtMatmulPreferenceDestroy(pref_);
+    for (cublasLtMatrixLayout_t l : {a_, b_, d_})
+      if (l) cublasLtMatrixLayoutDestroy(l);
+    if (op_) cublasLtMatmulDescDestroy(op_);
+  }
+  LtFp8Gemm(LtFp8Gemm const&) = delete;
+  LtFp8Gemm& operator=(LtFp8Gemm const&) = delete;
+
+  std::string const& why() const { return why_; }
+
+  // In place, like run_cublas: D holds C on entry.
+  void run(GemmArguments const& g, void* d, cudaStream_t stream) const {
+    float const alpha = g.alpha, beta = g.beta;
+    lt_check(cublasLtMatmul(lt_, op_, &alpha, g.a, a_, g.b, b_, &beta, d, d_, d, d_, &algo_.algo, workspace_.p, kWorkspace,
+                            stream),
+             "cublasLtMatmul (fp8)");
+  }
+
+ private:
+  static void make_layout(cublasLtMatrixLayout_t* l, DType t, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                          std::int64_t batch, std::int64_t stride) {
+    lt_check(cublasLtMatrixLayoutCreate(l, lt_type(t), std::uint64_t(rows), std::uint64_t(cols), ld), "cublasLtMatrixLayoutCreate");
+    if (batch > 1) {
+      std::int32_t const count = std::int32_t(batch);
+      lt_check(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count), "BATCH_COUNT");
+      lt_check(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride),
+               "STRIDED_BATCH_OFFSET");
+    }
+  }
+
+  cublasLtHandle_t lt_;
+  std::string why_;
+  cublasLtMatmulDesc_t op_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
+  cublasLtMatmulPreference_t pref_ = nullptr;
+  cublasLtMatmulHeuristicResult_t algo_{};
+  DeviceBuffer scales_{2 * sizeof(float)};
+  DeviceBuffer workspace_{kWorkspace};
+};
+
+Result run_problem(Problem const& p, GpuReport const& gpu, cublasHandle_t handle, cublasLtHandle_t lt, Nvml const& nvml) {
   Result r;
   r.p = p;
   GemmArguments g = gemm_arguments(p);  // validated by run_gemm (with placeholder pointers)
   bool const int_sizes = p.m < (1LL << 31) && p.n < (1LL << 31) && p.k < (1LL << 31) && p.batch < (1LL << 31);
   bool compare = p.compare && int_sizes;
+  bool const fp8 = tessel::is_fp8(g.a_type);
+  std::unique_ptr<LtFp8Gemm> lt_gemm;
+  if (fp8) r.baseline = "cublaslt";
+  if (compare && fp8) {
+    lt_gemm = std::make_unique<LtFp8Gemm>(lt, g, p.layout);
+    if (!lt_gemm->why().empty()) {
+      r.baseline_note = lt_gemm->why();
+      compare = false;
+    }
+  }
+  cudaStream_t const stream = nullptr;
+  auto run_baseline = [&](GemmArguments const& x, void* d) {
+    if (fp8) {
+      lt_gemm->run(x, d, stream);
+    } else {
+      run_cublas(handle, x, d);
+    }
+  };
   {
     float dummy = 0;  // can_implement needs non-null pointers where data is read
     GemmArguments probe = g;
@@ -446,8 +576,9 @@ Result run_problem(Problem const& p, GpuReport const& gpu, cublasHandle_t handle
   for (int s = 0; s < sets; ++s) {
     Set x{DeviceBuffer(bytes_a), DeviceBuffer(bytes_b), DeviceBuffer(bytes_c), DeviceBuffer(bytes_c)};
     unsigned long long const seed = p.seed * 1000003ULL + 17ULL * unsigned(s);
-    status_check(tessel::reference::fill_uniform_device(x.a.p, g.a_type, bytes_a / tessel::size_of(g.a_type), seed + 1), "fill A");
-    status_check(tessel::reference::fill_uniform_device(x.b.p, g.b_type, bytes_b / tessel::size_of(g.b_type), seed + 2), "fill B");
+    float const lo = fp8 ? -2.0f : -1.0f, hi = -lo;  // fp8: a wider range, so values span more exponents
+    status_check(tessel::reference::fill_uniform_device(x.a.p, g.a_type, bytes_a / tessel::size_of(g.a_type), seed + 1, lo, hi), "fill A");
+    status_check(tessel::reference::fill_uniform_device(x.b.p, g.b_type, bytes_b / tessel::size_of(g.b_type), seed + 2, lo, hi), "fill B");
     status_check(tessel::reference::fill_uniform_device(x.c.p, g.c_type, bytes_c / tessel::size_of(g.c_type), seed + 3), "fill C");
     status_check(tessel::reference::fill_constant_device(x.d.p, g.c_type, bytes_c / tessel::size_of(g.c_type), NAN), "poison D");
     bufs.push_back(std::move(x));
@@ -457,8 +588,6 @@ Result run_problem(Problem const& p, GpuReport const& gpu, cublasHandle_t handle
     x.a = bufs[s].a.p, x.b = bufs[s].b.p, x.c = bufs[s].c.p, x.d = bufs[s].d.p;
     return x;
   };
-  cudaStream_t const stream = nullptr;
-
   // Verification: one run of each on set 0 into NaN-poisoned outputs, judged by the fp64 reference.
   DeviceBuffer d_cublas(compare ? bytes_c : 0);
   if (p.verify) {
@@ -471,7 +600,7 @@ Result run_problem(Problem const& p, GpuReport const& gpu, cublasHandle_t handle
     r.verified = r.check.passed();
     if (compare) {
       cuda_check(cudaMemcpy(d_cublas.p, x.c, bytes_c, cudaMemcpyDeviceToDevice), "copy C for cuBLAS");
-      run_cublas(handle, x, d_cublas.p);
+      run_baseline(x, d_cublas.p);
       GemmArguments y = x;
       y.d = d_cublas.p;
       status_check(tessel::reference::check_device(y, static_cast<double const*>(ref.p), static_cast<double const*>(scale.p), tol, &r.cublas_check, stream), "check cuBLAS");
@@ -484,7 +613,7 @@ Result run_problem(Problem const& p, GpuReport const& gpu, cublasHandle_t handle
   for (int i = 0; i < p.warmup; ++i) {
     GemmArguments x = args_for(i % sets);
     status_check(tessel::gemm(x, stream), "tessel::gemm");
-    if (compare) run_cublas(handle, x, x.d);
+    if (compare) run_baseline(x, x.d);
   }
   cuda_check(cudaStreamSynchronize(stream), "warm-up");
   for (int i = 0; i < p.iters; ++i) {
@@ -498,7 +627,7 @@ Result run_problem(Problem const& p, GpuReport const& gpu, cublasHandle_t handle
     cuda_check(cudaEventRecord(ev.e[4 * i + 1], stream), "cudaEventRecord");
     if (compare) {
       cuda_check(cudaEventRecord(ev.e[4 * i + 2], stream), "cudaEventRecord");
-      run_cublas(handle, x, x.d);
+      run_baseline(x, x.d);
       cuda_check(cudaEventRecord(ev.e[4 * i + 3], stream), "cudaEventRecord");
     }
   }
@@ -554,7 +683,8 @@ void write_json(std::string const& path, GpuReport const& gpu, std::string const
   f << "  \"suite\": " << json_string(suite) << ",\n";
   f << "  \"method\": " << json_string("median of --iters launches per side after --warmup, CUDA events per launch, "
                                        "tessel and cuBLAS interleaved, input sets rotated through >= 2x L2; "
-                                       "fp32 baseline is cuBLAS CUBLAS_COMPUTE_32F (no tensor cores)") << ",\n";
+                                       "fp32 baseline is cuBLAS CUBLAS_COMPUTE_32F (no tensor cores); fp8 baseline is cuBLASLt "
+                                       "(tn only, fp32 compute, FAST_ACCUM off)") << ",\n";
   f << "  \"results\": [";
   bool first = true;
   for (Result const& r : rs) {
@@ -568,12 +698,13 @@ void write_json(std::string const& path, GpuReport const& gpu, std::string const
       << ", \"beta\": " << json_number(r.p.beta) << ", \"kernel\": " << json_string(r.kernel)
       << ", \"ms\": " << json_number(r.tessel.median_ms) << ", \"tflops\": " << json_number(r.tflops())
       << ", \"pct_peak\": " << json_number(100.0 * r.tflops() / peak_tflops(gpu.info, r.p.ab))
-      << ", \"baseline\": " << (r.cublas.median_ms > 0 ? "\"cublas\"" : "null")
+      << ", \"baseline\": " << (r.cublas.median_ms > 0 ? json_string(r.baseline) : "null")
       << ", \"baseline_ms\": " << json_number(r.cublas.median_ms)
       << ", \"baseline_tflops\": " << json_number(r.cublas_tflops()) << ", \"ratio\": " << json_number(ratio)
       << ", \"verified\": " << (r.p.verify ? (r.verified ? "true" : "false") : "null")
       << ", \"max_rel_err\": " << (r.p.verify ? json_number(r.check.max_rel_err) : "null")
       << ", \"baseline_max_rel_err\": " << (r.p.verify && r.cublas.median_ms > 0 ? json_number(r.cublas_check.max_rel_err) : "null")
+      << (r.baseline_note.empty() ? "" : ", \"baseline_note\": " + json_string(r.baseline_note))
       << ", \"iters\": " << r.p.iters << ", \"input_sets\": " << r.sets
       << ", \"sm_clock_after_mhz\": " << r.sm_clock_after << "}";
   }
@@ -624,7 +755,8 @@ void print_row(GpuReport const& gpu, Result const& r) {
     std::snprintf(buf, sizeof buf, "%s %.2g", r.verified ? "ok" : "FAILED", r.check.max_rel_err);
     verdict = buf;
     if (r.cublas.median_ms > 0) {
-      std::snprintf(buf, sizeof buf, " (cuBLAS %s %.2g)", r.cublas_verified ? "ok" : "FAILED", r.cublas_check.max_rel_err);
+      std::snprintf(buf, sizeof buf, " (%s %s %.2g)", r.baseline == "cublaslt" ? "cuBLASLt" : "cuBLAS",
+                    r.cublas_verified ? "ok" : "FAILED", r.cublas_check.max_rel_err);
       verdict += buf;
     }
   }
@@ -634,6 +766,10 @@ void print_row(GpuReport const& gpu, Result const& r) {
                 r.p.dtype_name().c_str(), r.p.layout.c_str(), r.kernel.c_str(), r.tessel.median_ms, r.tflops(),
                 100.0 * r.tflops() / peak, r.cublas.median_ms, r.cublas_tflops(), r.tflops() / r.cublas_tflops(),
                 verdict.c_str());
+  } else if (!r.baseline_note.empty()) {  // e.g. "cuBLASLt: not supported for layout nn (...)" in the baseline columns
+    std::printf("%-22s %-10s %-6s %-16s %9.3f %8.2f %5.1f%% %-25s  %s\n", r.p.shape().c_str(), r.p.dtype_name().c_str(),
+                r.p.layout.c_str(), r.kernel.c_str(), r.tessel.median_ms, r.tflops(), 100.0 * r.tflops() / peak,
+                r.baseline_note.c_str(), verdict.c_str());
   } else {
     std::printf("%-22s %-10s %-6s %-16s %9.3f %8.2f %5.1f%% %9s %8s %6s  %s\n", r.p.shape().c_str(),
                 r.p.dtype_name().c_str(), r.p.layout.c_str(), r.kernel.c_str(), r.tessel.median_ms, r.tflops(),
@@ -641,7 +777,7 @@ void print_row(GpuReport const& gpu, Result const& r) {
   }
   if (r.p.verify && !r.verified) std::printf("    tessel: %s\n", r.check.describe().c_str());
   if (r.p.verify && r.cublas.median_ms > 0 && !r.cublas_verified)
-    std::printf("    cuBLAS: %s\n", r.cublas_check.describe().c_str());
+    std::printf("    %s: %s\n", r.baseline == "cublaslt" ? "cuBLASLt" : "cuBLAS", r.cublas_check.describe().c_str());
   std::fflush(stdout);
 }
 
@@ -741,6 +877,9 @@ int run_gemm(std::vector<std::string> const& args) {
   std::unique_ptr<cublasContext, void (*)(cublasHandle_t)> guard(handle, [](cublasHandle_t h) { cublasDestroy(h); });
   cublasGetVersion(handle, &gpu.cublas_version);
   cublas_check(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  cublasLtHandle_t lt = nullptr;  // cuBLASLt: the fp8 baseline
+  cublas_check(cublasLtCreate(&lt), "cublasLtCreate");
+  std::unique_ptr<cublasLtContext, void (*)(cublasLtHandle_t)> lt_guard(lt, [](cublasLtHandle_t h) { cublasLtDestroy(h); });
   Nvml nvml(dev);
 
   print_header(gpu, nvml.sm_clock_mhz());
@@ -751,7 +890,7 @@ int run_gemm(std::vector<std::string> const& args) {
     progress(i, problems.size(), problems[i].shape() + " " + problems[i].dtype_name() + " " + problems[i].layout);
     Result r;
     try {
-      r = run_problem(problems[i], gpu, handle, nvml);
+      r = run_problem(problems[i], gpu, handle, lt, nvml);
     } catch (std::runtime_error const& e) {
       r.p = problems[i];
       r.error = e.what();

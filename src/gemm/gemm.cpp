@@ -30,6 +30,8 @@ SimtInstance simt_instance(SimtTileShape tile, GemmArguments const& g) {
     case DType::tf32: return kernel::detail::simt_instance_f32(tile, g.c_type);
     case DType::f16: return kernel::detail::simt_instance_f16(tile, g.c_type);
     case DType::bf16: return kernel::detail::simt_instance_bf16(tile, g.c_type);
+    case DType::e4m3:
+    case DType::e5m2: return kernel::detail::simt_instance_fp8(tile, g.c_type);
   }
   return {};
 }
@@ -43,7 +45,7 @@ bool aligned4(void const* p, DType t, std::int64_t ld, std::int64_t batch_stride
 SimtGemmParams simt_params(GemmArguments const& g) {
   SimtGemmParams p;
   p.batch = g.batch_count;
-  p.alpha = g.alpha, p.beta = g.beta;
+  p.alpha = gemm_product_scale(g), p.beta = g.beta;
   p.c = g.c, p.ldc = g.ldc, p.batch_stride_c = g.batch_stride_c;
   p.d = g.d, p.ldd = g.ldd, p.batch_stride_d = g.batch_stride_d;
   p.c_vec = g.c != nullptr && aligned4(g.c, g.c_type, g.ldc, g.batch_stride_c, g.batch_count);
@@ -57,10 +59,12 @@ SimtGemmParams simt_params(GemmArguments const& g) {
     p.m = g.m, p.n = g.n;
     p.a = g.a, p.lda = g.lda, p.batch_stride_a = g.batch_stride_a, p.a_k_major = a_k_contig, p.a_vec = a_vec;
     p.b = g.b, p.ldb = g.ldb, p.batch_stride_b = g.batch_stride_b, p.b_k_major = b_k_contig, p.b_vec = b_vec;
+    p.a_e5m2 = g.a_type == DType::e5m2, p.b_e5m2 = g.b_type == DType::e5m2;
   } else {
     p.m = g.n, p.n = g.m;
     p.a = g.b, p.lda = g.ldb, p.batch_stride_a = g.batch_stride_b, p.a_k_major = b_k_contig, p.a_vec = b_vec;
     p.b = g.a, p.ldb = g.lda, p.batch_stride_b = g.batch_stride_a, p.b_k_major = a_k_contig, p.b_vec = a_vec;
+    p.a_e5m2 = g.b_type == DType::e5m2, p.b_e5m2 = g.a_type == DType::e5m2;
   }
   return p;
 }
@@ -100,7 +104,9 @@ cudaError_t simt_attr(SimtTileShape tile, GemmArguments const& g, cudaFuncAttrib
   return inst.attributes(attr);
 }
 
-constexpr char kSimtDtypes[] = "fp32|tf32 -> fp32, fp16 -> fp16|fp32, bf16 -> bf16|fp32 (tf32 runs in full fp32)";
+constexpr char kSimtDtypes[] =
+    "fp32|tf32 -> fp32, fp16 -> fp16|fp32, bf16 -> bf16|fp32 (tf32 runs in full fp32), "
+    "e4m3|e5m2 x e4m3|e5m2 (not e5m2 x e5m2) -> bf16|fp16|fp32";
 constexpr char kSimtLayouts[] = "A, B, C/D each row- or column-major; batched; any leading dimension";
 constexpr char kSimtAlign[] = "none; 128-bit loads/stores where pointer, ld and batch stride are multiples of 4 elements";
 
@@ -116,7 +122,7 @@ std::array<GemmKernelInfo, 4> const kKernels = {{
      [](GemmArguments const& g, cudaStream_t s) { return simt_run(SimtTileShape::t128x128x8_cp_async, g, s); },
      [](GemmArguments const& g, cudaFuncAttributes* a) { return simt_attr(SimtTileShape::t128x128x8_cp_async, g, a); }},
     {"simt_128x128x8",
-     "CUDA-core FFMA: double-buffered smem through registers (converts fp16/bf16 on load), warp tiling, 8x8 per thread (tutorial rung 08)",
+     "CUDA-core FFMA: double-buffered smem through registers (converts fp16/bf16/fp8 on load), warp tiling, 8x8 per thread (tutorial rung 08)",
      "128x128x8, 256 threads, 2 stages", kSimtDtypes, kSimtLayouts, kSimtAlign,
      "default when the 128x128 tiles fill at least every SM once", 80,
      [](GemmArguments const& g) { return simt_check(SimtTileShape::t128x128x8, g); },
@@ -214,8 +220,9 @@ GemmKernelInfo const* select_gemm_kernel(GemmArguments const& g, Status* why) {
     return k;
   }
   // Heuristic: bf16 and fp16 on an sm_90 GPU take the sm_90a kernels; tensor-core dtypes (bf16,
-  // fp16, tf32) on sm_80 or newer otherwise take the sm_80 kernels' own heuristic. Otherwise SIMT: 128x128 tiles unless they leave SMs idle, then 64x64 (4x the
-  // CTAs); for fp32 the kKernels[kLargeFp32Kernel] mainloop.
+  // fp16, tf32) on sm_80 or newer otherwise take the sm_80 kernels' own heuristic. Otherwise
+  // (fp32, and fp8 until a tensor-core fp8 kernel takes it) SIMT: 128x128 tiles unless they
+  // leave SMs idle, then 64x64 (4x the CTAs); for fp32 the kKernels[kLargeFp32Kernel] mainloop.
   Here h;
   bool const have_device = current_device(&h).ok();
   int const sms = have_device ? h.sms : 132;
@@ -255,9 +262,10 @@ Status gemm_kernel_runs_here(GemmKernelInfo const& k, GemmArguments const& g) {
   // One probe per (kernel instance, device); the answer cannot change within a process.
   static std::mutex mu;
   // [kernel entry x dtype family][device]: 0 unknown, 1 ok
-  static std::vector<std::array<signed char, 64>> seen(all_kernels().size() * 8);
-  std::size_t const row = static_cast<std::size_t>(&k - all_kernels().data()) * 8 + static_cast<std::size_t>(g.a_type) * 2 +
-                          (g.c_type == DType::f32 ? 0 : 1);
+  constexpr std::size_t kRowsPerKernel = 2 * (static_cast<std::size_t>(DType::e5m2) + 1);  // a_type x (f32 out or not)
+  static std::vector<std::array<signed char, 64>> seen(all_kernels().size() * kRowsPerKernel);
+  std::size_t const row = static_cast<std::size_t>(&k - all_kernels().data()) * kRowsPerKernel +
+                          static_cast<std::size_t>(g.a_type) * 2 + (g.c_type == DType::f32 ? 0 : 1);
   bool const cacheable = row < seen.size() && h.device >= 0 && h.device < 64;
   {
     std::lock_guard<std::mutex> lock(mu);

@@ -1,6 +1,7 @@
 // src/gemm/reference_gemm.cu -- the fp64 GPU reference, its judge, and the test-data fills.
 #include <tessel/gemm/device/gemm_validate.hpp>
 #include <tessel/gemm/kernel/element_io.hpp>
+#include <tessel/numeric/float8.hpp>
 #include <tessel/reference/gemm_device.hpp>
 #include <tessel/reference/gemm_host.hpp>
 
@@ -23,6 +24,8 @@ __device__ double load_element(void const* base, DType t, std::int64_t offset) {
   switch (t) {
     case DType::f16: return double(kernel::to_float(static_cast<__half const*>(base)[offset]));
     case DType::bf16: return double(kernel::to_float(static_cast<__nv_bfloat16 const*>(base)[offset]));
+    case DType::e4m3: return double(static_cast<float_e4m3_t const*>(base)[offset]);  // exact
+    case DType::e5m2: return double(static_cast<float_e5m2_t const*>(base)[offset]);
     default: return double(static_cast<float const*>(base)[offset]);
   }
 }
@@ -31,6 +34,8 @@ __device__ void store_element(void* base, DType t, std::int64_t offset, float v)
   switch (t) {
     case DType::f16: static_cast<__half*>(base)[offset] = __float2half_rn(v); break;
     case DType::bf16: static_cast<__nv_bfloat16*>(base)[offset] = __float2bfloat16_rn(v); break;
+    case DType::e4m3: static_cast<float_e4m3_t*>(base)[offset] = float_e4m3_t(v); break;  // RNE, satfinite
+    case DType::e5m2: static_cast<float_e5m2_t*>(base)[offset] = float_e5m2_t(v); break;
     default: static_cast<float*>(base)[offset] = v; break;
   }
 }
@@ -68,8 +73,9 @@ __global__ void reference_gemm_kernel(GemmArguments g, bool reads_ab, bool reads
       }
     }
     if (i < g.m && j < g.n) {
-      double rv = reads_ab ? double(g.alpha) * sum : 0.0;
-      double sv = reads_ab ? fabs(double(g.alpha)) * abs_sum : 0.0;
+      double const alpha = product_scale(g);  // alpha * a_scale * b_scale
+      double rv = reads_ab ? alpha * sum : 0.0;
+      double sv = reads_ab ? fabs(alpha) * abs_sum : 0.0;
       if (reads_c) {
         double const cv = double(g.beta) * load_element(g.c, g.c_type, b * g.batch_stride_c + element_offset(g.c_order, i, j, g.ldc));
         rv += cv;

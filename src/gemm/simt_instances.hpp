@@ -1,9 +1,11 @@
 // src/gemm/simt_instances.hpp -- the compiled SIMT GEMM instances (one dtype family per TU).
 //
-// simt_gemm_f32.cu, simt_gemm_f16.cu and simt_gemm_bf16.cu each instantiate the kernels of
-// tessel/gemm/kernel/simt_gemm.hpp for their input dtype, every output dtype the API allows
-// with it, both CTA tiles and the four operand orders (simt_gemm_f32.cu also the cp.async
-// kernel of simt_gemm_cp_async.hpp). gemm.cpp (plain C++) reaches them through this table.
+// simt_gemm_f32.cu, simt_gemm_f16.cu, simt_gemm_bf16.cu and simt_gemm_fp8.cu each instantiate
+// the kernels of tessel/gemm/kernel/simt_gemm.hpp for their input dtype, every output dtype the
+// API allows with it, both CTA tiles and the four operand orders (simt_gemm_f32.cu also the
+// cp.async kernel of simt_gemm_cp_async.hpp). The fp8 instances read RuntimeFp8 operands: each
+// operand's format (e4m3/e5m2) is a flag in SimtGemmParams, so one set serves every fp8 pair.
+// gemm.cpp (plain C++) reaches them through this table.
 #pragma once
 
 #include <tessel/gemm/device/gemm_arguments.hpp>
@@ -27,6 +29,7 @@ struct SimtInstance {
 SimtInstance simt_instance_f32(SimtTileShape tile, DType c_type);
 SimtInstance simt_instance_f16(SimtTileShape tile, DType c_type);
 SimtInstance simt_instance_bf16(SimtTileShape tile, DType c_type);
+SimtInstance simt_instance_fp8(SimtTileShape tile, DType c_type);  // e4m3 and e5m2 operands
 
 // Seed 004's kernel written with tessel tensors (tensor_simt_f32.cu): fp32, any strides.
 // Pre: M < 2^31 * 128, N <= 65535 * 128.

@@ -24,30 +24,6 @@ using namespace tessel;
 
 namespace {
 
-
-// Allocates A, B, C, D for `g` (its sizes, orders, lds, strides), fills A, B, C with uniform(-1,1)
-// and poisons D with NaN. Pointers are written into g.
-struct Operands {
-  std::unique_ptr<DeviceMem> a, b, c, d;
-  std::size_t na, nb, nc, nd;
-  explicit Operands(GemmArguments& g, std::uint64_t seed = 7) {
-    na = elems(g.batch_count, g.batch_stride_a, g.m, g.k, g.lda, g.a_order);
-    nb = elems(g.batch_count, g.batch_stride_b, g.k, g.n, g.ldb, g.b_order);
-    nc = elems(g.batch_count, g.batch_stride_c, g.m, g.n, g.ldc, g.c_order);
-    nd = elems(g.batch_count, g.batch_stride_d, g.m, g.n, g.ldd, g.c_order);
-    a = std::make_unique<DeviceMem>(na * size_of(g.a_type));
-    b = std::make_unique<DeviceMem>(nb * size_of(g.b_type));
-    c = std::make_unique<DeviceMem>(nc * size_of(g.c_type));
-    d = std::make_unique<DeviceMem>(nd * size_of(g.c_type));
-    EXPECT_TRUE(a->p && b->p && c->p && d->p) << "cudaMalloc failed";
-    EXPECT_TRUE(reference::fill_uniform_device(a->p, g.a_type, na, seed * 3 + 1).ok());
-    EXPECT_TRUE(reference::fill_uniform_device(b->p, g.b_type, nb, seed * 3 + 2).ok());
-    EXPECT_TRUE(reference::fill_uniform_device(c->p, g.c_type, nc, seed * 3 + 3).ok());
-    EXPECT_TRUE(reference::fill_constant_device(d->p, g.c_type, nd, NAN).ok());
-    g.a = a->p, g.b = b->p, g.c = c->p, g.d = d->p;
-  }
-};
-
 struct Verdict {
   reference::GemmCheck ours, cublas;
   bool have_cublas = false;
@@ -58,6 +34,7 @@ cudaDataType cuda_type(DType t) { return t == DType::f16 ? CUDA_R_16F : t == DTy
 // cuBLAS on the same problem into its own NaN-poisoned output (column-major D only).
 bool run_cublas(GemmArguments const& g, void* d) {
   if (g.c_order != MatrixOrder::col_major || g.ldc != g.ldd || g.batch_stride_c != g.batch_stride_d) return false;
+  if (is_fp8(g.a_type)) return false;  // cublasGemmEx has no fp8 (tests/gpu/fp8_gemm_test.cu uses cuBLASLt)
   static cublasHandle_t h = [] {
     cublasHandle_t x = nullptr;
     cublasCreate(&x);
@@ -300,9 +277,10 @@ TEST(GemmApi, NanAndInfPropagate) {
 
 TEST(GemmApi, EveryKernelByNameAndTheHeuristic) {
   TESSEL_REQUIRE_GPU();
-  // Each kernel runs in the first input type it takes (fp32 for SIMT, bf16/fp16/tf32 for sm80).
+  // Each kernel runs in the first input type it takes (fp32 for SIMT, bf16/fp16/tf32 for sm80,
+  // e4m3 for an fp8-only kernel).
   auto input_type_of = [](GemmKernelInfo const& k) {
-    for (DType t : {DType::f32, DType::bf16, DType::f16, DType::tf32}) {
+    for (DType t : {DType::f32, DType::bf16, DType::f16, DType::tf32, DType::e4m3}) {
       GemmArguments g = problem(64, 64, 64, "tn", MatrixOrder::col_major, t, DType::f32);
       g.kernel = k.name;
       if (k.check(g).ok()) return t;

@@ -1,5 +1,5 @@
 // tests/gpu/gemm_verdict.hpp -- judging a tensor-core GEMM on the GPU: random operands with a
-// poisoned D, cuBLAS on the same inputs, the fp64 reference, and the rule "our error is at most
+// poisoned D (Operands, gemm_test_support.hpp), cuBLAS on the same inputs, the fp64 reference, and the rule "our error is at most
 // twice cuBLAS's (plus a few fp32 units)". Shared by the sm80 and sm90 kernel tests.
 #pragma once
 
@@ -32,32 +32,6 @@ inline GemmArguments problem(std::int64_t m, std::int64_t n, std::int64_t k, cha
   return g;
 }
 
-// A, B, C filled uniform(-1,1), D poisoned, each with `offset` extra elements in front (an
-// unaligned pointer when offset is odd).
-struct Operands {
-  std::unique_ptr<DeviceMem> a, b, c, d;
-  std::size_t nd = 0;
-  Operands(GemmArguments& g, std::uint64_t seed, int offset = 0) {
-    std::size_t const na = elems(g.batch_count, g.batch_stride_a, g.m, g.k, g.lda, g.a_order) + offset;
-    std::size_t const nb = elems(g.batch_count, g.batch_stride_b, g.k, g.n, g.ldb, g.b_order) + offset;
-    std::size_t const nc = elems(g.batch_count, g.batch_stride_c, g.m, g.n, g.ldc, g.c_order) + offset;
-    nd = elems(g.batch_count, g.batch_stride_d, g.m, g.n, g.ldd, g.c_order) + offset;
-    a = std::make_unique<DeviceMem>(na * size_of(g.a_type));
-    b = std::make_unique<DeviceMem>(nb * size_of(g.b_type));
-    c = std::make_unique<DeviceMem>(nc * size_of(g.c_type));
-    d = std::make_unique<DeviceMem>(nd * size_of(g.c_type));
-    EXPECT_TRUE(a->p && b->p && c->p && d->p) << "cudaMalloc failed";
-    EXPECT_TRUE(reference::fill_uniform_device(a->p, g.a_type, na, seed * 3 + 1).ok());
-    EXPECT_TRUE(reference::fill_uniform_device(b->p, g.b_type, nb, seed * 3 + 2).ok());
-    EXPECT_TRUE(reference::fill_uniform_device(c->p, g.c_type, nc, seed * 3 + 3).ok());
-    EXPECT_TRUE(reference::fill_constant_device(d->p, g.c_type, nd, NAN).ok());
-    g.a = static_cast<char*>(a->p) + offset * size_of(g.a_type);
-    g.b = static_cast<char*>(b->p) + offset * size_of(g.b_type);
-    g.c = static_cast<char*>(c->p) + offset * size_of(g.c_type);
-    g.d = static_cast<char*>(d->p) + offset * size_of(g.c_type);
-  }
-};
-
 inline cudaDataType cuda_type(DType t) { return t == DType::f16 ? CUDA_R_16F : t == DType::bf16 ? CUDA_R_16BF : CUDA_R_32F; }
 
 inline cublasHandle_t cublas() {
@@ -73,6 +47,7 @@ inline cublasHandle_t cublas() {
 inline bool run_cublas(GemmArguments const& g, void* d) {
   cublasHandle_t h = cublas();
   if (!h || g.ldc != g.ldd || g.batch_stride_c != g.batch_stride_d) return false;
+  if (is_fp8(g.a_type)) return false;  // cublasGemmEx has no fp8 (fp8_gemm_test.cu uses cuBLASLt)
   std::size_t const nd = elems(g.batch_count, g.batch_stride_d, g.m, g.n, g.ldd, g.c_order);
   if (cudaMemcpy(d, g.c, nd * size_of(g.c_type), cudaMemcpyDeviceToDevice) != cudaSuccess) return false;
   bool const a_row = g.a_order == MatrixOrder::row_major, b_row = g.b_order == MatrixOrder::row_major;

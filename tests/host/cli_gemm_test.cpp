@@ -61,7 +61,9 @@ class CliGemm : public ::testing::Test {
 TEST_F(CliGemm, BadFlagsGiveOneLineAndExit2) {
   for (char const* args : {"gemm --bogus", "gemm --m", "gemm --m x", "gemm --m -5", "gemm --dtype fp64",
                            "gemm --layout xx", "gemm --iters 0", "gemm stray", "gemm --kernel no_such_kernel",
-                           "gemm --dtype fp32 --out-dtype fp16", "gemm --compare mkl", "list --bogus"}) {
+                           "gemm --dtype fp32 --out-dtype fp16", "gemm --compare mkl", "list --bogus",
+                           "gemm --b-dtype fp64", "gemm --dtype e4m3 --out-dtype e4m3", "gemm --a-scale x",
+                           "gemm --dtype e5m2", "gemm --dtype e4m3 --b-dtype bf16", "gemm --dtype bf16 --a-scale 2"}) {
     CliRun r = run(args);
     EXPECT_EQ(r.code, 2) << args << ": " << r.err;
     EXPECT_EQ(lines(r.err), 1) << args << ": stderr was\n" << r.err;
@@ -74,6 +76,27 @@ TEST_F(CliGemm, ValidationReasonsNameTheArgument) {
   CliRun r = run("gemm --dtype bf16 --out-dtype fp16");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("c_type:"), std::string::npos) << r.err;
+}
+
+TEST_F(CliGemm, Fp8ArgumentsAreCheckedBeforeAnyGpuWork) {
+  if (!cuda_build()) GTEST_SKIP() << "tessel was built without CUDA";
+  struct Case { char const* args; char const* words; };
+  for (Case c : {Case{"gemm --dtype e5m2", "b_type: e5m2 with a_type e5m2"},
+                 Case{"gemm --dtype e4m3 --b-dtype bf16", "b_type: bf16 with fp8 a_type e4m3"},
+                 Case{"gemm --dtype bf16 --a-scale 2", "a_scale: 2 scales fp8 operands only"},
+                 Case{"gemm --dtype e4m3 --out-dtype e5m2", "--out-dtype: 'e5m2' is not one of fp32, fp16, bf16"}}) {
+    CliRun r = run(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.words), std::string::npos) << c.args << ": " << r.err;
+  }
+  CliRun r = run("gemm --dry-run --m 64 --n 32 --k 16 --dtype e4m3 --b-dtype e5m2 --a-scale 0.5 --out-dtype fp32");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("e4m3xe5m2->fp32"), std::string::npos) << r.out;
+  r = run("gemm --dry-run --dtype e4m3");  // fp8 writes bf16 by default
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("e4m3 "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("->"), std::string::npos) << r.out;
 }
 
 TEST_F(CliGemm, WithoutAGpuOneLineAndExit2) {

@@ -5,6 +5,7 @@
 #include <tessel/gemm/device/gemm_validate.hpp>
 #include <tessel/reference/gemm_check.hpp>
 #include <tessel/reference/gemm_host.hpp>
+#include <tessel/numeric/float8.hpp>
 #include <tessel/reference/numeric.hpp>
 
 #include <gtest/gtest.h>
@@ -173,6 +174,49 @@ TEST(GemmValidate, DtypeCombinations) {
   expect_refused(g, "b_type", "same dtype");
 }
 
+TEST(GemmValidate, Fp8DtypeRulesFollowCublasLt) {
+  struct Case { DType a, b, cd; bool ok; char const* arg; char const* words; };
+  Case const cases[] = {
+      {DType::e4m3, DType::e4m3, DType::bf16, true, "", ""},
+      {DType::e4m3, DType::e4m3, DType::f16, true, "", ""},
+      {DType::e4m3, DType::e4m3, DType::f32, true, "", ""},
+      {DType::e4m3, DType::e5m2, DType::bf16, true, "", ""},
+      {DType::e5m2, DType::e4m3, DType::f32, true, "", ""},
+      {DType::e5m2, DType::e5m2, DType::bf16, false, "b_type", "make A or B e4m3"},
+      {DType::e4m3, DType::bf16, DType::bf16, false, "b_type", "pairs only with another fp8"},
+      {DType::f16, DType::e5m2, DType::f16, false, "a_type", "pairs only with another fp8"},
+      {DType::e4m3, DType::e4m3, DType::e4m3, false, "c_type", "input type"},
+      {DType::bf16, DType::bf16, DType::e5m2, false, "c_type", "input type"},
+      {DType::e4m3, DType::e4m3, DType::tf32, false, "c_type", "tf32"},
+  };
+  for (Case const& c : cases) {
+    auto g = valid();
+    g.a_type = c.a, g.b_type = c.b, g.c_type = c.cd;
+    if (c.ok) {
+      EXPECT_TRUE(gemm_validate(g).ok()) << to_string(c.a) << " x " << to_string(c.b) << " -> " << to_string(c.cd)
+                                         << ": " << gemm_validate(g).reason;
+    } else {
+      expect_refused(g, c.arg, c.words);
+    }
+  }
+}
+
+TEST(GemmValidate, ScalesApplyToFp8OperandsOnly) {
+  auto g = valid();
+  g.a_scale = 2.0f;
+  expect_refused(g, "a_scale", "fp8 operands only");
+  g = valid(), g.b_scale = 0.5f;
+  expect_refused(g, "b_scale", "fold the factor into alpha");
+  g = valid(), g.a_type = g.b_type = DType::bf16, g.b_scale = NAN;
+  expect_refused(g, "b_scale", "bf16");
+  g = valid(), g.a_type = g.b_type = DType::e4m3, g.c_type = DType::bf16;
+  g.a_scale = 0.25f, g.b_scale = 3.0f, g.alpha = 2.0f;
+  EXPECT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+  EXPECT_EQ(gemm_product_scale(g), 1.5f);
+  g.a_scale = 0.0f;  // a zero scale still reads A and B; only alpha = 0 skips them
+  EXPECT_TRUE(gemm_reads_ab(g));
+}
+
 TEST(GemmValidate, OffsetsThatOverflow64Bits) {
   auto g = valid();
   g.batch_count = 4;
@@ -208,6 +252,16 @@ TEST(GemmValidate, PackedHelper) {
   EXPECT_EQ(g.batch_stride_d, 20);
   EXPECT_EQ(parse_dtype("bf16"), DType::bf16);
   EXPECT_EQ(parse_dtype("fp8"), std::nullopt);
+  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::tf32, DType::e4m3, DType::e5m2})
+    EXPECT_EQ(parse_dtype(to_string(t)), t) << to_string(t);
+  EXPECT_EQ(parse_dtype("fp8_e4m3"), DType::e4m3);
+  EXPECT_EQ(parse_dtype("fp8_e5m2"), DType::e5m2);
+  EXPECT_EQ(size_of(DType::e4m3), 1u);
+  EXPECT_EQ(size_of(DType::e5m2), 1u);
+  auto f8 = make_packed_gemm(4, 5, 6, 1, DType::e4m3, DType::bf16, MatrixOrder::row_major, MatrixOrder::col_major,
+                             MatrixOrder::col_major);
+  EXPECT_EQ(f8.a_scale, 1.0f);
+  EXPECT_EQ(f8.b_scale, 1.0f);
 }
 
 TEST(ReferenceNumeric, HalfAndBfloat16RoundTrips) {
@@ -260,4 +314,35 @@ TEST(ReferenceHost, SmallProductAndCheck) {
   EXPECT_EQ(chk.first_bad_row, 1);
   EXPECT_EQ(chk.first_bad_col, 0);
   EXPECT_NE(chk.describe().find("row 1, col 0"), std::string::npos) << chk.describe();
+}
+
+TEST(ReferenceHost, Fp8InputsDequantizeExactlyAndScale) {
+  // A (2x2, e4m3, row-major) = [[1.5, -448], [2^-9, 3]], B (2x2, e5m2, col-major) = columns (2, 0.25), (57344, -1).
+  std::uint8_t a[] = {float_e4m3_t(1.5f).raw(), float_e4m3_t(-448.0f).raw(), float_e4m3_t(0x1p-9f).raw(),
+                      float_e4m3_t(3.0f).raw()};
+  std::uint8_t b[] = {float_e5m2_t(2.0f).raw(), float_e5m2_t(0.25f).raw(), float_e5m2_t(57344.0f).raw(),
+                      float_e5m2_t(-1.0f).raw()};
+  float d[4];
+  auto g = make_packed_gemm(2, 2, 2, 1, DType::e4m3, DType::f32, MatrixOrder::row_major, MatrixOrder::col_major,
+                            MatrixOrder::row_major);
+  g.b_type = DType::e5m2;
+  g.a = a, g.b = b, g.d = d, g.alpha = 2.0f, g.a_scale = 0.5f, g.b_scale = 0.25f;  // product scale 0.25
+  ASSERT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+  auto ref = tessel::reference::gemm_host(g);
+  double const r00 = 1.5 * 2 + -448.0 * 0.25, r01 = 1.5 * 57344 + 448.0;
+  double const r10 = 0x1p-9 * 2 + 3 * 0.25, r11 = 0x1p-9 * 57344 - 3;
+  EXPECT_EQ(ref.r, (std::vector<double>{0.25 * r00, 0.25 * r01, 0.25 * r10, 0.25 * r11}));
+  EXPECT_EQ(ref.scale[0], 0.25 * (3 + 112));
+  for (int i = 0; i < 4; ++i) d[i] = float(ref.r[i]);
+  EXPECT_TRUE(tessel::reference::check_host(g, ref, tessel::reference::gemm_tolerance(DType::e4m3, DType::f32, 2)).passed());
+}
+
+TEST(ReferenceCheck, Fp8ToleranceIsTheFp32BoundPlusTheMmaAllowance) {
+  using tessel::reference::gemm_tolerance;
+  double const bf16 = gemm_tolerance(DType::bf16, DType::bf16, 4096);
+  double const e4m3 = gemm_tolerance(DType::e4m3, DType::bf16, 4096);
+  EXPECT_GT(e4m3, bf16);  // exact inputs, plus the tensor-core accumulation allowance
+  EXPECT_LT(e4m3, bf16 + 0x1p-9);
+  EXPECT_LT(gemm_tolerance(DType::e4m3, DType::f32, 8192), 0x1p-9);
+  EXPECT_EQ(gemm_tolerance(DType::e5m2, DType::f16, 100), gemm_tolerance(DType::e4m3, DType::f16, 100));
 }

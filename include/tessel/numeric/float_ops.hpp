@@ -1,8 +1,9 @@
 // tessel/numeric/float_ops.hpp -- the arithmetic of a narrow float type, computed through float.
 //
-// A 16-bit float type T (half_t, bfloat16_t) derives from float_ops<T> to get + - * / (rounded
-// back to T), compound assignment, comparisons, sign flip and stream output. T provides
-// explicit T(float), explicit operator float(), a `storage` member and T::bitcast(storage).
+// A narrow float type T (half_t, bfloat16_t, float_e4m3_t, float_e5m2_t) derives from
+// float_ops<T> to get + - * / (rounded back to T), compound assignment, comparisons, sign flip
+// and stream output. T provides explicit T(float), explicit operator float(), a `storage`
+// member and T::bitcast(storage).
 #pragma once
 
 #include <tessel/config.hpp>

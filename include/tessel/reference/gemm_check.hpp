@@ -30,11 +30,25 @@ TESSEL_HOST_DEVICE inline double element_error(double d, double r, double scale)
 
 // The pass threshold for elementwise errors: fp32 accumulation over K (a generous 8 sqrt(K) units
 // of roundoff), tf32 rounding of the inputs, and rounding of the output to its dtype.
+//
+// fp8 inputs (e4m3, e5m2): the inputs are exact and so are their products (at most 4 x 4
+// significant bits, exponents far inside fp32's range), so u_in = 0; the error is that of the
+// fp32 sum (the 8 sqrt(K) term), of the scaling (alpha * a_scale * b_scale folded in fp32: 2
+// roundings, 1 for the product with the accumulator, 1 for the beta * C fma: 4 u_acc) and of the
+// output rounding. Plus one allowance for tensor-core kernels: Hopper's fp8 MMA adds products
+// into an accumulator that keeps ~14 bits and truncates, until the kernel promotes the partial sum
+// to fp32 (every P <= 128 k in CUTLASS-style kernels and cuBLASLt without FAST_ACCUM). Within an
+// interval each addition loses < 2^-14 of the running partial sum, whose size after i products
+// is ~ sqrt(i) sigma (random signs): < 2^-14 (2/3) P^1.5 sigma in all, against the interval's
+// error scale P E|ab| >= (3/4) P sigma (uniform inputs): < 2^-14 (8/9) sqrt(P) = 6e-4 at P = 128
+// (at K = P; longer K averages intervals down). Rounded up to 2^-10. The SIMT kernels accumulate
+// in true fp32 and stay far below it; it is a quarter of bf16's output allowance.
 inline double gemm_tolerance(DType ab, DType cd, std::int64_t k) {
   double const u_acc = 0x1p-24;
   double const u_in = ab == DType::tf32 ? 0x1p-11 : 0.0;
   double const u_out = cd == DType::f16 ? 0x1p-11 : cd == DType::bf16 ? 0x1p-8 : 0x1p-24;
-  return 8.0 * u_acc * std::sqrt(double(k > 1 ? k : 1)) + 2.0 * u_in + 2.0 * u_out;
+  double const fp8 = is_fp8(ab) ? 4.0 * u_acc + 0x1p-10 : 0.0;
+  return 8.0 * u_acc * std::sqrt(double(k > 1 ? k : 1)) + 2.0 * u_in + 2.0 * u_out + fp8;
 }
 
 // The verdict over a whole D.

@@ -2,6 +2,8 @@
 //
 //   R[b](i,j) = alpha * sum_k op(A)[b](i,k) * op(B)[b](k,j) + beta * C[b](i,j)
 //   S[b](i,j) = |alpha| * sum_k |op(A)(i,k) * op(B)(k,j)| + |beta * C(i,j)|      (the error scale)
+// with alpha standing for alpha * a_scale * b_scale (fp8 operands' scales; 1 otherwise), in fp64.
+// fp8 elements are dequantized exactly (every e4m3/e5m2 value is a double).
 //
 // For small problems (tests, 17x33x65): O(M N K) scalar loops over host copies of the operands,
 // described by the same GemmArguments as the device call (pointers are host pointers here).
@@ -10,6 +12,7 @@
 
 #include <tessel/gemm/device/gemm_arguments.hpp>
 #include <tessel/gemm/device/gemm_validate.hpp>
+#include <tessel/numeric/float8.hpp>
 #include <tessel/reference/gemm_check.hpp>
 #include <tessel/reference/numeric.hpp>
 
@@ -25,7 +28,7 @@ constexpr std::int64_t element_offset(MatrixOrder order, std::int64_t row, std::
   return order == MatrixOrder::row_major ? row * ld + col : col * ld + row;
 }
 
-// One stored element as a double (tf32 operands are read as the fp32 they are stored as).
+// One stored element as a double, exactly (tf32 operands are read as the fp32 they are stored as).
 inline double load_element_host(void const* base, DType t, std::int64_t offset) {
   switch (t) {
     case DType::f16: {
@@ -38,12 +41,19 @@ inline double load_element_host(void const* base, DType t, std::int64_t offset) 
       std::memcpy(&h, static_cast<char const*>(base) + 2 * offset, 2);
       return bf16_to_float(h);
     }
+    case DType::e4m3: return double(float_e4m3_t::bitcast(static_cast<std::uint8_t const*>(base)[offset]));
+    case DType::e5m2: return double(float_e5m2_t::bitcast(static_cast<std::uint8_t const*>(base)[offset]));
     default: {
       float f;
       std::memcpy(&f, static_cast<char const*>(base) + 4 * offset, 4);
       return f;
     }
   }
+}
+
+// alpha * a_scale * b_scale in fp64 (the factor on sum_k A B).
+TESSEL_HOST_DEVICE inline double product_scale(GemmArguments const& g) {
+  return double(g.alpha) * double(g.a_scale) * double(g.b_scale);
 }
 
 struct HostReference {
@@ -69,7 +79,8 @@ inline HostReference gemm_host(GemmArguments const& g) {
             abs_sum += std::fabs(x * y);
           }
         }
-        double r = ab ? double(g.alpha) * sum : 0.0, s = ab ? std::fabs(double(g.alpha)) * abs_sum : 0.0;
+        double const alpha = product_scale(g);
+        double r = ab ? alpha * sum : 0.0, s = ab ? std::fabs(alpha) * abs_sum : 0.0;
         if (c) {
           double const cv = double(g.beta) * load_element_host(g.c, g.c_type, b * g.batch_stride_c +
                                                                                   element_offset(g.c_order, i, j, g.ldc));

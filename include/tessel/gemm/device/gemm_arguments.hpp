@@ -13,6 +13,12 @@
 // dtypes: A and B have the same dtype: f32, f16, bf16, or tf32 (fp32 storage; the kernel may
 // round products' inputs to tf32). C/D: f32, f16 or bf16. f16 and bf16 inputs may write their
 // own dtype or f32; f32/tf32 inputs write f32. Accumulation is always fp32.
+// fp8 (OCP e4m3, e5m2; tessel/numeric/float8.hpp) as cuBLASLt takes it: A and B each e4m3 or
+// e5m2, but not both e5m2; C/D bf16, fp16 or fp32. Only fp8 operands take a per-tensor scale:
+//   D = alpha * (a_scale * op(A)) * (b_scale * op(B)) + beta * C
+// (a_scale and b_scale must stay 1 for other dtypes; kernels apply them as one factor
+// gemm_product_scale() = alpha * a_scale * b_scale on the fp32 accumulators, like cuBLASLt's
+// A/B scale pointers). A scale of 0 does not skip reading A and B; only alpha = 0 does.
 // Plain C++: no CUDA headers needed.
 #pragma once
 
@@ -23,7 +29,7 @@
 
 namespace tessel {
 
-enum class DType { f32, f16, bf16, tf32 };
+enum class DType { f32, f16, bf16, tf32, e4m3, e5m2 };
 
 enum class MatrixOrder { row_major, col_major };
 
@@ -33,21 +39,31 @@ constexpr char const* to_string(DType t) {
     case DType::f16: return "fp16";
     case DType::bf16: return "bf16";
     case DType::tf32: return "tf32";
+    case DType::e4m3: return "e4m3";
+    case DType::e5m2: return "e5m2";
   }
   return "?";
 }
 
 constexpr char const* to_string(MatrixOrder o) { return o == MatrixOrder::row_major ? "row-major" : "col-major"; }
 
-// Bytes per stored element (tf32 is stored as fp32).
-constexpr std::size_t size_of(DType t) { return (t == DType::f16 || t == DType::bf16) ? 2 : 4; }
+// The 8-bit float input types.
+constexpr bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
 
-// "fp32"|"f32"|"float", "fp16"|"f16"|"half", "bf16", "tf32"; nullopt otherwise.
+// Bytes per stored element (tf32 is stored as fp32).
+constexpr std::size_t size_of(DType t) {
+  return is_fp8(t) ? 1 : (t == DType::f16 || t == DType::bf16) ? 2 : 4;
+}
+
+// "fp32"|"f32"|"float", "fp16"|"f16"|"half", "bf16", "tf32", "e4m3"|"fp8_e4m3",
+// "e5m2"|"fp8_e5m2"; nullopt otherwise.
 constexpr std::optional<DType> parse_dtype(std::string_view s) {
   if (s == "fp32" || s == "f32" || s == "float") return DType::f32;
   if (s == "fp16" || s == "f16" || s == "half") return DType::f16;
   if (s == "bf16") return DType::bf16;
   if (s == "tf32") return DType::tf32;
+  if (s == "e4m3" || s == "fp8_e4m3") return DType::e4m3;
+  if (s == "e5m2" || s == "fp8_e5m2") return DType::e5m2;
   return std::nullopt;
 }
 
@@ -66,10 +82,14 @@ struct GemmArguments {
   void*       d = nullptr; std::int64_t ldd = 0; std::int64_t batch_stride_d = 0;
 
   float alpha = 1.0f, beta = 0.0f;
+  float a_scale = 1.0f, b_scale = 1.0f;  // fp8 operands only (see the file comment)
 
   // A registry name (`tessel list`), or nullptr / "auto" for the heuristic.
   char const* kernel = nullptr;
 };
+
+// The factor the fp32 accumulators are multiplied by: alpha * a_scale * b_scale.
+constexpr float gemm_product_scale(GemmArguments const& g) { return g.alpha * g.a_scale * g.b_scale; }
 
 // Rows and columns of each stored matrix (as stored: a row-major M x K has M rows).
 struct StoredExtent {

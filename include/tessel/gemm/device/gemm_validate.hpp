@@ -6,8 +6,9 @@
 // with the argument's name and states the rule:
 //   negative m, n, k, batch_count or batch stride; a leading dimension below max(1, inner extent);
 //   a null pointer for an operand that is read (A, B when M, N, K > 0 and alpha != 0; C when
-//   beta != 0) or written (D when M, N > 0); an unsupported dtype mix; batch_stride_d = 0 with
-//   several batches (they would all write one D); offsets that overflow 64 bits.
+//   beta != 0) or written (D when M, N > 0); an unsupported dtype mix (gemm_arguments.hpp);
+//   a_scale or b_scale other than 1 on a non-fp8 operand; batch_stride_d = 0 with several
+//   batches (they would all write one D); offsets that overflow 64 bits.
 // Plain C++ and no CUDA calls, so a bad call is refused on any machine, GPU or not.
 #pragma once
 
@@ -15,6 +16,7 @@
 #include <tessel/gemm/device/status.hpp>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 namespace tessel {
@@ -22,6 +24,11 @@ namespace tessel {
 namespace detail {
 
 inline std::string gemm_num(std::int64_t v) { return std::to_string(v); }
+inline std::string gemm_num(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", double(v));
+  return buf;
+}
 
 // Largest element offset touched by a batched matrix, or -1 on 64-bit overflow.
 inline std::int64_t gemm_last_offset(std::int64_t batch, std::int64_t bstride, std::int64_t rows, std::int64_t cols,
@@ -51,6 +58,23 @@ constexpr bool gemm_reads_c(GemmArguments const& g) { return !gemm_is_noop(g) &&
 // Is this dtype combination one the API supports? When not, `why` says which argument is wrong.
 inline Status gemm_check_dtypes(GemmArguments const& g) {
   using detail::gemm_invalid;
+  if (is_fp8(g.c_type))
+    return gemm_invalid(std::string("c_type: ") + to_string(g.c_type) +
+                        " is an input type here; C and D take fp32, fp16 or bf16");
+  bool const a8 = is_fp8(g.a_type), b8 = is_fp8(g.b_type);
+  if (a8 || b8) {  // cuBLASLt's fp8 rules: e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3
+    if (!a8 || !b8) {
+      DType const other = a8 ? g.b_type : g.a_type;
+      return gemm_invalid(std::string(a8 ? "b_type: " : "a_type: ") + to_string(other) + " with fp8 " +
+                          (a8 ? "a_type " : "b_type ") + to_string(a8 ? g.a_type : g.b_type) +
+                          "; an fp8 operand pairs only with another fp8 (e4m3 or e5m2) operand");
+    }
+    if (g.a_type == DType::e5m2 && g.b_type == DType::e5m2)
+      return gemm_invalid("b_type: e5m2 with a_type e5m2 is not supported (as in cuBLASLt); make A or B e4m3");
+    if (g.c_type == DType::tf32)
+      return gemm_invalid("c_type: tf32 is an input mode, not a storage type; fp8 inputs write fp32, fp16 or bf16");
+    return Status::success();
+  }
   if (g.a_type != g.b_type)
     return gemm_invalid(std::string("b_type: ") + to_string(g.b_type) + " differs from a_type " + to_string(g.a_type) +
                         "; A and B must have the same dtype");
@@ -76,6 +100,11 @@ inline Status gemm_validate(GemmArguments const& g) {
     if (s.v < 0) return gemm_invalid(std::string(s.name) + ": " + gemm_num(s.v) + " is negative; sizes must be >= 0");
 
   if (Status s = gemm_check_dtypes(g); !s) return s;
+  struct Scale { char const* name; float v; DType t; };
+  for (Scale s : {Scale{"a_scale", g.a_scale, g.a_type}, Scale{"b_scale", g.b_scale, g.b_type}})
+    if (!(s.v == 1.0f) && !is_fp8(s.t))
+      return gemm_invalid(std::string(s.name) + ": " + gemm_num(s.v) + " scales fp8 operands only, and this one is " +
+                          to_string(s.t) + "; leave it 1 and fold the factor into alpha");
 
   struct Operand {
     char const* name;  // "A"

@@ -1,7 +1,8 @@
 // tessel/gemm/kernel/simt_gemm.hpp -- the library's SIMT GEMM: CUDA-core FFMA, fp32 accumulate.
 //
 // Rung 08 of the tutorial ladder (examples/tutorial/08_double_buffering.cu), generalised: any
-// dtype of the host API (converted to fp32 on load, rounded on store), A and B in either order,
+// dtype of the host API (converted to fp32 on load, rounded on store; fp8 operands are
+// RuntimeFp8, their formats run-time flags, element_io.hpp), A and B in either order,
 // ragged M, N, K, batches, alpha/beta, 64-bit sizes and offsets. Glossary of tile names (gA, sA,
 // tCrC ...): docs/glossary.md.
 //
@@ -78,6 +79,7 @@ struct SimtTileLoader {
   static constexpr int Slots = MN * BK / (4 * Threads);
   T const* ptr[Slots];  // first element of each slot in the current k-tile
   float4 staged[Slots];
+  ElementReader<T> reader;  // converts to float on load
   std::int64_t step;    // elements between consecutive k-tiles
   int mn_left;          // rows of the tile inside the matrix, at most MN
 
@@ -92,7 +94,8 @@ struct SimtTileLoader {
 
   // base: the tile's (mn = 0, k = 0) element; ld: leading dimension; rows: rows of the tile
   // inside the matrix (may exceed MN).
-  TESSEL_DEVICE void init(T const* base, std::int64_t ld, std::int64_t rows, int tid) {
+  TESSEL_DEVICE void init(T const* base, std::int64_t ld, std::int64_t rows, int tid, ElementReader<T> r) {
+    reader = r;
     step = KMajor ? BK : BK * ld;
     mn_left = rows < MN ? int(rows) : MN;
     TESSEL_UNROLL
@@ -103,7 +106,7 @@ struct SimtTileLoader {
   // Global -> registers when the whole k-tile is inside the matrix and 128-bit loads are legal.
   TESSEL_DEVICE void load_full() {
     TESSEL_UNROLL
-    for (int s = 0; s < Slots; ++s) staged[s] = load_float4(ptr[s]);
+    for (int s = 0; s < Slots; ++s) staged[s] = reader.load4(ptr[s]);
   }
 
   // Global -> registers at an edge; k_left = min(K - k0, BK) valid k; vec: 128-bit loads legal.
@@ -118,11 +121,11 @@ struct SimtTileLoader {
         valid = kk >= k_left ? 0 : min(4, max(0, mn_left - mn));
       }
       if (vec && valid == 4) {
-        staged[s] = load_float4(ptr[s]);
+        staged[s] = reader.load4(ptr[s]);
       } else {
         float e[4];
         TESSEL_UNROLL
-        for (int j = 0; j < 4; ++j) e[j] = j < valid ? load_float(ptr[s] + j) : 0.0f;
+        for (int j = 0; j < 4; ++j) e[j] = j < valid ? reader.load1(ptr[s] + j) : 0.0f;
         staged[s] = make_float4(e[0], e[1], e[2], e[3]);
       }
     }
@@ -236,8 +239,8 @@ TESSEL_DEVICE void simt_gemm_block(SimtGemmParams const& p, int tile_m, int tile
 
   detail::SimtTileLoader<TIn, BM, BK, Tile::kThreads, AKMajor> tAgA;  // (4 elements, slots) per thread
   detail::SimtTileLoader<TIn, BN, BK, Tile::kThreads, BKMajor> tBgB;
-  tAgA.init(gA, p.lda, p.m - m0, tid);
-  tBgB.init(gB, p.ldb, p.n - n0, tid);
+  tAgA.init(gA, p.lda, p.m - m0, tid, element_reader<TIn>(p.a_e5m2));
+  tBgB.init(gB, p.ldb, p.n - n0, tid, element_reader<TIn>(p.b_e5m2));
 
   // This thread's place in the warp grid: first row of each 4-row sub-tile, first column of each 4-column one.
   int const warp = tid / 32, lane = tid % 32;

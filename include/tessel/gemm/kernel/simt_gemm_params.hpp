@@ -19,7 +19,9 @@ struct SimtGemmParams {
   // C, D (M x N, row-major). C is read only when beta != 0.
   void const* c = nullptr; std::int64_t ldc = 0, batch_stride_c = 0; bool c_vec = false;
   void* d = nullptr; std::int64_t ldd = 0, batch_stride_d = 0; bool d_vec = false;
-  float alpha = 1.0f, beta = 0.0f;
+  // fp8 instances (RuntimeFp8 operands) only: the operand's format is e5m2 (else e4m3).
+  bool a_e5m2 = false, b_e5m2 = false;
+  float alpha = 1.0f, beta = 0.0f;  // alpha: the whole product scale (alpha * a_scale * b_scale)
   int tiles_m = 0, tiles_n = 0;  // ceil(M/BM), ceil(N/BN); set by the launcher
   // CTA index -> tile: bands of raster_group tiles (tessel/schedule/raster.hpp), so CTAs that
   // run together share panels of A and B in L2.
