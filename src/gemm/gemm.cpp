@@ -228,6 +228,10 @@ GemmKernelInfo const* select_gemm_kernel(GemmArguments const& g, Status* why) {
   int const sms = have_device ? h.sms : 132;
   bool const tensor_core_dtype = g.a_type == DType::bf16 || g.a_type == DType::f16 || g.a_type == DType::tf32;
   // sm_90a images run on compute capability 9.0 only (arch-specific features).
+  if (is_fp8(g.a_type) && have_device && h.cc == 90) {  // e4m3 x e4m3 has an sm_90a kernel; other pairs run SIMT
+    if (GemmKernelInfo const* k90 = sm90_select_gemm_kernel(g, sms); k90 != nullptr && k90->check(g).ok())
+      return find_gemm_kernel(k90->name);
+  }
   if (tensor_core_dtype && have_device && h.cc == 90) {
     // A skinny problem streams its long operand at memory bandwidth in the sm_80 skinny kernel
     // (docs/skinny_gemm.md); the 128-row sm_90a tiles would mostly multiply padding.

@@ -47,7 +47,7 @@ struct Sm80StageParams {
   void* dst = nullptr;
   std::int64_t rows = 0, k = 0, kp = 0;
   int batch = 1;
-  int element_bytes = 2;  // 2 or 4
+  int element_bytes = 2;  // 1, 2 or 4
 };
 cudaError_t sm80_stage_operand(Sm80StageParams const& s, cudaStream_t stream);
 

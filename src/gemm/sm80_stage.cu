@@ -32,7 +32,7 @@ template <class T, bool RowsContiguous>
 __global__ void __launch_bounds__(kStageThreads, 4) sm80_stage_kernel(Sm80StageParams const s) {
   // Rows padded to an odd number of 32-bit words: a warp writing one column (the transposed case)
   // hits 32 distinct banks.
-  constexpr int Pitch = kStageTile + (sizeof(T) == 2 ? 2 : 1);
+  constexpr int Pitch = kStageTile + (sizeof(T) == 4 ? 1 : 4 / int(sizeof(T)));
   __shared__ T tile[kStageTile * Pitch];
   constexpr int ChunkElems = 16 / int(sizeof(T));
   constexpr int ChunksPerRow = kStageTile / ChunkElems;
@@ -137,7 +137,11 @@ cudaError_t sm80_stage_operand(Sm80StageParams const& s, cudaStream_t stream) {
   std::int64_t const tiles = ((s.rows + kStageTile - 1) / kStageTile) * ((s.kp + kStageTile - 1) / kStageTile) * s.batch;
   if (tiles == 0) return cudaSuccess;
   unsigned const grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, 132 * 4 * 8));
-  return s.element_bytes == 2 ? stage_launch<std::uint16_t>(s, grid, stream) : stage_launch<std::uint32_t>(s, grid, stream);
+  switch (s.element_bytes) {
+    case 1: return stage_launch<std::uint8_t>(s, grid, stream);
+    case 2: return stage_launch<std::uint16_t>(s, grid, stream);
+    default: return stage_launch<std::uint32_t>(s, grid, stream);
+  }
 }
 
 }  // namespace tessel::kernel::detail

@@ -36,13 +36,15 @@ struct Sm90Family {
 };
 
 // clang-format off
-constexpr std::array<Sm90Family, 6> kFamilies = {{
+constexpr std::array<Sm90Family, 8> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x128x64_c2},
     {DType::f16,  kernel::detail::sm90_instance_f16_128x256x64},
     {DType::f16,  kernel::detail::sm90_instance_f16_128x256x64_c2},
     {DType::f16,  kernel::detail::sm90_instance_f16_128x128x64_c2},
+    {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x128x128_c2},
+    {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2_fastacc},
 }};
 // clang-format on
 
@@ -87,7 +89,10 @@ bool encode_operand(TmaDescriptor* desc, EncodeTiled encode, DType t, void const
   cuuint32_t const elem_strides[3] = {1, 1, 1};
   CUtensorMap map;
   static_assert(sizeof(CUtensorMap) == sizeof(TmaDescriptor), "TmaDescriptor must mirror CUtensorMap");
-  CUresult const r = encode(&map, t == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
+  CUtensorMapDataType const type = t == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                   : t == DType::f16  ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                      : CU_TENSOR_MAP_DATA_TYPE_UINT8;  // fp8: raw bytes
+  CUresult const r = encode(&map, type, 3,
                             const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -122,9 +127,10 @@ Status resident_clusters(std::size_t family, Sm90Instance const& t, int* out) {
 
 Status family_check(std::size_t i, GemmArguments const& g) {
   Sm90Family const& f = kFamilies[i];
-  if (g.a_type != f.ab)
-    return Status::error(StatusCode::not_supported, std::string("a_type: this sm90 kernel runs ") + to_string(f.ab) +
-                                                        " inputs, not " + to_string(g.a_type));
+  if (g.a_type != f.ab || g.b_type != f.ab)
+    return Status::error(StatusCode::not_supported, std::string("a_type, b_type: this sm90 kernel runs ") + to_string(f.ab) +
+                                                        " x " + to_string(f.ab) + " inputs, not " + to_string(g.a_type) +
+                                                        " x " + to_string(g.b_type));
   if (g.m > INT_MAX || g.n > INT_MAX || g.batch_count > INT_MAX)
     return Status::error(StatusCode::not_supported, "m, n, batch_count: the sm90 kernels take extents up to 2^31 - 1 (TMA coordinates are 32-bit)");
   Sm90Instance const t = f.instance();
@@ -219,15 +225,15 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   } else {
     p.c = reads_c ? g.c : nullptr, p.ldc = g.ldc, p.batch_stride_c = g.batch_stride_c;
     p.d = g.d, p.ldd = g.ldd, p.batch_stride_d = g.batch_stride_d;
-    p.alpha = g.alpha, p.beta = reads_c ? g.beta : 0.0f;
-    p.out_f32 = g.c_type == DType::f32;
+    p.alpha = gemm_product_scale(g), p.beta = reads_c ? g.beta : 0.0f;
+    p.out_f32 = g.c_type == DType::f32, p.out_f16 = g.c_type == DType::f16;
     p.c_pairs = p.c != nullptr && pairs_aligned(g.c, g.ldc, g.batch_stride_c, batch, ob);
     p.d_pairs = pairs_aligned(g.d, g.ldd, g.batch_stride_d, batch, ob);
-    // D through shared memory and TMA: C unread, D of the input type with 16-byte aligned rows.
+    // D through shared memory and TMA: C unread, a 16-bit D with 16-byte aligned rows.
     int d_step = 1;
-    p.tma_store = !reads_c && g.c_type == f.ab && detail::aligned16(g.d, g.ldd, g.batch_stride_d, batch, ob) &&
+    p.tma_store = !reads_c && g.c_type != DType::f32 && detail::aligned16(g.d, g.ldd, g.batch_stride_d, batch, ob) &&
                   !(batch > 1 && g.batch_stride_d == 0) &&
-                  encode_operand(&p.tma_d, encode, f.ab, g.d, c.n, c.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
+                  encode_operand(&p.tma_d, encode, g.c_type, g.d, c.n, c.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
   }
 
   if (result.ok()) {
@@ -243,7 +249,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     r.partials = ws_k, r.splits = splits, r.batch = batch, r.rows = c.m, r.cols = c.n;
     r.c = reads_c ? g.c : nullptr, r.ldc = g.ldc, r.batch_stride_c = g.batch_stride_c;
     r.d = g.d, r.ldd = g.ldd, r.batch_stride_d = g.batch_stride_d;
-    r.alpha = g.alpha, r.beta = reads_c ? g.beta : 0.0f;
+    r.alpha = gemm_product_scale(g), r.beta = reads_c ? g.beta : 0.0f;
     if (cudaError_t err = kernel::detail::launch_splitk_reduce(r, g.c_type, stream); err != cudaSuccess)
       fail(cuda_failure("launch of the split-K reduction", err));
   }
@@ -275,6 +281,13 @@ constexpr char kAlign[] =
 constexpr char kLayouts[] = "A, B, C/D each row- or column-major; batched (any strides, 0 broadcasts); any leading dimension";
 constexpr char kBf16[] = "bf16 -> bf16|fp32";
 constexpr char kF16[] = "fp16 -> fp16|fp32";
+constexpr char kE4m3[] = "e4m3 x e4m3 -> bf16|fp16|fp32 (a_scale, b_scale)";
+constexpr char kSummaryFp8[] =
+    "tensor cores, sm_90a: as the bf16 kernels with wgmma m64nNk32 e4m3; fp32 accumulators promoted from the tensor "
+    "core after every 128-deep k-tile";
+constexpr char kSummaryFp8Fast[] =
+    "tensor cores, sm_90a: as the bf16 kernels with wgmma m64n256k32 e4m3, accumulating in the tensor core for the "
+    "whole K (fast accumulation: fewer mantissa bits on long K)";
 constexpr char kSummary[] =
     "tensor cores, sm_90a: TMA + wgmma m64n256k16, warp-specialized (1 producer, 2 consumer warpgroups), "
     "persistent over a grouped raster, TMA-store epilogue, parallel split-K for few tiles";
@@ -285,13 +298,15 @@ constexpr char kSummaryC2[] =
   GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
 
 // clang-format off
-std::array<GemmKernelInfo, 6> const kEntries = {{
+std::array<GemmKernelInfo, 8> const kEntries = {{
     TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128)"),
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128)"),
     TESSEL_SM90_ENTRY(2, "sm90_bf16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kBf16, "bf16 on sm_90a: a single tile column of at most 128 (N <= 128)"),
     TESSEL_SM90_ENTRY(3, "sm90_fp16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: a single 128-row tile row (M <= 128)"),
     TESSEL_SM90_ENTRY(4, "sm90_fp16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kF16,  "fp16 on sm_90a: default (M > 128, N > 128)"),
     TESSEL_SM90_ENTRY(5, "sm90_fp16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kF16,  "fp16 on sm_90a: a single tile column of at most 128 (N <= 128)"),
+    TESSEL_SM90_ENTRY(6, "sm90_e4m3_128x128x128_c2", kSummaryFp8, "128x128x128, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kE4m3, "e4m3 x e4m3 on sm_90a: default"),
+    TESSEL_SM90_ENTRY(7, "sm90_e4m3_128x256x128_c2_fastacc", kSummaryFp8Fast, "128x256x128, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kE4m3, "e4m3 x e4m3 on sm_90a: by name (fast accumulation)"),
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY
@@ -301,6 +316,7 @@ std::array<GemmKernelInfo, 6> const kEntries = {{
 std::span<GemmKernelInfo const> sm90_gemm_kernels() { return kEntries; }
 
 GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g, int /*sm_count*/) {
+  if (g.a_type == DType::e4m3 && g.b_type == DType::e4m3) return &kEntries[6];
   if (g.a_type != DType::bf16 && g.a_type != DType::f16) return nullptr;
   bool const col_d = g.c_order == MatrixOrder::col_major;
   std::int64_t const m = col_d ? g.n : g.m, n = col_d ? g.m : g.n;  // of the canonical D

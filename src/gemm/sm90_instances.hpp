@@ -31,6 +31,8 @@ Sm90Instance sm90_instance_bf16_128x128x64_c2();
 Sm90Instance sm90_instance_f16_128x256x64();
 Sm90Instance sm90_instance_f16_128x256x64_c2();
 Sm90Instance sm90_instance_f16_128x128x64_c2();
+Sm90Instance sm90_instance_e4m3_128x128x128_c2();
+Sm90Instance sm90_instance_e4m3_128x256x128_c2_fastacc();
 // clang-format on
 
 // D = alpha * (sum over the splits of the fp32 partials) + beta * C (src/gemm/splitk_reduce.cu).

@@ -8,7 +8,7 @@
 // batch) is a 1-batch descriptor read at batch coordinate 0: a_batch_step / b_batch_step is 0.
 //
 // Epilogue: D = alpha * accumulators + beta * C from registers (any alignment, any output type),
-// or -- tma_store, when D is the input type with 16-byte aligned rows and C is not read -- through
+// or -- tma_store, when D is 16-bit with 16-byte aligned rows and C is not read -- through
 // shared memory and TMA stores of 64 x 64 boxes (tma_d), which overlap the next tile's mainloop.
 // Parallel split-K (splits > 1): work unit (m, n, s * batch + b) computes K slice s of batch b
 // into d as fp32 (d, ldd, batch_stride_d then describe the partial-sum workspace, slice s of
@@ -36,10 +36,11 @@ struct Sm90GemmParams {
   void const* c = nullptr; std::int64_t ldc = 0, batch_stride_c = 0;  // read only when beta != 0
   void* d = nullptr; std::int64_t ldd = 0, batch_stride_d = 0;
   float alpha = 1.0f, beta = 0.0f;
-  bool out_f32 = true;  // C and D are fp32; else the 16-bit input type
+  bool out_f32 = true;   // C and D are fp32
+  bool out_f16 = false;  // ... else fp16 (true) or bf16 (false)
   bool c_pairs = false;  // two adjacent elements of C may be read as one access (alignment)
   bool d_pairs = false;  // ... and written
-  bool tma_store = false;  // D leaves through shared memory and tma_d (beta == 0, output = input type)
+  bool tma_store = false;  // D (16-bit) leaves through shared memory and tma_d (beta == 0)
   // Clusters of ClusterM CTAs walk this schedule of cluster tiles (ClusterM tile rows x 1 tile
   // column x 1 batch-and-slice); CTA r of a cluster takes tile row ClusterM * m + r.
   PersistentTileScheduler scheduler;

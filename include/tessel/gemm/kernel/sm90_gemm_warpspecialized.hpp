@@ -25,6 +25,7 @@
 #include <tessel/config.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_params.hpp>
 #include <tessel/numeric/bfloat16.hpp>
+#include <tessel/numeric/float8.hpp>
 #include <tessel/numeric/half.hpp>
 #include <tessel/pipeline/sm90_pipeline.hpp>
 
@@ -56,11 +57,26 @@ template <>
 struct Sm90WgmmaOf<half_t, 128> {
   using Op = SM90_64x128x16_F32F16F16_SS<0, 0>;
 };
+template <>
+struct Sm90WgmmaOf<float_e4m3_t, 256> {
+  using Op = SM90_64x256x32_F32E4M3E4M3_SS;
+};
+template <>
+struct Sm90WgmmaOf<float_e4m3_t, 128> {
+  using Op = SM90_64x128x32_F32E4M3E4M3_SS;
+};
 
-// One configuration: input type, tile width, pipeline depth, cluster size along M.
-template <class Element_, int TileN_, int Stages_, int ClusterM_>
+// How the fp32 accumulation of an fp8 GEMM is done: inside the tensor core for the whole K
+// (Fast), or promoted -- each k-tile's wgmmas (4 x k32 = 128 deep) accumulate into a fresh
+// register tile that is then added to the fp32 accumulators (Promoted: the tensor core's fp8
+// accumulation keeps fewer mantissa bits than fp32, so long K drifts). 16-bit inputs: Fast.
+enum class Sm90Accumulation { Fast, Promoted };
+
+// One configuration: input type, tile width, pipeline depth, cluster size along M, accumulation.
+template <class Element_, int TileN_, int Stages_, int ClusterM_, Sm90Accumulation Accumulation_ = Sm90Accumulation::Fast>
 struct Sm90GemmConfig {
   using Element = Element_;
+  static constexpr Sm90Accumulation Accumulation = Accumulation_;
   static constexpr int Consumers = 2;                 // consumer warpgroups, 64 rows of the tile each
   static constexpr int TileM = 64 * Consumers;        // 128
   static constexpr int TileN = TileN_;
@@ -69,7 +85,7 @@ struct Sm90GemmConfig {
   static constexpr int ClusterM = ClusterM_;
   static constexpr int Threads = 128 * (1 + Consumers);
   using Mma = typename Sm90WgmmaOf<Element, TileN>::Op;
-  static constexpr int Accumulators = TileN / 2;      // fp32 registers per consumer thread
+  static constexpr int Accumulators = TileN / 2;      // fp32 registers per consumer thread (twice with promotion)
   static constexpr std::uint32_t StageBytes = std::uint32_t((TileM + TileN) * TileK * int(sizeof(Element)));
   // setmaxnreg: the producer needs few registers; 40 * 128 + 232 * 256 = 64512 <= 65536.
   static constexpr int ProducerRegisters = 40, ConsumerRegisters = 232;
@@ -79,6 +95,8 @@ struct Sm90GemmConfig {
                 "Sm90GemmConfig: ClusterM (CTAs sharing one B tile by multicast) must be 1, 2 or 4");
   static_assert(TileN % (8 * ClusterM) == 0, "Sm90GemmConfig: each CTA of a cluster multicasts TileN / ClusterM rows of B");
   static_assert(TileN % 64 == 0, "Sm90GemmConfig: the TMA-store epilogue writes 64-column boxes; TileN must be a multiple of 64");
+  static_assert(Accumulation == Sm90Accumulation::Fast || TileN <= 128,
+                "Sm90GemmConfig: promoted accumulation keeps two register tiles; use TileN 128");
 
   // The TMA-store epilogue's staging: per consumer, its 64 rows as TileN / 64 boxes of 64 x 64,
   // each in the 128-byte swizzle (what tma_d's descriptor reads).
@@ -86,7 +104,7 @@ struct Sm90GemmConfig {
   struct SharedStorage {
     alignas(1024) Element a[Stages][TileM * TileK];  // (BLK_M,BLK_K) per stage, 128-byte swizzle
     alignas(1024) Element b[Stages][TileN * TileK];  // (BLK_N,BLK_K) per stage, 128-byte swizzle
-    alignas(1024) Element d[Consumers][64 * TileN];  // (64,BLK_N) per consumer, as 64x64 boxes
+    alignas(1024) std::uint16_t d[Consumers][64 * TileN];  // (64,BLK_N) of a 16-bit D per consumer, as 64x64 boxes
     TmaPipeline<Stages> pipeline;
   };
   // The dynamic shared memory asked for: the storage plus room to align it to 1024 bytes.
@@ -168,8 +186,8 @@ TESSEL_DEVICE void sm90_epilogue_registers(Sm90GemmParams const& p, float const 
 // writes (8 rows, one 16-byte chunk each) land in 32 distinct banks -- and one thread stores the
 // boxes with TMA (rows and columns outside D are clipped by the unit). The buffer is reused only
 // after the previous tile's stores have read it.
-template <class Element, int TileN>
-TESSEL_DEVICE void sm90_epilogue_tma(Sm90GemmParams const& p, float const (&acc)[TileN / 2], Element* staging,
+template <class Out, int TileN>
+TESSEL_DEVICE void sm90_epilogue_tma(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::uint16_t* staging,
                                      int wg_thread, int barrier_id, int m0, int n0, int batch) {
   int const warp = wg_thread / 32, lane = wg_thread % 32;
   if (wg_thread == 0) tma_store_wait_read<0>();
@@ -183,7 +201,7 @@ TESSEL_DEVICE void sm90_epilogue_tma(Sm90GemmParams const& p, float const (&acc)
       // Box j / 8, 16-byte chunk j % 8 of row r (swizzled by r % 8), 4-byte word lane % 4.
       int const offset = (j / 8) * 8192 + r * 128 + (((j % 8) ^ (r % 8)) * 16) + (lane % 4) * 4;
       *reinterpret_cast<std::uint32_t*>(base + offset) =
-          Sm90Pair<Element>::pack(p.alpha * acc[4 * j + 2 * h], p.alpha * acc[4 * j + 2 * h + 1]);
+          Sm90Pair<Out>::pack(p.alpha * acc[4 * j + 2 * h], p.alpha * acc[4 * j + 2 * h + 1]);
     }
   }
   fence_proxy_async_shared();  // the writes above are visible to the TMA unit after the barrier
@@ -262,6 +280,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     float acc[Config::Accumulators];
     TESSEL_UNROLL
     for (int i = 0; i < Config::Accumulators; ++i) acc[i] = 0.0f;
+    // The promoted mainloop's per-k-tile tile (unused, and optimised away, otherwise).
+    float part[Config::Accumulation == Sm90Accumulation::Promoted ? Config::Accumulators : 1];
 
     for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t)) {
       GemmCoord const tile = sched.tile_offset(t);
@@ -271,42 +291,73 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       int const k_begin = int(std::int64_t(split) * p.k_tiles / p.splits);
       int const k_end = int(std::int64_t(split + 1) * p.k_tiles / p.splits);
 
-      // Mainloop: one commit group per k-tile, the previous one retired before its stage is freed.
-      int previous = -1;
-      for (int kt = k_begin; kt < k_end; ++kt) {
-        s.pipeline.consumer_wait(st);
-        std::uint64_t const desc_a = wgmma_desc_k_major_sw128(s.a[st.index] + consumer * 64 * TileK);
-        std::uint64_t const desc_b = wgmma_desc_k_major_sw128(s.b[st.index]);
-        wgmma_fence_operand(acc);
-        wgmma_fence();
+      if constexpr (Config::Accumulation == Sm90Accumulation::Promoted) {
+        // Mainloop, promoted: each k-tile's wgmmas start a fresh tile `part`, added to acc once
+        // they retire (the stage is freed at the same moment).
         TESSEL_UNROLL
-        for (int kk = 0; kk < TileK / Mma::K; ++kk) {
-          // The k-th 32-byte slice of every row: +2 in the descriptor's 16-byte address units.
-          Mma::fma(desc_a + 2 * kk, desc_b + 2 * kk, acc, (kt > k_begin || kk > 0) ? 1 : 0);
+        for (int i = 0; i < Config::Accumulators; ++i) acc[i] = 0.0f;
+        for (int kt = k_begin; kt < k_end; ++kt) {
+          s.pipeline.consumer_wait(st);
+          std::uint64_t const desc_a = wgmma_desc_k_major_sw128(s.a[st.index] + consumer * 64 * TileK);
+          std::uint64_t const desc_b = wgmma_desc_k_major_sw128(s.b[st.index]);
+          wgmma_fence_operand(part);
+          wgmma_fence();
+          TESSEL_UNROLL
+          for (int kk = 0; kk < TileK / Mma::K; ++kk) Mma::fma(desc_a + 2 * kk, desc_b + 2 * kk, part, kk > 0 ? 1 : 0);
+          wgmma_commit_group();
+          wgmma_fence_operand(part);
+          wgmma_wait_group<0>();
+          wgmma_fence_operand(part);
+          if (lane == 0) s.pipeline.template consumer_release<ClusterM>(st.index);
+          TESSEL_UNROLL
+          for (int i = 0; i < Config::Accumulators; ++i) acc[i] += part[i];
+          st.advance<Stages>();
         }
-        wgmma_commit_group();
+      } else {
+        // Mainloop: one commit group per k-tile, the previous one retired before its stage is freed.
+        int previous = -1;
+        for (int kt = k_begin; kt < k_end; ++kt) {
+          s.pipeline.consumer_wait(st);
+          std::uint64_t const desc_a = wgmma_desc_k_major_sw128(s.a[st.index] + consumer * 64 * TileK);
+          std::uint64_t const desc_b = wgmma_desc_k_major_sw128(s.b[st.index]);
+          wgmma_fence_operand(acc);
+          wgmma_fence();
+          TESSEL_UNROLL
+          for (int kk = 0; kk < TileK / Mma::K; ++kk) {
+            // The k-th 32-byte slice of every row: +2 in the descriptor's 16-byte address units.
+            Mma::fma(desc_a + 2 * kk, desc_b + 2 * kk, acc, (kt > k_begin || kk > 0) ? 1 : 0);
+          }
+          wgmma_commit_group();
+          wgmma_fence_operand(acc);
+          wgmma_wait_group<1>();
+          if (previous >= 0 && lane == 0) s.pipeline.template consumer_release<ClusterM>(previous);
+          previous = st.index;
+          st.advance<Stages>();
+        }
+        wgmma_wait_group<0>();
         wgmma_fence_operand(acc);
-        wgmma_wait_group<1>();
-        if (previous >= 0 && lane == 0) s.pipeline.template consumer_release<ClusterM>(previous);
-        previous = st.index;
-        st.advance<Stages>();
+        if (lane == 0) s.pipeline.template consumer_release<ClusterM>(previous);
       }
-      wgmma_wait_group<0>();
-      wgmma_fence_operand(acc);
-      if (lane == 0) s.pipeline.template consumer_release<ClusterM>(previous);
 
       // Epilogue. Thread (warp, lane) holds rows r and r + 8, column pairs 2 * (lane % 4) + 8j.
       if (p.tma_store) {
-        detail::sm90_epilogue_tma<Element, TileN>(p, acc, s.d[consumer], wg_thread, 1 + consumer,
-                                                  int(m0 + consumer * 64), int(n0), int(batch));
+        if (p.out_f16) {
+          detail::sm90_epilogue_tma<half_t, TileN>(p, acc, s.d[consumer], wg_thread, 1 + consumer,
+                                                   int(m0 + consumer * 64), int(n0), int(batch));
+        } else {
+          detail::sm90_epilogue_tma<bfloat16_t, TileN>(p, acc, s.d[consumer], wg_thread, 1 + consumer,
+                                                       int(m0 + consumer * 64), int(n0), int(batch));
+        }
       } else {
         std::int64_t const row0 = m0 + consumer * 64 + warp * 16 + lane / 4;
         std::int64_t const col0 = n0 + 2 * (lane % 4);
         bool const full_cols = n0 + TileN <= p.n;
         if (p.out_f32) {
           detail::sm90_epilogue_registers<float, TileN>(p, acc, row0, col0, full_cols, slice, batch);
+        } else if (p.out_f16) {
+          detail::sm90_epilogue_registers<half_t, TileN>(p, acc, row0, col0, full_cols, slice, batch);
         } else {
-          detail::sm90_epilogue_registers<Element, TileN>(p, acc, row0, col0, full_cols, slice, batch);
+          detail::sm90_epilogue_registers<bfloat16_t, TileN>(p, acc, row0, col0, full_cols, slice, batch);
         }
       }
     }
