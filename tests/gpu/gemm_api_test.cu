@@ -308,8 +308,13 @@ TEST(GemmApi, EveryKernelByNameAndTheHeuristic) {
   EXPECT_STRNE(select_gemm_kernel(big)->name, "simt_64x64x8");
   big.a_type = big.b_type = DType::bf16;
   big.c_type = DType::bf16;
-  // Tensor-core dtypes on sm_80 or newer go to the sm80 kernels.
-  EXPECT_EQ(std::string(select_gemm_kernel(big)->name).rfind("sm80_bf16_", 0), 0u) << select_gemm_kernel(big)->name;
+  // Tensor-core dtypes go to the sm90 kernels on an sm_90 GPU, to the sm80 kernels on other sm_80+ GPUs.
+  int dev = 0, major = 0, minor = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+  char const* const family = major * 10 + minor == 90 ? "sm90_bf16_" : "sm80_bf16_";
+  EXPECT_EQ(std::string(select_gemm_kernel(big)->name).rfind(family, 0), 0u) << select_gemm_kernel(big)->name;
   big.kernel = "simt_cp_async_128x128x8";  // fp32 only
   Status why;
   EXPECT_EQ(select_gemm_kernel(big, &why), nullptr);
