@@ -12,22 +12,9 @@
 #
 #   scripts/bench-skinny.sh [BUILD_DIR]        default build-gpu (built with tessel_cli, bench_copy_bandwidth)
 set -uo pipefail
-cd "$(dirname "$0")/.."
-BUILD_DIR=${1:-${BUILD_DIR:-build-gpu}}
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT/bench/results"
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | sed 's/NVIDIA //; s/ .*//' | tr 'A-Z' 'a-z')
-gpu=${gpu:-gpu}
-day=$(date -u +%Y%m%d)
-json="$OUT/bench/results/skinny-$gpu-$day.json"
-log="$OUT/bench-skinny.log"
-
-cli="$BUILD_DIR/tessel"
+source "$(dirname "$0")/bench-common.sh"
+bench_setup skinny _skinny "${1:-}"
 bw="$BUILD_DIR/bench/bench_copy_bandwidth"
-if ! "$cli" list 2>/dev/null | grep _skinny > /dev/null; then  # (not grep -q: SIGPIPE under pipefail)
-  echo "the registry of $cli lists no skinny kernels: build tessel_cli with CUDA first" | tee -a "$log"
-  exit 1
-fi
 if [ ! -x "$bw" ]; then
   echo "$bw is missing: build the bench_copy_bandwidth target" | tee -a "$log"
   exit 1

@@ -6,21 +6,8 @@
 #
 #   scripts/bench-sm80.sh [BUILD_DIR]        default build-gpu (built with tessel_cli)
 set -uo pipefail
-cd "$(dirname "$0")/.."
-BUILD_DIR=${1:-${BUILD_DIR:-build-gpu}}
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT/bench/results"
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | sed 's/NVIDIA //; s/ .*//' | tr 'A-Z' 'a-z')
-gpu=${gpu:-gpu}
-day=$(date -u +%Y%m%d)
-json="$OUT/bench/results/sm80-$gpu-$day.json"
-log="$OUT/bench-sm80.log"
-
-cli="$BUILD_DIR/tessel"
-if ! "$cli" list 2>/dev/null | grep sm80_ > /dev/null; then  # (not grep -q: an early close is SIGPIPE under pipefail)
-  echo "the registry of $cli lists no sm80 kernels: build tessel_cli with CUDA first" | tee -a "$log"
-  exit 1
-fi
+source "$(dirname "$0")/bench-common.sh"
+bench_setup sm80 sm80_ "${1:-}"
 "$cli" list 2>&1 | grep sm80_ | tee -a "$log"
 
 # The targets, then every tile at 4096^3 / 8192^3 (bf16) and the tf32 tiles at 4096^3.

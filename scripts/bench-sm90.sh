@@ -6,21 +6,8 @@
 #
 #   scripts/bench-sm90.sh [BUILD_DIR]        default build-gpu (built with tessel_cli)
 set -uo pipefail
-cd "$(dirname "$0")/.."
-BUILD_DIR=${1:-${BUILD_DIR:-build-gpu}}
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT/bench/results"
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | sed 's/NVIDIA //; s/ .*//' | tr 'A-Z' 'a-z')
-gpu=${gpu:-gpu}
-day=$(date -u +%Y%m%d)
-json="$OUT/bench/results/sm90-$gpu-$day.json"
-log="$OUT/bench-sm90.log"
-
-cli="$BUILD_DIR/tessel"
-if ! "$cli" list 2>/dev/null | grep sm90_ > /dev/null; then  # (not grep -q: an early close is SIGPIPE under pipefail)
-  echo "the registry of $cli lists no sm90 kernels: build tessel_cli with CUDA first" | tee -a "$log"
-  exit 1
-fi
+source "$(dirname "$0")/bench-common.sh"
+bench_setup sm90 sm90_ "${1:-}"
 
 variants="$OUT/sm90-variants.txt"
 {
