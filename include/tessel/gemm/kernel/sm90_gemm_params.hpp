@@ -41,6 +41,7 @@ struct Sm90GemmParams {
   bool c_pairs = false;  // two adjacent elements of C may be read as one access (alignment)
   bool d_pairs = false;  // ... and written
   bool tma_store = false;  // D (16-bit) leaves through shared memory and tma_d (beta == 0)
+  bool staged_rows = false;  // D (16-bit, no pair stores) leaves through shared memory, row by row (beta == 0)
   // Clusters of ClusterM CTAs walk this schedule of cluster tiles (ClusterM tile rows x 1 tile
   // column x 1 batch-and-slice); CTA r of a cluster takes tile row ClusterM * m + r.
   PersistentTileScheduler scheduler;

@@ -213,6 +213,42 @@ TESSEL_DEVICE void sm90_epilogue_tma(Sm90GemmParams const& p, float const (&acc)
   }
 }
 
+// Epilogue through shared memory for a 16-bit D that TMA cannot store and whose rows take no
+// pair stores (an odd leading dimension): the consumer warpgroup writes alpha * acc into its
+// swizzled staging buffer as in sm90_epilogue_tma, then copies it out row by row -- consecutive
+// threads take consecutive columns, so a warp writes 64 contiguous bytes per store instead of
+// one element in each of 8 rows.
+template <class Out, int TileN>
+TESSEL_DEVICE void sm90_epilogue_staged_rows(Sm90GemmParams const& p, float const (&acc)[TileN / 2],
+                                             std::uint16_t* staging, int wg_thread, int barrier_id,
+                                             std::int64_t m0, std::int64_t n0, std::int64_t batch) {
+  int const warp = wg_thread / 32, lane = wg_thread % 32;
+  char* const base = reinterpret_cast<char*>(staging);
+  named_barrier_sync(barrier_id, 128);  // the previous tile's copy-out has read the buffer
+  TESSEL_UNROLL
+  for (int j = 0; j < TileN / 8; ++j) {
+    TESSEL_UNROLL
+    for (int h = 0; h < 2; ++h) {
+      int const r = warp * 16 + lane / 4 + 8 * h;
+      int const offset = (j / 8) * 8192 + r * 128 + (((j % 8) ^ (r % 8)) * 16) + (lane % 4) * 4;
+      *reinterpret_cast<std::uint32_t*>(base + offset) =
+          Sm90Pair<Out>::pack(p.alpha * acc[4 * j + 2 * h], p.alpha * acc[4 * j + 2 * h + 1]);
+    }
+  }
+  named_barrier_sync(barrier_id, 128);
+  Out* const d = static_cast<Out*>(p.d) + batch * p.batch_stride_d;
+  std::int64_t const rows = p.m - m0 < 64 ? p.m - m0 : 64;
+  std::int64_t const cols = p.n - n0 < TileN ? p.n - n0 : TileN;
+  for (int i = wg_thread; i < 64 * TileN; i += 128) {
+    int const r = i / TileN, c = i % TileN;
+    if (r >= rows) break;
+    if (c >= cols) continue;
+    int const cc = c % 64;
+    int const offset = (c / 64) * 8192 + r * 128 + ((((cc * 2) / 16) ^ (r % 8)) * 16) + (cc * 2) % 16;
+    d[(m0 + r) * p.ldd + n0 + c] = *reinterpret_cast<Out const*>(base + offset);
+  }
+}
+
 }  // namespace detail
 
 template <class Config>
@@ -340,7 +376,15 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       }
 
       // Epilogue. Thread (warp, lane) holds rows r and r + 8, column pairs 2 * (lane % 4) + 8j.
-      if (p.tma_store) {
+      if (p.staged_rows) {
+        if (p.out_f16) {
+          detail::sm90_epilogue_staged_rows<half_t, TileN>(p, acc, s.d[consumer], wg_thread, 1 + consumer,
+                                                           m0 + consumer * 64, n0, batch);
+        } else {
+          detail::sm90_epilogue_staged_rows<bfloat16_t, TileN>(p, acc, s.d[consumer], wg_thread, 1 + consumer,
+                                                               m0 + consumer * 64, n0, batch);
+        }
+      } else if (p.tma_store) {
         if (p.out_f16) {
           detail::sm90_epilogue_tma<half_t, TileN>(p, acc, s.d[consumer], wg_thread, 1 + consumer,
                                                    int(m0 + consumer * 64), int(n0), int(batch));
