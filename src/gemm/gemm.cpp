@@ -219,26 +219,23 @@ GemmKernelInfo const* select_gemm_kernel(GemmArguments const& g, Status* why) {
     if (Status s = k->check(g); !s) return fail(std::move(s));
     return k;
   }
-  // Heuristic: bf16 and fp16 on an sm_90 GPU take the sm_90a kernels; tensor-core dtypes (bf16,
-  // fp16, tf32) on sm_80 or newer otherwise take the sm_80 kernels' own heuristic. Otherwise
-  // (fp32, and fp8 until a tensor-core fp8 kernel takes it) SIMT: 128x128 tiles unless they
+  // Heuristic: bf16, fp16 and fp8 e4m3 x e4m3 on an sm_90 GPU take the sm_90a kernels; tensor-core
+  // dtypes (bf16, fp16, tf32) on sm_80 or newer otherwise take the sm_80 kernels' own heuristic.
+  // Otherwise (fp32, and the other fp8 pairs) SIMT: 128x128 tiles unless they
   // leave SMs idle, then 64x64 (4x the CTAs); for fp32 the kKernels[kLargeFp32Kernel] mainloop.
   Here h;
   bool const have_device = current_device(&h).ok();
   int const sms = have_device ? h.sms : 132;
   bool const tensor_core_dtype = g.a_type == DType::bf16 || g.a_type == DType::f16 || g.a_type == DType::tf32;
-  // sm_90a images run on compute capability 9.0 only (arch-specific features).
-  if (is_fp8(g.a_type) && have_device && h.cc == 90) {  // e4m3 x e4m3 has an sm_90a kernel; other pairs run SIMT
-    if (GemmKernelInfo const* k90 = sm90_select_gemm_kernel(g, sms); k90 != nullptr && k90->check(g).ok())
-      return find_gemm_kernel(k90->name);
-  }
-  if (tensor_core_dtype && have_device && h.cc == 90) {
-    // A skinny problem streams its long operand at memory bandwidth in the sm_80 skinny kernel
-    // (docs/skinny_gemm.md); the 128-row sm_90a tiles would mostly multiply padding.
+  // sm_90a images run on compute capability 9.0 only (arch-specific features). A skinny problem
+  // streams its long operand at memory bandwidth in the sm_80 skinny kernel (docs/skinny_gemm.md);
+  // the 128-row sm_90a tiles would mostly multiply padding. fp8 pairs without an sm_90a kernel
+  // fall through to SIMT.
+  if ((tensor_core_dtype || is_fp8(g.a_type)) && have_device && h.cc == 90) {
     if (GemmKernelInfo const* k80 = sm80_select_gemm_kernel(g, sms);
         k80 != nullptr && std::string_view(k80->name).find("skinny") != std::string_view::npos && k80->check(g).ok())
       return find_gemm_kernel(k80->name);
-    if (GemmKernelInfo const* k90 = sm90_select_gemm_kernel(g, sms); k90 != nullptr && k90->check(g).ok())
+    if (GemmKernelInfo const* k90 = sm90_select_gemm_kernel(g); k90 != nullptr && k90->check(g).ok())
       return find_gemm_kernel(k90->name);
   }
   if (tensor_core_dtype && (!have_device || h.cc >= 80)) {

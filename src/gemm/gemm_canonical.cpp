@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 
 namespace tessel::detail {
 
@@ -56,11 +57,67 @@ Status workspace_pool(cudaMemPool_t* out) {
   return Status::success();
 }
 
-cudaError_t stage_operand(OperandView const& v, std::int64_t k, std::int64_t kp, std::int64_t batch, int element_bytes,
-                          void* dst, cudaStream_t stream) {
-  kernel::detail::Sm80StageParams const s{v.ptr, v.batch_stride, v.row_stride, v.k_stride, dst, v.rows, k, kp,
-                                          int(batch), element_bytes};
-  return kernel::detail::sm80_stage_operand(s, stream);
+namespace {
+
+std::size_t aligned256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+}  // namespace
+
+Status release_workspace(CallWorkspace& w, Status result, cudaStream_t stream) {
+  if (w.base != nullptr) {
+    if (cudaError_t err = cudaFreeAsync(w.base, stream); err != cudaSuccess && result.ok())
+      result = cuda_failure("cudaFreeAsync (GEMM workspace)", err);
+    w.base = nullptr;
+  }
+  return result;
+}
+
+Status prepare_operands(CanonicalGemm const& c, std::int64_t k, std::int64_t batch, int element_bytes, bool force_a,
+                        bool force_b, std::size_t partials, std::size_t flags, cudaStream_t stream, CallWorkspace* w) {
+  std::size_t const in_bytes = std::size_t(element_bytes);
+  std::int64_t const kp = round_up(k, std::int64_t(16 / in_bytes));
+  bool const stage_a = force_a || !readable_in_place(c.a, batch, in_bytes);
+  bool const stage_b = force_b || !readable_in_place(c.b, batch, in_bytes);
+  std::size_t const bytes_a = stage_a ? std::size_t(batch * c.m * kp) * in_bytes : 0;
+  std::size_t const bytes_b = stage_b ? std::size_t(batch * c.n * kp) * in_bytes : 0;
+  std::size_t const bytes_partials = partials * sizeof(float), bytes_flags = flags * sizeof(int);
+  std::size_t const total = aligned256(bytes_a) + aligned256(bytes_b) + aligned256(bytes_partials) + bytes_flags;
+  if (total > 0) {
+    cudaMemPool_t pool = nullptr;
+    if (Status s = workspace_pool(&pool); !s) return s;
+    if (cudaError_t err = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&w->base), total, pool, stream); err != cudaSuccess) {
+      w->base = nullptr;
+      return cuda_failure(("workspace of " + std::to_string(total >> 20) + " MiB for the GEMM").c_str(), err);
+    }
+  }
+  char* const ws_a = w->base;
+  char* const ws_b = ws_a + aligned256(bytes_a);
+  char* const ws_k = ws_b + aligned256(bytes_b);
+  if (partials > 0) w->partials = reinterpret_cast<float*>(ws_k);
+  if (flags > 0) w->flags = reinterpret_cast<int*>(ws_k + aligned256(bytes_partials));
+  w->a = {c.a.ptr, c.a.row_stride, c.a.batch_stride};
+  w->b = {c.b.ptr, c.b.row_stride, c.b.batch_stride};
+  Status result = Status::success();
+  if (w->flags != nullptr) {
+    if (cudaError_t err = cudaMemsetAsync(w->flags, 0, bytes_flags, stream); err != cudaSuccess)
+      result = cuda_failure("zeroing split-K flags", err);
+  }
+  struct Stage {
+    bool needed;
+    OperandView const& from;
+    char* to;
+    KMajorOperand* out;
+    char const* what;
+  };
+  for (Stage const& s : {Stage{stage_a, c.a, ws_a, &w->a, "staging A"}, Stage{stage_b, c.b, ws_b, &w->b, "staging B"}}) {
+    if (!s.needed || !result.ok()) continue;
+    kernel::detail::Sm80StageParams sp{s.from.ptr, s.from.batch_stride, s.from.row_stride, s.from.k_stride, s.to, s.from.rows, k, kp,
+                       int(batch), element_bytes};
+    if (cudaError_t err = kernel::detail::sm80_stage_operand(sp, stream); err != cudaSuccess) result = cuda_failure(s.what, err);
+    *s.out = {s.to, kp, s.from.rows * kp};
+  }
+  if (!result.ok()) return release_workspace(*w, std::move(result), stream);
+  return result;
 }
 
 }  // namespace tessel::detail

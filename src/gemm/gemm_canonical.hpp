@@ -45,9 +45,31 @@ Status cuda_failure(char const* what, cudaError_t err);
 // split-K partial sums).
 Status workspace_pool(cudaMemPool_t* out);
 
-// The K-major, 16-byte aligned copy of `v` the kernels read: rows x kp, kp = K rounded up to
-// 16 bytes, zero past K, batches back to back. Launches the copy on `stream`.
-cudaError_t stage_operand(OperandView const& v, std::int64_t k, std::int64_t kp, std::int64_t batch, int element_bytes,
-                          void* dst, cudaStream_t stream);
+// ---- one call's workspace: staged operands, then the kernel's scratch ------------------------------
+
+// An operand as the kernels read it: K-major, rows 16-byte aligned.
+struct KMajorOperand {
+  void const* ptr;
+  std::int64_t ld, batch_stride;
+};
+
+struct CallWorkspace {
+  KMajorOperand a{}, b{};    // the canonical A and B, in place or staged
+  float* partials = nullptr;  // split-K partial sums
+  int* flags = nullptr;       // split-K flags / counters, zeroed
+  char* base = nullptr;       // the allocation; release_workspace frees it
+};
+
+// Makes the canonical operands readable by the kernels: an operand that is MN-major or not
+// 16-byte aligned (or forced: force_a, force_b) is copied by sm80_stage_operand into pool memory
+// as rows of kp = K rounded up to 16 bytes (zero past K), batches back to back; the kernel's
+// split-K scratch follows: `partials` floats and `flags` ints, the flags zeroed. On failure
+// nothing stays allocated.
+Status prepare_operands(CanonicalGemm const& c, std::int64_t k, std::int64_t batch, int element_bytes, bool force_a,
+                        bool force_b, std::size_t partials, std::size_t flags, cudaStream_t stream, CallWorkspace* w);
+
+// Frees w's allocation (stream-ordered, after the kernels that use it); returns `result`, or the
+// failure to free when result was a success.
+Status release_workspace(CallWorkspace& w, Status result, cudaStream_t stream);
 
 }  // namespace tessel::detail

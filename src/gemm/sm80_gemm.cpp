@@ -26,7 +26,6 @@ using kernel::Sm80GemmParams;
 using kernel::Sm80SkinnyParams;
 using kernel::detail::Sm80Instance;
 using kernel::detail::Sm80SkinnyInstance;
-using kernel::detail::Sm80StageParams;
 
 // ---- the entries ---------------------------------------------------------------------------------
 
@@ -65,92 +64,11 @@ constexpr std::array<Sm80SkinnyFamily, 2> kSkinnyFamilies = {{
 constexpr std::size_t kMultistage = kFamilies.size();
 
 using detail::aligned16;
+using detail::CallWorkspace;
 using detail::cuda_failure;
-using detail::OperandView;
-using detail::readable_in_place;
-using detail::round_up;
-using detail::workspace_pool;
+using detail::prepare_operands;
+using detail::release_workspace;
 using Canonical = detail::CanonicalGemm;
-
-std::size_t aligned256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
-
-// ---- one call's workspace: staged operands, then the kernel's scratch ------------------------------
-
-// An operand as the kernels read it: K-major, rows 16-byte aligned.
-struct KMajorOperand {
-  void const* ptr;
-  std::int64_t ld, batch_stride;
-};
-
-struct CallWorkspace {
-  KMajorOperand a{}, b{};    // the canonical A and B, in place or staged
-  float* partials = nullptr;  // split-K partial sums
-  int* flags = nullptr;       // split-K flags / counters, zeroed
-  char* base = nullptr;       // the allocation; release_workspace frees it
-};
-
-// Frees w's allocation (stream-ordered, after the kernels that use it); returns `result`, or the
-// failure to free when result was a success.
-Status release_workspace(CallWorkspace& w, Status result, cudaStream_t stream) {
-  if (w.base != nullptr) {
-    if (cudaError_t err = cudaFreeAsync(w.base, stream); err != cudaSuccess && result.ok())
-      result = cuda_failure("cudaFreeAsync (sm80 GEMM workspace)", err);
-    w.base = nullptr;
-  }
-  return result;
-}
-
-// Makes the canonical operands readable by the kernels: an operand that is MN-major or not
-// 16-byte aligned (or every operand, with force_staging) is copied into pool memory by
-// sm80_stage_operand; the kernel's split-K scratch follows: `partials` floats and `flags` ints,
-// the flags zeroed. On failure nothing stays allocated.
-Status prepare_operands(Canonical const& c, std::int64_t k, std::int64_t batch, int element_bytes, bool force_staging,
-                        std::size_t partials, std::size_t flags, cudaStream_t stream, CallWorkspace* w) {
-  std::size_t const in_bytes = std::size_t(element_bytes);
-  std::int64_t const kp = round_up(k, std::int64_t(16 / in_bytes));
-  bool const stage_a = force_staging || !readable_in_place(c.a, batch, in_bytes);
-  bool const stage_b = force_staging || !readable_in_place(c.b, batch, in_bytes);
-  std::size_t const bytes_a = stage_a ? std::size_t(batch * c.m * kp) * in_bytes : 0;
-  std::size_t const bytes_b = stage_b ? std::size_t(batch * c.n * kp) * in_bytes : 0;
-  std::size_t const bytes_partials = partials * sizeof(float), bytes_flags = flags * sizeof(int);
-  std::size_t const total = aligned256(bytes_a) + aligned256(bytes_b) + aligned256(bytes_partials) + bytes_flags;
-  if (total > 0) {
-    cudaMemPool_t pool = nullptr;
-    if (Status s = workspace_pool(&pool); !s) return s;
-    if (cudaError_t err = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&w->base), total, pool, stream); err != cudaSuccess) {
-      w->base = nullptr;
-      return cuda_failure(("workspace of " + std::to_string(total >> 20) + " MiB for the sm80 GEMM").c_str(), err);
-    }
-  }
-  char* const ws_a = w->base;
-  char* const ws_b = ws_a + aligned256(bytes_a);
-  char* const ws_k = ws_b + aligned256(bytes_b);
-  if (partials > 0) w->partials = reinterpret_cast<float*>(ws_k);
-  if (flags > 0) w->flags = reinterpret_cast<int*>(ws_k + aligned256(bytes_partials));
-  w->a = {c.a.ptr, c.a.row_stride, c.a.batch_stride};
-  w->b = {c.b.ptr, c.b.row_stride, c.b.batch_stride};
-  Status result = Status::success();
-  if (w->flags != nullptr) {
-    if (cudaError_t err = cudaMemsetAsync(w->flags, 0, bytes_flags, stream); err != cudaSuccess)
-      result = cuda_failure("zeroing split-K flags", err);
-  }
-  struct Stage {
-    bool needed;
-    OperandView const& from;
-    char* to;
-    KMajorOperand* out;
-    char const* what;
-  };
-  for (Stage const& s : {Stage{stage_a, c.a, ws_a, &w->a, "staging A"}, Stage{stage_b, c.b, ws_b, &w->b, "staging B"}}) {
-    if (!s.needed || !result.ok()) continue;
-    Sm80StageParams sp{s.from.ptr, s.from.batch_stride, s.from.row_stride, s.from.k_stride, s.to, s.from.rows, k, kp,
-                       int(batch), element_bytes};
-    if (cudaError_t err = kernel::detail::sm80_stage_operand(sp, stream); err != cudaSuccess) result = cuda_failure(s.what, err);
-    *s.out = {s.to, kp, s.from.rows * kp};
-  }
-  if (!result.ok()) return release_workspace(*w, std::move(result), stream);
-  return result;
-}
 
 // ---- the heuristic ---------------------------------------------------------------------------------
 
@@ -212,7 +130,7 @@ Status family_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o
   // Serial split-K: a partial tile and a flag per output tile.
   std::size_t const partials = splits > 1 ? std::size_t(ctas) * std::size_t(t.tile_m * t.tile_n) : 0;
   CallWorkspace w;
-  if (Status s = prepare_operands(c, g.k, batch, t.element_bytes, o.force_staging, partials, splits > 1 ? ctas : 0, stream, &w);
+  if (Status s = prepare_operands(c, g.k, batch, t.element_bytes, o.force_staging, o.force_staging, partials, splits > 1 ? ctas : 0, stream, &w);
       !s)
     return s;
 
@@ -280,7 +198,7 @@ Status skinny_run(std::size_t j, GemmArguments const& g, Sm80RunOptions const& o
   // Parallel split-K: a partial tile per slice and a counter per output tile.
   std::size_t const partials = splits > 1 ? std::size_t(tiles) * std::size_t(splits) * std::size_t(t.tile_m * t.tile_n) : 0;
   CallWorkspace w;
-  if (Status s = prepare_operands(kc, g.k, batch, t.element_bytes, o.force_staging, partials, splits > 1 ? tiles : 0, stream,
+  if (Status s = prepare_operands(kc, g.k, batch, t.element_bytes, o.force_staging, o.force_staging, partials, splits > 1 ? tiles : 0, stream,
                                   &w);
       !s)
     return s;

@@ -24,9 +24,11 @@ namespace tessel {
 
 namespace {
 
+using detail::CallWorkspace;
 using detail::CanonicalGemm;
 using detail::cuda_failure;
-using detail::OperandView;
+using detail::prepare_operands;
+using detail::release_workspace;
 using kernel::Sm90GemmParams;
 using kernel::detail::Sm90Instance;
 
@@ -169,49 +171,29 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   int const splits = choose_splits(cluster_rows * tiles_n * batch, k_tiles, clusters);
 
   Sm90GemmParams p;
-  // Operands TMA can read in place get their descriptors now; the others are staged first.
-  bool stage_a = !detail::readable_in_place(c.a, batch, eb);
-  bool stage_b = !detail::readable_in_place(c.b, batch, eb);
+  // Operands TMA can read in place get their descriptors now; the others (also any the driver
+  // refuses) are staged into aligned K-major copies and described after.
   int const box_b = t.tile_n / t.cluster_m;
-  if (!stage_a)
-    stage_a = !encode_operand(&p.tma_a, encode, f.ab, c.a.ptr, g.k, c.m, c.a.row_stride, batch, c.a.batch_stride,
-                              t.tile_k, t.tile_m, &p.a_batch_step);
-  if (!stage_b)
-    stage_b = !encode_operand(&p.tma_b, encode, f.ab, c.b.ptr, g.k, c.n, c.b.row_stride, batch, c.b.batch_stride,
-                              t.tile_k, box_b, &p.b_batch_step);
-
-  std::int64_t const kp = detail::round_up(g.k, std::int64_t(16 / eb));
-  std::size_t const bytes_a = stage_a ? std::size_t(batch * c.m * kp) * eb : 0;
-  std::size_t const bytes_b = stage_b ? std::size_t(batch * c.n * kp) * eb : 0;
-  std::size_t const bytes_k = splits > 1 ? std::size_t(splits * batch * c.m * c.n) * sizeof(float) : 0;
-  auto const at = [](std::size_t x) { return (x + 1023) / 1024 * 1024; };
-  std::size_t const total = at(bytes_a) + at(bytes_b) + at(bytes_k);
-  char* ws = nullptr;
-  if (total > 0) {
-    cudaMemPool_t pool = nullptr;
-    if (Status s = detail::workspace_pool(&pool); !s) return s;
-    if (cudaError_t err = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&ws), total, pool, stream); err != cudaSuccess)
-      return cuda_failure(("workspace of " + std::to_string(total >> 20) + " MiB for the sm90 GEMM").c_str(), err);
-  }
-  char* const ws_a = ws;
-  char* const ws_b = ws + at(bytes_a);
-  float* const ws_k = reinterpret_cast<float*>(ws_b + at(bytes_b));
+  bool const a_in_place = detail::readable_in_place(c.a, batch, eb) &&
+                          encode_operand(&p.tma_a, encode, f.ab, c.a.ptr, g.k, c.m, c.a.row_stride, batch,
+                                         c.a.batch_stride, t.tile_k, t.tile_m, &p.a_batch_step);
+  bool const b_in_place = detail::readable_in_place(c.b, batch, eb) &&
+                          encode_operand(&p.tma_b, encode, f.ab, c.b.ptr, g.k, c.n, c.b.row_stride, batch,
+                                         c.b.batch_stride, t.tile_k, box_b, &p.b_batch_step);
+  std::size_t const partials = splits > 1 ? std::size_t(splits * batch * c.m * c.n) : 0;
+  CallWorkspace w;
+  if (Status s = prepare_operands(c, g.k, batch, t.element_bytes, !a_in_place, !b_in_place, partials, 0, stream, &w); !s)
+    return s;
   Status result = Status::success();
   auto const fail = [&](Status s) {
     if (result.ok()) result = std::move(s);
   };
-  if (stage_a) {
-    if (cudaError_t err = detail::stage_operand(c.a, g.k, kp, batch, t.element_bytes, ws_a, stream); err != cudaSuccess)
-      fail(cuda_failure("staging A", err));
-    else if (!encode_operand(&p.tma_a, encode, f.ab, ws_a, g.k, c.m, kp, batch, c.m * kp, t.tile_k, t.tile_m, &p.a_batch_step))
-      fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged A"));
-  }
-  if (stage_b) {
-    if (cudaError_t err = detail::stage_operand(c.b, g.k, kp, batch, t.element_bytes, ws_b, stream); err != cudaSuccess)
-      fail(cuda_failure("staging B", err));
-    else if (!encode_operand(&p.tma_b, encode, f.ab, ws_b, g.k, c.n, kp, batch, c.n * kp, t.tile_k, box_b, &p.b_batch_step))
-      fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged B"));
-  }
+  if (!a_in_place && !encode_operand(&p.tma_a, encode, f.ab, w.a.ptr, g.k, c.m, w.a.ld, batch, w.a.batch_stride,
+                                     t.tile_k, t.tile_m, &p.a_batch_step))
+    fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged A"));
+  if (!b_in_place && !encode_operand(&p.tma_b, encode, f.ab, w.b.ptr, g.k, c.n, w.b.ld, batch, w.b.batch_stride,
+                                     t.tile_k, box_b, &p.b_batch_step))
+    fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged B"));
 
   p.m = c.m, p.n = c.n, p.k = g.k;
   p.k_tiles = k_tiles;
@@ -219,9 +201,9 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   p.splits = splits;
   bool const reads_c = gemm_reads_c(g);
   if (splits > 1) {  // fp32 partial sums, then the reduction forms D
-    p.d = ws_k, p.ldd = c.n, p.batch_stride_d = c.m * c.n;
+    p.d = w.partials, p.ldd = c.n, p.batch_stride_d = c.m * c.n;
     p.out_f32 = true, p.alpha = 1.0f, p.beta = 0.0f;
-    p.d_pairs = pairs_aligned(ws_k, c.n, c.m * c.n, batch * splits, sizeof(float));
+    p.d_pairs = pairs_aligned(w.partials, c.n, c.m * c.n, batch * splits, sizeof(float));
   } else {
     p.c = reads_c ? g.c : nullptr, p.ldc = g.ldc, p.batch_stride_c = g.batch_stride_c;
     p.d = g.d, p.ldd = g.ldd, p.batch_stride_d = g.batch_stride_d;
@@ -250,17 +232,14 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   }
   if (result.ok() && splits > 1) {
     kernel::detail::SplitKReduceParams r;
-    r.partials = ws_k, r.splits = splits, r.batch = batch, r.rows = c.m, r.cols = c.n;
+    r.partials = w.partials, r.splits = splits, r.batch = batch, r.rows = c.m, r.cols = c.n;
     r.c = reads_c ? g.c : nullptr, r.ldc = g.ldc, r.batch_stride_c = g.batch_stride_c;
     r.d = g.d, r.ldd = g.ldd, r.batch_stride_d = g.batch_stride_d;
     r.alpha = gemm_product_scale(g), r.beta = reads_c ? g.beta : 0.0f;
     if (cudaError_t err = kernel::detail::launch_splitk_reduce(r, g.c_type, stream); err != cudaSuccess)
       fail(cuda_failure("launch of the split-K reduction", err));
   }
-  if (ws != nullptr) {
-    if (cudaError_t err = cudaFreeAsync(ws, stream); err != cudaSuccess) fail(cuda_failure("cudaFreeAsync (sm90 GEMM workspace)", err));
-  }
-  return result;
+  return release_workspace(w, std::move(result), stream);
 }
 
 template <std::size_t I>
@@ -319,7 +298,7 @@ std::array<GemmKernelInfo, 8> const kEntries = {{
 
 std::span<GemmKernelInfo const> sm90_gemm_kernels() { return kEntries; }
 
-GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g, int /*sm_count*/) {
+GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   if (g.a_type == DType::e4m3 && g.b_type == DType::e4m3) return &kEntries[6];
   if (g.a_type != DType::bf16 && g.a_type != DType::f16) return nullptr;
   bool const col_d = g.c_order == MatrixOrder::col_major;

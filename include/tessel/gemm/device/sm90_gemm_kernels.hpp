@@ -7,7 +7,8 @@
 // batch count, like the sm_80 entries (sm80_gemm_kernels.hpp): a column-major D is computed as
 // D^T = B^T A^T; an operand that is not K-major, or whose pointer, leading dimension or batch
 // stride is not a multiple of 16 bytes (TMA's rule), is first copied into a K-major aligned buffer;
-// D and C are written and read from registers with any alignment. The images exist for sm_90a
+// D leaves by TMA stores where it can, else by any-alignment stores (sm90_gemm_warpspecialized.hpp).
+// fp8 e4m3 x e4m3 entries take a_scale and b_scale. The images exist for sm_90a
 // only: on any other GPU the registry reports arch_mismatch instead of launching.
 #pragma once
 
@@ -24,9 +25,9 @@ namespace tessel {
 // The entries, bf16 first, then fp16.
 std::span<GemmKernelInfo const> sm90_gemm_kernels();
 
-// The entry the sm_90a heuristic runs for `args` (validated) on a GPU with `sm_count` SMs, or
-// nullptr when no sm_90a kernel takes its dtypes.
-GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& args, int sm_count);
+// The entry the sm_90a heuristic runs for `args` (validated), or nullptr when no sm_90a kernel
+// takes its dtypes.
+GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& args);
 
 // CTAs of sm_90a entry `k` resident at once on the current GPU (its persistent grid): resident
 // clusters times the cluster size. -1 when `k` is not an sm_90a entry or the query fails.

@@ -10,8 +10,11 @@
 //       each B byte is read from L2 once per cluster.
 //   warpgroups 1 and 2, the consumers (cooperative: one tile, 64 rows each): per k-tile they wait
 //       for the stage, issue TileK / K wgmma m64 x TileN instructions from shared memory, keep
-//       one k-tile of wgmmas in flight and free the previous stage; after the last k-tile the
-//       epilogue writes alpha * accumulators + beta * C straight from registers to D.
+//       one k-tile of wgmmas in flight and free the previous stage (fp8 with promoted accumulation:
+//       every k-tile's wgmmas retire into fp32 registers first). After the last k-tile the
+//       epilogue writes D: a 16-bit D through a swizzled shared-memory buffer -- TMA stores when
+//       its rows are 16-byte aligned and C is unread, coalesced row copies when they are not even
+//       pair-aligned -- else alpha * accumulators + beta * C straight from registers.
 // The producer runs ahead across tile boundaries, so the next tile's loads overlap this tile's
 // epilogue. Tiles come from a PersistentTileScheduler (schedule/persistent.hpp) over cluster
 // tiles: grid = clusters that fit at once, each walking every grid-th cluster tile in grouped
@@ -181,18 +184,12 @@ TESSEL_DEVICE void sm90_epilogue_registers(Sm90GemmParams const& p, float const 
   }
 }
 
-// Epilogue through shared memory: the consumer warpgroup writes alpha * acc (converted) into its
-// 64 x TileN staging buffer, as 64 x 64 boxes in the 128-byte swizzle -- a warp's 32 4-byte
-// writes (8 rows, one 16-byte chunk each) land in 32 distinct banks -- and one thread stores the
-// boxes with TMA (rows and columns outside D are clipped by the unit). The buffer is reused only
-// after the previous tile's stores have read it.
+// A consumer warpgroup's alpha * acc, converted to Out, into its 64 x TileN staging buffer: 64 x 64
+// boxes in the 128-byte swizzle (what a TMA box of 64 16-bit columns reads). A warp's 32 4-byte
+// writes (8 rows, one 16-byte chunk each) land in 32 distinct banks.
 template <class Out, int TileN>
-TESSEL_DEVICE void sm90_epilogue_tma(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::uint16_t* staging,
-                                     int wg_thread, int barrier_id, int m0, int n0, int batch) {
+TESSEL_DEVICE void sm90_stage_accumulators(float alpha, float const (&acc)[TileN / 2], char* base, int wg_thread) {
   int const warp = wg_thread / 32, lane = wg_thread % 32;
-  if (wg_thread == 0) tma_store_wait_read<0>();
-  named_barrier_sync(barrier_id, 128);
-  char* const base = reinterpret_cast<char*>(staging);
   TESSEL_UNROLL
   for (int j = 0; j < TileN / 8; ++j) {
     TESSEL_UNROLL
@@ -201,9 +198,21 @@ TESSEL_DEVICE void sm90_epilogue_tma(Sm90GemmParams const& p, float const (&acc)
       // Box j / 8, 16-byte chunk j % 8 of row r (swizzled by r % 8), 4-byte word lane % 4.
       int const offset = (j / 8) * 8192 + r * 128 + (((j % 8) ^ (r % 8)) * 16) + (lane % 4) * 4;
       *reinterpret_cast<std::uint32_t*>(base + offset) =
-          Sm90Pair<Out>::pack(p.alpha * acc[4 * j + 2 * h], p.alpha * acc[4 * j + 2 * h + 1]);
+          Sm90Pair<Out>::pack(alpha * acc[4 * j + 2 * h], alpha * acc[4 * j + 2 * h + 1]);
     }
   }
+}
+
+// Epilogue through shared memory: the consumer warpgroup stages alpha * acc
+// (sm90_stage_accumulators) and one thread stores the boxes with TMA (rows and columns outside D are clipped by the unit). The buffer is reused only
+// after the previous tile's stores have read it.
+template <class Out, int TileN>
+TESSEL_DEVICE void sm90_epilogue_tma(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::uint16_t* staging,
+                                     int wg_thread, int barrier_id, int m0, int n0, int batch) {
+  if (wg_thread == 0) tma_store_wait_read<0>();
+  named_barrier_sync(barrier_id, 128);
+  char* const base = reinterpret_cast<char*>(staging);
+  sm90_stage_accumulators<Out, TileN>(p.alpha, acc, base, wg_thread);
   fence_proxy_async_shared();  // the writes above are visible to the TMA unit after the barrier
   named_barrier_sync(barrier_id, 128);
   if (wg_thread == 0) {
@@ -214,27 +223,17 @@ TESSEL_DEVICE void sm90_epilogue_tma(Sm90GemmParams const& p, float const (&acc)
 }
 
 // Epilogue through shared memory for a 16-bit D that TMA cannot store and whose rows take no
-// pair stores (an odd leading dimension): the consumer warpgroup writes alpha * acc into its
-// swizzled staging buffer as in sm90_epilogue_tma, then copies it out row by row -- consecutive
+// pair stores (an odd leading dimension): the consumer warpgroup stages alpha * acc
+// (sm90_stage_accumulators), then copies it out row by row -- consecutive
 // threads take consecutive columns, so a warp writes 64 contiguous bytes per store instead of
 // one element in each of 8 rows.
 template <class Out, int TileN>
 TESSEL_DEVICE void sm90_epilogue_staged_rows(Sm90GemmParams const& p, float const (&acc)[TileN / 2],
                                              std::uint16_t* staging, int wg_thread, int barrier_id,
                                              std::int64_t m0, std::int64_t n0, std::int64_t batch) {
-  int const warp = wg_thread / 32, lane = wg_thread % 32;
   char* const base = reinterpret_cast<char*>(staging);
   named_barrier_sync(barrier_id, 128);  // the previous tile's copy-out has read the buffer
-  TESSEL_UNROLL
-  for (int j = 0; j < TileN / 8; ++j) {
-    TESSEL_UNROLL
-    for (int h = 0; h < 2; ++h) {
-      int const r = warp * 16 + lane / 4 + 8 * h;
-      int const offset = (j / 8) * 8192 + r * 128 + (((j % 8) ^ (r % 8)) * 16) + (lane % 4) * 4;
-      *reinterpret_cast<std::uint32_t*>(base + offset) =
-          Sm90Pair<Out>::pack(p.alpha * acc[4 * j + 2 * h], p.alpha * acc[4 * j + 2 * h + 1]);
-    }
-  }
+  sm90_stage_accumulators<Out, TileN>(p.alpha, acc, base, wg_thread);
   named_barrier_sync(barrier_id, 128);
   Out* const d = static_cast<Out*>(p.d) + batch * p.batch_stride_d;
   std::int64_t const rows = p.m - m0 < 64 ? p.m - m0 : 64;
