@@ -1,13 +1,22 @@
-// bench/simt_tiles.cu -- tuning: the library's SIMT GEMM kernel under several CTA/warp tilings,
-// fp32, timed against cuBLAS SGEMM in the same process (interleaved, rotated inputs, medians).
+// bench/simt_tiles.cu -- tuning: SIMT GEMM mainloops and tilings, fp32, each checked on ragged
+// shapes and timed against cuBLAS SGEMM in the same process (interleaved, rotated inputs, medians).
 //
-//   bench_simt_tiles [--m 4096 --n 4096 --k 4096] [--iters 20]
+//   bench_simt_tiles [--m 4096 --n 4096 --k 4096] [--iters 20] [--layouts tn,nn,nt,tt]
+//                    [--check 0|1|2] [--time 0|1] [--profile 1] [--only SUBSTRING]
 //
-// Each variant is tessel/gemm/kernel/simt_gemm.hpp with another SimtTile; the registry keeps
-// the winner (src/gemm/simt_launch.cuh). D is row-major; operand orders: both K-contiguous
-// (BLAS tn), A K- and B N-contiguous (row-major nn), both M/N-contiguous.
-#include <tessel/gemm/kernel/simt_gemm.hpp>
-#include <tessel/gemm/kernel/simt_gemm_cp_async.hpp>
+// The variants are whatever the binary links (bench/simt_variants.cuh): bench_simt_tiles has the
+// library's kernel under several tilings; bench_simt_variants (not built by default) the
+// mainloop experiment of bench/simt_experiment/. D is row-major in the kernels; layouts are named
+// as the CLI names them (BLAS, column-major D, which the kernel computes as D^T = B^T A^T):
+//   tn: both operands K-contiguous   nn: kernel A K-, B N-contiguous
+//   nt: kernel A M-, B N-contiguous  tt: kernel A M-, B K-contiguous
+// --check 1 runs every variant and layout on ragged shapes (padded and unaligned leading
+// dimensions, K not a multiple of the k-tile, batches, alpha/beta) against the fp64 reference
+// before timing; --check 2 only the first two shapes (for compute-sanitizer). The exit status is
+// 1 when any check fails. The last lines are a table of ratios to cuBLAS, variant x layout.
+// --profile 1 launches each variant once per layout and nothing else (for ncu).
+#include "simt_variants.cuh"
+
 #include <tessel/reference/gemm_device.hpp>
 #include <tessel/runtime/device.hpp>
 
@@ -17,60 +26,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
-using namespace tessel::kernel;
+using namespace tessel::bench;
+using tessel::kernel::SimtGemmParams;
 
 namespace {
-
-struct Variant {
-  char const* name;
-  void (*launch)(SimtGemmParams, cudaStream_t);
-  int regs, local;
-};
-
-template <class Tile>
-dim3 grid_of(SimtGemmParams& p) {
-  p.tiles_m = int((p.m + Tile::BM - 1) / Tile::BM);
-  p.tiles_n = int((p.n + Tile::BN - 1) / Tile::BN);
-  p.raster_order = tessel::choose_raster_order(p.tiles_m, p.tiles_n);
-  return dim3(unsigned(p.tiles_m * p.tiles_n), 1);
-}
-
-// The register-staged kernel (Stages == 0) or the cp.async one, for one pair of operand orders.
-template <class Tile, int Stages, bool AK, bool BK>
-void launch(SimtGemmParams p, cudaStream_t s) {
-  dim3 const grid = grid_of<Tile>(p);
-  if constexpr (Stages == 0) simt_gemm_kernel<Tile, float, float, AK, BK><<<grid, Tile::kThreads, 0, s>>>(p);
-  else simt_gemm_cp_async_kernel<Tile, Stages, AK, BK><<<grid, Tile::kThreads, 0, s>>>(p);
-}
-
-template <class Tile, int Stages, bool AK, bool BK>
-Variant variant(char const* name) {
-  cudaFuncAttributes a{};
-  if constexpr (Stages == 0) cudaFuncGetAttributes(&a, simt_gemm_kernel<Tile, float, float, AK, BK>);
-  else cudaFuncGetAttributes(&a, simt_gemm_cp_async_kernel<Tile, Stages, AK, BK>);
-  return {name, launch<Tile, Stages, AK, BK>, a.numRegs, int(a.localSizeBytes)};
-}
-
-using T128 = SimtTile<128, 128, 8, 4, 2, 4, 2>;
-using T128w24 = SimtTile<128, 128, 8, 2, 4, 8, 2>;
-using T256x128 = SimtTile<256, 128, 8, 4, 2, 8, 1>;
-using T64 = SimtTile<64, 64, 8, 2, 1, 4, 4>;
-
-template <bool AK, bool BK>
-std::vector<Variant> variants() {
-  return {
-      variant<T128, 0, AK, BK>("regs 128x128x8 w4x2 (library)"),
-      variant<T128w24, 0, AK, BK>("regs 128x128x8 w2x4"),
-      variant<T128, 3, AK, BK>("cp.async3 128x128x8 w4x2 (library)"),
-      variant<T128, 4, AK, BK>("cp.async4 128x128x8 w4x2"),
-      variant<T128w24, 3, AK, BK>("cp.async3 128x128x8 w2x4"),
-      variant<T256x128, 3, AK, BK>("cp.async3 256x128x8 16x8/thr"),
-      variant<T64, 0, AK, BK>("regs 64x64x8"),
-  };
-}
 
 void ok(cudaError_t e, char const* what) {
   if (e != cudaSuccess) {
@@ -84,25 +47,161 @@ double median(std::vector<float> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (double(v[v.size() / 2 - 1]) + v[v.size() / 2]);
 }
 
+struct Layout {
+  char const* name;
+  bool a_k, b_k;  // the kernel's operands: A (M x K) K-contiguous, B (K x N) K-contiguous
+};
+constexpr Layout kLayouts[] = {{"tn", true, true}, {"nn", true, false}, {"nt", false, false}, {"tt", false, true}};
+
+// One problem in the kernel's terms (D row-major), with its buffers and the fp64 reference.
+struct Problem {
+  std::int64_t m, n, k, batch;
+  std::int64_t pad;  // added to every minimal leading dimension
+  float alpha, beta;
+};
+
+tessel::GemmArguments arguments(Problem const& q, Layout l) {
+  using tessel::MatrixOrder;
+  tessel::GemmArguments g = tessel::make_packed_gemm(q.m, q.n, q.k, q.batch, tessel::DType::f32, tessel::DType::f32,
+                                                     l.a_k ? MatrixOrder::row_major : MatrixOrder::col_major,
+                                                     l.b_k ? MatrixOrder::col_major : MatrixOrder::row_major,
+                                                     MatrixOrder::row_major);
+  g.lda += q.pad, g.ldb += q.pad, g.ldc += q.pad, g.ldd += q.pad;
+  g.batch_stride_a = g.lda * (l.a_k ? q.m : q.k);
+  g.batch_stride_b = g.ldb * (l.b_k ? q.n : q.k);
+  g.batch_stride_c = g.batch_stride_d = g.ldd * q.m;
+  g.alpha = q.alpha, g.beta = q.beta;
+  return g;
+}
+
+bool aligned4(void const* p, std::int64_t ld, std::int64_t stride, std::int64_t batch) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && ld % 4 == 0 && (batch == 1 || stride % 4 == 0);
+}
+
+SimtGemmParams params(tessel::GemmArguments const& g, Layout l) {
+  SimtGemmParams p;
+  p.m = g.m, p.n = g.n, p.k = g.k, p.batch = g.batch_count;
+  p.a = g.a, p.lda = g.lda, p.batch_stride_a = g.batch_stride_a, p.a_k_major = l.a_k;
+  p.a_vec = aligned4(g.a, g.lda, g.batch_stride_a, g.batch_count);
+  p.b = g.b, p.ldb = g.ldb, p.batch_stride_b = g.batch_stride_b, p.b_k_major = l.b_k;
+  p.b_vec = aligned4(g.b, g.ldb, g.batch_stride_b, g.batch_count);
+  p.c = g.c, p.ldc = g.ldc, p.batch_stride_c = g.batch_stride_c;
+  p.c_vec = g.c != nullptr && aligned4(g.c, g.ldc, g.batch_stride_c, g.batch_count);
+  p.d = g.d, p.ldd = g.ldd, p.batch_stride_d = g.batch_stride_d;
+  p.d_vec = aligned4(g.d, g.ldd, g.batch_stride_d, g.batch_count);
+  p.alpha = g.alpha, p.beta = g.beta;
+  return p;
+}
+
+// Every variant and layout on ragged shapes; returns the number of failures.
+int check_all(std::vector<SimtVariant> const& vs, std::vector<Layout> const& layouts, int shapes) {
+  Problem const problems[] = {
+      {130, 129, 37, 1, 0, 1.0f, 0.0f},      // edges everywhere, K not a multiple of 8, unaligned rows
+      {257, 260, 64, 2, 4, 0.5f, 0.25f},     // batches, padded aligned rows, C read
+      {1, 1, 1, 1, 0, 1.0f, 0.0f},           // one element
+      {17, 33, 65, 1, 0, 1.0f, 0.0f},        // smaller than a tile
+      {300, 200, 100, 1, 1, 1.0f, 0.0f},     // odd leading dimensions: no 128-bit loads
+      {512, 384, 1004, 1, 0, 1.0f, 0.0f},    // interior tiles with 128-bit rows, partial last k-tile
+      {256, 256, 12, 1, 0, 1.0f, 0.0f},      // fewer k-tiles than pipeline stages
+      {256, 256, 4096, 1, 0, 1.0f, 1.0f},    // interior, many k-tiles, beta 1
+      {1023, 1001, 999, 1, 4, -1.0f, 0.5f},  // larger ragged
+  };
+  int failures = 0;
+  int const count = std::min<int>(shapes, int(std::size(problems)));
+  for (int pi = 0; pi < count; ++pi) {
+    Problem const& q = problems[pi];
+    for (Layout l : layouts) {
+      tessel::GemmArguments g = arguments(q, l);
+      std::size_t const na = std::size_t(g.batch_stride_a * q.batch), nb = std::size_t(g.batch_stride_b * q.batch);
+      std::size_t const nd = std::size_t(g.batch_stride_d * q.batch);
+      float *a, *b, *c, *d;
+      double *ref, *scale;
+      ok(cudaMalloc(&a, 4 * na), "cudaMalloc"), ok(cudaMalloc(&b, 4 * nb), "cudaMalloc");
+      ok(cudaMalloc(&c, 4 * nd), "cudaMalloc"), ok(cudaMalloc(&d, 4 * nd), "cudaMalloc");
+      std::size_t const nr = std::size_t(q.m * q.n * q.batch);
+      ok(cudaMalloc(&ref, 8 * nr), "cudaMalloc"), ok(cudaMalloc(&scale, 8 * nr), "cudaMalloc");
+      tessel::reference::fill_uniform_device(a, tessel::DType::f32, std::int64_t(na), 7 + pi);
+      tessel::reference::fill_uniform_device(b, tessel::DType::f32, std::int64_t(nb), 17 + pi);
+      tessel::reference::fill_uniform_device(c, tessel::DType::f32, std::int64_t(nd), 27 + pi);
+      g.a = a, g.b = b, g.c = q.beta != 0.0f ? c : nullptr, g.d = d;
+      tessel::reference::gemm_device(g, ref, scale);
+      double const tol = tessel::reference::gemm_tolerance(tessel::DType::f32, tessel::DType::f32, q.k);
+      for (SimtVariant const& v : vs) {
+        tessel::reference::fill_constant_device(d, tessel::DType::f32, std::int64_t(nd), NAN);
+        v.launch[l.a_k][l.b_k](params(g, l), nullptr);
+        ok(cudaGetLastError(), v.name.c_str());
+        tessel::reference::GemmCheck chk;
+        tessel::reference::check_device(g, ref, scale, tol, &chk);
+        if (!chk.passed()) {
+          ++failures;
+          std::printf("CHECK FAILED %s, %s, %lldx%lldx%lld batch %lld pad %lld: %s\n", v.name.c_str(), l.name,
+                      (long long)q.m, (long long)q.n, (long long)q.k, (long long)q.batch, (long long)q.pad,
+                      chk.describe().c_str());
+        }
+      }
+      cudaFree(a), cudaFree(b), cudaFree(c), cudaFree(d), cudaFree(ref), cudaFree(scale);
+    }
+  }
+  ok(cudaDeviceSynchronize(), "check");
+  std::printf("checks: %d variants x %zu layouts x %d shapes, %d failed\n", int(vs.size()), layouts.size(), count, failures);
+  return failures;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   long long m = 4096, n = 4096, k = 4096;
-  int iters = 20;
+  int iters = 20, check = 0, timing = 1, profile = 0;
+  std::string layout_list = "tn,nn,nt,tt", only;
   for (int i = 1; i + 1 < argc; i += 2) {
-    std::string const a = argv[i];
-    long long const v = std::atoll(argv[i + 1]);
-    if (a == "--m") m = v;
-    else if (a == "--n") n = v;
-    else if (a == "--k") k = v;
-    else if (a == "--iters") iters = int(v);
+    std::string const a = argv[i], v = argv[i + 1];
+    if (a == "--m") m = std::atoll(v.c_str());
+    else if (a == "--n") n = std::atoll(v.c_str());
+    else if (a == "--k") k = std::atoll(v.c_str());
+    else if (a == "--iters") iters = std::atoi(v.c_str());
+    else if (a == "--layouts") layout_list = v;
+    else if (a == "--check") check = std::atoi(v.c_str());
+    else if (a == "--time") timing = std::atoi(v.c_str());
+    else if (a == "--only") only = v;
+    else if (a == "--profile") profile = std::atoi(v.c_str());
+    else {
+      std::fprintf(stderr, "bench_simt_tiles: unknown option %s\n", a.c_str());
+      return 2;
+    }
   }
   if (std::string why = tessel::no_device_reason(); !why.empty()) {
     std::fprintf(stderr, "bench_simt_tiles: %s\n", why.c_str());
     return 2;
   }
+  std::vector<Layout> layouts;
+  for (Layout l : kLayouts)
+    if (layout_list.find(l.name) != std::string::npos) layouts.push_back(l);
+  std::vector<SimtVariant> vs;
+  for (SimtVariant const& v : simt_variant_registry())
+    if (only.empty() || v.name.find(only) != std::string::npos) vs.push_back(v);
+
+  int failures = 0;
+  if (check > 0) failures = check_all(vs, layouts, check == 1 ? 1 << 20 : 2);
+  if (!timing) return failures ? 1 : 0;
+
   auto info = tessel::query_device(0);
   std::size_t const na = m * k, nb = k * n, nd = m * n;
+  if (profile) {  // one launch of each, on uninitialised (but finite after the fill) inputs
+    float *a, *b, *d;
+    ok(cudaMalloc(&a, 4 * na), "cudaMalloc"), ok(cudaMalloc(&b, 4 * nb), "cudaMalloc"), ok(cudaMalloc(&d, 4 * nd), "cudaMalloc");
+    tessel::reference::fill_uniform_device(a, tessel::DType::f32, na, 31);
+    tessel::reference::fill_uniform_device(b, tessel::DType::f32, nb, 41);
+    for (Layout l : layouts) {
+      tessel::GemmArguments g = arguments(Problem{m, n, k, 1, 0, 1.0f, 0.0f}, l);
+      g.a = a, g.b = b, g.d = d;
+      for (SimtVariant const& v : vs) {
+        v.launch[l.a_k][l.b_k](params(g, l), nullptr);
+        std::printf("profiled %s | %s\n", l.name, v.name.c_str());
+      }
+    }
+    ok(cudaDeviceSynchronize(), "profile");
+    return 0;
+  }
   std::size_t const set_bytes = 4 * (na + nb + nd);
   int const sets = int(std::clamp<std::size_t>((2 * info->l2_bytes + set_bytes - 1) / set_bytes, 2, 8));
   std::vector<float*> A(sets), B(sets), D(sets);
@@ -118,48 +217,42 @@ int main(int argc, char** argv) {
   std::vector<cudaEvent_t> ev(4);
   for (auto& e : ev) cudaEventCreate(&e);
   double const flops = 2.0 * double(m) * double(n) * double(k);
+  std::map<std::string, std::map<std::string, double>> ratios;  // variant -> layout -> ratio
 
-  std::printf("GPU %s; %lldx%lldx%lld fp32, D row-major, %d input sets, %d iters\n", info->name.c_str(), m, n, k, sets, iters);
-  struct Orders { char const* name; bool a_k, b_k; };
-  for (Orders o : {Orders{"A,B K-contig (tn)", true, true}, Orders{"A K-, B N-contig (row-major nn)", true, false},
-                   Orders{"A M-, B N-contig", false, false}}) {
-    // The problem with these orders: A (M x K), B (K x N), D row-major.
-    auto params = [&](int s) {
-      SimtGemmParams p;
-      p.m = m, p.n = n, p.k = k;
-      p.a = A[s], p.lda = o.a_k ? k : m, p.a_k_major = o.a_k, p.a_vec = true;
-      p.b = B[s], p.ldb = o.b_k ? k : n, p.b_k_major = o.b_k, p.b_vec = true;
-      p.d = D[s], p.ldd = n, p.d_vec = true;
-      return p;
+  std::printf("GPU %s; %lldx%lldx%lld fp32, %d input sets, %d iters\n", info->name.c_str(), m, n, k, sets, iters);
+  for (Layout l : layouts) {
+    tessel::GemmArguments g = arguments(Problem{m, n, k, 1, 0, 1.0f, 0.0f}, l);
+    auto params_of = [&](int s) {
+      g.a = A[s], g.b = B[s], g.d = D[s];
+      return params(g, l);
     };
     // cuBLAS sees column-major: D^T (N x M) = B^T A^T.
     auto cublas = [&](int s) {
       float const one = 1, zero = 0;
-      cublasGemmEx(h, o.b_k ? CUBLAS_OP_T : CUBLAS_OP_N, o.a_k ? CUBLAS_OP_N : CUBLAS_OP_T, int(n), int(m), int(k), &one,
-                   B[s], CUDA_R_32F, int(o.b_k ? k : n), A[s], CUDA_R_32F, int(o.a_k ? k : m), &zero, D[s], CUDA_R_32F,
+      cublasGemmEx(h, l.b_k ? CUBLAS_OP_T : CUBLAS_OP_N, l.a_k ? CUBLAS_OP_N : CUBLAS_OP_T, int(n), int(m), int(k), &one,
+                   B[s], CUDA_R_32F, int(l.b_k ? k : n), A[s], CUDA_R_32F, int(l.a_k ? k : m), &zero, D[s], CUDA_R_32F,
                    int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     };
-    tessel::GemmArguments g = tessel::make_packed_gemm(m, n, k, 1, tessel::DType::f32, tessel::DType::f32,
-                                                       o.a_k ? tessel::MatrixOrder::row_major : tessel::MatrixOrder::col_major,
-                                                       o.b_k ? tessel::MatrixOrder::col_major : tessel::MatrixOrder::row_major,
-                                                       tessel::MatrixOrder::row_major);
     g.a = A[0], g.b = B[0], g.d = D[0];
     tessel::reference::gemm_device(g, ref, scale);
     double const tol = tessel::reference::gemm_tolerance(tessel::DType::f32, tessel::DType::f32, k);
-    std::printf("\n%s\n%-34s %5s %5s %8s %8s %8s %7s  %s\n", o.name, "variant", "regs", "local", "ms", "TFLOP/s", "cuBLAS", "ratio", "check");
-    std::vector<Variant> const vs = o.a_k ? (o.b_k ? variants<true, true>() : variants<true, false>()) : variants<false, false>();
-    for (Variant const& v : vs) {
+    std::printf("\nlayout %s (kernel A %s-, B %s-contiguous)\n%-36s %5s %5s %8s %8s %8s %7s  %s\n", l.name, l.a_k ? "K" : "M",
+                l.b_k ? "K" : "N", "variant", "regs", "local", "ms", "TFLOP/s", "cuBLAS", "ratio", "check");
+    for (SimtVariant const& v : vs) {
+      cudaFuncAttributes attr{};
+      v.attributes[l.a_k][l.b_k](&attr);
       tessel::reference::fill_constant_device(D[0], tessel::DType::f32, nd, NAN);
-      v.launch(params(0), nullptr);
-      ok(cudaGetLastError(), v.name);
+      v.launch[l.a_k][l.b_k](params_of(0), nullptr);
+      ok(cudaGetLastError(), v.name.c_str());
       tessel::reference::GemmCheck chk;
       tessel::reference::check_device(g, ref, scale, tol, &chk);
-      for (int w = 0; w < 3; ++w) v.launch(params(w % sets), nullptr), cublas(w % sets);
+      failures += chk.passed() ? 0 : 1;
+      for (int w = 0; w < 3; ++w) v.launch[l.a_k][l.b_k](params_of(w % sets), nullptr), cublas(w % sets);
       std::vector<float> t, c;
       for (int i = 0; i < iters; ++i) {
         int const s = i % sets;
         cudaEventRecord(ev[0]);
-        v.launch(params(s), nullptr);
+        v.launch[l.a_k][l.b_k](params_of(s), nullptr);
         cudaEventRecord(ev[1]);
         cudaEventRecord(ev[2]);
         cublas(s);
@@ -170,12 +263,21 @@ int main(int argc, char** argv) {
         cudaEventElapsedTime(&b, ev[2], ev[3]);
         t.push_back(a), c.push_back(b);
       }
-      ok(cudaGetLastError(), v.name);
+      ok(cudaGetLastError(), v.name.c_str());
       double const tm = median(t), cm = median(c);
-      std::printf("%-34s %5d %5d %8.3f %8.2f %8.2f %7.3f  %s\n", v.name, v.regs, v.local, tm, flops / tm / 1e9, flops / cm / 1e9, cm / tm,
-                  chk.passed() ? "ok" : chk.describe().c_str());
+      ratios[v.name][l.name] = chk.passed() ? cm / tm : -1.0;
+      std::printf("%-36s %5d %5d %8.3f %8.2f %8.2f %7.3f  %s\n", v.name.c_str(), attr.numRegs, int(attr.localSizeBytes), tm,
+                  flops / tm / 1e9, flops / cm / 1e9, cm / tm, chk.passed() ? "ok" : chk.describe().c_str());
       std::fflush(stdout);
     }
   }
-  return 0;
+  std::printf("\nratio to cuBLAS, %lldx%lldx%lld (-1: wrong result)\n%-36s", m, n, k, "variant");
+  for (Layout l : layouts) std::printf(" %6s", l.name);
+  std::printf("\n");
+  for (SimtVariant const& v : vs) {
+    std::printf("%-36s", v.name.c_str());
+    for (Layout l : layouts) std::printf(" %6.3f", ratios[v.name][l.name]);
+    std::printf("\n");
+  }
+  return failures ? 1 : 0;
 }
