@@ -35,6 +35,11 @@ variants="$OUT/skinny-variants.txt"
   echo "--m 128 --n 8192 --k 8192 --dtype bf16 --kernel sm80_bf16_128x128x32 --iters 20 --warmup 3 --no-verify"
   echo "--m 16 --n 8192 --k 8192 --dtype bf16 --kernel sm90_bf16_128x256x64 --iters 20 --warmup 3 --no-verify"
   echo "--m 128 --n 8192 --k 8192 --dtype bf16 --kernel sm90_bf16_128x256x64 --iters 20 --warmup 3 --no-verify"
+  for m in 1 16 64; do
+    echo "--m $m --n 8192 --k 8192 --dtype bf16 --kernel sm90_bf16_128x64x64 --iters 20 --warmup 3"
+  done
+  echo "--m 16 --n 28672 --k 8192 --dtype bf16 --kernel sm90_bf16_128x64x64 --iters 20 --warmup 3 --no-verify"
+  echo "--m 16 --n 8192 --k 8192 --dtype bf16 --kernel sm80_bf16_skinny --iters 20 --warmup 3 --no-verify"
 } > "$variants"
 echo "== bench skinny -> $json" | tee -a "$log"
 "$cli" gemm --sweep "$variants" --suite skinny --json "$json" 2>&1 | tee -a "$log"

@@ -72,12 +72,14 @@ Status release_workspace(CallWorkspace& w, Status result, cudaStream_t stream) {
   return result;
 }
 
-Status prepare_operands(CanonicalGemm const& c, std::int64_t k, std::int64_t batch, int element_bytes, bool force_a,
-                        bool force_b, std::size_t partials, std::size_t flags, cudaStream_t stream, CallWorkspace* w) {
+Status prepare_operands(CanonicalGemm const& c, std::int64_t k, std::int64_t batch, int element_bytes, Staging a,
+                        Staging b, std::size_t partials, std::size_t flags, cudaStream_t stream, CallWorkspace* w) {
   std::size_t const in_bytes = std::size_t(element_bytes);
-  std::int64_t const kp = round_up(k, std::int64_t(16 / in_bytes));
-  bool const stage_a = force_a || !readable_in_place(c.a, batch, in_bytes);
-  bool const stage_b = force_b || !readable_in_place(c.b, batch, in_bytes);
+  std::int64_t const kp = round_up(k, std::int64_t(128 / in_bytes));
+  auto const staged = [&](Staging s, OperandView const& v) {
+    return s == Staging::always || (s == Staging::if_unaligned && !readable_in_place(v, batch, in_bytes));
+  };
+  bool const stage_a = staged(a, c.a), stage_b = staged(b, c.b);
   std::size_t const bytes_a = stage_a ? std::size_t(batch * c.m * kp) * in_bytes : 0;
   std::size_t const bytes_b = stage_b ? std::size_t(batch * c.n * kp) * in_bytes : 0;
   std::size_t const bytes_partials = partials * sizeof(float), bytes_flags = flags * sizeof(int);

@@ -60,13 +60,18 @@ struct CallWorkspace {
   char* base = nullptr;       // the allocation; release_workspace frees it
 };
 
-// Makes the canonical operands readable by the kernels: an operand that is MN-major or not
-// 16-byte aligned (or forced: force_a, force_b) is copied by sm80_stage_operand into pool memory
-// as rows of kp = K rounded up to 16 bytes (zero past K), batches back to back; the kernel's
-// split-K scratch follows: `partials` floats and `flags` ints, the flags zeroed. On failure
-// nothing stays allocated.
-Status prepare_operands(CanonicalGemm const& c, std::int64_t k, std::int64_t batch, int element_bytes, bool force_a,
-                        bool force_b, std::size_t partials, std::size_t flags, cudaStream_t stream, CallWorkspace* w);
+// When prepare_operands copies an operand: when it is MN-major or its rows are not 16-byte aligned
+// (if_unaligned), always (a kernel that cannot take it in place), or never (the caller reads it
+// in place some other way).
+enum class Staging { if_unaligned, always, never };
+
+// Makes the canonical operands readable by the kernels: an operand chosen by `a`, `b` is copied
+// by sm80_stage_operand into pool memory as rows of kp = K rounded up to 128 bytes (zero past K;
+// whole 128-byte lines per row, so no copy of a k-slice straddles more sectors than it must),
+// batches back to back; the kernel's split-K scratch follows: `partials` floats and `flags` ints,
+// the flags zeroed. On failure nothing stays allocated.
+Status prepare_operands(CanonicalGemm const& c, std::int64_t k, std::int64_t batch, int element_bytes, Staging a,
+                        Staging b, std::size_t partials, std::size_t flags, cudaStream_t stream, CallWorkspace* w);
 
 // Frees w's allocation (stream-ordered, after the kernels that use it); returns `result`, or the
 // failure to free when result was a success.

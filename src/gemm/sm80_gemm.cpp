@@ -70,6 +70,10 @@ using detail::prepare_operands;
 using detail::release_workspace;
 using Canonical = detail::CanonicalGemm;
 
+detail::Staging staging_of(Sm80RunOptions const& o) {
+  return o.force_staging ? detail::Staging::always : detail::Staging::if_unaligned;
+}
+
 // ---- the heuristic ---------------------------------------------------------------------------------
 
 int sm_count_here() {
@@ -130,7 +134,7 @@ Status family_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o
   // Serial split-K: a partial tile and a flag per output tile.
   std::size_t const partials = splits > 1 ? std::size_t(ctas) * std::size_t(t.tile_m * t.tile_n) : 0;
   CallWorkspace w;
-  if (Status s = prepare_operands(c, g.k, batch, t.element_bytes, o.force_staging, o.force_staging, partials, splits > 1 ? ctas : 0, stream, &w);
+  if (Status s = prepare_operands(c, g.k, batch, t.element_bytes, staging_of(o), staging_of(o), partials, splits > 1 ? ctas : 0, stream, &w);
       !s)
     return s;
 
@@ -198,7 +202,7 @@ Status skinny_run(std::size_t j, GemmArguments const& g, Sm80RunOptions const& o
   // Parallel split-K: a partial tile per slice and a counter per output tile.
   std::size_t const partials = splits > 1 ? std::size_t(tiles) * std::size_t(splits) * std::size_t(t.tile_m * t.tile_n) : 0;
   CallWorkspace w;
-  if (Status s = prepare_operands(kc, g.k, batch, t.element_bytes, o.force_staging, o.force_staging, partials, splits > 1 ? tiles : 0, stream,
+  if (Status s = prepare_operands(kc, g.k, batch, t.element_bytes, staging_of(o), staging_of(o), partials, splits > 1 ? tiles : 0, stream,
                                   &w);
       !s)
     return s;

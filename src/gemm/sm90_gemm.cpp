@@ -6,6 +6,7 @@
 
 #include <tessel/gemm/device/gemm_validate.hpp>
 #include <tessel/gemm/device/sm90_gemm_kernels.hpp>
+#include <tessel/gemm/kernel/sm90_row_residues.hpp>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -14,6 +15,7 @@
 #include <array>
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -29,6 +31,7 @@ using detail::CanonicalGemm;
 using detail::cuda_failure;
 using detail::prepare_operands;
 using detail::release_workspace;
+using detail::Staging;
 using kernel::Sm90GemmParams;
 using kernel::detail::Sm90Instance;
 
@@ -38,13 +41,15 @@ struct Sm90Family {
 };
 
 // clang-format off
-constexpr std::array<Sm90Family, 8> kFamilies = {{
+constexpr std::array<Sm90Family, 10> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x128x64_c2},
+    {DType::bf16, kernel::detail::sm90_instance_bf16_128x64x64},
     {DType::f16,  kernel::detail::sm90_instance_f16_128x256x64},
     {DType::f16,  kernel::detail::sm90_instance_f16_128x256x64_c2},
     {DType::f16,  kernel::detail::sm90_instance_f16_128x128x64_c2},
+    {DType::f16,  kernel::detail::sm90_instance_f16_128x64x64},
     {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x128x128_c2},
     {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2_fastacc},
 }};
@@ -101,6 +106,36 @@ bool encode_operand(TmaDescriptor* desc, EncodeTiled encode, DType t, void const
   if (r != CUDA_SUCCESS) return false;
   std::memcpy(desc, &map, sizeof(map));
   return true;
+}
+
+// `classes` residue views of a row-contiguous matrix (cols x rows x batch, row stride ld,
+// elements of dtype t) into maps[0 .. classes) and skews (sm90_row_residues.hpp), each with a
+// (box_cols, box_rows, 1) box. False when some class would have no rows or the driver refuses a
+// view (a batch stride that is not a multiple of 16 bytes, say).
+bool encode_residues(TmaDescriptor* maps, int* skews, EncodeTiled encode, DType t, void const* ptr, std::int64_t cols,
+                     std::int64_t rows, std::int64_t ld, std::int64_t batch, std::int64_t batch_stride, int classes,
+                     int box_cols, int box_rows, int* batch_step) {
+  int const eb = int(size_of(t));
+  if (rows < classes) return false;
+  for (int r = 0; r < classes; ++r) {
+    kernel::ResidueView const v =
+        kernel::residue_view(reinterpret_cast<std::uintptr_t>(ptr), ld, eb, rows, classes, r);
+    if (!encode_operand(&maps[r], encode, t, reinterpret_cast<void const*>(v.base), v.skew + cols, v.rows, v.row_stride,
+                        batch, batch_stride, box_cols, box_rows, batch_step))
+      return false;
+    skews[r] = v.skew;
+  }
+  return true;
+}
+
+// TESSEL_SM90_STAGE_UNALIGNED=1 (a diagnostic for comparisons): operands whose rows are not 16-byte
+// aligned are staged into aligned copies and such a D leaves by row copies, as before residue views.
+bool residue_views_enabled() {
+  static bool const off = [] {
+    char const* v = std::getenv("TESSEL_SM90_STAGE_UNALIGNED");
+    return v != nullptr && v[0] != '\0' && v[0] != '0';
+  }();
+  return !off;
 }
 
 // ---- occupancy: clusters resident at once, per (instance, device) ----------------------------------
@@ -171,35 +206,65 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   int const splits = choose_splits(cluster_rows * tiles_n * batch, k_tiles, clusters);
 
   Sm90GemmParams p;
-  // Operands TMA can read in place get their descriptors now; the others (also any the driver
-  // refuses) are staged into aligned K-major copies and described after.
-  int const box_b = t.tile_n / t.cluster_m;
-  bool const a_in_place = detail::readable_in_place(c.a, batch, eb) &&
-                          encode_operand(&p.tma_a, encode, f.ab, c.a.ptr, g.k, c.m, c.a.row_stride, batch,
-                                         c.a.batch_stride, t.tile_k, t.tile_m, &p.a_batch_step);
-  bool const b_in_place = detail::readable_in_place(c.b, batch, eb) &&
-                          encode_operand(&p.tma_b, encode, f.ab, c.b.ptr, g.k, c.n, c.b.row_stride, batch,
-                                         c.b.batch_stride, t.tile_k, box_b, &p.b_batch_step);
-  std::size_t const partials = splits > 1 ? std::size_t(splits * batch * c.m * c.n) : 0;
-  CallWorkspace w;
-  if (Status s = prepare_operands(c, g.k, batch, t.element_bytes, !a_in_place, !b_in_place, partials, 0, stream, &w); !s)
-    return s;
-  Status result = Status::success();
-  auto const fail = [&](Status s) {
-    if (result.ok()) result = std::move(s);
-  };
-  if (!a_in_place && !encode_operand(&p.tma_a, encode, f.ab, w.a.ptr, g.k, c.m, w.a.ld, batch, w.a.batch_stride,
-                                     t.tile_k, t.tile_m, &p.a_batch_step))
-    fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged A"));
-  if (!b_in_place && !encode_operand(&p.tma_b, encode, f.ab, w.b.ptr, g.k, c.n, w.b.ld, batch, w.b.batch_stride,
-                                     t.tile_k, box_b, &p.b_batch_step))
-    fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged B"));
-
   p.m = c.m, p.n = c.n, p.k = g.k;
   p.k_tiles = k_tiles;
   p.batch = int(batch);
   p.splits = splits;
   bool const reads_c = gemm_reads_c(g);
+  bool const views = residue_views_enabled();
+  int const most = kernel::kSm90MaxResidues;
+
+  // Residue classes (sm90_row_residues.hpp): an operand is read in place when it is K-major and
+  // its rows fall into at most `most` aligned classes; otherwise it is staged (one class).
+  auto const classes_of = [&](detail::OperandView const& v) {
+    if (v.k_stride != 1 || reinterpret_cast<std::uintptr_t>(v.ptr) % eb != 0) return 0;
+    int const classes = kernel::residue_period(v.row_stride, int(eb));
+    return classes == 1 || (views && classes <= most && v.rows >= classes) ? classes : 0;
+  };
+  // D leaves through shared memory (TMA stores or row copies) when it is 16-bit, C is unread and
+  // K is not split; otherwise from registers, which keep D's columns in B's order: there an
+  // unaligned B is staged rather than read in classes (which would permute the columns).
+  bool const d16 = g.c_type != DType::f32;
+  bool const staged_epilogue = splits == 1 && !reads_c && d16;
+  // B in classes: kSm90MaxResidues of them whatever its period (any multiple of the period
+  // works), so that the epilogue has one permuted variant.
+  int const a_in = classes_of(c.a), b_period = classes_of(c.b);
+  int const b_in = b_period == 1 ? 1 : b_period > 1 && staged_epilogue && c.b.rows >= most ? most : 0;
+
+  // D through TMA stores: boxes whose rows share one alignment. A is read in (at least) D's
+  // residue classes, so a box of consecutive shared rows is rows r, r + P, ... of D.
+  int const d_classes = kernel::residue_period(g.ldd, int(ob));
+  bool const d_by_tma = staged_epilogue && !(batch > 1 && g.batch_stride_d == 0) && (views || d_classes == 1) &&
+                        d_classes <= most && c.m >= d_classes;
+  p.a_residues = std::max(a_in > 0 ? a_in : 1, d_by_tma ? d_classes : 1);
+  p.b_residues = b_in > 0 ? b_in : 1;
+
+  // Operands read in place get their descriptors now; the others (also any the driver refuses)
+  // are staged into aligned K-major copies and described after.
+  int const b_box = t.tile_n / std::max(p.b_residues, t.cluster_m);
+  bool const a_in_place = a_in > 0 && encode_residues(p.tma_a, p.a_skew, encode, f.ab, c.a.ptr, g.k, c.m, c.a.row_stride,
+                                                      batch, c.a.batch_stride, p.a_residues, t.tile_k,
+                                                      t.tile_m / p.a_residues, &p.a_batch_step);
+  bool const b_in_place = b_in > 0 && encode_residues(p.tma_b, p.b_skew, encode, f.ab, c.b.ptr, g.k, c.n, c.b.row_stride,
+                                                      batch, c.b.batch_stride, p.b_residues, t.tile_k, b_box,
+                                                      &p.b_batch_step);
+  if (!b_in_place) p.b_residues = 1;
+  std::size_t const partials = splits > 1 ? std::size_t(splits * batch * c.m * c.n) : 0;
+  CallWorkspace w;
+  if (Status s = prepare_operands(c, g.k, batch, t.element_bytes, a_in_place ? Staging::never : Staging::always,
+                                  b_in_place ? Staging::never : Staging::always, partials, 0, stream, &w); !s)
+    return s;
+  Status result = Status::success();
+  auto const fail = [&](Status s) {
+    if (result.ok()) result = std::move(s);
+  };
+  if (!a_in_place && !encode_residues(p.tma_a, p.a_skew, encode, f.ab, w.a.ptr, g.k, c.m, w.a.ld, batch, w.a.batch_stride,
+                                      p.a_residues, t.tile_k, t.tile_m / p.a_residues, &p.a_batch_step))
+    fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged A"));
+  if (!b_in_place && !encode_residues(p.tma_b, p.b_skew, encode, f.ab, w.b.ptr, g.k, c.n, w.b.ld, batch, w.b.batch_stride,
+                                      1, t.tile_k, t.tile_n / t.cluster_m, &p.b_batch_step))
+    fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged B"));
+
   if (splits > 1) {  // fp32 partial sums, then the reduction forms D
     p.d = w.partials, p.ldd = c.n, p.batch_stride_d = c.m * c.n;
     p.out_f32 = true, p.alpha = 1.0f, p.beta = 0.0f;
@@ -211,15 +276,17 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     p.out_f32 = g.c_type == DType::f32, p.out_f16 = g.c_type == DType::f16;
     p.c_pairs = p.c != nullptr && pairs_aligned(g.c, g.ldc, g.batch_stride_c, batch, ob);
     p.d_pairs = pairs_aligned(g.d, g.ldd, g.batch_stride_d, batch, ob);
-    // D through shared memory and TMA: C unread, a 16-bit D with 16-byte aligned rows.
+    // D through shared memory and TMA: one view per residue class of A's rows, boxes of 64
+    // columns and up to 64 rows (d_by_tma above). A 16-bit D that TMA cannot take, without pair
+    // stores, leaves by coalesced row copies out of shared memory instead of single elements
+    // scattered over 8 rows per store (ncu, 4095x4097x4099 on the H100: the kernel took 361 us
+    // against 180 us at 4096^3 with the scattered stores).
     int d_step = 1;
-    p.tma_store = !reads_c && g.c_type != DType::f32 && detail::aligned16(g.d, g.ldd, g.batch_stride_d, batch, ob) &&
-                  !(batch > 1 && g.batch_stride_d == 0) &&
-                  encode_operand(&p.tma_d, encode, g.c_type, g.d, c.n, c.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
-    // A 16-bit D without pair-aligned rows (odd ldd): coalesced row copies out of shared memory
-    // instead of single elements scattered over 8 rows per store (ncu, 4095x4097x4099 on the
-    // H100: the kernel took 361 us against 180 us at 4096^3 with the scattered stores).
-    p.staged_rows = !p.tma_store && !reads_c && g.c_type != DType::f32 && !p.d_pairs;
+    int const d_rows = std::min(64, t.tile_m / p.a_residues);
+    p.tma_store = d_by_tma && p.a_residues % d_classes == 0 &&
+                  encode_residues(p.tma_d, p.d_skew, encode, g.c_type, g.d, c.n, c.m, g.ldd, batch, g.batch_stride_d,
+                                  p.a_residues, 64, d_rows, &d_step);
+    p.staged_rows = !p.tma_store && staged_epilogue && (!p.d_pairs || p.b_residues > 1);
   }
 
   if (result.ok()) {
@@ -259,8 +326,9 @@ cudaError_t attributes_entry(GemmArguments const&, cudaFuncAttributes* attr) {
 }
 
 constexpr char kAlign[] =
-    "none; operands read in place by TMA when K-major with 16-byte aligned rows (pointer, ld, batch stride), else "
-    "staged once into such a copy; D/C written and read from registers, two elements at a time where aligned";
+    "none; K-major operands read in place by TMA (rows that are not 16-byte aligned as up to 8 aligned residue-class "
+    "views), others (MN-major, batch strides TMA cannot take) staged once into an aligned copy; a 16-bit D with C "
+    "unread leaves by TMA stores (any ld), else D/C from registers, two elements at a time where aligned";
 constexpr char kLayouts[] = "A, B, C/D each row- or column-major; batched (any strides, 0 broadcasts); any leading dimension";
 constexpr char kBf16[] = "bf16 -> bf16|fp32";
 constexpr char kF16[] = "fp16 -> fp16|fp32";
@@ -274,6 +342,9 @@ constexpr char kSummaryFp8Fast[] =
 constexpr char kSummary[] =
     "tensor cores, sm_90a: TMA + wgmma m64n256k16, warp-specialized (1 producer, 2 consumer warpgroups), "
     "persistent over a grouped raster, TMA-store epilogue, parallel split-K for few tiles";
+constexpr char kSummary64[] =
+    "tensor cores, sm_90a: as the 1x1 kernel with wgmma m64n64k16 and 8 stages (skinny problems stream the long "
+    "operand; parallel split-K for few tiles)";
 constexpr char kSummaryC2[] =
     "tensor cores, sm_90a: as the 1x1 kernel, in 2x1 clusters whose CTAs multicast halves of the shared B tile";
 
@@ -281,37 +352,61 @@ constexpr char kSummaryC2[] =
   GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
 
 // clang-format off
-std::array<GemmKernelInfo, 8> const kEntries = {{
-    TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128)"),
+std::array<GemmKernelInfo, 10> const kEntries = {{
+    TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128), or where its tiles fill the SMs' rounds enough better than the clusters'"),
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128)"),
-    TESSEL_SM90_ENTRY(2, "sm90_bf16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kBf16, "bf16 on sm_90a: a single tile column of at most 128 (N <= 128)"),
-    TESSEL_SM90_ENTRY(3, "sm90_fp16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: a single 128-row tile row (M <= 128)"),
-    TESSEL_SM90_ENTRY(4, "sm90_fp16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kF16,  "fp16 on sm_90a: default (M > 128, N > 128)"),
-    TESSEL_SM90_ENTRY(5, "sm90_fp16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kF16,  "fp16 on sm_90a: a single tile column of at most 128 (N <= 128)"),
-    TESSEL_SM90_ENTRY(6, "sm90_e4m3_128x128x128_c2", kSummaryFp8, "128x128x128, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kE4m3, "e4m3 x e4m3 on sm_90a: default"),
-    TESSEL_SM90_ENTRY(7, "sm90_e4m3_128x256x128_c2_fastacc", kSummaryFp8Fast, "128x256x128, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kE4m3, "e4m3 x e4m3 on sm_90a: by name (fast accumulation)"),
+    TESSEL_SM90_ENTRY(2, "sm90_bf16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kBf16, "bf16 on sm_90a: a single tile column of at most 128 (64 < N <= 128)"),
+    TESSEL_SM90_ENTRY(3, "sm90_bf16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: N <= 64 (skinny)"),
+    TESSEL_SM90_ENTRY(4, "sm90_fp16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_128x256x64"),
+    TESSEL_SM90_ENTRY(5, "sm90_fp16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kF16,  "fp16 on sm_90a: default (M > 128, N > 128)"),
+    TESSEL_SM90_ENTRY(6, "sm90_fp16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kF16,  "fp16 on sm_90a: a single tile column of at most 128 (64 < N <= 128)"),
+    TESSEL_SM90_ENTRY(7, "sm90_fp16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: N <= 64 (skinny)"),
+    TESSEL_SM90_ENTRY(8, "sm90_e4m3_128x128x128_c2", kSummaryFp8, "128x128x128, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kE4m3, "e4m3 x e4m3 on sm_90a: default"),
+    TESSEL_SM90_ENTRY(9, "sm90_e4m3_128x256x128_c2_fastacc", kSummaryFp8Fast, "128x256x128, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kE4m3, "e4m3 x e4m3 on sm_90a: by name (fast accumulation)"),
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY
+
+// Entries per 16-bit input type (bf16 from 0, fp16 from kFp16) and the fp8 ones.
+constexpr std::size_t kTile256 = 0, kTile256C2 = 1, kTile128C2 = 2, kTile64 = 3, kFp16Entries = 4, kFp8Entry = 8;
+
+// Rounds of tiles the busiest SM (cluster) runs for entry i on a canonical m x n x batch problem,
+// or 0 when the resident count is unknown.
+std::int64_t tile_rounds(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch) {
+  Sm90Instance const t = kFamilies[i].instance();
+  int clusters = 0;
+  if (!resident_clusters(i, t, &clusters).ok()) return 0;
+  std::int64_t const rows = ((m + t.tile_m - 1) / t.tile_m + t.cluster_m - 1) / t.cluster_m;
+  std::int64_t const units = rows * ((n + t.tile_n - 1) / t.tile_n) * batch;
+  return (units + clusters - 1) / clusters;
+}
 
 }  // namespace
 
 std::span<GemmKernelInfo const> sm90_gemm_kernels() { return kEntries; }
 
 GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
-  if (g.a_type == DType::e4m3 && g.b_type == DType::e4m3) return &kEntries[6];
+  if (g.a_type == DType::e4m3 && g.b_type == DType::e4m3) return &kEntries[kFp8Entry];
   if (g.a_type != DType::bf16 && g.a_type != DType::f16) return nullptr;
   bool const col_d = g.c_order == MatrixOrder::col_major;
   std::int64_t const m = col_d ? g.n : g.m, n = col_d ? g.m : g.n;  // of the canonical D
-  std::size_t const first = g.a_type == DType::bf16 ? 0 : 3;
-  // Measured on the H100 (bench/results/sm90-h100-20261121.json): 128x256 tiles in 2x1 clusters
-  // win everywhere -- also where their cluster tiles fill the last wave worse (4095x4097x4099:
-  // 0.44 ms against 0.48 without clusters and 0.50 with 128x128) -- except on a single tile row
-  // (the cluster's second CTA idles) and a single tile column narrower than 129 (half of every
-  // 256-wide B tile is padding: 128x8192x8192 runs in 68 us with 128x128, 103 us with 128x256).
-  if (m <= 128) return &kEntries[first];
-  if (n <= 128) return &kEntries[first + 2];
-  return &kEntries[first + 1];
+  std::size_t const first = g.a_type == DType::bf16 ? 0 : kFp16Entries;
+  // Measured on the H100 (bench/results/sm90-h100-*.json): 128x256 tiles in 2x1 clusters are the
+  // fastest per tile (the 1x1 kernel's tile takes 1.09x as long at 4096^3, 1.2x at 8192^3), except
+  // on a single tile row (the cluster's second CTA idles) and a single tile column narrower than
+  // 129 (half of every 256-wide B tile is padding: 128x8192x8192 runs in 68 us with 128x128,
+  // 103 us with 128x256); a D at most 64 wide takes 64-wide tiles and a deep pipeline.
+  if (n <= 64) return &kEntries[first + kTile64];
+  if (m <= 128) return &kEntries[first + kTile256];
+  if (n <= 128) return &kEntries[first + kTile128C2];
+  // Where the clusters' tiles leave the last round nearly empty (4097 rows: 17 cluster rows of
+  // 256, the last with one row in it, 5 rounds on 66 clusters where 128-row tiles need 4 on 132
+  // SMs), the 1x1 kernel finishes first.
+  std::int64_t const c2 = tile_rounds(first + kTile256C2, m, n, g.batch_count);
+  std::int64_t const single = tile_rounds(first + kTile256, m, n, g.batch_count);
+  constexpr double kSingleTileTime = 1.15;  // per tile, against the 2x1 cluster kernel
+  if (c2 > 0 && single > 0 && double(single) * kSingleTileTime < double(c2)) return &kEntries[first + kTile256];
+  return &kEntries[first + kTile256C2];
 }
 
 int sm90_resident_ctas(GemmKernelInfo const& k) {

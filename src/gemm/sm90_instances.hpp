@@ -28,9 +28,11 @@ struct Sm90Instance {
 Sm90Instance sm90_instance_bf16_128x256x64();
 Sm90Instance sm90_instance_bf16_128x256x64_c2();
 Sm90Instance sm90_instance_bf16_128x128x64_c2();
+Sm90Instance sm90_instance_bf16_128x64x64();
 Sm90Instance sm90_instance_f16_128x256x64();
 Sm90Instance sm90_instance_f16_128x256x64_c2();
 Sm90Instance sm90_instance_f16_128x128x64_c2();
+Sm90Instance sm90_instance_f16_128x64x64();
 Sm90Instance sm90_instance_e4m3_128x128x128_c2();
 Sm90Instance sm90_instance_e4m3_128x256x128_c2_fastacc();
 // clang-format on

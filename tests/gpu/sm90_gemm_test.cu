@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -58,13 +59,45 @@ struct DtypeCase {
   char const* single;   // cluster 1x1
   char const* cluster;  // cluster 2x1, B multicast
   char const* narrow;   // 128x128 tiles, cluster 2x1
+  char const* skinny;   // 128x64 tiles, 8 stages
 };
 constexpr DtypeCase kDtypes[] = {
-    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x128x64_c2"},
-    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x128x64_c2"},
-    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x128x64_c2"},
-    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x128x64_c2"},
+    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64"},
+    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64"},
+    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64"},
+    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64"},
 };
+
+// Elements of D's buffer that are not elements of D (padding between rows or columns, gaps
+// between batches) must still hold the NaN poison: no store may land outside the matrix.
+void expect_padding_untouched(GemmArguments const& g, std::size_t nd, std::string const& w) {
+  auto const h = download(g.d, nd * size_of(g.c_type));
+  std::size_t const eb = size_of(g.c_type);
+  std::int64_t written = 0, bad = -1;
+  for (std::size_t i = 0; i < nd; ++i) {
+    std::int64_t const b = g.batch_count > 1 && g.batch_stride_d > 0 ? std::int64_t(i) / g.batch_stride_d : 0;
+    std::int64_t const in_batch = std::int64_t(i) - b * g.batch_stride_d;
+    std::int64_t const outer = in_batch / g.ldd, inner = in_batch % g.ldd;
+    bool const row_major = g.c_order == MatrixOrder::row_major;
+    bool const inside = b < g.batch_count && (row_major ? outer < g.m && inner < g.n : outer < g.n && inner < g.m);
+    if (inside) continue;
+    bool nan;
+    if (eb == 4) {
+      float x;
+      std::memcpy(&x, &h[4 * i], 4);
+      nan = std::isnan(x);
+    } else {
+      std::uint16_t u;
+      std::memcpy(&u, &h[2 * i], 2);
+      nan = std::isnan(g.c_type == DType::bf16 ? reference::bf16_to_float(u) : reference::f16_to_float(u));
+    }
+    if (!nan) {
+      ++written;
+      if (bad < 0) bad = std::int64_t(i);
+    }
+  }
+  EXPECT_EQ(written, 0) << w << ": " << written << " elements outside D were written, the first at offset " << bad;
+}
 constexpr char const* kLayouts[] = {"tn", "nn", "nt", "tt"};
 
 }  // namespace
@@ -90,17 +123,26 @@ TEST(Sm90Small, EveryEntryOnARaggedProblem) {
 TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
   TESSEL_REQUIRE_SM90();
   // Column-major D: the canonical M is the BLAS N. One tile row -> no cluster; one narrow tile
-  // column -> 128x128; otherwise 128x256 in 2x1 clusters (odd shapes included).
+  // column -> 128x128, at most 64 wide -> 128x64; otherwise 128x256 in 2x1 clusters unless the
+  // 1x1 kernel needs fewer rounds of tiles (enough fewer to make up for its slower tile).
   struct Case {
     std::int64_t m, n;
     char const* entry;
   };
+  // 4095 x 4097 (canonical 4097 x 4095): 2x1 clusters of 128 x 256 tiles need 17 x 16 cluster
+  // tiles, 5 rounds on 66 clusters, the 1x1 kernel 33 x 16 = 4 rounds on 132 SMs: 1x1 (on a
+  // 132-SM GPU). 16 x 4096 with a short K (not the sm_80 skinny kernel's size): 64-wide tiles.
+  int dev = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
   constexpr Case cases[] = {{4096, 4096, "sm90_bf16_128x256x64_c2"},
-                            {4095, 4097, "sm90_bf16_128x256x64_c2"},
+                            {4095, 4097, "sm90_bf16_128x256x64"},
                             {128, 8192, "sm90_bf16_128x128x64_c2"},
-                            {8192, 100, "sm90_bf16_128x256x64"}};
+                            {8192, 100, "sm90_bf16_128x256x64"},
+                            {16, 4096, "sm90_bf16_128x64x64"}};
   for (Case const& c : cases) {
-    GemmArguments g = problem(c.m, c.n, 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+    if (c.m == 4095 && sms != 132) continue;  // the round counts above assume 132 SMs
+    GemmArguments g = problem(c.m, c.n, c.m == 16 ? 64 : 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
     GemmKernelInfo const* k = select_gemm_kernel(g);
     ASSERT_NE(k, nullptr);
     EXPECT_STREQ(k->name, c.entry) << c.m << "x" << c.n;
@@ -128,7 +170,7 @@ TEST(Sm90Sweep, RaggedShapesEveryLayoutAndOrder) {
     for (Shape const& s : shapes) {
       for (char const* layout : kLayouts) {
         for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
-          for (char const* name : {dt.single, dt.cluster, dt.narrow}) {
+          for (char const* name : {dt.single, dt.cluster, dt.narrow, dt.skinny}) {
             for (float beta : {-0.5f, 0.0f}) {  // beta = 0 with D of the input type: the TMA-store epilogue
               GemmArguments g = problem(s.m, s.n, s.k, layout, co, dt.ab, dt.cd);
               g.beta = beta;
@@ -291,6 +333,64 @@ TEST(Sm90Small, OtherArchitecturesRefuseWithArchMismatch) {
   EXPECT_EQ(s.code, StatusCode::arch_mismatch) << s.reason;
 }
 
+TEST(Sm90Sweep, UnalignedRowsReadInPlaceInEveryClassCount) {
+  TESSEL_REQUIRE_SM90();
+  // Leading dimensions 1, 2 and 4 elements past a multiple of 8 put the rows of A, B or D in 8, 4
+  // or 2 residue classes (gemm/kernel/sm90_row_residues.hpp), alone or together, with pointers on
+  // or off 16 bytes; beta = 0 (16-bit D by TMA stores or row copies) and not (registers, with
+  // an unaligned B staged); D's padding must stay untouched.
+  struct Extra {
+    int a, b, d;
+  };
+  constexpr Extra extras[] = {{1, 1, 1}, {2, 2, 2}, {4, 4, 4}, {3, 0, 1}, {0, 5, 0}, {0, 0, 3}, {6, 2, 0}};
+  for (DtypeCase const& dt : kDtypes) {
+    for (Extra const& x : extras) {
+      for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
+        for (int offset : {0, 1}) {
+          for (float beta : {0.0f, -0.5f}) {
+            for (char const* name : {dt.single, dt.cluster, dt.narrow, dt.skinny}) {
+              GemmArguments g = problem(150, 170, 203, "tn", co, dt.ab, dt.cd);
+              g.lda += x.a, g.ldb += x.b, g.ldc += x.d, g.ldd += x.d, g.beta = beta;
+              Operands ops(g, std::uint64_t(x.a * 100 + x.b * 10 + x.d), offset);
+              std::string const w = what(name, g, "tn") + " lda+" + std::to_string(x.a) + " ldb+" +
+                                    std::to_string(x.b) + " ldd+" + std::to_string(x.d) + " offset " +
+                                    std::to_string(offset) + " beta " + std::to_string(beta);
+              expect_good(run_and_check(name, g), w, g.a_type);
+              expect_padding_untouched(g, ops.nd, w);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Sm90Sweep, UnalignedRowsWithFewRowsOrBatches) {
+  TESSEL_REQUIRE_SM90();
+  // Fewer rows than residue classes (5 x 300 with odd leading dimensions: staged instead), and
+  // batches whose strides keep (multiples of 8 elements) or break (odd) the classes' alignment.
+  for (DtypeCase const& dt : kDtypes) {
+    for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
+      GemmArguments g = problem(5, 300, 77, "tn", co, dt.ab, dt.cd);
+      g.lda += 1, g.ldb += 1, g.ldc += 1, g.ldd += 1, g.beta = 0.0f;
+      Operands ops(g, 3);
+      expect_good(run_and_check(dt.cluster, g), what(dt.cluster, g, "tn") + " few rows", g.a_type);
+      expect_padding_untouched(g, ops.nd, what(dt.cluster, g, "tn") + " few rows");
+      for (std::int64_t pad : {0, 1}) {  // batch strides: multiples of 8 elements, then odd
+        GemmArguments b = problem(130, 140, 99, "tn", co, dt.ab, dt.cd, 3);
+        b.lda += 1, b.ldb += 3, b.ldc += 1, b.ldd += 1, b.beta = 0.0f;
+        b.batch_stride_a = (b.lda * (b.a_order == MatrixOrder::row_major ? b.m : b.k) + 7) / 8 * 8 + pad;
+        b.batch_stride_b = (b.ldb * (b.b_order == MatrixOrder::row_major ? b.k : b.n) + 7) / 8 * 8 + pad;
+        b.batch_stride_c = b.batch_stride_d = (b.ldd * (co == MatrixOrder::row_major ? b.m : b.n) + 7) / 8 * 8 + pad;
+        Operands bops(b, 5 + std::uint64_t(pad));
+        std::string const w = what(dt.single, b, "tn") + " batch stride pad " + std::to_string(pad);
+        expect_good(run_and_check(dt.single, b), w, b.a_type);
+        expect_padding_untouched(b, bops.nd, w);
+      }
+    }
+  }
+}
+
 TEST(Sm90Large, OddAndAlignedShapesAgainstCublas) {
   TESSEL_REQUIRE_SM90();
   struct Case {
@@ -305,6 +405,10 @@ TEST(Sm90Large, OddAndAlignedShapesAgainstCublas) {
       {4095, 4097, 4099, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x128x64_c2"},
       {8191, 8193, 8191, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2"},
       {4096, 4096, 4096, "tn", DType::bf16, DType::f32, "sm90_bf16_128x256x64_c2"},
+      {4095, 4097, 4099, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x256x64"},
+      {4096, 4096, 4099, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2"},  // odd K, aligned D
+      {4095, 4097, 4096, "tn", DType::f16, DType::f16, "sm90_fp16_128x256x64_c2"},   // odd D, aligned K
+      {16, 8192, 8191, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x64x64"},        // skinny, odd K
   };
   for (Case const& c : cases) {
     GemmArguments g = problem(c.m, c.n, c.k, c.layout, MatrixOrder::col_major, c.ab, c.cd);

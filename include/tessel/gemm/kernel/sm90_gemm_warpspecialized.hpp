@@ -5,6 +5,8 @@
 //   warpgroup 0, the producer: its registers lowered (setmaxnreg), one thread walks the tiles of
 //       this CTA and, per k-tile, waits for a free pipeline stage and issues the TMA copies of the
 //       A tile (TileM x TileK) and the B tile (TileN x TileK) into it (pipeline/sm90_pipeline.hpp).
+//       An operand whose rows are not 16-byte aligned comes as one box per residue class of its
+//       rows (kernel/sm90_row_residues.hpp), so the tile's rows (B: columns) arrive permuted.
 //       In a cluster of ClusterM CTAs (consecutive tile rows, one tile column), CTA r copies rows
 //       [r, r+1) * TileN / ClusterM of the B tile and multicasts them to every CTA of the cluster:
 //       each B byte is read from L2 once per cluster.
@@ -12,9 +14,10 @@
 //       for the stage, issue TileK / K wgmma m64 x TileN instructions from shared memory, keep
 //       one k-tile of wgmmas in flight and free the previous stage (fp8 with promoted accumulation:
 //       every k-tile's wgmmas retire into fp32 registers first). After the last k-tile the
-//       epilogue writes D: a 16-bit D through a swizzled shared-memory buffer -- TMA stores when
-//       its rows are 16-byte aligned and C is unread, coalesced row copies when they are not even
-//       pair-aligned -- else alpha * accumulators + beta * C straight from registers.
+//       epilogue writes D, undoing the residue permutations: a 16-bit D with C unread through a
+//       swizzled shared-memory buffer -- TMA stores (one view per residue class of A's rows, so
+//       odd leading dimensions too), or coalesced row copies where TMA cannot -- else
+//       alpha * accumulators + beta * C straight from registers.
 // The producer runs ahead across tile boundaries, so the next tile's loads overlap this tile's
 // epilogue. Tiles come from a PersistentTileScheduler (schedule/persistent.hpp) over cluster
 // tiles: grid = clusters that fit at once, each walking every grid-th cluster tile in grouped
@@ -26,7 +29,9 @@
 #include <tessel/arch/sm90_mbarrier.hpp>
 #include <tessel/arch/sm90_mma_wgmma.hpp>
 #include <tessel/config.hpp>
+#include <tessel/gemm/epilogue/sm90_epilogue_staging.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_params.hpp>
+#include <tessel/gemm/kernel/sm90_row_residues.hpp>
 #include <tessel/numeric/bfloat16.hpp>
 #include <tessel/numeric/float8.hpp>
 #include <tessel/numeric/half.hpp>
@@ -42,7 +47,7 @@ namespace tessel::kernel {
 // The wgmma instruction for a 16-bit input type and tile width (K-major A and B).
 template <class Element, int N>
 struct Sm90WgmmaOf {
-  static_assert(sizeof(Element) == 0, "Sm90WgmmaOf: the sm_90a GEMM takes bfloat16_t or half_t inputs with TileN 128 or 256");
+  static_assert(sizeof(Element) == 0, "Sm90WgmmaOf: the sm_90a GEMM takes bfloat16_t or half_t inputs with TileN 64, 128 or 256, or float_e4m3_t with 128 or 256");
 };
 template <>
 struct Sm90WgmmaOf<bfloat16_t, 256> {
@@ -53,12 +58,20 @@ struct Sm90WgmmaOf<bfloat16_t, 128> {
   using Op = SM90_64x128x16_F32BF16BF16_SS<0, 0>;
 };
 template <>
+struct Sm90WgmmaOf<bfloat16_t, 64> {
+  using Op = SM90_64x64x16_F32BF16BF16_SS<0, 0>;
+};
+template <>
 struct Sm90WgmmaOf<half_t, 256> {
   using Op = SM90_64x256x16_F32F16F16_SS<0, 0>;
 };
 template <>
 struct Sm90WgmmaOf<half_t, 128> {
   using Op = SM90_64x128x16_F32F16F16_SS<0, 0>;
+};
+template <>
+struct Sm90WgmmaOf<half_t, 64> {
+  using Op = SM90_64x64x16_F32F16F16_SS<0, 0>;
 };
 template <>
 struct Sm90WgmmaOf<float_e4m3_t, 256> {
@@ -142,34 +155,35 @@ struct Sm90Pair<half_t> {
   }
 };
 
-// Epilogue from registers: D = alpha * acc + beta * C for this thread's rows row0, row0 + 8 and
-// column pairs col0 + 8j (wgmma_accumulator_coord). `d_slice` selects D's batch (or the split-K
-// partial-sum slice), `c_batch` C's. Interior tiles with aligned pairs store without checks.
+// Epilogue from registers: D = alpha * acc + beta * C for this thread's rows row[0], row[1] (tile
+// rows lane / 4 and lane / 4 + 8 of its warp, mapped through A's residue classes) and column pairs
+// col0 + 8j (wgmma_accumulator_coord; B comes in one class when this epilogue runs: the host
+// stages an unaligned B instead). `d_slice` selects D's batch (or the split-K partial-sum slice),
+// `c_batch` C's. Interior tiles with aligned pairs store without checks.
 template <class Out, int TileN>
-TESSEL_DEVICE void sm90_epilogue_registers(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::int64_t row0,
-                                           std::int64_t col0, bool full_cols, std::int64_t d_slice,
-                                           std::int64_t c_batch) {
+TESSEL_DEVICE void sm90_epilogue_registers(Sm90GemmParams const& p, float const (&acc)[TileN / 2],
+                                           std::int64_t const (&row)[2], std::int64_t col0, bool full_cols,
+                                           std::int64_t d_slice, std::int64_t c_batch) {
   Out* const d_base = static_cast<Out*>(p.d) + d_slice * p.batch_stride_d;
   Out const* const c_base = p.beta != 0.0f ? static_cast<Out const*>(p.c) + c_batch * p.batch_stride_c : nullptr;
   TESSEL_UNROLL
   for (int h = 0; h < 2; ++h) {
-    std::int64_t const row = row0 + 8 * h;
-    if (row >= p.m) continue;
-    Out* const d_row = d_base + row * p.ldd + col0;
+    if (row[h] >= p.m) continue;
+    Out* const d_row = d_base + row[h] * p.ldd + col0;
     if (full_cols && p.d_pairs && c_base == nullptr) {
       TESSEL_UNROLL
       for (int j = 0; j < TileN / 8; ++j)
         *reinterpret_cast<typename Sm90Pair<Out>::Storage*>(d_row + 8 * j) =
-            Sm90Pair<Out>::pack(p.alpha * acc[4 * j + 2 * h], p.alpha * acc[4 * j + 2 * h + 1]);
+            Sm90Pair<Out>::pack(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
       continue;
     }
-    Out const* const c_row = c_base ? c_base + row * p.ldc + col0 : nullptr;
+    Out const* const c_row = c_base ? c_base + row[h] * p.ldc + col0 : nullptr;
     TESSEL_UNROLL
     for (int j = 0; j < TileN / 8; ++j) {
       std::int64_t const col = col0 + 8 * j;
       if (col >= p.n) continue;
       bool const two = col + 1 < p.n;
-      float v0 = p.alpha * acc[4 * j + 2 * h], v1 = p.alpha * acc[4 * j + 2 * h + 1];
+      float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
       if (c_row) {
         v0 += p.beta * float(c_row[8 * j]);
         if (two) v1 += p.beta * float(c_row[8 * j + 1]);
@@ -184,67 +198,82 @@ TESSEL_DEVICE void sm90_epilogue_registers(Sm90GemmParams const& p, float const 
   }
 }
 
-// A consumer warpgroup's alpha * acc, converted to Out, into its 64 x TileN staging buffer: 64 x 64
-// boxes in the 128-byte swizzle (what a TMA box of 64 16-bit columns reads). A warp's 32 4-byte
-// writes (8 rows, one 16-byte chunk each) land in 32 distinct banks.
-template <class Out, int TileN>
-TESSEL_DEVICE void sm90_stage_accumulators(float alpha, float const (&acc)[TileN / 2], char* base, int wg_thread) {
-  int const warp = wg_thread / 32, lane = wg_thread % 32;
+// A consumer warpgroup's alpha * acc, converted to Out, into its 64 x TileN staging buffer, in D's
+// column order (epilogue/sm90_epilogue_staging.hpp: which registers each store takes, and where
+// it goes). One class: 4-byte pairs, a warp's 32 writes (8 rows, one 16-byte chunk each) in 32
+// distinct banks; eight: 16-byte stores, a quarter-warp's 8 (2 rows of 4 chunks) in distinct chunks.
+template <class Out, int TileN, int BClasses>
+TESSEL_DEVICE void sm90_stage_accumulators(float const (&acc)[TileN / 2], char* base, int wg_thread) {
+  static_assert(TileN % (8 * BClasses) == 0, "sm90_stage_accumulators: TileN must be a multiple of 8 per residue class");
+  constexpr int Stores = epilogue::sm90_staged_stores(TileN, BClasses), Words = BClasses == 1 ? 1 : BClasses / 2;
   TESSEL_UNROLL
-  for (int j = 0; j < TileN / 8; ++j) {
+  for (int i = 0; i < Stores; ++i) {
+    epilogue::Sm90StagedStore const at = epilogue::sm90_staged_store(wg_thread, i, BClasses);
+    std::uint32_t w[Words];
     TESSEL_UNROLL
-    for (int h = 0; h < 2; ++h) {
-      int const r = warp * 16 + lane / 4 + 8 * h;
-      // Box j / 8, 16-byte chunk j % 8 of row r (swizzled by r % 8), 4-byte word lane % 4.
-      int const offset = (j / 8) * 8192 + r * 128 + (((j % 8) ^ (r % 8)) * 16) + (lane % 4) * 4;
-      *reinterpret_cast<std::uint32_t*>(base + offset) =
-          Sm90Pair<Out>::pack(alpha * acc[4 * j + 2 * h], alpha * acc[4 * j + 2 * h + 1]);
+    for (int t = 0; t < Words; ++t)
+      w[t] = Sm90Pair<Out>::pack(acc[epilogue::sm90_staged_register(i, 2 * t, BClasses, TileN)],
+                                 acc[epilogue::sm90_staged_register(i, 2 * t + 1, BClasses, TileN)]);
+    char* const to = base + epilogue::sm90_staging_offset(at.row, at.col);
+    if constexpr (Words == 1) {
+      *reinterpret_cast<std::uint32_t*>(to) = w[0];
+    } else if constexpr (Words == 2) {
+      *reinterpret_cast<uint2*>(to) = make_uint2(w[0], w[1]);
+    } else {
+      *reinterpret_cast<uint4*>(to) = make_uint4(w[0], w[1], w[2], w[3]);
     }
   }
 }
 
-// Epilogue through shared memory: the consumer warpgroup stages alpha * acc
-// (sm90_stage_accumulators) and one thread stores the boxes with TMA (rows and columns outside D are clipped by the unit). The buffer is reused only
-// after the previous tile's stores have read it.
+// sm90_stage_accumulators for B's class count, known at run time: 1, or kSm90MaxResidues (the host
+// reads an unaligned B in that many classes, whatever its period, to keep one variant).
 template <class Out, int TileN>
-TESSEL_DEVICE void sm90_epilogue_tma(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::uint16_t* staging,
-                                     int wg_thread, int barrier_id, int m0, int n0, int batch) {
-  if (wg_thread == 0) tma_store_wait_read<0>();
-  named_barrier_sync(barrier_id, 128);
-  char* const base = reinterpret_cast<char*>(staging);
-  sm90_stage_accumulators<Out, TileN>(p.alpha, acc, base, wg_thread);
-  fence_proxy_async_shared();  // the writes above are visible to the TMA unit after the barrier
-  named_barrier_sync(barrier_id, 128);
-  if (wg_thread == 0) {
-    TESSEL_UNROLL
-    for (int box = 0; box < TileN / 64; ++box) tma_store_3d(&p.tma_d, base + box * 8192, n0 + 64 * box, m0, batch);
-    tma_store_commit();
+TESSEL_DEVICE void sm90_stage_accumulators(int b_classes, float const (&acc)[TileN / 2], char* base, int wg_thread) {
+  if (b_classes == 1) {
+    sm90_stage_accumulators<Out, TileN, 1>(acc, base, wg_thread);
+  } else {
+    sm90_stage_accumulators<Out, TileN, kSm90MaxResidues>(acc, base, wg_thread);
   }
 }
 
-// Epilogue through shared memory for a 16-bit D that TMA cannot store and whose rows take no
-// pair stores (an odd leading dimension): the consumer warpgroup stages alpha * acc
-// (sm90_stage_accumulators), then copies it out row by row -- consecutive
-// threads take consecutive columns, so a warp writes 64 contiguous bytes per store instead of
-// one element in each of 8 rows.
-template <class Out, int TileN>
-TESSEL_DEVICE void sm90_epilogue_staged_rows(Sm90GemmParams const& p, float const (&acc)[TileN / 2],
-                                             std::uint16_t* staging, int wg_thread, int barrier_id,
-                                             std::int64_t m0, std::int64_t n0, std::int64_t batch) {
+// Epilogue through shared memory, for a 16-bit D with C unread: the consumer warpgroup stages
+// alpha * acc (sm90_stage_accumulators), then either (p.tma_store) one thread stores it with TMA,
+// one box per 64 columns and per run of rows of one residue class of A -- rows and columns outside
+// D are clipped by the unit, a box wholly below D is skipped, and the buffer is reused only after
+// the previous tile's stores have read it -- or (p.staged_rows: TMA cannot store this D, e.g.
+// its batch stride) the warpgroup copies it out row by row: consecutive threads take consecutive
+// columns, so a warp writes 64 contiguous bytes per store instead of one element in each of 8 rows.
+template <class Out, int TileM, int TileN>
+TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::uint16_t* staging,
+                                        int wg_thread, int consumer, int m0, int n0, int batch) {
+  int const barrier_id = 1 + consumer;
   char* const base = reinterpret_cast<char*>(staging);
-  named_barrier_sync(barrier_id, 128);  // the previous tile's copy-out has read the buffer
-  sm90_stage_accumulators<Out, TileN>(p.alpha, acc, base, wg_thread);
+  if (p.tma_store && wg_thread == 0) tma_store_wait_read<0>();
+  named_barrier_sync(barrier_id, 128);  // the previous tile's stores or copies have read the buffer
+  sm90_stage_accumulators<Out, TileN>(p.b_residues, acc, base, wg_thread);
+  if (p.tma_store) fence_proxy_async_shared();  // the writes above are visible to the TMA unit after the barrier
   named_barrier_sync(barrier_id, 128);
-  Out* const d = static_cast<Out*>(p.d) + batch * p.batch_stride_d;
-  std::int64_t const rows = p.m - m0 < 64 ? p.m - m0 : 64;
-  std::int64_t const cols = p.n - n0 < TileN ? p.n - n0 : TileN;
-  for (int i = wg_thread; i < 64 * TileN; i += 128) {
-    int const r = i / TileN, c = i % TileN;
-    if (r >= rows) break;
-    if (c >= cols) continue;
-    int const cc = c % 64;
-    int const offset = (c / 64) * 8192 + r * 128 + ((((cc * 2) / 16) ^ (r % 8)) * 16) + (cc * 2) % 16;
-    d[(m0 + r) * p.ldd + n0 + c] = *reinterpret_cast<Out const*>(base + offset);
+  if (p.tma_store) {
+    if (wg_thread == 0) {
+      int const classes = p.a_residues, per = TileM / classes, box_rows = per < 64 ? per : 64;
+      for (int s0 = 0; s0 < 64; s0 += box_rows) {
+        int const slot = consumer * 64 + s0, r = slot / per, i = slot % per;  // shared row -> (class, row in class)
+        if (m0 + r + std::int64_t(classes) * i >= p.m) continue;
+        TESSEL_UNROLL
+        for (int box = 0; box < TileN / 64; ++box)
+          tma_store_3d(&p.tma_d[r], base + box * 8192 + s0 * 128, p.d_skew[r] + n0 + 64 * box, m0 / classes + i, batch);
+      }
+      tma_store_commit();
+    }
+    return;
+  }
+  Out* const d = static_cast<Out*>(p.d) + std::int64_t(batch) * p.batch_stride_d + n0;
+  int const cols = p.n - n0 < TileN ? int(p.n - n0) : TileN;
+  for (int r = 0; r < 64; ++r) {
+    std::int64_t const row = std::int64_t(m0) + residue_row(consumer * 64 + r, p.a_residues, TileM);
+    if (row >= p.m) continue;
+    for (int c = wg_thread; c < cols; c += 128)
+      d[row * p.ldd + c] = *reinterpret_cast<Out const*>(base + epilogue::sm90_staging_offset(r, c));
   }
 }
 
@@ -268,8 +297,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
   int const cta_rank = ClusterM > 1 ? int(cluster_cta_rank()) : 0;
   if (threadIdx.x == 0) {
     s.pipeline.init(Config::Consumers * 4 * ClusterM);  // every consumer warp of every CTA that writes a stage
-    tma_prefetch_descriptor(&p.tma_a);
-    tma_prefetch_descriptor(&p.tma_b);
+    for (int r = 0; r < p.a_residues; ++r) tma_prefetch_descriptor(&p.tma_a[r]);
+    for (int r = 0; r < p.b_residues; ++r) tma_prefetch_descriptor(&p.tma_b[r]);
   }
   if constexpr (ClusterM > 1) {
     cluster_sync();  // peers' barriers are initialised before any multicast reaches them
@@ -284,6 +313,12 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     // ---- producer ------------------------------------------------------------------------------
     warpgroup_reg_dealloc<Config::ProducerRegisters>();
     if (wg_thread == 0) {
+      // A: one box of TileM / a_residues rows per residue class, stacked in class order. B: the
+      // tile's rows in max(b_residues, ClusterM) pieces (each within one class), this CTA's share
+      // multicast to the cluster.
+      int const a_classes = p.a_residues, a_rows = TileM / a_classes;
+      int const b_classes = p.b_residues, b_pieces = b_classes > ClusterM ? b_classes : ClusterM;
+      int const b_per_cta = b_pieces / ClusterM;
       PipelineState st;
       for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t)) {
         GemmCoord const tile = sched.tile_offset(t);
@@ -293,14 +328,21 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         int const k_end = int(std::int64_t(split + 1) * p.k_tiles / p.splits);
         for (int kt = k_begin; kt < k_end; ++kt) {
           std::uint64_t* full = s.pipeline.producer_acquire(st, Config::StageBytes);
-          tma_load_3d(&p.tma_a, full, s.a[st.index], kt * TileK, m0, batch * p.a_batch_step);
-          if constexpr (ClusterM == 1) {
-            tma_load_3d(&p.tma_b, full, s.b[st.index], kt * TileK, n0, batch * p.b_batch_step);
-          } else {
-            constexpr int Rows = TileN / ClusterM;
-            tma_load_3d_multicast(&p.tma_b, full, s.b[st.index] + cta_rank * Rows * TileK,
-                                  std::uint16_t((1u << ClusterM) - 1u), kt * TileK, n0 + cta_rank * Rows,
-                                  batch * p.b_batch_step);
+          int const k0 = kt * TileK;
+          for (int r = 0; r < a_classes; ++r)
+            tma_load_3d(&p.tma_a[r], full, s.a[st.index] + r * a_rows * TileK, k0 + p.a_skew[r], m0 / a_classes,
+                        batch * p.a_batch_step);
+          for (int i = 0; i < b_per_cta; ++i) {
+            int const q = cta_rank * b_per_cta + i;
+            ResiduePiece const piece = residue_piece(q, b_pieces, b_classes, TileN);
+            int const r = piece.residue, row = n0 / b_classes + piece.first;
+            Element* const to = s.b[st.index] + q * piece.rows * TileK;
+            if constexpr (ClusterM == 1) {
+              tma_load_3d(&p.tma_b[r], full, to, k0 + p.b_skew[r], row, batch * p.b_batch_step);
+            } else {
+              tma_load_3d_multicast(&p.tma_b[r], full, to, std::uint16_t((1u << ClusterM) - 1u), k0 + p.b_skew[r], row,
+                                    batch * p.b_batch_step);
+            }
           }
           st.advance<Stages>();
         }
@@ -320,8 +362,10 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
 
     for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t)) {
       GemmCoord const tile = sched.tile_offset(t);
-      std::int64_t const m0 = (tile.m() * ClusterM + cta_rank) * TileM, n0 = tile.n() * TileN;
-      std::int64_t const slice = tile.k(), batch = slice % p.batch;
+      // 32-bit tile coordinates (the host keeps M, N and the batch count below 2^31): fewer
+      // registers live beside the accumulators when the epilogue starts.
+      int const m0 = int((tile.m() * ClusterM + cta_rank) * TileM), n0 = int(tile.n() * TileN);
+      int const slice = int(tile.k()), batch = slice % p.batch;
       int const split = int(slice / p.batch);
       int const k_begin = int(std::int64_t(split) * p.k_tiles / p.splits);
       int const k_end = int(std::int64_t(split + 1) * p.k_tiles / p.splits);
@@ -374,33 +418,30 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         if (lane == 0) s.pipeline.template consumer_release<ClusterM>(previous);
       }
 
-      // Epilogue. Thread (warp, lane) holds rows r and r + 8, column pairs 2 * (lane % 4) + 8j.
-      if (p.staged_rows) {
+      // Epilogue, on alpha * acc (scaled here once: every path would otherwise form the products
+      // itself, and the compiler hoists them into 128 more live registers).
+      TESSEL_UNROLL
+      for (int i = 0; i < Config::Accumulators; ++i) acc[i] *= p.alpha;
+      // Thread (warp, lane) holds tile rows r and r + 8 (r = 64 * consumer + 16 * warp +
+      // lane / 4; D rows m0 + residue_row(r)), column pairs 2 * (lane % 4) + 8j.
+      if (p.tma_store || p.staged_rows) {
         if (p.out_f16) {
-          detail::sm90_epilogue_staged_rows<half_t, TileN>(p, acc, s.d[consumer], wg_thread, 1 + consumer,
-                                                           m0 + consumer * 64, n0, batch);
+          detail::sm90_epilogue_staged<half_t, TileM, TileN>(p, acc, s.d[consumer], wg_thread, consumer, m0, n0, batch);
         } else {
-          detail::sm90_epilogue_staged_rows<bfloat16_t, TileN>(p, acc, s.d[consumer], wg_thread, 1 + consumer,
-                                                               m0 + consumer * 64, n0, batch);
-        }
-      } else if (p.tma_store) {
-        if (p.out_f16) {
-          detail::sm90_epilogue_tma<half_t, TileN>(p, acc, s.d[consumer], wg_thread, 1 + consumer,
-                                                   int(m0 + consumer * 64), int(n0), int(batch));
-        } else {
-          detail::sm90_epilogue_tma<bfloat16_t, TileN>(p, acc, s.d[consumer], wg_thread, 1 + consumer,
-                                                       int(m0 + consumer * 64), int(n0), int(batch));
+          detail::sm90_epilogue_staged<bfloat16_t, TileM, TileN>(p, acc, s.d[consumer], wg_thread, consumer, m0, n0, batch);
         }
       } else {
-        std::int64_t const row0 = m0 + consumer * 64 + warp * 16 + lane / 4;
-        std::int64_t const col0 = n0 + 2 * (lane % 4);
-        bool const full_cols = n0 + TileN <= p.n;
+        int const r = consumer * 64 + warp * 16 + lane / 4;
+        std::int64_t const row[2] = {std::int64_t(m0) + residue_row(r, p.a_residues, TileM),
+                                     std::int64_t(m0) + residue_row(r + 8, p.a_residues, TileM)};
+        std::int64_t const col0 = std::int64_t(n0) + 2 * (lane % 4);
+        bool const full_cols = std::int64_t(n0) + TileN <= p.n;
         if (p.out_f32) {
-          detail::sm90_epilogue_registers<float, TileN>(p, acc, row0, col0, full_cols, slice, batch);
+          detail::sm90_epilogue_registers<float, TileN>(p, acc, row, col0, full_cols, slice, batch);
         } else if (p.out_f16) {
-          detail::sm90_epilogue_registers<half_t, TileN>(p, acc, row0, col0, full_cols, slice, batch);
+          detail::sm90_epilogue_registers<half_t, TileN>(p, acc, row, col0, full_cols, slice, batch);
         } else {
-          detail::sm90_epilogue_registers<bfloat16_t, TileN>(p, acc, row0, col0, full_cols, slice, batch);
+          detail::sm90_epilogue_registers<bfloat16_t, TileN>(p, acc, row, col0, full_cols, slice, batch);
         }
       }
     }
