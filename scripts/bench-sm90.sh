@@ -2,8 +2,7 @@
 # The sm_90a GEMM benchmarks (issue 7) with the CLI on the GPU machine:
 #   $OUT/bench/results/sm90-<gpu>-<yyyymmdd>.json   (DESIGN.md section 6 schema) and a log.
 # bench/sm90.txt holds the targets (auto = the registry's heuristic); the cluster variants at
-# 4096^3, 8192^3 and 4095x4097x4099 follow, by name, then the odd shapes with unaligned rows staged
-# (the path before residue-class views): $OUT/bench/results/sm90staged-<gpu>-<yyyymmdd>.json.
+# 4096^3, 8192^3 and 4095x4097x4099 follow, by name.
 #
 #   scripts/bench-sm90.sh [BUILD_DIR]        default build-gpu (built with tessel_cli)
 set -uo pipefail
@@ -23,11 +22,5 @@ echo "== bench sm90 -> $json" | tee -a "$log"
 "$cli" gemm --sweep "$variants" --suite sm90 --json "$json" 2>&1 | tee -a "$log"
 status=${PIPESTATUS[0]}
 
-# The same odd shapes the way they ran before residue-class views: unaligned operands staged
-# into aligned copies, D by row copies (TESSEL_SM90_STAGE_UNALIGNED=1), for the comparison.
-grep -E -- '--m (4095|8191|4096 --n 4096 --k 4099)' "$variants" | grep -v -- '--kernel' > "$OUT/sm90-staged.txt"
-echo "== bench sm90, unaligned rows staged -> ${json/sm90-/sm90staged-}" | tee -a "$log"
-TESSEL_SM90_STAGE_UNALIGNED=1 "$cli" gemm --sweep "$OUT/sm90-staged.txt" --suite sm90staged --json "${json/sm90-/sm90staged-}" 2>&1 | tee -a "$log"
-[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-rm -f "$variants" "$OUT/sm90-staged.txt"
+rm -f "$variants"
 exit $status

@@ -6,7 +6,6 @@
 
 #include <tessel/gemm/device/gemm_validate.hpp>
 #include <tessel/gemm/device/sm90_gemm_kernels.hpp>
-#include <tessel/gemm/kernel/sm90_row_residues.hpp>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -15,7 +14,6 @@
 #include <array>
 #include <climits>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -108,36 +106,6 @@ bool encode_operand(TmaDescriptor* desc, EncodeTiled encode, DType t, void const
   return true;
 }
 
-// `classes` residue views of a row-contiguous matrix (cols x rows x batch, row stride ld,
-// elements of dtype t) into maps[0 .. classes) and skews (sm90_row_residues.hpp), each with a
-// (box_cols, box_rows, 1) box. False when some class would have no rows or the driver refuses a
-// view (a batch stride that is not a multiple of 16 bytes, say).
-bool encode_residues(TmaDescriptor* maps, int* skews, EncodeTiled encode, DType t, void const* ptr, std::int64_t cols,
-                     std::int64_t rows, std::int64_t ld, std::int64_t batch, std::int64_t batch_stride, int classes,
-                     int box_cols, int box_rows, int* batch_step) {
-  int const eb = int(size_of(t));
-  if (rows < classes) return false;
-  for (int r = 0; r < classes; ++r) {
-    kernel::ResidueView const v =
-        kernel::residue_view(reinterpret_cast<std::uintptr_t>(ptr), ld, eb, rows, classes, r);
-    if (!encode_operand(&maps[r], encode, t, reinterpret_cast<void const*>(v.base), v.skew + cols, v.rows, v.row_stride,
-                        batch, batch_stride, box_cols, box_rows, batch_step))
-      return false;
-    skews[r] = v.skew;
-  }
-  return true;
-}
-
-// TESSEL_SM90_STAGE_UNALIGNED=1 (a diagnostic for comparisons): operands whose rows are not 16-byte
-// aligned are staged into aligned copies and such a D leaves by row copies, as before residue views.
-bool residue_views_enabled() {
-  static bool const off = [] {
-    char const* v = std::getenv("TESSEL_SM90_STAGE_UNALIGNED");
-    return v != nullptr && v[0] != '\0' && v[0] != '0';
-  }();
-  return !off;
-}
-
 // ---- occupancy: clusters resident at once, per (instance, device) ----------------------------------
 
 Status resident_clusters(std::size_t family, Sm90Instance const& t, int* out) {
@@ -206,65 +174,38 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   int const splits = choose_splits(cluster_rows * tiles_n * batch, k_tiles, clusters);
 
   Sm90GemmParams p;
-  p.m = c.m, p.n = c.n, p.k = g.k;
-  p.k_tiles = k_tiles;
-  p.batch = int(batch);
-  p.splits = splits;
-  bool const reads_c = gemm_reads_c(g);
-  bool const views = residue_views_enabled();
-  int const most = kernel::kSm90MaxResidues;
-
-  // Residue classes (sm90_row_residues.hpp): an operand is read in place when it is K-major and
-  // its rows fall into at most `most` aligned classes; otherwise it is staged (one class).
-  auto const classes_of = [&](detail::OperandView const& v) {
-    if (v.k_stride != 1 || reinterpret_cast<std::uintptr_t>(v.ptr) % eb != 0) return 0;
-    int const classes = kernel::residue_period(v.row_stride, int(eb));
-    return classes == 1 || (views && classes <= most && v.rows >= classes) ? classes : 0;
-  };
-  // D leaves through shared memory (TMA stores or row copies) when it is 16-bit, C is unread and
-  // K is not split; otherwise from registers, which keep D's columns in B's order: there an
-  // unaligned B is staged rather than read in classes (which would permute the columns).
-  bool const d16 = g.c_type != DType::f32;
-  bool const staged_epilogue = splits == 1 && !reads_c && d16;
-  // B in classes: kSm90MaxResidues of them whatever its period (any multiple of the period
-  // works), so that the epilogue has one permuted variant.
-  int const a_in = classes_of(c.a), b_period = classes_of(c.b);
-  int const b_in = b_period == 1 ? 1 : b_period > 1 && staged_epilogue && c.b.rows >= most ? most : 0;
-
-  // D through TMA stores: boxes whose rows share one alignment. A is read in (at least) D's
-  // residue classes, so a box of consecutive shared rows is rows r, r + P, ... of D.
-  int const d_classes = kernel::residue_period(g.ldd, int(ob));
-  bool const d_by_tma = staged_epilogue && !(batch > 1 && g.batch_stride_d == 0) && (views || d_classes == 1) &&
-                        d_classes <= most && c.m >= d_classes;
-  p.a_residues = std::max(a_in > 0 ? a_in : 1, d_by_tma ? d_classes : 1);
-  p.b_residues = b_in > 0 ? b_in : 1;
-
-  // Operands read in place get their descriptors now; the others (also any the driver refuses)
-  // are staged into aligned K-major copies and described after.
-  int const b_box = t.tile_n / std::max(p.b_residues, t.cluster_m);
-  bool const a_in_place = a_in > 0 && encode_residues(p.tma_a, p.a_skew, encode, f.ab, c.a.ptr, g.k, c.m, c.a.row_stride,
-                                                      batch, c.a.batch_stride, p.a_residues, t.tile_k,
-                                                      t.tile_m / p.a_residues, &p.a_batch_step);
-  bool const b_in_place = b_in > 0 && encode_residues(p.tma_b, p.b_skew, encode, f.ab, c.b.ptr, g.k, c.n, c.b.row_stride,
-                                                      batch, c.b.batch_stride, p.b_residues, t.tile_k, b_box,
-                                                      &p.b_batch_step);
-  if (!b_in_place) p.b_residues = 1;
+  // Operands TMA can read in place get their descriptors now; the others (MN-major, rows not
+  // 16-byte aligned -- TMA needs aligned row starts as well as strides -- and any the driver
+  // refuses) are staged into aligned K-major copies and described after.
+  int const box_b = t.tile_n / t.cluster_m;
+  bool const a_in_place = detail::readable_in_place(c.a, batch, eb) &&
+                          encode_operand(&p.tma_a, encode, f.ab, c.a.ptr, g.k, c.m, c.a.row_stride, batch,
+                                         c.a.batch_stride, t.tile_k, t.tile_m, &p.a_batch_step);
+  bool const b_in_place = detail::readable_in_place(c.b, batch, eb) &&
+                          encode_operand(&p.tma_b, encode, f.ab, c.b.ptr, g.k, c.n, c.b.row_stride, batch,
+                                         c.b.batch_stride, t.tile_k, box_b, &p.b_batch_step);
   std::size_t const partials = splits > 1 ? std::size_t(splits * batch * c.m * c.n) : 0;
   CallWorkspace w;
   if (Status s = prepare_operands(c, g.k, batch, t.element_bytes, a_in_place ? Staging::never : Staging::always,
-                                  b_in_place ? Staging::never : Staging::always, partials, 0, stream, &w); !s)
+                                  b_in_place ? Staging::never : Staging::always, partials, 0, stream, &w);
+      !s)
     return s;
   Status result = Status::success();
   auto const fail = [&](Status s) {
     if (result.ok()) result = std::move(s);
   };
-  if (!a_in_place && !encode_residues(p.tma_a, p.a_skew, encode, f.ab, w.a.ptr, g.k, c.m, w.a.ld, batch, w.a.batch_stride,
-                                      p.a_residues, t.tile_k, t.tile_m / p.a_residues, &p.a_batch_step))
+  if (!a_in_place && !encode_operand(&p.tma_a, encode, f.ab, w.a.ptr, g.k, c.m, w.a.ld, batch, w.a.batch_stride,
+                                     t.tile_k, t.tile_m, &p.a_batch_step))
     fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged A"));
-  if (!b_in_place && !encode_residues(p.tma_b, p.b_skew, encode, f.ab, w.b.ptr, g.k, c.n, w.b.ld, batch, w.b.batch_stride,
-                                      1, t.tile_k, t.tile_n / t.cluster_m, &p.b_batch_step))
+  if (!b_in_place && !encode_operand(&p.tma_b, encode, f.ab, w.b.ptr, g.k, c.n, w.b.ld, batch, w.b.batch_stride,
+                                     t.tile_k, box_b, &p.b_batch_step))
     fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged B"));
 
+  p.m = c.m, p.n = c.n, p.k = g.k;
+  p.k_tiles = k_tiles;
+  p.batch = int(batch);
+  p.splits = splits;
+  bool const reads_c = gemm_reads_c(g);
   if (splits > 1) {  // fp32 partial sums, then the reduction forms D
     p.d = w.partials, p.ldd = c.n, p.batch_stride_d = c.m * c.n;
     p.out_f32 = true, p.alpha = 1.0f, p.beta = 0.0f;
@@ -276,17 +217,15 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     p.out_f32 = g.c_type == DType::f32, p.out_f16 = g.c_type == DType::f16;
     p.c_pairs = p.c != nullptr && pairs_aligned(g.c, g.ldc, g.batch_stride_c, batch, ob);
     p.d_pairs = pairs_aligned(g.d, g.ldd, g.batch_stride_d, batch, ob);
-    // D through shared memory and TMA: one view per residue class of A's rows, boxes of 64
-    // columns and up to 64 rows (d_by_tma above). A 16-bit D that TMA cannot take, without pair
-    // stores, leaves by coalesced row copies out of shared memory instead of single elements
-    // scattered over 8 rows per store (ncu, 4095x4097x4099 on the H100: the kernel took 361 us
-    // against 180 us at 4096^3 with the scattered stores).
+    // D through shared memory and TMA: C unread, a 16-bit D with 16-byte aligned rows.
     int d_step = 1;
-    int const d_rows = std::min(64, t.tile_m / p.a_residues);
-    p.tma_store = d_by_tma && p.a_residues % d_classes == 0 &&
-                  encode_residues(p.tma_d, p.d_skew, encode, g.c_type, g.d, c.n, c.m, g.ldd, batch, g.batch_stride_d,
-                                  p.a_residues, 64, d_rows, &d_step);
-    p.staged_rows = !p.tma_store && staged_epilogue && (!p.d_pairs || p.b_residues > 1);
+    p.tma_store = !reads_c && g.c_type != DType::f32 && detail::aligned16(g.d, g.ldd, g.batch_stride_d, batch, ob) &&
+                  !(batch > 1 && g.batch_stride_d == 0) &&
+                  encode_operand(&p.tma_d, encode, g.c_type, g.d, c.n, c.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
+    // A 16-bit D without pair-aligned rows (odd ldd): coalesced row copies out of shared memory
+    // instead of single elements scattered over 8 rows per store (ncu, 4095x4097x4099 on the
+    // H100: the kernel took 361 us against 180 us at 4096^3 with the scattered stores).
+    p.staged_rows = !p.tma_store && !reads_c && g.c_type != DType::f32 && !p.d_pairs;
   }
 
   if (result.ok()) {
@@ -326,9 +265,9 @@ cudaError_t attributes_entry(GemmArguments const&, cudaFuncAttributes* attr) {
 }
 
 constexpr char kAlign[] =
-    "none; K-major operands read in place by TMA (rows that are not 16-byte aligned as up to 8 aligned residue-class "
-    "views), others (MN-major, batch strides TMA cannot take) staged once into an aligned copy; a 16-bit D with C "
-    "unread leaves by TMA stores (any ld), else D/C from registers, two elements at a time where aligned";
+    "none; operands read in place by TMA when K-major with 16-byte aligned rows (pointer, ld, batch stride), else "
+    "staged once into such a copy; a 16-bit D with C unread leaves through shared memory (TMA stores when its rows "
+    "are 16-byte aligned, row copies when not); otherwise D/C from registers, two elements at a time where aligned";
 constexpr char kLayouts[] = "A, B, C/D each row- or column-major; batched (any strides, 0 broadcasts); any leading dimension";
 constexpr char kBf16[] = "bf16 -> bf16|fp32";
 constexpr char kF16[] = "fp16 -> fp16|fp32";

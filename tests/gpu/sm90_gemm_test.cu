@@ -333,12 +333,12 @@ TEST(Sm90Small, OtherArchitecturesRefuseWithArchMismatch) {
   EXPECT_EQ(s.code, StatusCode::arch_mismatch) << s.reason;
 }
 
-TEST(Sm90Sweep, UnalignedRowsReadInPlaceInEveryClassCount) {
+TEST(Sm90Sweep, LeadingDimensionsOffEveryAlignment) {
   TESSEL_REQUIRE_SM90();
-  // Leading dimensions 1, 2 and 4 elements past a multiple of 8 put the rows of A, B or D in 8, 4
-  // or 2 residue classes (gemm/kernel/sm90_row_residues.hpp), alone or together, with pointers on
-  // or off 16 bytes; beta = 0 (16-bit D by TMA stores or row copies) and not (registers, with
-  // an unaligned B staged); D's padding must stay untouched.
+  // Leading dimensions 1..6 elements past a multiple of 8 (rows 2, 4, 8 or 16 bytes aligned at
+  // best: TMA needs 16, so those operands are staged, and D leaves by row copies or from
+  // registers), alone or together, with pointers on or off 16 bytes; beta = 0 (16-bit D through
+  // shared memory) and not (registers); D's padding must stay untouched.
   struct Extra {
     int a, b, d;
   };
@@ -365,10 +365,10 @@ TEST(Sm90Sweep, UnalignedRowsReadInPlaceInEveryClassCount) {
   }
 }
 
-TEST(Sm90Sweep, UnalignedRowsWithFewRowsOrBatches) {
+TEST(Sm90Sweep, OddLeadingDimensionsWithFewRowsOrBatches) {
   TESSEL_REQUIRE_SM90();
-  // Fewer rows than residue classes (5 x 300 with odd leading dimensions: staged instead), and
-  // batches whose strides keep (multiples of 8 elements) or break (odd) the classes' alignment.
+  // Fewer rows than one 8-row swizzle atom (5 x 300) with odd leading dimensions, and batches
+  // whose strides are multiples of 8 elements or odd, every operand staged or not accordingly.
   for (DtypeCase const& dt : kDtypes) {
     for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
       GemmArguments g = problem(5, 300, 77, "tn", co, dt.ab, dt.cd);

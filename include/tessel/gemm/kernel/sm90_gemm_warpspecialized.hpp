@@ -5,8 +5,6 @@
 //   warpgroup 0, the producer: its registers lowered (setmaxnreg), one thread walks the tiles of
 //       this CTA and, per k-tile, waits for a free pipeline stage and issues the TMA copies of the
 //       A tile (TileM x TileK) and the B tile (TileN x TileK) into it (pipeline/sm90_pipeline.hpp).
-//       An operand whose rows are not 16-byte aligned comes as one box per residue class of its
-//       rows (kernel/sm90_row_residues.hpp), so the tile's rows (B: columns) arrive permuted.
 //       In a cluster of ClusterM CTAs (consecutive tile rows, one tile column), CTA r copies rows
 //       [r, r+1) * TileN / ClusterM of the B tile and multicasts them to every CTA of the cluster:
 //       each B byte is read from L2 once per cluster.
@@ -14,10 +12,9 @@
 //       for the stage, issue TileK / K wgmma m64 x TileN instructions from shared memory, keep
 //       one k-tile of wgmmas in flight and free the previous stage (fp8 with promoted accumulation:
 //       every k-tile's wgmmas retire into fp32 registers first). After the last k-tile the
-//       epilogue writes D, undoing the residue permutations: a 16-bit D with C unread through a
-//       swizzled shared-memory buffer -- TMA stores (one view per residue class of A's rows, so
-//       odd leading dimensions too), or coalesced row copies where TMA cannot -- else
-//       alpha * accumulators + beta * C straight from registers.
+//       epilogue writes D: a 16-bit D with C unread through a swizzled shared-memory buffer --
+//       TMA stores when its rows are 16-byte aligned, coalesced row copies when they are not --
+//       else alpha * accumulators + beta * C straight from registers.
 // The producer runs ahead across tile boundaries, so the next tile's loads overlap this tile's
 // epilogue. Tiles come from a PersistentTileScheduler (schedule/persistent.hpp) over cluster
 // tiles: grid = clusters that fit at once, each walking every grid-th cluster tile in grouped
@@ -31,7 +28,6 @@
 #include <tessel/config.hpp>
 #include <tessel/gemm/epilogue/sm90_epilogue_staging.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_params.hpp>
-#include <tessel/gemm/kernel/sm90_row_residues.hpp>
 #include <tessel/numeric/bfloat16.hpp>
 #include <tessel/numeric/float8.hpp>
 #include <tessel/numeric/half.hpp>
@@ -155,21 +151,20 @@ struct Sm90Pair<half_t> {
   }
 };
 
-// Epilogue from registers: D = alpha * acc + beta * C for this thread's rows row[0], row[1] (tile
-// rows lane / 4 and lane / 4 + 8 of its warp, mapped through A's residue classes) and column pairs
-// col0 + 8j (wgmma_accumulator_coord; B comes in one class when this epilogue runs: the host
-// stages an unaligned B instead). `d_slice` selects D's batch (or the split-K partial-sum slice),
-// `c_batch` C's. Interior tiles with aligned pairs store without checks.
+// Epilogue from registers: D = alpha * acc + beta * C (acc already scaled by alpha) for this
+// thread's rows row0, row0 + 8 and column pairs col0 + 8j (wgmma_accumulator_coord). `d_slice`
+// selects D's batch (or the split-K partial-sum slice), `c_batch` C's. Interior tiles with
+// aligned pairs store without checks.
 template <class Out, int TileN>
-TESSEL_DEVICE void sm90_epilogue_registers(Sm90GemmParams const& p, float const (&acc)[TileN / 2],
-                                           std::int64_t const (&row)[2], std::int64_t col0, bool full_cols,
-                                           std::int64_t d_slice, std::int64_t c_batch) {
+TESSEL_DEVICE void sm90_epilogue_registers(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::int64_t row0,
+                                           std::int64_t col0, bool full_cols, std::int64_t d_slice, std::int64_t c_batch) {
   Out* const d_base = static_cast<Out*>(p.d) + d_slice * p.batch_stride_d;
   Out const* const c_base = p.beta != 0.0f ? static_cast<Out const*>(p.c) + c_batch * p.batch_stride_c : nullptr;
   TESSEL_UNROLL
   for (int h = 0; h < 2; ++h) {
-    if (row[h] >= p.m) continue;
-    Out* const d_row = d_base + row[h] * p.ldd + col0;
+    std::int64_t const row = row0 + 8 * h;
+    if (row >= p.m) continue;
+    Out* const d_row = d_base + row * p.ldd + col0;
     if (full_cols && p.d_pairs && c_base == nullptr) {
       TESSEL_UNROLL
       for (int j = 0; j < TileN / 8; ++j)
@@ -177,7 +172,7 @@ TESSEL_DEVICE void sm90_epilogue_registers(Sm90GemmParams const& p, float const 
             Sm90Pair<Out>::pack(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
       continue;
     }
-    Out const* const c_row = c_base ? c_base + row[h] * p.ldc + col0 : nullptr;
+    Out const* const c_row = c_base ? c_base + row * p.ldc + col0 : nullptr;
     TESSEL_UNROLL
     for (int j = 0; j < TileN / 8; ++j) {
       std::int64_t const col = col0 + 8 * j;
@@ -198,83 +193,50 @@ TESSEL_DEVICE void sm90_epilogue_registers(Sm90GemmParams const& p, float const 
   }
 }
 
-// A consumer warpgroup's alpha * acc, converted to Out, into its 64 x TileN staging buffer, in D's
-// column order (epilogue/sm90_epilogue_staging.hpp: which registers each store takes, and where
-// it goes). One class: 4-byte pairs, a warp's 32 writes (8 rows, one 16-byte chunk each) in 32
-// distinct banks; eight: 16-byte stores, a quarter-warp's 8 (2 rows of 4 chunks) in distinct chunks.
-template <class Out, int TileN, int BClasses>
-TESSEL_DEVICE void sm90_stage_accumulators(float const (&acc)[TileN / 2], char* base, int wg_thread) {
-  static_assert(TileN % (8 * BClasses) == 0, "sm90_stage_accumulators: TileN must be a multiple of 8 per residue class");
-  constexpr int Stores = epilogue::sm90_staged_stores(TileN, BClasses), Words = BClasses == 1 ? 1 : BClasses / 2;
-  TESSEL_UNROLL
-  for (int i = 0; i < Stores; ++i) {
-    epilogue::Sm90StagedStore const at = epilogue::sm90_staged_store(wg_thread, i, BClasses);
-    std::uint32_t w[Words];
-    TESSEL_UNROLL
-    for (int t = 0; t < Words; ++t)
-      w[t] = Sm90Pair<Out>::pack(acc[epilogue::sm90_staged_register(i, 2 * t, BClasses, TileN)],
-                                 acc[epilogue::sm90_staged_register(i, 2 * t + 1, BClasses, TileN)]);
-    char* const to = base + epilogue::sm90_staging_offset(at.row, at.col);
-    if constexpr (Words == 1) {
-      *reinterpret_cast<std::uint32_t*>(to) = w[0];
-    } else if constexpr (Words == 2) {
-      *reinterpret_cast<uint2*>(to) = make_uint2(w[0], w[1]);
-    } else {
-      *reinterpret_cast<uint4*>(to) = make_uint4(w[0], w[1], w[2], w[3]);
-    }
-  }
-}
-
-// sm90_stage_accumulators for B's class count, known at run time: 1, or kSm90MaxResidues (the host
-// reads an unaligned B in that many classes, whatever its period, to keep one variant).
+// A consumer warpgroup's alpha * acc, converted to Out, into its 64 x TileN staging buffer
+// (epilogue/sm90_epilogue_staging.hpp: which registers each 4-byte store takes, and where it goes;
+// a warp's 32 writes, 8 rows of one 16-byte chunk each, land in 32 distinct banks).
 template <class Out, int TileN>
-TESSEL_DEVICE void sm90_stage_accumulators(int b_classes, float const (&acc)[TileN / 2], char* base, int wg_thread) {
-  if (b_classes == 1) {
-    sm90_stage_accumulators<Out, TileN, 1>(acc, base, wg_thread);
-  } else {
-    sm90_stage_accumulators<Out, TileN, kSm90MaxResidues>(acc, base, wg_thread);
+TESSEL_DEVICE void sm90_stage_accumulators(float const (&acc)[TileN / 2], char* base, int wg_thread) {
+  TESSEL_UNROLL
+  for (int i = 0; i < epilogue::sm90_staged_stores(TileN); ++i) {
+    epilogue::Sm90StagedStore const at = epilogue::sm90_staged_store(wg_thread, i);
+    *reinterpret_cast<std::uint32_t*>(base + epilogue::sm90_staging_offset(at.row, at.col)) =
+        Sm90Pair<Out>::pack(acc[epilogue::sm90_staged_register(i, 0)], acc[epilogue::sm90_staged_register(i, 1)]);
   }
 }
 
 // Epilogue through shared memory, for a 16-bit D with C unread: the consumer warpgroup stages
-// alpha * acc (sm90_stage_accumulators), then either (p.tma_store) one thread stores it with TMA,
-// one box per 64 columns and per run of rows of one residue class of A -- rows and columns outside
-// D are clipped by the unit, a box wholly below D is skipped, and the buffer is reused only after
-// the previous tile's stores have read it -- or (p.staged_rows: TMA cannot store this D, e.g.
-// its batch stride) the warpgroup copies it out row by row: consecutive threads take consecutive
-// columns, so a warp writes 64 contiguous bytes per store instead of one element in each of 8 rows.
-template <class Out, int TileM, int TileN>
+// alpha * acc (sm90_stage_accumulators), then either (p.tma_store: D's rows are 16-byte aligned)
+// one thread stores it with TMA, one 64 x 64 box per 64 columns -- rows and columns outside D are
+// clipped by the unit, and the buffer is reused only after the previous tile's stores have read
+// it -- or (p.staged_rows) the warpgroup copies it out row by row: consecutive threads take
+// consecutive columns, so a warp writes 64 contiguous bytes per store instead of one element in
+// each of 8 rows.
+template <class Out, int TileN>
 TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::uint16_t* staging,
                                         int wg_thread, int consumer, int m0, int n0, int batch) {
   int const barrier_id = 1 + consumer;
   char* const base = reinterpret_cast<char*>(staging);
   if (p.tma_store && wg_thread == 0) tma_store_wait_read<0>();
   named_barrier_sync(barrier_id, 128);  // the previous tile's stores or copies have read the buffer
-  sm90_stage_accumulators<Out, TileN>(p.b_residues, acc, base, wg_thread);
+  sm90_stage_accumulators<Out, TileN>(acc, base, wg_thread);
   if (p.tma_store) fence_proxy_async_shared();  // the writes above are visible to the TMA unit after the barrier
   named_barrier_sync(barrier_id, 128);
   if (p.tma_store) {
     if (wg_thread == 0) {
-      int const classes = p.a_residues, per = TileM / classes, box_rows = per < 64 ? per : 64;
-      for (int s0 = 0; s0 < 64; s0 += box_rows) {
-        int const slot = consumer * 64 + s0, r = slot / per, i = slot % per;  // shared row -> (class, row in class)
-        if (m0 + r + std::int64_t(classes) * i >= p.m) continue;
-        TESSEL_UNROLL
-        for (int box = 0; box < TileN / 64; ++box)
-          tma_store_3d(&p.tma_d[r], base + box * 8192 + s0 * 128, p.d_skew[r] + n0 + 64 * box, m0 / classes + i, batch);
-      }
+      TESSEL_UNROLL
+      for (int box = 0; box < TileN / 64; ++box) tma_store_3d(&p.tma_d, base + box * 8192, n0 + 64 * box, m0, batch);
       tma_store_commit();
     }
     return;
   }
   Out* const d = static_cast<Out*>(p.d) + std::int64_t(batch) * p.batch_stride_d + n0;
+  int const rows = p.m - m0 < 64 ? int(p.m - m0) : 64;
   int const cols = p.n - n0 < TileN ? int(p.n - n0) : TileN;
-  for (int r = 0; r < 64; ++r) {
-    std::int64_t const row = std::int64_t(m0) + residue_row(consumer * 64 + r, p.a_residues, TileM);
-    if (row >= p.m) continue;
+  for (int r = 0; r < rows; ++r)
     for (int c = wg_thread; c < cols; c += 128)
-      d[row * p.ldd + c] = *reinterpret_cast<Out const*>(base + epilogue::sm90_staging_offset(r, c));
-  }
+      d[(std::int64_t(m0) + r) * p.ldd + c] = *reinterpret_cast<Out const*>(base + epilogue::sm90_staging_offset(r, c));
 }
 
 }  // namespace detail
@@ -297,8 +259,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
   int const cta_rank = ClusterM > 1 ? int(cluster_cta_rank()) : 0;
   if (threadIdx.x == 0) {
     s.pipeline.init(Config::Consumers * 4 * ClusterM);  // every consumer warp of every CTA that writes a stage
-    for (int r = 0; r < p.a_residues; ++r) tma_prefetch_descriptor(&p.tma_a[r]);
-    for (int r = 0; r < p.b_residues; ++r) tma_prefetch_descriptor(&p.tma_b[r]);
+    tma_prefetch_descriptor(&p.tma_a);
+    tma_prefetch_descriptor(&p.tma_b);
   }
   if constexpr (ClusterM > 1) {
     cluster_sync();  // peers' barriers are initialised before any multicast reaches them
@@ -313,12 +275,6 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     // ---- producer ------------------------------------------------------------------------------
     warpgroup_reg_dealloc<Config::ProducerRegisters>();
     if (wg_thread == 0) {
-      // A: one box of TileM / a_residues rows per residue class, stacked in class order. B: the
-      // tile's rows in max(b_residues, ClusterM) pieces (each within one class), this CTA's share
-      // multicast to the cluster.
-      int const a_classes = p.a_residues, a_rows = TileM / a_classes;
-      int const b_classes = p.b_residues, b_pieces = b_classes > ClusterM ? b_classes : ClusterM;
-      int const b_per_cta = b_pieces / ClusterM;
       PipelineState st;
       for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t)) {
         GemmCoord const tile = sched.tile_offset(t);
@@ -328,21 +284,14 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         int const k_end = int(std::int64_t(split + 1) * p.k_tiles / p.splits);
         for (int kt = k_begin; kt < k_end; ++kt) {
           std::uint64_t* full = s.pipeline.producer_acquire(st, Config::StageBytes);
-          int const k0 = kt * TileK;
-          for (int r = 0; r < a_classes; ++r)
-            tma_load_3d(&p.tma_a[r], full, s.a[st.index] + r * a_rows * TileK, k0 + p.a_skew[r], m0 / a_classes,
-                        batch * p.a_batch_step);
-          for (int i = 0; i < b_per_cta; ++i) {
-            int const q = cta_rank * b_per_cta + i;
-            ResiduePiece const piece = residue_piece(q, b_pieces, b_classes, TileN);
-            int const r = piece.residue, row = n0 / b_classes + piece.first;
-            Element* const to = s.b[st.index] + q * piece.rows * TileK;
-            if constexpr (ClusterM == 1) {
-              tma_load_3d(&p.tma_b[r], full, to, k0 + p.b_skew[r], row, batch * p.b_batch_step);
-            } else {
-              tma_load_3d_multicast(&p.tma_b[r], full, to, std::uint16_t((1u << ClusterM) - 1u), k0 + p.b_skew[r], row,
-                                    batch * p.b_batch_step);
-            }
+          tma_load_3d(&p.tma_a, full, s.a[st.index], kt * TileK, m0, batch * p.a_batch_step);
+          if constexpr (ClusterM == 1) {
+            tma_load_3d(&p.tma_b, full, s.b[st.index], kt * TileK, n0, batch * p.b_batch_step);
+          } else {
+            constexpr int Rows = TileN / ClusterM;
+            tma_load_3d_multicast(&p.tma_b, full, s.b[st.index] + cta_rank * Rows * TileK,
+                                  std::uint16_t((1u << ClusterM) - 1u), kt * TileK, n0 + cta_rank * Rows,
+                                  batch * p.b_batch_step);
           }
           st.advance<Stages>();
         }
@@ -418,30 +367,32 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         if (lane == 0) s.pipeline.template consumer_release<ClusterM>(previous);
       }
 
-      // Epilogue, on alpha * acc (scaled here once: every path would otherwise form the products
-      // itself, and the compiler hoists them into 128 more live registers).
+      // Epilogue, on alpha * acc. The thread index is laundered first: every address the
+      // epilogue derives from it is then computed here, per tile, instead of being hoisted out
+      // of the tile loop by the compiler and kept live through the mainloop beside the 128
+      // accumulators (which cost spills and 30% of the speed).
       TESSEL_UNROLL
       for (int i = 0; i < Config::Accumulators; ++i) acc[i] *= p.alpha;
-      // Thread (warp, lane) holds tile rows r and r + 8 (r = 64 * consumer + 16 * warp +
-      // lane / 4; D rows m0 + residue_row(r)), column pairs 2 * (lane % 4) + 8j.
+      int et = wg_thread;
+      asm volatile("" : "+r"(et));
+      // Thread (warp, lane) holds tile rows r and r + 8 (r = 64 * consumer + 16 * warp + lane / 4),
+      // column pairs 2 * (lane % 4) + 8j.
       if (p.tma_store || p.staged_rows) {
         if (p.out_f16) {
-          detail::sm90_epilogue_staged<half_t, TileM, TileN>(p, acc, s.d[consumer], wg_thread, consumer, m0, n0, batch);
+          detail::sm90_epilogue_staged<half_t, TileN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch);
         } else {
-          detail::sm90_epilogue_staged<bfloat16_t, TileM, TileN>(p, acc, s.d[consumer], wg_thread, consumer, m0, n0, batch);
+          detail::sm90_epilogue_staged<bfloat16_t, TileN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch);
         }
       } else {
-        int const r = consumer * 64 + warp * 16 + lane / 4;
-        std::int64_t const row[2] = {std::int64_t(m0) + residue_row(r, p.a_residues, TileM),
-                                     std::int64_t(m0) + residue_row(r + 8, p.a_residues, TileM)};
-        std::int64_t const col0 = std::int64_t(n0) + 2 * (lane % 4);
+        std::int64_t const row0 = std::int64_t(m0) + consumer * 64 + (et / 32) * 16 + (et % 32) / 4;
+        std::int64_t const col0 = std::int64_t(n0) + 2 * (et % 4);
         bool const full_cols = std::int64_t(n0) + TileN <= p.n;
         if (p.out_f32) {
-          detail::sm90_epilogue_registers<float, TileN>(p, acc, row, col0, full_cols, slice, batch);
+          detail::sm90_epilogue_registers<float, TileN>(p, acc, row0, col0, full_cols, slice, batch);
         } else if (p.out_f16) {
-          detail::sm90_epilogue_registers<half_t, TileN>(p, acc, row, col0, full_cols, slice, batch);
+          detail::sm90_epilogue_registers<half_t, TileN>(p, acc, row0, col0, full_cols, slice, batch);
         } else {
-          detail::sm90_epilogue_registers<bfloat16_t, TileN>(p, acc, row, col0, full_cols, slice, batch);
+          detail::sm90_epilogue_registers<bfloat16_t, TileN>(p, acc, row0, col0, full_cols, slice, batch);
         }
       }
     }
