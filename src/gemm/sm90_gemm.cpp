@@ -14,6 +14,7 @@
 #include <array>
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -155,6 +156,15 @@ int choose_splits(std::int64_t cluster_tiles, int k_tiles, int clusters) {
   return int(std::max<std::int64_t>(1, std::min<std::int64_t>({clusters / cluster_tiles, k_tiles / 4, 16})));
 }
 
+// TESSEL_SM90_SPLITS=S (a diagnostic for benchmarks): S K-slices instead of choose_splits's.
+int forced_splits() {
+  static int const s = [] {
+    char const* v = std::getenv("TESSEL_SM90_SPLITS");
+    return v != nullptr ? std::max(0, std::atoi(v)) : 0;
+  }();
+  return s;
+}
+
 Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   Sm90Family const& f = kFamilies[i];
   Sm90Instance const t = f.instance();
@@ -171,7 +181,8 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   std::int64_t const tiles_m = (c.m + t.tile_m - 1) / t.tile_m, tiles_n = (c.n + t.tile_n - 1) / t.tile_n;
   std::int64_t const cluster_rows = (tiles_m + t.cluster_m - 1) / t.cluster_m;
   int const k_tiles = int((g.k + t.tile_k - 1) / t.tile_k);
-  int const splits = choose_splits(cluster_rows * tiles_n * batch, k_tiles, clusters);
+  int const forced = forced_splits();
+  int const splits = forced > 0 ? std::min(forced, k_tiles) : choose_splits(cluster_rows * tiles_n * batch, k_tiles, clusters);
 
   Sm90GemmParams p;
   // Operands TMA can read in place get their descriptors now; the others (MN-major, rows not

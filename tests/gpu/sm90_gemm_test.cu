@@ -257,6 +257,27 @@ TEST(Sm90Small, BetaZeroDoesNotReadC) {
   EXPECT_TRUE(v.ours.passed()) << "NaN in C leaked through beta = 0: " << v.ours.describe();
 }
 
+TEST(Sm90Small, OddLeadingDimensionOfDLeavesThroughTheCopyWarps) {
+  TESSEL_REQUIRE_SM90();
+  // beta = 0 and a 16-bit D whose rows are not 16-byte aligned: the consumers hand each staged
+  // tile to the producer warpgroup's copy warps (several tiles per CTA here, so the handoff
+  // barriers cycle); every entry, both D orders, a batch of 2; D's padding untouched.
+  for (GemmKernelInfo const& k : sm90_gemm_kernels()) {
+    std::string const name = k.name;
+    if (name.find("e4m3") != std::string::npos) continue;
+    DType const ab = name.find("bf16") != std::string::npos ? DType::bf16 : DType::f16;
+    for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
+      GemmArguments g = problem(1100, 2100, 70, "tn", co, ab, ab, 2);
+      g.ldc += 1, g.ldd += 1, g.beta = 0.0f;
+      g.batch_stride_c = g.batch_stride_d = g.ldd * (co == MatrixOrder::row_major ? g.m : g.n) + 3;
+      Operands ops(g, 29);
+      std::string const w = what(k.name, g, "tn") + " ldd+1";
+      expect_good(run_and_check(k.name, g), w, ab);
+      expect_padding_untouched(g, ops.nd, w);
+    }
+  }
+}
+
 TEST(Sm90Sweep, BatchedWithABroadcastOperand) {
   TESSEL_REQUIRE_SM90();
   for (DtypeCase const& dt : kDtypes) {

@@ -5,6 +5,9 @@
 //   cluster_wait          barrier.cluster.wait.acquire.aligned
 //   cluster_sync          arrive then wait: every thread of every CTA of the cluster meets
 //   named_barrier_sync(id, n)  bar.sync id, n: the n threads (whole warps) that name barrier id meet
+//   named_barrier_arrive(id, n) bar.arrive id, n: count this thread towards barrier id without
+//                             waiting (a producer's signal to threads that bar.sync on it); its
+//                             memory accesses before are visible to them after their bar.sync
 //   warpgroup_reg_alloc<N>    setmaxnreg.inc.sync.aligned.u32 N (a warpgroup raises its cap)
 //   warpgroup_reg_dealloc<N>  setmaxnreg.dec.sync.aligned.u32 N (a warpgroup gives registers back)
 // setmaxnreg acts only in a kernel whose register count is capped at entry
@@ -54,6 +57,14 @@ TESSEL_DEVICE inline void cluster_sync() {
 TESSEL_DEVICE inline void named_barrier_sync(int id, int threads) {
 #if defined(__CUDA_ARCH__)
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+#else
+  (void)id, (void)threads;
+#endif
+}
+
+TESSEL_DEVICE inline void named_barrier_arrive(int id, int threads) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 #else
   (void)id, (void)threads;
 #endif

@@ -13,7 +13,8 @@
 //       one k-tile of wgmmas in flight and free the previous stage (fp8 with promoted accumulation:
 //       every k-tile's wgmmas retire into fp32 registers first). After the last k-tile the
 //       epilogue writes D: a 16-bit D with C unread through a swizzled shared-memory buffer --
-//       TMA stores when its rows are 16-byte aligned, coalesced row copies when they are not --
+//       TMA stores when its rows are 16-byte aligned; when they are not, warps 1-3 of the
+//       producer warpgroup copy the buffer out in coalesced rows while the consumers go on --
 //       else alpha * accumulators + beta * C straight from registers.
 // The producer runs ahead across tile boundaries, so the next tile's loads overlap this tile's
 // epilogue. Tiles come from a PersistentTileScheduler (schedule/persistent.hpp) over cluster
@@ -97,7 +98,7 @@ struct Sm90GemmConfig {
   static constexpr int ClusterM = ClusterM_;
   static constexpr int Threads = 128 * (1 + Consumers);
   using Mma = typename Sm90WgmmaOf<Element, TileN>::Op;
-  static constexpr int Accumulators = TileN / 2;      // fp32 registers per consumer thread (twice with promotion)
+  static constexpr int Accumulators = TileN / 2;      // fp32 registers per consumer thread (three times with promotion)
   static constexpr std::uint32_t StageBytes = std::uint32_t((TileM + TileN) * TileK * int(sizeof(Element)));
   // setmaxnreg: the producer needs few registers; 40 * 128 + 232 * 256 = 64512 <= 65536.
   static constexpr int ProducerRegisters = 40, ConsumerRegisters = 232;
@@ -108,7 +109,7 @@ struct Sm90GemmConfig {
   static_assert(TileN % (8 * ClusterM) == 0, "Sm90GemmConfig: each CTA of a cluster multicasts TileN / ClusterM rows of B");
   static_assert(TileN % 64 == 0, "Sm90GemmConfig: the TMA-store epilogue writes 64-column boxes; TileN must be a multiple of 64");
   static_assert(Accumulation == Sm90Accumulation::Fast || TileN <= 128,
-                "Sm90GemmConfig: promoted accumulation keeps two register tiles; use TileN 128");
+                "Sm90GemmConfig: promoted accumulation keeps three register tiles (the sum and two partials); use TileN 128");
 
   // The TMA-store epilogue's staging: per consumer, its 64 rows as TileN / 64 boxes of 64 x 64,
   // each in the 128-byte swizzle (what tma_d's descriptor reads).
@@ -206,37 +207,75 @@ TESSEL_DEVICE void sm90_stage_accumulators(float const (&acc)[TileN / 2], char* 
   }
 }
 
+// Named barriers of the staged epilogue (0 is __syncthreads): a consumer's own 128 threads; the
+// handoff of consumer c's staging buffer to the copy warps (staged: the tile is in it; drained:
+// the copy warps have read it), 128 consumer + 96 copy threads each.
+TESSEL_HOST_DEVICE constexpr int sm90_consumer_barrier(int consumer) { return 1 + consumer; }
+TESSEL_HOST_DEVICE constexpr int sm90_staged_barrier(int consumer) { return 3 + consumer; }
+TESSEL_HOST_DEVICE constexpr int sm90_drained_barrier(int consumer) { return 5 + consumer; }
+inline constexpr int kSm90CopyThreads = 96;  // warps 1-3 of the producer warpgroup
+inline constexpr int kSm90HandoffThreads = 128 + kSm90CopyThreads;
+
 // Epilogue through shared memory, for a 16-bit D with C unread: the consumer warpgroup stages
 // alpha * acc (sm90_stage_accumulators), then either (p.tma_store: D's rows are 16-byte aligned)
 // one thread stores it with TMA, one 64 x 64 box per 64 columns -- rows and columns outside D are
 // clipped by the unit, and the buffer is reused only after the previous tile's stores have read
-// it -- or (p.staged_rows) the warpgroup copies it out row by row: consecutive threads take
-// consecutive columns, so a warp writes 64 contiguous bytes per store instead of one element in
-// each of 8 rows.
+// it -- or (p.staged_rows: an odd leading dimension, which TMA cannot store) hands the buffer to
+// the producer warpgroup's copy warps (sm90_copy_out_rows), which write it out in coalesced rows
+// while this warpgroup goes on with the next tile's mainloop.
 template <class Out, int TileN>
 TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::uint16_t* staging,
                                         int wg_thread, int consumer, int m0, int n0, int batch) {
-  int const barrier_id = 1 + consumer;
   char* const base = reinterpret_cast<char*>(staging);
-  if (p.tma_store && wg_thread == 0) tma_store_wait_read<0>();
-  named_barrier_sync(barrier_id, 128);  // the previous tile's stores or copies have read the buffer
-  sm90_stage_accumulators<Out, TileN>(acc, base, wg_thread);
-  if (p.tma_store) fence_proxy_async_shared();  // the writes above are visible to the TMA unit after the barrier
-  named_barrier_sync(barrier_id, 128);
   if (p.tma_store) {
-    if (wg_thread == 0) {
-      TESSEL_UNROLL
-      for (int box = 0; box < TileN / 64; ++box) tma_store_3d(&p.tma_d, base + box * 8192, n0 + 64 * box, m0, batch);
-      tma_store_commit();
-    }
+    if (wg_thread == 0) tma_store_wait_read<0>();
+    named_barrier_sync(sm90_consumer_barrier(consumer), 128);  // the previous tile's stores have read the buffer
+  } else {
+    named_barrier_sync(sm90_drained_barrier(consumer), kSm90HandoffThreads);  // ... or the copy warps have
+  }
+  sm90_stage_accumulators<Out, TileN>(acc, base, wg_thread);
+  if (!p.tma_store) {
+    named_barrier_arrive(sm90_staged_barrier(consumer), kSm90HandoffThreads);
     return;
   }
-  Out* const d = static_cast<Out*>(p.d) + std::int64_t(batch) * p.batch_stride_d + n0;
-  int const rows = p.m - m0 < 64 ? int(p.m - m0) : 64;
-  int const cols = p.n - n0 < TileN ? int(p.n - n0) : TileN;
-  for (int r = 0; r < rows; ++r)
-    for (int c = wg_thread; c < cols; c += 128)
-      d[(std::int64_t(m0) + r) * p.ldd + c] = *reinterpret_cast<Out const*>(base + epilogue::sm90_staging_offset(r, c));
+  fence_proxy_async_shared();  // the writes above are visible to the TMA unit after the barrier
+  named_barrier_sync(sm90_consumer_barrier(consumer), 128);
+  if (wg_thread == 0) {
+    TESSEL_UNROLL
+    for (int box = 0; box < TileN / 64; ++box) tma_store_3d(&p.tma_d, base + box * 8192, n0 + 64 * box, m0, batch);
+    tma_store_commit();
+  }
+}
+
+// The copy warps' side of p.staged_rows: for each tile of this CTA, in the consumers' order, wait
+// until consumer c has staged its 64 rows, copy them to D row by row (consecutive threads on
+// consecutive columns: a warp writes 64 contiguous bytes per store instead of one element in each
+// of 8 rows), and give the buffer back -- except after the last tile, so that every arrival on a
+// barrier meets a wait. `copy_thread` 0..95.
+template <class Out, int TileM, int TileN, int ClusterM>
+TESSEL_DEVICE void sm90_copy_out_rows(Sm90GemmParams const& p, std::uint16_t* const (&staging)[2], int copy_thread,
+                                      int cta_rank, int cluster) {
+  PersistentTileScheduler const& sched = p.scheduler;
+  if (!sched.is_valid(sched.first_tile(cluster))) return;
+  for (int c = 0; c < 2; ++c) named_barrier_arrive(sm90_drained_barrier(c), kSm90HandoffThreads);  // both buffers start free
+  for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t)) {
+    GemmCoord const tile = sched.tile_offset(t);
+    int const m0 = int((tile.m() * ClusterM + cta_rank) * TileM), n0 = int(tile.n() * TileN);
+    int const batch = int(tile.k() % p.batch);
+    bool const last = !sched.is_valid(sched.next_tile(t));
+    Out* const d = static_cast<Out*>(p.d) + std::int64_t(batch) * p.batch_stride_d + n0;
+    int const cols = p.n - n0 < TileN ? int(p.n - n0) : TileN;
+    for (int c = 0; c < 2; ++c) {
+      named_barrier_sync(sm90_staged_barrier(c), kSm90HandoffThreads);
+      char const* const base = reinterpret_cast<char const*>(staging[c]);
+      int const first = m0 + 64 * c;
+      int const rows = p.m - first < 64 ? int(p.m - first) : 64;
+      for (int r = 0; r < rows; ++r)
+        for (int col = copy_thread; col < cols; col += kSm90CopyThreads)
+          d[(std::int64_t(first) + r) * p.ldd + col] = *reinterpret_cast<Out const*>(base + epilogue::sm90_staging_offset(r, col));
+      if (!last) named_barrier_arrive(sm90_drained_barrier(c), kSm90HandoffThreads);
+    }
+  }
 }
 
 }  // namespace detail
@@ -296,18 +335,28 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           st.advance<Stages>();
         }
       }
+    } else if (p.staged_rows && wg_thread >= 32) {
+      // Warps 1-3 copy the consumers' staged tiles of a D with an odd leading dimension out to
+      // global memory, overlapped with the consumers' next mainloop.
+      std::uint16_t* const staging[2] = {s.d[0], s.d[1]};
+      if (p.out_f16) {
+        detail::sm90_copy_out_rows<half_t, TileM, TileN, ClusterM>(p, staging, wg_thread - 32, cta_rank, cluster);
+      } else {
+        detail::sm90_copy_out_rows<bfloat16_t, TileM, TileN, ClusterM>(p, staging, wg_thread - 32, cta_rank, cluster);
+      }
     }
   } else {
     // ---- consumers -----------------------------------------------------------------------------
     warpgroup_reg_alloc<Config::ConsumerRegisters>();
     int const consumer = warpgroup - 1;
-    int const warp = wg_thread / 32, lane = wg_thread % 32;
+    int const lane = wg_thread % 32;
     PipelineState st;
     float acc[Config::Accumulators];
     TESSEL_UNROLL
     for (int i = 0; i < Config::Accumulators; ++i) acc[i] = 0.0f;
-    // The promoted mainloop's per-k-tile tile (unused, and optimised away, otherwise).
-    float part[Config::Accumulation == Sm90Accumulation::Promoted ? Config::Accumulators : 1];
+    // The promoted mainloop's two per-k-tile tiles (unused, and optimised away, otherwise).
+    constexpr int PartRegisters = Config::Accumulation == Sm90Accumulation::Promoted ? Config::Accumulators : 1;
+    float part0[PartRegisters], part1[PartRegisters];
 
     for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t)) {
       GemmCoord const tile = sched.tile_offset(t);
@@ -320,26 +369,52 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       int const k_end = int(std::int64_t(split + 1) * p.k_tiles / p.splits);
 
       if constexpr (Config::Accumulation == Sm90Accumulation::Promoted) {
-        // Mainloop, promoted: each k-tile's wgmmas start a fresh tile `part`, added to acc once
-        // they retire (the stage is freed at the same moment).
+        // Mainloop, promoted, with two partial tiles: k-tile t's wgmmas start a fresh tile in
+        // part[t % 2] while k-tile t - 1's, retired, is added to acc and its stage freed -- the
+        // tensor core keeps working through the fp32 additions.
         TESSEL_UNROLL
         for (int i = 0; i < Config::Accumulators; ++i) acc[i] = 0.0f;
-        for (int kt = k_begin; kt < k_end; ++kt) {
+        auto issue = [&](float(&into)[Config::Accumulators]) {
           s.pipeline.consumer_wait(st);
           std::uint64_t const desc_a = wgmma_desc_k_major_sw128(s.a[st.index] + consumer * 64 * TileK);
           std::uint64_t const desc_b = wgmma_desc_k_major_sw128(s.b[st.index]);
-          wgmma_fence_operand(part);
+          wgmma_fence_operand(into);
           wgmma_fence();
           TESSEL_UNROLL
-          for (int kk = 0; kk < TileK / Mma::K; ++kk) Mma::fma(desc_a + 2 * kk, desc_b + 2 * kk, part, kk > 0 ? 1 : 0);
+          for (int kk = 0; kk < TileK / Mma::K; ++kk) Mma::fma(desc_a + 2 * kk, desc_b + 2 * kk, into, kk > 0 ? 1 : 0);
           wgmma_commit_group();
-          wgmma_fence_operand(part);
-          wgmma_wait_group<0>();
-          wgmma_fence_operand(part);
-          if (lane == 0) s.pipeline.template consumer_release<ClusterM>(st.index);
-          TESSEL_UNROLL
-          for (int i = 0; i < Config::Accumulators; ++i) acc[i] += part[i];
+          wgmma_fence_operand(into);
           st.advance<Stages>();
+        };
+        auto retire = [&](float(&from)[Config::Accumulators], int stage) {  // after a wait that completed `from`
+          wgmma_fence_operand(from);
+          if (lane == 0) s.pipeline.template consumer_release<ClusterM>(stage);
+          TESSEL_UNROLL
+          for (int i = 0; i < Config::Accumulators; ++i) acc[i] += from[i];
+        };
+        int stage0 = st.index, stage1 = 0;
+        issue(part0);
+        int kt = k_begin + 1;
+        for (; kt + 1 < k_end; kt += 2) {
+          stage1 = st.index;
+          issue(part1);
+          wgmma_wait_group<1>();
+          retire(part0, stage0);
+          stage0 = st.index;
+          issue(part0);
+          wgmma_wait_group<1>();
+          retire(part1, stage1);
+        }
+        if (kt < k_end) {  // one k-tile left: part1 takes it
+          stage1 = st.index;
+          issue(part1);
+          wgmma_wait_group<1>();
+          retire(part0, stage0);
+          wgmma_wait_group<0>();
+          retire(part1, stage1);
+        } else {
+          wgmma_wait_group<0>();
+          retire(part0, stage0);
         }
       } else {
         // Mainloop: one commit group per k-tile, the previous one retired before its stage is freed.
