@@ -228,15 +228,19 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     p.out_f32 = g.c_type == DType::f32, p.out_f16 = g.c_type == DType::f16;
     p.c_pairs = p.c != nullptr && pairs_aligned(g.c, g.ldc, g.batch_stride_c, batch, ob);
     p.d_pairs = pairs_aligned(g.d, g.ldd, g.batch_stride_d, batch, ob);
-    // D through shared memory and TMA: C unread, a 16-bit D with 16-byte aligned rows.
+    // D through shared memory and TMA: C unread, a 16-bit D with 16-byte aligned rows whose width
+    // is whole 16-byte units too -- the unit clips a box at the tensor's edge only to 16 bytes (on
+    // the H100, D 150 wide with ldd 152 got columns 150 and 151 written), so a ragged width
+    // would write into the padding, which may be someone else's data.
     int d_step = 1;
     p.tma_store = !reads_c && g.c_type != DType::f32 && detail::aligned16(g.d, g.ldd, g.batch_stride_d, batch, ob) &&
-                  !(batch > 1 && g.batch_stride_d == 0) &&
+                  (c.n * std::int64_t(ob)) % 16 == 0 && !(batch > 1 && g.batch_stride_d == 0) &&
                   encode_operand(&p.tma_d, encode, g.c_type, g.d, c.n, c.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
-    // A 16-bit D without pair-aligned rows (odd ldd): coalesced row copies out of shared memory
-    // instead of single elements scattered over 8 rows per store (ncu, 4095x4097x4099 on the
-    // H100: the kernel took 361 us against 180 us at 4096^3 with the scattered stores).
-    p.staged_rows = !p.tma_store && !reads_c && g.c_type != DType::f32 && !p.d_pairs;
+    // Any other 16-bit D with C unread: coalesced row copies out of shared memory by the producer
+    // warpgroup's copy warps, overlapped with the next mainloop (single elements scattered over 8
+    // rows per store took 361 us against 180 us at 4096^3 for 4095x4097x4099 on the H100; the
+    // consumers' own synchronous row copies still cost ~55 us of its 315).
+    p.staged_rows = !p.tma_store && !reads_c && g.c_type != DType::f32;
   }
 
   if (result.ok()) {

@@ -364,7 +364,10 @@ TEST(Sm90Sweep, LeadingDimensionsOffEveryAlignment) {
   struct Extra {
     int a, b, d;
   };
-  constexpr Extra extras[] = {{1, 1, 1}, {2, 2, 2}, {4, 4, 4}, {3, 0, 1}, {0, 5, 0}, {0, 0, 3}, {6, 2, 0}};
+  // K = 203: +5 makes lda/ldb 208, 16-byte aligned rows read in place with K not a multiple of
+  // 8 (TMA must zero the k-tail, not read the padding); ldd + 2 with N = 150 is aligned but not
+  // whole 16-byte units wide (no TMA store: it would write columns 150 and 151).
+  constexpr Extra extras[] = {{1, 1, 1}, {2, 2, 2}, {4, 4, 4}, {3, 0, 1}, {0, 5, 0}, {0, 0, 3}, {6, 2, 0}, {5, 5, 0}, {5, 5, 2}};
   for (DtypeCase const& dt : kDtypes) {
     for (Extra const& x : extras) {
       for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {

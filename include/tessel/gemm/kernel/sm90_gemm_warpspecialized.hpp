@@ -119,6 +119,10 @@ struct Sm90GemmConfig {
     alignas(1024) Element b[Stages][TileN * TileK];  // (BLK_N,BLK_K) per stage, 128-byte swizzle
     alignas(1024) std::uint16_t d[Consumers][64 * TileN];  // (64,BLK_N) of a 16-bit D per consumer, as 64x64 boxes
     TmaPipeline<Stages> pipeline;
+    // The handoff of consumer c's staging buffer to the copy warps (odd-ld D): staged[c] completes a
+    // phase when c's 128 threads have written a tile into it, drained[c] when the 96 copy threads
+    // have read it out.
+    std::uint64_t staged[Consumers], drained[Consumers];
   };
   // The dynamic shared memory asked for: the storage plus room to align it to 1024 bytes.
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;
@@ -207,14 +211,10 @@ TESSEL_DEVICE void sm90_stage_accumulators(float const (&acc)[TileN / 2], char* 
   }
 }
 
-// Named barriers of the staged epilogue (0 is __syncthreads): a consumer's own 128 threads; the
-// handoff of consumer c's staging buffer to the copy warps (staged: the tile is in it; drained:
-// the copy warps have read it), 128 consumer + 96 copy threads each.
+// The named barrier of a consumer's own 128 threads (0 is __syncthreads), and the copy warps of
+// an odd-ld D: warps 1-3 of the producer warpgroup.
 TESSEL_HOST_DEVICE constexpr int sm90_consumer_barrier(int consumer) { return 1 + consumer; }
-TESSEL_HOST_DEVICE constexpr int sm90_staged_barrier(int consumer) { return 3 + consumer; }
-TESSEL_HOST_DEVICE constexpr int sm90_drained_barrier(int consumer) { return 5 + consumer; }
-inline constexpr int kSm90CopyThreads = 96;  // warps 1-3 of the producer warpgroup
-inline constexpr int kSm90HandoffThreads = 128 + kSm90CopyThreads;
+inline constexpr int kSm90CopyThreads = 96;
 
 // Epilogue through shared memory, for a 16-bit D with C unread: the consumer warpgroup stages
 // alpha * acc (sm90_stage_accumulators), then either (p.tma_store: D's rows are 16-byte aligned)
@@ -223,19 +223,26 @@ inline constexpr int kSm90HandoffThreads = 128 + kSm90CopyThreads;
 // it -- or (p.staged_rows: an odd leading dimension, which TMA cannot store) hands the buffer to
 // the producer warpgroup's copy warps (sm90_copy_out_rows), which write it out in coalesced rows
 // while this warpgroup goes on with the next tile's mainloop.
+// `handoff`: the consumer's staged/drained barriers and the parity of this tile (the consumer's
+// tile count mod 2).
+struct Sm90Handoff {
+  std::uint64_t* staged;
+  std::uint64_t* drained;
+  std::uint32_t parity;
+};
 template <class Out, int TileN>
 TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::uint16_t* staging,
-                                        int wg_thread, int consumer, int m0, int n0, int batch) {
+                                        int wg_thread, int consumer, int m0, int n0, int batch, Sm90Handoff handoff) {
   char* const base = reinterpret_cast<char*>(staging);
   if (p.tma_store) {
     if (wg_thread == 0) tma_store_wait_read<0>();
     named_barrier_sync(sm90_consumer_barrier(consumer), 128);  // the previous tile's stores have read the buffer
   } else {
-    named_barrier_sync(sm90_drained_barrier(consumer), kSm90HandoffThreads);  // ... or the copy warps have
+    mbarrier_wait(handoff.drained, handoff.parity ^ 1u);  // ... or the copy warps have (at once for the first tile)
   }
   sm90_stage_accumulators<Out, TileN>(acc, base, wg_thread);
   if (!p.tma_store) {
-    named_barrier_arrive(sm90_staged_barrier(consumer), kSm90HandoffThreads);
+    mbarrier_arrive(handoff.staged);  // release: the copy warps see these writes once the phase completes
     return;
   }
   fence_proxy_async_shared();  // the writes above are visible to the TMA unit after the barrier
@@ -250,30 +257,28 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
 // The copy warps' side of p.staged_rows: for each tile of this CTA, in the consumers' order, wait
 // until consumer c has staged its 64 rows, copy them to D row by row (consecutive threads on
 // consecutive columns: a warp writes 64 contiguous bytes per store instead of one element in each
-// of 8 rows), and give the buffer back -- except after the last tile, so that every arrival on a
-// barrier meets a wait. `copy_thread` 0..95.
+// of 8 rows), and give the buffer back. `copy_thread` 0..95.
 template <class Out, int TileM, int TileN, int ClusterM>
-TESSEL_DEVICE void sm90_copy_out_rows(Sm90GemmParams const& p, std::uint16_t* const (&staging)[2], int copy_thread,
-                                      int cta_rank, int cluster) {
+TESSEL_DEVICE void sm90_copy_out_rows(Sm90GemmParams const& p, std::uint16_t* const (&staging)[2],
+                                      std::uint64_t* const (&staged)[2], std::uint64_t* const (&drained)[2],
+                                      int copy_thread, int cta_rank, int cluster) {
   PersistentTileScheduler const& sched = p.scheduler;
-  if (!sched.is_valid(sched.first_tile(cluster))) return;
-  for (int c = 0; c < 2; ++c) named_barrier_arrive(sm90_drained_barrier(c), kSm90HandoffThreads);  // both buffers start free
-  for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t)) {
+  std::uint32_t parity = 0;
+  for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t), parity ^= 1u) {
     GemmCoord const tile = sched.tile_offset(t);
     int const m0 = int((tile.m() * ClusterM + cta_rank) * TileM), n0 = int(tile.n() * TileN);
     int const batch = int(tile.k() % p.batch);
-    bool const last = !sched.is_valid(sched.next_tile(t));
     Out* const d = static_cast<Out*>(p.d) + std::int64_t(batch) * p.batch_stride_d + n0;
     int const cols = p.n - n0 < TileN ? int(p.n - n0) : TileN;
     for (int c = 0; c < 2; ++c) {
-      named_barrier_sync(sm90_staged_barrier(c), kSm90HandoffThreads);
+      mbarrier_wait(staged[c], parity);
       char const* const base = reinterpret_cast<char const*>(staging[c]);
       int const first = m0 + 64 * c;
       int const rows = p.m - first < 64 ? int(p.m - first) : 64;
       for (int r = 0; r < rows; ++r)
         for (int col = copy_thread; col < cols; col += kSm90CopyThreads)
           d[(std::int64_t(first) + r) * p.ldd + col] = *reinterpret_cast<Out const*>(base + epilogue::sm90_staging_offset(r, col));
-      if (!last) named_barrier_arrive(sm90_drained_barrier(c), kSm90HandoffThreads);
+      mbarrier_arrive(drained[c]);
     }
   }
 }
@@ -298,6 +303,10 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
   int const cta_rank = ClusterM > 1 ? int(cluster_cta_rank()) : 0;
   if (threadIdx.x == 0) {
     s.pipeline.init(Config::Consumers * 4 * ClusterM);  // every consumer warp of every CTA that writes a stage
+    for (int c = 0; c < Config::Consumers; ++c) {
+      mbarrier_init(&s.staged[c], 128);
+      mbarrier_init(&s.drained[c], detail::kSm90CopyThreads);
+    }
     tma_prefetch_descriptor(&p.tma_a);
     tma_prefetch_descriptor(&p.tma_b);
   }
@@ -339,10 +348,14 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       // Warps 1-3 copy the consumers' staged tiles of a D with an odd leading dimension out to
       // global memory, overlapped with the consumers' next mainloop.
       std::uint16_t* const staging[2] = {s.d[0], s.d[1]};
+      std::uint64_t* const staged[2] = {&s.staged[0], &s.staged[1]};
+      std::uint64_t* const drained[2] = {&s.drained[0], &s.drained[1]};
       if (p.out_f16) {
-        detail::sm90_copy_out_rows<half_t, TileM, TileN, ClusterM>(p, staging, wg_thread - 32, cta_rank, cluster);
+        detail::sm90_copy_out_rows<half_t, TileM, TileN, ClusterM>(p, staging, staged, drained, wg_thread - 32, cta_rank,
+                                                                   cluster);
       } else {
-        detail::sm90_copy_out_rows<bfloat16_t, TileM, TileN, ClusterM>(p, staging, wg_thread - 32, cta_rank, cluster);
+        detail::sm90_copy_out_rows<bfloat16_t, TileM, TileN, ClusterM>(p, staging, staged, drained, wg_thread - 32,
+                                                                       cta_rank, cluster);
       }
     }
   } else {
@@ -358,7 +371,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     constexpr int PartRegisters = Config::Accumulation == Sm90Accumulation::Promoted ? Config::Accumulators : 1;
     float part0[PartRegisters], part1[PartRegisters];
 
-    for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t)) {
+    std::uint32_t tile_parity = 0;  // this consumer's tile count mod 2 (the copy warps' handoff)
+    for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t), tile_parity ^= 1u) {
       GemmCoord const tile = sched.tile_offset(t);
       // 32-bit tile coordinates (the host keeps M, N and the batch count below 2^31): fewer
       // registers live beside the accumulators when the epilogue starts.
@@ -453,10 +467,13 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       // Thread (warp, lane) holds tile rows r and r + 8 (r = 64 * consumer + 16 * warp + lane / 4),
       // column pairs 2 * (lane % 4) + 8j.
       if (p.tma_store || p.staged_rows) {
+        detail::Sm90Handoff const handoff{&s.staged[consumer], &s.drained[consumer], tile_parity};
         if (p.out_f16) {
-          detail::sm90_epilogue_staged<half_t, TileN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch);
+          detail::sm90_epilogue_staged<half_t, TileN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch,
+                                                      handoff);
         } else {
-          detail::sm90_epilogue_staged<bfloat16_t, TileN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch);
+          detail::sm90_epilogue_staged<bfloat16_t, TileN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch,
+                                                          handoff);
         }
       } else {
         std::int64_t const row0 = std::int64_t(m0) + consumer * 64 + (et / 32) * 16 + (et % 32) / 4;
