@@ -61,7 +61,8 @@ for stage in "${stages[@]}"; do
       if [ -x "$BUILD_DIR/tessel" ]; then
         for args in "--m 257 --n 129 --k 65 --layout nn --beta 1" "--m 130 --n 260 --k 37 --layout tn --dtype bf16" \
                     "--m 97 --n 65 --k 33 --layout nt --dtype fp16 --beta 1" "--m 70 --n 90 --k 40 --layout tt --dtype tf32" \
-                    "--m 64 --n 64 --k 64 --layout tt --batch 3 --kernel simt_64x64x8"; do
+                    "--m 64 --n 64 --k 64 --layout tt --batch 3 --kernel simt_64x64x8" \
+                    "--m 260 --n 136 --k 44 --layout tn --batch 2 --beta 1 --kernel simt_128x128x8_128t"; do
           for tool in memcheck racecheck; do
             run_san "$tool" "tessel gemm $args" "$BUILD_DIR/tessel" gemm $args --iters 1 --warmup 0 --compare none
           done

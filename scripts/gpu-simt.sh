@@ -42,7 +42,8 @@ for stage in "${stages[@]}"; do
       : > "$OUT/sanitizer.log"
       for tool in memcheck racecheck; do
         for args in "--m 257 --n 129 --k 65 --layout nn --beta 1" "--m 130 --n 260 --k 37 --layout tn --dtype bf16" \
-                    "--m 64 --n 64 --k 64 --layout tt --batch 3 --kernel simt_64x64x8"; do
+                    "--m 64 --n 64 --k 64 --layout tt --batch 3 --kernel simt_64x64x8" \
+                    "--m 260 --n 136 --k 44 --layout tn --batch 2 --beta 1 --kernel simt_128x128x8_128t"; do
           compute-sanitizer --tool $tool --error-exitcode 9 "$BUILD_DIR/tessel" gemm $args --iters 1 --warmup 0 --compare none \
             >> "$OUT/sanitizer.log" 2>&1
           echo "$tool tessel gemm $args: exit $?" | tee -a "$LOG"
@@ -82,7 +83,9 @@ for line in open(sys.argv[1]):
     m = re.match(r'\s+/\*([0-9a-f]{4,})\*/\s+(.*?);', line)
     if m and cur: funcs[cur].append((int(m.group(1), 16), m.group(2).strip()))
 for name, ins in funcs.items():
-    if 'ILi128ELi128ELi8ELi4ELi2ELi4ELi2E' not in name or ('EEEffLb1ELb1E' not in name and 'Li3ELb1ELb1E' not in name):
+    # the fp32 tn instances of the 128x128 kernels: simt_128x128x8_128t (warps 2x2) and the cp.async one (4x2, 3 stages)
+    if not (('ILi128ELi128ELi8ELi2ELi2ELi4ELi2E' in name and 'EffLb1ELb1E' in name) or
+            ('ILi128ELi128ELi8ELi4ELi2ELi4ELi2E' in name and 'Li3ELb1ELb1E' in name)):
         continue
     loops = []
     for a, t in ins:

@@ -57,7 +57,7 @@ int run_list(std::vector<std::string> const& args) {
   std::printf("Heuristic (kernel auto): bf16, fp16 and tf32 on sm_80 or newer run the sm80 tensor-core kernels:\n"
               "sm80_<dtype>_skinny when min(M, N) <= 64 and the long operand is >= 8 MiB (bf16, fp16), else\n"
               "128x128x32 when its tiles fill every SM or K >= 4096, else the 64x64 tile (each entry's `chosen`).\n"
-              "fp32: simt_64x64x8 when ceil(M/128)*ceil(N/128)*batch is below the SM count, else simt_128x128x8.\n"
+              "fp32: simt_64x64x8 when ceil(M/128)*ceil(N/128)*batch is below the SM count, else simt_128x128x8_128t.\n"
               "K = 0 or alpha = 0 computes D = beta*C without a GEMM kernel.\n");
   return 0;
 }

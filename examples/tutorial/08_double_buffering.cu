@@ -5,7 +5,8 @@
 // k-tile t it issues the global loads of tile t+1 into registers, computes tile t from stage t%2
 // while those loads are in flight, then writes them to the other stage. The other stage was last
 // read during tile t-1, before the barrier that ended it, so one barrier per k-tile suffices.
-// This is the library's SIMT kernel (tessel/gemm/kernel/simt_gemm.hpp), reduced to row-major fp32.
+// This is the mainloop of tessel/gemm/kernel/simt_gemm.hpp (the library's simt_64x64x8), reduced to
+// row-major fp32; for large problems the library goes further (simt_gemm_pipelined.hpp).
 #include "tutorial.hpp"
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 //
 //   C = alpha * A * B + beta * C      fp32, all row-major: A is M x K, B is K x N, C is M x N
 //
-// (the library kernel, tessel/gemm/kernel/simt_gemm.hpp, generalises rung 08 to every dtype,
+// (tessel/gemm/kernel/simt_gemm.hpp, a library kernel, generalises rung 08 to every dtype,
 // order and batch, with 64-bit indices; the rungs keep 32-bit indices to stay short).
 // As in cuBLAS, C is not read when beta == 0. Each NN_<idea>.cu holds one kernel and its launch.
 // Tensor names (gA, sA, tCrC ...): docs/glossary.md.

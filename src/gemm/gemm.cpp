@@ -24,14 +24,34 @@ using kernel::SimtGemmParams;
 using kernel::detail::SimtInstance;
 using kernel::detail::SimtTileShape;
 
+// The compiled instances of configuration `tile` for g's dtypes (empty when not compiled).
 SimtInstance simt_instance(SimtTileShape tile, GemmArguments const& g) {
-  switch (g.a_type) {
-    case DType::f32:
-    case DType::tf32: return kernel::detail::simt_instance_f32(tile, g.c_type);
-    case DType::f16: return kernel::detail::simt_instance_f16(tile, g.c_type);
-    case DType::bf16: return kernel::detail::simt_instance_bf16(tile, g.c_type);
-    case DType::e4m3:
-    case DType::e5m2: return kernel::detail::simt_instance_fp8(tile, g.c_type);
+  namespace d = kernel::detail;
+  DType const c = g.c_type;
+  switch (tile) {
+    case SimtTileShape::t128x128x8_128t:
+      switch (g.a_type) {
+        case DType::f32:
+        case DType::tf32: return d::simt_f32_128x128x8_128t(c);
+        case DType::f16: return d::simt_f16_128x128x8_128t(c);
+        case DType::bf16: return d::simt_bf16_128x128x8_128t(c);
+        case DType::e4m3:
+        case DType::e5m2: return d::simt_fp8_128x128x8_128t(c);
+      }
+      break;
+    case SimtTileShape::t64x64x8:
+      switch (g.a_type) {
+        case DType::f32:
+        case DType::tf32: return d::simt_f32_64x64x8(c);
+        case DType::f16: return d::simt_f16_64x64x8(c);
+        case DType::bf16: return d::simt_bf16_64x64x8(c);
+        case DType::e4m3:
+        case DType::e5m2: return d::simt_fp8_64x64x8(c);
+      }
+      break;
+    case SimtTileShape::t128x128x8_cp_async:
+      if (g.a_type == DType::f32 || g.a_type == DType::tf32) return d::simt_f32_cp_async_128x128x8(c);
+      break;
   }
   return {};
 }
@@ -116,20 +136,22 @@ std::array<GemmKernelInfo, 4> const kKernels = {{
     {"simt_cp_async_128x128x8",
      "CUDA-core FFMA, fp32: 3-stage cp.async pipeline (global -> shared, no staging registers), warp tiling, 8x8 per thread",
      "128x128x8, 256 threads, 3 stages", kCpAsyncDtypes, kSimtLayouts, kSimtAlign,
-     "by name: on the H200 it edges out simt_128x128x8 when A is M- and B N-contiguous, and loses when an operand is "
-     "K-contiguous (4-byte transposing copies); docs/PERF.md", 80,
+     "by name (at its best, A M- and B N-contiguous, 0.84x cuBLAS on the H200; K-contiguous operands take 4-byte "
+     "transposing copies); docs/PERF.md", 80,
      [](GemmArguments const& g) { return simt_check(SimtTileShape::t128x128x8_cp_async, g); },
      [](GemmArguments const& g, cudaStream_t s) { return simt_run(SimtTileShape::t128x128x8_cp_async, g, s); },
      [](GemmArguments const& g, cudaFuncAttributes* a) { return simt_attr(SimtTileShape::t128x128x8_cp_async, g, a); }},
-    {"simt_128x128x8",
-     "CUDA-core FFMA: double-buffered smem through registers (converts fp16/bf16/fp8 on load), warp tiling, 8x8 per thread (tutorial rung 08)",
-     "128x128x8, 256 threads, 2 stages", kSimtDtypes, kSimtLayouts, kSimtAlign,
+    {"simt_128x128x8_128t",
+     "CUDA-core FFMA: double-buffered smem through registers (converts fp16/bf16/fp8 on load), fragments read one k "
+     "step ahead across k-tiles, warp tiling, 16x8 per thread",
+     "128x128x8, 128 threads, 2 stages", kSimtDtypes, kSimtLayouts, kSimtAlign,
      "default when the 128x128 tiles fill at least every SM once", 80,
-     [](GemmArguments const& g) { return simt_check(SimtTileShape::t128x128x8, g); },
-     [](GemmArguments const& g, cudaStream_t s) { return simt_run(SimtTileShape::t128x128x8, g, s); },
-     [](GemmArguments const& g, cudaFuncAttributes* a) { return simt_attr(SimtTileShape::t128x128x8, g, a); }},
+     [](GemmArguments const& g) { return simt_check(SimtTileShape::t128x128x8_128t, g); },
+     [](GemmArguments const& g, cudaStream_t s) { return simt_run(SimtTileShape::t128x128x8_128t, g, s); },
+     [](GemmArguments const& g, cudaFuncAttributes* a) { return simt_attr(SimtTileShape::t128x128x8_128t, g, a); }},
     {"simt_64x64x8",
-     "the register-staged mainloop on 64x64 tiles: four times the CTAs for small and skinny problems",
+     "CUDA-core FFMA: tutorial rung 08's double-buffered mainloop (converts fp16/bf16/fp8 on load) on 64x64 tiles, "
+     "8x8 per thread: four times the CTAs of a 128x128 tile, for small and skinny problems",
      "64x64x8, 64 threads, 2 stages", kSimtDtypes, kSimtLayouts, kSimtAlign,
      "when there are fewer 128x128 tiles (times batches) than SMs", 80,
      [](GemmArguments const& g) { return simt_check(SimtTileShape::t64x64x8, g); },
@@ -156,9 +178,8 @@ std::array<GemmKernelInfo, 4> const kKernels = {{
      [](GemmArguments const&, cudaFuncAttributes* a) { return kernel::detail::tensor_simt_attributes(a); }},
 }};
 
-// The heuristic's choice for large fp32 problems: the register-staged kernel (index 1); the
-// cp.async one (index 0) measured slower on the H200 for K-contiguous operands (docs/PERF.md).
-constexpr std::size_t kLargeFp32Kernel = 1;
+// The heuristic's SIMT entries: 128x128 tiles, and 64x64 tiles when those leave SMs idle.
+constexpr std::size_t kSimtLarge = 1, kSimtSmall = 2;
 
 // The current device's ordinal, compute capability and SM count, or no_device.
 struct Here {
@@ -221,8 +242,8 @@ GemmKernelInfo const* select_gemm_kernel(GemmArguments const& g, Status* why) {
   }
   // Heuristic: bf16, fp16 and fp8 e4m3 x e4m3 on an sm_90 GPU take the sm_90a kernels; tensor-core
   // dtypes (bf16, fp16, tf32) on sm_80 or newer otherwise take the sm_80 kernels' own heuristic.
-  // Otherwise (fp32, and the other fp8 pairs) SIMT: 128x128 tiles unless they
-  // leave SMs idle, then 64x64 (4x the CTAs); for fp32 the kKernels[kLargeFp32Kernel] mainloop.
+  // Otherwise (fp32, and the other fp8 pairs) SIMT: 128x128 tiles unless they leave SMs idle,
+  // then 64x64 (4x the CTAs).
   Here h;
   bool const have_device = current_device(&h).ok();
   int const sms = have_device ? h.sms : 132;
@@ -247,10 +268,9 @@ GemmKernelInfo const* select_gemm_kernel(GemmArguments const& g, Status* why) {
       return find_gemm_kernel(k80->name);
   }
   std::int64_t const tiles128 = ((g.m + 127) / 128) * ((g.n + 127) / 128) * g.batch_count;
-  bool const fp32 = g.a_type == DType::f32 || g.a_type == DType::tf32;
-  GemmKernelInfo const* k = &kKernels[tiles128 < sms ? 2 : fp32 ? kLargeFp32Kernel : 1];
+  GemmKernelInfo const* k = &kKernels[tiles128 < sms ? kSimtSmall : kSimtLarge];
   if (Status s = k->check(g); !s) {
-    k = &kKernels[1];
+    k = &kKernels[kSimtLarge];
     if (Status s1 = k->check(g); !s1) return fail(std::move(s1));
   }
   return k;

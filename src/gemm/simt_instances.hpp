@@ -1,11 +1,11 @@
-// src/gemm/simt_instances.hpp -- the compiled SIMT GEMM instances (one dtype family per TU).
+// src/gemm/simt_instances.hpp -- the compiled SIMT GEMM instances (one configuration and input
+// dtype family per TU).
 //
-// simt_gemm_f32.cu, simt_gemm_f16.cu, simt_gemm_bf16.cu and simt_gemm_fp8.cu each instantiate
-// the kernels of tessel/gemm/kernel/simt_gemm.hpp for their input dtype, every output dtype the
-// API allows with it, both CTA tiles and the four operand orders (simt_gemm_f32.cu also the
-// cp.async kernel of simt_gemm_cp_async.hpp). The fp8 instances read RuntimeFp8 operands: each
+// src/gemm/simt_<family>_<configuration>.cu instantiates one configuration's kernel for one input
+// dtype family (f32: fp32 and tf32; f16; bf16; fp8: e4m3 and e5m2), every output dtype the API
+// allows with it and the four operand orders. The fp8 instances read RuntimeFp8 operands: each
 // operand's format (e4m3/e5m2) is a flag in SimtGemmParams, so one set serves every fp8 pair.
-// gemm.cpp (plain C++) reaches them through this table.
+// gemm.cpp (plain C++) reaches them through these functions.
 #pragma once
 
 #include <tessel/gemm/device/gemm_arguments.hpp>
@@ -15,9 +15,11 @@
 
 namespace tessel::kernel::detail {
 
-// The kernels compiled: register-staged 128x128x8 (256 threads) and 64x64x8 (64 threads), every
-// dtype; the fp32-only cp.async multistage 128x128x8. All 8x8 outputs per thread.
-enum class SimtTileShape { t128x128x8, t64x64x8, t128x128x8_cp_async };
+// The configurations compiled, each a registry entry of the same name:
+//   t128x128x8_128t      simt_gemm_pipelined.hpp, register-staged, 128 threads, 16x8 per thread; every dtype
+//   t64x64x8             simt_gemm.hpp, 64 threads, 8x8 per thread; every dtype
+//   t128x128x8_cp_async  simt_gemm_cp_async.hpp, 3 stages, 256 threads, 8x8 per thread; fp32 only
+enum class SimtTileShape { t128x128x8_128t, t64x64x8, t128x128x8_cp_async };
 
 struct SimtInstance {
   int bm = 0, bn = 0;
@@ -25,11 +27,16 @@ struct SimtInstance {
   cudaError_t (*attributes)(cudaFuncAttributes* attr) = nullptr;
 };
 
-// Empty (launch == nullptr) when the dtype pair is not compiled.
-SimtInstance simt_instance_f32(SimtTileShape tile, DType c_type);
-SimtInstance simt_instance_f16(SimtTileShape tile, DType c_type);
-SimtInstance simt_instance_bf16(SimtTileShape tile, DType c_type);
-SimtInstance simt_instance_fp8(SimtTileShape tile, DType c_type);  // e4m3 and e5m2 operands
+// One per TU; empty (launch == nullptr) when c_type is not compiled for the family.
+SimtInstance simt_f32_128x128x8_128t(DType c_type);
+SimtInstance simt_f16_128x128x8_128t(DType c_type);
+SimtInstance simt_bf16_128x128x8_128t(DType c_type);
+SimtInstance simt_fp8_128x128x8_128t(DType c_type);
+SimtInstance simt_f32_64x64x8(DType c_type);
+SimtInstance simt_f16_64x64x8(DType c_type);
+SimtInstance simt_bf16_64x64x8(DType c_type);
+SimtInstance simt_fp8_64x64x8(DType c_type);
+SimtInstance simt_f32_cp_async_128x128x8(DType c_type);
 
 // Seed 004's kernel written with tessel tensors (tensor_simt_f32.cu): fp32, any strides.
 // Pre: M < 2^31 * 128, N <= 65535 * 128.

@@ -277,7 +277,7 @@ TEST(Fp8Gemm, KernelsThatTakeFp8RunItAndTheOthersRefuse) {
       EXPECT_TRUE(c.passed()) << k.name << " " << describe(g, layout) << ": " << c.describe();
     }
   }
-  EXPECT_GE(takers, 2) << "the SIMT kernels (simt_128x128x8, simt_64x64x8) take fp8 on every GPU";
+  EXPECT_GE(takers, 2) << "the SIMT kernels (simt_128x128x8_128t, simt_64x64x8) take fp8 on every GPU";
   Status why;
   GemmKernelInfo const* k = select_gemm_kernel(probe, &why);
   ASSERT_NE(k, nullptr) << why.reason;

@@ -5,7 +5,9 @@
 // coordinate reported). Shapes that are not tile multiples (1x1x1, 17x33x65, K below a tile,
 // 4095x4097x4099), all four layouts with C/D in either order, every dtype pair, batches with
 // broadcast operands, alpha/beta, K = 0, size 0, NaN/Inf propagation, a matrix of more than
-// 2^31 elements. The argument-error tests need no GPU and run everywhere.
+// 2^31 elements. The shape, dtype, batch and NaN tests run the heuristic's choice and then every
+// SIMT entry by name (the heuristic gives the 128x128 SIMT kernels only problems that fill the
+// GPU). The argument-error tests need no GPU and run everywhere.
 #include "gpu/gemm_test_support.hpp"
 #include "gpu/gpu_test.hpp"
 
@@ -18,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace tessel;
@@ -90,6 +93,24 @@ GemmArguments problem(std::int64_t m, std::int64_t n, std::int64_t k, char const
   MatrixOrder const ao = layout[0] == 't' ? MatrixOrder::row_major : MatrixOrder::col_major;
   MatrixOrder const bo = layout[1] == 't' ? MatrixOrder::row_major : MatrixOrder::col_major;
   return make_packed_gemm(m, n, k, batch, ab, cd, ao, bo, co);
+}
+
+// What the shape, dtype, batch and NaN tests run: the heuristic's choice, then every SIMT entry.
+std::vector<char const*> kernels_under_test() {
+  std::vector<char const*> names{"auto"};
+  for (GemmKernelInfo const& k : gemm_kernels())
+    if (std::string_view(k.name).starts_with("simt_")) names.push_back(k.name);
+  return names;
+}
+
+// Names the kernel in g; false when a named kernel does not take g's input dtype (the cp.async
+// kernel takes fp32 only). Any other refusal fails the test.
+bool use_kernel(GemmArguments& g, char const* name) {
+  g.kernel = name;
+  if (std::string_view(name) == "auto") return true;
+  Status const s = find_gemm_kernel(name)->check(g);
+  if (!s.ok() && s.reason.rfind("a_type:", 0) != 0) ADD_FAILURE() << name << " refuses: " << s.reason;
+  return s.ok();
 }
 
 }  // namespace
@@ -169,28 +190,33 @@ TEST(GemmApi, ImageForThisGpu) {
 TEST(GemmApi, RaggedShapesAllLayoutsBothOutputOrders) {
   TESSEL_REQUIRE_GPU();
   struct Shape { std::int64_t m, n, k; };
-  for (Shape sh : {Shape{1, 1, 1}, Shape{17, 33, 65}, Shape{130, 7, 3}, Shape{5, 260, 9}, Shape{4095, 4097, 4099}})
-    for (char const* layout : {"tn", "nn", "nt", "tt"})
-      for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
-        GemmArguments g = problem(sh.m, sh.n, sh.k, layout, co);
-        g.alpha = 1.25f, g.beta = -0.5f;
-        Operands ops(g, sh.m + sh.k);
-        expect_good(run_and_check(g), std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k) +
-                                          " " + layout + (co == MatrixOrder::row_major ? " D row-major" : " D col-major"));
-      }
+  for (char const* kernel : kernels_under_test())
+    for (Shape sh : {Shape{1, 1, 1}, Shape{17, 33, 65}, Shape{130, 7, 3}, Shape{5, 260, 9}, Shape{4095, 4097, 4099}})
+      for (char const* layout : {"tn", "nn", "nt", "tt"})
+        for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
+          GemmArguments g = problem(sh.m, sh.n, sh.k, layout, co);
+          g.alpha = 1.25f, g.beta = -0.5f;
+          if (!use_kernel(g, kernel)) continue;
+          Operands ops(g, sh.m + sh.k);
+          expect_good(run_and_check(g), std::string(kernel) + " " + std::to_string(sh.m) + "x" + std::to_string(sh.n) +
+                                            "x" + std::to_string(sh.k) + " " + layout +
+                                            (co == MatrixOrder::row_major ? " D row-major" : " D col-major"));
+        }
 }
 
 TEST(GemmApi, AlignedShapesTakeTheVectorPath) {
   TESSEL_REQUIRE_GPU();
   // Multiples of 4 everywhere (128-bit loads), K not a multiple of the k-tile, padded leading dimensions.
-  for (char const* layout : {"tn", "nn", "nt", "tt"}) {
-    GemmArguments g = problem(300, 260, 61, layout);
-    g.lda += 4, g.ldb += 8, g.ldc += 4, g.ldd += 12;
-    g.batch_stride_a = g.batch_stride_b = g.batch_stride_c = g.batch_stride_d = 0;
-    g.alpha = 0.75f, g.beta = 2.0f;
-    Operands ops(g, 3);
-    expect_good(run_and_check(g, false), std::string("aligned, padded ld ") + layout);
-  }
+  for (char const* kernel : kernels_under_test())
+    for (char const* layout : {"tn", "nn", "nt", "tt"}) {
+      GemmArguments g = problem(300, 260, 61, layout);
+      g.lda += 4, g.ldb += 8, g.ldc += 4, g.ldd += 12;
+      g.batch_stride_a = g.batch_stride_b = g.batch_stride_c = g.batch_stride_d = 0;
+      g.alpha = 0.75f, g.beta = 2.0f;
+      if (!use_kernel(g, kernel)) continue;
+      Operands ops(g, 3);
+      expect_good(run_and_check(g, false), std::string(kernel) + " aligned, padded ld " + layout);
+    }
 }
 
 TEST(GemmApi, EveryDtypePair) {
@@ -198,45 +224,55 @@ TEST(GemmApi, EveryDtypePair) {
   struct Pair { DType ab, cd; };
   for (Pair p : {Pair{DType::f32, DType::f32}, Pair{DType::tf32, DType::f32}, Pair{DType::f16, DType::f16},
                  Pair{DType::f16, DType::f32}, Pair{DType::bf16, DType::bf16}, Pair{DType::bf16, DType::f32}})
-    for (char const* layout : {"tn", "nt"}) {
-      GemmArguments g = problem(257, 129, 300, layout, MatrixOrder::col_major, p.ab, p.cd);
-      g.alpha = 0.5f, g.beta = 0.25f;
-      Operands ops(g, 11);
-      expect_good(run_and_check(g), std::string(to_string(p.ab)) + "->" + to_string(p.cd) + " " + layout);
-      // Misaligned pointers (one element off): the scalar path, same answers.
-      GemmArguments h = problem(100, 67, 45, layout, MatrixOrder::row_major, p.ab, p.cd);
-      Operands ops2(h, 12);
-      h.a = static_cast<char const*>(h.a) + size_of(h.a_type);  // shift by one element, stay inside (sizes padded below)
-      h.m -= 1;
-      expect_good(run_and_check(h, false), std::string("misaligned ") + to_string(p.ab) + " " + layout);
-    }
+    for (char const* kernel : kernels_under_test())
+      for (char const* layout : {"tn", "nt"}) {
+        GemmArguments g = problem(257, 129, 300, layout, MatrixOrder::col_major, p.ab, p.cd);
+        g.alpha = 0.5f, g.beta = 0.25f;
+        if (!use_kernel(g, kernel)) continue;
+        Operands ops(g, 11);
+        expect_good(run_and_check(g), std::string(kernel) + " " + to_string(p.ab) + "->" + to_string(p.cd) + " " + layout);
+        // Misaligned pointers (one element off): the scalar path, same answers.
+        GemmArguments h = problem(100, 67, 45, layout, MatrixOrder::row_major, p.ab, p.cd);
+        h.kernel = g.kernel;
+        Operands ops2(h, 12);
+        h.a = static_cast<char const*>(h.a) + size_of(h.a_type);  // shift by one element, stay inside (sizes padded below)
+        h.m -= 1;
+        expect_good(run_and_check(h, false), std::string(kernel) + " misaligned " + to_string(p.ab) + " " + layout);
+      }
 }
 
 TEST(GemmApi, BatchedWithBroadcastOperands) {
   TESSEL_REQUIRE_GPU();
-  for (char const* layout : {"tn", "nn"}) {
-    GemmArguments g = problem(100, 70, 50, layout, MatrixOrder::col_major, DType::f32, DType::f32, 3);
-    g.alpha = 1.5f, g.beta = 0.5f;
-    Operands ops(g, 5);
-    expect_good(run_and_check(g), std::string("batched ") + layout);
-    g.batch_stride_a = 0;  // every batch multiplies the same A
-    expect_good(run_and_check(g), std::string("batched, broadcast A ") + layout);
+  for (char const* kernel : kernels_under_test()) {
+    for (char const* layout : {"tn", "nn", "nt", "tt"}) {
+      GemmArguments g = problem(100, 70, 50, layout, MatrixOrder::col_major, DType::f32, DType::f32, 3);
+      g.alpha = 1.5f, g.beta = 0.5f;
+      if (!use_kernel(g, kernel)) continue;
+      Operands ops(g, 5);
+      expect_good(run_and_check(g), std::string(kernel) + " batched " + layout);
+      g.batch_stride_a = 0;  // every batch multiplies the same A
+      expect_good(run_and_check(g), std::string(kernel) + " batched, broadcast A " + layout);
+    }
+    GemmArguments g = problem(33, 17, 9, "tn", MatrixOrder::row_major, DType::bf16, DType::bf16, 70000);  // > 65535 batches
+    if (!use_kernel(g, kernel)) continue;
+    Operands ops(g, 6);
+    expect_good(run_and_check(g, false), std::string(kernel) + " 70000 batches");
   }
-  GemmArguments g = problem(33, 17, 9, "tn", MatrixOrder::row_major, DType::bf16, DType::bf16, 70000);  // > 65535 batches
-  Operands ops(g, 6);
-  expect_good(run_and_check(g, false), "70000 batches");
 }
 
 TEST(GemmApi, BetaZeroDoesNotReadC) {
   TESSEL_REQUIRE_GPU();
-  GemmArguments g = problem(65, 33, 17, "tn");
-  Operands ops(g, 8);
-  ASSERT_TRUE(reference::fill_constant_device(ops.c->p, g.c_type, ops.nc, NAN).ok());
-  g.beta = 0.0f;
-  Verdict v = run_and_check(g);
-  EXPECT_TRUE(v.ours.passed()) << v.ours.describe();  // NaN in C must not reach D
-  g.c = nullptr;
-  EXPECT_TRUE(gemm(g).ok());
+  for (char const* kernel : kernels_under_test()) {
+    GemmArguments g = problem(65, 33, 17, "tn");
+    if (!use_kernel(g, kernel)) continue;
+    Operands ops(g, 8);
+    ASSERT_TRUE(reference::fill_constant_device(ops.c->p, g.c_type, ops.nc, NAN).ok());
+    g.beta = 0.0f;
+    Verdict v = run_and_check(g);
+    EXPECT_TRUE(v.ours.passed()) << kernel << ": " << v.ours.describe();  // NaN in C must not reach D
+    g.c = nullptr;
+    EXPECT_TRUE(gemm(g).ok()) << kernel;
+  }
 }
 
 TEST(GemmApi, KZeroAndAlphaZeroGiveBetaTimesC) {
@@ -259,20 +295,27 @@ TEST(GemmApi, KZeroAndAlphaZeroGiveBetaTimesC) {
 
 TEST(GemmApi, NanAndInfPropagate) {
   TESSEL_REQUIRE_GPU();
-  for (char const* layout : {"tn", "nt"}) {
-    GemmArguments g = problem(150, 140, 70, layout);
-    g.beta = 1.0f;
-    Operands ops(g, 13);
-    float const nan = NAN, inf = INFINITY, ninf = -INFINITY;
-    auto put = [](void const* base, std::int64_t off, float v) {
-      ASSERT_EQ(cudaMemcpy(static_cast<float*>(const_cast<void*>(base)) + off, &v, 4, cudaMemcpyHostToDevice), cudaSuccess);
-    };
-    put(g.a, reference::element_offset(g.a_order, 3, 5, g.lda), nan);      // row 3 of D: NaN
-    put(g.b, reference::element_offset(g.b_order, 7, 130, g.ldb), inf);    // column 130 (in the last tile): +-inf
-    put(g.c, reference::element_offset(g.c_order, 149, 2, g.ldc), ninf);   // D(149, 2) = -inf
-    Verdict v = run_and_check(g, false);
-    EXPECT_TRUE(v.ours.passed()) << layout << ": " << v.ours.describe();
-  }
+  // 150x140x70: rows of odd length, scalar loads; 260x136x72: every leading dimension a multiple
+  // of 4, so the 128x128 kernels' interior CTA (rows and columns 0-127) takes unpredicated 128-bit loads.
+  struct Shape { std::int64_t m, n, k; };
+  for (char const* kernel : kernels_under_test())
+    for (Shape sh : {Shape{150, 140, 70}, Shape{260, 136, 72}})
+      for (char const* layout : {"tn", "nn", "nt", "tt"}) {
+        GemmArguments g = problem(sh.m, sh.n, sh.k, layout);
+        g.beta = 1.0f;
+        if (!use_kernel(g, kernel)) continue;
+        Operands ops(g, 13);
+        float const nan = NAN, inf = INFINITY, ninf = -INFINITY;
+        auto put = [](void const* base, std::int64_t off, float v) {
+          ASSERT_EQ(cudaMemcpy(static_cast<float*>(const_cast<void*>(base)) + off, &v, 4, cudaMemcpyHostToDevice), cudaSuccess);
+        };
+        put(g.a, reference::element_offset(g.a_order, 3, 5, g.lda), nan);      // row 3 of D: NaN
+        put(g.b, reference::element_offset(g.b_order, 7, 130, g.ldb), inf);    // column 130 (in the last tile): +-inf
+        put(g.c, reference::element_offset(g.c_order, 149, 2, g.ldc), ninf);   // D(149, 2) = -inf
+        Verdict v = run_and_check(g, false);
+        EXPECT_TRUE(v.ours.passed()) << kernel << " " << sh.m << "x" << sh.n << "x" << sh.k << " " << layout << ": "
+                                     << v.ours.describe();
+      }
 }
 
 TEST(GemmApi, EveryKernelByNameAndTheHeuristic) {
@@ -302,10 +345,13 @@ TEST(GemmApi, EveryKernelByNameAndTheHeuristic) {
       expect_good(run_and_check(h, false), std::string(k.name) + " 4095x4097x4099 " + layout);
     }
   }
-  GemmArguments small = problem(256, 256, 64, "tn");
+  // fp32: 64x64 tiles while 128x128 tiles (times batches) would leave SMs idle, else simt_128x128x8_128t.
+  GemmArguments small = problem(256, 256, 64, "tn");  // 4 tiles of 128x128
   EXPECT_STREQ(select_gemm_kernel(small)->name, "simt_64x64x8");
-  GemmArguments big = problem(4096, 4096, 64, "tn");
-  EXPECT_STRNE(select_gemm_kernel(big)->name, "simt_64x64x8");
+  GemmArguments batched = problem(256, 256, 64, "nt", MatrixOrder::col_major, DType::f32, DType::f32, 512);  // 2048 tiles
+  EXPECT_STREQ(select_gemm_kernel(batched)->name, "simt_128x128x8_128t");
+  GemmArguments big = problem(4096, 4096, 64, "tn");  // 1024 tiles
+  EXPECT_STREQ(select_gemm_kernel(big)->name, "simt_128x128x8_128t");
   big.a_type = big.b_type = DType::bf16;
   big.c_type = DType::bf16;
   // Tensor-core dtypes go to the sm90 kernels on an sm_90 GPU, to the sm80 kernels on other sm_80+ GPUs.
@@ -331,8 +377,12 @@ TEST(GemmApi, MatrixOfMoreThan2To31Elements) {
   cudaMemGetInfo(&free_b, &total_b);
   if (free_b < (std::size_t(6) << 30)) GTEST_SKIP() << "needs 6 GB of free GPU memory";
   Operands ops(g, 15);
-  Verdict v = run_and_check(g, false);
-  EXPECT_TRUE(v.ours.passed()) << v.ours.describe();
+  for (char const* kernel : kernels_under_test()) {  // bf16: the SIMT kernels only by name
+    if (!use_kernel(g, kernel)) continue;
+    ASSERT_TRUE(reference::fill_constant_device(ops.d->p, g.c_type, ops.nd, NAN).ok());  // poisoned again
+    Verdict v = run_and_check(g, false);
+    EXPECT_TRUE(v.ours.passed()) << kernel << ": " << v.ours.describe();
+  }
 }
 
 TEST(GemmApi, CudaErrorsAreReturnedNotSwallowed) {

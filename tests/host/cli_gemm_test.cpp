@@ -139,5 +139,11 @@ TEST_F(CliGemm, ListRuns) {
     return;
   }
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("simt_128x128x8"), std::string::npos) << r.out;
+  // Every entry opens a line with its name: the SIMT entries are there (the 256-thread
+  // simt_128x128x8 is not: simt_128x128x8_128t replaced it), and the heuristic's rule names the one
+  // it runs for fp32 problems that fill the GPU.
+  for (char const* name : {"\nsimt_128x128x8_128t\n", "\nsimt_64x64x8\n", "\nsimt_cp_async_128x128x8\n"})
+    EXPECT_NE(r.out.find(name), std::string::npos) << name << " missing from:\n" << r.out;
+  EXPECT_EQ(r.out.find("\nsimt_128x128x8\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("else simt_128x128x8_128t."), std::string::npos) << r.out;
 }

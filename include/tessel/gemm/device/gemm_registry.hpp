@@ -19,7 +19,7 @@
 namespace tessel {
 
 struct GemmKernelInfo {
-  char const* name;       // registry name, e.g. "simt_128x128x8"
+  char const* name;       // registry name, e.g. "simt_64x64x8"
   char const* summary;    // one line: the algorithm
   char const* tile;       // CTA tile and threads
   char const* dtypes;     // A/B -> C/D combinations it runs

@@ -1,4 +1,8 @@
-// tessel/gemm/kernel/simt_gemm.hpp -- the library's SIMT GEMM: CUDA-core FFMA, fp32 accumulate.
+// tessel/gemm/kernel/simt_gemm.hpp -- the double-buffered SIMT GEMM: CUDA-core FFMA, fp32 accumulate.
+//
+// The library runs it for small problems (registry entry simt_64x64x8); large ones run the
+// pipelined mainloop of simt_gemm_pipelined.hpp (simt_128x128x8_128t), which reuses SimtTile
+// from here, and simt_gemm_cp_async.hpp builds on its stage and epilogue.
 //
 // Rung 08 of the tutorial ladder (examples/tutorial/08_double_buffering.cu), generalised: any
 // dtype of the host API (converted to fp32 on load, rounded on store; fp8 operands are
@@ -24,8 +28,8 @@
 // Double buffered: two shared-memory stages; the next k-tile's global loads are issued before
 // the current tile's FFMAs and land in the other stage after them, so one barrier per k-tile.
 // Beyond rung 08: the operand orders are template parameters of the kernel (one mainloop per
-// instance keeps it within 128 registers), and interior CTAs load full k-tiles with unpredicated
-// 128-bit loads; the bounds checks run only for edge CTAs and the last, partial k-tile.
+// instance keeps the register allocation tight), and interior CTAs load full k-tiles with
+// unpredicated 128-bit loads; the bounds checks run only for edge CTAs and the last, partial k-tile.
 // Warp tiling: a warp owns a WM x WN block of D; its lanes form a LanesM x LanesN grid, each
 // thread owns SubM x SubN 4x4 sub-tiles spaced 4*LanesM rows and 4*LanesN columns apart, so a
 // quarter-warp's 128-bit shared loads touch at most 8 distinct 16-byte words (no conflicts).
@@ -307,7 +311,7 @@ TESSEL_DEVICE void simt_gemm_block(SimtGemmParams const& p, int tile_m, int tile
 
 // One CTA per D tile (blockIdx.x through tessel::GroupedRaster), batches along blockIdx.y
 // (looping past 65535). AKMajor/BKMajor must match p.a_k_major/p.b_k_major (the host picks the
-// instance): one mainloop per kernel keeps the register allocation tight (128 per thread).
+// instance): one mainloop per kernel keeps the register allocation tight.
 template <class Tile, class TIn, class TOut, bool AKMajor, bool BKMajor>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSM) simt_gemm_kernel(SimtGemmParams p) {
   __shared__ __align__(16) float sA[2][Tile::BK][Tile::LdsA];  // (stage,BK,BM+pad)

@@ -1,12 +1,12 @@
-// bench/simt_tiles.cu -- tuning: SIMT GEMM mainloops and tilings, fp32, each checked on ragged
-// shapes and timed against cuBLAS SGEMM in the same process (interleaved, rotated inputs, medians).
+// bench/simt_tiles.cpp -- tuning: SIMT GEMM kernels, fp32, each checked on ragged shapes and
+// timed against cuBLAS SGEMM in the same process (interleaved, rotated inputs, medians).
 //
 //   bench_simt_tiles [--m 4096 --n 4096 --k 4096] [--iters 20] [--layouts tn,nn,nt,tt]
 //                    [--check 0|1|2] [--time 0|1] [--profile 1] [--only SUBSTRING]
 //
-// The variants are whatever the binary links (bench/simt_variants.cuh): bench_simt_tiles has the
-// library's kernel under several tilings; bench_simt_variants (not built by default) the
-// mainloop experiment of bench/simt_experiment/. D is row-major in the kernels; layouts are named
+// The variants are whatever the binary links (bench/simt_variants.hpp): bench_simt_tiles has the
+// library's SIMT registry entries; bench_simt_variants (not built by default) the mainloop
+// experiment of bench/simt_experiment/. D is row-major in the kernels; layouts are named
 // as the CLI names them (BLAS, column-major D, which the kernel computes as D^T = B^T A^T):
 //   tn: both operands K-contiguous   nn: kernel A K-, B N-contiguous
 //   nt: kernel A M-, B N-contiguous  tt: kernel A M-, B K-contiguous
@@ -15,12 +15,13 @@
 // before timing; --check 2 only the first two shapes (for compute-sanitizer). The exit status is
 // 1 when any check fails. The last lines are a table of ratios to cuBLAS, variant x layout.
 // --profile 1 launches each variant once per layout and nothing else (for ncu).
-#include "simt_variants.cuh"
+#include "simt_variants.hpp"
 
 #include <tessel/reference/gemm_device.hpp>
 #include <tessel/runtime/device.hpp>
 
 #include <cublas_v2.h>
+#include <cuda_runtime.h>  // (the typed cudaMalloc overload)
 
 #include <algorithm>
 #include <cmath>
@@ -31,7 +32,6 @@
 #include <vector>
 
 using namespace tessel::bench;
-using tessel::kernel::SimtGemmParams;
 
 namespace {
 
@@ -74,25 +74,6 @@ tessel::GemmArguments arguments(Problem const& q, Layout l) {
   return g;
 }
 
-bool aligned4(void const* p, std::int64_t ld, std::int64_t stride, std::int64_t batch) {
-  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && ld % 4 == 0 && (batch == 1 || stride % 4 == 0);
-}
-
-SimtGemmParams params(tessel::GemmArguments const& g, Layout l) {
-  SimtGemmParams p;
-  p.m = g.m, p.n = g.n, p.k = g.k, p.batch = g.batch_count;
-  p.a = g.a, p.lda = g.lda, p.batch_stride_a = g.batch_stride_a, p.a_k_major = l.a_k;
-  p.a_vec = aligned4(g.a, g.lda, g.batch_stride_a, g.batch_count);
-  p.b = g.b, p.ldb = g.ldb, p.batch_stride_b = g.batch_stride_b, p.b_k_major = l.b_k;
-  p.b_vec = aligned4(g.b, g.ldb, g.batch_stride_b, g.batch_count);
-  p.c = g.c, p.ldc = g.ldc, p.batch_stride_c = g.batch_stride_c;
-  p.c_vec = g.c != nullptr && aligned4(g.c, g.ldc, g.batch_stride_c, g.batch_count);
-  p.d = g.d, p.ldd = g.ldd, p.batch_stride_d = g.batch_stride_d;
-  p.d_vec = aligned4(g.d, g.ldd, g.batch_stride_d, g.batch_count);
-  p.alpha = g.alpha, p.beta = g.beta;
-  return p;
-}
-
 // Every variant and layout on ragged shapes; returns the number of failures.
 int check_all(std::vector<SimtVariant> const& vs, std::vector<Layout> const& layouts, int shapes) {
   Problem const problems[] = {
@@ -128,8 +109,7 @@ int check_all(std::vector<SimtVariant> const& vs, std::vector<Layout> const& lay
       double const tol = tessel::reference::gemm_tolerance(tessel::DType::f32, tessel::DType::f32, q.k);
       for (SimtVariant const& v : vs) {
         tessel::reference::fill_constant_device(d, tessel::DType::f32, std::int64_t(nd), NAN);
-        v.launch[l.a_k][l.b_k](params(g, l), nullptr);
-        ok(cudaGetLastError(), v.name.c_str());
+        ok(v.launch(g, nullptr), v.name.c_str());
         tessel::reference::GemmCheck chk;
         tessel::reference::check_device(g, ref, scale, tol, &chk);
         if (!chk.passed()) {
@@ -177,7 +157,7 @@ int main(int argc, char** argv) {
   for (Layout l : kLayouts)
     if (layout_list.find(l.name) != std::string::npos) layouts.push_back(l);
   std::vector<SimtVariant> vs;
-  for (SimtVariant const& v : simt_variant_registry())
+  for (SimtVariant const& v : simt_variants())
     if (only.empty() || v.name.find(only) != std::string::npos) vs.push_back(v);
 
   int failures = 0;
@@ -195,7 +175,7 @@ int main(int argc, char** argv) {
       tessel::GemmArguments g = arguments(Problem{m, n, k, 1, 0, 1.0f, 0.0f}, l);
       g.a = a, g.b = b, g.d = d;
       for (SimtVariant const& v : vs) {
-        v.launch[l.a_k][l.b_k](params(g, l), nullptr);
+        ok(v.launch(g, nullptr), v.name.c_str());
         std::printf("profiled %s | %s\n", l.name, v.name.c_str());
       }
     }
@@ -222,9 +202,10 @@ int main(int argc, char** argv) {
   std::printf("GPU %s; %lldx%lldx%lld fp32, %d input sets, %d iters\n", info->name.c_str(), m, n, k, sets, iters);
   for (Layout l : layouts) {
     tessel::GemmArguments g = arguments(Problem{m, n, k, 1, 0, 1.0f, 0.0f}, l);
-    auto params_of = [&](int s) {
-      g.a = A[s], g.b = B[s], g.d = D[s];
-      return params(g, l);
+    auto operands = [&](int s) {
+      tessel::GemmArguments h = g;
+      h.a = A[s], h.b = B[s], h.d = D[s];
+      return h;
     };
     // cuBLAS sees column-major: D^T (N x M) = B^T A^T.
     auto cublas = [&](int s) {
@@ -240,19 +221,18 @@ int main(int argc, char** argv) {
                 l.b_k ? "K" : "N", "variant", "regs", "local", "ms", "TFLOP/s", "cuBLAS", "ratio", "check");
     for (SimtVariant const& v : vs) {
       cudaFuncAttributes attr{};
-      v.attributes[l.a_k][l.b_k](&attr);
+      v.attributes(g, &attr);
       tessel::reference::fill_constant_device(D[0], tessel::DType::f32, nd, NAN);
-      v.launch[l.a_k][l.b_k](params_of(0), nullptr);
-      ok(cudaGetLastError(), v.name.c_str());
+      ok(v.launch(operands(0), nullptr), v.name.c_str());
       tessel::reference::GemmCheck chk;
       tessel::reference::check_device(g, ref, scale, tol, &chk);
       failures += chk.passed() ? 0 : 1;
-      for (int w = 0; w < 3; ++w) v.launch[l.a_k][l.b_k](params_of(w % sets), nullptr), cublas(w % sets);
+      for (int w = 0; w < 3; ++w) v.launch(operands(w % sets), nullptr), cublas(w % sets);
       std::vector<float> t, c;
       for (int i = 0; i < iters; ++i) {
         int const s = i % sets;
         cudaEventRecord(ev[0]);
-        v.launch[l.a_k][l.b_k](params_of(s), nullptr);
+        v.launch(operands(s), nullptr);
         cudaEventRecord(ev[1]);
         cudaEventRecord(ev[2]);
         cublas(s);

@@ -1,0 +1,15 @@
+// src/gemm/simt_fp8_64x64x8.cu -- simt_64x64x8 for fp8 inputs (e4m3 or e5m2 per operand, chosen
+// at run time through RuntimeFp8): bf16, fp16 or fp32 out.
+#include "simt_launch.cuh"
+
+namespace tessel::kernel::detail {
+
+SimtInstance simt_fp8_64x64x8(DType c_type) {
+  using Tile = SimtTile64x64x8;
+  if (c_type == DType::bf16) return make_simt_instance<SimtDoubleBufferedKernel<Tile, RuntimeFp8, __nv_bfloat16>, Tile>();
+  if (c_type == DType::f16) return make_simt_instance<SimtDoubleBufferedKernel<Tile, RuntimeFp8, __half>, Tile>();
+  if (c_type == DType::f32) return make_simt_instance<SimtDoubleBufferedKernel<Tile, RuntimeFp8, float>, Tile>();
+  return {};
+}
+
+}  // namespace tessel::kernel::detail
