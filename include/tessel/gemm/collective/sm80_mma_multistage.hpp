@@ -308,11 +308,13 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
     // read stage wraps) and on empty[smem_write] (the previous use of the write stage: starts at 1,
     // which a fresh barrier reports as complete, and flips each time the write stage wraps).
     std::uint32_t full_parity = 0, empty_parity = 1;
-    // The stage's copies have landed (everyone's): a CTA barrier, or full[smem_read].
-    auto const wait_stage = [&] {
+    // The stage's copies have landed (everyone's): a CTA barrier, or full[smem_read] when the
+    // stage holds k-tile `k_tile` (past the last one nothing was filled: no wait).
+    auto const wait_stage = [&](int k_tile) {
       if constexpr (Mbarriers) {
-        mbarrier_wait(&smem.full[smem_read], full_parity);
+        if (k_tile < k_tile_count) mbarrier_wait(&smem.full[smem_read], full_parity);
       } else {
+        (void)k_tile;
         cp_async_wait<Stages - 2>();
         __syncthreads();
       }
@@ -325,7 +327,7 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
     if constexpr (Mbarriers) {
       if (partial_last) __syncthreads();  // the straddling chunk was stored by plain stores
     }
-    wait_stage();
+    wait_stage(0);
     if constexpr (DoubleBuffer) load_fragments(0, smem_read);  // the first k-block's fragments
 
     TESSEL_NO_UNROLL
@@ -337,7 +339,7 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
             // The next k-tile's stage: wait for its copies (a CTA barrier also retires every read
             // of the stage the next copies will overwrite).
             advance_read();
-            wait_stage();
+            wait_stage(k_tile + 1);
           }
           // Fragments of the next k-block (of this tile, or the first of the next) while kb computes.
           load_fragments(kb + 1 == KBlocks ? 0 : kb + 1, smem_read);
@@ -374,7 +376,7 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
         if constexpr (!DoubleBuffer) {
           if (kb == KBlocks - 1) {
             advance_read();
-            wait_stage();
+            wait_stage(k_tile + 1);
           }
         }
       }
