@@ -153,6 +153,9 @@ int check_all(std::vector<Sm80Variant> const& vs, DType ab, int shapes, cublasHa
   int const count = std::min<int>(shapes, int(std::size(problems)));
   for (int pi = 0; pi < count; ++pi) {
     Problem const& q = problems[pi];
+    std::printf("shape %lldx%lldx%lld batch %lld -> %s\n", (long long)q.m, (long long)q.n, (long long)q.k,
+                (long long)q.batch, tessel::to_string(q.cd));
+    std::fflush(stdout);  // a hang (timeout) shows where it happened
     GemmArguments g = arguments(q, ab);
     std::size_t const eb = tessel::size_of(ab), ob = tessel::size_of(q.cd);
     std::size_t const na = std::size_t(g.batch_stride_a * q.batch), nb = std::size_t(g.batch_stride_b * q.batch);
@@ -189,6 +192,7 @@ int check_all(std::vector<Sm80Variant> const& vs, DType ab, int shapes, cublasHa
                     v.name.c_str(), (long long)q.m, (long long)q.n, (long long)q.k, (long long)q.batch,
                     tessel::to_string(q.cd), ours.describe().c_str(), have_cublas ? "ran" : "did not run",
                     theirs.max_rel_err, theirs.norm_rel_err, ours.norm_rel_err);
+        std::fflush(stdout);
       } else if (pi + 1 == count || q.m >= 1000) {
         std::printf("  ok %-44s %lldx%lldx%lld: max rel err %.3g (cuBLAS %.3g), norm %.3g (cuBLAS %.3g)\n", v.name.c_str(),
                     (long long)q.m, (long long)q.n, (long long)q.k, ours.max_rel_err, theirs.max_rel_err,

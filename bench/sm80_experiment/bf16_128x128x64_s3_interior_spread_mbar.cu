@@ -4,6 +4,6 @@
 namespace tessel::bench {
 namespace {
 using Config = Sm80GemmConfig<bfloat16_t, 128, 128, 64, /*WarpsM=*/2, /*WarpsN=*/2, /*Stages=*/3, Sm80MainloopSchedule<true, true, 2, Tf32Rounding::nearest_away, true>>;
-Sm80VariantRegistration const registered{make_sm80_variant<Config>(12, "bf16 128x128x64 s3 interior spread mbar")};
+Sm80VariantRegistration const registered{make_sm80_variant<Config>(17, "bf16 128x128x64 s3 interior spread mbar")};
 }  // namespace
 }  // namespace tessel::bench

@@ -74,8 +74,10 @@ enum class Tf32Rounding {
 //                         (cp.async.mbarrier.arrive.noinc), an "empty" one every thread arrives on
 //                         after its last ldmatrix of the stage; warps drift apart by up to a k-tile
 //                         instead of meeting every k-tile (needs sm_90 for the waits)
+//   CopiesFirst           a k-block issues its cp.async before its ldmatrix instead of after (ptxas
+//                         keeps shared-memory reads and the cp.async writes in program order)
 template <bool UnpredicatedInterior_ = false, bool SpreadCopies_ = false, int FragmentBuffers_ = 2,
-          Tf32Rounding Tf32_ = Tf32Rounding::nearest_away, bool MbarrierStages_ = false>
+          Tf32Rounding Tf32_ = Tf32Rounding::nearest_away, bool MbarrierStages_ = false, bool CopiesFirst_ = false>
 struct Sm80MainloopSchedule {
   static_assert(FragmentBuffers_ == 1 || FragmentBuffers_ == 2,
                 "Sm80MainloopSchedule: FragmentBuffers is 1 (load each k-block's fragments before its MMAs) or 2 "
@@ -85,6 +87,7 @@ struct Sm80MainloopSchedule {
   static constexpr int FragmentBuffers = FragmentBuffers_;
   static constexpr Tf32Rounding Tf32 = Tf32_;
   static constexpr bool MbarrierStages = MbarrierStages_;
+  static constexpr bool CopiesFirst = CopiesFirst_;
 };
 
 namespace detail {

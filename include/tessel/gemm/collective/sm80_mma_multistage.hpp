@@ -13,8 +13,9 @@
 // Config::Schedule (Sm80MainloopSchedule) varies this order: the copies spread over k-blocks
 // 0..KBlocks-2 (committed as one group after the last of them), fragments loaded by each k-block
 // for itself (one register buffer; the wait and barrier then follow the last k-block's MMAs), an
-// unpredicated copy of the loop for interior tiles, how fp32 operands are rounded to tf32, and
-// per-stage mbarriers in place of the CTA barrier (MbarrierStages).
+// unpredicated copy of the loop for interior tiles, how fp32 operands are rounded to tf32,
+// per-stage mbarriers in place of the CTA barrier (MbarrierStages), and whether a k-block's copies
+// precede its ldmatrix (CopiesFirst).
 //
 // Residues. Rows past M (N) are predicated per copy (zero-fill, nothing read). K is cut into
 // k-tiles at multiples of BLK_K, so only the last k-tile can be partial; it is loaded first (the
@@ -330,6 +331,27 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
     wait_stage(0);
     if constexpr (DoubleBuffer) load_fragments(0, smem_read);  // the first k-block's fragments
 
+    // This k-block's share of the copies of k-tile t+Stages-1 (issued before its MMAs).
+    auto const issue_copies = [&](int kb) {
+      if (kb >= CopySlots) return;
+      if (k_load < k_tile_count) {
+        if constexpr (Mbarriers) {
+          // Every thread has read the previous use of the write stage.
+          if (kb == 0) mbarrier_wait(&smem.empty[smem_write], empty_parity);
+        }
+        load_tile_slot(kb, k_tile_at(k_load, k_tiles, partial_last), smem_write);
+        if constexpr (Mbarriers) {
+          if (kb == CopySlots - 1) cp_async_mbarrier_arrive_noinc(&smem.full[smem_write]);
+        }
+      }
+      if (kb == CopySlots - 1) {
+        cp_async_fence();
+        ++k_load;
+        smem_write = smem_write == Stages - 1 ? 0 : smem_write + 1;
+        if (smem_write == 0) empty_parity ^= 1;
+      }
+    };
+
     TESSEL_NO_UNROLL
     for (int k_tile = 0; k_tile < k_tile_count; ++k_tile) {
       TESSEL_UNROLL
@@ -341,6 +363,7 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
             advance_read();
             wait_stage(k_tile + 1);
           }
+          if constexpr (Schedule::CopiesFirst) issue_copies(kb);
           // Fragments of the next k-block (of this tile, or the first of the next) while kb computes.
           load_fragments(kb + 1 == KBlocks ? 0 : kb + 1, smem_read);
           // MbarrierStages: that was this thread's last ldmatrix of the stage (kb + 1 == KBlocks - 1).
@@ -348,30 +371,13 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
             if (kb + 2 == KBlocks) mbarrier_arrive(&smem.empty[smem_read]);
           }
         } else {
+          if constexpr (Schedule::CopiesFirst) issue_copies(kb);
           load_fragments(kb, smem_read);
           if constexpr (Mbarriers) {
             if (kb + 1 == KBlocks) mbarrier_arrive(&smem.empty[smem_read]);
           }
         }
-        if (kb < CopySlots) {
-          // This k-block's share of the copies of k-tile t+Stages-1, issued before its MMAs.
-          if (k_load < k_tile_count) {
-            if constexpr (Mbarriers) {
-              // Every thread has read the previous use of the write stage.
-              if (kb == 0) mbarrier_wait(&smem.empty[smem_write], empty_parity);
-            }
-            load_tile_slot(kb, k_tile_at(k_load, k_tiles, partial_last), smem_write);
-            if constexpr (Mbarriers) {
-              if (kb == CopySlots - 1) cp_async_mbarrier_arrive_noinc(&smem.full[smem_write]);
-            }
-          }
-          if (kb == CopySlots - 1) {
-            cp_async_fence();
-            ++k_load;
-            smem_write = smem_write == Stages - 1 ? 0 : smem_write + 1;
-            if (smem_write == 0) empty_parity ^= 1;
-          }
-        }
+        if constexpr (!Schedule::CopiesFirst) issue_copies(kb);
         gemm(tiled_mma, tCrA(_, _, kb), tCrB(_, _, kb), accum);
         if constexpr (!DoubleBuffer) {
           if (kb == KBlocks - 1) {
