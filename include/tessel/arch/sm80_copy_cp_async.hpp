@@ -5,11 +5,14 @@
 // The _ZFILL variants take a predicate: false copies zero bytes from global memory and fills the
 // destination with zeros (src-size 0), so out-of-bounds elements arrive as 0 and nothing is read.
 // The copies are asynchronous: cp_async_fence() closes a group, cp_async_wait<N>() waits until at
-// most N groups are in flight (then __syncthreads() before other threads read the data).
+// most N groups are in flight (then __syncthreads() before other threads read the data), or
+// cp_async_mbarrier_arrive_noinc(bar) makes an mbarrier's arrival wait for them instead.
 #pragma once
 
 #include <tessel/arch/arch_config.hpp>
 #include <tessel/config.hpp>
+
+#include <cstdint>
 
 namespace tessel {
 
@@ -92,6 +95,18 @@ struct SM80_CP_ASYNC_CACHEGLOBAL_ZFILL {
 TESSEL_HOST_DEVICE inline void cp_async_fence() {
 #if defined(TESSEL_ARCH_SM80)
   asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+// Arrive on the mbarrier at `bar` (shared memory) once every cp.async this thread issued so far has
+// landed, without raising the barrier's expected count (.noinc: the barrier's initial count
+// includes this arrival). cp.async.mbarrier.arrive.noinc.shared::cta.b64.
+TESSEL_HOST_DEVICE inline void cp_async_mbarrier_arrive_noinc(std::uint64_t* bar) {
+#if defined(TESSEL_ARCH_SM80)
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(detail::smem_address(bar)) : "memory");
+#else
+  (void)bar;
+  detail::arch_unavailable("cp.async.mbarrier.arrive (needs sm_80)");
 #endif
 }
 

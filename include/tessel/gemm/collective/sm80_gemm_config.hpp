@@ -13,6 +13,8 @@
 //   GmemTiledCopyA/B  16-byte cp.async (zero-fill), threads along K first: a warp reads whole
 //                 128-byte rows of global memory
 //   SmemCopyAtomA/B   ldmatrix.x4 (non-transposed: the operands sit K-major in shared memory)
+//   Schedule      Sm80MainloopSchedule<...>: how the mainloop orders its work (below); the default
+//                 is the library's schedule
 //   e.g. Sm80GemmConfig<bfloat16_t,128,256,32,2,4,4>: 256 threads, warp tile 64x64, smem
 //        (128+256) x 32 x 2 B x 4 stages = 96 KiB, SmemLayoutA Sw<2,3,3> o (_128,_32,_4):(_32,_1,_4096)
 // Host-compilable (no CUDA needed): tests instantiate configurations and check them.
@@ -50,6 +52,44 @@ struct Sm80MmaOf<float> {
   using Op = SM80_16x8x8_F32TF32TF32F32_TN;
 };
 
+// How fp32 operands become tf32 in registers (the tf32 mma.sync reads the top 19 bits of each
+// 32-bit register and ignores the 13 low mantissa bits).
+enum class Tf32Rounding {
+  nearest_away,  // cvt.rna.tf32.f32: round to nearest, ties away (3 instructions per element on sm_90)
+  nearest_even,  // cvt.rn.tf32.f32 on sm_90 (one instruction per element); cvt.rna where that does not exist
+  truncate,      // none: the tensor core drops the low bits (toward zero; twice the input error of rounding)
+};
+
+// The order in which CollectiveMma<MainloopSm80CpAsync> issues its work; every choice computes the
+// same result (bit for bit, except Tf32 for fp32 operands).
+//   UnpredicatedInterior  tiles whose rows all lie inside M and N run a copy of the mainloop whose
+//                         cp.async carry no row predicate (edge tiles keep the predicated one)
+//   SpreadCopies          the next k-tile's cp.async are spread over the k-blocks 0..KBlocks-2
+//                         instead of all issued at k-block 0
+//   FragmentBuffers       2: the next k-block's fragments load while this one computes; 1: each
+//                         k-block loads its own fragments just before its MMAs (fewer registers)
+//   Tf32                  Tf32Rounding above
+//   MbarrierStages        stages handed over by mbarriers instead of one CTA barrier per k-tile: a
+//                         "full" barrier per stage that every thread's cp.async arrive on
+//                         (cp.async.mbarrier.arrive.noinc), an "empty" one every thread arrives on
+//                         after its last ldmatrix of the stage; warps drift apart by up to a k-tile
+//                         instead of meeting every k-tile (needs sm_90 for the waits)
+//   CopiesFirst           a k-block issues its cp.async before its ldmatrix instead of after (ptxas
+//                         keeps shared-memory reads and the cp.async writes in program order)
+template <bool UnpredicatedInterior_ = false, bool SpreadCopies_ = false, int FragmentBuffers_ = 2,
+          Tf32Rounding Tf32_ = Tf32Rounding::nearest_away, bool MbarrierStages_ = false, bool CopiesFirst_ = false>
+struct Sm80MainloopSchedule {
+  static_assert(FragmentBuffers_ == 1 || FragmentBuffers_ == 2,
+                "Sm80MainloopSchedule: FragmentBuffers is 1 (load each k-block's fragments before its MMAs) or 2 "
+                "(double-buffered)");
+  static constexpr bool UnpredicatedInterior = UnpredicatedInterior_;
+  static constexpr bool SpreadCopies = SpreadCopies_;
+  static constexpr int FragmentBuffers = FragmentBuffers_;
+  static constexpr Tf32Rounding Tf32 = Tf32_;
+  static constexpr bool MbarrierStages = MbarrierStages_;
+  static constexpr bool CopiesFirst = CopiesFirst_;
+};
+
 namespace detail {
 constexpr int log2_exact(int x) {
   int l = 0;
@@ -71,9 +111,11 @@ TESSEL_HOST_DEVICE constexpr auto sm80_smem_layout_kmajor() {
                                        make_stride(Int<BlkK>{}, Int<1>{}, Int<Rows * BlkK>{})));
 }
 
-template <class Element_, int TileM_, int TileN_, int TileK_, int WarpsM_, int WarpsN_, int Stages_>
+template <class Element_, int TileM_, int TileN_, int TileK_, int WarpsM_, int WarpsN_, int Stages_,
+          class Schedule_ = Sm80MainloopSchedule<>>
 struct Sm80GemmConfig {
   using Element = Element_;
+  using Schedule = Schedule_;
   static constexpr int TileM = TileM_, TileN = TileN_, TileK = TileK_;
   static constexpr int WarpsM = WarpsM_, WarpsN = WarpsN_, Stages = Stages_;
   static constexpr int Threads = 32 * WarpsM * WarpsN;
@@ -110,6 +152,11 @@ struct Sm80GemmConfig {
                                                  Layout<Shape<_1, Int<ChunkElems>>>{}));
   using GmemTiledCopyA = GmemTiledCopy;
   using GmemTiledCopyB = GmemTiledCopy;
+  // The same copy without a predicate (interior tiles under Schedule::UnpredicatedInterior).
+  using GmemTiledCopyInterior =
+      decltype(make_tiled_copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, Element>{},
+                               Layout<Shape<Int<CopyRows>, Int<ChunksPerRow>>, Stride<Int<ChunksPerRow>, _1>>{},
+                               Layout<Shape<_1, Int<ChunkElems>>>{}));
 
   // Shared -> registers: ldmatrix.x4 laid over the MMA's operand layouts.
   using SmemCopyAtomA = Copy_Atom<SM75_U32x4_LDSM_N, Element>;

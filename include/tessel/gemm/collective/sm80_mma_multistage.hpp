@@ -10,6 +10,12 @@
 // At k-block 0 of each k-tile the copies of k-tile t+Stages-1 are issued before that tile's MMAs;
 // at the last k-block the next stage is awaited (cp.async.wait_group Stages-2, one barrier), which
 // also retires the reads of the stage the next copies overwrite.
+// Config::Schedule (Sm80MainloopSchedule) varies this order: the copies spread over k-blocks
+// 0..KBlocks-2 (committed as one group after the last of them), fragments loaded by each k-block
+// for itself (one register buffer; the wait and barrier then follow the last k-block's MMAs), an
+// unpredicated copy of the loop for interior tiles, how fp32 operands are rounded to tf32,
+// per-stage mbarriers in place of the CTA barrier (MbarrierStages), and whether a k-block's copies
+// precede its ldmatrix (CopiesFirst).
 //
 // Residues. Rows past M (N) are predicated per copy (zero-fill, nothing read). K is cut into
 // k-tiles at multiples of BLK_K, so only the last k-tile can be partial; it is loaded first (the
@@ -30,6 +36,7 @@
 #include <tessel/algorithm/copy.hpp>
 #include <tessel/algorithm/gemm.hpp>
 #include <tessel/arch/sm80_copy_cp_async.hpp>
+#include <tessel/arch/sm90_mbarrier.hpp>
 #include <tessel/config.hpp>
 #include <tessel/gemm/collective/sm80_gemm_config.hpp>
 #include <tessel/gemm/collective/swizzle_hoist.hpp>
@@ -60,24 +67,37 @@ struct KTileRange {
 
 namespace detail {
 
-// fp32 -> tf32, round to nearest (ties away), as the tf32 tensor cores expect their inputs;
+// fp32 -> tf32 as the tf32 tensor cores expect their inputs (Tf32Rounding, sm80_gemm_config.hpp);
 // NaN and infinities are kept.
+template <Tf32Rounding R>
 TESSEL_DEVICE inline float round_to_tf32(float x) {
 #if defined(TESSEL_ARCH_SM80)
-  std::uint32_t r;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-  return __uint_as_float(r);
+  if constexpr (R == Tf32Rounding::truncate) {
+    return x;  // the MMA ignores the 13 low mantissa bits
+  } else {
+    std::uint32_t r;
+#if defined(TESSEL_ARCH_SM90)
+    if constexpr (R == Tf32Rounding::nearest_even) {
+      asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+      return __uint_as_float(r);
+    }
+#endif
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return __uint_as_float(r);
+  }
 #else
   return x;
 #endif
 }
 
-template <class Frg>
+template <Tf32Rounding R, class Frg>
 TESSEL_DEVICE void round_fragment_to_tf32(Frg&& frg) {
-  TESSEL_UNROLL
-  for (int i = 0; i < int(size(frg)); ++i) {
-    auto& v = frg(i);
-    v.storage = round_to_tf32(v.storage);
+  if constexpr (R != Tf32Rounding::truncate) {
+    TESSEL_UNROLL
+    for (int i = 0; i < int(size(frg)); ++i) {
+      auto& v = frg(i);
+      v.storage = round_to_tf32<R>(v.storage);
+    }
   }
 }
 
@@ -96,11 +116,20 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
   using SmemCopyAtomB = typename Config::SmemCopyAtomB;
   static constexpr int BlkM = Config::TileM, BlkN = Config::TileN, BlkK = Config::TileK;
   static constexpr bool IsTf32 = std::is_same_v<Element, float>;
+  using Schedule = typename Config::Schedule;
 
-  struct SharedStorage {
+  static constexpr bool Mbarriers = Schedule::MbarrierStages;
+  struct Buffers {
     alignas(128) Element a[decltype(cosize(SmemLayoutA{}))::value];
     alignas(128) Element b[decltype(cosize(SmemLayoutB{}))::value];
   };
+  // Schedule::MbarrierStages: per stage, "copies landed" and "reads done" (after the buffers, so
+  // the epilogue's staging buffer, which reuses the pipeline's memory, never overlaps them).
+  struct BuffersAndBarriers : Buffers {
+    alignas(8) std::uint64_t full[Stages];
+    alignas(8) std::uint64_t empty[Stages];
+  };
+  using SharedStorage = std::conditional_t<Mbarriers, BuffersAndBarriers, Buffers>;
 
   // The first k-tile the CTA loads is the problem's partial last one when it owns it (file comment).
   TESSEL_HOST_DEVICE static constexpr int k_tile_at(int i, KTileRange r, bool partial_last) {
@@ -117,11 +146,15 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
     return tXpX;
   }
 
-  // A full k-tile: cp.async every chunk, rows predicated (zero-fill past the residue).
-  template <class TiledCopyT, class TXpX, class Src, class Dst>
-  TESSEL_DEVICE static void load_tile(TiledCopyT const& tiled_copy, TXpX const& tXpX, Src const& tXgX, Dst&& tXsX) {
-    constexpr int CpyM = decltype(size<1>(tXgX))::value;
-    copy_if(tiled_copy, [&](int i) { return tXpX(i % CpyM); }, tXgX, tXsX);
+  // One 16-byte chunk of a full k-tile: cp.async, zero-filled where the row lies outside the
+  // problem; Interior tiles (Schedule::UnpredicatedInterior) use the copy without a predicate.
+  template <bool Interior, class TiledCopyT, class Src, class Dst>
+  TESSEL_DEVICE static void copy_chunk(TiledCopyT const& tiled_copy, bool row_inside, Src const& src, Dst&& dst) {
+    if constexpr (Interior) {
+      copy(typename Config::GmemTiledCopyInterior{}, src, dst);
+    } else {
+      copy_if(tiled_copy, [&](int) { return row_inside; }, src, dst);
+    }
   }
 
   // The partial k-tile: chunks inside K by cp.async, outside zero-filled, the straddling chunk by
@@ -151,6 +184,19 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
   template <class TensorA, class TensorB, class FrgC>
   TESSEL_DEVICE void operator()(TensorA const& gA, TensorB const& gB, FrgC& accum, MainloopResidue residue,
                                 KTileRange k_tiles, int thread_idx, SharedStorage& smem) const {
+    if constexpr (Schedule::UnpredicatedInterior) {
+      if (residue.rows_a == BlkM && residue.rows_b == BlkN) {
+        mainloop<true>(gA, gB, accum, residue, k_tiles, thread_idx, smem);
+        return;
+      }
+    }
+    mainloop<false>(gA, gB, accum, residue, k_tiles, thread_idx, smem);
+  }
+
+  // Interior: every row of the tile lies inside M and N (the copies of full k-tiles need no predicate).
+  template <bool Interior, class TensorA, class TensorB, class FrgC>
+  TESSEL_DEVICE void mainloop(TensorA const& gA, TensorB const& gB, FrgC& accum, MainloopResidue residue,
+                              KTileRange k_tiles, int thread_idx, SharedStorage& smem) const {
     Tensor sA = make_tensor(make_smem_ptr(smem.a), SmemLayoutA{});  // (BLK_M,BLK_K,PIPE)
     Tensor sB = make_tensor(make_smem_ptr(smem.b), SmemLayoutB{});  // (BLK_N,BLK_K,PIPE)
 
@@ -191,10 +237,52 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
     // row blocks and stages by whole periods): the per-k-block bases are loop invariants.
     auto const tCsA_k = [&](int kb, int stage) { return hoist_swizzle(tCsA(_, _, kb, _))(_, _, stage); };  // (CPY,CPY_M)
     auto const tCsB_k = [&](int kb, int stage) { return hoist_swizzle(tCsB(_, _, kb, _))(_, _, stage); };  // (CPY,CPY_N)
+    // Fragments of k-block kb from stage `stage` (rounded to tf32 for fp32 operands).
+    auto const load_fragments = [&](int kb, int stage) {
+      copy(s2r_a, tCsA_k(kb, stage), tCrA_view(_, _, kb));
+      copy(s2r_b, tCsB_k(kb, stage), tCrB_view(_, _, kb));
+      if constexpr (IsTf32) {
+        detail::round_fragment_to_tf32<Schedule::Tf32>(tCrA(_, _, kb));
+        detail::round_fragment_to_tf32<Schedule::Tf32>(tCrB(_, _, kb));
+      }
+    };
 
     int const k_tile_count = k_tiles.end - k_tiles.begin;
     bool const partial_last =
         k_tile_count > 0 && std::int64_t(k_tiles.end) * BlkK > residue.k;  // this CTA owns the partial k-tile
+
+    // Copies of the full k-tile kt into stage `stage`: those of k-block kb of the schedule (file comment).
+    constexpr int CopiesA = decltype(size<1>(tAgA) * size<2>(tAgA))::value;
+    constexpr int CopiesB = decltype(size<1>(tBgB) * size<2>(tBgB))::value;
+    constexpr int CopySlots = Schedule::SpreadCopies && KBlocks > 2 ? KBlocks - 1 : 1;  // k-blocks that issue copies
+    auto const load_tile_slot = [&](int slot, int kt, int stage) {
+      constexpr int CpyM = decltype(size<1>(tAgA))::value, CpyN = decltype(size<1>(tBgB))::value;
+      constexpr int Copies = CopiesA + CopiesB;
+      TESSEL_UNROLL
+      for (int i = 0; i < Copies; ++i) {
+        if (i * CopySlots / Copies != slot) continue;  // copy i belongs to slot i * CopySlots / Copies
+        if (i < CopiesA) {
+          int const m = i % CpyM, kk = i / CpyM;
+          copy_chunk<Interior>(g2s_a, tApA(m), tAgA(_, m, kk, kt), tAsA(_, m, kk, stage));
+        } else {
+          int const n = (i - CopiesA) % CpyN, kk = (i - CopiesA) / CpyN;
+          copy_chunk<Interior>(g2s_b, tBpB(n), tBgB(_, n, kk, kt), tBsB(_, n, kk, stage));
+        }
+      }
+    };
+
+    // Schedule::MbarrierStages: every thread arrives once per fill on full[stage] (when its copies
+    // have landed) and once per use on empty[stage] (after its last ldmatrix of the stage).
+    if constexpr (Mbarriers) {
+      if (thread_idx == 0) {
+        TESSEL_UNROLL
+        for (int s = 0; s < Stages; ++s) {
+          mbarrier_init(&smem.full[s], Config::Threads);
+          mbarrier_init(&smem.empty[s], Config::Threads);
+        }
+      }
+      __syncthreads();  // the barriers are initialised before anyone arrives (CTA scope)
+    }
 
     // Prologue: the first Stages-1 k-tiles in flight (the partial one first).
     TESSEL_UNROLL
@@ -205,9 +293,10 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
           load_partial_tile(g2s_a, tApA, tAcA, tAgA(_, _, _, kt), tAsA(_, _, _, s), std::int64_t(kt) * BlkK, residue.k);
           load_partial_tile(g2s_b, tBpB, tBcB, tBgB(_, _, _, kt), tBsB(_, _, _, s), std::int64_t(kt) * BlkK, residue.k);
         } else {
-          load_tile(g2s_a, tApA, tAgA(_, _, _, kt), tAsA(_, _, _, s));
-          load_tile(g2s_b, tBpB, tBgB(_, _, _, kt), tBsB(_, _, _, s));
+          TESSEL_UNROLL
+          for (int slot = 0; slot < CopySlots; ++slot) load_tile_slot(slot, kt, s);
         }
+        if constexpr (Mbarriers) cp_async_mbarrier_arrive_noinc(&smem.full[s]);
       }
       cp_async_fence();
     }
@@ -215,48 +304,87 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
     int smem_read = 0;
     int smem_write = Stages - 1;
     int k_load = Stages - 1;  // the next k-tile (position in the load order) to issue
+    constexpr bool DoubleBuffer = Schedule::FragmentBuffers == 2;
+    // MbarrierStages: the parity of the phase to wait for on full[smem_read] (flips each time the
+    // read stage wraps) and on empty[smem_write] (the previous use of the write stage: starts at 1,
+    // which a fresh barrier reports as complete, and flips each time the write stage wraps).
+    std::uint32_t full_parity = 0, empty_parity = 1;
+    // The stage's copies have landed (everyone's): a CTA barrier, or full[smem_read] when the
+    // stage holds k-tile `k_tile` (past the last one nothing was filled: no wait).
+    auto const wait_stage = [&](int k_tile) {
+      if constexpr (Mbarriers) {
+        if (k_tile < k_tile_count) mbarrier_wait(&smem.full[smem_read], full_parity);
+      } else {
+        (void)k_tile;
+        cp_async_wait<Stages - 2>();
+        __syncthreads();
+      }
+    };
+    auto const advance_read = [&] {
+      smem_read = smem_read == Stages - 1 ? 0 : smem_read + 1;
+      if (smem_read == 0) full_parity ^= 1;
+    };
 
-    // The first k-block's fragments.
-    cp_async_wait<Stages - 2>();
-    __syncthreads();
-    copy(s2r_a, tCsA_k(0, smem_read), tCrA_view(_, _, 0));
-    copy(s2r_b, tCsB_k(0, smem_read), tCrB_view(_, _, 0));
-    if constexpr (IsTf32) {
-      detail::round_fragment_to_tf32(tCrA(_, _, 0));
-      detail::round_fragment_to_tf32(tCrB(_, _, 0));
+    if constexpr (Mbarriers) {
+      if (partial_last) __syncthreads();  // the straddling chunk was stored by plain stores
     }
+    wait_stage(0);
+    if constexpr (DoubleBuffer) load_fragments(0, smem_read);  // the first k-block's fragments
+
+    // This k-block's share of the copies of k-tile t+Stages-1 (issued before its MMAs).
+    auto const issue_copies = [&](int kb) {
+      if (kb >= CopySlots) return;
+      if (k_load < k_tile_count) {
+        if constexpr (Mbarriers) {
+          // Every thread has read the previous use of the write stage.
+          if (kb == 0) mbarrier_wait(&smem.empty[smem_write], empty_parity);
+        }
+        load_tile_slot(kb, k_tile_at(k_load, k_tiles, partial_last), smem_write);
+        if constexpr (Mbarriers) {
+          if (kb == CopySlots - 1) cp_async_mbarrier_arrive_noinc(&smem.full[smem_write]);
+        }
+      }
+      if (kb == CopySlots - 1) {
+        cp_async_fence();
+        ++k_load;
+        smem_write = smem_write == Stages - 1 ? 0 : smem_write + 1;
+        if (smem_write == 0) empty_parity ^= 1;
+      }
+    };
 
     TESSEL_NO_UNROLL
     for (int k_tile = 0; k_tile < k_tile_count; ++k_tile) {
       TESSEL_UNROLL
       for (int kb = 0; kb < KBlocks; ++kb) {
-        if (kb == KBlocks - 1) {
-          // The next k-tile's stage: wait for its copies; the barrier also retires every read of
-          // the stage the next copies will overwrite.
-          smem_read = smem_read == Stages - 1 ? 0 : smem_read + 1;
-          cp_async_wait<Stages - 2>();
-          __syncthreads();
-        }
-        // Fragments of the next k-block (of this tile, or the first of the next) while kb computes.
-        int const kb_next = kb + 1 == KBlocks ? 0 : kb + 1;
-        copy(s2r_a, tCsA_k(kb_next, smem_read), tCrA_view(_, _, kb_next));
-        copy(s2r_b, tCsB_k(kb_next, smem_read), tCrB_view(_, _, kb_next));
-        if constexpr (IsTf32) {
-          detail::round_fragment_to_tf32(tCrA(_, _, kb_next));
-          detail::round_fragment_to_tf32(tCrB(_, _, kb_next));
-        }
-        if (kb == 0) {
-          // The copies of k-tile t+Stages-1, issued before this tile's MMAs.
-          if (k_load < k_tile_count) {
-            int const kt = k_tile_at(k_load, k_tiles, partial_last);
-            load_tile(g2s_a, tApA, tAgA(_, _, _, kt), tAsA(_, _, _, smem_write));
-            load_tile(g2s_b, tBpB, tBgB(_, _, _, kt), tBsB(_, _, _, smem_write));
+        if constexpr (DoubleBuffer) {
+          if (kb == KBlocks - 1) {
+            // The next k-tile's stage: wait for its copies (a CTA barrier also retires every read
+            // of the stage the next copies will overwrite).
+            advance_read();
+            wait_stage(k_tile + 1);
           }
-          cp_async_fence();
-          ++k_load;
-          smem_write = smem_write == Stages - 1 ? 0 : smem_write + 1;
+          if constexpr (Schedule::CopiesFirst) issue_copies(kb);
+          // Fragments of the next k-block (of this tile, or the first of the next) while kb computes.
+          load_fragments(kb + 1 == KBlocks ? 0 : kb + 1, smem_read);
+          // MbarrierStages: that was this thread's last ldmatrix of the stage (kb + 1 == KBlocks - 1).
+          if constexpr (Mbarriers) {
+            if (kb + 2 == KBlocks) mbarrier_arrive(&smem.empty[smem_read]);
+          }
+        } else {
+          if constexpr (Schedule::CopiesFirst) issue_copies(kb);
+          load_fragments(kb, smem_read);
+          if constexpr (Mbarriers) {
+            if (kb + 1 == KBlocks) mbarrier_arrive(&smem.empty[smem_read]);
+          }
         }
+        if constexpr (!Schedule::CopiesFirst) issue_copies(kb);
         gemm(tiled_mma, tCrA(_, _, kb), tCrB(_, _, kb), accum);
+        if constexpr (!DoubleBuffer) {
+          if (kb == KBlocks - 1) {
+            advance_read();
+            wait_stage(k_tile + 1);
+          }
+        }
       }
     }
     // Shared memory may be reused (epilogue) once every copy has landed and every read is done.

@@ -1,0 +1,53 @@
+// bench/sm80_variants.cuh -- the kernels bench_sm80_variants times: one entry per sm_80
+// configuration and mainloop schedule (Sm80GemmConfig, Sm80MainloopSchedule), launched through the
+// same Sm80Instance as the library's registry entries. Each TU of bench/sm80_experiment/ registers
+// its entries with a static Sm80VariantRegistration; the binary runs what it links.
+#pragma once
+
+#include "../src/gemm/sm80_launch.cuh"
+
+#include <tessel/gemm/device/gemm_arguments.hpp>
+
+#include <algorithm>
+#include <initializer_list>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace tessel::bench {
+
+struct Sm80Variant {
+  int order = 0;               // position in the report
+  std::string name;            // what differs, for the report
+  DType ab = DType::bf16;      // input dtype (bf16, or tf32 for fp32 operands)
+  kernel::detail::Sm80Instance (*instance)() = nullptr;
+};
+
+inline std::vector<Sm80Variant>& sm80_variant_registry() {
+  static std::vector<Sm80Variant> all;
+  return all;
+}
+
+struct Sm80VariantRegistration {
+  Sm80VariantRegistration(std::initializer_list<Sm80Variant> vs) {
+    for (Sm80Variant const& v : vs) sm80_variant_registry().push_back(v);
+    std::sort(sm80_variant_registry().begin(), sm80_variant_registry().end(),
+              [](Sm80Variant const& a, Sm80Variant const& b) { return a.order < b.order; });
+  }
+};
+
+// Config: an Sm80GemmConfig; bf16 configurations write bf16 or fp32, tf32 ones fp32.
+template <class Config>
+Sm80Variant make_sm80_variant(int order, char const* name) {
+  using E = typename Config::Element;
+  constexpr bool tf32 = std::is_same_v<E, float>;
+  using Out16 = std::conditional_t<tf32, void, E>;
+  return {order, name, tf32 ? DType::tf32 : DType::bf16, &kernel::detail::make_sm80_instance<Config, Out16>};
+}
+
+// Shorthands for the experiment's TUs.
+using collective::Sm80GemmConfig;
+using collective::Sm80MainloopSchedule;
+using collective::Tf32Rounding;
+
+}  // namespace tessel::bench
