@@ -13,8 +13,8 @@
 //       one k-tile of wgmmas in flight and free the previous stage (fp8 with promoted accumulation:
 //       every k-tile's wgmmas retire into fp32 registers first). After the last k-tile the
 //       epilogue writes D: a 16-bit D with C unread through a swizzled shared-memory buffer --
-//       TMA stores when its rows are 16-byte aligned; when they are not, warps 1-3 of the
-//       producer warpgroup copy the buffer out in coalesced rows while the consumers go on --
+//       TMA stores when its rows are 16-byte aligned; when they are not, warps 2 and 3 of the
+//       producer warpgroup copy the buffers out in coalesced rows while the consumers go on --
 //       else alpha * accumulators + beta * C straight from registers.
 // The producer runs ahead across tile boundaries, so the next tile's loads overlap this tile's
 // epilogue. Tiles come from a PersistentTileScheduler (schedule/persistent.hpp) over cluster
@@ -119,10 +119,6 @@ struct Sm90GemmConfig {
     alignas(1024) Element b[Stages][TileN * TileK];  // (BLK_N,BLK_K) per stage, 128-byte swizzle
     alignas(1024) std::uint16_t d[Consumers][64 * TileN];  // (64,BLK_N) of a 16-bit D per consumer, as 64x64 boxes
     TmaPipeline<Stages> pipeline;
-    // The handoff of consumer c's staging buffer to the copy warps (odd-ld D): staged[c] completes a
-    // phase when c's 128 threads have written a tile into it, drained[c] when the 96 copy threads
-    // have read it out.
-    std::uint64_t staged[Consumers], drained[Consumers];
   };
   // The dynamic shared memory asked for: the storage plus room to align it to 1024 bytes.
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;
@@ -211,10 +207,14 @@ TESSEL_DEVICE void sm90_stage_accumulators(float const (&acc)[TileN / 2], char* 
   }
 }
 
-// The named barrier of a consumer's own 128 threads (0 is __syncthreads), and the copy warps of
-// an odd-ld D: warps 1-3 of the producer warpgroup.
+// Named barriers (0 is __syncthreads): a consumer's own 128 threads; and the handoff of consumer
+// c's staging buffer to its copy warp (a D that TMA cannot store; warp 2 + c of the producer
+// warpgroup), 160 threads, both sides bar.sync: `drained` (the copy warp has read the previous
+// tile out of the buffer) before the consumer writes it, `staged` (the tile is in it) after.
 TESSEL_HOST_DEVICE constexpr int sm90_consumer_barrier(int consumer) { return 1 + consumer; }
-inline constexpr int kSm90CopyThreads = 96;
+TESSEL_HOST_DEVICE constexpr int sm90_drained_barrier(int consumer) { return 3 + consumer; }
+TESSEL_HOST_DEVICE constexpr int sm90_staged_barrier(int consumer) { return 5 + consumer; }
+inline constexpr int kSm90HandoffThreads = 128 + 32;
 
 // Epilogue through shared memory, for a 16-bit D with C unread: the consumer warpgroup stages
 // alpha * acc (sm90_stage_accumulators), then either (p.tma_store: D's rows are 16-byte aligned)
@@ -223,26 +223,19 @@ inline constexpr int kSm90CopyThreads = 96;
 // it -- or (p.staged_rows: an odd leading dimension, which TMA cannot store) hands the buffer to
 // the producer warpgroup's copy warps (sm90_copy_out_rows), which write it out in coalesced rows
 // while this warpgroup goes on with the next tile's mainloop.
-// `handoff`: the consumer's staged/drained barriers and the parity of this tile (the consumer's
-// tile count mod 2).
-struct Sm90Handoff {
-  std::uint64_t* staged;
-  std::uint64_t* drained;
-  std::uint32_t parity;
-};
 template <class Out, int TileN>
 TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::uint16_t* staging,
-                                        int wg_thread, int consumer, int m0, int n0, int batch, Sm90Handoff handoff) {
+                                        int wg_thread, int consumer, int m0, int n0, int batch) {
   char* const base = reinterpret_cast<char*>(staging);
   if (p.tma_store) {
     if (wg_thread == 0) tma_store_wait_read<0>();
     named_barrier_sync(sm90_consumer_barrier(consumer), 128);  // the previous tile's stores have read the buffer
   } else {
-    mbarrier_wait(handoff.drained, handoff.parity ^ 1u);  // ... or the copy warps have (at once for the first tile)
+    named_barrier_sync(sm90_drained_barrier(consumer), kSm90HandoffThreads);  // ... or the copy warp has
   }
   sm90_stage_accumulators<Out, TileN>(acc, base, wg_thread);
   if (!p.tma_store) {
-    mbarrier_arrive(handoff.staged);  // release: the copy warps see these writes once the phase completes
+    named_barrier_sync(sm90_staged_barrier(consumer), kSm90HandoffThreads);  // the copy warp is waiting: no stall
     return;
   }
   fence_proxy_async_shared();  // the writes above are visible to the TMA unit after the barrier
@@ -254,32 +247,28 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
   }
 }
 
-// The copy warps' side of p.staged_rows: for each tile of this CTA, in the consumers' order, wait
-// until consumer c has staged its 64 rows, copy them to D row by row (consecutive threads on
-// consecutive columns: a warp writes 64 contiguous bytes per store instead of one element in each
-// of 8 rows), and give the buffer back. `copy_thread` 0..95.
+// A copy warp's side of p.staged_rows: for each tile of this CTA, in the consumers' order, meet
+// consumer c at `drained` (its buffer is free), then at `staged` (it holds the tile), and copy the
+// 64 rows out to D row by row -- the 32 lanes on consecutive columns, 64 contiguous bytes per
+// store -- while consumer c runs the next mainloop. `lane` 0..31.
 template <class Out, int TileM, int TileN, int ClusterM>
-TESSEL_DEVICE void sm90_copy_out_rows(Sm90GemmParams const& p, std::uint16_t* const (&staging)[2],
-                                      std::uint64_t* const (&staged)[2], std::uint64_t* const (&drained)[2],
-                                      int copy_thread, int cta_rank, int cluster) {
+TESSEL_DEVICE void sm90_copy_out_rows(Sm90GemmParams const& p, std::uint16_t const* staging, int c, int lane, int cta_rank,
+                                      int cluster) {
   PersistentTileScheduler const& sched = p.scheduler;
-  std::uint32_t parity = 0;
-  for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t), parity ^= 1u) {
+  char const* const base = reinterpret_cast<char const*>(staging);
+  for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t)) {
     GemmCoord const tile = sched.tile_offset(t);
     int const m0 = int((tile.m() * ClusterM + cta_rank) * TileM), n0 = int(tile.n() * TileN);
     int const batch = int(tile.k() % p.batch);
+    named_barrier_sync(sm90_drained_barrier(c), kSm90HandoffThreads);
+    named_barrier_sync(sm90_staged_barrier(c), kSm90HandoffThreads);
     Out* const d = static_cast<Out*>(p.d) + std::int64_t(batch) * p.batch_stride_d + n0;
+    int const first = m0 + 64 * c;
+    int const rows = p.m - first < 64 ? int(p.m - first) : 64;
     int const cols = p.n - n0 < TileN ? int(p.n - n0) : TileN;
-    for (int c = 0; c < 2; ++c) {
-      mbarrier_wait(staged[c], parity);
-      char const* const base = reinterpret_cast<char const*>(staging[c]);
-      int const first = m0 + 64 * c;
-      int const rows = p.m - first < 64 ? int(p.m - first) : 64;
-      for (int r = 0; r < rows; ++r)
-        for (int col = copy_thread; col < cols; col += kSm90CopyThreads)
-          d[(std::int64_t(first) + r) * p.ldd + col] = *reinterpret_cast<Out const*>(base + epilogue::sm90_staging_offset(r, col));
-      mbarrier_arrive(drained[c]);
-    }
+    for (int r = 0; r < rows; ++r)
+      for (int col = lane; col < cols; col += 32)
+        d[(std::int64_t(first) + r) * p.ldd + col] = *reinterpret_cast<Out const*>(base + epilogue::sm90_staging_offset(r, col));
   }
 }
 
@@ -303,10 +292,6 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
   int const cta_rank = ClusterM > 1 ? int(cluster_cta_rank()) : 0;
   if (threadIdx.x == 0) {
     s.pipeline.init(Config::Consumers * 4 * ClusterM);  // every consumer warp of every CTA that writes a stage
-    for (int c = 0; c < Config::Consumers; ++c) {
-      mbarrier_init(&s.staged[c], 128);
-      mbarrier_init(&s.drained[c], detail::kSm90CopyThreads);
-    }
     tma_prefetch_descriptor(&p.tma_a);
     tma_prefetch_descriptor(&p.tma_b);
   }
@@ -344,18 +329,14 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           st.advance<Stages>();
         }
       }
-    } else if (p.staged_rows && wg_thread >= 32) {
-      // Warps 1-3 copy the consumers' staged tiles of a D with an odd leading dimension out to
+    } else if (p.staged_rows && wg_thread >= 64) {
+      // Warps 2 and 3 copy consumer 0's and 1's staged tiles of a D that TMA cannot store out to
       // global memory, overlapped with the consumers' next mainloop.
-      std::uint16_t* const staging[2] = {s.d[0], s.d[1]};
-      std::uint64_t* const staged[2] = {&s.staged[0], &s.staged[1]};
-      std::uint64_t* const drained[2] = {&s.drained[0], &s.drained[1]};
+      int const c = (wg_thread - 64) / 32, lane = wg_thread % 32;
       if (p.out_f16) {
-        detail::sm90_copy_out_rows<half_t, TileM, TileN, ClusterM>(p, staging, staged, drained, wg_thread - 32, cta_rank,
-                                                                   cluster);
+        detail::sm90_copy_out_rows<half_t, TileM, TileN, ClusterM>(p, s.d[c], c, lane, cta_rank, cluster);
       } else {
-        detail::sm90_copy_out_rows<bfloat16_t, TileM, TileN, ClusterM>(p, staging, staged, drained, wg_thread - 32,
-                                                                       cta_rank, cluster);
+        detail::sm90_copy_out_rows<bfloat16_t, TileM, TileN, ClusterM>(p, s.d[c], c, lane, cta_rank, cluster);
       }
     }
   } else {
@@ -371,8 +352,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     constexpr int PartRegisters = Config::Accumulation == Sm90Accumulation::Promoted ? Config::Accumulators : 1;
     float part0[PartRegisters], part1[PartRegisters];
 
-    std::uint32_t tile_parity = 0;  // this consumer's tile count mod 2 (the copy warps' handoff)
-    for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t), tile_parity ^= 1u) {
+    for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t)) {
       GemmCoord const tile = sched.tile_offset(t);
       // 32-bit tile coordinates (the host keeps M, N and the batch count below 2^31): fewer
       // registers live beside the accumulators when the epilogue starts.
@@ -467,13 +447,10 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       // Thread (warp, lane) holds tile rows r and r + 8 (r = 64 * consumer + 16 * warp + lane / 4),
       // column pairs 2 * (lane % 4) + 8j.
       if (p.tma_store || p.staged_rows) {
-        detail::Sm90Handoff const handoff{&s.staged[consumer], &s.drained[consumer], tile_parity};
         if (p.out_f16) {
-          detail::sm90_epilogue_staged<half_t, TileN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch,
-                                                      handoff);
+          detail::sm90_epilogue_staged<half_t, TileN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch);
         } else {
-          detail::sm90_epilogue_staged<bfloat16_t, TileN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch,
-                                                          handoff);
+          detail::sm90_epilogue_staged<bfloat16_t, TileN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch);
         }
       } else {
         std::int64_t const row0 = std::int64_t(m0) + consumer * 64 + (et / 32) * 16 + (et % 32) / 4;
