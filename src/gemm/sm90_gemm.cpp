@@ -149,12 +149,14 @@ bool pairs_aligned(void const* p, std::int64_t ld, std::int64_t batch_stride, st
          (batch == 1 || batch_stride % 2 == 0);
 }
 
-// Parallel split-K slices: only when the cluster tiles cannot fill a quarter of the resident
-// clusters and K is long enough that each slice keeps at least 4 k-tiles; never more units than
-// clusters. (At 16x8192x8192 on the H100, 64 unsplit tiles of the memory-bound 128x64 kernel ran
-// in 55.2 us, 2 slices on 128 SMs plus the reduction pass in 57.4.)
-int choose_splits(std::int64_t cluster_tiles, int k_tiles, int clusters) {
-  if (cluster_tiles * 4 > clusters || k_tiles < 8) return 1;
+// Parallel split-K slices: only when the cluster tiles cannot fill half the resident clusters --
+// a quarter for the memory-bound 64-wide tiles -- and K is long enough that each slice keeps at
+// least 4 k-tiles; never more units than clusters. (16x8192x8192 on the H100: 64 unsplit tiles of
+// the 128x64 kernel 55.2 us, 2 slices on 128 SMs plus the reduction pass 57.4; the compute-bound
+// 128x256 tiles 145 us unsplit, 99 us in 2 slices.)
+int choose_splits(std::int64_t cluster_tiles, int k_tiles, int clusters, int tile_n) {
+  int const fill = tile_n <= 64 ? 4 : 2;
+  if (cluster_tiles * fill > clusters || k_tiles < 8) return 1;
   return int(std::max<std::int64_t>(1, std::min<std::int64_t>({clusters / cluster_tiles, k_tiles / 4, 16})));
 }
 
@@ -184,7 +186,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   std::int64_t const cluster_rows = (tiles_m + t.cluster_m - 1) / t.cluster_m;
   int const k_tiles = int((g.k + t.tile_k - 1) / t.tile_k);
   int const forced = forced_splits();
-  int const splits = forced > 0 ? std::min(forced, k_tiles) : choose_splits(cluster_rows * tiles_n * batch, k_tiles, clusters);
+  int const splits = forced > 0 ? std::min(forced, k_tiles) : choose_splits(cluster_rows * tiles_n * batch, k_tiles, clusters, t.tile_n);
 
   Sm90GemmParams p;
   // Operands TMA can read in place get their descriptors now; the others (MN-major, rows not
