@@ -4,7 +4,8 @@
 //   cluster_arrive        barrier.cluster.arrive.release.aligned (every thread of the CTA)
 //   cluster_wait          barrier.cluster.wait.acquire.aligned
 //   cluster_sync          arrive then wait: every thread of every CTA of the cluster meets
-//   named_barrier_sync(id, n)  bar.sync id, n: the n threads (whole warps) that name barrier id meet
+//   named_barrier_sync(id, n)  bar.sync id, n: the n threads (whole warps, reconverged first) that
+//                             name barrier id meet
 //   named_barrier_arrive(id, n) bar.arrive id, n: count this thread towards barrier id without
 //                             waiting (a producer's signal to threads that bar.sync on it); its
 //                             memory accesses before are visible to them after their bar.sync
@@ -56,6 +57,10 @@ TESSEL_DEVICE inline void cluster_sync() {
 // Barrier 0 is __syncthreads'; kernels number their named barriers from 1.
 TESSEL_DEVICE inline void named_barrier_sync(int id, int threads) {
 #if defined(__CUDA_ARCH__)
+  // bar.sync is .aligned: a warp's threads must meet it together. __syncwarp() reconverges a warp
+  // that a one-lane branch (a stage release, a TMA store wait) split before it (compute-sanitizer
+  // synccheck: "divergent thread(s) in block").
+  __syncwarp();
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 #else
   (void)id, (void)threads;

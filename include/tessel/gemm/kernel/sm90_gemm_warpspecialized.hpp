@@ -231,12 +231,10 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
     if (wg_thread == 0) tma_store_wait_read<0>();
     named_barrier_sync(sm90_consumer_barrier(consumer), 128);  // the previous tile's stores have read the buffer
   } else {
-    __syncwarp();  // bar.sync wants each warp converged (the stage release above was lane 0's alone)
     named_barrier_sync(sm90_drained_barrier(consumer), kSm90HandoffThreads);  // ... or the copy warp has
   }
   sm90_stage_accumulators<Out, TileN>(acc, base, wg_thread);
   if (!p.tma_store) {
-    __syncwarp();
     named_barrier_sync(sm90_staged_barrier(consumer), kSm90HandoffThreads);  // the copy warp is waiting: no stall
     return;
   }
@@ -262,7 +260,6 @@ TESSEL_DEVICE void sm90_copy_out_rows(Sm90GemmParams const& p, std::uint16_t con
     GemmCoord const tile = sched.tile_offset(t);
     int const m0 = int((tile.m() * ClusterM + cta_rank) * TileM), n0 = int(tile.n() * TileN);
     int const batch = int(tile.k() % p.batch);
-    __syncwarp();  // the lanes left the previous tile's copy loop at different columns
     named_barrier_sync(sm90_drained_barrier(c), kSm90HandoffThreads);
     named_barrier_sync(sm90_staged_barrier(c), kSm90HandoffThreads);
     Out* const d = static_cast<Out*>(p.d) + std::int64_t(batch) * p.batch_stride_d + n0;
