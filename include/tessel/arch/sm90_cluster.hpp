@@ -5,7 +5,9 @@
 //   cluster_wait          barrier.cluster.wait.acquire.aligned
 //   cluster_sync          arrive then wait: every thread of every CTA of the cluster meets
 //   named_barrier_sync(id, n)  bar.sync id, n: the n threads (whole warps, reconverged first) that
-//                             name barrier id meet
+//                             name barrier id meet, all at this one instruction
+//   named_barrier_meet(id, n)  barrier.sync id, n (not .aligned): the same, reached through
+//                             different instructions (two roles meeting)
 //   named_barrier_arrive(id, n) bar.arrive id, n: count this thread towards barrier id without
 //                             waiting (a producer's signal to threads that bar.sync on it); its
 //                             memory accesses before are visible to them after their bar.sync
@@ -57,9 +59,9 @@ TESSEL_DEVICE inline void cluster_sync() {
 // Barrier 0 is __syncthreads'; kernels number their named barriers from 1.
 TESSEL_DEVICE inline void named_barrier_sync(int id, int threads) {
 #if defined(__CUDA_ARCH__)
-  // bar.sync is .aligned: a warp's threads must meet it together. __syncwarp() reconverges a warp
-  // that a one-lane branch (a stage release, a TMA store wait) split before it (compute-sanitizer
-  // synccheck: "divergent thread(s) in block").
+  // bar.sync is barrier.sync.aligned: every participating thread executes this same instruction,
+  // a warp's threads together; __syncwarp() reconverges a warp that a one-lane branch (a stage
+  // release, a TMA store wait) split just before.
   __syncwarp();
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 #else
@@ -70,6 +72,17 @@ TESSEL_DEVICE inline void named_barrier_sync(int id, int threads) {
 TESSEL_DEVICE inline void named_barrier_arrive(int id, int threads) {
 #if defined(__CUDA_ARCH__)
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+#else
+  (void)id, (void)threads;
+#endif
+}
+
+// barrier.sync without .aligned: the participating threads may reach the barrier through
+// different instructions (a producer and a consumer role meeting at one named barrier), which
+// the .aligned form leaves undefined (compute-sanitizer synccheck: "divergent thread(s) in block").
+TESSEL_DEVICE inline void named_barrier_meet(int id, int threads) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("barrier.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 #else
   (void)id, (void)threads;
 #endif

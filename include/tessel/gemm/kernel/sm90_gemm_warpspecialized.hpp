@@ -209,7 +209,8 @@ TESSEL_DEVICE void sm90_stage_accumulators(float const (&acc)[TileN / 2], char* 
 
 // Named barriers (0 is __syncthreads): a consumer's own 128 threads; and the handoff of consumer
 // c's staging buffer to its copy warp (a D that TMA cannot store; warp 2 + c of the producer
-// warpgroup), 160 threads, both sides bar.sync: `drained` (the copy warp has read the previous
+// warpgroup), 160 threads, both sides waiting (barrier.sync, not .aligned: the two roles meet
+// through different instructions): `drained` (the copy warp has read the previous
 // tile out of the buffer) before the consumer writes it, `staged` (the tile is in it) after.
 TESSEL_HOST_DEVICE constexpr int sm90_consumer_barrier(int consumer) { return 1 + consumer; }
 TESSEL_HOST_DEVICE constexpr int sm90_drained_barrier(int consumer) { return 3 + consumer; }
@@ -231,11 +232,11 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
     if (wg_thread == 0) tma_store_wait_read<0>();
     named_barrier_sync(sm90_consumer_barrier(consumer), 128);  // the previous tile's stores have read the buffer
   } else {
-    named_barrier_sync(sm90_drained_barrier(consumer), kSm90HandoffThreads);  // ... or the copy warp has
+    named_barrier_meet(sm90_drained_barrier(consumer), kSm90HandoffThreads);  // ... or the copy warp has
   }
   sm90_stage_accumulators<Out, TileN>(acc, base, wg_thread);
   if (!p.tma_store) {
-    named_barrier_sync(sm90_staged_barrier(consumer), kSm90HandoffThreads);  // the copy warp is waiting: no stall
+    named_barrier_meet(sm90_staged_barrier(consumer), kSm90HandoffThreads);  // the copy warp is waiting: no stall
     return;
   }
   fence_proxy_async_shared();  // the writes above are visible to the TMA unit after the barrier
@@ -260,8 +261,8 @@ TESSEL_DEVICE void sm90_copy_out_rows(Sm90GemmParams const& p, std::uint16_t con
     GemmCoord const tile = sched.tile_offset(t);
     int const m0 = int((tile.m() * ClusterM + cta_rank) * TileM), n0 = int(tile.n() * TileN);
     int const batch = int(tile.k() % p.batch);
-    named_barrier_sync(sm90_drained_barrier(c), kSm90HandoffThreads);
-    named_barrier_sync(sm90_staged_barrier(c), kSm90HandoffThreads);
+    named_barrier_meet(sm90_drained_barrier(c), kSm90HandoffThreads);
+    named_barrier_meet(sm90_staged_barrier(c), kSm90HandoffThreads);
     Out* const d = static_cast<Out*>(p.d) + std::int64_t(batch) * p.batch_stride_d + n0;
     int const first = m0 + 64 * c;
     int const rows = p.m - first < 64 ? int(p.m - first) : 64;
