@@ -7,7 +7,7 @@
 #
 # Environment: TESSEL_GIT_COMMIT (the commit to report where the copy has no .git; pass it from
 # the checkout: TESSEL_GIT_COMMIT=$(git rev-parse --short=12 HEAD) on the calling side),
-# ARCHS (default 90a, the H100/H200), BUILD_DIR (default build-gpu),
+# ARCHS (default 90a, the H100/H200), BUILD_DIR (default build-gpu), TARGETS (build only these),
 # TEST_REGEX (ctest -R filter for the test stage), SANITIZE_FILTER (gtest filter for the
 # sanitizer stage), BENCH_SCRIPTS (which scripts/bench-*.sh the bench stage runs).
 set -uo pipefail
@@ -28,7 +28,7 @@ for stage in "${stages[@]}"; do
       note "build ($ARCHS) $(date -u +%H:%M:%S)"
       nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv | tee -a "$OUT/summary.txt"
       { cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$ARCHS" &&
-        cmake --build "$BUILD_DIR" -j "$(nproc)" -- -k 0; } > "$OUT/build.log" 2>&1 || { status=1; grep -E "error|FAILED" "$OUT/build.log" | head -30; }
+        cmake --build "$BUILD_DIR" -j "$(nproc)" ${TARGETS:+--target $TARGETS} -- -k 0; } > "$OUT/build.log" 2>&1 || { status=1; grep -E "error|FAILED" "$OUT/build.log" | head -30; }
       tail -2 "$OUT/build.log" | tee -a "$OUT/summary.txt"
       ;;
     test)

@@ -9,6 +9,7 @@
 // stores along K. The CTAs stride over the work, so any size and batch count fits one launch.
 #include "sm80_instances.hpp"
 
+#include <tessel/arch/unaligned_bytes.hpp>
 #include <tessel/config.hpp>
 #include <tessel/numeric/int_types.hpp>
 
@@ -85,36 +86,59 @@ __global__ void __launch_bounds__(kStageThreads, 4) sm80_stage_kernel(Sm80StageP
   }
 }
 
-// A K-major source (k stride 1) whose rows are not 16-byte aligned: no transpose is needed, so
-// each thread makes one 16-byte output chunk from its elements' narrow loads (consecutive
-// threads take consecutive chunks of a row: a warp reads 512 contiguous bytes) -- no shared
-// memory and no barriers; four chunks per thread keep 32 loads in flight.
+// A K-major source (k stride 1) whose rows are not 16-byte aligned: no transpose is needed. A warp
+// takes a row (or a segment of one) at a time; lane l makes output chunks l, l + 32, ... (16 bytes each, four in flight)
+// from the two aligned 16-byte words of the source that hold the chunk's bytes, shifted into
+// place (arch/unaligned_bytes.hpp) -- two 16-byte loads per chunk instead of one narrow load per
+// element. Only words inside the row's K elements are read: the chunk that starts the row, those
+// that reach its end and the zero padding past K are made from narrow loads.
 template <class T>
 __global__ void __launch_bounds__(kStageThreads) sm80_stage_k_contiguous_kernel(Sm80StageParams const s) {
   constexpr int ChunkElems = 16 / int(sizeof(T));
-  constexpr int ChunksPerThread = 4;
-  std::int64_t const chunks_per_row = s.kp / ChunkElems;
-  std::int64_t const total = std::int64_t(s.batch) * s.rows * chunks_per_row;
-  T const* const src = static_cast<T const*>(s.src);
-  T* const dst = static_cast<T*>(s.dst);
-  std::int64_t const stride = std::int64_t(gridDim.x) * kStageThreads;
-  for (std::int64_t first = std::int64_t(blockIdx.x) * kStageThreads + threadIdx.x; first < total;
-       first += stride * ChunksPerThread) {
-    alignas(16) T out[ChunksPerThread][ChunkElems];
-    TESSEL_UNROLL
-    for (int c = 0; c < ChunksPerThread; ++c) {
-      std::int64_t const chunk = first + c * stride;
-      std::int64_t const row = chunk / chunks_per_row;  // over all batches
-      std::int64_t const k0 = (chunk % chunks_per_row) * ChunkElems;
-      std::int64_t const b = row / s.rows, r = row % s.rows;
-      T const* from = src + b * s.src_batch + r * s.src_row + k0;
+  constexpr int Unroll = 4;
+  constexpr int WarpsPerCta = kStageThreads / 32;
+  int const lane = int(threadIdx.x) % 32;
+  std::int64_t const chunks = s.kp / ChunkElems;
+  std::int64_t const k_bytes = s.k * std::int64_t(sizeof(T));
+  std::int64_t const rows = std::int64_t(s.batch) * s.rows;
+  std::int64_t const warps = std::int64_t(gridDim.x) * WarpsPerCta;
+  // Few rows (a skinny operand) are split into segments of whole 128-chunk steps, so every warp
+  // of the grid has work; otherwise a warp's task is a whole row.
+  std::int64_t const steps = (chunks + 32 * Unroll - 1) / (32 * Unroll);
+  std::int64_t const segments = rows >= warps ? 1 : std::min(steps, (warps + rows - 1) / rows);
+  std::int64_t const steps_per_segment = (steps + segments - 1) / segments;
+  for (std::int64_t task = std::int64_t(blockIdx.x) * WarpsPerCta + threadIdx.x / 32; task < rows * segments; task += warps) {
+    std::int64_t const row = task / segments, segment = task % segments;
+    std::int64_t const b = row / s.rows, r = row % s.rows;
+    std::int64_t const c_end = std::min(chunks, (segment + 1) * steps_per_segment * 32 * Unroll);
+    T const* const from = static_cast<T const*>(s.src) + b * s.src_batch + r * s.src_row;
+    T* const to = static_cast<T*>(s.dst) + row * s.kp;
+    int const offset = int(reinterpret_cast<std::uintptr_t>(from) % 16);  // bytes past an aligned address
+    char const* const aligned = reinterpret_cast<char const*>(from) - offset;
+    int const span = offset != 0 ? 32 : 16;  // bytes of aligned words a chunk needs
+    for (std::int64_t c0 = segment * steps_per_segment * 32 * Unroll + lane; c0 < c_end; c0 += 32 * Unroll) {
+      Words4 out[Unroll];
       TESSEL_UNROLL
-      for (int j = 0; j < ChunkElems; ++j) out[c][j] = chunk < total && k0 + j < s.k ? from[j] : T(0);
-    }
-    TESSEL_UNROLL
-    for (int c = 0; c < ChunksPerThread; ++c) {
-      std::int64_t const chunk = first + c * stride;
-      if (chunk < total) *reinterpret_cast<uint4*>(dst + chunk * ChunkElems) = *reinterpret_cast<uint4 const*>(out[c]);
+      for (int u = 0; u < Unroll; ++u) {
+        std::int64_t const c = c0 + 32 * u, first = c * 16;  // the chunk's first byte in the row
+        if (c >= c_end) continue;
+        if (first >= offset && first - offset + span <= k_bytes) {
+          Words4 const lo = *reinterpret_cast<Words4 const*>(aligned + first);
+          Words4 const hi = offset != 0 ? *reinterpret_cast<Words4 const*>(aligned + first + 16) : lo;
+          out[u] = bytes_at(lo, hi, offset);
+        } else {
+          alignas(16) T e[ChunkElems];
+          std::int64_t const k0 = c * ChunkElems;
+          TESSEL_UNROLL
+          for (int j = 0; j < ChunkElems; ++j) e[j] = k0 + j < s.k ? from[k0 + j] : T(0);
+          out[u] = *reinterpret_cast<Words4 const*>(e);
+        }
+      }
+      TESSEL_UNROLL
+      for (int u = 0; u < Unroll; ++u) {
+        std::int64_t const c = c0 + 32 * u;
+        if (c < c_end) *reinterpret_cast<Words4*>(to + c * ChunkElems) = out[u];
+      }
     }
   }
 }
@@ -136,7 +160,11 @@ cudaError_t stage_launch(Sm80StageParams const& s, unsigned grid, cudaStream_t s
 cudaError_t sm80_stage_operand(Sm80StageParams const& s, cudaStream_t stream) {
   std::int64_t const tiles = ((s.rows + kStageTile - 1) / kStageTile) * ((s.kp + kStageTile - 1) / kStageTile) * s.batch;
   if (tiles == 0) return cudaSuccess;
-  unsigned const grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, 132 * 4 * 8));
+  unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, 132 * 4 * 8));
+  if (s.src_k == 1) {  // a warp per row (segment): enough CTAs for the rows, at most 8 per SM for 4 rounds
+    std::int64_t const row_ctas = (std::int64_t(s.batch) * s.rows + kStageThreads / 32 - 1) / (kStageThreads / 32);
+    grid = static_cast<unsigned>(std::clamp<std::int64_t>(row_ctas, 132 * 8, 132 * 8 * 4));
+  }
   switch (s.element_bytes) {
     case 1: return stage_launch<std::uint8_t>(s, grid, stream);
     case 2: return stage_launch<std::uint16_t>(s, grid, stream);
