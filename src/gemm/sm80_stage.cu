@@ -86,11 +86,17 @@ __global__ void __launch_bounds__(kStageThreads, 4) sm80_stage_kernel(Sm80StageP
   }
 }
 
-// A K-major source (k stride 1) whose rows are not 16-byte aligned: no transpose is needed. A warp
-// takes a row (or a segment of one) at a time; lane l makes output chunks l, l + 32, ... (16 bytes each, four in flight)
-// from the two aligned 16-byte words of the source that hold the chunk's bytes, shifted into
-// place (arch/unaligned_bytes.hpp) -- two 16-byte loads per chunk instead of one narrow load per
-// element. Only words inside the row's K elements are read: the chunk that starts the row, those
+// 16 aligned bytes, read once (evict-first: the source is not read again; the staged copy is).
+__device__ Words4 load_streaming(char const* p) {
+  uint4 const v = __ldcs(reinterpret_cast<uint4 const*>(p));
+  return {v.x, v.y, v.z, v.w};
+}
+
+// A K-major source (k stride 1) whose rows are not 16-byte aligned: no transpose is needed. A
+// warp makes 4 x 32 consecutive 16-byte output chunks of a row at a time, lane l chunks l, l + 32,
+// l + 64 and l + 96, each from the two aligned 16-byte words of the source that hold its bytes,
+// shifted into place (arch/unaligned_bytes.hpp): two 16-byte loads per chunk, not one narrow load
+// per element. Only words inside the row's K elements are read: the chunk that starts the row, those
 // that reach its end and the zero padding past K are made from narrow loads.
 template <class T>
 __global__ void __launch_bounds__(kStageThreads) sm80_stage_k_contiguous_kernel(Sm80StageParams const s) {
@@ -102,45 +108,66 @@ __global__ void __launch_bounds__(kStageThreads) sm80_stage_k_contiguous_kernel(
   std::int64_t const k_bytes = s.k * std::int64_t(sizeof(T));
   std::int64_t const rows = std::int64_t(s.batch) * s.rows;
   std::int64_t const warps = std::int64_t(gridDim.x) * WarpsPerCta;
-  // Few rows (a skinny operand) are split into segments of whole 128-chunk steps, so every warp
-  // of the grid has work; otherwise a warp's task is a whole row.
+  // A warp's task: one step of 32 * Unroll chunks of one row (tasks are small and many, so the
+  // warps finish together however many rows there are).
   std::int64_t const steps = (chunks + 32 * Unroll - 1) / (32 * Unroll);
-  std::int64_t const segments = rows >= warps ? 1 : std::min(steps, (warps + rows - 1) / rows);
-  std::int64_t const steps_per_segment = (steps + segments - 1) / segments;
-  for (std::int64_t task = std::int64_t(blockIdx.x) * WarpsPerCta + threadIdx.x / 32; task < rows * segments; task += warps) {
-    std::int64_t const row = task / segments, segment = task % segments;
+  for (std::int64_t task = std::int64_t(blockIdx.x) * WarpsPerCta + threadIdx.x / 32; task < rows * steps; task += warps) {
+    std::int64_t const row = task / steps, step = task % steps;
     std::int64_t const b = row / s.rows, r = row % s.rows;
-    std::int64_t const c_end = std::min(chunks, (segment + 1) * steps_per_segment * 32 * Unroll);
     T const* const from = static_cast<T const*>(s.src) + b * s.src_batch + r * s.src_row;
     T* const to = static_cast<T*>(s.dst) + row * s.kp;
     int const offset = int(reinterpret_cast<std::uintptr_t>(from) % 16);  // bytes past an aligned address
     char const* const aligned = reinterpret_cast<char const*>(from) - offset;
     int const span = offset != 0 ? 32 : 16;  // bytes of aligned words a chunk needs
-    for (std::int64_t c0 = segment * steps_per_segment * 32 * Unroll + lane; c0 < c_end; c0 += 32 * Unroll) {
-      Words4 out[Unroll];
-      TESSEL_UNROLL
-      for (int u = 0; u < Unroll; ++u) {
-        std::int64_t const c = c0 + 32 * u, first = c * 16;  // the chunk's first byte in the row
-        if (c >= c_end) continue;
-        if (first >= offset && first - offset + span <= k_bytes) {
-          Words4 const lo = *reinterpret_cast<Words4 const*>(aligned + first);
-          Words4 const hi = offset != 0 ? *reinterpret_cast<Words4 const*>(aligned + first + 16) : lo;
-          out[u] = bytes_at(lo, hi, offset);
-        } else {
-          alignas(16) T e[ChunkElems];
-          std::int64_t const k0 = c * ChunkElems;
-          TESSEL_UNROLL
-          for (int j = 0; j < ChunkElems; ++j) e[j] = k0 + j < s.k ? from[k0 + j] : T(0);
-          out[u] = *reinterpret_cast<Words4 const*>(e);
-        }
-      }
-      TESSEL_UNROLL
-      for (int u = 0; u < Unroll; ++u) {
-        std::int64_t const c = c0 + 32 * u;
-        if (c < c_end) *reinterpret_cast<Words4*>(to + c * ChunkElems) = out[u];
+    std::int64_t const c0 = step * 32 * Unroll + lane;
+    // Every chunk's aligned loads are issued before any is used (predicated, no branches between
+    // them), so a lane keeps 2 * Unroll 16-byte loads in flight.
+    Words4 lo[Unroll], hi[Unroll];
+    bool wide[Unroll];
+    TESSEL_UNROLL
+    for (int u = 0; u < Unroll; ++u) {
+      std::int64_t const c = c0 + 32 * u, first = c * 16;  // the chunk's first byte in the row
+      wide[u] = c < chunks && first >= offset && first - offset + span <= k_bytes;
+      lo[u] = hi[u] = Words4{};
+      if (wide[u]) {
+        lo[u] = load_streaming(aligned + first);
+        if (offset != 0) hi[u] = load_streaming(aligned + first + 16);
       }
     }
+    TESSEL_UNROLL
+    for (int u = 0; u < Unroll; ++u) {
+      std::int64_t const c = c0 + 32 * u;
+      if (c >= chunks) continue;
+      Words4 out;
+      if (wide[u]) {
+        out = bytes_at(lo[u], hi[u], offset);
+      } else {  // the row's first chunk, its last ones, and the zero padding past K
+        alignas(16) T e[ChunkElems];
+        std::int64_t const k0 = c * ChunkElems;
+        TESSEL_UNROLL
+        for (int j = 0; j < ChunkElems; ++j) e[j] = k0 + j < s.k ? from[k0 + j] : T(0);
+        out = *reinterpret_cast<Words4 const*>(e);
+      }
+      *reinterpret_cast<Words4*>(to + c * ChunkElems) = out;
+    }
   }
+}
+
+// The K-major kernel's grid: one round of resident CTAs (each warp then walks its share of the
+// tasks with no CTA waiting for a slot), fewer when there are fewer tasks.
+template <class T>
+cudaError_t k_contiguous_grid(Sm80StageParams const& s, unsigned* grid) {
+  int dev = 0, sms = 0, per_sm = 0;
+  if (cudaError_t err = cudaGetDevice(&dev); err != cudaSuccess) return err;
+  if (cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev); err != cudaSuccess) return err;
+  if (cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sm80_stage_k_contiguous_kernel<T>, kStageThreads, 0);
+      err != cudaSuccess)
+    return err;
+  std::int64_t const steps = (s.kp * std::int64_t(sizeof(T)) / 16 + 127) / 128;  // per row, as the kernel counts them
+  std::int64_t const task_ctas = (std::int64_t(s.batch) * s.rows * steps + kStageThreads / 32 - 1) / (kStageThreads / 32);
+  std::int64_t const resident = std::int64_t(std::max(1, sms)) * std::max(1, per_sm);
+  *grid = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(task_ctas, resident)));
+  return cudaSuccess;
 }
 
 template <class T>
@@ -148,6 +175,7 @@ cudaError_t stage_launch(Sm80StageParams const& s, unsigned grid, cudaStream_t s
   if (s.src_row == 1 && s.src_k != 1) {
     sm80_stage_kernel<T, true><<<grid, kStageThreads, 0, stream>>>(s);
   } else if (s.src_k == 1) {
+    if (cudaError_t err = k_contiguous_grid<T>(s, &grid); err != cudaSuccess) return err;
     sm80_stage_k_contiguous_kernel<T><<<grid, kStageThreads, 0, stream>>>(s);
   } else {
     sm80_stage_kernel<T, false><<<grid, kStageThreads, 0, stream>>>(s);
@@ -160,11 +188,7 @@ cudaError_t stage_launch(Sm80StageParams const& s, unsigned grid, cudaStream_t s
 cudaError_t sm80_stage_operand(Sm80StageParams const& s, cudaStream_t stream) {
   std::int64_t const tiles = ((s.rows + kStageTile - 1) / kStageTile) * ((s.kp + kStageTile - 1) / kStageTile) * s.batch;
   if (tiles == 0) return cudaSuccess;
-  unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, 132 * 4 * 8));
-  if (s.src_k == 1) {  // a warp per row (segment): enough CTAs for the rows, at most 8 per SM for 4 rounds
-    std::int64_t const row_ctas = (std::int64_t(s.batch) * s.rows + kStageThreads / 32 - 1) / (kStageThreads / 32);
-    grid = static_cast<unsigned>(std::clamp<std::int64_t>(row_ctas, 132 * 8, 132 * 8 * 4));
-  }
+  unsigned const grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, 132 * 4 * 8));
   switch (s.element_bytes) {
     case 1: return stage_launch<std::uint8_t>(s, grid, stream);
     case 2: return stage_launch<std::uint16_t>(s, grid, stream);
