@@ -109,14 +109,18 @@ Status prepare_operands(CanonicalGemm const& c, std::int64_t k, std::int64_t bat
     OperandView const& from;
     char* to;
     KMajorOperand* out;
-    char const* what;
   };
-  for (Stage const& s : {Stage{stage_a, c.a, ws_a, &w->a, "staging A"}, Stage{stage_b, c.b, ws_b, &w->b, "staging B"}}) {
-    if (!s.needed || !result.ok()) continue;
-    kernel::detail::Sm80StageParams sp{s.from.ptr, s.from.batch_stride, s.from.row_stride, s.from.k_stride, s.to, s.from.rows, k, kp,
-                       int(batch), element_bytes};
-    if (cudaError_t err = kernel::detail::sm80_stage_operand(sp, stream); err != cudaSuccess) result = cuda_failure(s.what, err);
+  kernel::detail::Sm80StageParams jobs[2];
+  int count = 0;
+  for (Stage const& s : {Stage{stage_a, c.a, ws_a, &w->a}, Stage{stage_b, c.b, ws_b, &w->b}}) {
+    if (!s.needed) continue;
+    jobs[count++] = {s.from.ptr, s.from.batch_stride, s.from.row_stride, s.from.k_stride, s.to, s.from.rows, k, kp,
+                     int(batch), element_bytes};
     *s.out = {s.to, kp, s.from.rows * kp};
+  }
+  if (count > 0 && result.ok()) {  // both operands in one launch where they can share it
+    if (cudaError_t err = kernel::detail::sm80_stage_operands(jobs, count, stream); err != cudaSuccess)
+      result = cuda_failure(count == 2 ? "staging A and B" : stage_a ? "staging A" : "staging B", err);
   }
   if (!result.ok()) return release_workspace(*w, std::move(result), stream);
   return result;

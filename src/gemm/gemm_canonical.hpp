@@ -66,7 +66,7 @@ struct CallWorkspace {
 enum class Staging { if_unaligned, always, never };
 
 // Makes the canonical operands readable by the kernels: an operand chosen by `a`, `b` is copied
-// by sm80_stage_operand into pool memory as rows of kp = K rounded up to 128 bytes (zero past K;
+// by sm80_stage_operands (one launch for both where it can) into pool memory as rows of kp = K rounded up to 128 bytes (zero past K;
 // whole 128-byte lines per row, so no copy of a k-slice straddles more sectors than it must),
 // batches back to back; the kernel's split-K scratch follows: `partials` floats and `flags` ints,
 // the flags zeroed. On failure nothing stays allocated.

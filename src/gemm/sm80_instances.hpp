@@ -49,6 +49,7 @@ struct Sm80StageParams {
   int batch = 1;
   int element_bytes = 2;  // 1, 2 or 4
 };
-cudaError_t sm80_stage_operand(Sm80StageParams const& s, cudaStream_t stream);
+// Stages `count` (1 or 2) operands; K-major ones (src_k == 1) of one element size share a launch.
+cudaError_t sm80_stage_operands(Sm80StageParams const* ops, int count, cudaStream_t stream);
 
 }  // namespace tessel::kernel::detail

@@ -6,7 +6,8 @@
 // chunks). One pass over the operand. A K-major source is copied chunk by chunk (narrow loads,
 // 16-byte stores); any other goes through 64x64 tiles in shared memory, read along whichever of
 // the source's dimensions is contiguous (coalesced 2- or 4-byte loads), written as 16-byte
-// stores along K. The CTAs stride over the work, so any size and batch count fits one launch.
+// stores along K. The CTAs stride over the work, so any size and batch count fits one launch; two
+// K-major operands share one.
 #include "sm80_instances.hpp"
 
 #include <tessel/arch/unaligned_bytes.hpp>
@@ -98,20 +99,42 @@ __device__ Words4 load_streaming(char const* p) {
 // shifted into place (arch/unaligned_bytes.hpp): two 16-byte loads per chunk, not one narrow load
 // per element. Only words inside the row's K elements are read: the chunk that starts the row, those
 // that reach its end and the zero padding past K are made from narrow loads.
+//
+// One launch stages up to two operands (a GEMM's A and B): their tasks are numbered one after the
+// other, so the warps finish together and the GEMM waits for one kernel's tail, not two.
+constexpr int kKContiguousUnroll = 4;
+
+struct KContiguousJobs {
+  Sm80StageParams op[2];
+  int count = 1;
+};
+
+// Tasks (one step of 32 * Unroll 16-byte chunks of one row) of one operand.
+TESSEL_HOST_DEVICE inline std::int64_t k_contiguous_steps(Sm80StageParams const& s, int element_bytes) {
+  std::int64_t const chunks = s.kp * element_bytes / 16;
+  return (chunks + 32 * kKContiguousUnroll - 1) / (32 * kKContiguousUnroll);
+}
+TESSEL_HOST_DEVICE inline std::int64_t k_contiguous_tasks(Sm80StageParams const& s, int element_bytes) {
+  return std::int64_t(s.batch) * s.rows * k_contiguous_steps(s, element_bytes);
+}
+
 template <class T>
-__global__ void __launch_bounds__(kStageThreads) sm80_stage_k_contiguous_kernel(Sm80StageParams const s) {
+__global__ void __launch_bounds__(kStageThreads) sm80_stage_k_contiguous_kernel(KContiguousJobs const jobs) {
   constexpr int ChunkElems = 16 / int(sizeof(T));
-  constexpr int Unroll = 4;
+  constexpr int Unroll = kKContiguousUnroll;
   constexpr int WarpsPerCta = kStageThreads / 32;
   int const lane = int(threadIdx.x) % 32;
-  std::int64_t const chunks = s.kp / ChunkElems;
-  std::int64_t const k_bytes = s.k * std::int64_t(sizeof(T));
-  std::int64_t const rows = std::int64_t(s.batch) * s.rows;
   std::int64_t const warps = std::int64_t(gridDim.x) * WarpsPerCta;
-  // A warp's task: one step of 32 * Unroll chunks of one row (tasks are small and many, so the
-  // warps finish together however many rows there are).
-  std::int64_t const steps = (chunks + 32 * Unroll - 1) / (32 * Unroll);
-  for (std::int64_t task = std::int64_t(blockIdx.x) * WarpsPerCta + threadIdx.x / 32; task < rows * steps; task += warps) {
+  std::int64_t const first_tasks = k_contiguous_tasks(jobs.op[0], int(sizeof(T)));
+  std::int64_t const all_tasks = first_tasks + (jobs.count > 1 ? k_contiguous_tasks(jobs.op[1], int(sizeof(T))) : 0);
+  for (std::int64_t job_task = std::int64_t(blockIdx.x) * WarpsPerCta + threadIdx.x / 32; job_task < all_tasks;
+       job_task += warps) {
+    bool const second = job_task >= first_tasks;
+    Sm80StageParams const& s = jobs.op[second ? 1 : 0];
+    std::int64_t const task = second ? job_task - first_tasks : job_task;
+    std::int64_t const chunks = s.kp / ChunkElems;
+    std::int64_t const k_bytes = s.k * std::int64_t(sizeof(T));
+    std::int64_t const steps = k_contiguous_steps(s, int(sizeof(T)));
     std::int64_t const row = task / steps, step = task % steps;
     std::int64_t const b = row / s.rows, r = row % s.rows;
     T const* const from = static_cast<T const*>(s.src) + b * s.src_batch + r * s.src_row;
@@ -156,43 +179,69 @@ __global__ void __launch_bounds__(kStageThreads) sm80_stage_k_contiguous_kernel(
 // The K-major kernel's grid: one round of resident CTAs (each warp then walks its share of the
 // tasks with no CTA waiting for a slot), fewer when there are fewer tasks.
 template <class T>
-cudaError_t k_contiguous_grid(Sm80StageParams const& s, unsigned* grid) {
+cudaError_t k_contiguous_grid(KContiguousJobs const& jobs, unsigned* grid) {
   int dev = 0, sms = 0, per_sm = 0;
   if (cudaError_t err = cudaGetDevice(&dev); err != cudaSuccess) return err;
   if (cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev); err != cudaSuccess) return err;
   if (cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sm80_stage_k_contiguous_kernel<T>, kStageThreads, 0);
       err != cudaSuccess)
     return err;
-  std::int64_t const steps = (s.kp * std::int64_t(sizeof(T)) / 16 + 127) / 128;  // per row, as the kernel counts them
-  std::int64_t const task_ctas = (std::int64_t(s.batch) * s.rows * steps + kStageThreads / 32 - 1) / (kStageThreads / 32);
+  std::int64_t tasks = 0;
+  for (int i = 0; i < jobs.count; ++i) tasks += k_contiguous_tasks(jobs.op[i], int(sizeof(T)));
+  std::int64_t const task_ctas = (tasks + kStageThreads / 32 - 1) / (kStageThreads / 32);
   std::int64_t const resident = std::int64_t(std::max(1, sms)) * std::max(1, per_sm);
   *grid = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(task_ctas, resident)));
   return cudaSuccess;
 }
 
 template <class T>
-cudaError_t stage_launch(Sm80StageParams const& s, unsigned grid, cudaStream_t stream) {
+cudaError_t k_contiguous_launch(KContiguousJobs const& jobs, cudaStream_t stream) {
+  unsigned grid = 1;
+  if (cudaError_t err = k_contiguous_grid<T>(jobs, &grid); err != cudaSuccess) return err;
+  sm80_stage_k_contiguous_kernel<T><<<grid, kStageThreads, 0, stream>>>(jobs);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t transpose_launch(Sm80StageParams const& s, cudaStream_t stream) {
+  std::int64_t const tiles = ((s.rows + kStageTile - 1) / kStageTile) * ((s.kp + kStageTile - 1) / kStageTile) * s.batch;
+  unsigned const grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, 132 * 4 * 8));
   if (s.src_row == 1 && s.src_k != 1) {
     sm80_stage_kernel<T, true><<<grid, kStageThreads, 0, stream>>>(s);
-  } else if (s.src_k == 1) {
-    if (cudaError_t err = k_contiguous_grid<T>(s, &grid); err != cudaSuccess) return err;
-    sm80_stage_k_contiguous_kernel<T><<<grid, kStageThreads, 0, stream>>>(s);
   } else {
     sm80_stage_kernel<T, false><<<grid, kStageThreads, 0, stream>>>(s);
   }
   return cudaGetLastError();
 }
 
+template <class T>
+cudaError_t stage_all(Sm80StageParams const* ops, int count, cudaStream_t stream) {
+  KContiguousJobs jobs;
+  jobs.count = 0;
+  for (int i = 0; i < count; ++i) {
+    Sm80StageParams const& s = ops[i];
+    if (s.rows == 0 || s.kp == 0 || s.batch == 0) continue;
+    if (s.src_k == 1) {
+      jobs.op[jobs.count++] = s;  // K-major: shares one launch with the other operand
+    } else if (cudaError_t err = transpose_launch<T>(s, stream); err != cudaSuccess) {
+      return err;
+    }
+  }
+  return jobs.count > 0 ? k_contiguous_launch<T>(jobs, stream) : cudaSuccess;
+}
+
 }  // namespace
 
-cudaError_t sm80_stage_operand(Sm80StageParams const& s, cudaStream_t stream) {
-  std::int64_t const tiles = ((s.rows + kStageTile - 1) / kStageTile) * ((s.kp + kStageTile - 1) / kStageTile) * s.batch;
-  if (tiles == 0) return cudaSuccess;
-  unsigned const grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, 132 * 4 * 8));
-  switch (s.element_bytes) {
-    case 1: return stage_launch<std::uint8_t>(s, grid, stream);
-    case 2: return stage_launch<std::uint16_t>(s, grid, stream);
-    default: return stage_launch<std::uint32_t>(s, grid, stream);
+cudaError_t sm80_stage_operands(Sm80StageParams const* ops, int count, cudaStream_t stream) {
+  if (count < 1 || count > 2) return cudaErrorInvalidValue;
+  if (count == 2 && ops[0].element_bytes != ops[1].element_bytes) {
+    if (cudaError_t err = sm80_stage_operands(ops, 1, stream); err != cudaSuccess) return err;
+    return sm80_stage_operands(ops + 1, 1, stream);
+  }
+  switch (ops[0].element_bytes) {
+    case 1: return stage_all<std::uint8_t>(ops, count, stream);
+    case 2: return stage_all<std::uint16_t>(ops, count, stream);
+    default: return stage_all<std::uint32_t>(ops, count, stream);
   }
 }
 

@@ -4,7 +4,7 @@
 namespace tessel::kernel::detail {
 
 Sm90Instance sm90_instance_e4m3_128x128x128_c2() {
-  return make_sm90_instance<Sm90GemmConfig<float_e4m3_t, 128, 5, 2, Sm90Accumulation::Promoted>>();
+  return make_sm90_instance<Sm90GemmConfig<float_e4m3_t, 128, 5, 2, 1, Sm90Accumulation::Promoted>>();
 }
 
 }  // namespace tessel::kernel::detail

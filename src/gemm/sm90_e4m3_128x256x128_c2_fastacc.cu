@@ -4,7 +4,7 @@
 namespace tessel::kernel::detail {
 
 Sm90Instance sm90_instance_e4m3_128x256x128_c2_fastacc() {
-  return make_sm90_instance<Sm90GemmConfig<float_e4m3_t, 256, 3, 2, Sm90Accumulation::Fast>>();
+  return make_sm90_instance<Sm90GemmConfig<float_e4m3_t, 256, 3, 2, 1, Sm90Accumulation::Fast>>();
 }
 
 }  // namespace tessel::kernel::detail

@@ -40,13 +40,15 @@ struct Sm90Family {
 };
 
 // clang-format off
-constexpr std::array<Sm90Family, 10> kFamilies = {{
+constexpr std::array<Sm90Family, 12> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2},
+    {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c1x2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x128x64_c2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x64x64},
     {DType::f16,  kernel::detail::sm90_instance_f16_128x256x64},
     {DType::f16,  kernel::detail::sm90_instance_f16_128x256x64_c2},
+    {DType::f16,  kernel::detail::sm90_instance_f16_128x256x64_c1x2},
     {DType::f16,  kernel::detail::sm90_instance_f16_128x128x64_c2},
     {DType::f16,  kernel::detail::sm90_instance_f16_128x64x64},
     {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x128x128_c2},
@@ -184,18 +186,20 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   // The schedule: cluster tiles x K slices.
   std::int64_t const tiles_m = (c.m + t.tile_m - 1) / t.tile_m, tiles_n = (c.n + t.tile_n - 1) / t.tile_n;
   std::int64_t const cluster_rows = (tiles_m + t.cluster_m - 1) / t.cluster_m;
+  std::int64_t const cluster_cols = (tiles_n + t.cluster_n - 1) / t.cluster_n;
   int const k_tiles = int((g.k + t.tile_k - 1) / t.tile_k);
   int const forced = forced_splits();
-  int const splits = forced > 0 ? std::min(forced, k_tiles) : choose_splits(cluster_rows * tiles_n * batch, k_tiles, clusters, t.tile_n);
+  int const splits = forced > 0 ? std::min(forced, k_tiles)
+                                : choose_splits(cluster_rows * cluster_cols * batch, k_tiles, clusters, t.tile_n);
 
   Sm90GemmParams p;
   // Operands TMA can read in place get their descriptors now; the others (MN-major, rows not
   // 16-byte aligned -- TMA needs aligned row starts as well as strides -- and any the driver
   // refuses) are staged into aligned K-major copies and described after.
-  int const box_b = t.tile_n / t.cluster_m;
+  int const box_a = t.tile_m / t.cluster_n, box_b = t.tile_n / t.cluster_m;  // what one CTA of a cluster copies
   bool const a_in_place = detail::readable_in_place(c.a, batch, eb) &&
                           encode_operand(&p.tma_a, encode, f.ab, c.a.ptr, g.k, c.m, c.a.row_stride, batch,
-                                         c.a.batch_stride, t.tile_k, t.tile_m, &p.a_batch_step);
+                                         c.a.batch_stride, t.tile_k, box_a, &p.a_batch_step);
   bool const b_in_place = detail::readable_in_place(c.b, batch, eb) &&
                           encode_operand(&p.tma_b, encode, f.ab, c.b.ptr, g.k, c.n, c.b.row_stride, batch,
                                          c.b.batch_stride, t.tile_k, box_b, &p.b_batch_step);
@@ -210,7 +214,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     if (result.ok()) result = std::move(s);
   };
   if (!a_in_place && !encode_operand(&p.tma_a, encode, f.ab, w.a.ptr, g.k, c.m, w.a.ld, batch, w.a.batch_stride,
-                                     t.tile_k, t.tile_m, &p.a_batch_step))
+                                     t.tile_k, box_a, &p.a_batch_step))
     fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged A"));
   if (!b_in_place && !encode_operand(&p.tma_b, encode, f.ab, w.b.ptr, g.k, c.n, w.b.ld, batch, w.b.batch_stride,
                                      t.tile_k, box_b, &p.b_batch_step))
@@ -252,7 +256,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     args.sm_count = clusters;
     args.ctas_per_sm = 1;
     args.group = 8;
-    p.scheduler = PersistentTileScheduler::make(GemmCoord(cluster_rows, tiles_n, batch * splits), args);
+    p.scheduler = PersistentTileScheduler::make(GemmCoord(cluster_rows, cluster_cols, batch * splits), args);
     if (cudaError_t err = t.launch(p, stream); err != cudaSuccess) fail(cuda_failure("launch of the sm90 GEMM kernel", err));
   }
   if (result.ok() && splits > 1) {
@@ -305,28 +309,34 @@ constexpr char kSummary64[] =
     "operand; parallel split-K for few tiles)";
 constexpr char kSummaryC2[] =
     "tensor cores, sm_90a: as the 1x1 kernel, in 2x1 clusters whose CTAs multicast halves of the shared B tile";
+constexpr char kSummaryC1x2[] =
+    "tensor cores, sm_90a: as the 1x1 kernel, in 1x2 clusters (two tile columns) whose CTAs multicast halves of the "
+    "shared A tile";
 
 #define TESSEL_SM90_ENTRY(I, NAME, SUMMARY, TILE, DT, SELECT) \
   GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
 
 // clang-format off
-std::array<GemmKernelInfo, 10> const kEntries = {{
+std::array<GemmKernelInfo, 12> const kEntries = {{
     TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128), or where its tiles fill the SMs' rounds enough better than the clusters'"),
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128)"),
-    TESSEL_SM90_ENTRY(2, "sm90_bf16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kBf16, "bf16 on sm_90a: a single tile column of at most 128 (64 < N <= 128)"),
-    TESSEL_SM90_ENTRY(3, "sm90_bf16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: N <= 64 (skinny)"),
-    TESSEL_SM90_ENTRY(4, "sm90_fp16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_128x256x64"),
-    TESSEL_SM90_ENTRY(5, "sm90_fp16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kF16,  "fp16 on sm_90a: default (M > 128, N > 128)"),
-    TESSEL_SM90_ENTRY(6, "sm90_fp16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kF16,  "fp16 on sm_90a: a single tile column of at most 128 (64 < N <= 128)"),
-    TESSEL_SM90_ENTRY(7, "sm90_fp16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: N <= 64 (skinny)"),
-    TESSEL_SM90_ENTRY(8, "sm90_e4m3_128x128x128_c2", kSummaryFp8, "128x128x128, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kE4m3, "e4m3 x e4m3 on sm_90a: default"),
-    TESSEL_SM90_ENTRY(9, "sm90_e4m3_128x256x128_c2_fastacc", kSummaryFp8Fast, "128x256x128, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kE4m3, "e4m3 x e4m3 on sm_90a: by name (fast accumulation)"),
+    TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
+    TESSEL_SM90_ENTRY(3, "sm90_bf16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kBf16, "bf16 on sm_90a: a single tile column of at most 128 (64 < N <= 128)"),
+    TESSEL_SM90_ENTRY(4, "sm90_bf16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: N <= 64 (skinny)"),
+    TESSEL_SM90_ENTRY(5, "sm90_fp16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_128x256x64"),
+    TESSEL_SM90_ENTRY(6, "sm90_fp16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kF16,  "fp16 on sm_90a: default (M > 128, N > 128)"),
+    TESSEL_SM90_ENTRY(7, "sm90_fp16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x256x64_c1x2"),
+    TESSEL_SM90_ENTRY(8, "sm90_fp16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kF16,  "fp16 on sm_90a: a single tile column of at most 128 (64 < N <= 128)"),
+    TESSEL_SM90_ENTRY(9, "sm90_fp16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: N <= 64 (skinny)"),
+    TESSEL_SM90_ENTRY(10, "sm90_e4m3_128x128x128_c2", kSummaryFp8, "128x128x128, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kE4m3, "e4m3 x e4m3 on sm_90a: default"),
+    TESSEL_SM90_ENTRY(11, "sm90_e4m3_128x256x128_c2_fastacc", kSummaryFp8Fast, "128x256x128, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kE4m3, "e4m3 x e4m3 on sm_90a: by name (fast accumulation)"),
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY
 
 // Entries per 16-bit input type (bf16 from 0, fp16 from kFp16) and the fp8 ones.
-constexpr std::size_t kTile256 = 0, kTile256C2 = 1, kTile128C2 = 2, kTile64 = 3, kFp16Entries = 4, kFp8Entry = 8;
+constexpr std::size_t kTile256 = 0, kTile256C2 = 1, kTile256C1x2 = 2, kTile128C2 = 3, kTile64 = 4, kFp16Entries = 5,
+                      kFp8Entry = 10;
 
 // Rounds of tiles the busiest SM (cluster) runs for entry i on a canonical m x n x batch problem,
 // or 0 when the resident count is unknown.
@@ -335,7 +345,8 @@ std::int64_t tile_rounds(std::size_t i, std::int64_t m, std::int64_t n, std::int
   int clusters = 0;
   if (!resident_clusters(i, t, &clusters).ok()) return 0;
   std::int64_t const rows = ((m + t.tile_m - 1) / t.tile_m + t.cluster_m - 1) / t.cluster_m;
-  std::int64_t const units = rows * ((n + t.tile_n - 1) / t.tile_n) * batch;
+  std::int64_t const cols = ((n + t.tile_n - 1) / t.tile_n + t.cluster_n - 1) / t.cluster_n;
+  std::int64_t const units = rows * cols * batch;
   return (units + clusters - 1) / clusters;
 }
 
@@ -357,14 +368,18 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   if (n <= 64) return &kEntries[first + kTile64];
   if (m <= 128) return &kEntries[first + kTile256];
   if (n <= 128) return &kEntries[first + kTile128C2];
-  // Where the clusters' tiles leave the last round nearly empty (4097 rows: 17 cluster rows of
-  // 256, the last with one row in it, 5 rounds on 66 clusters where 128-row tiles need 4 on 132
-  // SMs), the 1x1 kernel finishes first.
+  // Where the 2x1 clusters leave the last round nearly empty (4097 rows: 17 cluster rows of 256,
+  // the last with one row in it, 5 rounds on 66 clusters where 128-row tiles need 4 on 132 SMs),
+  // 1x2 clusters pair the tile columns instead (33 x 8 cluster tiles: 4 rounds); where both do,
+  // the 1x1 kernel may finish first.
   std::int64_t const c2 = tile_rounds(first + kTile256C2, m, n, g.batch_count);
+  std::int64_t const c1x2 = tile_rounds(first + kTile256C1x2, m, n, g.batch_count);
   std::int64_t const single = tile_rounds(first + kTile256, m, n, g.batch_count);
-  constexpr double kSingleTileTime = 1.15;  // per tile, against the 2x1 cluster kernel
-  if (c2 > 0 && single > 0 && double(single) * kSingleTileTime < double(c2)) return &kEntries[first + kTile256];
-  return &kEntries[first + kTile256C2];
+  if (c2 <= 0 || c1x2 <= 0 || single <= 0) return &kEntries[first + kTile256C2];
+  std::size_t const cluster = c1x2 < c2 ? kTile256C1x2 : kTile256C2;
+  constexpr double kSingleTileTime = 1.15;  // per tile, against the cluster kernels
+  if (double(single) * kSingleTileTime < double(std::min(c2, c1x2))) return &kEntries[first + kTile256];
+  return &kEntries[first + cluster];
 }
 
 int sm90_resident_ctas(GemmKernelInfo const& k) {
@@ -373,7 +388,7 @@ int sm90_resident_ctas(GemmKernelInfo const& k) {
   Sm90Instance const t = kFamilies[i].instance();
   int clusters = 0;
   if (!resident_clusters(i, t, &clusters).ok()) return -1;
-  return clusters * t.cluster_m;
+  return clusters * t.cluster_m * t.cluster_n;
 }
 
 }  // namespace tessel

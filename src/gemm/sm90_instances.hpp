@@ -12,12 +12,12 @@ namespace tessel::kernel::detail {
 
 struct Sm90Instance {
   int tile_m = 0, tile_n = 0, tile_k = 0;
-  int cluster_m = 1;
+  int cluster_m = 1, cluster_n = 1;  // CTAs of a cluster along M (sharing B) or N (sharing A)
   int stages = 0;
   int threads = 0;
   int smem_bytes = 0;
   int element_bytes = 0;
-  // Launches grid = p.scheduler.grid_size() clusters of cluster_m CTAs. Pre: p complete.
+  // Launches grid = p.scheduler.grid_size() clusters of cluster_m * cluster_n CTAs. Pre: p complete.
   cudaError_t (*launch)(Sm90GemmParams const& p, cudaStream_t stream) = nullptr;
   cudaError_t (*attributes)(cudaFuncAttributes* attr) = nullptr;
   // How many clusters of this kernel can be resident at once on the current device.
@@ -27,10 +27,12 @@ struct Sm90Instance {
 // clang-format off
 Sm90Instance sm90_instance_bf16_128x256x64();
 Sm90Instance sm90_instance_bf16_128x256x64_c2();
+Sm90Instance sm90_instance_bf16_128x256x64_c1x2();
 Sm90Instance sm90_instance_bf16_128x128x64_c2();
 Sm90Instance sm90_instance_bf16_128x64x64();
 Sm90Instance sm90_instance_f16_128x256x64();
 Sm90Instance sm90_instance_f16_128x256x64_c2();
+Sm90Instance sm90_instance_f16_128x256x64_c1x2();
 Sm90Instance sm90_instance_f16_128x128x64_c2();
 Sm90Instance sm90_instance_f16_128x64x64();
 Sm90Instance sm90_instance_e4m3_128x128x128_c2();

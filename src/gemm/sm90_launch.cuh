@@ -11,12 +11,12 @@ namespace tessel::kernel::detail {
 template <class Config>
 cudaLaunchConfig_t sm90_launch_config(unsigned clusters, cudaStream_t stream, cudaLaunchAttribute* attr) {
   cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(clusters * Config::ClusterM, 1, 1);
+  cfg.gridDim = dim3(clusters * Config::ClusterSize, 1, 1);
   cfg.blockDim = dim3(Config::Threads, 1, 1);
   cfg.dynamicSmemBytes = Config::SmemBytes;
   cfg.stream = stream;
   attr->id = cudaLaunchAttributeClusterDimension;
-  attr->val.clusterDim.x = Config::ClusterM;
+  attr->val.clusterDim.x = Config::ClusterSize;  // one dimension: the kernel ranks its CTAs along M or N
   attr->val.clusterDim.y = 1;
   attr->val.clusterDim.z = 1;
   cfg.attrs = attr;
@@ -46,15 +46,20 @@ template <class Config>
 cudaError_t sm90_max_active_clusters(int* clusters) {
   if (cudaError_t err = sm90_prepare<Config>(); err != cudaSuccess) return err;
   cudaLaunchAttribute attr{};
-  cudaLaunchConfig_t const cfg = sm90_launch_config<Config>(Config::ClusterM, nullptr, &attr);
+  cudaLaunchConfig_t const cfg = sm90_launch_config<Config>(1, nullptr, &attr);
   return cudaOccupancyMaxActiveClusters(clusters, &sm90_gemm_kernel<Config>, &cfg);
 }
 
 template <class Config>
 Sm90Instance make_sm90_instance() {
-  return {Config::TileM,       Config::TileN, Config::TileK, Config::ClusterM, Config::Stages, Config::Threads,
-          Config::SmemBytes, int(sizeof(typename Config::Element)), sm90_launch<Config>, sm90_attributes<Config>,
-          sm90_max_active_clusters<Config>};
+  Sm90Instance t;
+  t.tile_m = Config::TileM, t.tile_n = Config::TileN, t.tile_k = Config::TileK;
+  t.cluster_m = Config::ClusterM, t.cluster_n = Config::ClusterN;
+  t.stages = Config::Stages, t.threads = Config::Threads, t.smem_bytes = Config::SmemBytes;
+  t.element_bytes = int(sizeof(typename Config::Element));
+  t.launch = sm90_launch<Config>, t.attributes = sm90_attributes<Config>;
+  t.max_active_clusters = sm90_max_active_clusters<Config>;
+  return t;
 }
 
 }  // namespace tessel::kernel::detail

@@ -58,14 +58,15 @@ struct DtypeCase {
   DType ab, cd;
   char const* single;   // cluster 1x1
   char const* cluster;  // cluster 2x1, B multicast
+  char const* cluster_n;  // cluster 1x2, A multicast
   char const* narrow;   // 128x128 tiles, cluster 2x1
   char const* skinny;   // 128x64 tiles, 8 stages
 };
 constexpr DtypeCase kDtypes[] = {
-    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64"},
-    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64"},
-    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64"},
-    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64"},
+    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64"},
+    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64"},
+    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64"},
+    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64"},
 };
 
 // Elements of D's buffer that are not elements of D (padding between rows or columns, gaps
@@ -131,13 +132,13 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
     char const* entry;
   };
   // 4095 x 4097 (canonical 4097 x 4095): 2x1 clusters of 128 x 256 tiles need 17 x 16 cluster
-  // tiles, 5 rounds on 66 clusters, the 1x1 kernel 33 x 16 = 4 rounds on 132 SMs: 1x1 (on a
-  // 132-SM GPU). 16 x 4096 with a short K (not the sm_80 skinny kernel's size): 64-wide tiles.
+  // tiles, 5 rounds on 66 clusters, 1x2 clusters 33 x 8 = 4 rounds, as many as the slower 1x1
+  // kernel's 33 x 16 tiles on 132 SMs: 1x2 (on a 132-SM GPU). 16 x 4096 with a short K (not the sm_80 skinny kernel's size): 64-wide tiles.
   int dev = 0, sms = 0;
   ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
   constexpr Case cases[] = {{4096, 4096, "sm90_bf16_128x256x64_c2"},
-                            {4095, 4097, "sm90_bf16_128x256x64"},
+                            {4095, 4097, "sm90_bf16_128x256x64_c1x2"},
                             {128, 8192, "sm90_bf16_128x128x64_c2"},
                             {8192, 100, "sm90_bf16_128x256x64"},
                             {16, 4096, "sm90_bf16_128x64x64"}};
@@ -171,7 +172,7 @@ TEST(Sm90Sweep, RaggedShapesEveryLayoutAndOrder) {
     for (Shape const& s : shapes) {
       for (char const* layout : kLayouts) {
         for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
-          for (char const* name : {dt.single, dt.cluster, dt.narrow, dt.skinny}) {
+          for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny}) {
             for (float beta : {-0.5f, 0.0f}) {  // beta = 0 with D of the input type: the TMA-store epilogue
               GemmArguments g = problem(s.m, s.n, s.k, layout, co, dt.ab, dt.cd);
               g.beta = beta;
@@ -299,16 +300,19 @@ TEST(Sm90Sweep, UnalignedPointersAndLeadingDimensions) {
       g.lda += 3, g.ldb += 1, g.ldc += 5, g.ldd = g.ldc;  // odd leading dimensions
       Operands ops(g, 41, /*offset=*/1);                  // and pointers one element off
       expect_good(run_and_check(dt.cluster, g), what(dt.cluster, g, layout) + " unaligned", g.a_type);
+      expect_good(run_and_check(dt.cluster_n, g), what(dt.cluster_n, g, layout) + " unaligned", g.a_type);
     }
   }
 }
 
 TEST(Sm90Sweep, ManyTilesPerCtaAndALongK) {
   TESSEL_REQUIRE_SM90();
-  // 39 x 24 tiles of 128x256 (more than one per SM), 41 k-tiles of 64 (the 4-stage ring wraps
-  // within and across tiles), both cluster shapes, odd tile counts (a lone last cluster row).
-  for (char const* name : {"sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x128x64_c2"}) {
-    GemmArguments g = problem(4900, 6100, 2600, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+  // 49 x 21 tiles of 128x256 (canonical: D is column-major; more than one per SM), 41 k-tiles of
+  // 64 (the ring of stages wraps within and across tiles), every cluster shape, tile counts odd
+  // both ways (the last 2x1 cluster has a lone tile row, the last 1x2 cluster a lone tile column).
+  for (char const* name : {"sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2",
+                           "sm90_bf16_128x128x64_c2"}) {
+    GemmArguments g = problem(5200, 6200, 2600, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
     Operands ops(g, 91);
     expect_good(run_and_check(name, g), what(name, g, "tn"), g.a_type);
   }
@@ -373,7 +377,7 @@ TEST(Sm90Sweep, LeadingDimensionsOffEveryAlignment) {
       for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
         for (int offset : {0, 1}) {
           for (float beta : {0.0f, -0.5f}) {
-            for (char const* name : {dt.single, dt.cluster, dt.narrow, dt.skinny}) {
+            for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny}) {
               GemmArguments g = problem(150, 170, 203, "tn", co, dt.ab, dt.cd);
               g.lda += x.a, g.ldb += x.b, g.ldc += x.d, g.ldd += x.d, g.beta = beta;
               Operands ops(g, std::uint64_t(x.a * 100 + x.b * 10 + x.d), offset);
@@ -431,6 +435,7 @@ TEST(Sm90Large, OddAndAlignedShapesAgainstCublas) {
       {8191, 8193, 8191, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2"},
       {4096, 4096, 4096, "tn", DType::bf16, DType::f32, "sm90_bf16_128x256x64_c2"},
       {4095, 4097, 4099, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x256x64"},
+      {4095, 4097, 4099, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c1x2"},
       {4096, 4096, 4099, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2"},  // odd K, aligned D
       {4095, 4097, 4096, "tn", DType::f16, DType::f16, "sm90_fp16_128x256x64_c2"},   // odd D, aligned K
       {16, 8192, 8191, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x64x64"},        // skinny, odd K

@@ -25,7 +25,7 @@
 namespace tessel::kernel {
 
 struct Sm90GemmParams {
-  TmaDescriptor tma_a;  // (K, M, batch) of A, box (TileK, TileM, 1)
+  TmaDescriptor tma_a;  // (K, M, batch) of A, box (TileK, TileM / ClusterN, 1)
   TmaDescriptor tma_b;  // (K, N, batch) of B, box (TileK, TileN / ClusterM, 1)
   TmaDescriptor tma_d;  // (N, M, batch) of D, box (64, 64, 1); used when tma_store
   int a_batch_step = 1, b_batch_step = 1;
@@ -42,8 +42,9 @@ struct Sm90GemmParams {
   bool d_pairs = false;  // ... and written
   bool tma_store = false;  // D (16-bit) leaves through shared memory and tma_d (beta == 0)
   bool staged_rows = false;  // D (16-bit, no pair stores) leaves through shared memory, row by row (beta == 0)
-  // Clusters of ClusterM CTAs walk this schedule of cluster tiles (ClusterM tile rows x 1 tile
-  // column x 1 batch-and-slice); CTA r of a cluster takes tile row ClusterM * m + r.
+  // Clusters walk this schedule of cluster tiles (ClusterM tile rows x ClusterN tile columns x 1
+  // batch-and-slice, one of the two 1); CTA r of a cluster takes tile row ClusterM * m + r, or
+  // tile column ClusterN * n + r.
   PersistentTileScheduler scheduler;
 };
 

@@ -7,7 +7,8 @@
 //       A tile (TileM x TileK) and the B tile (TileN x TileK) into it (pipeline/sm90_pipeline.hpp).
 //       In a cluster of ClusterM CTAs (consecutive tile rows, one tile column), CTA r copies rows
 //       [r, r+1) * TileN / ClusterM of the B tile and multicasts them to every CTA of the cluster:
-//       each B byte is read from L2 once per cluster.
+//       each B byte is read from L2 once per cluster. A cluster of ClusterN CTAs (one tile row,
+//       consecutive tile columns) shares the A tile the same way.
 //   warpgroups 1 and 2, the consumers (cooperative: one tile, 64 rows each): per k-tile they wait
 //       for the stage, issue TileK / K wgmma m64 x TileN instructions from shared memory, keep
 //       one k-tile of wgmmas in flight and free the previous stage (fp8 with promoted accumulation:
@@ -86,8 +87,10 @@ struct Sm90WgmmaOf<float_e4m3_t, 128> {
 // accumulation keeps fewer mantissa bits than fp32, so long K drifts). 16-bit inputs: Fast.
 enum class Sm90Accumulation { Fast, Promoted };
 
-// One configuration: input type, tile width, pipeline depth, cluster size along M, accumulation.
-template <class Element_, int TileN_, int Stages_, int ClusterM_, Sm90Accumulation Accumulation_ = Sm90Accumulation::Fast>
+// One configuration: input type, tile width, pipeline depth, cluster shape (ClusterM tile rows
+// sharing B, or ClusterN tile columns sharing A), accumulation.
+template <class Element_, int TileN_, int Stages_, int ClusterM_, int ClusterN_ = 1,
+          Sm90Accumulation Accumulation_ = Sm90Accumulation::Fast>
 struct Sm90GemmConfig {
   using Element = Element_;
   static constexpr Sm90Accumulation Accumulation = Accumulation_;
@@ -96,7 +99,8 @@ struct Sm90GemmConfig {
   static constexpr int TileN = TileN_;
   static constexpr int TileK = 128 / int(sizeof(Element));  // one 128-byte swizzle row
   static constexpr int Stages = Stages_;
-  static constexpr int ClusterM = ClusterM_;
+  static constexpr int ClusterM = ClusterM_, ClusterN = ClusterN_;
+  static constexpr int ClusterSize = ClusterM * ClusterN;
   static constexpr int Threads = 128 * (1 + Consumers);
   using Mma = typename Sm90WgmmaOf<Element, TileN>::Op;
   static constexpr int Accumulators = TileN / 2;      // fp32 registers per consumer thread (three times with promotion)
@@ -107,7 +111,12 @@ struct Sm90GemmConfig {
   static_assert(Stages >= 2, "Sm90GemmConfig: the TMA pipeline needs at least 2 stages; raise Stages");
   static_assert(ClusterM == 1 || ClusterM == 2 || ClusterM == 4,
                 "Sm90GemmConfig: ClusterM (CTAs sharing one B tile by multicast) must be 1, 2 or 4");
+  static_assert(ClusterN == 1 || ClusterN == 2 || ClusterN == 4,
+                "Sm90GemmConfig: ClusterN (CTAs sharing one A tile by multicast) must be 1, 2 or 4");
+  static_assert(ClusterM == 1 || ClusterN == 1,
+                "Sm90GemmConfig: a cluster runs along one dimension: ClusterM > 1 (B shared) or ClusterN > 1 (A shared)");
   static_assert(TileN % (8 * ClusterM) == 0, "Sm90GemmConfig: each CTA of a cluster multicasts TileN / ClusterM rows of B");
+  static_assert(TileM % (8 * ClusterN) == 0, "Sm90GemmConfig: each CTA of a cluster multicasts TileM / ClusterN rows of A");
   static_assert(TileN % 64 == 0, "Sm90GemmConfig: the TMA-store epilogue writes 64-column boxes; TileN must be a multiple of 64");
   static_assert(Accumulation == Sm90Accumulation::Fast || TileN <= 128,
                 "Sm90GemmConfig: promoted accumulation keeps three register tiles (the sum and two partials); use TileN 128");
@@ -218,6 +227,16 @@ TESSEL_HOST_DEVICE constexpr int sm90_drained_barrier(int consumer) { return 3 +
 TESSEL_HOST_DEVICE constexpr int sm90_staged_barrier(int consumer) { return 5 + consumer; }
 inline constexpr int kSm90HandoffThreads = 128 + 32;
 
+// The first row and column of CTA `cta_rank`'s tile in cluster tile `tile`: a cluster covers
+// ClusterM consecutive tile rows or ClusterN consecutive tile columns.
+template <class Config>
+struct Sm90TileOrigin {
+  int m0, n0;
+  TESSEL_DEVICE Sm90TileOrigin(GemmCoord const& tile, int cta_rank)
+      : m0(int((tile.m() * Config::ClusterM + (Config::ClusterM > 1 ? cta_rank : 0)) * Config::TileM)),
+        n0(int((tile.n() * Config::ClusterN + (Config::ClusterN > 1 ? cta_rank : 0)) * Config::TileN)) {}
+};
+
 // Epilogue through shared memory, for a 16-bit D with C unread: the consumer warpgroup stages
 // alpha * acc (sm90_stage_accumulators), then either (p.tma_store: D's rows are 16-byte aligned)
 // one thread stores it with TMA, one 64 x 64 box per 64 columns -- rows and columns outside D are
@@ -259,9 +278,10 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
 // written one at a time. A narrow tile puts 32 / (TileN / 8) rows in each pass. (One 2-byte store
 // per element kept the copy warp busier than the mainloop: 4095x4097x4096 ran at 0.78x the
 // aligned problem's speed.) `lane` 0..31.
-template <int TileM, int TileN, int ClusterM>
+template <class Config>
 TESSEL_DEVICE void sm90_copy_out_rows(Sm90GemmParams const& p, std::uint16_t const* staging, int c, int lane, int cta_rank,
                                       int cluster) {
+  constexpr int TileN = Config::TileN;
   constexpr int ChunksPerRow = TileN / 8, RowsPerPass = 32 / ChunksPerRow;
   static_assert(ChunksPerRow >= 8 && 32 % ChunksPerRow == 0, "sm90_copy_out_rows: TileN must be 64, 128 or 256");
   PersistentTileScheduler const& sched = p.scheduler;
@@ -273,7 +293,8 @@ TESSEL_DEVICE void sm90_copy_out_rows(Sm90GemmParams const& p, std::uint16_t con
   };
   for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t)) {
     GemmCoord const tile = sched.tile_offset(t);
-    int const m0 = int((tile.m() * ClusterM + cta_rank) * TileM), n0 = int(tile.n() * TileN);
+    Sm90TileOrigin<Config> const at(tile, cta_rank);
+    int const m0 = at.m0, n0 = at.n0;
     int const batch = int(tile.k() % p.batch);
     named_barrier_meet(sm90_drained_barrier(c), kSm90HandoffThreads);
     named_barrier_meet(sm90_staged_barrier(c), kSm90HandoffThreads);
@@ -309,7 +330,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
   using Mma = typename Config::Mma;
   using SharedStorage = typename Config::SharedStorage;
   constexpr int TileM = Config::TileM, TileN = Config::TileN, TileK = Config::TileK;
-  constexpr int Stages = Config::Stages, ClusterM = Config::ClusterM;
+  constexpr int Stages = Config::Stages, ClusterM = Config::ClusterM, ClusterN = Config::ClusterN;
+  constexpr int ClusterSize = Config::ClusterSize;
 
   // 1024-byte alignment (of the shared-window address: the swizzle pattern repeats every 1024 bytes).
   extern __shared__ char smem_raw[];
@@ -317,20 +339,20 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
   auto& s = *reinterpret_cast<SharedStorage*>(smem_raw + ((1024u - misalign) & 1023u));
 
   int const warpgroup = int(threadIdx.x) / 128, wg_thread = int(threadIdx.x) % 128;
-  int const cta_rank = ClusterM > 1 ? int(cluster_cta_rank()) : 0;
+  int const cta_rank = ClusterSize > 1 ? int(cluster_cta_rank()) : 0;
   if (threadIdx.x == 0) {
-    s.pipeline.init(Config::Consumers * 4 * ClusterM);  // every consumer warp of every CTA that writes a stage
+    s.pipeline.init(Config::Consumers * 4 * ClusterSize);  // every consumer warp of every CTA that writes a stage
     tma_prefetch_descriptor(&p.tma_a);
     tma_prefetch_descriptor(&p.tma_b);
   }
-  if constexpr (ClusterM > 1) {
+  if constexpr (ClusterSize > 1) {
     cluster_sync();  // peers' barriers are initialised before any multicast reaches them
   } else {
     __syncthreads();
   }
 
   PersistentTileScheduler const& sched = p.scheduler;
-  int const cluster = int(blockIdx.x) / ClusterM;
+  int const cluster = int(blockIdx.x) / ClusterSize;
 
   if (warpgroup == 0) {
     // ---- producer ------------------------------------------------------------------------------
@@ -339,20 +361,27 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       PipelineState st;
       for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t)) {
         GemmCoord const tile = sched.tile_offset(t);
-        int const m0 = int((tile.m() * ClusterM + cta_rank) * TileM), n0 = int(tile.n() * TileN);
+        detail::Sm90TileOrigin<Config> const at(tile, cta_rank);
+        int const m0 = at.m0, n0 = at.n0;
         int const batch = int(tile.k() % p.batch), split = int(tile.k() / p.batch);
         int const k_begin = int(std::int64_t(split) * p.k_tiles / p.splits);
         int const k_end = int(std::int64_t(split + 1) * p.k_tiles / p.splits);
         for (int kt = k_begin; kt < k_end; ++kt) {
           std::uint64_t* full = s.pipeline.producer_acquire(st, Config::StageBytes);
-          tma_load_3d(&p.tma_a, full, s.a[st.index], kt * TileK, m0, batch * p.a_batch_step);
+          constexpr std::uint16_t everyone = std::uint16_t((1u << ClusterSize) - 1u);
+          if constexpr (ClusterN == 1) {
+            tma_load_3d(&p.tma_a, full, s.a[st.index], kt * TileK, m0, batch * p.a_batch_step);
+          } else {
+            constexpr int Rows = TileM / ClusterN;
+            tma_load_3d_multicast(&p.tma_a, full, s.a[st.index] + cta_rank * Rows * TileK, everyone, kt * TileK,
+                                  m0 + cta_rank * Rows, batch * p.a_batch_step);
+          }
           if constexpr (ClusterM == 1) {
             tma_load_3d(&p.tma_b, full, s.b[st.index], kt * TileK, n0, batch * p.b_batch_step);
           } else {
             constexpr int Rows = TileN / ClusterM;
-            tma_load_3d_multicast(&p.tma_b, full, s.b[st.index] + cta_rank * Rows * TileK,
-                                  std::uint16_t((1u << ClusterM) - 1u), kt * TileK, n0 + cta_rank * Rows,
-                                  batch * p.b_batch_step);
+            tma_load_3d_multicast(&p.tma_b, full, s.b[st.index] + cta_rank * Rows * TileK, everyone, kt * TileK,
+                                  n0 + cta_rank * Rows, batch * p.b_batch_step);
           }
           st.advance<Stages>();
         }
@@ -361,7 +390,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       // Warps 2 and 3 copy consumer 0's and 1's staged tiles of a D that TMA cannot store out to
       // global memory, overlapped with the consumers' next mainloop.
       int const c = (wg_thread - 64) / 32, lane = wg_thread % 32;
-      detail::sm90_copy_out_rows<TileM, TileN, ClusterM>(p, s.d[c], c, lane, cta_rank, cluster);
+      detail::sm90_copy_out_rows<Config>(p, s.d[c], c, lane, cta_rank, cluster);
     }
   } else {
     // ---- consumers -----------------------------------------------------------------------------
@@ -380,7 +409,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       GemmCoord const tile = sched.tile_offset(t);
       // 32-bit tile coordinates (the host keeps M, N and the batch count below 2^31): fewer
       // registers live beside the accumulators when the epilogue starts.
-      int const m0 = int((tile.m() * ClusterM + cta_rank) * TileM), n0 = int(tile.n() * TileN);
+      detail::Sm90TileOrigin<Config> const at(tile, cta_rank);
+      int const m0 = at.m0, n0 = at.n0;
       int const slice = int(tile.k()), batch = slice % p.batch;
       int const split = int(slice / p.batch);
       int const k_begin = int(std::int64_t(split) * p.k_tiles / p.splits);
@@ -406,7 +436,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         };
         auto retire = [&](float(&from)[Config::Accumulators], int stage) {  // after a wait that completed `from`
           wgmma_fence_operand(from);
-          if (lane == 0) s.pipeline.template consumer_release<ClusterM>(stage);
+          if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(stage);
           TESSEL_UNROLL
           for (int i = 0; i < Config::Accumulators; ++i) acc[i] += from[i];
         };
@@ -451,13 +481,13 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           wgmma_commit_group();
           wgmma_fence_operand(acc);
           wgmma_wait_group<1>();
-          if (previous >= 0 && lane == 0) s.pipeline.template consumer_release<ClusterM>(previous);
+          if (previous >= 0 && lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
           previous = st.index;
           st.advance<Stages>();
         }
         wgmma_wait_group<0>();
         wgmma_fence_operand(acc);
-        if (lane == 0) s.pipeline.template consumer_release<ClusterM>(previous);
+        if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
       }
 
       // Epilogue, on alpha * acc. The thread index is laundered first: every address the
@@ -491,7 +521,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     }
     if (p.tma_store && wg_thread == 0) tma_store_wait<0>();  // the staging buffer outlives its stores
   }
-  if constexpr (ClusterM > 1) cluster_sync();  // no CTA leaves while a peer may still signal it
+  if constexpr (ClusterSize > 1) cluster_sync();  // no CTA leaves while a peer may still signal it
 #else
   (void)p;
   tessel::detail::arch_unavailable("sm90_gemm_kernel (wgmma and setmaxnreg need sm_90a)");

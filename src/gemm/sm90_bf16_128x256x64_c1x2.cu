@@ -1,0 +1,9 @@
+// src/gemm/sm90_bf16_128x256x64_c1x2.cu -- sm_90a GEMM, bf16: 128x256x64 tiles, 3 stages + TMA-store staging, cluster 1x2
+// (two tile columns share the A tile by multicast).
+#include "sm90_launch.cuh"
+
+namespace tessel::kernel::detail {
+
+Sm90Instance sm90_instance_bf16_128x256x64_c1x2() { return make_sm90_instance<Sm90GemmConfig<bfloat16_t, 256, 3, 1, 2>>(); }
+
+}  // namespace tessel::kernel::detail
