@@ -10,6 +10,7 @@
 // K-major operands share one.
 #include "sm80_instances.hpp"
 
+#include <tessel/arch/sm90_cluster.hpp>
 #include <tessel/arch/unaligned_bytes.hpp>
 #include <tessel/config.hpp>
 #include <tessel/numeric/int_types.hpp>
@@ -120,6 +121,9 @@ TESSEL_HOST_DEVICE inline std::int64_t k_contiguous_tasks(Sm80StageParams const&
 
 template <class T>
 __global__ void __launch_bounds__(kStageThreads) sm80_stage_k_contiguous_kernel(KContiguousJobs const jobs) {
+  // One round of resident CTAs: the GEMM behind may launch now (its CTAs take SMs as these
+  // finish, and wait in griddepcontrol.wait for the copies).
+  grid_dependents_launch();
   constexpr int ChunkElems = 16 / int(sizeof(T));
   constexpr int Unroll = kKContiguousUnroll;
   constexpr int WarpsPerCta = kStageThreads / 32;

@@ -9,18 +9,23 @@
 namespace tessel::kernel::detail {
 
 template <class Config>
-cudaLaunchConfig_t sm90_launch_config(unsigned clusters, cudaStream_t stream, cudaLaunchAttribute* attr) {
+cudaLaunchConfig_t sm90_launch_config(unsigned clusters, cudaStream_t stream, cudaLaunchAttribute (&attr)[2]) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(clusters * Config::ClusterSize, 1, 1);
   cfg.blockDim = dim3(Config::Threads, 1, 1);
   cfg.dynamicSmemBytes = Config::SmemBytes;
   cfg.stream = stream;
-  attr->id = cudaLaunchAttributeClusterDimension;
-  attr->val.clusterDim.x = Config::ClusterSize;  // one dimension: the kernel ranks its CTAs along M or N
-  attr->val.clusterDim.y = 1;
-  attr->val.clusterDim.z = 1;
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = Config::ClusterSize;  // one dimension: the kernel ranks its CTAs along M or N
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  // Programmatic dependent launch: the kernel may start while the previous one in the stream (the
+  // operand staging, when there is one) finishes; it waits for it in griddepcontrol.wait before
+  // touching global memory.
+  attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[1].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  cfg.numAttrs = 2;
   return cfg;
 }
 
@@ -32,8 +37,8 @@ cudaError_t sm90_prepare() {
 template <class Config>
 cudaError_t sm90_launch(Sm90GemmParams const& p, cudaStream_t stream) {
   if (cudaError_t err = sm90_prepare<Config>(); err != cudaSuccess) return err;
-  cudaLaunchAttribute attr{};
-  cudaLaunchConfig_t const cfg = sm90_launch_config<Config>(unsigned(p.scheduler.grid_size()), stream, &attr);
+  cudaLaunchAttribute attr[2]{};
+  cudaLaunchConfig_t const cfg = sm90_launch_config<Config>(unsigned(p.scheduler.grid_size()), stream, attr);
   return cudaLaunchKernelEx(&cfg, &sm90_gemm_kernel<Config>, p);
 }
 
@@ -45,8 +50,9 @@ cudaError_t sm90_attributes(cudaFuncAttributes* attr) {
 template <class Config>
 cudaError_t sm90_max_active_clusters(int* clusters) {
   if (cudaError_t err = sm90_prepare<Config>(); err != cudaSuccess) return err;
-  cudaLaunchAttribute attr{};
-  cudaLaunchConfig_t const cfg = sm90_launch_config<Config>(1, nullptr, &attr);
+  cudaLaunchAttribute attr[2]{};
+  cudaLaunchConfig_t cfg = sm90_launch_config<Config>(1, nullptr, attr);
+  cfg.numAttrs = 1;  // the cluster shape is what occupancy depends on
   return cudaOccupancyMaxActiveClusters(clusters, &sm90_gemm_kernel<Config>, &cfg);
 }
 

@@ -13,6 +13,12 @@
 //                             memory accesses before are visible to them after their bar.sync
 //   warpgroup_reg_alloc<N>    setmaxnreg.inc.sync.aligned.u32 N (a warpgroup raises its cap)
 //   warpgroup_reg_dealloc<N>  setmaxnreg.dec.sync.aligned.u32 N (a warpgroup gives registers back)
+//   grid_dependency_wait      griddepcontrol.wait: with programmatic dependent launch, waits
+//                             until the grids this one depends on have completed and their
+//                             writes are visible (a no-op in a grid launched without it)
+//   grid_dependents_launch    griddepcontrol.launch_dependents: this CTA lets a dependent grid
+//                             launched with programmatic serialization start (once every CTA of
+//                             this grid has said so or exited); both are no-ops before sm_90
 // setmaxnreg acts only in a kernel whose register count is capped at entry
 // (__launch_bounds__(threads, 1)); N is a multiple of 8 in [24, 256], and the warpgroups'
 // caps together must fit the SM's register file.
@@ -24,6 +30,18 @@
 #include <cstdint>
 
 namespace tessel {
+
+TESSEL_DEVICE inline void grid_dependency_wait() {
+#if defined(TESSEL_ARCH_SM90)
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
+TESSEL_DEVICE inline void grid_dependents_launch() {
+#if defined(TESSEL_ARCH_SM90)
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
 
 TESSEL_DEVICE inline std::uint32_t cluster_cta_rank() {
 #if defined(TESSEL_ARCH_SM90)

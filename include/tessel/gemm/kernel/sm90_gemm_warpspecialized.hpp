@@ -350,6 +350,9 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
   } else {
     __syncthreads();
   }
+  // Launched right behind the operand staging (programmatic dependent launch): everything above
+  // overlapped its last CTAs; no global memory is touched before the staged copies are complete.
+  grid_dependency_wait();
 
   PersistentTileScheduler const& sched = p.scheduler;
   int const cluster = int(blockIdx.x) / ClusterSize;
