@@ -15,7 +15,8 @@
 //       every k-tile's wgmmas retire into fp32 registers first). After the last k-tile the
 //       epilogue writes D: a 16-bit D with C unread through a swizzled shared-memory buffer --
 //       TMA stores when its rows are 16-byte aligned; when they are not, warps 2 and 3 of the
-//       producer warpgroup copy the buffers out in coalesced rows while the consumers go on --
+//       producer warpgroup copy the buffers out in coalesced rows while the consumers go on (the
+//       consumers copy their CTA's last tile themselves) --
 //       else alpha * accumulators + beta * C straight from registers.
 // The producer runs ahead across tile boundaries, so the next tile's loads overlap this tile's
 // epilogue. Tiles come from a PersistentTileScheduler (schedule/persistent.hpp) over cluster
@@ -246,7 +247,7 @@ struct Sm90TileOrigin {
 // while this warpgroup goes on with the next tile's mainloop.
 template <class Out, int TileN>
 TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::uint16_t* staging,
-                                        int wg_thread, int consumer, int m0, int n0, int batch) {
+                                        int wg_thread, int consumer, int m0, int n0, int batch, bool last) {
   char* const base = reinterpret_cast<char*>(staging);
   if (p.tma_store) {
     if (wg_thread == 0) tma_store_wait_read<0>();
@@ -255,8 +256,12 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
     named_barrier_meet(sm90_drained_barrier(consumer), kSm90HandoffThreads);  // ... or the copy warp has
   }
   sm90_stage_accumulators<Out, TileN>(acc, base, wg_thread);
-  if (!p.tma_store) {
+  if (!p.tma_store && !last) {
     named_barrier_meet(sm90_staged_barrier(consumer), kSm90HandoffThreads);  // the copy warp is waiting: no stall
+    return;
+  }
+  if (!p.tma_store) {  // the CTA's last tile: this warpgroup's four warps copy it out (sm90_copy_out_rows)
+    named_barrier_sync(sm90_consumer_barrier(consumer), 128);
     return;
   }
   fence_proxy_async_shared();  // the writes above are visible to the TMA unit after the barrier
@@ -268,56 +273,63 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
   }
 }
 
-// A copy warp's side of p.staged_rows: for each tile of this CTA, in the consumers' order, meet
-// consumer c at `drained` (its buffer is free), then at `staged` (it holds the tile), and copy its
-// 64 rows of 16-bit values out to D while consumer c runs the next mainloop. D's rows are not
-// 16-byte aligned (that is why TMA could not store them), but most of each row's slice is: with
-// j0 the first of its elements at a 16-byte aligned address, lane q writes elements
+// Rows of one staged tile of a D that TMA cannot store (p.staged_rows), from consumer c's
+// buffer to global memory; this warp copies rows warp, warp + warps, ... of its 64. D's rows are
+// not 16-byte aligned (that is why TMA could not store them), but most of each row's slice is:
+// with j0 the first of its elements at a 16-byte aligned address, lane q writes elements
 // [j0 + 8q, j0 + 8q + 8) as one 16-byte store, shifted out of staged chunks q and q + 1; the j0
 // elements before the first aligned chunk and the fewer than 8 after the last whole one are
 // written one at a time. A narrow tile puts 32 / (TileN / 8) rows in each pass. (One 2-byte store
 // per element kept the copy warp busier than the mainloop: 4095x4097x4096 ran at 0.78x the
 // aligned problem's speed.) `lane` 0..31.
 template <class Config>
-TESSEL_DEVICE void sm90_copy_out_rows(Sm90GemmParams const& p, std::uint16_t const* staging, int c, int lane, int cta_rank,
-                                      int cluster) {
+TESSEL_DEVICE void sm90_copy_tile_rows(Sm90GemmParams const& p, std::uint16_t const* staging, int c, int m0, int n0,
+                                       int batch, int lane, int warp, int warps) {
   constexpr int TileN = Config::TileN;
   constexpr int ChunksPerRow = TileN / 8, RowsPerPass = 32 / ChunksPerRow;
-  static_assert(ChunksPerRow >= 8 && 32 % ChunksPerRow == 0, "sm90_copy_out_rows: TileN must be 64, 128 or 256");
-  PersistentTileScheduler const& sched = p.scheduler;
+  static_assert(ChunksPerRow >= 8 && 32 % ChunksPerRow == 0, "sm90_copy_tile_rows: TileN must be 64, 128 or 256");
   char const* const base = reinterpret_cast<char const*>(staging);
   int const q = lane % ChunksPerRow, sub = lane / ChunksPerRow;
   auto const chunk = [&](int r, int k) { return *reinterpret_cast<Words4 const*>(base + epilogue::sm90_staging_offset(r, 8 * k)); };
   auto const element = [&](int r, int col) {
     return *reinterpret_cast<std::uint16_t const*>(base + epilogue::sm90_staging_offset(r, col));
   };
+  std::uint16_t* const d = static_cast<std::uint16_t*>(p.d) + std::int64_t(batch) * p.batch_stride_d + n0;
+  int const first = m0 + 64 * c;
+  int const rows = p.m - first < 64 ? int(p.m - first) : 64;
+  int const cols = p.n - n0 < TileN ? int(p.n - n0) : TileN;
+#pragma unroll 2
+  for (int r = warp * RowsPerPass + sub; r < rows; r += warps * RowsPerPass) {
+    std::uint16_t* const row = d + (std::int64_t(first) + r) * p.ldd;
+    int const j0 = int((8u - ((reinterpret_cast<std::uintptr_t>(row) >> 1) & 7u)) & 7u);
+    int const whole = cols > j0 ? (cols - j0) / 8 : 0;  // aligned chunks wholly inside the slice
+    if (q < whole) {
+      Words4 const lo = chunk(r, q);
+      Words4 const hi = j0 != 0 ? chunk(r, q + 1) : lo;  // q + 1 < ChunksPerRow: the chunk ends by cols
+      *reinterpret_cast<Words4*>(row + j0 + 8 * q) = bytes_at(lo, hi, 2 * j0);
+    }
+    if (q < j0 && q < cols) row[q] = element(r, q);  // before the first aligned chunk
+    int const tail = cols > j0 ? j0 + 8 * whole + q : cols;
+    if (q < 8 && tail < cols) row[tail] = element(r, tail);  // after the last whole one
+  }
+}
+
+// A copy warp's side of p.staged_rows: for each tile of this CTA, in the consumers' order, meet
+// consumer c at `drained` (its buffer is free), then at `staged` (it holds the tile), and copy its
+// 64 rows out while consumer c runs the next mainloop. Not the CTA's last tile: with no mainloop
+// left to hide behind, one warp's copy was the kernel's tail (~19 us of 4095x4097x4096's 209 on
+// the H100), so the consumer's four warps copy that one themselves.
+template <class Config>
+TESSEL_DEVICE void sm90_copy_out_rows(Sm90GemmParams const& p, std::uint16_t const* staging, int c, int lane, int cta_rank,
+                                      int cluster) {
+  PersistentTileScheduler const& sched = p.scheduler;
   for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t)) {
+    named_barrier_meet(sm90_drained_barrier(c), kSm90HandoffThreads);
+    if (!sched.is_valid(sched.next_tile(t))) break;  // the consumer copies its last tile
+    named_barrier_meet(sm90_staged_barrier(c), kSm90HandoffThreads);
     GemmCoord const tile = sched.tile_offset(t);
     Sm90TileOrigin<Config> const at(tile, cta_rank);
-    int const m0 = at.m0, n0 = at.n0;
-    int const batch = int(tile.k() % p.batch);
-    named_barrier_meet(sm90_drained_barrier(c), kSm90HandoffThreads);
-    named_barrier_meet(sm90_staged_barrier(c), kSm90HandoffThreads);
-    std::uint16_t* const d = static_cast<std::uint16_t*>(p.d) + std::int64_t(batch) * p.batch_stride_d + n0;
-    int const first = m0 + 64 * c;
-    int const rows = p.m - first < 64 ? int(p.m - first) : 64;
-    int const cols = p.n - n0 < TileN ? int(p.n - n0) : TileN;
-#pragma unroll 2
-    for (int pass = 0; pass < 64 / RowsPerPass; ++pass) {
-      int const r = pass * RowsPerPass + sub;
-      if (r >= rows) continue;
-      std::uint16_t* const row = d + (std::int64_t(first) + r) * p.ldd;
-      int const j0 = int((8u - ((reinterpret_cast<std::uintptr_t>(row) >> 1) & 7u)) & 7u);
-      int const whole = cols > j0 ? (cols - j0) / 8 : 0;  // aligned chunks wholly inside the slice
-      if (q < whole) {
-        Words4 const lo = chunk(r, q);
-        Words4 const hi = j0 != 0 ? chunk(r, q + 1) : lo;  // q + 1 < ChunksPerRow: the chunk ends by cols
-        *reinterpret_cast<Words4*>(row + j0 + 8 * q) = bytes_at(lo, hi, 2 * j0);
-      }
-      if (q < j0 && q < cols) row[q] = element(r, q);  // before the first aligned chunk
-      int const tail = cols > j0 ? j0 + 8 * whole + q : cols;
-      if (q < 8 && tail < cols) row[tail] = element(r, tail);  // after the last whole one
-    }
+    sm90_copy_tile_rows<Config>(p, staging, c, at.m0, at.n0, int(tile.k() % p.batch), lane, 0, 1);
   }
 }
 
@@ -504,11 +516,14 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       // Thread (warp, lane) holds tile rows r and r + 8 (r = 64 * consumer + 16 * warp + lane / 4),
       // column pairs 2 * (lane % 4) + 8j.
       if (p.tma_store || p.staged_rows) {
+        bool const last = !sched.is_valid(sched.next_tile(t));
         if (p.out_f16) {
-          detail::sm90_epilogue_staged<half_t, TileN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch);
+          detail::sm90_epilogue_staged<half_t, TileN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last);
         } else {
-          detail::sm90_epilogue_staged<bfloat16_t, TileN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch);
+          detail::sm90_epilogue_staged<bfloat16_t, TileN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch,
+                                                          last);
         }
+        if (p.staged_rows && last) detail::sm90_copy_tile_rows<Config>(p, s.d[consumer], consumer, m0, n0, batch, et % 32, et / 32, 4);
       } else {
         std::int64_t const row0 = std::int64_t(m0) + consumer * 64 + (et / 32) * 16 + (et % 32) / 4;
         std::int64_t const col0 = std::int64_t(n0) + 2 * (et % 4);
