@@ -14,6 +14,7 @@ struct Sm90Instance {
   int tile_m = 0, tile_n = 0, tile_k = 0;
   int cluster_m = 1, cluster_n = 1;  // CTAs of a cluster along M (sharing B) or N (sharing A)
   int stages = 0;
+  int epilogue_slabs = 1;  // 2: the staging buffer holds half a tile (TMA-stored D only)
   int threads = 0;
   int smem_bytes = 0;
   int element_bytes = 0;
@@ -28,6 +29,7 @@ struct Sm90Instance {
 Sm90Instance sm90_instance_bf16_128x256x64();
 Sm90Instance sm90_instance_bf16_128x256x64_c2();
 Sm90Instance sm90_instance_bf16_128x256x64_c1x2();
+Sm90Instance sm90_instance_bf16_128x256x64_c2_s4();
 Sm90Instance sm90_instance_bf16_128x128x64_c2();
 Sm90Instance sm90_instance_bf16_128x64x64();
 Sm90Instance sm90_instance_f16_128x256x64();

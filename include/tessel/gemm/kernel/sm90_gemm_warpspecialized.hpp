@@ -41,6 +41,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace tessel::kernel {
 
@@ -89,9 +90,11 @@ struct Sm90WgmmaOf<float_e4m3_t, 128> {
 enum class Sm90Accumulation { Fast, Promoted };
 
 // One configuration: input type, tile width, pipeline depth, cluster shape (ClusterM tile rows
-// sharing B, or ClusterN tile columns sharing A), accumulation.
+// sharing B, or ClusterN tile columns sharing A), accumulation, and the column slabs the epilogue
+// stages a tile in (2: a buffer half as wide, two rounds of TMA stores per tile -- room for one
+// more pipeline stage; TMA-stored D only, the host takes the register epilogue otherwise).
 template <class Element_, int TileN_, int Stages_, int ClusterM_, int ClusterN_ = 1,
-          Sm90Accumulation Accumulation_ = Sm90Accumulation::Fast>
+          Sm90Accumulation Accumulation_ = Sm90Accumulation::Fast, int EpilogueSlabs_ = 1>
 struct Sm90GemmConfig {
   using Element = Element_;
   static constexpr Sm90Accumulation Accumulation = Accumulation_;
@@ -100,6 +103,8 @@ struct Sm90GemmConfig {
   static constexpr int TileN = TileN_;
   static constexpr int TileK = 128 / int(sizeof(Element));  // one 128-byte swizzle row
   static constexpr int Stages = Stages_;
+  static constexpr int EpilogueSlabs = EpilogueSlabs_;
+  static constexpr int SlabN = TileN / EpilogueSlabs;  // columns of the epilogue's staging buffer
   static constexpr int ClusterM = ClusterM_, ClusterN = ClusterN_;
   static constexpr int ClusterSize = ClusterM * ClusterN;
   static constexpr int Threads = 128 * (1 + Consumers);
@@ -119,6 +124,8 @@ struct Sm90GemmConfig {
   static_assert(TileN % (8 * ClusterM) == 0, "Sm90GemmConfig: each CTA of a cluster multicasts TileN / ClusterM rows of B");
   static_assert(TileM % (8 * ClusterN) == 0, "Sm90GemmConfig: each CTA of a cluster multicasts TileM / ClusterN rows of A");
   static_assert(TileN % 64 == 0, "Sm90GemmConfig: the TMA-store epilogue writes 64-column boxes; TileN must be a multiple of 64");
+  static_assert((EpilogueSlabs == 1 || EpilogueSlabs == 2) && SlabN % 64 == 0,
+                "Sm90GemmConfig: the epilogue stages a tile in 1 or 2 slabs of whole 64-column boxes");
   static_assert(Accumulation == Sm90Accumulation::Fast || TileN <= 128,
                 "Sm90GemmConfig: promoted accumulation keeps three register tiles (the sum and two partials); use TileN 128");
 
@@ -128,7 +135,7 @@ struct Sm90GemmConfig {
   struct SharedStorage {
     alignas(1024) Element a[Stages][TileM * TileK];  // (BLK_M,BLK_K) per stage, 128-byte swizzle
     alignas(1024) Element b[Stages][TileN * TileK];  // (BLK_N,BLK_K) per stage, 128-byte swizzle
-    alignas(1024) std::uint16_t d[Consumers][64 * TileN];  // (64,BLK_N) of a 16-bit D per consumer, as 64x64 boxes
+    alignas(1024) std::uint16_t d[Consumers][64 * SlabN];  // (64,SlabN) of a 16-bit D per consumer, as 64x64 boxes
     TmaPipeline<Stages> pipeline;
   };
   // The dynamic shared memory asked for: the storage plus room to align it to 1024 bytes.
@@ -205,15 +212,17 @@ TESSEL_DEVICE void sm90_epilogue_registers(Sm90GemmParams const& p, float const 
   }
 }
 
-// A consumer warpgroup's alpha * acc, converted to Out, into its 64 x TileN staging buffer
+// A consumer warpgroup's alpha * acc, converted to Out, into its 64 x TileN staging buffer -- or
+// columns [Slab, Slab + 1) * SlabN of it into a 64 x SlabN one
 // (epilogue/sm90_epilogue_staging.hpp: which registers each 4-byte store takes, and where it goes;
 // a warp's 32 writes, 8 rows of one 16-byte chunk each, land in 32 distinct banks).
-template <class Out, int TileN>
+template <class Out, int TileN, int SlabN = TileN, int Slab = 0>
 TESSEL_DEVICE void sm90_stage_accumulators(float const (&acc)[TileN / 2], char* base, int wg_thread) {
+  constexpr int First = Slab * epilogue::sm90_staged_stores(SlabN), Last = First + epilogue::sm90_staged_stores(SlabN);
   TESSEL_UNROLL
-  for (int i = 0; i < epilogue::sm90_staged_stores(TileN); ++i) {
+  for (int i = First; i < Last; ++i) {
     epilogue::Sm90StagedStore const at = epilogue::sm90_staged_store(wg_thread, i);
-    *reinterpret_cast<std::uint32_t*>(base + epilogue::sm90_staging_offset(at.row, at.col)) =
+    *reinterpret_cast<std::uint32_t*>(base + epilogue::sm90_staging_offset(at.row, at.col - Slab * SlabN)) =
         Sm90Pair<Out>::pack(acc[epilogue::sm90_staged_register(i, 0)], acc[epilogue::sm90_staged_register(i, 1)]);
   }
 }
@@ -245,10 +254,30 @@ struct Sm90TileOrigin {
 // it -- or (p.staged_rows: an odd leading dimension, which TMA cannot store) hands the buffer to
 // the producer warpgroup's copy warps (sm90_copy_out_rows), which write it out in coalesced rows
 // while this warpgroup goes on with the next tile's mainloop.
-template <class Out, int TileN>
+template <class Out, int TileN, int SlabN>
 TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::uint16_t* staging,
                                         int wg_thread, int consumer, int m0, int n0, int batch, bool last) {
   char* const base = reinterpret_cast<char*>(staging);
+  if constexpr (SlabN < TileN) {  // TMA stores only (the host's rule): each slab waits for the last's reads
+    auto const slab = [&](auto which) {
+      constexpr int S = decltype(which)::value;
+      if (wg_thread == 0) tma_store_wait_read<0>();
+      named_barrier_sync(sm90_consumer_barrier(consumer), 128);
+      sm90_stage_accumulators<Out, TileN, SlabN, S>(acc, base, wg_thread);
+      fence_proxy_async_shared();
+      named_barrier_sync(sm90_consumer_barrier(consumer), 128);
+      if (wg_thread == 0) {
+        TESSEL_UNROLL
+        for (int box = 0; box < SlabN / 64; ++box)
+          tma_store_3d(&p.tma_d, base + box * 8192, n0 + S * SlabN + 64 * box, m0, batch);
+        tma_store_commit();
+      }
+    };
+    static_assert(TileN == 2 * SlabN, "sm90_epilogue_staged: 1 or 2 slabs");
+    slab(std::integral_constant<int, 0>{});
+    slab(std::integral_constant<int, 1>{});
+    return;
+  }
   if (p.tma_store) {
     if (wg_thread == 0) tma_store_wait_read<0>();
     named_barrier_sync(sm90_consumer_barrier(consumer), 128);  // the previous tile's stores have read the buffer
@@ -401,7 +430,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           st.advance<Stages>();
         }
       }
-    } else if (p.staged_rows && wg_thread >= 64) {
+    } else if (Config::EpilogueSlabs == 1 && p.staged_rows && wg_thread >= 64) {
       // Warps 2 and 3 copy consumer 0's and 1's staged tiles of a D that TMA cannot store out to
       // global memory, overlapped with the consumers' next mainloop.
       int const c = (wg_thread - 64) / 32, lane = wg_thread % 32;
@@ -518,12 +547,13 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       if (p.tma_store || p.staged_rows) {
         bool const last = !sched.is_valid(sched.next_tile(t));
         if (p.out_f16) {
-          detail::sm90_epilogue_staged<half_t, TileN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last);
+          detail::sm90_epilogue_staged<half_t, TileN, Config::SlabN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0,
+                                                                     batch, last);
         } else {
-          detail::sm90_epilogue_staged<bfloat16_t, TileN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch,
-                                                          last);
+          detail::sm90_epilogue_staged<bfloat16_t, TileN, Config::SlabN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer,
+                                                                         n0, batch, last);
         }
-        if (p.staged_rows && last) detail::sm90_copy_tile_rows<Config>(p, s.d[consumer], consumer, m0, n0, batch, et % 32, et / 32, 4);
+        if (Config::EpilogueSlabs == 1 && p.staged_rows && last) detail::sm90_copy_tile_rows<Config>(p, s.d[consumer], consumer, m0, n0, batch, et % 32, et / 32, 4);
       } else {
         std::int64_t const row0 = std::int64_t(m0) + consumer * 64 + (et / 32) * 16 + (et % 32) / 4;
         std::int64_t const col0 = std::int64_t(n0) + 2 * (et % 4);
