@@ -12,7 +12,7 @@ bench_setup sm90 sm90_ "${1:-}"
 variants="$OUT/sm90-variants.txt"
 {
   grep -v '^#' bench/sm90.txt
-  for k in sm90_bf16_128x256x64 sm90_bf16_128x256x64_c2 sm90_bf16_128x256x64_c1x2 sm90_bf16_128x128x64_c2; do
+  for k in sm90_bf16_128x256x64 sm90_bf16_128x256x64_c2 sm90_bf16_128x256x64_c1x2 sm90_bf16_128x256x64_c2_s4 sm90_bf16_128x128x64_c2; do
     echo "--m 4096 --n 4096 --k 4096 --dtype bf16 --kernel $k --iters 30 --warmup 5 --no-verify"
     echo "--m 8192 --n 8192 --k 8192 --dtype bf16 --kernel $k --iters 10 --warmup 2 --no-verify"
     echo "--m 4095 --n 4097 --k 4099 --dtype bf16 --kernel $k --iters 20 --warmup 3 --no-verify"
