@@ -40,7 +40,7 @@ struct Sm90Family {
 };
 
 // clang-format off
-constexpr std::array<Sm90Family, 13> kFamilies = {{
+constexpr std::array<Sm90Family, 14> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c1x2},
@@ -54,6 +54,7 @@ constexpr std::array<Sm90Family, 13> kFamilies = {{
     {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x128x128_c2},
     {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2_fastacc},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2_s4},
+    {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x192x128_c2},
 }};
 // clang-format on
 
@@ -249,7 +250,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     // warpgroup's copy warps, overlapped with the next mainloop (single elements scattered over 8
     // rows per store took 361 us against 180 us at 4096^3 for 4095x4097x4099 on the H100; the
     // consumers' own synchronous row copies still cost ~55 us of its 315).
-    p.staged_rows = !p.tma_store && !reads_c && g.c_type != DType::f32 && t.epilogue_slabs == 1;
+    p.staged_rows = !p.tma_store && !reads_c && g.c_type != DType::f32 && t.row_copies;
   }
 
   if (result.ok()) {
@@ -299,6 +300,9 @@ constexpr char kE4m3[] = "e4m3 x e4m3 -> bf16|fp16|fp32 (a_scale, b_scale)";
 constexpr char kSummaryFp8[] =
     "tensor cores, sm_90a: as the bf16 kernels with wgmma m64nNk32 e4m3; fp32 accumulators promoted from the tensor "
     "core after every 128-deep k-tile";
+constexpr char kSummaryFp8Wide[] =
+    "tensor cores, sm_90a: as the bf16 kernels with wgmma m64n192k32 e4m3; each 128-deep k-tile accumulates in a "
+    "fresh register tile that is added to the fp32 accumulators once it retires (promotion)";
 constexpr char kSummaryFp8Fast[] =
     "tensor cores, sm_90a: as the bf16 kernels with wgmma m64n256k32 e4m3, accumulating in the tensor core for the "
     "whole K (fast accumulation: fewer mantissa bits on long K)";
@@ -321,7 +325,7 @@ constexpr char kSummaryC1x2[] =
   GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
 
 // clang-format off
-std::array<GemmKernelInfo, 13> const kEntries = {{
+std::array<GemmKernelInfo, 14> const kEntries = {{
     TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128), or where its tiles fill the SMs' rounds enough better than the clusters'"),
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128)"),
     TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
@@ -332,16 +336,17 @@ std::array<GemmKernelInfo, 13> const kEntries = {{
     TESSEL_SM90_ENTRY(7, "sm90_fp16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x256x64_c1x2"),
     TESSEL_SM90_ENTRY(8, "sm90_fp16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kF16,  "fp16 on sm_90a: a single tile column of at most 128 (64 < N <= 128)"),
     TESSEL_SM90_ENTRY(9, "sm90_fp16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: N <= 64 (skinny)"),
-    TESSEL_SM90_ENTRY(10, "sm90_e4m3_128x128x128_c2", kSummaryFp8, "128x128x128, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kE4m3, "e4m3 x e4m3 on sm_90a: default"),
+    TESSEL_SM90_ENTRY(10, "sm90_e4m3_128x128x128_c2", kSummaryFp8, "128x128x128, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kE4m3, "e4m3 x e4m3 on sm_90a: by name (128-wide tiles, two alternating partial tiles)"),
     TESSEL_SM90_ENTRY(11, "sm90_e4m3_128x256x128_c2_fastacc", kSummaryFp8Fast, "128x256x128, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kE4m3, "e4m3 x e4m3 on sm_90a: by name (fast accumulation)"),
     TESSEL_SM90_ENTRY(12, "sm90_bf16_128x256x64_c2_s4", kSummaryS4, "128x256x64, 3 warpgroups, 4 stages, cluster 2x1, 224 KiB smem", kBf16, "bf16 on sm_90a: by name (an experiment: 4 stages, the epilogue in two slabs)"),
+    TESSEL_SM90_ENTRY(13, "sm90_e4m3_128x192x128_c2", kSummaryFp8Wide, "128x192x128, 3 warpgroups, 4 stages, cluster 2x1, 209 KiB smem", kE4m3, "e4m3 x e4m3 on sm_90a: default"),
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY
 
 // Entries per 16-bit input type (bf16 from 0, fp16 from kFp16) and the fp8 ones.
 constexpr std::size_t kTile256 = 0, kTile256C2 = 1, kTile256C1x2 = 2, kTile128C2 = 3, kTile64 = 4, kFp16Entries = 5,
-                      kFp8Entry = 10;
+                      kFp8Entry = 13;
 
 // Rounds of tiles the busiest SM (cluster) runs for entry i on a canonical m x n x batch problem,
 // or 0 when the resident count is unknown.

@@ -48,7 +48,7 @@ namespace tessel::kernel {
 // The wgmma instruction for a 16-bit input type and tile width (K-major A and B).
 template <class Element, int N>
 struct Sm90WgmmaOf {
-  static_assert(sizeof(Element) == 0, "Sm90WgmmaOf: the sm_90a GEMM takes bfloat16_t or half_t inputs with TileN 64, 128 or 256, or float_e4m3_t with 128 or 256");
+  static_assert(sizeof(Element) == 0, "Sm90WgmmaOf: the sm_90a GEMM takes bfloat16_t or half_t inputs with TileN 64, 128 or 256, or float_e4m3_t with 128, 192 or 256");
 };
 template <>
 struct Sm90WgmmaOf<bfloat16_t, 256> {
@@ -79,6 +79,10 @@ struct Sm90WgmmaOf<float_e4m3_t, 256> {
   using Op = SM90_64x256x32_F32E4M3E4M3_SS;
 };
 template <>
+struct Sm90WgmmaOf<float_e4m3_t, 192> {
+  using Op = SM90_64x192x32_F32E4M3E4M3_SS;
+};
+template <>
 struct Sm90WgmmaOf<float_e4m3_t, 128> {
   using Op = SM90_64x128x32_F32E4M3E4M3_SS;
 };
@@ -87,6 +91,10 @@ struct Sm90WgmmaOf<float_e4m3_t, 128> {
 // (Fast), or promoted -- each k-tile's wgmmas (4 x k32 = 128 deep) accumulate into a fresh
 // register tile that is then added to the fp32 accumulators (Promoted: the tensor core's fp8
 // accumulation keeps fewer mantissa bits than fp32, so long K drifts). 16-bit inputs: Fast.
+// Promoted tiles up to 128 wide keep two partial tiles that alternate (the next k-tile's wgmmas
+// run while the previous partial is added); wider ones, up to 192, keep one: each k-tile's
+// wgmmas retire before the addition, and the other consumer warpgroup's wgmmas keep the tensor
+// core busy meanwhile.
 enum class Sm90Accumulation { Fast, Promoted };
 
 // One configuration: input type, tile width, pipeline depth, cluster shape (ClusterM tile rows
@@ -109,7 +117,12 @@ struct Sm90GemmConfig {
   static constexpr int ClusterSize = ClusterM * ClusterN;
   static constexpr int Threads = 128 * (1 + Consumers);
   using Mma = typename Sm90WgmmaOf<Element, TileN>::Op;
-  static constexpr int Accumulators = TileN / 2;      // fp32 registers per consumer thread (three times with promotion)
+  static constexpr int Accumulators = TileN / 2;      // fp32 registers per consumer thread (the sum)
+  // Partial tiles of Accumulators registers beside the sum (promoted accumulation only).
+  static constexpr int Partials = Accumulation == Sm90Accumulation::Fast ? 0 : TileN <= 128 ? 2 : 1;
+  // A D that TMA cannot store leaves through the copy warps' row copies (a row of the tile is 8,
+  // 16 or 32 16-byte chunks); other widths take the register epilogue.
+  static constexpr bool RowCopyEpilogue = EpilogueSlabs_ == 1 && (TileN == 64 || TileN == 128 || TileN == 256);
   static constexpr std::uint32_t StageBytes = std::uint32_t((TileM + TileN) * TileK * int(sizeof(Element)));
   // setmaxnreg: the producer needs few registers; 40 * 128 + 232 * 256 = 64512 <= 65536.
   static constexpr int ProducerRegisters = 40, ConsumerRegisters = 232;
@@ -126,8 +139,8 @@ struct Sm90GemmConfig {
   static_assert(TileN % 64 == 0, "Sm90GemmConfig: the TMA-store epilogue writes 64-column boxes; TileN must be a multiple of 64");
   static_assert((EpilogueSlabs == 1 || EpilogueSlabs == 2) && SlabN % 64 == 0,
                 "Sm90GemmConfig: the epilogue stages a tile in 1 or 2 slabs of whole 64-column boxes");
-  static_assert(Accumulation == Sm90Accumulation::Fast || TileN <= 128,
-                "Sm90GemmConfig: promoted accumulation keeps three register tiles (the sum and two partials); use TileN 128");
+  static_assert(Accumulation == Sm90Accumulation::Fast || TileN <= 192,
+                "Sm90GemmConfig: promoted accumulation keeps the sum and a partial tile in registers (TileN / 2 each); use TileN 128 or 192");
 
   // The TMA-store epilogue's staging: per consumer, its 64 rows as TileN / 64 boxes of 64 x 64,
   // each in the 128-byte swizzle (what tma_d's descriptor reads).
@@ -430,11 +443,13 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           st.advance<Stages>();
         }
       }
-    } else if (Config::EpilogueSlabs == 1 && p.staged_rows && wg_thread >= 64) {
-      // Warps 2 and 3 copy consumer 0's and 1's staged tiles of a D that TMA cannot store out to
-      // global memory, overlapped with the consumers' next mainloop.
-      int const c = (wg_thread - 64) / 32, lane = wg_thread % 32;
-      detail::sm90_copy_out_rows<Config>(p, s.d[c], c, lane, cta_rank, cluster);
+    } else if constexpr (Config::RowCopyEpilogue) {
+      if (p.staged_rows && wg_thread >= 64) {
+        // Warps 2 and 3 copy consumer 0's and 1's staged tiles of a D that TMA cannot store out to
+        // global memory, overlapped with the consumers' next mainloop.
+        int const c = (wg_thread - 64) / 32, lane = wg_thread % 32;
+        detail::sm90_copy_out_rows<Config>(p, s.d[c], c, lane, cta_rank, cluster);
+      }
     }
   } else {
     // ---- consumers -----------------------------------------------------------------------------
@@ -445,9 +460,9 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     float acc[Config::Accumulators];
     TESSEL_UNROLL
     for (int i = 0; i < Config::Accumulators; ++i) acc[i] = 0.0f;
-    // The promoted mainloop's two per-k-tile tiles (unused, and optimised away, otherwise).
-    constexpr int PartRegisters = Config::Accumulation == Sm90Accumulation::Promoted ? Config::Accumulators : 1;
-    float part0[PartRegisters], part1[PartRegisters];
+    // The promoted mainloop's per-k-tile tiles (unused, and optimised away, otherwise).
+    constexpr int PartRegisters = Config::Partials > 0 ? Config::Accumulators : 1;
+    float part0[PartRegisters], part1[Config::Partials > 1 ? PartRegisters : 1];
 
     for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t)) {
       GemmCoord const tile = sched.tile_offset(t);
@@ -460,7 +475,30 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       int const k_begin = int(std::int64_t(split) * p.k_tiles / p.splits);
       int const k_end = int(std::int64_t(split + 1) * p.k_tiles / p.splits);
 
-      if constexpr (Config::Accumulation == Sm90Accumulation::Promoted) {
+      if constexpr (Config::Partials == 1) {
+        // Mainloop, promoted, with one partial tile: each k-tile's wgmmas start it afresh and
+        // retire before it is added to acc; the stage is freed as soon as they have. The tensor
+        // core runs the other consumer warpgroup's wgmmas meanwhile (its k-tile was issued while
+        // this one's ran).
+        TESSEL_UNROLL
+        for (int i = 0; i < Config::Accumulators; ++i) acc[i] = 0.0f;
+        for (int kt = k_begin; kt < k_end; ++kt) {
+          s.pipeline.consumer_wait(st);
+          std::uint64_t const desc_a = wgmma_desc_k_major_sw128(s.a[st.index] + consumer * 64 * TileK);
+          std::uint64_t const desc_b = wgmma_desc_k_major_sw128(s.b[st.index]);
+          wgmma_fence_operand(part0);
+          wgmma_fence();
+          TESSEL_UNROLL
+          for (int kk = 0; kk < TileK / Mma::K; ++kk) Mma::fma(desc_a + 2 * kk, desc_b + 2 * kk, part0, kk > 0 ? 1 : 0);
+          wgmma_commit_group();
+          wgmma_wait_group<0>();
+          wgmma_fence_operand(part0);
+          if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(st.index);
+          TESSEL_UNROLL
+          for (int i = 0; i < Config::Accumulators; ++i) acc[i] += part0[i];
+          st.advance<Stages>();
+        }
+      } else if constexpr (Config::Partials == 2) {
         // Mainloop, promoted, with two partial tiles: k-tile t's wgmmas start a fresh tile in
         // part[t % 2] while k-tile t - 1's, retired, is added to acc and its stage freed -- the
         // tensor core keeps working through the fp32 additions.
@@ -553,7 +591,9 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           detail::sm90_epilogue_staged<bfloat16_t, TileN, Config::SlabN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer,
                                                                          n0, batch, last);
         }
-        if (Config::EpilogueSlabs == 1 && p.staged_rows && last) detail::sm90_copy_tile_rows<Config>(p, s.d[consumer], consumer, m0, n0, batch, et % 32, et / 32, 4);
+        if constexpr (Config::RowCopyEpilogue) {
+          if (p.staged_rows && last) detail::sm90_copy_tile_rows<Config>(p, s.d[consumer], consumer, m0, n0, batch, et % 32, et / 32, 4);
+        }
       } else {
         std::int64_t const row0 = std::int64_t(m0) + consumer * 64 + (et / 32) * 16 + (et % 32) / 4;
         std::int64_t const col0 = std::int64_t(n0) + 2 * (et % 4);
