@@ -86,11 +86,15 @@ std::string run_cublaslt(GemmArguments const& g, void* d) {
     return t == DType::e4m3 ? CUDA_R_8F_E4M3 : t == DType::e5m2 ? CUDA_R_8F_E5M2
          : t == DType::bf16 ? CUDA_R_16BF : t == DType::f16 ? CUDA_R_16F : CUDA_R_32F;
   };
-  DeviceMem scales(2 * sizeof(float)), ws(std::size_t(32) << 20);
-  float const host_scales[2] = {g.a_scale, g.b_scale};
-  if (cudaMemcpy(scales.p, host_scales, sizeof host_scales, cudaMemcpyHostToDevice) != cudaSuccess) return "cudaMemcpy";
+  // Each scale on its own 256-byte line: cuBLASLt refuses (CUBLAS_STATUS_NOT_SUPPORTED, at the
+  // matmul, after its heuristic has chosen an algorithm) a scale pointer that is only 4-byte
+  // aligned, as the second float of one buffer is.
+  DeviceMem scales(512), ws(std::size_t(32) << 20);
   void const* sa = scales.p;
-  void const* sb = static_cast<float*>(scales.p) + 1;
+  void const* sb = static_cast<char*>(scales.p) + 256;
+  if (cudaMemcpy(scales.p, &g.a_scale, sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess ||
+      cudaMemcpy(static_cast<char*>(scales.p) + 256, &g.b_scale, sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess)
+    return "cudaMemcpy";
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ld = nullptr;
   cublasLtMatmulPreference_t pref = nullptr;
