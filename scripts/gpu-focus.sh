@@ -10,7 +10,8 @@
 # TESTS     space-separated BINARY:GTEST_FILTER pairs, each run under a timeout (a hang costs the run)
 # SWEEP     a file of `tessel gemm` lines (bench/*.txt format); SUITE names the JSON
 #           ($OUT/bench/results/SUITE-<gpu>-<yyyymmdd>.json; default suite "focus")
-# NCU       `tessel gemm` argument lines separated by ';' to profile (one launch each, after warm-up)
+# NCU       `tessel gemm` argument lines separated by ';' to profile (the second launch of a kernel
+#           matching NCU_KERNEL, default regex:sm90_gemm_kernel)
 # SASS      regular expression of kernel names whose resources and instruction mix are summarised
 # DEADLINE  seconds for the whole script (default 500); later stages shrink their timeouts to fit
 set -uo pipefail
@@ -54,12 +55,12 @@ if [ -n "${NCU:-}" ]; then
   note "ncu"
   IFS=';' read -ra lines <<< "$NCU"
   for args in "${lines[@]}"; do
-    timeout "$(left 120)" ncu --clock-control none --launch-skip 4 --launch-count 2 \
-      --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section Occupancy \
+    timeout "$(left 120)" ncu --clock-control none --kernel-name "${NCU_KERNEL:-regex:sm90_gemm_kernel}" --launch-skip 1 --launch-count 1 \
+      --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
       "$BUILD_DIR/tessel" gemm $args --iters 2 --warmup 2 --no-verify >> "$OUT/ncu.log" 2>&1
     echo "ncu $args: exit $?" | tee -a "$LOG"
   done
-  grep -E "^  [a-zA-Z_].*\(|Duration|SM Frequency|Compute \(SM\) Throughput|Memory Throughput|L2 Hit Rate|Executed Ipc A|Issue Slots Busy|DRAM Throughput|Registers Per|Achieved Occupancy" "$OUT/ncu.log" |
+  grep -E "^  [a-zA-Z_].*\(|Duration|SM Frequency|Compute \(SM\) Throughput|Memory Throughput|L2 Hit Rate|Executed Ipc A|Issue Slots Busy|DRAM Throughput|Registers Per|Achieved Occupancy|Stall|Warp Cycles Per Issued|No Eligible|Active Warps Per" "$OUT/ncu.log" |
     sed 's/  */ /g' | cut -c1-140 | tail -80 | tee -a "$LOG"
 fi
 

@@ -40,7 +40,7 @@ struct Sm90Family {
 };
 
 // clang-format off
-constexpr std::array<Sm90Family, 14> kFamilies = {{
+constexpr std::array<Sm90Family, 15> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c1x2},
@@ -55,6 +55,7 @@ constexpr std::array<Sm90Family, 14> kFamilies = {{
     {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2_fastacc},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2_s4},
     {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x192x128_c2},
+    {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x192x128_c2_fastacc},
 }};
 // clang-format on
 
@@ -137,7 +138,8 @@ Status resident_clusters(std::size_t family, Sm90Instance const& t, int* out) {
 
 Status family_check(std::size_t i, GemmArguments const& g) {
   Sm90Family const& f = kFamilies[i];
-  if (g.a_type != f.ab || g.b_type != f.ab)
+  bool const fp8_pair = f.ab == DType::e4m3 && is_fp8(g.a_type) && is_fp8(g.b_type);  // any pair: fp8_pair
+  if (!fp8_pair && (g.a_type != f.ab || g.b_type != f.ab))
     return Status::error(StatusCode::not_supported, std::string("a_type, b_type: this sm90 kernel runs ") + to_string(f.ab) +
                                                         " x " + to_string(f.ab) + " inputs, not " + to_string(g.a_type) +
                                                         " x " + to_string(g.b_type));
@@ -223,6 +225,11 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged B"));
 
   p.m = c.m, p.n = c.n, p.k = g.k;
+  if (f.ab == DType::e4m3) {  // the canonical pair: a column-major D swaps A and B
+    bool const col_d = g.c_order == MatrixOrder::col_major;
+    bool const a_e5m2 = (col_d ? g.b_type : g.a_type) == DType::e5m2, b_e5m2 = (col_d ? g.a_type : g.b_type) == DType::e5m2;
+    p.fp8_pair = (a_e5m2 ? 2 : 0) + (b_e5m2 ? 1 : 0);
+  }
   p.k_tiles = k_tiles;
   p.batch = int(batch);
   p.splits = splits;
@@ -296,7 +303,7 @@ constexpr char kAlign[] =
 constexpr char kLayouts[] = "A, B, C/D each row- or column-major; batched (any strides, 0 broadcasts); any leading dimension";
 constexpr char kBf16[] = "bf16 -> bf16|fp32";
 constexpr char kF16[] = "fp16 -> fp16|fp32";
-constexpr char kE4m3[] = "e4m3 x e4m3 -> bf16|fp16|fp32 (a_scale, b_scale)";
+constexpr char kE4m3[] = "e4m3|e5m2 x e4m3|e5m2 -> bf16|fp16|fp32 (a_scale, b_scale)";
 constexpr char kSummaryFp8[] =
     "tensor cores, sm_90a: as the bf16 kernels with wgmma m64nNk32 e4m3; fp32 accumulators promoted from the tensor "
     "core after every 128-deep k-tile";
@@ -325,7 +332,7 @@ constexpr char kSummaryC1x2[] =
   GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
 
 // clang-format off
-std::array<GemmKernelInfo, 14> const kEntries = {{
+std::array<GemmKernelInfo, 15> const kEntries = {{
     TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128), or where its tiles fill the SMs' rounds enough better than the clusters'"),
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128)"),
     TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
@@ -339,7 +346,8 @@ std::array<GemmKernelInfo, 14> const kEntries = {{
     TESSEL_SM90_ENTRY(10, "sm90_e4m3_128x128x128_c2", kSummaryFp8, "128x128x128, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kE4m3, "e4m3 x e4m3 on sm_90a: by name (128-wide tiles, two alternating partial tiles)"),
     TESSEL_SM90_ENTRY(11, "sm90_e4m3_128x256x128_c2_fastacc", kSummaryFp8Fast, "128x256x128, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kE4m3, "e4m3 x e4m3 on sm_90a: by name (fast accumulation)"),
     TESSEL_SM90_ENTRY(12, "sm90_bf16_128x256x64_c2_s4", kSummaryS4, "128x256x64, 3 warpgroups, 4 stages, cluster 2x1, 224 KiB smem", kBf16, "bf16 on sm_90a: by name (an experiment: 4 stages, the epilogue in two slabs)"),
-    TESSEL_SM90_ENTRY(13, "sm90_e4m3_128x192x128_c2", kSummaryFp8Wide, "128x192x128, 3 warpgroups, 4 stages, cluster 2x1, 209 KiB smem", kE4m3, "e4m3 x e4m3 on sm_90a: default"),
+    TESSEL_SM90_ENTRY(13, "sm90_e4m3_128x192x128_c2", kSummaryFp8Wide, "128x192x128, 3 warpgroups, 4 stages, cluster 2x1, 209 KiB smem", kE4m3, "fp8 (any pair of e4m3, e5m2) on sm_90a: default"),
+    TESSEL_SM90_ENTRY(14, "sm90_e4m3_128x192x128_c2_fastacc", kSummaryFp8Fast, "128x192x128, 3 warpgroups, 4 stages, cluster 2x1, 209 KiB smem", kE4m3, "fp8 on sm_90a: by name (fast accumulation)"),
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY
@@ -365,7 +373,7 @@ std::int64_t tile_rounds(std::size_t i, std::int64_t m, std::int64_t n, std::int
 std::span<GemmKernelInfo const> sm90_gemm_kernels() { return kEntries; }
 
 GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
-  if (g.a_type == DType::e4m3 && g.b_type == DType::e4m3) return &kEntries[kFp8Entry];
+  if (is_fp8(g.a_type) && is_fp8(g.b_type)) return &kEntries[kFp8Entry];
   if (g.a_type != DType::bf16 && g.a_type != DType::f16) return nullptr;
   bool const col_d = g.c_order == MatrixOrder::col_major;
   std::int64_t const m = col_d ? g.n : g.m, n = col_d ? g.m : g.n;  // of the canonical D

@@ -48,7 +48,7 @@ namespace tessel::kernel {
 // The wgmma instruction for a 16-bit input type and tile width (K-major A and B).
 template <class Element, int N>
 struct Sm90WgmmaOf {
-  static_assert(sizeof(Element) == 0, "Sm90WgmmaOf: the sm_90a GEMM takes bfloat16_t or half_t inputs with TileN 64, 128 or 256, or float_e4m3_t with 128, 192 or 256");
+  static_assert(sizeof(Element) == 0, "Sm90WgmmaOf: the sm_90a GEMM takes bfloat16_t or half_t inputs with TileN 64, 128 or 256, or float_e4m3_t (any fp8 pair) with 128, 192 or 256");
 };
 template <>
 struct Sm90WgmmaOf<bfloat16_t, 256> {
@@ -74,17 +74,32 @@ template <>
 struct Sm90WgmmaOf<half_t, 64> {
   using Op = SM90_64x64x16_F32F16F16_SS<0, 0>;
 };
-template <>
-struct Sm90WgmmaOf<float_e4m3_t, 256> {
-  using Op = SM90_64x256x32_F32E4M3E4M3_SS;
+
+// The fp8 wgmma instruction for an input pair and tile width (K-major A and B, k32). The fp8
+// kernels are compiled for e4m3 x e4m3 and take the other three pairs at run time
+// (Sm90GemmParams::fp8_pair): the operands are the same bytes to TMA and shared memory, only the
+// instruction differs.
+template <class A, class B, int N>
+struct Sm90Fp8WgmmaOf {
+  static_assert(sizeof(A) == 0, "Sm90Fp8WgmmaOf: fp8 tiles are 128, 192 or 256 wide");
 };
-template <>
-struct Sm90WgmmaOf<float_e4m3_t, 192> {
-  using Op = SM90_64x192x32_F32E4M3E4M3_SS;
-};
-template <>
-struct Sm90WgmmaOf<float_e4m3_t, 128> {
-  using Op = SM90_64x128x32_F32E4M3E4M3_SS;
+// clang-format off
+template <> struct Sm90Fp8WgmmaOf<float_e4m3_t, float_e4m3_t, 128> { using Op = SM90_64x128x32_F32E4M3E4M3_SS; };
+template <> struct Sm90Fp8WgmmaOf<float_e4m3_t, float_e5m2_t, 128> { using Op = SM90_64x128x32_F32E4M3E5M2_SS; };
+template <> struct Sm90Fp8WgmmaOf<float_e5m2_t, float_e4m3_t, 128> { using Op = SM90_64x128x32_F32E5M2E4M3_SS; };
+template <> struct Sm90Fp8WgmmaOf<float_e5m2_t, float_e5m2_t, 128> { using Op = SM90_64x128x32_F32E5M2E5M2_SS; };
+template <> struct Sm90Fp8WgmmaOf<float_e4m3_t, float_e4m3_t, 192> { using Op = SM90_64x192x32_F32E4M3E4M3_SS; };
+template <> struct Sm90Fp8WgmmaOf<float_e4m3_t, float_e5m2_t, 192> { using Op = SM90_64x192x32_F32E4M3E5M2_SS; };
+template <> struct Sm90Fp8WgmmaOf<float_e5m2_t, float_e4m3_t, 192> { using Op = SM90_64x192x32_F32E5M2E4M3_SS; };
+template <> struct Sm90Fp8WgmmaOf<float_e5m2_t, float_e5m2_t, 192> { using Op = SM90_64x192x32_F32E5M2E5M2_SS; };
+template <> struct Sm90Fp8WgmmaOf<float_e4m3_t, float_e4m3_t, 256> { using Op = SM90_64x256x32_F32E4M3E4M3_SS; };
+template <> struct Sm90Fp8WgmmaOf<float_e4m3_t, float_e5m2_t, 256> { using Op = SM90_64x256x32_F32E4M3E5M2_SS; };
+template <> struct Sm90Fp8WgmmaOf<float_e5m2_t, float_e4m3_t, 256> { using Op = SM90_64x256x32_F32E5M2E4M3_SS; };
+template <> struct Sm90Fp8WgmmaOf<float_e5m2_t, float_e5m2_t, 256> { using Op = SM90_64x256x32_F32E5M2E5M2_SS; };
+// clang-format on
+template <int N>
+struct Sm90WgmmaOf<float_e4m3_t, N> {
+  using Op = typename Sm90Fp8WgmmaOf<float_e4m3_t, float_e4m3_t, N>::Op;
 };
 
 // How the fp32 accumulation of an fp8 GEMM is done: inside the tensor core for the whole K
@@ -475,101 +490,116 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       int const k_begin = int(std::int64_t(split) * p.k_tiles / p.splits);
       int const k_end = int(std::int64_t(split + 1) * p.k_tiles / p.splits);
 
-      if constexpr (Config::Partials == 1) {
-        // Mainloop, promoted, with one partial tile: each k-tile's wgmmas start it afresh and
-        // retire before it is added to acc; the stage is freed as soon as they have. The tensor
-        // core runs the other consumer warpgroup's wgmmas meanwhile (its k-tile was issued while
-        // this one's ran).
-        TESSEL_UNROLL
-        for (int i = 0; i < Config::Accumulators; ++i) acc[i] = 0.0f;
-        for (int kt = k_begin; kt < k_end; ++kt) {
-          s.pipeline.consumer_wait(st);
-          std::uint64_t const desc_a = wgmma_desc_k_major_sw128(s.a[st.index] + consumer * 64 * TileK);
-          std::uint64_t const desc_b = wgmma_desc_k_major_sw128(s.b[st.index]);
-          wgmma_fence_operand(part0);
-          wgmma_fence();
+      // The mainloop, for one wgmma instruction (an fp8 kernel takes each input pair with its own).
+      auto mainloop = [&](auto op) {
+        using Op = decltype(op);
+        (void)op;
+        if constexpr (Config::Partials == 1) {
+          // Mainloop, promoted, with one partial tile: each k-tile's wgmmas start it afresh and
+          // retire before it is added to acc; the stage is freed as soon as they have. The tensor
+          // core runs the other consumer warpgroup's wgmmas meanwhile (its k-tile was issued while
+          // this one's ran).
           TESSEL_UNROLL
-          for (int kk = 0; kk < TileK / Mma::K; ++kk) Mma::fma(desc_a + 2 * kk, desc_b + 2 * kk, part0, kk > 0 ? 1 : 0);
-          wgmma_commit_group();
-          wgmma_wait_group<0>();
-          wgmma_fence_operand(part0);
-          if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(st.index);
+          for (int i = 0; i < Config::Accumulators; ++i) acc[i] = 0.0f;
+          for (int kt = k_begin; kt < k_end; ++kt) {
+            s.pipeline.consumer_wait(st);
+            std::uint64_t const desc_a = wgmma_desc_k_major_sw128(s.a[st.index] + consumer * 64 * TileK);
+            std::uint64_t const desc_b = wgmma_desc_k_major_sw128(s.b[st.index]);
+            wgmma_fence_operand(part0);
+            wgmma_fence();
+            TESSEL_UNROLL
+            for (int kk = 0; kk < TileK / Op::K; ++kk) Op::fma(desc_a + 2 * kk, desc_b + 2 * kk, part0, kk > 0 ? 1 : 0);
+            wgmma_commit_group();
+            wgmma_wait_group<0>();
+            wgmma_fence_operand(part0);
+            if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(st.index);
+            TESSEL_UNROLL
+            for (int i = 0; i < Config::Accumulators; ++i) acc[i] += part0[i];
+            st.advance<Stages>();
+          }
+        } else if constexpr (Config::Partials == 2) {
+          // Mainloop, promoted, with two partial tiles: k-tile t's wgmmas start a fresh tile in
+          // part[t % 2] while k-tile t - 1's, retired, is added to acc and its stage freed -- the
+          // tensor core keeps working through the fp32 additions.
           TESSEL_UNROLL
-          for (int i = 0; i < Config::Accumulators; ++i) acc[i] += part0[i];
-          st.advance<Stages>();
-        }
-      } else if constexpr (Config::Partials == 2) {
-        // Mainloop, promoted, with two partial tiles: k-tile t's wgmmas start a fresh tile in
-        // part[t % 2] while k-tile t - 1's, retired, is added to acc and its stage freed -- the
-        // tensor core keeps working through the fp32 additions.
-        TESSEL_UNROLL
-        for (int i = 0; i < Config::Accumulators; ++i) acc[i] = 0.0f;
-        auto issue = [&](float(&into)[Config::Accumulators]) {
-          s.pipeline.consumer_wait(st);
-          std::uint64_t const desc_a = wgmma_desc_k_major_sw128(s.a[st.index] + consumer * 64 * TileK);
-          std::uint64_t const desc_b = wgmma_desc_k_major_sw128(s.b[st.index]);
-          wgmma_fence_operand(into);
-          wgmma_fence();
-          TESSEL_UNROLL
-          for (int kk = 0; kk < TileK / Mma::K; ++kk) Mma::fma(desc_a + 2 * kk, desc_b + 2 * kk, into, kk > 0 ? 1 : 0);
-          wgmma_commit_group();
-          wgmma_fence_operand(into);
-          st.advance<Stages>();
-        };
-        auto retire = [&](float(&from)[Config::Accumulators], int stage) {  // after a wait that completed `from`
-          wgmma_fence_operand(from);
-          if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(stage);
-          TESSEL_UNROLL
-          for (int i = 0; i < Config::Accumulators; ++i) acc[i] += from[i];
-        };
-        int stage0 = st.index, stage1 = 0;
-        issue(part0);
-        int kt = k_begin + 1;
-        for (; kt + 1 < k_end; kt += 2) {
-          stage1 = st.index;
-          issue(part1);
-          wgmma_wait_group<1>();
-          retire(part0, stage0);
-          stage0 = st.index;
+          for (int i = 0; i < Config::Accumulators; ++i) acc[i] = 0.0f;
+          auto issue = [&](float(&into)[Config::Accumulators]) {
+            s.pipeline.consumer_wait(st);
+            std::uint64_t const desc_a = wgmma_desc_k_major_sw128(s.a[st.index] + consumer * 64 * TileK);
+            std::uint64_t const desc_b = wgmma_desc_k_major_sw128(s.b[st.index]);
+            wgmma_fence_operand(into);
+            wgmma_fence();
+            TESSEL_UNROLL
+            for (int kk = 0; kk < TileK / Op::K; ++kk) Op::fma(desc_a + 2 * kk, desc_b + 2 * kk, into, kk > 0 ? 1 : 0);
+            wgmma_commit_group();
+            wgmma_fence_operand(into);
+            st.advance<Stages>();
+          };
+          auto retire = [&](float(&from)[Config::Accumulators], int stage) {  // after a wait that completed `from`
+            wgmma_fence_operand(from);
+            if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(stage);
+            TESSEL_UNROLL
+            for (int i = 0; i < Config::Accumulators; ++i) acc[i] += from[i];
+          };
+          int stage0 = st.index, stage1 = 0;
           issue(part0);
-          wgmma_wait_group<1>();
-          retire(part1, stage1);
-        }
-        if (kt < k_end) {  // one k-tile left: part1 takes it
-          stage1 = st.index;
-          issue(part1);
-          wgmma_wait_group<1>();
-          retire(part0, stage0);
-          wgmma_wait_group<0>();
-          retire(part1, stage1);
+          int kt = k_begin + 1;
+          for (; kt + 1 < k_end; kt += 2) {
+            stage1 = st.index;
+            issue(part1);
+            wgmma_wait_group<1>();
+            retire(part0, stage0);
+            stage0 = st.index;
+            issue(part0);
+            wgmma_wait_group<1>();
+            retire(part1, stage1);
+          }
+          if (kt < k_end) {  // one k-tile left: part1 takes it
+            stage1 = st.index;
+            issue(part1);
+            wgmma_wait_group<1>();
+            retire(part0, stage0);
+            wgmma_wait_group<0>();
+            retire(part1, stage1);
+          } else {
+            wgmma_wait_group<0>();
+            retire(part0, stage0);
+          }
         } else {
+          // Mainloop: one commit group per k-tile, the previous one retired before its stage is freed.
+          int previous = -1;
+          for (int kt = k_begin; kt < k_end; ++kt) {
+            s.pipeline.consumer_wait(st);
+            std::uint64_t const desc_a = wgmma_desc_k_major_sw128(s.a[st.index] + consumer * 64 * TileK);
+            std::uint64_t const desc_b = wgmma_desc_k_major_sw128(s.b[st.index]);
+            wgmma_fence_operand(acc);
+            wgmma_fence();
+            TESSEL_UNROLL
+            for (int kk = 0; kk < TileK / Op::K; ++kk) {
+              // The k-th 32-byte slice of every row: +2 in the descriptor's 16-byte address units.
+              Op::fma(desc_a + 2 * kk, desc_b + 2 * kk, acc, (kt > k_begin || kk > 0) ? 1 : 0);
+            }
+            wgmma_commit_group();
+            wgmma_fence_operand(acc);
+            wgmma_wait_group<1>();
+            if (previous >= 0 && lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
+            previous = st.index;
+            st.advance<Stages>();
+          }
           wgmma_wait_group<0>();
-          retire(part0, stage0);
+          wgmma_fence_operand(acc);
+          if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
+        }
+      };
+      if constexpr (std::is_same_v<Element, float_e4m3_t>) {
+        switch (p.fp8_pair) {
+          case 1: mainloop(typename Sm90Fp8WgmmaOf<float_e4m3_t, float_e5m2_t, TileN>::Op{}); break;
+          case 2: mainloop(typename Sm90Fp8WgmmaOf<float_e5m2_t, float_e4m3_t, TileN>::Op{}); break;
+          case 3: mainloop(typename Sm90Fp8WgmmaOf<float_e5m2_t, float_e5m2_t, TileN>::Op{}); break;
+          default: mainloop(Mma{}); break;
         }
       } else {
-        // Mainloop: one commit group per k-tile, the previous one retired before its stage is freed.
-        int previous = -1;
-        for (int kt = k_begin; kt < k_end; ++kt) {
-          s.pipeline.consumer_wait(st);
-          std::uint64_t const desc_a = wgmma_desc_k_major_sw128(s.a[st.index] + consumer * 64 * TileK);
-          std::uint64_t const desc_b = wgmma_desc_k_major_sw128(s.b[st.index]);
-          wgmma_fence_operand(acc);
-          wgmma_fence();
-          TESSEL_UNROLL
-          for (int kk = 0; kk < TileK / Mma::K; ++kk) {
-            // The k-th 32-byte slice of every row: +2 in the descriptor's 16-byte address units.
-            Mma::fma(desc_a + 2 * kk, desc_b + 2 * kk, acc, (kt > k_begin || kk > 0) ? 1 : 0);
-          }
-          wgmma_commit_group();
-          wgmma_fence_operand(acc);
-          wgmma_wait_group<1>();
-          if (previous >= 0 && lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
-          previous = st.index;
-          st.advance<Stages>();
-        }
-        wgmma_wait_group<0>();
-        wgmma_fence_operand(acc);
-        if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
+        mainloop(Mma{});
       }
 
       // Epilogue, on alpha * acc. The thread index is laundered first: every address the
