@@ -55,7 +55,7 @@ constexpr std::array<Sm90Family, 15> kFamilies = {{
     {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2_fastacc},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2_s4},
     {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x192x128_c2},
-    {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x192x128_c2_fastacc},
+    {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2},
 }};
 // clang-format on
 
@@ -138,7 +138,7 @@ Status resident_clusters(std::size_t family, Sm90Instance const& t, int* out) {
 
 Status family_check(std::size_t i, GemmArguments const& g) {
   Sm90Family const& f = kFamilies[i];
-  bool const fp8_pair = f.ab == DType::e4m3 && is_fp8(g.a_type) && is_fp8(g.b_type);  // any pair: fp8_pair
+  bool const fp8_pair = f.ab == DType::e4m3 && f.instance().fp8_pairs && is_fp8(g.a_type) && is_fp8(g.b_type);
   if (!fp8_pair && (g.a_type != f.ab || g.b_type != f.ab))
     return Status::error(StatusCode::not_supported, std::string("a_type, b_type: this sm90 kernel runs ") + to_string(f.ab) +
                                                         " x " + to_string(f.ab) + " inputs, not " + to_string(g.a_type) +
@@ -304,12 +304,17 @@ constexpr char kLayouts[] = "A, B, C/D each row- or column-major; batched (any s
 constexpr char kBf16[] = "bf16 -> bf16|fp32";
 constexpr char kF16[] = "fp16 -> fp16|fp32";
 constexpr char kE4m3[] = "e4m3|e5m2 x e4m3|e5m2 -> bf16|fp16|fp32 (a_scale, b_scale)";
+constexpr char kE4m3Only[] = "e4m3 x e4m3 -> bf16|fp16|fp32 (a_scale, b_scale)";
 constexpr char kSummaryFp8[] =
     "tensor cores, sm_90a: as the bf16 kernels with wgmma m64nNk32 e4m3; fp32 accumulators promoted from the tensor "
     "core after every 128-deep k-tile";
 constexpr char kSummaryFp8Wide[] =
     "tensor cores, sm_90a: as the bf16 kernels with wgmma m64n192k32 e4m3; each 128-deep k-tile accumulates in a "
     "fresh register tile that is added to the fp32 accumulators once it retires (promotion)";
+constexpr char kSummaryFp8Halves[] =
+    "tensor cores, sm_90a: as the bf16 kernels with wgmma m64n128k32 fp8 on each 128-column half of the 256-wide "
+    "tile; each 128-deep k-tile accumulates in a fresh register tile that is added to the fp32 accumulators once it "
+    "retires (promotion)";
 constexpr char kSummaryFp8Fast[] =
     "tensor cores, sm_90a: as the bf16 kernels with wgmma m64n256k32 e4m3, accumulating in the tensor core for the "
     "whole K (fast accumulation: fewer mantissa bits on long K)";
@@ -344,10 +349,10 @@ std::array<GemmKernelInfo, 15> const kEntries = {{
     TESSEL_SM90_ENTRY(8, "sm90_fp16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kF16,  "fp16 on sm_90a: a single tile column of at most 128 (64 < N <= 128)"),
     TESSEL_SM90_ENTRY(9, "sm90_fp16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: N <= 64 (skinny)"),
     TESSEL_SM90_ENTRY(10, "sm90_e4m3_128x128x128_c2", kSummaryFp8, "128x128x128, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kE4m3, "e4m3 x e4m3 on sm_90a: by name (128-wide tiles, two alternating partial tiles)"),
-    TESSEL_SM90_ENTRY(11, "sm90_e4m3_128x256x128_c2_fastacc", kSummaryFp8Fast, "128x256x128, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kE4m3, "e4m3 x e4m3 on sm_90a: by name (fast accumulation)"),
+    TESSEL_SM90_ENTRY(11, "sm90_e4m3_128x256x128_c2_fastacc", kSummaryFp8Fast, "128x256x128, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kE4m3Only, "e4m3 x e4m3 on sm_90a: by name (fast accumulation)"),
     TESSEL_SM90_ENTRY(12, "sm90_bf16_128x256x64_c2_s4", kSummaryS4, "128x256x64, 3 warpgroups, 4 stages, cluster 2x1, 224 KiB smem", kBf16, "bf16 on sm_90a: by name (an experiment: 4 stages, the epilogue in two slabs)"),
     TESSEL_SM90_ENTRY(13, "sm90_e4m3_128x192x128_c2", kSummaryFp8Wide, "128x192x128, 3 warpgroups, 4 stages, cluster 2x1, 209 KiB smem", kE4m3, "fp8 (any pair of e4m3, e5m2) on sm_90a: default"),
-    TESSEL_SM90_ENTRY(14, "sm90_e4m3_128x192x128_c2_fastacc", kSummaryFp8Fast, "128x192x128, 3 warpgroups, 4 stages, cluster 2x1, 209 KiB smem", kE4m3, "fp8 on sm_90a: by name (fast accumulation)"),
+    TESSEL_SM90_ENTRY(14, "sm90_e4m3_128x256x128_c2", kSummaryFp8Halves, "128x256x128, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kE4m3, "fp8 (any pair) on sm_90a: by name (promoted in two 128-column halves)"),
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY

@@ -16,6 +16,7 @@ struct Sm90Instance {
   int stages = 0;
   int epilogue_slabs = 1;  // 2: the staging buffer holds half a tile (TMA-stored D only)
   bool row_copies = true;  // a D that TMA cannot store may leave through the copy warps (else: registers)
+  bool fp8_pairs = false;  // an fp8 kernel that takes every e4m3/e5m2 pair (else e4m3 x e4m3 only)
   int threads = 0;
   int smem_bytes = 0;
   int element_bytes = 0;
@@ -41,7 +42,7 @@ Sm90Instance sm90_instance_f16_128x64x64();
 Sm90Instance sm90_instance_e4m3_128x128x128_c2();
 Sm90Instance sm90_instance_e4m3_128x256x128_c2_fastacc();
 Sm90Instance sm90_instance_e4m3_128x192x128_c2();
-Sm90Instance sm90_instance_e4m3_128x192x128_c2_fastacc();
+Sm90Instance sm90_instance_e4m3_128x256x128_c2();
 // clang-format on
 
 // D = alpha * (sum over the splits of the fp32 partials) + beta * C (src/gemm/splitk_reduce.cu).

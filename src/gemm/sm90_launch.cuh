@@ -62,7 +62,7 @@ Sm90Instance make_sm90_instance() {
   t.tile_m = Config::TileM, t.tile_n = Config::TileN, t.tile_k = Config::TileK;
   t.cluster_m = Config::ClusterM, t.cluster_n = Config::ClusterN;
   t.stages = Config::Stages, t.epilogue_slabs = Config::EpilogueSlabs,
-  t.row_copies = Config::RowCopyEpilogue, t.threads = Config::Threads, t.smem_bytes = Config::SmemBytes;
+  t.row_copies = Config::RowCopyEpilogue, t.fp8_pairs = Config::Fp8Pairs, t.threads = Config::Threads, t.smem_bytes = Config::SmemBytes;
   t.element_bytes = int(sizeof(typename Config::Element));
   t.launch = sm90_launch<Config>, t.attributes = sm90_attributes<Config>;
   t.max_active_clusters = sm90_max_active_clusters<Config>;

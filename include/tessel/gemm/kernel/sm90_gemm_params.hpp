@@ -42,7 +42,7 @@ struct Sm90GemmParams {
   bool d_pairs = false;  // ... and written
   bool tma_store = false;  // D (16-bit) leaves through shared memory and tma_d (beta == 0)
   bool staged_rows = false;  // D (16-bit, no pair stores) leaves through shared memory, row by row (beta == 0)
-  int fp8_pair = 0;  // fp8 kernels: the canonical (A, B) pair, 0 e4m3 x e4m3, 1 e4m3 x e5m2, 2 e5m2 x e4m3, 3 e5m2 x e5m2
+  int fp8_pair = 0;  // fp8 kernels: the canonical (A, B) pair, 0 e4m3 x e4m3, 1 e4m3 x e5m2, 2 e5m2 x e4m3
   // Clusters walk this schedule of cluster tiles (ClusterM tile rows x ClusterN tile columns x 1
   // batch-and-slice, one of the two 1); CTA r of a cluster takes tile row ClusterM * m + r, or
   // tile column ClusterN * n + r.

@@ -77,8 +77,8 @@ struct Sm90WgmmaOf<half_t, 64> {
 
 // The fp8 wgmma instruction for an input pair and tile width (K-major A and B, k32). The fp8
 // kernels are compiled for e4m3 x e4m3 and take the other three pairs at run time
-// (Sm90GemmParams::fp8_pair): the operands are the same bytes to TMA and shared memory, only the
-// instruction differs.
+// (Sm90GemmParams::fp8_pair; e5m2 x e5m2 is refused by the API, as by cuBLASLt): the operands are
+// the same bytes to TMA and shared memory, only the instruction differs.
 template <class A, class B, int N>
 struct Sm90Fp8WgmmaOf {
   static_assert(sizeof(A) == 0, "Sm90Fp8WgmmaOf: fp8 tiles are 128, 192 or 256 wide");
@@ -135,6 +135,14 @@ struct Sm90GemmConfig {
   static constexpr int Accumulators = TileN / 2;      // fp32 registers per consumer thread (the sum)
   // Partial tiles of Accumulators registers beside the sum (promoted accumulation only).
   static constexpr int Partials = Accumulation == Sm90Accumulation::Fast ? 0 : TileN <= 128 ? 2 : 1;
+  // A single partial tile covers the whole width up to 192 columns; a 256-wide tile is promoted
+  // in two 128-column halves (the sum's 128 registers and a 64-register partial fit the budget).
+  static constexpr int PartialSplits = Partials == 1 && TileN > 192 ? 2 : 1;
+  static constexpr int PartialRegisters = Partials > 0 ? Accumulators / PartialSplits : 1;
+  // Promoted fp8 kernels take every input pair at run time (a wgmma instruction each); the
+  // fast-accumulating ones only e4m3 x e4m3 (four copies of their mainloop made ptxas serialize
+  // the wgmmas, C7515: 1494 -> 1218 TFLOP/s at 8192^3 on the H100).
+  static constexpr bool Fp8Pairs = std::is_same_v<Element, float_e4m3_t> && Partials > 0;
   // A D that TMA cannot store leaves through the copy warps' row copies (a row of the tile is 8,
   // 16 or 32 16-byte chunks); other widths take the register epilogue.
   static constexpr bool RowCopyEpilogue = EpilogueSlabs_ == 1 && (TileN == 64 || TileN == 128 || TileN == 256);
@@ -154,8 +162,8 @@ struct Sm90GemmConfig {
   static_assert(TileN % 64 == 0, "Sm90GemmConfig: the TMA-store epilogue writes 64-column boxes; TileN must be a multiple of 64");
   static_assert((EpilogueSlabs == 1 || EpilogueSlabs == 2) && SlabN % 64 == 0,
                 "Sm90GemmConfig: the epilogue stages a tile in 1 or 2 slabs of whole 64-column boxes");
-  static_assert(Accumulation == Sm90Accumulation::Fast || TileN <= 192,
-                "Sm90GemmConfig: promoted accumulation keeps the sum and a partial tile in registers (TileN / 2 each); use TileN 128 or 192");
+  static_assert(Accumulation == Sm90Accumulation::Fast || TileN == 128 || TileN == 192 || TileN == 256,
+                "Sm90GemmConfig: promoted accumulation keeps the sum and partial tiles in registers; use TileN 128, 192 or 256");
 
   // The TMA-store epilogue's staging: per consumer, its 64 rows as TileN / 64 boxes of 64 x 64,
   // each in the 128-byte swizzle (what tma_d's descriptor reads).
@@ -476,8 +484,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     TESSEL_UNROLL
     for (int i = 0; i < Config::Accumulators; ++i) acc[i] = 0.0f;
     // The promoted mainloop's per-k-tile tiles (unused, and optimised away, otherwise).
-    constexpr int PartRegisters = Config::Partials > 0 ? Config::Accumulators : 1;
-    float part0[PartRegisters], part1[Config::Partials > 1 ? PartRegisters : 1];
+    float part0[Config::PartialRegisters], part1[Config::Partials > 1 ? Config::PartialRegisters : 1];
 
     for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t)) {
       GemmCoord const tile = sched.tile_offset(t);
@@ -491,30 +498,38 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       int const k_end = int(std::int64_t(split + 1) * p.k_tiles / p.splits);
 
       // The mainloop, for one wgmma instruction (an fp8 kernel takes each input pair with its own).
-      auto mainloop = [&](auto op) {
+      auto mainloop = [&](auto op, auto op_part) {
         using Op = decltype(op);
-        (void)op;
+        using OpPart = decltype(op_part);  // the promoted mainloop's per-partial instruction
+        (void)op, (void)op_part;
         if constexpr (Config::Partials == 1) {
           // Mainloop, promoted, with one partial tile: each k-tile's wgmmas start it afresh and
           // retire before it is added to acc; the stage is freed as soon as they have. The tensor
           // core runs the other consumer warpgroup's wgmmas meanwhile (its k-tile was issued while
-          // this one's ran).
+          // this one's ran). A 256-wide tile does this per 128-column half: instruction OpPart
+          // on B's rows [128h, 128h + 128) (+1024 in the descriptor's 16-byte units: 128 rows of
+          // 128 bytes), whose registers are acc's [64h, 64h + 64) (wgmma_accumulator_coord).
+          constexpr int Splits = Config::PartialSplits, Part = Config::PartialRegisters;
           TESSEL_UNROLL
           for (int i = 0; i < Config::Accumulators; ++i) acc[i] = 0.0f;
           for (int kt = k_begin; kt < k_end; ++kt) {
             s.pipeline.consumer_wait(st);
             std::uint64_t const desc_a = wgmma_desc_k_major_sw128(s.a[st.index] + consumer * 64 * TileK);
             std::uint64_t const desc_b = wgmma_desc_k_major_sw128(s.b[st.index]);
-            wgmma_fence_operand(part0);
-            wgmma_fence();
             TESSEL_UNROLL
-            for (int kk = 0; kk < TileK / Op::K; ++kk) Op::fma(desc_a + 2 * kk, desc_b + 2 * kk, part0, kk > 0 ? 1 : 0);
-            wgmma_commit_group();
-            wgmma_wait_group<0>();
-            wgmma_fence_operand(part0);
-            if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(st.index);
-            TESSEL_UNROLL
-            for (int i = 0; i < Config::Accumulators; ++i) acc[i] += part0[i];
+            for (int h = 0; h < Splits; ++h) {
+              wgmma_fence_operand(part0);
+              wgmma_fence();
+              TESSEL_UNROLL
+              for (int kk = 0; kk < TileK / OpPart::K; ++kk)
+                OpPart::fma(desc_a + 2 * kk, desc_b + h * (TileN / Splits) * 8 + 2 * kk, part0, kk > 0 ? 1 : 0);
+              wgmma_commit_group();
+              wgmma_wait_group<0>();
+              wgmma_fence_operand(part0);
+              if (h == Splits - 1 && lane == 0) s.pipeline.template consumer_release<ClusterSize>(st.index);
+              TESSEL_UNROLL
+              for (int i = 0; i < Part; ++i) acc[h * Part + i] += part0[i];
+            }
             st.advance<Stages>();
           }
         } else if constexpr (Config::Partials == 2) {
@@ -591,15 +606,20 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
         }
       };
-      if constexpr (std::is_same_v<Element, float_e4m3_t>) {
+      if constexpr (Config::Fp8Pairs) {
+        auto pair = [&](auto a, auto b) {
+          using A = decltype(a);
+          using B = decltype(b);
+          mainloop(typename Sm90Fp8WgmmaOf<A, B, TileN>::Op{},
+                   typename Sm90Fp8WgmmaOf<A, B, TileN / Config::PartialSplits>::Op{});
+        };
         switch (p.fp8_pair) {
-          case 1: mainloop(typename Sm90Fp8WgmmaOf<float_e4m3_t, float_e5m2_t, TileN>::Op{}); break;
-          case 2: mainloop(typename Sm90Fp8WgmmaOf<float_e5m2_t, float_e4m3_t, TileN>::Op{}); break;
-          case 3: mainloop(typename Sm90Fp8WgmmaOf<float_e5m2_t, float_e5m2_t, TileN>::Op{}); break;
-          default: mainloop(Mma{}); break;
+          case 1: pair(float_e4m3_t{}, float_e5m2_t{}); break;
+          case 2: pair(float_e5m2_t{}, float_e4m3_t{}); break;
+          default: pair(float_e4m3_t{}, float_e4m3_t{}); break;
         }
       } else {
-        mainloop(Mma{});
+        mainloop(Mma{}, Mma{});
       }
 
       // Epilogue, on alpha * acc. The thread index is laundered first: every address the
