@@ -40,7 +40,7 @@ struct Sm90Family {
 };
 
 // clang-format off
-constexpr std::array<Sm90Family, 15> kFamilies = {{
+constexpr std::array<Sm90Family, 16> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c1x2},
@@ -56,6 +56,7 @@ constexpr std::array<Sm90Family, 15> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2_s4},
     {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x192x128_c2},
     {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2},
+    {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2_promote2},
 }};
 // clang-format on
 
@@ -315,6 +316,9 @@ constexpr char kSummaryFp8Halves[] =
     "tensor cores, sm_90a: as the bf16 kernels with wgmma m64n128k32 fp8 on each 128-column half of the 256-wide "
     "tile; each 128-deep k-tile accumulates in a fresh register tile that is added to the fp32 accumulators once it "
     "retires (promotion)";
+constexpr char kSummaryFp8Every2[] =
+    "tensor cores, sm_90a: as sm90_e4m3_128x256x128_c2 with 4 stages and the fp32 promotion after every second "
+    "k-tile (256 products); the epilogue stages and TMA-stores each tile in two slabs";
 constexpr char kSummaryFp8Fast[] =
     "tensor cores, sm_90a: as the bf16 kernels with wgmma m64n256k32 e4m3, accumulating in the tensor core for the "
     "whole K (fast accumulation: fewer mantissa bits on long K)";
@@ -337,7 +341,7 @@ constexpr char kSummaryC1x2[] =
   GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
 
 // clang-format off
-std::array<GemmKernelInfo, 15> const kEntries = {{
+std::array<GemmKernelInfo, 16> const kEntries = {{
     TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128), or where its tiles fill the SMs' rounds enough better than the clusters'"),
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128)"),
     TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
@@ -353,6 +357,7 @@ std::array<GemmKernelInfo, 15> const kEntries = {{
     TESSEL_SM90_ENTRY(12, "sm90_bf16_128x256x64_c2_s4", kSummaryS4, "128x256x64, 3 warpgroups, 4 stages, cluster 2x1, 224 KiB smem", kBf16, "bf16 on sm_90a: by name (an experiment: 4 stages, the epilogue in two slabs)"),
     TESSEL_SM90_ENTRY(13, "sm90_e4m3_128x192x128_c2", kSummaryFp8Wide, "128x192x128, 3 warpgroups, 4 stages, cluster 2x1, 209 KiB smem", kE4m3, "fp8 (any pair of e4m3, e5m2) on sm_90a: default"),
     TESSEL_SM90_ENTRY(14, "sm90_e4m3_128x256x128_c2", kSummaryFp8Halves, "128x256x128, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kE4m3, "fp8 (any pair) on sm_90a: by name (promoted in two 128-column halves)"),
+    TESSEL_SM90_ENTRY(15, "sm90_e4m3_128x256x128_c2_promote2", kSummaryFp8Every2, "128x256x128, 3 warpgroups, 4 stages, cluster 2x1, 225 KiB smem", kE4m3, "fp8 (any pair) on sm_90a: by name (promoted every 256 products)"),
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY

@@ -117,9 +117,13 @@ enum class Sm90Accumulation { Fast, Promoted };
 // stages a tile in (2: a buffer half as wide, two rounds of TMA stores per tile -- room for one
 // more pipeline stage; TMA-stored D only, the host takes the register epilogue otherwise).
 template <class Element_, int TileN_, int Stages_, int ClusterM_, int ClusterN_ = 1,
-          Sm90Accumulation Accumulation_ = Sm90Accumulation::Fast, int EpilogueSlabs_ = 1>
+          Sm90Accumulation Accumulation_ = Sm90Accumulation::Fast, int EpilogueSlabs_ = 1, int PromotionKTiles_ = 1>
 struct Sm90GemmConfig {
   using Element = Element_;
+  // Promoted accumulation with one partial tile: the k-tiles (128 deep for fp8) the tensor core
+  // accumulates before each addition to the fp32 sum -- 1 (every 128 products) or 2 (every 256:
+  // half the wait-and-add turnarounds; the warpgroup holds two stages at a time).
+  static constexpr int PromotionKTiles = PromotionKTiles_;
   static constexpr Sm90Accumulation Accumulation = Accumulation_;
   static constexpr int Consumers = 2;                 // consumer warpgroups, 64 rows of the tile each
   static constexpr int TileM = 64 * Consumers;        // 128
@@ -162,6 +166,8 @@ struct Sm90GemmConfig {
   static_assert(TileN % 64 == 0, "Sm90GemmConfig: the TMA-store epilogue writes 64-column boxes; TileN must be a multiple of 64");
   static_assert((EpilogueSlabs == 1 || EpilogueSlabs == 2) && SlabN % 64 == 0,
                 "Sm90GemmConfig: the epilogue stages a tile in 1 or 2 slabs of whole 64-column boxes");
+  static_assert(PromotionKTiles == 1 || (PromotionKTiles == 2 && Accumulation == Sm90Accumulation::Promoted && TileN > 128 && Stages >= 4),
+                "Sm90GemmConfig: promotion every 2 k-tiles is for the one-partial promoted mainloop (TileN 192 or 256) with at least 4 stages (it holds two)");
   static_assert(Accumulation == Sm90Accumulation::Fast || TileN == 128 || TileN == 192 || TileN == 256,
                 "Sm90GemmConfig: promoted accumulation keeps the sum and partial tiles in registers; use TileN 128, 192 or 256");
 
@@ -272,6 +278,16 @@ TESSEL_HOST_DEVICE constexpr int sm90_consumer_barrier(int consumer) { return 1 
 TESSEL_HOST_DEVICE constexpr int sm90_drained_barrier(int consumer) { return 3 + consumer; }
 TESSEL_HOST_DEVICE constexpr int sm90_staged_barrier(int consumer) { return 5 + consumer; }
 inline constexpr int kSm90HandoffThreads = 128 + 32;
+
+// The first k-tile of K slice `split` (and the end of slice split - 1): the slices cut K into
+// whole promotion blocks of Config::PromotionKTiles k-tiles, so the last block of the last slice
+// may reach one k-tile past K (TMA reads zeros there: the k-tile count is odd).
+template <class Config>
+TESSEL_DEVICE int sm90_k_begin(Sm90GemmParams const& p, int split) {
+  constexpr int Every = Config::PromotionKTiles;
+  int const blocks = (p.k_tiles + Every - 1) / Every;
+  return Every * int(std::int64_t(split) * blocks / p.splits);
+}
 
 // The first row and column of CTA `cta_rank`'s tile in cluster tile `tile`: a cluster covers
 // ClusterM consecutive tile rows or ClusterN consecutive tile columns.
@@ -444,8 +460,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         detail::Sm90TileOrigin<Config> const at(tile, cta_rank);
         int const m0 = at.m0, n0 = at.n0;
         int const batch = int(tile.k() % p.batch), split = int(tile.k() / p.batch);
-        int const k_begin = int(std::int64_t(split) * p.k_tiles / p.splits);
-        int const k_end = int(std::int64_t(split + 1) * p.k_tiles / p.splits);
+        int const k_begin = detail::sm90_k_begin<Config>(p, split), k_end = detail::sm90_k_begin<Config>(p, split + 1);
         for (int kt = k_begin; kt < k_end; ++kt) {
           std::uint64_t* full = s.pipeline.producer_acquire(st, Config::StageBytes);
           constexpr std::uint16_t everyone = std::uint16_t((1u << ClusterSize) - 1u);
@@ -494,8 +509,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       int const m0 = at.m0, n0 = at.n0;
       int const slice = int(tile.k()), batch = slice % p.batch;
       int const split = int(slice / p.batch);
-      int const k_begin = int(std::int64_t(split) * p.k_tiles / p.splits);
-      int const k_end = int(std::int64_t(split + 1) * p.k_tiles / p.splits);
+      int const k_begin = detail::sm90_k_begin<Config>(p, split), k_end = detail::sm90_k_begin<Config>(p, split + 1);
 
       // The mainloop, for one wgmma instruction (an fp8 kernel takes each input pair with its own).
       auto mainloop = [&](auto op, auto op_part) {
@@ -512,25 +526,41 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           constexpr int Splits = Config::PartialSplits, Part = Config::PartialRegisters;
           TESSEL_UNROLL
           for (int i = 0; i < Config::Accumulators; ++i) acc[i] = 0.0f;
-          for (int kt = k_begin; kt < k_end; ++kt) {
-            s.pipeline.consumer_wait(st);
-            std::uint64_t const desc_a = wgmma_desc_k_major_sw128(s.a[st.index] + consumer * 64 * TileK);
-            std::uint64_t const desc_b = wgmma_desc_k_major_sw128(s.b[st.index]);
+          // One promotion block of Every k-tiles (consecutive stages) at a time (sm90_k_begin:
+          // the slices hold whole blocks): per column split, the wgmmas of all of them into part0,
+          // wait, add.
+          constexpr int Every = Config::PromotionKTiles;
+          for (int kt = k_begin; kt < k_end; kt += Every) {
+            std::uint64_t desc_a[Every], desc_b[Every];
+            int stage[Every];
+            TESSEL_UNROLL
+            for (int j = 0; j < Every; ++j) {
+              s.pipeline.consumer_wait(st);
+              stage[j] = st.index;
+              desc_a[j] = wgmma_desc_k_major_sw128(s.a[st.index] + consumer * 64 * TileK);
+              desc_b[j] = wgmma_desc_k_major_sw128(s.b[st.index]);
+              st.advance<Stages>();
+            }
             TESSEL_UNROLL
             for (int h = 0; h < Splits; ++h) {
               wgmma_fence_operand(part0);
               wgmma_fence();
               TESSEL_UNROLL
-              for (int kk = 0; kk < TileK / OpPart::K; ++kk)
-                OpPart::fma(desc_a + 2 * kk, desc_b + h * (TileN / Splits) * 8 + 2 * kk, part0, kk > 0 ? 1 : 0);
+              for (int j = 0; j < Every; ++j) {
+                TESSEL_UNROLL
+                for (int kk = 0; kk < TileK / OpPart::K; ++kk)
+                  OpPart::fma(desc_a[j] + 2 * kk, desc_b[j] + h * (TileN / Splits) * 8 + 2 * kk, part0, (j > 0 || kk > 0) ? 1 : 0);
+              }
               wgmma_commit_group();
               wgmma_wait_group<0>();
               wgmma_fence_operand(part0);
-              if (h == Splits - 1 && lane == 0) s.pipeline.template consumer_release<ClusterSize>(st.index);
+              if (h == Splits - 1 && lane == 0) {
+                TESSEL_UNROLL
+                for (int j = 0; j < Every; ++j) s.pipeline.template consumer_release<ClusterSize>(stage[j]);
+              }
               TESSEL_UNROLL
               for (int i = 0; i < Part; ++i) acc[h * Part + i] += part0[i];
             }
-            st.advance<Stages>();
           }
         } else if constexpr (Config::Partials == 2) {
           // Mainloop, promoted, with two partial tiles: k-tile t's wgmmas start a fresh tile in
