@@ -12,6 +12,7 @@
 #           ($OUT/bench/results/SUITE-<gpu>-<yyyymmdd>.json; default suite "focus")
 # NCU       `tessel gemm` argument lines separated by ';' to profile (the second launch of a kernel
 #           matching NCU_KERNEL, default regex:sm90_gemm_kernel)
+# NCU_METRICS  extra metrics for ncu (comma-separated)
 # SASS      regular expression of kernel names whose resources and instruction mix are summarised
 # DEADLINE  seconds for the whole script (default 500); later stages shrink their timeouts to fit
 set -uo pipefail
@@ -30,7 +31,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,t
 { cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a &&
   cmake --build "$BUILD_DIR" -j "$(nproc)" -- -k 0 ${TARGETS:-tessel_cli}; } > "$OUT/build.log" 2>&1
 echo "build: exit $?" | tee -a "$LOG"
-grep -E "error|FAILED|warning: .*C75" "$OUT/build.log" | head -20 | tee -a "$LOG"
+grep -E "error|FAILED|C75[0-9][0-9]" "$OUT/build.log" | head -20 | tee -a "$LOG"
 
 for t in ${TESTS:-}; do
   bin=${t%%:*} filter=${t#*:}
@@ -57,6 +58,7 @@ if [ -n "${NCU:-}" ]; then
   for args in "${lines[@]}"; do
     timeout "$(left 120)" ncu --clock-control none --kernel-name "${NCU_KERNEL:-regex:sm90_gemm_kernel}" --launch-skip 1 --launch-count 1 \
       --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
+      ${NCU_METRICS:+--metrics $NCU_METRICS} \
       "$BUILD_DIR/tessel" gemm $args --iters 2 --warmup 2 --no-verify >> "$OUT/ncu.log" 2>&1
     echo "ncu $args: exit $?" | tee -a "$LOG"
   done

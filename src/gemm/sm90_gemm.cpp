@@ -40,7 +40,7 @@ struct Sm90Family {
 };
 
 // clang-format off
-constexpr std::array<Sm90Family, 16> kFamilies = {{
+constexpr std::array<Sm90Family, 15> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c1x2},
@@ -54,7 +54,6 @@ constexpr std::array<Sm90Family, 16> kFamilies = {{
     {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x128x128_c2},
     {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2_fastacc},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2_s4},
-    {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x192x128_c2},
     {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2},
     {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2_promote2},
 }};
@@ -309,9 +308,6 @@ constexpr char kE4m3Only[] = "e4m3 x e4m3 -> bf16|fp16|fp32 (a_scale, b_scale)";
 constexpr char kSummaryFp8[] =
     "tensor cores, sm_90a: as the bf16 kernels with wgmma m64nNk32 e4m3; fp32 accumulators promoted from the tensor "
     "core after every 128-deep k-tile";
-constexpr char kSummaryFp8Wide[] =
-    "tensor cores, sm_90a: as the bf16 kernels with wgmma m64n192k32 e4m3; each 128-deep k-tile accumulates in a "
-    "fresh register tile that is added to the fp32 accumulators once it retires (promotion)";
 constexpr char kSummaryFp8Halves[] =
     "tensor cores, sm_90a: as the bf16 kernels with wgmma m64n128k32 fp8 on each 128-column half of the 256-wide "
     "tile; each 128-deep k-tile accumulates in a fresh register tile that is added to the fp32 accumulators once it "
@@ -341,7 +337,7 @@ constexpr char kSummaryC1x2[] =
   GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
 
 // clang-format off
-std::array<GemmKernelInfo, 16> const kEntries = {{
+std::array<GemmKernelInfo, 15> const kEntries = {{
     TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128), or where its tiles fill the SMs' rounds enough better than the clusters'"),
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128)"),
     TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
@@ -352,19 +348,18 @@ std::array<GemmKernelInfo, 16> const kEntries = {{
     TESSEL_SM90_ENTRY(7, "sm90_fp16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x256x64_c1x2"),
     TESSEL_SM90_ENTRY(8, "sm90_fp16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kF16,  "fp16 on sm_90a: a single tile column of at most 128 (64 < N <= 128)"),
     TESSEL_SM90_ENTRY(9, "sm90_fp16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: N <= 64 (skinny)"),
-    TESSEL_SM90_ENTRY(10, "sm90_e4m3_128x128x128_c2", kSummaryFp8, "128x128x128, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kE4m3, "e4m3 x e4m3 on sm_90a: by name (128-wide tiles, two alternating partial tiles)"),
+    TESSEL_SM90_ENTRY(10, "sm90_e4m3_128x128x128_c2", kSummaryFp8, "128x128x128, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kE4m3, "fp8 (any pair) on sm_90a: a D at most 128 wide (canonical N <= 128)"),
     TESSEL_SM90_ENTRY(11, "sm90_e4m3_128x256x128_c2_fastacc", kSummaryFp8Fast, "128x256x128, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kE4m3Only, "e4m3 x e4m3 on sm_90a: by name (fast accumulation)"),
     TESSEL_SM90_ENTRY(12, "sm90_bf16_128x256x64_c2_s4", kSummaryS4, "128x256x64, 3 warpgroups, 4 stages, cluster 2x1, 224 KiB smem", kBf16, "bf16 on sm_90a: by name (an experiment: 4 stages, the epilogue in two slabs)"),
-    TESSEL_SM90_ENTRY(13, "sm90_e4m3_128x192x128_c2", kSummaryFp8Wide, "128x192x128, 3 warpgroups, 4 stages, cluster 2x1, 209 KiB smem", kE4m3, "fp8 (any pair of e4m3, e5m2) on sm_90a: default"),
-    TESSEL_SM90_ENTRY(14, "sm90_e4m3_128x256x128_c2", kSummaryFp8Halves, "128x256x128, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kE4m3, "fp8 (any pair) on sm_90a: by name (promoted in two 128-column halves)"),
-    TESSEL_SM90_ENTRY(15, "sm90_e4m3_128x256x128_c2_promote2", kSummaryFp8Every2, "128x256x128, 3 warpgroups, 4 stages, cluster 2x1, 225 KiB smem", kE4m3, "fp8 (any pair) on sm_90a: by name (promoted every 256 products)"),
+    TESSEL_SM90_ENTRY(13, "sm90_e4m3_128x256x128_c2", kSummaryFp8Halves, "128x256x128, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kE4m3, "fp8 (any pair) on sm_90a: by name (promoted after every k-tile: the most accurate)"),
+    TESSEL_SM90_ENTRY(14, "sm90_e4m3_128x256x128_c2_promote2", kSummaryFp8Every2, "128x256x128, 3 warpgroups, 4 stages, cluster 2x1, 225 KiB smem", kE4m3, "fp8 (any pair of e4m3, e5m2) on sm_90a: default (N > 128)"),
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY
 
 // Entries per 16-bit input type (bf16 from 0, fp16 from kFp16) and the fp8 ones.
 constexpr std::size_t kTile256 = 0, kTile256C2 = 1, kTile256C1x2 = 2, kTile128C2 = 3, kTile64 = 4, kFp16Entries = 5,
-                      kFp8Entry = 13;
+                      kFp8Narrow = 10, kFp8Entry = 14;
 
 // Rounds of tiles the busiest SM (cluster) runs for entry i on a canonical m x n x batch problem,
 // or 0 when the resident count is unknown.
@@ -383,10 +378,13 @@ std::int64_t tile_rounds(std::size_t i, std::int64_t m, std::int64_t n, std::int
 std::span<GemmKernelInfo const> sm90_gemm_kernels() { return kEntries; }
 
 GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
-  if (is_fp8(g.a_type) && is_fp8(g.b_type)) return &kEntries[kFp8Entry];
-  if (g.a_type != DType::bf16 && g.a_type != DType::f16) return nullptr;
   bool const col_d = g.c_order == MatrixOrder::col_major;
   std::int64_t const m = col_d ? g.n : g.m, n = col_d ? g.m : g.n;  // of the canonical D
+  // fp8 (H100, bench/results/fp8run5-h100-20261125.json): 256-wide tiles promoted every 256
+  // products, 0.950x cuBLASLt at 8192^3 (every 128: 0.938; 192-wide tiles 0.913, 128-wide 0.835,
+  // both with more L2 traffic per product); a D at most 128 wide takes the 128-wide tile.
+  if (is_fp8(g.a_type) && is_fp8(g.b_type)) return &kEntries[n <= 128 ? kFp8Narrow : kFp8Entry];
+  if (g.a_type != DType::bf16 && g.a_type != DType::f16) return nullptr;
   std::size_t const first = g.a_type == DType::bf16 ? 0 : kFp16Entries;
   // Measured on the H100 (bench/results/sm90-h100-*.json): 128x256 tiles in 2x1 clusters are the
   // fastest per tile (the 1x1 kernel's tile takes 1.09x as long at 4096^3, 1.2x at 8192^3), except

@@ -41,7 +41,6 @@ Sm90Instance sm90_instance_f16_128x128x64_c2();
 Sm90Instance sm90_instance_f16_128x64x64();
 Sm90Instance sm90_instance_e4m3_128x128x128_c2();
 Sm90Instance sm90_instance_e4m3_128x256x128_c2_fastacc();
-Sm90Instance sm90_instance_e4m3_128x192x128_c2();
 Sm90Instance sm90_instance_e4m3_128x256x128_c2();
 Sm90Instance sm90_instance_e4m3_128x256x128_c2_promote2();
 // clang-format on
