@@ -24,8 +24,8 @@
 //       offset (Sw o offset o L, or L; a rank-1 layout whose mode is (MN, K) also, as partition_A
 //       slices give); base: the shared-memory byte address the layout's offsets count from.
 //       Start address = base + E * (offset + L(0,0)).
-//   make_gmma_desc<Major>(tensor)           the same from a shared-memory tensor (the device's
-//       shared-window address of its data pointer; 0 on the host).
+//   make_gmma_desc<Major>(tensor)           the same from a shared-memory tensor, in device code (the
+//       shared-window address of its data pointer).
 //   gmma_descriptor_layout<Major, T>(layout)  the layout-only part: LayoutType, LBO, SBO, or the
 //       first rule the layout breaks (DescError) and where.
 //   GMMA::DescriptorFields, encode(fields), decode(desc): the bit fields, in bytes.
@@ -174,16 +174,11 @@ TESSEL_HOST_DEVICE constexpr DescriptorLayout analyze(At const& at, int extent_m
   long long lbo = 16, sbo = 16;
   if (lbo_k >= 0 && lbo_mn < extent_mn && lbo_k < extent_k && (lbo_mn > 0 || lbo_k > 0)) lbo = bytes_at(lbo_mn, lbo_k);
   if (sbo_mn < extent_mn && sbo_k < extent_k && (sbo_mn > 0 || sbo_k > 0)) sbo = bytes_at(sbo_mn, sbo_k);
-  for (long long v : {lbo, sbo}) {
-    if (v < 0 || v % 16 != 0) {
-      r.error = DescError::offset_align;
-      return r;
-    }
-    if (v >= (1LL << 18)) {
-      r.error = DescError::offset_range;
-      return r;
-    }
-  }
+  auto const offset_error = [](long long v) {
+    return v < 0 || v % 16 != 0 ? DescError::offset_align : v >= (1LL << 18) ? DescError::offset_range : DescError::none;
+  };
+  r.error = offset_error(lbo) != DescError::none ? offset_error(lbo) : offset_error(sbo);
+  if (r.error != DescError::none) return r;
   r.leading_byte_offset = std::uint32_t(lbo);
   r.stride_byte_offset = std::uint32_t(sbo);
   for (int k = 0; k < extent_k; ++k) {
@@ -282,7 +277,7 @@ TESSEL_HOST_DEVICE constexpr std::uint64_t make_gmma_desc(AnyLayout const& layou
 
 // The descriptor of a shared-memory tensor holding one instruction's operand.
 template <Major MajorMode, class Engine, class AnyLayout>
-TESSEL_HOST_DEVICE std::uint64_t make_gmma_desc(Tensor<Engine, AnyLayout> const& t) {
+TESSEL_DEVICE std::uint64_t make_gmma_desc(Tensor<Engine, AnyLayout> const& t) {
   using T = std::remove_cv_t<typename Engine::element_type>;
   return make_gmma_desc<MajorMode, T>(t.layout(), tessel::detail::smem_address(raw_pointer(t.data())));
 }
