@@ -6,10 +6,12 @@
 // threads writing through the layouts or by TMA loads from make_tma_copy, which must agree; the
 // accumulators leave through the atom's LayoutC_TV. D must match a float64 host reference on
 // random data (the output is poisoned first). The kernel also compares make_gmma_desc with the
-// GEMM kernel's hand-written wgmma_desc_k_major_sw128 on real shared-memory addresses.
+// GEMM kernel's hand-written wgmma_desc_k_major_sw128 on real shared-memory addresses. A second
+// kernel runs the multicast load and store atoms in a 2-CTA cluster.
 //   build-gpu: cmake --build build --target gpu_sm90_atoms_test; run: build/tests/gpu_sm90_atoms_test
 #include "gpu/gpu_test.hpp"
 
+#include <tessel/arch/sm90_cluster.hpp>
 #include <tessel/arch/sm90_mbarrier.hpp>
 #include <tessel/arch/sm90_mma_wgmma.hpp>
 #include <tessel/atom/gmma_descriptor.hpp>
@@ -20,6 +22,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -120,6 +123,37 @@ __global__ void __launch_bounds__(128)
     int const mn = c(tid, i);
     D[(mn % kM) * kN + mn / kM] = d[i];
   }
+}
+
+// A 2-CTA cluster: CTA r loads rows [32r, 32r+32) of a 64 x 64 K-major 128-byte-swizzled tile and
+// multicasts them to both CTAs; then each CTA TMA-stores the whole tile from its own shared
+// memory to its own output. Both outputs must equal the input, bit for bit.
+using HalfLoad = Copy_Atom<Copy_Traits<SM90_TMA_LOAD_MULTICAST, Int<32 * 64 * 16>>, T>;
+using TileStore = Copy_Atom<Copy_Traits<SM90_TMA_STORE, Int<64 * 64 * 16>>, T>;
+
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128)
+    multicast_then_store(const __grid_constant__ HalfLoad load, const __grid_constant__ TileStore store0,
+                         const __grid_constant__ TileStore store1) {
+  __shared__ alignas(1024) T smem[64 * 64];
+  __shared__ alignas(8) std::uint64_t bar;
+  int const tid = threadIdx.x;
+  std::uint32_t const rank = cluster_cta_rank();
+  if (tid == 0) {
+    mbarrier_init(&bar, 1);
+    mbarrier_init_fence();
+  }
+  cluster_sync();  // both CTAs' barriers are initialised before a multicast reaches them
+  if (tid == 0) {
+    mbarrier_arrive_expect_tx(&bar, 64 * 64 * sizeof(T));  // both halves land here
+    load.with(bar, std::uint16_t(0b11)).copy(smem + rank * 32 * 64, 0, int(32 * rank));  // (k, m)
+  }
+  mbarrier_wait(&bar, 0);
+  if (tid == 0) {
+    (rank == 0 ? store0 : store1).copy(smem, 0, 0);
+    tma_store_commit();
+    tma_store_wait<0>();
+  }
+  cluster_sync();
 }
 
 bool device_is_sm90() {
@@ -226,4 +260,39 @@ TEST_F(Sm90Atoms, MnMajorAKMajorB) {
   run_case<Major::MN, Major::K, LayoutType::B32>();
   run_case<Major::MN, Major::K, LayoutType::B64>();
   run_case<Major::MN, Major::K, LayoutType::B128>();
+}
+
+TEST_F(Sm90Atoms, MulticastLoadAndStore) {
+  std::mt19937 rng(99);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<T> src(64 * 64);
+  for (auto& x : src) x = T(dist(rng));
+  T *dSrc = nullptr, *dOut = nullptr;
+  TESSEL_CUDA_OK(cudaMalloc(&dSrc, src.size() * sizeof(T)));
+  TESSEL_CUDA_OK(cudaMalloc(&dOut, 2 * src.size() * sizeof(T)));
+  TESSEL_CUDA_OK(cudaMemcpy(dSrc, src.data(), src.size() * sizeof(T), cudaMemcpyHostToDevice));
+  TESSEL_CUDA_OK(cudaMemset(dOut, 0xFF, 2 * src.size() * sizeof(T)));
+  auto tile = [](T const* p) { return make_tensor(make_gmem_ptr(p), make_shape(64, 64), make_stride(64, _1{})); };  // (M,K)
+  auto half = tile_to_shape(GMMA::Layout_K_SW128_Atom<T>{}, Shape<_32, _64>{});  // one CTA's rows
+  auto full = tile_to_shape(GMMA::Layout_K_SW128_Atom<T>{}, Shape<_64, _64>{});
+  auto load = make_tma_copy(SM90_TMA_LOAD_MULTICAST{}, tile(dSrc), half);
+  auto store0 = make_tma_copy(SM90_TMA_STORE{}, tile(dOut), full);
+  auto store1 = make_tma_copy(SM90_TMA_STORE{}, tile(dOut + 64 * 64), full);
+  ASSERT_TRUE(load.status.ok()) << load.status.reason;
+  ASSERT_TRUE(store0.status.ok()) << store0.status.reason;
+  ASSERT_TRUE(store1.status.ok()) << store1.status.reason;
+  multicast_then_store<<<2, 128>>>(load.atom, store0.atom, store1.atom);
+  TESSEL_CUDA_OK(cudaGetLastError());
+  TESSEL_CUDA_OK(cudaDeviceSynchronize());
+  std::vector<T> out(2 * src.size());
+  TESSEL_CUDA_OK(cudaMemcpy(out.data(), dOut, out.size() * sizeof(T), cudaMemcpyDeviceToHost));
+  int bad = 0;
+  for (int c = 0; c < 2; ++c)
+    for (int e = 0; e < 64 * 64 && bad < 5; ++e)
+      if (std::memcmp(&out[c * 64 * 64 + e], &src[e], sizeof(T)) != 0) {
+        ADD_FAILURE() << "CTA " << c << ": element (" << e / 64 << "," << e % 64 << ") = " << float(out[c * 64 * 64 + e])
+                      << ", input " << float(src[e]);
+        ++bad;
+      }
+  cudaFree(dSrc), cudaFree(dOut);
 }
