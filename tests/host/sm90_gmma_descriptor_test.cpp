@@ -169,18 +169,26 @@ TEST(GmmaDescriptor, KStepsInsideTheSwizzleRow) {
   for (int kk = 1; kk < 4; ++kk) EXPECT_EQ((GMMA::make_gmma_desc<Major::K, T>(tCsA(_, 0, kk).layout(), 0x6000)), d0 + 2 * kk);
 }
 
+namespace {
+// `make` must throw an AlgebraError whose message says `what`.
+template <class F>
+void expect_refusal(F const& make, char const* what) {
+  try {
+    make();
+    ADD_FAILURE() << "accepted; expected a refusal saying \"" << what << "\"";
+  } catch (AlgebraError const& e) {
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
+}
+}  // namespace
+
 // Layouts the descriptor cannot describe are refused, saying which rule.
 TEST(GmmaDescriptor, Refusals) {
   using T = bfloat16_t;
   // A plain row-major 64 x 16 tile: rows 32 bytes apart, no 8 x 16-byte core matrices.
   auto row_major = make_layout(make_shape(64, 16), make_stride(16, 1));  // run-time: checked on the host
   EXPECT_EQ((GMMA::gmma_descriptor_layout<Major::K, T>(row_major).error), GMMA::DescError::canonical);
-  try {
-    (void)GMMA::make_gmma_desc<Major::K, T>(row_major, 0);
-    ADD_FAILURE() << "a row-major tile was accepted";
-  } catch (AlgebraError const& e) {
-    EXPECT_NE(std::string(e.what()).find("not a canonical wgmma operand layout"), std::string::npos) << e.what();
-  }
+  expect_refusal([&] { (void)GMMA::make_gmma_desc<Major::K, T>(row_major, 0); }, "not a canonical wgmma operand layout");
   // The right shape, read with the wrong major-ness.
   auto k_sw128 = composition(tile_to_shape(GMMA::Layout_K_SW128_Atom<T>{}, Shape<_64, _64>{}),
                              make_tile(Layout<_64>{}, Layout<_16>{}));  // the first k-step's (64,16)
@@ -190,11 +198,6 @@ TEST(GmmaDescriptor, Refusals) {
   auto bytes_swizzle = composition(Swizzle<3, 4, 3>{}, Layout<Shape<_64, _16>, Stride<_64, _1>>{});
   EXPECT_EQ((GMMA::gmma_descriptor_layout<Major::K, T>(bytes_swizzle).error), GMMA::DescError::swizzle);
   // A pattern-misaligned base: the hardware's XOR would not be the layout's.
-  try {
-    (void)GMMA::make_gmma_desc<Major::K, T>(k_sw128, 0x1200);
-    ADD_FAILURE() << "a base 512 bytes into a 1024-byte pattern was accepted";
-  } catch (AlgebraError const& e) {
-    EXPECT_NE(std::string(e.what()).find("not aligned to the swizzle pattern"), std::string::npos) << e.what();
-  }
+  expect_refusal([&] { (void)GMMA::make_gmma_desc<Major::K, T>(k_sw128, 0x1200); }, "not aligned to the swizzle pattern");
   EXPECT_NO_THROW(((void)GMMA::make_gmma_desc<Major::K, T>(k_sw128, 0x1400)));
 }
