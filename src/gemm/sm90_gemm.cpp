@@ -1,6 +1,7 @@
 // src/gemm/sm90_gemm.cpp -- the host side of the sm_90a GEMMs: TMA descriptors, registry entries,
 // the heuristic, and the adapter from GemmArguments to the kernels' canonical problem
 // (tessel/gemm/device/sm90_gemm_kernels.hpp says what it does).
+#include "../runtime/tma_encode_entry.hpp"
 #include "gemm_canonical.hpp"
 #include "sm90_instances.hpp"
 
@@ -61,27 +62,8 @@ constexpr std::array<Sm90Family, 15> kFamilies = {{
 
 // ---- TMA descriptors ------------------------------------------------------------------------------
 
-using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, cuuint64_t const*,
-                                 cuuint64_t const*, cuuint32_t const*, cuuint32_t const*, CUtensorMapInterleave,
-                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-// cuTensorMapEncodeTiled from the driver, through the runtime (no link against libcuda).
-Status encode_tiled_entry(EncodeTiled* out) {
-  static std::once_flag once;
-  static EncodeTiled fn = nullptr;
-  static cudaError_t err = cudaSuccess;
-  static cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSuccess;
-  std::call_once(once, [] {
-    void* p = nullptr;
-    err = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found);
-    fn = reinterpret_cast<EncodeTiled>(p);
-  });
-  if (err != cudaSuccess) return cuda_failure("cudaGetDriverEntryPointByVersion(cuTensorMapEncodeTiled)", err);
-  if (found != cudaDriverEntryPointSuccess || fn == nullptr)
-    return Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled: the CUDA driver has no such entry point (needs 12.0 or newer)");
-  *out = fn;
-  return Status::success();
-}
+using detail::EncodeTiled;
+using detail::encode_tiled_entry;  // cuTensorMapEncodeTiled (src/runtime/tma_encode_entry.hpp)
 
 // A (cols, rows, batch) row-contiguous matrix (an operand: cols = K) with a (box_cols, box_rows, 1)
 // box in the 128-byte swizzle. False when the driver refuses it (the caller stages the operand, or

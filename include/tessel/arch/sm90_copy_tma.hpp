@@ -1,7 +1,7 @@
 // tessel/arch/sm90_copy_tma.hpp -- TMA: the tensor memory accelerator's bulk tensor copies.
 //
 // A TmaDescriptor (the driver's CUtensorMap, 128 opaque bytes made on the host by
-// cuTensorMapEncodeTiled; src/gemm/sm90_tma.cpp) describes a tensor in global memory -- up to 5
+// cuTensorMapEncodeTiled; runtime/tma_descriptor.hpp) describes a tensor in global memory -- up to 5
 // dimensions, strides multiples of 16 bytes -- the box one copy moves, and the shared-memory
 // swizzle. One thread issues a copy of a whole box by coordinates (innermost first); elements
 // outside the tensor read as zero and are not written. Loads complete on an mbarrier

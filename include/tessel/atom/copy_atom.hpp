@@ -72,11 +72,13 @@ struct Copy_Atom<Copy_Traits<Op, TraitArgs...>, T> : Copy_Traits<Op, TraitArgs..
   constexpr Copy_Atom() = default;
   TESSEL_HOST_DEVICE constexpr Copy_Atom(Traits const& t) : Traits(t) {}
 
-  // The atom with extra trait arguments (the zero-fill predicate of cp.async ..._ZFILL).
+  // The atom with extra trait arguments (the zero-fill predicate of cp.async ..._ZFILL; the
+  // mbarrier of a TMA load, whose traits become the executable form).
   template <class... Ws>
-    requires requires(Traits const& t, Ws const&... ws) { t.with(ws...); }
-  TESSEL_HOST_DEVICE constexpr auto with(Ws const&... ws) const {
-    return Copy_Atom<Traits, T>(Traits::with(ws...));
+    requires requires(Traits const& t, Ws&... ws) { t.with(ws...); }
+  TESSEL_HOST_DEVICE constexpr auto with(Ws&&... ws) const {
+    using With = std::remove_cvref_t<decltype(Traits::with(ws...))>;
+    return Copy_Atom<With, T>(Traits::with(ws...));
   }
 
   // One execution: src and dst are rank-1 and hold this thread's values of one execution.

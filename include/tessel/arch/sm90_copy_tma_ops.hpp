@@ -1,0 +1,113 @@
+// tessel/arch/sm90_copy_tma_ops.hpp -- TMA tensor copies of any rank (1 to 5), as the ops the
+// copy atoms of atom/copy_traits_sm90_tma.hpp call.
+//
+// Coordinates are in the tensor map's dimension order (innermost first), one int per dimension;
+// `smem` is the box's shared-memory address (aligned to the swizzle pattern), `bar` the mbarrier
+// the load completes on (complete_tx: its bytes count down the barrier's expected transactions).
+//   SM90_TMA_LOAD::copy<R>(desc, bar, smem, c)              cp.async.bulk.tensor.Rd.shared::cluster.global.tile
+//                                                            .mbarrier::complete_tx::bytes
+//   SM90_TMA_LOAD_MULTICAST::copy<R>(desc, bar, mask, smem, c)   ... .multicast::cluster: the box lands at
+//                                                            the same offset in every CTA of `mask`, each on
+//                                                            its own barrier at the same offset
+//   SM90_TMA_STORE::copy<R>(desc, smem, c)                  cp.async.bulk.tensor.Rd.global.shared::cta.bulk_group
+// (arch/sm90_copy_tma.hpp has the descriptor type, the 3-D forms the GEMM kernel uses, and the
+// bulk-group commit/wait and proxy fence a store needs.)
+#pragma once
+
+#include <tessel/arch/arch_config.hpp>
+#include <tessel/arch/sm90_copy_tma.hpp>
+#include <tessel/config.hpp>
+
+#include <cstdint>
+
+namespace tessel {
+
+struct SM90_TMA_LOAD {
+  template <int R>
+  TESSEL_DEVICE static void copy(TmaDescriptor const* desc, std::uint64_t* bar, void* smem, int const (&c)[R]) {
+    static_assert(1 <= R && R <= 5, "SM90_TMA_LOAD: a tensor map has 1 to 5 dimensions");
+#if defined(TESSEL_ARCH_SM90)
+    std::uint32_t const dst = detail::smem_address(smem), mbar = detail::smem_address(bar);
+    if constexpr (R == 1) {
+      asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3}], [%2];"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "r"(c[0]) : "memory");
+    } else if constexpr (R == 2) {
+      asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "r"(c[0]), "r"(c[1]) : "memory");
+    } else if constexpr (R == 3) {
+      asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+    } else if constexpr (R == 4) {
+      asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+    } else {
+      asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6, %7}], [%2];"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]) : "memory");
+    }
+#else
+    (void)desc, (void)bar, (void)smem, (void)c;
+    detail::arch_unavailable("cp.async.bulk.tensor (SM90_TMA_LOAD, needs sm_90)");
+#endif
+  }
+};
+
+struct SM90_TMA_LOAD_MULTICAST {
+  template <int R>
+  TESSEL_DEVICE static void copy(TmaDescriptor const* desc, std::uint64_t* bar, std::uint16_t mask, void* smem,
+                                 int const (&c)[R]) {
+    static_assert(1 <= R && R <= 5, "SM90_TMA_LOAD_MULTICAST: a tensor map has 1 to 5 dimensions");
+#if defined(TESSEL_ARCH_SM90)
+    std::uint32_t const dst = detail::smem_address(smem), mbar = detail::smem_address(bar);
+    if constexpr (R == 1) {
+      asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4}], [%2], %3;"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "h"(mask), "r"(c[0]) : "memory");
+    } else if constexpr (R == 2) {
+      asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5}], [%2], %3;"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "h"(mask), "r"(c[0]), "r"(c[1]) : "memory");
+    } else if constexpr (R == 3) {
+      asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5, %6}], [%2], %3;"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "h"(mask), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+    } else if constexpr (R == 4) {
+      asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5, %6, %7}], [%2], %3;"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "h"(mask), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+    } else {
+      asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5, %6, %7, %8}], [%2], %3;"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "h"(mask), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]) : "memory");
+    }
+#else
+    (void)desc, (void)bar, (void)mask, (void)smem, (void)c;
+    detail::arch_unavailable("cp.async.bulk.tensor multicast (SM90_TMA_LOAD_MULTICAST, needs sm_90)");
+#endif
+  }
+};
+
+struct SM90_TMA_STORE {
+  template <int R>
+  TESSEL_DEVICE static void copy(TmaDescriptor const* desc, void const* smem, int const (&c)[R]) {
+    static_assert(1 <= R && R <= 5, "SM90_TMA_STORE: a tensor map has 1 to 5 dimensions");
+#if defined(TESSEL_ARCH_SM90)
+    std::uint32_t const src = detail::smem_address(smem);
+    if constexpr (R == 1) {
+      asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%0, {%2}], [%1];"
+                   ::"l"(desc), "r"(src), "r"(c[0]) : "memory");
+    } else if constexpr (R == 2) {
+      asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
+                   ::"l"(desc), "r"(src), "r"(c[0]), "r"(c[1]) : "memory");
+    } else if constexpr (R == 3) {
+      asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];"
+                   ::"l"(desc), "r"(src), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+    } else if constexpr (R == 4) {
+      asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];"
+                   ::"l"(desc), "r"(src), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+    } else {
+      asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];"
+                   ::"l"(desc), "r"(src), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]) : "memory");
+    }
+#else
+    (void)desc, (void)smem, (void)c;
+    detail::arch_unavailable("cp.async.bulk.tensor (SM90_TMA_STORE, needs sm_90)");
+#endif
+  }
+};
+
+}  // namespace tessel

@@ -1,0 +1,19 @@
+// src/runtime/tma_encode_entry.hpp -- the driver's cuTensorMapEncodeTiled, reached through the CUDA
+// runtime (cudaGetDriverEntryPointByVersion), so tessel::kernels needs no link against libcuda.
+// Shared by the TMA descriptor maker (tma_descriptor.cpp) and the sm90 GEMM's host side.
+#pragma once
+
+#include <tessel/gemm/device/status.hpp>
+
+#include <cuda.h>
+
+namespace tessel::detail {
+
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, cuuint64_t const*,
+                                 cuuint64_t const*, cuuint32_t const*, cuuint32_t const*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// The entry point, looked up once per process; a Status naming the failure when there is none.
+Status encode_tiled_entry(EncodeTiled* out);
+
+}  // namespace tessel::detail

@@ -1,0 +1,298 @@
+// The sm90 atoms on the GPU (sm_90a only): one warpgroup computes a 64 x 64 x 64 bf16 product with
+// four wgmma.m64n64k16, A and B in shared memory laid out by the GMMA atoms tiled with
+// tile_to_shape, read through descriptors from make_gmma_desc, in every swizzle (interleave, 32,
+// 64, 128 bytes) with A K-major and B MN-major and the other way round -- the MN-major path is
+// how column-major operands can be read in place. The operands reach shared memory either by
+// threads writing through the layouts or by TMA loads from make_tma_copy, which must agree; the
+// accumulators leave through the atom's LayoutC_TV. D must match a float64 host reference on
+// random data (the output is poisoned first). The kernel also compares make_gmma_desc with the
+// GEMM kernel's hand-written wgmma_desc_k_major_sw128 on real shared-memory addresses. A second
+// kernel runs the multicast load and store atoms in a 2-CTA cluster.
+//   build-gpu: cmake --build build --target gpu_sm90_atoms_test; run: build/tests/gpu_sm90_atoms_test
+#include "gpu/gpu_test.hpp"
+
+#include <tessel/arch/sm90_cluster.hpp>
+#include <tessel/arch/sm90_mbarrier.hpp>
+#include <tessel/arch/sm90_mma_wgmma.hpp>
+#include <tessel/atom/gmma_descriptor.hpp>
+#include <tessel/atom/mma_traits_sm90.hpp>
+#include <tessel/layout/tile_to_shape.hpp>
+#include <tessel/runtime/tma_descriptor.hpp>
+#include <tessel/tensor.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace tessel;
+using GMMA::LayoutType;
+using GMMA::Major;
+
+namespace {
+
+using T = bfloat16_t;
+constexpr int kM = 64, kN = 64, kK = 64;
+
+template <Major M>
+constexpr int trans_bit = M == Major::MN ? 1 : 0;
+
+// The (64, 64) operand stage: atoms along the row mode first for K-major, along K first for
+// MN-major, so every swizzle-row-wide column of atoms is one dense TMA box.
+template <Major M, LayoutType Type>
+struct Stage {
+  using Atom = GMMA::smem_atom<T, M, Type>;
+  static constexpr int width = GMMA::layout_type_bytes(Type) / int(sizeof(T));  // elements along a swizzle row
+  static constexpr int boxes = 64 / width;                                       // TMA boxes per stage
+  TESSEL_HOST_DEVICE static constexpr auto layout() {                           // (MN,K)
+    if constexpr (M == Major::K) return tile_to_shape(Atom{}, Shape<_64, _64>{});
+    else return tile_to_shape(Atom{}, Shape<_64, _64>{}, Step<_2, _1>{});
+  }
+  static auto box() {  // one TMA box: (64, width) K-major, (width, 64) MN-major
+    if constexpr (M == Major::K) return tile_to_shape(Atom{}, Shape<_64, Int<width>>{});
+    else return tile_to_shape(Atom{}, Shape<Int<width>, _64>{});
+  }
+};
+
+template <Major M, LayoutType Type>
+using BoxAtom = Copy_Atom<Copy_Traits<SM90_TMA_LOAD, Int<64 * Stage<M, Type>::width * 16>>, T>;
+
+// A (M,K) and B (N,K) row-major in global memory for the threads' copy; for TMA, each in its
+// major-ness (K-major: row-major; MN-major: column-major), described by tma_a / tma_b.
+template <Major MA, Major MB, LayoutType Type>
+__global__ void __launch_bounds__(128)
+    wgmma_64x64x64(T const* A, T const* B, float* D, int use_tma, int* desc_mismatches,
+                   const __grid_constant__ BoxAtom<MA, Type> tma_a, const __grid_constant__ BoxAtom<MB, Type> tma_b) {
+  using Op = SM90_64x64x16_F32BF16BF16_SS<trans_bit<MA>, trans_bit<MB>>;
+  using SA = Stage<MA, Type>;
+  using SB = Stage<MB, Type>;
+  __shared__ alignas(1024) T smem_a[kM * kK];
+  __shared__ alignas(1024) T smem_b[kN * kK];
+  __shared__ alignas(8) std::uint64_t bar;
+  int const tid = threadIdx.x;
+  Tensor sA = make_tensor(make_smem_ptr(smem_a), SA::layout());  // (BLK_M,BLK_K)
+  Tensor sB = make_tensor(make_smem_ptr(smem_b), SB::layout());  // (BLK_N,BLK_K)
+
+  if (use_tma) {
+    if (tid == 0) {
+      mbarrier_init(&bar, 1);
+      mbarrier_init_fence();
+    }
+    __syncthreads();
+    if (tid == 0) {
+      mbarrier_arrive_expect_tx(&bar, std::uint32_t(2 * kM * kK * sizeof(T)));
+      // Box j covers swizzle-row column j: coordinates (j * width, 0) in both majors.
+      for (int j = 0; j < SA::boxes; ++j) tma_a.with(bar).copy(smem_a + j * 64 * SA::width, j * SA::width, 0);
+      for (int j = 0; j < SB::boxes; ++j) tma_b.with(bar).copy(smem_b + j * 64 * SB::width, j * SB::width, 0);
+    }
+    mbarrier_wait(&bar, 0);
+  } else {
+    for (int e = tid; e < kM * kK; e += 128) {
+      sA(e % kM, e / kM) = A[(e % kM) * kK + e / kM];
+      sB(e % kN, e / kN) = B[(e % kN) * kK + e / kN];
+    }
+    fence_proxy_async_shared();  // the generic-proxy writes, visible to wgmma's async proxy
+    __syncthreads();
+  }
+
+  auto mma = make_tiled_mma(MMA_Atom<Op>{});
+  auto thr = mma.get_slice(tid);
+  Tensor tCsA = thr.partition_A(sA);  // (MMA,MMA_M,MMA_K)
+  Tensor tCsB = thr.partition_B(sB);  // (MMA,MMA_N,MMA_K)
+  std::uint64_t desc_a[kK / 16], desc_b[kK / 16];
+  for (int kk = 0; kk < kK / 16; ++kk) {
+    desc_a[kk] = GMMA::make_gmma_desc<MA>(tCsA(_, 0, kk));
+    desc_b[kk] = GMMA::make_gmma_desc<MB>(tCsB(_, 0, kk));
+    if constexpr (MA == Major::K && Type == LayoutType::B128) {
+      if (desc_a[kk] != wgmma_desc_k_major_sw128(smem_a) + 2 * kk) atomicAdd(desc_mismatches, 1);
+    }
+  }
+  float d[kN / 2];
+  for (int i = 0; i < kN / 2; ++i) d[i] = 0.0f;
+  wgmma_fence_operand(d);
+  wgmma_fence();
+  for (int kk = 0; kk < kK / 16; ++kk) Op::fma(desc_a[kk], desc_b[kk], d, kk > 0 ? 1 : 0);
+  wgmma_commit_group();
+  wgmma_wait_group<0>();
+  wgmma_fence_operand(d);
+
+  typename MMA_Atom<Op>::LayoutC_TV c;  // (thread, value) -> m + 64 * n
+  for (int i = 0; i < kN / 2; ++i) {
+    int const mn = c(tid, i);
+    D[(mn % kM) * kN + mn / kM] = d[i];
+  }
+}
+
+// A 2-CTA cluster: CTA r loads rows [32r, 32r+32) of a 64 x 64 K-major 128-byte-swizzled tile and
+// multicasts them to both CTAs; then each CTA TMA-stores the whole tile from its own shared
+// memory to its own output. Both outputs must equal the input, bit for bit.
+using HalfLoad = Copy_Atom<Copy_Traits<SM90_TMA_LOAD_MULTICAST, Int<32 * 64 * 16>>, T>;
+using TileStore = Copy_Atom<Copy_Traits<SM90_TMA_STORE, Int<64 * 64 * 16>>, T>;
+
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128)
+    multicast_then_store(const __grid_constant__ HalfLoad load, const __grid_constant__ TileStore store0,
+                         const __grid_constant__ TileStore store1) {
+  __shared__ alignas(1024) T smem[64 * 64];
+  __shared__ alignas(8) std::uint64_t bar;
+  int const tid = threadIdx.x;
+  std::uint32_t const rank = cluster_cta_rank();
+  if (tid == 0) {
+    mbarrier_init(&bar, 1);
+    mbarrier_init_fence();
+  }
+  cluster_sync();  // both CTAs' barriers are initialised before a multicast reaches them
+  if (tid == 0) {
+    mbarrier_arrive_expect_tx(&bar, 64 * 64 * sizeof(T));  // both halves land here
+    load.with(bar, std::uint16_t(0b11)).copy(smem + rank * 32 * 64, 0, int(32 * rank));  // (k, m)
+  }
+  mbarrier_wait(&bar, 0);
+  if (tid == 0) {
+    (rank == 0 ? store0 : store1).copy(smem, 0, 0);
+    tma_store_commit();
+    tma_store_wait<0>();
+  }
+  cluster_sync();
+}
+
+bool device_is_sm90() {
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return false;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+  return major == 9 && minor == 0;
+}
+
+template <Major MA, Major MB, LayoutType Type>
+void run_case() {
+  SCOPED_TRACE(std::string("A ") + (MA == Major::K ? "K" : "MN") + "-major, B " + (MB == Major::K ? "K" : "MN") +
+               "-major, swizzle " + std::to_string(GMMA::layout_type_bytes(Type)) + " bytes");
+  std::mt19937 rng(1234 + int(Type) * 7 + int(MA) * 3);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<T> a(kM * kK), b(kN * kK);  // row-major (M,K) and (N,K)
+  for (auto& x : a) x = T(dist(rng));
+  for (auto& x : b) x = T(dist(rng));
+  // The same data in each operand's major-ness, for TMA.
+  std::vector<T> a_tma(a.size()), b_tma(b.size());
+  for (int r = 0; r < 64; ++r)
+    for (int k = 0; k < kK; ++k) {
+      a_tma[MA == Major::K ? r * kK + k : k * kM + r] = a[r * kK + k];
+      b_tma[MB == Major::K ? r * kK + k : k * kN + r] = b[r * kK + k];
+    }
+  std::vector<double> ref(kM * kN, 0.0), mag(kM * kN, 0.0);
+  for (int m = 0; m < kM; ++m)
+    for (int n = 0; n < kN; ++n)
+      for (int k = 0; k < kK; ++k) {
+        double const p = double(float(a[m * kK + k])) * double(float(b[n * kK + k]));
+        ref[m * kN + n] += p;
+        mag[m * kN + n] += std::fabs(p);
+      }
+
+  T *dA = nullptr, *dB = nullptr, *dA_tma = nullptr, *dB_tma = nullptr;
+  float* dD = nullptr;
+  int* dMismatch = nullptr;
+  TESSEL_CUDA_OK(cudaMalloc(&dA, a.size() * sizeof(T)));
+  TESSEL_CUDA_OK(cudaMalloc(&dB, b.size() * sizeof(T)));
+  TESSEL_CUDA_OK(cudaMalloc(&dA_tma, a.size() * sizeof(T)));
+  TESSEL_CUDA_OK(cudaMalloc(&dB_tma, b.size() * sizeof(T)));
+  TESSEL_CUDA_OK(cudaMalloc(&dD, kM * kN * sizeof(float)));
+  TESSEL_CUDA_OK(cudaMalloc(&dMismatch, sizeof(int)));
+  TESSEL_CUDA_OK(cudaMemcpy(dA, a.data(), a.size() * sizeof(T), cudaMemcpyHostToDevice));
+  TESSEL_CUDA_OK(cudaMemcpy(dB, b.data(), b.size() * sizeof(T), cudaMemcpyHostToDevice));
+  TESSEL_CUDA_OK(cudaMemcpy(dA_tma, a_tma.data(), a.size() * sizeof(T), cudaMemcpyHostToDevice));
+  TESSEL_CUDA_OK(cudaMemcpy(dB_tma, b_tma.data(), b.size() * sizeof(T), cudaMemcpyHostToDevice));
+
+  // Global tensors in their major-ness: (M,K):(64,1) K-major, (M,K):(1,64) MN-major.
+  auto global = [](T const* p, Major m) {
+    return make_tensor(make_gmem_ptr(p), make_shape(64, 64), m == Major::K ? make_stride(64, 1) : make_stride(1, 64));
+  };
+  auto tma_a = make_tma_copy(SM90_TMA_LOAD{}, global(dA_tma, MA), Stage<MA, Type>::box());
+  auto tma_b = make_tma_copy(SM90_TMA_LOAD{}, global(dB_tma, MB), Stage<MB, Type>::box());
+  ASSERT_TRUE(tma_a.status.ok()) << tma_a.status.reason;
+  ASSERT_TRUE(tma_b.status.ok()) << tma_b.status.reason;
+  EXPECT_EQ(tma_a.args.mode_of_dim[0], MA == Major::K ? 1 : 0);  // the contiguous mode is dimension 0
+  EXPECT_EQ(tma_a.args.box_bytes * (Stage<MA, Type>::boxes), unsigned(kM * kK * sizeof(T)));
+
+  for (int use_tma = 0; use_tma < 2; ++use_tma) {
+    SCOPED_TRACE(use_tma ? "TMA loads" : "threads' stores");
+    std::vector<float> out(kM * kN);
+    TESSEL_CUDA_OK(cudaMemset(dD, 0xFF, kM * kN * sizeof(float)));  // NaN
+    TESSEL_CUDA_OK(cudaMemset(dMismatch, 0, sizeof(int)));
+    wgmma_64x64x64<MA, MB, Type><<<1, 128>>>(dA, dB, dD, use_tma, dMismatch, tma_a.atom, tma_b.atom);
+    TESSEL_CUDA_OK(cudaGetLastError());
+    TESSEL_CUDA_OK(cudaDeviceSynchronize());
+    TESSEL_CUDA_OK(cudaMemcpy(out.data(), dD, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    int mismatches = -1;
+    TESSEL_CUDA_OK(cudaMemcpy(&mismatches, dMismatch, sizeof(int), cudaMemcpyDeviceToHost));
+    EXPECT_EQ(mismatches, 0) << "make_gmma_desc differs from wgmma_desc_k_major_sw128";
+    int bad = 0;
+    for (int e = 0; e < kM * kN && bad < 5; ++e) {
+      double const tol = 1e-5 * mag[e] + 1e-6;
+      if (!(std::fabs(double(out[e]) - ref[e]) <= tol)) {
+        ADD_FAILURE() << "D(" << e / kN << "," << e % kN << ") = " << out[e] << ", reference " << ref[e];
+        ++bad;
+      }
+    }
+  }
+  cudaFree(dA), cudaFree(dB), cudaFree(dA_tma), cudaFree(dB_tma), cudaFree(dD), cudaFree(dMismatch);
+}
+
+}  // namespace
+
+class Sm90Atoms : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TESSEL_REQUIRE_GPU();
+    if (!device_is_sm90()) GTEST_SKIP() << "wgmma needs an sm_90 GPU (H100/H200); this test has an sm_90a image only";
+  }
+};
+
+TEST_F(Sm90Atoms, KMajorAMnMajorB) {
+  run_case<Major::K, Major::MN, LayoutType::INTERLEAVE>();
+  run_case<Major::K, Major::MN, LayoutType::B32>();
+  run_case<Major::K, Major::MN, LayoutType::B64>();
+  run_case<Major::K, Major::MN, LayoutType::B128>();
+}
+
+TEST_F(Sm90Atoms, MnMajorAKMajorB) {
+  run_case<Major::MN, Major::K, LayoutType::INTERLEAVE>();
+  run_case<Major::MN, Major::K, LayoutType::B32>();
+  run_case<Major::MN, Major::K, LayoutType::B64>();
+  run_case<Major::MN, Major::K, LayoutType::B128>();
+}
+
+TEST_F(Sm90Atoms, MulticastLoadAndStore) {
+  std::mt19937 rng(99);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<T> src(64 * 64);
+  for (auto& x : src) x = T(dist(rng));
+  T *dSrc = nullptr, *dOut = nullptr;
+  TESSEL_CUDA_OK(cudaMalloc(&dSrc, src.size() * sizeof(T)));
+  TESSEL_CUDA_OK(cudaMalloc(&dOut, 2 * src.size() * sizeof(T)));
+  TESSEL_CUDA_OK(cudaMemcpy(dSrc, src.data(), src.size() * sizeof(T), cudaMemcpyHostToDevice));
+  TESSEL_CUDA_OK(cudaMemset(dOut, 0xFF, 2 * src.size() * sizeof(T)));
+  auto tile = [](T const* p) { return make_tensor(make_gmem_ptr(p), make_shape(64, 64), make_stride(64, _1{})); };  // (M,K)
+  auto half = tile_to_shape(GMMA::Layout_K_SW128_Atom<T>{}, Shape<_32, _64>{});  // one CTA's rows
+  auto full = tile_to_shape(GMMA::Layout_K_SW128_Atom<T>{}, Shape<_64, _64>{});
+  auto load = make_tma_copy(SM90_TMA_LOAD_MULTICAST{}, tile(dSrc), half);
+  auto store0 = make_tma_copy(SM90_TMA_STORE{}, tile(dOut), full);
+  auto store1 = make_tma_copy(SM90_TMA_STORE{}, tile(dOut + 64 * 64), full);
+  ASSERT_TRUE(load.status.ok()) << load.status.reason;
+  ASSERT_TRUE(store0.status.ok()) << store0.status.reason;
+  ASSERT_TRUE(store1.status.ok()) << store1.status.reason;
+  multicast_then_store<<<2, 128>>>(load.atom, store0.atom, store1.atom);
+  TESSEL_CUDA_OK(cudaGetLastError());
+  TESSEL_CUDA_OK(cudaDeviceSynchronize());
+  std::vector<T> out(2 * src.size());
+  TESSEL_CUDA_OK(cudaMemcpy(out.data(), dOut, out.size() * sizeof(T), cudaMemcpyDeviceToHost));
+  int bad = 0;
+  for (int c = 0; c < 2; ++c)
+    for (int e = 0; e < 64 * 64 && bad < 5; ++e)
+      if (std::memcmp(&out[c * 64 * 64 + e], &src[e], sizeof(T)) != 0) {
+        ADD_FAILURE() << "CTA " << c << ": element (" << e / 64 << "," << e % 64 << ") = " << float(out[c * 64 * 64 + e])
+                      << ", input " << float(src[e]);
+        ++bad;
+      }
+  cudaFree(dSrc), cudaFree(dOut);
+}
