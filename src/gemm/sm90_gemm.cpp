@@ -362,7 +362,7 @@ std::span<GemmKernelInfo const> sm90_gemm_kernels() { return kEntries; }
 GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   bool const col_d = g.c_order == MatrixOrder::col_major;
   std::int64_t const m = col_d ? g.n : g.m, n = col_d ? g.m : g.n;  // of the canonical D
-  // fp8 (H100, bench/results/fp8run5-h100-20261125.json): 256-wide tiles promoted every 256
+  // fp8 (H100, bench/results/fp8-h100-20261125-promote2.json): 256-wide tiles promoted every 256
   // products, 0.950x cuBLASLt at 8192^3 (every 128: 0.938; 192-wide tiles 0.913, 128-wide 0.835,
   // both with more L2 traffic per product); a D at most 128 wide takes the 128-wide tile.
   if (is_fp8(g.a_type) && is_fp8(g.b_type)) return &kEntries[n <= 128 ? kFp8Narrow : kFp8Entry];
