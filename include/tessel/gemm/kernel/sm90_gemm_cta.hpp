@@ -1,0 +1,31 @@
+// tessel/gemm/kernel/sm90_gemm_cta.hpp -- what the sm_90a GEMM kernels' CTAs share, whatever the
+// schedule (cooperative: kernel/sm90_gemm_warpspecialized.hpp, ping-pong: kernel/sm90_gemm_pingpong.hpp):
+// the named barriers their warpgroups meet at, and where a CTA's tile starts in its cluster tile.
+#pragma once
+
+#include <tessel/config.hpp>
+#include <tessel/schedule/gemm_coord.hpp>
+
+namespace tessel::kernel::detail {
+
+// Named barriers (0 is __syncthreads): a consumer's own 128 threads; and the handoff of consumer
+// c's staging buffer to its copy warp (a D that TMA cannot store; warp 2 + c of the producer
+// warpgroup), 160 threads, both sides waiting (barrier.sync, not .aligned: the two roles meet
+// through different instructions): `drained` (the copy warp has read the previous
+// tile out of the buffer) before the consumer writes it, `staged` (the tile is in it) after.
+TESSEL_HOST_DEVICE constexpr int sm90_consumer_barrier(int consumer) { return 1 + consumer; }
+TESSEL_HOST_DEVICE constexpr int sm90_drained_barrier(int consumer) { return 3 + consumer; }
+TESSEL_HOST_DEVICE constexpr int sm90_staged_barrier(int consumer) { return 5 + consumer; }
+inline constexpr int kSm90HandoffThreads = 128 + 32;
+
+// The first row and column of CTA `cta_rank`'s tile in cluster tile `tile`: a cluster covers
+// ClusterM consecutive tile rows or ClusterN consecutive tile columns.
+template <class Config>
+struct Sm90TileOrigin {
+  int m0, n0;
+  TESSEL_DEVICE Sm90TileOrigin(GemmCoord const& tile, int cta_rank)
+      : m0(int((tile.m() * Config::ClusterM + (Config::ClusterM > 1 ? cta_rank : 0)) * Config::TileM)),
+        n0(int((tile.n() * Config::ClusterN + (Config::ClusterN > 1 ? cta_rank : 0)) * Config::TileN)) {}
+};
+
+}  // namespace tessel::kernel::detail
