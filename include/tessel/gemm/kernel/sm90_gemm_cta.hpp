@@ -1,6 +1,7 @@
 // tessel/gemm/kernel/sm90_gemm_cta.hpp -- what the sm_90a GEMM kernels' CTAs share, whatever the
 // schedule (cooperative: kernel/sm90_gemm_warpspecialized.hpp, ping-pong: kernel/sm90_gemm_pingpong.hpp):
-// the named barriers their warpgroups meet at, and where a CTA's tile starts in its cluster tile.
+// the named barriers their warpgroups meet at, where a CTA's tile starts in its cluster tile, and
+// which k-tiles a work unit covers.
 #pragma once
 
 #include <tessel/config.hpp>
@@ -18,6 +19,12 @@ TESSEL_HOST_DEVICE constexpr int sm90_drained_barrier(int consumer) { return 3 +
 TESSEL_HOST_DEVICE constexpr int sm90_staged_barrier(int consumer) { return 5 + consumer; }
 inline constexpr int kSm90HandoffThreads = 128 + 32;
 
+// The ping-pong schedule's order barriers (kernel/sm90_gemm_pingpong.hpp): consumer c may start
+// its next mainloop once the other consumer has issued its own; 256 threads, the other
+// consumer's 128 arriving (barrier.arrive) and consumer c's 128 waiting (barrier.sync).
+TESSEL_HOST_DEVICE constexpr int sm90_order_barrier(int consumer) { return 7 + consumer; }
+inline constexpr int kSm90OrderThreads = 128 + 128;
+
 // The first row and column of CTA `cta_rank`'s tile in cluster tile `tile`: a cluster covers
 // ClusterM consecutive tile rows or ClusterN consecutive tile columns.
 template <class Config>
@@ -27,5 +34,16 @@ struct Sm90TileOrigin {
       : m0(int((tile.m() * Config::ClusterM + (Config::ClusterM > 1 ? cta_rank : 0)) * Config::TileM)),
         n0(int((tile.n() * Config::ClusterN + (Config::ClusterN > 1 ? cta_rank : 0)) * Config::TileN)) {}
 };
+
+// The k-tiles [begin, end) of K slice `split` of `splits` (parallel split-K; splits == 1: all
+// k_tiles). Consecutive slices partition [0, k_tiles); none is empty when splits <= k_tiles (the
+// host's rule). 64-bit products: k_tiles may approach 2^31.
+struct Sm90KRange {
+  int begin, end;
+};
+TESSEL_HOST_DEVICE constexpr Sm90KRange sm90_k_range(int k_tiles, int splits, int split) {
+  if (splits == 1) return {0, k_tiles};
+  return {int(static_cast<long long>(split) * k_tiles / splits), int(static_cast<long long>(split + 1) * k_tiles / splits)};
+}
 
 }  // namespace tessel::kernel::detail
