@@ -24,11 +24,23 @@
 
 namespace tessel::kernel::detail {
 
+// One operand's Rows x TileK tile of k-tile kt into `dst`: the whole box, or -- the tile shared
+// by the Sharers CTAs of the cluster -- this CTA's Rows / Sharers of it, multicast to all of them.
+template <int Rows, int TileK, int Sharers, int ClusterSize, class Element>
+TESSEL_DEVICE void sm90_load_operand_tile(TmaDescriptor const* desc, std::uint64_t* full, Element* dst, int cta_rank, int kt,
+                                          int row0, int batch) {
+  if constexpr (Sharers == 1) {
+    tma_load_3d(desc, full, dst, kt * TileK, row0, batch);
+  } else {
+    constexpr int Part = Rows / Sharers;
+    constexpr std::uint16_t everyone = std::uint16_t((1u << ClusterSize) - 1u);
+    tma_load_3d_multicast(desc, full, dst + cta_rank * Part * TileK, everyone, kt * TileK, row0 + cta_rank * Part, batch);
+  }
+}
+
 template <class Config>
 TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::SharedStorage& s, int cta_rank, int cluster) {
-  constexpr int TileM = Config::TileM, TileN = Config::TileN, TileK = Config::TileK;
-  constexpr int ClusterM = Config::ClusterM, ClusterN = Config::ClusterN;
-  constexpr std::uint16_t everyone = std::uint16_t((1u << Config::ClusterSize) - 1u);
+  constexpr int TileK = Config::TileK, ClusterSize = Config::ClusterSize;
   PersistentTileScheduler const& sched = p.scheduler;
   PipelineState st;
   for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t)) {
@@ -38,20 +50,10 @@ TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::
     Sm90KRange const k = sm90_k_range(p.k_tiles, p.splits, int(tile.k() / p.batch));
     for (int kt = k.begin; kt < k.end; ++kt) {
       std::uint64_t* full = s.pipeline.producer_acquire(st, Config::StageBytes);
-      if constexpr (ClusterN == 1) {
-        tma_load_3d(&p.tma_a, full, s.a[st.index], kt * TileK, at.m0, batch * p.a_batch_step);
-      } else {
-        constexpr int Rows = TileM / ClusterN;
-        tma_load_3d_multicast(&p.tma_a, full, s.a[st.index] + cta_rank * Rows * TileK, everyone, kt * TileK,
-                              at.m0 + cta_rank * Rows, batch * p.a_batch_step);
-      }
-      if constexpr (ClusterM == 1) {
-        tma_load_3d(&p.tma_b, full, s.b[st.index], kt * TileK, at.n0, batch * p.b_batch_step);
-      } else {
-        constexpr int Rows = TileN / ClusterM;
-        tma_load_3d_multicast(&p.tma_b, full, s.b[st.index] + cta_rank * Rows * TileK, everyone, kt * TileK,
-                              at.n0 + cta_rank * Rows, batch * p.b_batch_step);
-      }
+      sm90_load_operand_tile<Config::TileM, TileK, Config::ClusterN, ClusterSize>(&p.tma_a, full, s.a[st.index], cta_rank, kt,
+                                                                                  at.m0, batch * p.a_batch_step);
+      sm90_load_operand_tile<Config::TileN, TileK, Config::ClusterM, ClusterSize>(&p.tma_b, full, s.b[st.index], cta_rank, kt,
+                                                                                  at.n0, batch * p.b_batch_step);
       st.advance<Config::Stages>();
     }
   }
