@@ -252,6 +252,24 @@ TEST(Sm90Small, Fp8EntriesOnRaggedShapes) {
   }
 }
 
+TEST(Sm90Small, PingpongConsumersTakeTurnsOverSeveralTiles) {
+  TESSEL_REQUIRE_SM90();
+  // The compute-sanitizer case of the ping-pong schedule: 2 or 3 tiles per cluster (so both
+  // consumers run, skip each other's k-tiles, meet at the order barriers and restage their
+  // buffers), 3 k-tiles each, D TMA-stored (beta = 0) and from registers.
+  int clusters = 0;
+  for (GemmKernelInfo const& k : sm90_gemm_kernels())
+    if (std::string(k.name) == kPingpong) clusters = sm90_resident_ctas(k) / 2;
+  ASSERT_GT(clusters, 0) << kPingpong << ": resident clusters";
+  for (float beta : {0.0f, -0.5f}) {
+    GemmArguments g = problem(256 * std::int64_t(2 * clusters + 1) - 5, 104, 130, "tn", MatrixOrder::row_major, DType::bf16,
+                              DType::bf16);
+    g.beta = beta;
+    Operands ops(g, 7);
+    expect_good(run_and_check(kPingpong, g), what(kPingpong, g, "tn") + " beta " + std::to_string(beta), g.a_type);
+  }
+}
+
 TEST(Sm90Small, BetaZeroDoesNotReadC) {
   TESSEL_REQUIRE_SM90();
   GemmArguments g = problem(40, 50, 60, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
