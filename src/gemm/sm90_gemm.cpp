@@ -247,10 +247,11 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
                   (c.n * std::int64_t(ob)) % 16 == 0 && !(batch > 1 && g.batch_stride_d == 0) &&
                   encode_operand(&p.tma_d, encode, g.c_type, g.d, c.n, c.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
     // Any other 16-bit D with C unread: coalesced row copies out of shared memory by the producer
-    // warpgroup's copy warps, overlapped with the next mainloop, in the kernels that have them (the
-    // ping-pong kernel's register epilogue overlaps the other consumer's mainloop instead; single elements scattered over 8
+    // warpgroup's copy warps, overlapped with the next mainloop (single elements scattered over 8
     // rows per store took 361 us against 180 us at 4096^3 for 4095x4097x4099 on the H100; the
-    // consumers' own synchronous row copies still cost ~55 us of its 315).
+    // consumers' own synchronous row copies still cost ~55 us of its 315) -- in the kernels that
+    // have copy warps: the ping-pong kernel's register epilogue overlaps the other consumer's
+    // mainloop instead.
     p.staged_rows = !p.tma_store && !reads_c && g.c_type != DType::f32 && t.epilogue_slabs == 1 && t.copy_warps;
   }
 
