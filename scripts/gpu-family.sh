@@ -23,7 +23,7 @@ note() { printf '\n==== %s (%s)\n' "$*" "$(date -u +%H:%M:%S)" | tee -a "$LOG"; 
 gtest_line() { grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$1" | tr '\n' ' '; }
 case $FAMILY in
   sm80) host_tests="host_sm80_tv_coverage_test host_bank_conflict_sm80_test"; kernel_re="sm80_gemm_kernel" ;;
-  sm90) host_tests=""; kernel_re="sm90_gemm_kernel" ;;
+  sm90) host_tests="host_sm90_pingpong_walk_test"; kernel_re="sm90_gemm_(pingpong_)?kernel" ;;
   *) echo "FAMILY: '$FAMILY' is not one of sm80, sm90" >&2; exit 2 ;;
 esac
 gpu_test="gpu_${FAMILY}_gemm_test"
@@ -75,7 +75,7 @@ name, counts, keep = None, collections.OrderedDict(), []
 for line in sys.stdin:
     m = re.search(r"Function : (\S+)", line)
     if m:
-        name = m.group(1) if sys.argv[2] in m.group(1) else None
+        name = m.group(1) if re.search(sys.argv[2], m.group(1)) else None
         if name: counts.setdefault(name, collections.Counter())
         continue
     m = re.match(r"\s+/\*[0-9a-f]{4,}\*/\s+(@!?U?P\w+\s+)?([A-Z0-9_]+)", line)
@@ -83,7 +83,7 @@ for line in sys.stdin:
         counts[name][m.group(2)] += 1
         if "Li256E" in name and "bfloat16" in name: keep.append(line.rstrip())
 for n, c in counts.items():
-    short = re.sub(r".*Sm[0-9]+GemmConfigI", "", n)[:70]
+    short = re.sub(r".*Sm[0-9]+(Gemm|Pingpong)ConfigI", "", n)[:70]
     print(short, " ".join(f"{k}:{c[k]}" for k in ("HMMA", "HGMMA", "LDSM", "LDGSTS", "UTMALDG", "SYNCS", "BAR", "LDS", "STS", "LDG", "STG", "LDL", "STL") if c[k]), "total", sum(c.values()))
 open(sys.argv[1], "w").write("\n".join(keep))
 ' "$OUT/${FAMILY}_bf16_x256.sass" "$kernel_re" | tee -a "$LOG"

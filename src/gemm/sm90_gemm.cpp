@@ -41,7 +41,7 @@ struct Sm90Family {
 };
 
 // clang-format off
-constexpr std::array<Sm90Family, 15> kFamilies = {{
+constexpr std::array<Sm90Family, 16> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c1x2},
@@ -57,6 +57,7 @@ constexpr std::array<Sm90Family, 15> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2_s4},
     {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2},
     {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2_promote2},
+    {DType::bf16, kernel::detail::sm90_instance_bf16_128x128x64_pingpong_c2},
 }};
 // clang-format on
 
@@ -238,7 +239,9 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     // Any other 16-bit D with C unread: coalesced row copies out of shared memory by the producer
     // warpgroup's copy warps, overlapped with the next mainloop (single elements scattered over 8
     // rows per store took 361 us against 180 us at 4096^3 for 4095x4097x4099 on the H100; the
-    // consumers' own synchronous row copies still cost ~55 us of its 315).
+    // consumers' own synchronous row copies still cost ~55 us of its 315) -- in the kernels that
+    // have copy warps (row_copies): the ping-pong kernel's register epilogue overlaps the other
+    // consumer's mainloop instead.
     p.staged_rows = !p.tma_store && !reads_c && g.c_type != DType::f32 && t.row_copies;
   }
 
@@ -311,6 +314,10 @@ constexpr char kSummaryC2[] =
 constexpr char kSummaryS4[] =
     "tensor cores, sm_90a: as the 2x1 cluster kernel with 4 stages; the epilogue stages and TMA-stores each tile in two "
     "128-column slabs (a D that TMA cannot store leaves from registers)";
+constexpr char kSummaryPingpong[] =
+    "tensor cores, sm_90a: ping-pong -- the two consumer warpgroups take alternate 128x128 tiles (two wgmma "
+    "m64n128k16 per slice), one's epilogue under the other's mainloop; 2x1 clusters multicast B; a D that TMA "
+    "cannot store leaves from registers";
 constexpr char kSummaryC1x2[] =
     "tensor cores, sm_90a: as the 1x1 kernel, in 1x2 clusters (two tile columns) whose CTAs multicast halves of the "
     "shared A tile";
@@ -319,7 +326,7 @@ constexpr char kSummaryC1x2[] =
   GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
 
 // clang-format off
-std::array<GemmKernelInfo, 15> const kEntries = {{
+std::array<GemmKernelInfo, 16> const kEntries = {{
     TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128), or where its tiles fill the SMs' rounds enough better than the clusters'"),
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128)"),
     TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
@@ -335,6 +342,7 @@ std::array<GemmKernelInfo, 15> const kEntries = {{
     TESSEL_SM90_ENTRY(12, "sm90_bf16_128x256x64_c2_s4", kSummaryS4, "128x256x64, 3 warpgroups, 4 stages, cluster 2x1, 224 KiB smem", kBf16, "bf16 on sm_90a: by name (an experiment: 4 stages, the epilogue in two slabs)"),
     TESSEL_SM90_ENTRY(13, "sm90_e4m3_128x256x128_c2", kSummaryFp8Halves, "128x256x128, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kE4m3, "fp8 (any pair) on sm_90a: by name (promoted after every k-tile: the most accurate)"),
     TESSEL_SM90_ENTRY(14, "sm90_e4m3_128x256x128_c2_promote2", kSummaryFp8Every2, "128x256x128, 3 warpgroups, 4 stages, cluster 2x1, 225 KiB smem", kE4m3, "fp8 (any pair of e4m3, e5m2) on sm_90a: default (N > 128)"),
+    TESSEL_SM90_ENTRY(15, "sm90_bf16_128x128x64_pingpong_c2", kSummaryPingpong, "128x128x64 per consumer, 3 warpgroups (ping-pong), 5 stages, cluster 2x1, 225 KiB smem", kBf16, "bf16 on sm_90a: by name (the ping-pong schedule; not measured faster yet)"),
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY

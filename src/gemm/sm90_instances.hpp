@@ -1,6 +1,7 @@
 // src/gemm/sm90_instances.hpp -- the compiled sm_90a GEMM instances as the host adapter
 // (sm90_gemm.cpp, plain C++) sees them. Each sm90_<dtype>_<tile>.cu compiles one configuration
-// of tessel/gemm/kernel/sm90_gemm_warpspecialized.hpp for sm_90a only.
+// of tessel/gemm/kernel/sm90_gemm_warpspecialized.hpp (cooperative) or, for the _pingpong ones,
+// tessel/gemm/kernel/sm90_gemm_pingpong.hpp, for sm_90a only.
 #pragma once
 
 #include <tessel/gemm/device/gemm_arguments.hpp>
@@ -15,7 +16,7 @@ struct Sm90Instance {
   int cluster_m = 1, cluster_n = 1;  // CTAs of a cluster along M (sharing B) or N (sharing A)
   int stages = 0;
   int epilogue_slabs = 1;  // 2: the staging buffer holds half a tile (TMA-stored D only)
-  bool row_copies = true;  // a D that TMA cannot store may leave through the copy warps (else: registers)
+  bool row_copies = true;  // a D that TMA cannot store may leave through the copy warps (else from registers: odd-width tiles, the ping-pong kernel)
   bool fp8_pairs = false;  // an fp8 kernel that takes every e4m3/e5m2 pair (else e4m3 x e4m3 only)
   int threads = 0;
   int smem_bytes = 0;
@@ -33,6 +34,7 @@ Sm90Instance sm90_instance_bf16_128x256x64_c2();
 Sm90Instance sm90_instance_bf16_128x256x64_c1x2();
 Sm90Instance sm90_instance_bf16_128x256x64_c2_s4();
 Sm90Instance sm90_instance_bf16_128x128x64_c2();
+Sm90Instance sm90_instance_bf16_128x128x64_pingpong_c2();
 Sm90Instance sm90_instance_bf16_128x64x64();
 Sm90Instance sm90_instance_f16_128x256x64();
 Sm90Instance sm90_instance_f16_128x256x64_c2();

@@ -4,9 +4,20 @@
 
 #include "sm90_instances.hpp"
 
+#include <tessel/gemm/kernel/sm90_gemm_pingpong.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_warpspecialized.hpp>
 
 namespace tessel::kernel::detail {
+
+// The kernel of a configuration, by its schedule: ping-pong (Sm90PingpongConfig) or cooperative.
+template <class Config>
+constexpr auto sm90_kernel_of() {
+  if constexpr (Sm90PingpongConfiguration<Config>) {
+    return &sm90_gemm_pingpong_kernel<Config>;
+  } else {
+    return &sm90_gemm_kernel<Config>;
+  }
+}
 
 template <class Config>
 cudaLaunchConfig_t sm90_launch_config(unsigned clusters, cudaStream_t stream, cudaLaunchAttribute (&attr)[2]) {
@@ -31,7 +42,7 @@ cudaLaunchConfig_t sm90_launch_config(unsigned clusters, cudaStream_t stream, cu
 
 template <class Config>
 cudaError_t sm90_prepare() {
-  return cudaFuncSetAttribute(&sm90_gemm_kernel<Config>, cudaFuncAttributeMaxDynamicSharedMemorySize, Config::SmemBytes);
+  return cudaFuncSetAttribute(sm90_kernel_of<Config>(), cudaFuncAttributeMaxDynamicSharedMemorySize, Config::SmemBytes);
 }
 
 template <class Config>
@@ -39,12 +50,12 @@ cudaError_t sm90_launch(Sm90GemmParams const& p, cudaStream_t stream) {
   if (cudaError_t err = sm90_prepare<Config>(); err != cudaSuccess) return err;
   cudaLaunchAttribute attr[2]{};
   cudaLaunchConfig_t const cfg = sm90_launch_config<Config>(unsigned(p.scheduler.grid_size()), stream, attr);
-  return cudaLaunchKernelEx(&cfg, &sm90_gemm_kernel<Config>, p);
+  return cudaLaunchKernelEx(&cfg, sm90_kernel_of<Config>(), p);
 }
 
 template <class Config>
 cudaError_t sm90_attributes(cudaFuncAttributes* attr) {
-  return cudaFuncGetAttributes(attr, &sm90_gemm_kernel<Config>);
+  return cudaFuncGetAttributes(attr, sm90_kernel_of<Config>());
 }
 
 template <class Config>
@@ -53,7 +64,7 @@ cudaError_t sm90_max_active_clusters(int* clusters) {
   cudaLaunchAttribute attr[2]{};
   cudaLaunchConfig_t cfg = sm90_launch_config<Config>(1, nullptr, attr);
   cfg.numAttrs = 1;  // the cluster shape is what occupancy depends on
-  return cudaOccupancyMaxActiveClusters(clusters, &sm90_gemm_kernel<Config>, &cfg);
+  return cudaOccupancyMaxActiveClusters(clusters, sm90_kernel_of<Config>(), &cfg);
 }
 
 template <class Config>
@@ -61,8 +72,12 @@ Sm90Instance make_sm90_instance() {
   Sm90Instance t;
   t.tile_m = Config::TileM, t.tile_n = Config::TileN, t.tile_k = Config::TileK;
   t.cluster_m = Config::ClusterM, t.cluster_n = Config::ClusterN;
-  t.stages = Config::Stages, t.epilogue_slabs = Config::EpilogueSlabs,
-  t.row_copies = Config::RowCopyEpilogue, t.fp8_pairs = Config::Fp8Pairs, t.threads = Config::Threads, t.smem_bytes = Config::SmemBytes;
+  t.stages = Config::Stages, t.epilogue_slabs = Config::EpilogueSlabs, t.threads = Config::Threads, t.smem_bytes = Config::SmemBytes;
+  if constexpr (Sm90PingpongConfiguration<Config>) {
+    t.row_copies = false;  // no copy warps: its register epilogue overlaps the other consumer's mainloop
+  } else {
+    t.row_copies = Config::RowCopyEpilogue, t.fp8_pairs = Config::Fp8Pairs;
+  }
   t.element_bytes = int(sizeof(typename Config::Element));
   t.launch = sm90_launch<Config>, t.attributes = sm90_attributes<Config>;
   t.max_active_clusters = sm90_max_active_clusters<Config>;

@@ -6,7 +6,8 @@
 // that overhang in every direction), every layout with C/D in either order, both output types,
 // batches (with a broadcast operand), unaligned pointers and leading dimensions (the staging
 // path), more tiles than CTAs and more k-tiles than stages (the persistent walk and the pipeline
-// ring wrapping across tiles), NaN propagation, and the large odd shapes. Tests whose name
+// ring wrapping across tiles), every tile count per CTA for the ping-pong schedule, NaN
+// propagation, and the large odd shapes. Tests whose name
 // contains "Small" are the compute-sanitizer sweep. On a GPU that is not sm_90 the entries must
 // refuse with arch_mismatch instead of launching.
 #include "gpu/gemm_verdict.hpp"
@@ -61,13 +62,15 @@ struct DtypeCase {
   char const* cluster_n;  // cluster 1x2, A multicast
   char const* narrow;   // 128x128 tiles, cluster 2x1
   char const* skinny;   // 128x64 tiles, 8 stages
+  char const* pingpong;  // ping-pong schedule, 128x128 tiles per consumer, cluster 2x1 (bf16 only: nullptr)
 };
 constexpr DtypeCase kDtypes[] = {
-    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64"},
-    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64"},
-    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64"},
-    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64"},
+    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_128x128x64_pingpong_c2"},
+    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_128x128x64_pingpong_c2"},
+    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", nullptr},
+    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", nullptr},
 };
+constexpr char kPingpong[] = "sm90_bf16_128x128x64_pingpong_c2";
 
 // Elements of D's buffer that are not elements of D (padding between rows or columns, gaps
 // between batches) must still hold the NaN poison: no store may land outside the matrix. nd: the
@@ -172,7 +175,8 @@ TEST(Sm90Sweep, RaggedShapesEveryLayoutAndOrder) {
     for (Shape const& s : shapes) {
       for (char const* layout : kLayouts) {
         for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
-          for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny}) {
+          for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.pingpong}) {
+            if (name == nullptr) continue;
             for (float beta : {-0.5f, 0.0f}) {  // beta = 0 with D of the input type: the TMA-store epilogue
               GemmArguments g = problem(s.m, s.n, s.k, layout, co, dt.ab, dt.cd);
               g.beta = beta;
@@ -209,6 +213,7 @@ TEST(Sm90Sweep, ParallelSplitKForFewTiles) {
       expect_good(run_and_check(dt.single, g), what(dt.single, g, "tn") + " split-K", g.a_type);
       expect_good(run_and_check(dt.cluster, g), what(dt.cluster, g, "tn") + " split-K", g.a_type);
       expect_good(run_and_check(dt.narrow, g), what(dt.narrow, g, "tn") + " split-K", g.a_type);
+      if (dt.pingpong) expect_good(run_and_check(dt.pingpong, g), what(dt.pingpong, g, "tn") + " split-K", g.a_type);
     }
   }
 }
@@ -255,6 +260,24 @@ TEST(Sm90Small, Fp8EntriesOnRaggedShapes) {
   }
 }
 
+TEST(Sm90Small, PingpongConsumersTakeTurnsOverSeveralTiles) {
+  TESSEL_REQUIRE_SM90();
+  // The compute-sanitizer case of the ping-pong schedule: 2 or 3 tiles per cluster (so both
+  // consumers run, skip each other's k-tiles, meet at the order barriers and restage their
+  // buffers), 3 k-tiles each, D TMA-stored (beta = 0) and from registers.
+  int clusters = 0;
+  for (GemmKernelInfo const& k : sm90_gemm_kernels())
+    if (std::string(k.name) == kPingpong) clusters = sm90_resident_ctas(k) / 2;
+  ASSERT_GT(clusters, 0) << kPingpong << ": resident clusters";
+  for (float beta : {0.0f, -0.5f}) {
+    GemmArguments g = problem(256 * std::int64_t(2 * clusters + 1) - 5, 104, 130, "tn", MatrixOrder::row_major, DType::bf16,
+                              DType::bf16);
+    g.beta = beta;
+    Operands ops(g, 7);
+    expect_good(run_and_check(kPingpong, g), what(kPingpong, g, "tn") + " beta " + std::to_string(beta), g.a_type);
+  }
+}
+
 TEST(Sm90Small, BetaZeroDoesNotReadC) {
   TESSEL_REQUIRE_SM90();
   GemmArguments g = problem(40, 50, 60, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
@@ -294,8 +317,10 @@ TEST(Sm90Sweep, BatchedWithABroadcastOperand) {
       GemmArguments g = problem(70, 290, 110, layout, MatrixOrder::col_major, dt.ab, dt.cd, 3);
       Operands ops(g, 21);
       expect_good(run_and_check(dt.cluster, g), what(dt.cluster, g, layout), g.a_type);
+      if (dt.pingpong) expect_good(run_and_check(dt.pingpong, g), what(dt.pingpong, g, layout), g.a_type);
       g.batch_stride_b = 0;  // every batch multiplies by the same B
       expect_good(run_and_check(dt.single, g), what(dt.single, g, layout) + " B broadcast", g.a_type);
+      if (dt.pingpong) expect_good(run_and_check(dt.pingpong, g), what(dt.pingpong, g, layout) + " B broadcast", g.a_type);
     }
   }
 }
@@ -309,6 +334,7 @@ TEST(Sm90Sweep, UnalignedPointersAndLeadingDimensions) {
       Operands ops(g, 41, /*offset=*/1);                  // and pointers one element off
       expect_good(run_and_check(dt.cluster, g), what(dt.cluster, g, layout) + " unaligned", g.a_type);
       expect_good(run_and_check(dt.cluster_n, g), what(dt.cluster_n, g, layout) + " unaligned", g.a_type);
+      if (dt.pingpong) expect_good(run_and_check(dt.pingpong, g), what(dt.pingpong, g, layout) + " unaligned", g.a_type);
     }
   }
 }
@@ -319,10 +345,36 @@ TEST(Sm90Sweep, ManyTilesPerCtaAndALongK) {
   // 64 (the ring of stages wraps within and across tiles), every cluster shape, tile counts odd
   // both ways (the last 2x1 cluster has a lone tile row, the last 1x2 cluster a lone tile column).
   for (char const* name : {"sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2",
-                           "sm90_bf16_128x128x64_c2"}) {
+                           "sm90_bf16_128x128x64_c2", kPingpong}) {
     GemmArguments g = problem(5200, 6200, 2600, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
     Operands ops(g, 91);
     expect_good(run_and_check(name, g), what(name, g, "tn"), g.a_type);
+  }
+}
+
+TEST(Sm90Sweep, PingpongEveryTileCountPerCta) {
+  TESSEL_REQUIRE_SM90();
+  // The ping-pong consumers take turns over a CTA's tiles: every cluster with one tile (consumer
+  // 1 idle), one or two, two or three, three (odd and even counts side by side: the order
+  // barriers' last arrivals skipped), against 1, 5 and 9 k-tiles per tile (a 5-stage ring: each
+  // consumer's skip over the other's tile crosses no, one or two wraps), D through TMA stores
+  // (beta = 0, 104 columns: 16-byte rows) and from registers (beta != 0). One tile column of
+  // 2x1 cluster tiles, the last cluster's second tile row ragged.
+  int clusters = 0;
+  for (GemmKernelInfo const& k : sm90_gemm_kernels())
+    if (std::string(k.name) == kPingpong) clusters = sm90_resident_ctas(k) / 2;
+  ASSERT_GT(clusters, 2) << kPingpong << ": resident clusters";
+  for (int tiles : {clusters - 1, clusters + 1, 2 * clusters + 1, 3 * clusters}) {
+    for (std::int64_t k : {59, 320, 575}) {
+      for (float beta : {0.0f, -0.5f}) {
+        GemmArguments g = problem(256 * std::int64_t(tiles) - 37, 104, k, "tn", MatrixOrder::row_major, DType::bf16, DType::bf16);
+        g.beta = beta;
+        Operands ops(g, std::uint64_t(tiles + k));
+        expect_good(run_and_check(kPingpong, g),
+                    what(kPingpong, g, "tn") + " " + std::to_string(tiles) + " cluster tiles, beta " + std::to_string(beta),
+                    g.a_type);
+      }
+    }
   }
 }
 
@@ -385,7 +437,8 @@ TEST(Sm90Sweep, LeadingDimensionsOffEveryAlignment) {
       for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
         for (int offset : {0, 1}) {
           for (float beta : {0.0f, -0.5f}) {
-            for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny}) {
+            for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.pingpong}) {
+              if (name == nullptr) continue;
               GemmArguments g = problem(150, 170, 203, "tn", co, dt.ab, dt.cd);
               g.lda += x.a, g.ldb += x.b, g.ldc += x.d, g.ldd += x.d, g.beta = beta;
               Operands ops(g, std::uint64_t(x.a * 100 + x.b * 10 + x.d), offset);
@@ -411,8 +464,11 @@ TEST(Sm90Sweep, OddLeadingDimensionsWithFewRowsOrBatches) {
       GemmArguments g = problem(5, 300, 77, "tn", co, dt.ab, dt.cd);
       g.lda += 1, g.ldb += 1, g.ldc += 1, g.ldd += 1, g.beta = 0.0f;
       Operands ops(g, 3);
-      expect_good(run_and_check(dt.cluster, g), what(dt.cluster, g, "tn") + " few rows", g.a_type);
-      expect_padding_untouched(g, ops.nd, what(dt.cluster, g, "tn") + " few rows");
+      for (char const* name : {dt.cluster, dt.pingpong}) {
+        if (name == nullptr) continue;
+        expect_good(run_and_check(name, g), what(name, g, "tn") + " few rows", g.a_type);
+        expect_padding_untouched(g, ops.nd, what(name, g, "tn") + " few rows");
+      }
       for (std::int64_t pad : {0, 1}) {  // batch strides: multiples of 8 elements, then odd
         GemmArguments b = problem(130, 140, 99, "tn", co, dt.ab, dt.cd, 3);
         b.lda += 1, b.ldb += 3, b.ldc += 1, b.ldd += 1, b.beta = 0.0f;
@@ -420,9 +476,12 @@ TEST(Sm90Sweep, OddLeadingDimensionsWithFewRowsOrBatches) {
         b.batch_stride_b = (b.ldb * (b.b_order == MatrixOrder::row_major ? b.k : b.n) + 7) / 8 * 8 + pad;
         b.batch_stride_c = b.batch_stride_d = (b.ldd * (co == MatrixOrder::row_major ? b.m : b.n) + 7) / 8 * 8 + pad;
         Operands bops(b, 5 + std::uint64_t(pad));
-        std::string const w = what(dt.single, b, "tn") + " batch stride pad " + std::to_string(pad);
-        expect_good(run_and_check(dt.single, b), w, b.a_type);
-        expect_padding_untouched(b, bops.nd, w);
+        for (char const* name : {dt.single, dt.pingpong}) {
+          if (name == nullptr) continue;
+          std::string const w = what(name, b, "tn") + " batch stride pad " + std::to_string(pad);
+          expect_good(run_and_check(name, b), w, b.a_type);
+          expect_padding_untouched(b, bops.nd, w);
+        }
       }
     }
   }
@@ -447,6 +506,9 @@ TEST(Sm90Large, OddAndAlignedShapesAgainstCublas) {
       {4096, 4096, 4099, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2"},  // odd K, aligned D
       {4095, 4097, 4096, "tn", DType::f16, DType::f16, "sm90_fp16_128x256x64_c2"},   // odd D, aligned K
       {16, 8192, 8191, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x64x64"},        // skinny, odd K
+      {4095, 4097, 4099, "tn", DType::bf16, DType::bf16, kPingpong},                    // register epilogue (odd ldd)
+      {4096, 4096, 4096, "tn", DType::bf16, DType::bf16, kPingpong},                    // TMA-store epilogue
+      {4096, 4096, 4096, "nt", DType::bf16, DType::f32, kPingpong},                     // fp32 D from registers
   };
   for (Case const& c : cases) {
     GemmArguments g = problem(c.m, c.n, c.k, c.layout, MatrixOrder::col_major, c.ab, c.cd);

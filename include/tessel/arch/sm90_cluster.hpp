@@ -8,9 +8,10 @@
 //                             name barrier id meet, all at this one instruction
 //   named_barrier_meet(id, n)  barrier.sync id, n (not .aligned): the same, reached through
 //                             different instructions (two roles meeting)
-//   named_barrier_arrive(id, n) bar.arrive id, n: count this thread towards barrier id without
-//                             waiting (a producer's signal to threads that bar.sync on it); its
-//                             memory accesses before are visible to them after their bar.sync
+//   named_barrier_arrive(id, n) barrier.arrive id, n (not .aligned): count this thread towards
+//                             barrier id without waiting (one role's signal to threads of another
+//                             that wait there with named_barrier_meet); its memory accesses before
+//                             are visible to them after their wait
 //   warpgroup_reg_alloc<N>    setmaxnreg.inc.sync.aligned.u32 N (a warpgroup raises its cap)
 //   warpgroup_reg_dealloc<N>  setmaxnreg.dec.sync.aligned.u32 N (a warpgroup gives registers back)
 //   grid_dependency_wait      griddepcontrol.wait: with programmatic dependent launch, waits
@@ -87,9 +88,11 @@ TESSEL_DEVICE inline void named_barrier_sync(int id, int threads) {
 #endif
 }
 
+// Not .aligned: the arriving and the waiting threads execute different instructions (see
+// named_barrier_meet).
 TESSEL_DEVICE inline void named_barrier_arrive(int id, int threads) {
 #if defined(__CUDA_ARCH__)
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+  asm volatile("barrier.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 #else
   (void)id, (void)threads;
 #endif

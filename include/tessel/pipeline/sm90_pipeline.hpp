@@ -33,6 +33,16 @@ struct PipelineState {
       phase ^= 1u;
     }
   }
+
+  // `count` advances at once: the state after stages that another consumer reads (the ping-pong
+  // schedule's consumers skip each other's k-tiles). Pre: count >= 0.
+  //   e.g. Stages = 5, {3, 0}.skip<5>(9) == {2, 0} (two wraps)
+  template <int Stages>
+  TESSEL_HOST_DEVICE constexpr void skip(int count) {
+    unsigned const to = unsigned(index) + unsigned(count);  // < 2^32: index < Stages, count < 2^31
+    index = int(to % unsigned(Stages));
+    phase ^= (to / unsigned(Stages)) & 1u;
+  }
 };
 
 // The barriers of a Stages-deep pipeline (they live in shared memory, inside the kernel's

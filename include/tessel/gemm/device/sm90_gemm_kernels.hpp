@@ -1,8 +1,9 @@
 // tessel/gemm/device/sm90_gemm_kernels.hpp -- the sm_90a (Hopper) GEMM kernels as registry entries.
 //
 // TMA + wgmma, warp-specialized (one producer warpgroup, two consumer warpgroups sharing a
-// 128 x 256 or 128 x 128 tile), persistent, optionally in 2x1 clusters that multicast B
-// (tessel/gemm/kernel/sm90_gemm_warpspecialized.hpp), for bf16 and fp16 inputs with fp32 or
+// 128 x 256 or 128 x 128 tile -- or, in the ping-pong entry, taking 128 x 128 tiles in turn),
+// persistent, optionally in 2x1 clusters that multicast B
+// (tessel/gemm/kernel/sm90_gemm_warpspecialized.hpp, sm90_gemm_pingpong.hpp), for bf16 and fp16 inputs with fp32 or
 // same-type output. Every entry takes any M, N, K, leading dimensions, strides, operand orders and
 // batch count, like the sm_80 entries (sm80_gemm_kernels.hpp): a column-major D is computed as
 // D^T = B^T A^T; an operand that is not K-major, or whose pointer, leading dimension or batch

@@ -31,6 +31,8 @@
 #include <tessel/arch/unaligned_bytes.hpp>
 #include <tessel/config.hpp>
 #include <tessel/gemm/epilogue/sm90_epilogue_staging.hpp>
+#include <tessel/gemm/kernel/sm90_gemm_cta.hpp>
+#include <tessel/gemm/kernel/sm90_gemm_epilogue.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_params.hpp>
 #include <tessel/numeric/bfloat16.hpp>
 #include <tessel/numeric/float8.hpp>
@@ -187,117 +189,6 @@ struct Sm90GemmConfig {
 
 namespace detail {
 
-// Two fp32 values as one 4- or 8-byte store of Out (lower column in the lower half).
-template <class Out>
-struct Sm90Pair;
-template <>
-struct Sm90Pair<float> {
-  using Storage = float2;
-  TESSEL_DEVICE static float2 pack(float a, float b) { return make_float2(a, b); }
-};
-template <>
-struct Sm90Pair<bfloat16_t> {
-  using Storage = std::uint32_t;
-  TESSEL_DEVICE static std::uint32_t pack(float a, float b) {
-    __nv_bfloat162 const v = __floats2bfloat162_rn(a, b);
-    return *reinterpret_cast<std::uint32_t const*>(&v);
-  }
-};
-template <>
-struct Sm90Pair<half_t> {
-  using Storage = std::uint32_t;
-  TESSEL_DEVICE static std::uint32_t pack(float a, float b) {
-    __half2 const v = __floats2half2_rn(a, b);
-    return *reinterpret_cast<std::uint32_t const*>(&v);
-  }
-};
-
-// Epilogue from registers: D = alpha * acc + beta * C (acc already scaled by alpha) for this
-// thread's rows row0, row0 + 8 and column pairs col0 + 8j (wgmma_accumulator_coord). `d_slice`
-// selects D's batch (or the split-K partial-sum slice), `c_batch` C's. Interior tiles with
-// aligned pairs store without checks.
-template <class Out, int TileN>
-TESSEL_DEVICE void sm90_epilogue_registers(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::int64_t row0,
-                                           std::int64_t col0, bool full_cols, std::int64_t d_slice, std::int64_t c_batch) {
-  Out* const d_base = static_cast<Out*>(p.d) + d_slice * p.batch_stride_d;
-  Out const* const c_base = p.beta != 0.0f ? static_cast<Out const*>(p.c) + c_batch * p.batch_stride_c : nullptr;
-  TESSEL_UNROLL
-  for (int h = 0; h < 2; ++h) {
-    std::int64_t const row = row0 + 8 * h;
-    if (row >= p.m) continue;
-    Out* const d_row = d_base + row * p.ldd + col0;
-    if (full_cols && p.d_pairs && c_base == nullptr) {
-      TESSEL_UNROLL
-      for (int j = 0; j < TileN / 8; ++j)
-        *reinterpret_cast<typename Sm90Pair<Out>::Storage*>(d_row + 8 * j) =
-            Sm90Pair<Out>::pack(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-      continue;
-    }
-    Out const* const c_row = c_base ? c_base + row * p.ldc + col0 : nullptr;
-    TESSEL_UNROLL
-    for (int j = 0; j < TileN / 8; ++j) {
-      std::int64_t const col = col0 + 8 * j;
-      if (col >= p.n) continue;
-      bool const two = col + 1 < p.n;
-      float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
-      if (c_row) {
-        v0 += p.beta * float(c_row[8 * j]);
-        if (two) v1 += p.beta * float(c_row[8 * j + 1]);
-      }
-      if (two && p.d_pairs) {
-        *reinterpret_cast<typename Sm90Pair<Out>::Storage*>(d_row + 8 * j) = Sm90Pair<Out>::pack(v0, v1);
-      } else {
-        d_row[8 * j] = Out(v0);
-        if (two) d_row[8 * j + 1] = Out(v1);
-      }
-    }
-  }
-}
-
-// A consumer warpgroup's alpha * acc, converted to Out, into its 64 x TileN staging buffer -- or
-// columns [Slab, Slab + 1) * SlabN of it into a 64 x SlabN one
-// (epilogue/sm90_epilogue_staging.hpp: which registers each 4-byte store takes, and where it goes;
-// a warp's 32 writes, 8 rows of one 16-byte chunk each, land in 32 distinct banks).
-template <class Out, int TileN, int SlabN = TileN, int Slab = 0>
-TESSEL_DEVICE void sm90_stage_accumulators(float const (&acc)[TileN / 2], char* base, int wg_thread) {
-  constexpr int First = Slab * epilogue::sm90_staged_stores(SlabN), Last = First + epilogue::sm90_staged_stores(SlabN);
-  TESSEL_UNROLL
-  for (int i = First; i < Last; ++i) {
-    epilogue::Sm90StagedStore const at = epilogue::sm90_staged_store(wg_thread, i);
-    *reinterpret_cast<std::uint32_t*>(base + epilogue::sm90_staging_offset(at.row, at.col - Slab * SlabN)) =
-        Sm90Pair<Out>::pack(acc[epilogue::sm90_staged_register(i, 0)], acc[epilogue::sm90_staged_register(i, 1)]);
-  }
-}
-
-// Named barriers (0 is __syncthreads): a consumer's own 128 threads; and the handoff of consumer
-// c's staging buffer to its copy warp (a D that TMA cannot store; warp 2 + c of the producer
-// warpgroup), 160 threads, both sides waiting (barrier.sync, not .aligned: the two roles meet
-// through different instructions): `drained` (the copy warp has read the previous
-// tile out of the buffer) before the consumer writes it, `staged` (the tile is in it) after.
-TESSEL_HOST_DEVICE constexpr int sm90_consumer_barrier(int consumer) { return 1 + consumer; }
-TESSEL_HOST_DEVICE constexpr int sm90_drained_barrier(int consumer) { return 3 + consumer; }
-TESSEL_HOST_DEVICE constexpr int sm90_staged_barrier(int consumer) { return 5 + consumer; }
-inline constexpr int kSm90HandoffThreads = 128 + 32;
-
-// The first k-tile of K slice `split` (and the end of slice split - 1): the slices cut K into
-// whole promotion blocks of Config::PromotionKTiles k-tiles, so the last block of the last slice
-// may reach one k-tile past K (TMA reads zeros there: the k-tile count is odd).
-template <class Config>
-TESSEL_DEVICE int sm90_k_begin(Sm90GemmParams const& p, int split) {
-  constexpr int Every = Config::PromotionKTiles;
-  int const blocks = (p.k_tiles + Every - 1) / Every;
-  return Every * int(std::int64_t(split) * blocks / p.splits);
-}
-
-// The first row and column of CTA `cta_rank`'s tile in cluster tile `tile`: a cluster covers
-// ClusterM consecutive tile rows or ClusterN consecutive tile columns.
-template <class Config>
-struct Sm90TileOrigin {
-  int m0, n0;
-  TESSEL_DEVICE Sm90TileOrigin(GemmCoord const& tile, int cta_rank)
-      : m0(int((tile.m() * Config::ClusterM + (Config::ClusterM > 1 ? cta_rank : 0)) * Config::TileM)),
-        n0(int((tile.n() * Config::ClusterN + (Config::ClusterN > 1 ? cta_rank : 0)) * Config::TileN)) {}
-};
 
 // Epilogue through shared memory, for a 16-bit D with C unread: the consumer warpgroup stages
 // alpha * acc (sm90_stage_accumulators), then either (p.tma_store: D's rows are 16-byte aligned)
@@ -460,7 +351,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         detail::Sm90TileOrigin<Config> const at(tile, cta_rank);
         int const m0 = at.m0, n0 = at.n0;
         int const batch = int(tile.k() % p.batch), split = int(tile.k() / p.batch);
-        int const k_begin = detail::sm90_k_begin<Config>(p, split), k_end = detail::sm90_k_begin<Config>(p, split + 1);
+        detail::Sm90KRange const k = detail::sm90_k_range(p.k_tiles, p.splits, split, Config::PromotionKTiles);
+        int const k_begin = k.begin, k_end = k.end;
         for (int kt = k_begin; kt < k_end; ++kt) {
           std::uint64_t* full = s.pipeline.producer_acquire(st, Config::StageBytes);
           constexpr std::uint16_t everyone = std::uint16_t((1u << ClusterSize) - 1u);
@@ -509,7 +401,9 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       int const m0 = at.m0, n0 = at.n0;
       int const slice = int(tile.k()), batch = slice % p.batch;
       int const split = int(slice / p.batch);
-      int const k_begin = detail::sm90_k_begin<Config>(p, split), k_end = detail::sm90_k_begin<Config>(p, split + 1);
+      // Whole promotion blocks per K slice (an fp8 kernel may read one zero-filled k-tile past K).
+      detail::Sm90KRange const k = detail::sm90_k_range(p.k_tiles, p.splits, split, Config::PromotionKTiles);
+      int const k_begin = k.begin, k_end = k.end;
 
       // The mainloop, for one wgmma instruction (an fp8 kernel takes each input pair with its own).
       auto mainloop = [&](auto op, auto op_part) {
@@ -526,7 +420,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           constexpr int Splits = Config::PartialSplits, Part = Config::PartialRegisters;
           TESSEL_UNROLL
           for (int i = 0; i < Config::Accumulators; ++i) acc[i] = 0.0f;
-          // One promotion block of Every k-tiles (consecutive stages) at a time (sm90_k_begin:
+          // One promotion block of Every k-tiles (consecutive stages) at a time (sm90_k_range:
           // the slices hold whole blocks): per column split, the wgmmas of all of them into part0,
           // wait, add.
           constexpr int Every = Config::PromotionKTiles;

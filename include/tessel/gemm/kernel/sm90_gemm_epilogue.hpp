@@ -1,0 +1,103 @@
+// tessel/gemm/kernel/sm90_gemm_epilogue.hpp -- how a consumer warpgroup's fp32 accumulators leave
+// its registers in the sm_90a GEMM kernels (cooperative and ping-pong): to D as alpha * acc +
+// beta * C (any output type and alignment), or converted into the swizzled staging buffer that
+// TMA stores or row copies take D from (epilogue/sm90_epilogue_staging.hpp: where each value goes).
+// Both take one 64-row block of accumulators, as one m64nN wgmma leaves them.
+#pragma once
+
+#include <tessel/config.hpp>
+#include <tessel/gemm/epilogue/sm90_epilogue_staging.hpp>
+#include <tessel/gemm/kernel/sm90_gemm_params.hpp>
+#include <tessel/numeric/bfloat16.hpp>
+#include <tessel/numeric/half.hpp>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+namespace tessel::kernel::detail {
+
+// Two fp32 values as one 4- or 8-byte store of Out (lower column in the lower half).
+template <class Out>
+struct Sm90Pair;
+template <>
+struct Sm90Pair<float> {
+  using Storage = float2;
+  TESSEL_DEVICE static float2 pack(float a, float b) { return make_float2(a, b); }
+};
+template <>
+struct Sm90Pair<bfloat16_t> {
+  using Storage = std::uint32_t;
+  TESSEL_DEVICE static std::uint32_t pack(float a, float b) {
+    __nv_bfloat162 const v = __floats2bfloat162_rn(a, b);
+    return *reinterpret_cast<std::uint32_t const*>(&v);
+  }
+};
+template <>
+struct Sm90Pair<half_t> {
+  using Storage = std::uint32_t;
+  TESSEL_DEVICE static std::uint32_t pack(float a, float b) {
+    __half2 const v = __floats2half2_rn(a, b);
+    return *reinterpret_cast<std::uint32_t const*>(&v);
+  }
+};
+
+// Epilogue from registers: D = alpha * acc + beta * C (acc already scaled by alpha) for this
+// thread's rows row0, row0 + 8 and column pairs col0 + 8j (wgmma_accumulator_coord). `d_slice`
+// selects D's batch (or the split-K partial-sum slice), `c_batch` C's. Interior tiles with
+// aligned pairs store without checks.
+template <class Out, int TileN>
+TESSEL_DEVICE void sm90_epilogue_registers(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::int64_t row0,
+                                           std::int64_t col0, bool full_cols, std::int64_t d_slice, std::int64_t c_batch) {
+  Out* const d_base = static_cast<Out*>(p.d) + d_slice * p.batch_stride_d;
+  Out const* const c_base = p.beta != 0.0f ? static_cast<Out const*>(p.c) + c_batch * p.batch_stride_c : nullptr;
+  TESSEL_UNROLL
+  for (int h = 0; h < 2; ++h) {
+    std::int64_t const row = row0 + 8 * h;
+    if (row >= p.m) continue;
+    Out* const d_row = d_base + row * p.ldd + col0;
+    if (full_cols && p.d_pairs && c_base == nullptr) {
+      TESSEL_UNROLL
+      for (int j = 0; j < TileN / 8; ++j)
+        *reinterpret_cast<typename Sm90Pair<Out>::Storage*>(d_row + 8 * j) =
+            Sm90Pair<Out>::pack(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+      continue;
+    }
+    Out const* const c_row = c_base ? c_base + row * p.ldc + col0 : nullptr;
+    TESSEL_UNROLL
+    for (int j = 0; j < TileN / 8; ++j) {
+      std::int64_t const col = col0 + 8 * j;
+      if (col >= p.n) continue;
+      bool const two = col + 1 < p.n;
+      float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
+      if (c_row) {
+        v0 += p.beta * float(c_row[8 * j]);
+        if (two) v1 += p.beta * float(c_row[8 * j + 1]);
+      }
+      if (two && p.d_pairs) {
+        *reinterpret_cast<typename Sm90Pair<Out>::Storage*>(d_row + 8 * j) = Sm90Pair<Out>::pack(v0, v1);
+      } else {
+        d_row[8 * j] = Out(v0);
+        if (two) d_row[8 * j + 1] = Out(v1);
+      }
+    }
+  }
+}
+
+// A consumer warpgroup's alpha * acc, converted to Out, into its 64 x TileN staging buffer -- or
+// columns [Slab, Slab + 1) * SlabN of it into a 64 x SlabN one
+// (epilogue/sm90_epilogue_staging.hpp: which registers each 4-byte store takes, and where it goes;
+// a warp's 32 writes, 8 rows of one 16-byte chunk each, land in 32 distinct banks).
+template <class Out, int TileN, int SlabN = TileN, int Slab = 0>
+TESSEL_DEVICE void sm90_stage_accumulators(float const (&acc)[TileN / 2], char* base, int wg_thread) {
+  constexpr int First = Slab * epilogue::sm90_staged_stores(SlabN), Last = First + epilogue::sm90_staged_stores(SlabN);
+  TESSEL_UNROLL
+  for (int i = First; i < Last; ++i) {
+    epilogue::Sm90StagedStore const at = epilogue::sm90_staged_store(wg_thread, i);
+    *reinterpret_cast<std::uint32_t*>(base + epilogue::sm90_staging_offset(at.row, at.col - Slab * SlabN)) =
+        Sm90Pair<Out>::pack(acc[epilogue::sm90_staged_register(i, 0)], acc[epilogue::sm90_staged_register(i, 1)]);
+  }
+}
+
+}  // namespace tessel::kernel::detail
