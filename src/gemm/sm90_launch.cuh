@@ -63,6 +63,7 @@ Sm90Instance make_sm90_instance() {
   t.cluster_m = Config::ClusterM, t.cluster_n = Config::ClusterN;
   t.stages = Config::Stages, t.epilogue_slabs = Config::EpilogueSlabs, t.threads = Config::Threads, t.smem_bytes = Config::SmemBytes;
   t.element_bytes = int(sizeof(typename Config::Element));
+  t.mn_major = kSm90MnMajorOperands<Config>;
   t.launch = sm90_launch<Config>, t.attributes = sm90_attributes<Config>;
   t.max_active_clusters = sm90_max_active_clusters<Config>;
   return t;
