@@ -453,12 +453,12 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         for (int kt = k_begin; kt < k_end; ++kt) {
           std::uint64_t* full = s.pipeline.producer_acquire(st, Config::StageBytes);
           constexpr std::uint16_t everyone = std::uint16_t((1u << ClusterSize) - 1u);
-          OperandTile::template load<RowsA, (ClusterN > 1), MnMajorOperands>(&p.tma_a, full, s.a[st.index] + share_a * RowsA * TileK, everyone,
-                                                             p.a_mn_major, kt * TileK, m0 + share_a * RowsA,
-                                                             batch * p.a_batch_step);
-          OperandTile::template load<RowsB, (ClusterM > 1), MnMajorOperands>(&p.tma_b, full, s.b[st.index] + share_b * RowsB * TileK, everyone,
-                                                             p.b_mn_major, kt * TileK, n0 + share_b * RowsB,
-                                                             batch * p.b_batch_step);
+          OperandTile::template load<RowsA, (ClusterN > 1), MnMajorOperands>(
+              &p.tma_a, full, s.a[st.index] + share_a * RowsA * TileK, everyone, p.a_mn_major, kt * TileK,
+              m0 + share_a * RowsA, batch * p.a_batch_step);
+          OperandTile::template load<RowsB, (ClusterM > 1), MnMajorOperands>(
+              &p.tma_b, full, s.b[st.index] + share_b * RowsB * TileK, everyone, p.b_mn_major, kt * TileK,
+              n0 + share_b * RowsB, batch * p.b_batch_step);
           st.advance<Stages>();
         }
       }
