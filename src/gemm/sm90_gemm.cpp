@@ -7,6 +7,7 @@
 
 #include <tessel/gemm/device/gemm_validate.hpp>
 #include <tessel/gemm/device/sm90_gemm_kernels.hpp>
+#include <tessel/gemm/device/sm90_operand_read.hpp>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -29,6 +30,7 @@ namespace {
 using detail::CallWorkspace;
 using detail::CanonicalGemm;
 using detail::cuda_failure;
+using detail::OperandView;
 using detail::prepare_operands;
 using detail::release_workspace;
 using detail::Staging;
@@ -66,9 +68,9 @@ constexpr std::array<Sm90Family, 16> kFamilies = {{
 using detail::EncodeTiled;
 using detail::encode_tiled_entry;  // cuTensorMapEncodeTiled (src/runtime/tma_encode_entry.hpp)
 
-// A (cols, rows, batch) row-contiguous matrix (an operand: cols = K) with a (box_cols, box_rows, 1)
-// box in the 128-byte swizzle. False when the driver refuses it (the caller stages the operand, or
-// takes the register epilogue, instead).
+// A (cols, rows, batch) row-contiguous matrix (a K-major operand: cols = K; an MN-major one: rows
+// = K) with a (box_cols, box_rows, 1) box in the 128-byte swizzle. False when the driver refuses
+// it (the caller stages the operand, or takes the register epilogue, instead).
 bool encode_operand(TmaDescriptor* desc, EncodeTiled encode, DType t, void const* ptr, std::int64_t k, std::int64_t rows,
                     std::int64_t row_stride, std::int64_t batch, std::int64_t batch_stride, int box_k, int box_rows,
                     int* batch_step) {
@@ -180,16 +182,26 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
                                 : choose_splits(cluster_rows * cluster_cols * batch, k_tiles, clusters, t.tile_n);
 
   Sm90GemmParams p;
-  // Operands TMA can read in place get their descriptors now; the others (MN-major, rows not
-  // 16-byte aligned -- TMA needs aligned row starts as well as strides -- and any the driver
-  // refuses) are staged into aligned K-major copies and described after.
+  // Operands TMA can read in place (sm90_operand_read: K-major, or MN-major for the 16-bit kernels,
+  // with 16-byte aligned strides -- TMA needs aligned box starts as well) get their descriptors
+  // now; the others (odd leading dimensions, unaligned pointers, fp8 MN-major operands, any the
+  // driver refuses) are staged into aligned K-major copies and described after.
   int const box_a = t.tile_m / t.cluster_n, box_b = t.tile_n / t.cluster_m;  // what one CTA of a cluster copies
-  bool const a_in_place = detail::readable_in_place(c.a, batch, eb) &&
-                          encode_operand(&p.tma_a, encode, f.ab, c.a.ptr, g.k, c.m, c.a.row_stride, batch,
-                                         c.a.batch_stride, t.tile_k, box_a, &p.a_batch_step);
-  bool const b_in_place = detail::readable_in_place(c.b, batch, eb) &&
-                          encode_operand(&p.tma_b, encode, f.ab, c.b.ptr, g.k, c.n, c.b.row_stride, batch,
-                                         c.b.batch_stride, t.tile_k, box_b, &p.b_batch_step);
+  int const box_mn = 128 / t.element_bytes;  // MN-major: rows per box (one 128-byte swizzle row)
+  auto const in_place = [&](OperandView const& v, std::int64_t rows, int box_rows, TmaDescriptor* desc, int* step,
+                            bool* mn_major) {
+    Sm90OperandRead const read = sm90_operand_read(reinterpret_cast<std::uintptr_t>(v.ptr), v.row_stride, v.k_stride,
+                                                   v.batch_stride, batch, t.element_bytes, t.mn_major);
+    *mn_major = read == Sm90OperandRead::mn_major;
+    if (read == Sm90OperandRead::k_major)
+      return encode_operand(desc, encode, f.ab, v.ptr, g.k, rows, v.row_stride, batch, v.batch_stride, t.tile_k, box_rows, step);
+    if (read == Sm90OperandRead::mn_major)
+      return encode_operand(desc, encode, f.ab, v.ptr, rows, g.k, v.k_stride, batch, v.batch_stride, box_mn, t.tile_k, step);
+    return false;
+  };
+  bool const a_in_place = in_place(c.a, c.m, box_a, &p.tma_a, &p.a_batch_step, &p.a_mn_major);
+  bool const b_in_place = in_place(c.b, c.n, box_b, &p.tma_b, &p.b_batch_step, &p.b_mn_major);
+  p.a_mn_major = a_in_place && p.a_mn_major, p.b_mn_major = b_in_place && p.b_mn_major;  // staged copies are K-major
   std::size_t const partials = splits > 1 ? std::size_t(splits * batch * c.m * c.n) : 0;
   CallWorkspace w;
   if (Status s = prepare_operands(c, g.k, batch, t.element_bytes, a_in_place ? Staging::never : Staging::always,
@@ -282,8 +294,8 @@ cudaError_t attributes_entry(GemmArguments const&, cudaFuncAttributes* attr) {
 }
 
 constexpr char kAlign[] =
-    "none; operands read in place by TMA when K-major with 16-byte aligned rows (pointer, ld, batch stride), else "
-    "staged once into such a copy; a 16-bit D with C unread leaves through shared memory (TMA stores when its rows "
+    "none; operands read in place by TMA when K-major, or MN-major with bf16/fp16 inputs (wgmma transpose bits), "
+    "with 16-byte aligned strides (pointer, ld, batch stride), else staged once into a K-major copy; a 16-bit D with C unread leaves through shared memory (TMA stores when its rows "
     "are 16-byte aligned, row copies when not); otherwise D/C from registers, two elements at a time where aligned";
 constexpr char kLayouts[] = "A, B, C/D each row- or column-major; batched (any strides, 0 broadcasts); any leading dimension";
 constexpr char kBf16[] = "bf16 -> bf16|fp32";

@@ -21,6 +21,7 @@ struct Sm90Instance {
   int threads = 0;
   int smem_bytes = 0;
   int element_bytes = 0;
+  bool mn_major = false;  // reads MN-major operands in place (16-bit: TMA boxes of 64 x tile_k, wgmma transpose bits)
   // Launches grid = p.scheduler.grid_size() clusters of cluster_m * cluster_n CTAs. Pre: p complete.
   cudaError_t (*launch)(Sm90GemmParams const& p, cudaStream_t stream) = nullptr;
   cudaError_t (*attributes)(cudaFuncAttributes* attr) = nullptr;

@@ -75,8 +75,10 @@ Sm90Instance make_sm90_instance() {
   t.stages = Config::Stages, t.epilogue_slabs = Config::EpilogueSlabs, t.threads = Config::Threads, t.smem_bytes = Config::SmemBytes;
   if constexpr (Sm90PingpongConfiguration<Config>) {
     t.row_copies = false;  // no copy warps: its register epilogue overlaps the other consumer's mainloop
+    t.mn_major = false;    // its producer loads K-major tiles only: MN-major operands are staged
   } else {
     t.row_copies = Config::RowCopyEpilogue, t.fp8_pairs = Config::Fp8Pairs;
+    t.mn_major = kSm90MnMajorOperands<Config>;
   }
   t.element_bytes = int(sizeof(typename Config::Element));
   t.launch = sm90_launch<Config>, t.attributes = sm90_attributes<Config>;

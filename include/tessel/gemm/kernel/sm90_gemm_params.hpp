@@ -2,9 +2,11 @@
 //
 // The canonical problem, per batch b (as for the sm_80 kernels, kernel/sm80_gemm_params.hpp):
 //   D[b] (M x N, row-major, ldd) = alpha * A[b] (M x K) * B[b] (N x K)^T + beta * C[b] (row-major, ldc)
-// A and B are K-major and reached only through TMA descriptors made on the host
-// (src/gemm/sm90_gemm.cpp): 3-D tensors (K, rows, batch) with 16-byte aligned strides, a box of
-// (TileK, rows of the tile) and the 128-byte swizzle. A batch stride of 0 (one operand for every
+// A and B are reached only through TMA descriptors made on the host (src/gemm/sm90_gemm.cpp),
+// 3-D tensors with 16-byte aligned strides in the 128-byte swizzle: a K-major operand is (K,
+// rows, batch) with a box of (TileK, rows of the tile); an MN-major one (a_mn_major /
+// b_mn_major: 16-bit kernels only, read with the wgmma transpose bit) is (rows, K, batch) with
+// boxes of (64, TileK), one per 64 rows of the tile. A batch stride of 0 (one operand for every
 // batch) is a 1-batch descriptor read at batch coordinate 0: a_batch_step / b_batch_step is 0.
 //
 // Epilogue: D = alpha * accumulators + beta * C from registers (any alignment, any output type),
@@ -25,10 +27,11 @@
 namespace tessel::kernel {
 
 struct Sm90GemmParams {
-  TmaDescriptor tma_a;  // (K, M, batch) of A, box (TileK, TileM / ClusterN, 1)
-  TmaDescriptor tma_b;  // (K, N, batch) of B, box (TileK, TileN / ClusterM, 1)
+  TmaDescriptor tma_a;  // (K, M, batch) of A, box (TileK, TileM / ClusterN, 1); a_mn_major: (M, K, batch), box (64, TileK, 1)
+  TmaDescriptor tma_b;  // (K, N, batch) of B, box (TileK, TileN / ClusterM, 1); b_mn_major: (N, K, batch), box (64, TileK, 1)
   TmaDescriptor tma_d;  // (N, M, batch) of D, box (64, 64, 1); used when tma_store
   int a_batch_step = 1, b_batch_step = 1;
+  bool a_mn_major = false, b_mn_major = false;  // the operand is MN-major in global and shared memory
   std::int64_t m = 0, n = 0, k = 0;
   int k_tiles = 0;  // ceil(K / TileK)
   int batch = 1;    // batch count

@@ -4,13 +4,15 @@
 // sm90_gemm_kernel<Config>(Sm90GemmParams) (kernel/sm90_gemm_params.hpp), 384 threads:
 //   warpgroup 0, the producer: its registers lowered (setmaxnreg), one thread walks the tiles of
 //       this CTA and, per k-tile, waits for a free pipeline stage and issues the TMA copies of the
-//       A tile (TileM x TileK) and the B tile (TileN x TileK) into it (pipeline/sm90_pipeline.hpp).
+//       A tile (TileM x TileK) and the B tile (TileN x TileK) into it (pipeline/sm90_pipeline.hpp),
+//       each K-major or, for 16-bit inputs, MN-major (collective/sm90_operand_tile.hpp).
 //       In a cluster of ClusterM CTAs (consecutive tile rows, one tile column), CTA r copies rows
 //       [r, r+1) * TileN / ClusterM of the B tile and multicasts them to every CTA of the cluster:
 //       each B byte is read from L2 once per cluster. A cluster of ClusterN CTAs (one tile row,
 //       consecutive tile columns) shares the A tile the same way.
 //   warpgroups 1 and 2, the consumers (cooperative: one tile, 64 rows each): per k-tile they wait
-//       for the stage, issue TileK / K wgmma m64 x TileN instructions from shared memory, keep
+//       for the stage, issue TileK / K wgmma m64 x TileN instructions from shared memory (with the
+//       transpose bit of an MN-major operand; one copy of the loop per combination), keep
 //       one k-tile of wgmmas in flight and free the previous stage (fp8 with promoted accumulation:
 //       every k-tile's wgmmas retire into fp32 registers first). After the last k-tile the
 //       epilogue writes D: a 16-bit D with C unread through a swizzled shared-memory buffer --
@@ -30,6 +32,7 @@
 #include <tessel/arch/sm90_mma_wgmma.hpp>
 #include <tessel/arch/unaligned_bytes.hpp>
 #include <tessel/config.hpp>
+#include <tessel/gemm/collective/sm90_operand_tile.hpp>
 #include <tessel/gemm/epilogue/sm90_epilogue_staging.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_cta.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_epilogue.hpp>
@@ -47,34 +50,48 @@
 
 namespace tessel::kernel {
 
-// The wgmma instruction for a 16-bit input type and tile width (K-major A and B).
+// The wgmma instruction for an input type and tile width: Op reads K-major A and B; for 16-bit
+// types Transposed<TransA, TransB> reads either operand MN-major (the instruction's transpose
+// bits; fp8 wgmma has none).
 template <class Element, int N>
 struct Sm90WgmmaOf {
   static_assert(sizeof(Element) == 0, "Sm90WgmmaOf: the sm_90a GEMM takes bfloat16_t or half_t inputs with TileN 64, 128 or 256, or float_e4m3_t (any fp8 pair) with 128, 192 or 256");
 };
 template <>
 struct Sm90WgmmaOf<bfloat16_t, 256> {
-  using Op = SM90_64x256x16_F32BF16BF16_SS<0, 0>;
+  template <int TransA, int TransB>
+  using Transposed = SM90_64x256x16_F32BF16BF16_SS<TransA, TransB>;
+  using Op = Transposed<0, 0>;
 };
 template <>
 struct Sm90WgmmaOf<bfloat16_t, 128> {
-  using Op = SM90_64x128x16_F32BF16BF16_SS<0, 0>;
+  template <int TransA, int TransB>
+  using Transposed = SM90_64x128x16_F32BF16BF16_SS<TransA, TransB>;
+  using Op = Transposed<0, 0>;
 };
 template <>
 struct Sm90WgmmaOf<bfloat16_t, 64> {
-  using Op = SM90_64x64x16_F32BF16BF16_SS<0, 0>;
+  template <int TransA, int TransB>
+  using Transposed = SM90_64x64x16_F32BF16BF16_SS<TransA, TransB>;
+  using Op = Transposed<0, 0>;
 };
 template <>
 struct Sm90WgmmaOf<half_t, 256> {
-  using Op = SM90_64x256x16_F32F16F16_SS<0, 0>;
+  template <int TransA, int TransB>
+  using Transposed = SM90_64x256x16_F32F16F16_SS<TransA, TransB>;
+  using Op = Transposed<0, 0>;
 };
 template <>
 struct Sm90WgmmaOf<half_t, 128> {
-  using Op = SM90_64x128x16_F32F16F16_SS<0, 0>;
+  template <int TransA, int TransB>
+  using Transposed = SM90_64x128x16_F32F16F16_SS<TransA, TransB>;
+  using Op = Transposed<0, 0>;
 };
 template <>
 struct Sm90WgmmaOf<half_t, 64> {
-  using Op = SM90_64x64x16_F32F16F16_SS<0, 0>;
+  template <int TransA, int TransB>
+  using Transposed = SM90_64x64x16_F32F16F16_SS<TransA, TransB>;
+  using Op = Transposed<0, 0>;
 };
 
 // The fp8 wgmma instruction for an input pair and tile width (K-major A and B, k32). The fp8
@@ -103,6 +120,23 @@ template <int N>
 struct Sm90WgmmaOf<float_e4m3_t, N> {
   using Op = typename Sm90Fp8WgmmaOf<float_e4m3_t, float_e4m3_t, N>::Op;
 };
+
+// A configuration's wgmma with A (TransA) and B (TransB) K-major (0) or MN-major (1).
+template <class Config, int TransA, int TransB>
+struct Sm90MmaFor {
+  using Op = typename Sm90WgmmaOf<typename Config::Element, Config::TileN>::template Transposed<TransA, TransB>;
+};
+template <class Config>
+struct Sm90MmaFor<Config, 0, 0> {
+  using Op = typename Config::Mma;
+};
+
+// Whether a configuration reads MN-major operands in place (the host stages them otherwise):
+// 16-bit inputs (wgmma's transpose bits) and each CTA's share of a tile whole 64-row TMA boxes.
+template <class Config>
+inline constexpr bool kSm90MnMajorOperands =
+    requires { typename Sm90WgmmaOf<typename Config::Element, Config::TileN>::template Transposed<1, 1>; } &&
+    (Config::TileM / Config::ClusterN) % 64 == 0 && (Config::TileN / Config::ClusterM) % 64 == 0;
 
 // How the fp32 accumulation of an fp8 GEMM is done: inside the tensor core for the whole K
 // (Fast), or promoted -- each k-tile's wgmmas (4 x k32 = 128 deep) accumulate into a fresh
@@ -316,6 +350,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
   constexpr int TileM = Config::TileM, TileN = Config::TileN, TileK = Config::TileK;
   constexpr int Stages = Config::Stages, ClusterM = Config::ClusterM, ClusterN = Config::ClusterN;
   constexpr int ClusterSize = Config::ClusterSize;
+  using OperandTile = collective::Sm90OperandTile<Element, TileK>;  // K-major or MN-major stage tiles
+  constexpr bool MnMajorOperands = kSm90MnMajorOperands<Config>;
 
   // 1024-byte alignment (of the shared-window address: the swizzle pattern repeats every 1024 bytes).
   extern __shared__ char smem_raw[];
@@ -353,23 +389,19 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         int const batch = int(tile.k() % p.batch), split = int(tile.k() / p.batch);
         detail::Sm90KRange const k = detail::sm90_k_range(p.k_tiles, p.splits, split, Config::PromotionKTiles);
         int const k_begin = k.begin, k_end = k.end;
+        // In a cluster, this CTA copies its share of the shared tile (RowsA of A or RowsB of B) and
+        // multicasts it; each operand K-major or MN-major (collective/sm90_operand_tile.hpp).
+        constexpr int RowsA = TileM / ClusterN, RowsB = TileN / ClusterM;
+        int const share_a = ClusterN > 1 ? cta_rank : 0, share_b = ClusterM > 1 ? cta_rank : 0;
         for (int kt = k_begin; kt < k_end; ++kt) {
           std::uint64_t* full = s.pipeline.producer_acquire(st, Config::StageBytes);
           constexpr std::uint16_t everyone = std::uint16_t((1u << ClusterSize) - 1u);
-          if constexpr (ClusterN == 1) {
-            tma_load_3d(&p.tma_a, full, s.a[st.index], kt * TileK, m0, batch * p.a_batch_step);
-          } else {
-            constexpr int Rows = TileM / ClusterN;
-            tma_load_3d_multicast(&p.tma_a, full, s.a[st.index] + cta_rank * Rows * TileK, everyone, kt * TileK,
-                                  m0 + cta_rank * Rows, batch * p.a_batch_step);
-          }
-          if constexpr (ClusterM == 1) {
-            tma_load_3d(&p.tma_b, full, s.b[st.index], kt * TileK, n0, batch * p.b_batch_step);
-          } else {
-            constexpr int Rows = TileN / ClusterM;
-            tma_load_3d_multicast(&p.tma_b, full, s.b[st.index] + cta_rank * Rows * TileK, everyone, kt * TileK,
-                                  n0 + cta_rank * Rows, batch * p.b_batch_step);
-          }
+          OperandTile::template load<RowsA, (ClusterN > 1), MnMajorOperands>(
+              &p.tma_a, full, s.a[st.index] + share_a * RowsA * TileK, everyone, p.a_mn_major, kt * TileK,
+              m0 + share_a * RowsA, batch * p.a_batch_step);
+          OperandTile::template load<RowsB, (ClusterM > 1), MnMajorOperands>(
+              &p.tma_b, full, s.b[st.index] + share_b * RowsB * TileK, everyone, p.b_mn_major, kt * TileK,
+              n0 + share_b * RowsB, batch * p.b_batch_step);
           st.advance<Stages>();
         }
       }
@@ -506,24 +538,48 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           }
         } else {
           // Mainloop: one commit group per k-tile, the previous one retired before its stage is freed.
-          int previous = -1;
-          for (int kt = k_begin; kt < k_end; ++kt) {
-            s.pipeline.consumer_wait(st);
-            std::uint64_t const desc_a = wgmma_desc_k_major_sw128(s.a[st.index] + consumer * 64 * TileK);
-            std::uint64_t const desc_b = wgmma_desc_k_major_sw128(s.b[st.index]);
-            wgmma_fence_operand(acc);
-            wgmma_fence();
-            TESSEL_UNROLL
-            for (int kk = 0; kk < TileK / Op::K; ++kk) {
-              // The k-th 32-byte slice of every row: +2 in the descriptor's 16-byte address units.
-              Op::fma(desc_a + 2 * kk, desc_b + 2 * kk, acc, (kt > k_begin || kk > 0) ? 1 : 0);
+          // One copy of the loop per (A, B) major-ness, chosen once per tile by a uniform branch. The
+          // copies join before the last group is waited for: with a wait_group 0 closing each copy,
+          // ptxas serialized every wgmma of all of them (C7515, "non wgmma instructions defining
+          // accumulator registers ... between start and end of the pipeline stage").
+          auto fast_loop = [&](auto a_mn_major, auto b_mn_major) {
+            constexpr int TransA = decltype(a_mn_major)::value, TransB = decltype(b_mn_major)::value;
+            using MmaAB = typename Sm90MmaFor<Config, TransA, TransB>::Op;
+            constexpr std::uint32_t StepA = OperandTile::template k_step<TransA, Mma::K>;
+            constexpr std::uint32_t StepB = OperandTile::template k_step<TransB, Mma::K>;
+            int previous = -1;
+            for (int kt = k_begin; kt < k_end; ++kt) {
+              s.pipeline.consumer_wait(st);
+              std::uint64_t const desc_a = OperandTile::template descriptor<TransA>(s.a[st.index] + consumer * 64 * TileK);
+              std::uint64_t const desc_b = OperandTile::template descriptor<TransB>(s.b[st.index]);
+              wgmma_fence_operand(acc);
+              wgmma_fence();
+              TESSEL_UNROLL
+              for (int kk = 0; kk < TileK / Mma::K; ++kk) {
+                // The k-th slice of Mma::K: 32 bytes along K-major rows, Mma::K 128-byte rows when MN-major.
+                MmaAB::fma(wgmma_desc_advance(desc_a, StepA * kk), wgmma_desc_advance(desc_b, StepB * kk), acc,
+                           (kt > k_begin || kk > 0) ? 1 : 0);
+              }
+              wgmma_commit_group();
+              wgmma_fence_operand(acc);
+              wgmma_wait_group<1>();
+              if (previous >= 0 && lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
+              previous = st.index;
+              st.advance<Stages>();
             }
-            wgmma_commit_group();
-            wgmma_fence_operand(acc);
-            wgmma_wait_group<1>();
-            if (previous >= 0 && lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
-            previous = st.index;
-            st.advance<Stages>();
+            return previous;
+          };
+          using KMajor = std::integral_constant<int, 0>;
+          using MnMajor = std::integral_constant<int, 1>;
+          int previous;
+          if constexpr (MnMajorOperands) {
+            if (p.a_mn_major) {
+              previous = p.b_mn_major ? fast_loop(MnMajor{}, MnMajor{}) : fast_loop(MnMajor{}, KMajor{});
+            } else {
+              previous = p.b_mn_major ? fast_loop(KMajor{}, MnMajor{}) : fast_loop(KMajor{}, KMajor{});
+            }
+          } else {
+            previous = fast_loop(KMajor{}, KMajor{});
           }
           wgmma_wait_group<0>();
           wgmma_fence_operand(acc);

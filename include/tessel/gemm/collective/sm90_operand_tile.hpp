@@ -1,0 +1,75 @@
+// tessel/gemm/collective/sm90_operand_tile.hpp -- one operand tile of a pipeline stage of the
+// sm_90a GEMM (kernel/sm90_gemm_warpspecialized.hpp), K-major or MN-major: the TMA copies that
+// fill it and the wgmma descriptors that read it. Both are 128-byte swizzled (one swizzle row of
+// 128 bytes = 128 / sizeof(Element) elements) and hold the same Rows x TileK elements, so the
+// stage's storage and its expect_tx byte count do not depend on the choice.
+//
+//   K-major   (the operand's K contiguous in global memory; TileK = one 128-byte row): one TMA
+//             box of (TileK, Rows) -- row r at 128r bytes; wgmma_desc_k_major_sw128, the k-th
+//             k-slice of Mma::K elements Mma::K * sizeof(Element) bytes further.
+//   MN-major  (its M or N contiguous; 16-bit inputs, read with the wgmma transpose bit): Rows / 64
+//             boxes of (64, TileK) -- 64 MN-elements (128 bytes) by TileK K-rows, K-row r of box
+//             c at c * ChunkBytes + 128r bytes; wgmma_desc_mn_major_sw128 with ChunkBytes as the
+//             leading-dimension offset (an m64 A reads one box, an n256 B four), the k-th k-slice
+//             Mma::K K-rows = Mma::K * 128 bytes further (sm90_mma_wgmma.hpp has the PTX rule).
+//
+// The tensor maps behind them (src/gemm/sm90_gemm.cpp): K-major (K, rows, batch), MN-major
+// (rows, K, batch); either way TMA zero-fills what lies past the operand's edges.
+#pragma once
+
+#include <tessel/arch/sm90_copy_tma.hpp>
+#include <tessel/arch/sm90_mma_wgmma.hpp>
+#include <tessel/config.hpp>
+
+#include <cstdint>
+
+namespace tessel::collective {
+
+template <class Element, int TileK>
+struct Sm90OperandTile {
+  static constexpr int RowElements = 128 / int(sizeof(Element));  // elements in one 128-byte swizzle row
+  static_assert(TileK == RowElements, "Sm90OperandTile: a k-tile is one 128-byte swizzle row of K (TileK = 128 / sizeof(Element))");
+  static constexpr int ChunkRows = RowElements;  // MN-major: rows of the operand per box (64 for 16-bit)
+  static constexpr std::uint32_t ChunkBytes = std::uint32_t(ChunkRows * TileK * int(sizeof(Element)));
+
+  // The copies of rows [row0, row0 + Rows) of k-tile k0 / TileK, batch `batch`, into `smem` (1024-byte
+  // aligned), completing on `full`; Multicast: into the same offset of every CTA in `ctas`.
+  // `mn_major` is read only when the kernel takes MN-major operands (MnMajorKernel).
+  template <int Rows, bool Multicast, bool MnMajorKernel>
+  TESSEL_DEVICE static void load(TmaDescriptor const* desc, std::uint64_t* full, Element* smem, std::uint16_t ctas,
+                                 bool mn_major, int k0, int row0, int batch) {
+    auto const copy = [&](Element* dst, int c0, int c1) {
+      if constexpr (Multicast) {
+        tma_load_3d_multicast(desc, full, dst, ctas, c0, c1, batch);
+      } else {
+        tma_load_3d(desc, full, dst, c0, c1, batch);
+      }
+    };
+    if constexpr (MnMajorKernel) {
+      static_assert(Rows % ChunkRows == 0, "Sm90OperandTile: an MN-major operand is copied in boxes of 128 / sizeof(Element) rows; make each CTA's share of the tile whole boxes");
+      if (mn_major) {
+        TESSEL_UNROLL
+        for (int c = 0; c < Rows / ChunkRows; ++c) copy(smem + c * ChunkRows * TileK, row0 + c * ChunkRows, k0);
+        return;
+      }
+    }
+    copy(smem, k0, row0);
+  }
+
+  // The descriptor of the tile (or of its rows from `smem` on: a multiple of 64 rows when MN-major).
+  template <int MnMajor>
+  TESSEL_DEVICE static std::uint64_t descriptor(Element const* smem) {
+    if constexpr (MnMajor) {
+      return wgmma_desc_mn_major_sw128(smem, ChunkBytes);
+    } else {
+      return wgmma_desc_k_major_sw128(smem);
+    }
+  }
+
+  // How far the descriptor's start address moves per further k-slice of MmaK elements, in its
+  // 16-byte units (wgmma_desc_advance).
+  template <int MnMajor, int MmaK>
+  static constexpr std::uint32_t k_step = std::uint32_t(MnMajor ? MmaK * 128 / 16 : MmaK * int(sizeof(Element)) / 16);
+};
+
+}  // namespace tessel::collective
