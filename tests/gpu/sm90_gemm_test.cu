@@ -72,6 +72,13 @@ constexpr DtypeCase kDtypes[] = {
 };
 constexpr char kPingpong[] = "sm90_bf16_128x128x64_pingpong_c2";
 
+// Clusters of the ping-pong entry resident at once (its persistent grid): 0 if unknown.
+int pingpong_clusters() {
+  for (GemmKernelInfo const& k : sm90_gemm_kernels())
+    if (std::string(k.name) == kPingpong) return sm90_resident_ctas(k) / 2;
+  return 0;
+}
+
 // Elements of D's buffer that are not elements of D (padding between rows or columns, gaps
 // between batches) must still hold the NaN poison: no store may land outside the matrix. nd: the
 // elements of the buffer from g.d on.
@@ -265,9 +272,7 @@ TEST(Sm90Small, PingpongConsumersTakeTurnsOverSeveralTiles) {
   // The compute-sanitizer case of the ping-pong schedule: 2 or 3 tiles per cluster (so both
   // consumers run, skip each other's k-tiles, meet at the order barriers and restage their
   // buffers), 3 k-tiles each, D TMA-stored (beta = 0) and from registers.
-  int clusters = 0;
-  for (GemmKernelInfo const& k : sm90_gemm_kernels())
-    if (std::string(k.name) == kPingpong) clusters = sm90_resident_ctas(k) / 2;
+  int const clusters = pingpong_clusters();
   ASSERT_GT(clusters, 0) << kPingpong << ": resident clusters";
   for (float beta : {0.0f, -0.5f}) {
     GemmArguments g = problem(256 * std::int64_t(2 * clusters + 1) - 5, 104, 130, "tn", MatrixOrder::row_major, DType::bf16,
@@ -360,9 +365,7 @@ TEST(Sm90Sweep, PingpongEveryTileCountPerCta) {
   // consumer's skip over the other's tile crosses no, one or two wraps), D through TMA stores
   // (beta = 0, 104 columns: 16-byte rows) and from registers (beta != 0). One tile column of
   // 2x1 cluster tiles, the last cluster's second tile row ragged.
-  int clusters = 0;
-  for (GemmKernelInfo const& k : sm90_gemm_kernels())
-    if (std::string(k.name) == kPingpong) clusters = sm90_resident_ctas(k) / 2;
+  int const clusters = pingpong_clusters();
   ASSERT_GT(clusters, 2) << kPingpong << ": resident clusters";
   for (int tiles : {clusters - 1, clusters + 1, 2 * clusters + 1, 3 * clusters}) {
     for (std::int64_t k : {59, 320, 575}) {
