@@ -163,7 +163,7 @@ int forced_splits() {
 Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   Sm90Family const& f = kFamilies[i];
   Sm90Instance const t = f.instance();
-  std::size_t const eb = std::size_t(t.element_bytes), ob = size_of(g.c_type);
+  std::size_t const ob = size_of(g.c_type);
   CanonicalGemm const c = detail::canonical_gemm(g);
   std::int64_t const batch = g.batch_count;
 

@@ -4,10 +4,12 @@
 //
 // Random inputs, D poisoned with NaN, ragged shapes (1x1x1, 17x33x65, K below one k-tile, tiles
 // that overhang in every direction), every layout with C/D in either order, both output types,
-// batches (with a broadcast operand), unaligned pointers and leading dimensions (the staging
-// path), more tiles than CTAs and more k-tiles than stages (the persistent walk and the pipeline
-// ring wrapping across tiles), every tile count per CTA for the ping-pong schedule, NaN
-// propagation, and the large odd shapes. Tests whose name
+// batches (with a broadcast operand), MN-major operands read in place on 16-byte aligned leading
+// dimensions (the wgmma transpose bits; the launches counted to prove no staging copy ran) and
+// staged on odd ones, unaligned pointers and leading dimensions (the staging path), more tiles
+// than CTAs and more k-tiles than stages (the persistent walk and the pipeline ring wrapping
+// across tiles), every tile count per CTA for the ping-pong schedule, NaN propagation, and the
+// large odd shapes. Tests whose name
 // contains "Small" are the compute-sanitizer sweep. On a GPU that is not sm_90 the entries must
 // refuse with arch_mismatch instead of launching.
 #include "gpu/gemm_verdict.hpp"
@@ -18,6 +20,7 @@
 #include <tessel/gemm/device/sm90_gemm_kernels.hpp>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdint>
 #include <cstring>
@@ -111,6 +114,50 @@ void expect_padding_untouched(GemmArguments const& g, std::size_t nd, std::strin
   EXPECT_EQ(written, 0) << w << ": " << written << " elements outside D were written, the first at offset " << bad;
 }
 constexpr char const* kLayouts[] = {"tn", "nn", "nt", "tt"};
+
+// Kernel launches tessel::gemm makes for g: the call captured into a CUDA graph (relaxed mode) on
+// a fresh stream and its kernel nodes counted -- 1 when the GEMM reads A and B in place, 2 when the
+// staging copy runs first (one launch for both operands); -1 when the capture fails.
+int kernel_launches(GemmArguments const& g) {
+  cudaStream_t stream = nullptr;
+  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) return -1;
+  int kernels = -1;
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed) == cudaSuccess) {
+    Status const s = gemm(g, stream);
+    cudaGraph_t graph = nullptr;
+    cudaError_t const end = cudaStreamEndCapture(stream, &graph);
+    EXPECT_TRUE(s.ok()) << "gemm under stream capture: " << s.reason;
+    EXPECT_EQ(end, cudaSuccess) << "cudaStreamEndCapture: " << cudaGetErrorString(end);
+    std::size_t count = 0;
+    if (s.ok() && end == cudaSuccess && cudaGraphGetNodes(graph, nullptr, &count) == cudaSuccess) {
+      std::vector<cudaGraphNode_t> nodes(count);
+      if (cudaGraphGetNodes(graph, nodes.data(), &count) == cudaSuccess) {
+        kernels = 0;
+        for (cudaGraphNode_t n : nodes) {
+          cudaGraphNodeType type{};
+          if (cudaGraphNodeGetType(n, &type) == cudaSuccess && type == cudaGraphNodeTypeKernel) ++kernels;
+        }
+      }
+    }
+    if (graph != nullptr) cudaGraphDestroy(graph);
+  }
+  cudaStreamDestroy(stream);
+  (void)cudaGetLastError();
+  return kernels;
+}
+
+// Every leading dimension rounded up to the next multiple of 16 bytes (8 elements of a 16-bit
+// type: the least alignment TMA reads in place), and the batch strides packed on them.
+void align_leading_dimensions(GemmArguments& g) {
+  auto const up = [](std::int64_t x, DType t) {
+    std::int64_t const per16 = std::int64_t(16 / size_of(t));
+    return (x + per16 - 1) / per16 * per16;
+  };
+  g.lda = up(g.lda, g.a_type), g.ldb = up(g.ldb, g.b_type), g.ldc = g.ldd = up(g.ldd, g.c_type);
+  g.batch_stride_a = g.lda * (g.a_order == MatrixOrder::row_major ? g.m : g.k);
+  g.batch_stride_b = g.ldb * (g.b_order == MatrixOrder::row_major ? g.k : g.n);
+  g.batch_stride_c = g.batch_stride_d = g.ldd * (g.c_order == MatrixOrder::row_major ? g.m : g.n);
+}
 
 }  // namespace
 
@@ -344,6 +391,102 @@ TEST(Sm90Sweep, UnalignedPointersAndLeadingDimensions) {
   }
 }
 
+TEST(Sm90Sweep, MnMajorOperandsReadInPlace) {
+  TESSEL_REQUIRE_SM90();
+  // Leading dimensions 16-byte aligned, M, N, K ragged: an MN-major operand (`nn`, `nt`, `tt`, D
+  // either way round) is read in place -- TMA boxes of 64 rows x 64 K, wgmma with the transpose
+  // bit -- so the GEMM is the only launch; every 16-bit entry (each cluster shape: A or B shared
+  // in 64-row boxes), beta = 0 (TMA-store epilogue) and not.
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  constexpr Shape shapes[] = {{1, 1, 1}, {17, 33, 65}, {70, 45, 7}, {129, 257, 65}, {300, 520, 200}};
+  int run = 0;
+  for (DtypeCase const& dt : kDtypes) {
+    for (Shape const& sh : shapes) {
+      for (char const* layout : kLayouts) {
+        for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
+          for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny}) {
+            GemmArguments g = problem(sh.m, sh.n, sh.k, layout, co, dt.ab, dt.cd);
+            align_leading_dimensions(g);
+            g.beta = run++ % 2 == 0 ? 0.0f : -0.5f;
+            Operands ops(g, std::uint64_t(sh.m * 5 + sh.k));
+            std::string const w = what(name, g, layout) + " aligned lds beta " + std::to_string(g.beta);
+            expect_good(run_and_check(name, g), w, g.a_type);
+            g.kernel = name;
+            EXPECT_EQ(kernel_launches(g), 1) << w << ": an operand was staged instead of read in place";
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Sm90Sweep, MnMajorOperandsBatched) {
+  TESSEL_REQUIRE_SM90();
+  // Batches of MN-major operands read in place: batch strides multiples of 8 elements, or 0 (B
+  // broadcast, one 1-batch tensor map); a batch stride off 16 bytes stages that operand.
+  for (DtypeCase const& dt : kDtypes) {
+    for (char const* layout : {"nn", "nt", "tt"}) {
+      for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
+        GemmArguments g = problem(129, 290, 110, layout, co, dt.ab, dt.cd, 3);
+        align_leading_dimensions(g);
+        g.batch_stride_a += 8;  // a gap between batches, still 16-byte aligned
+        Operands ops(g, 23);
+        for (char const* name : {dt.cluster, dt.cluster_n}) {
+          std::string const w = what(name, g, layout) + " batched, aligned";
+          expect_good(run_and_check(name, g), w, g.a_type);
+          g.kernel = name;
+          EXPECT_EQ(kernel_launches(g), 1) << w << ": an operand was staged instead of read in place";
+        }
+        GemmArguments bc = g;
+        bc.batch_stride_b = 0;  // every batch multiplies by the same B
+        std::string const wb = what(dt.single, bc, layout) + " B broadcast";
+        expect_good(run_and_check(dt.single, bc), wb, bc.a_type);
+        bc.kernel = dt.single;
+        EXPECT_EQ(kernel_launches(bc), 1) << wb << ": an operand was staged instead of read in place";
+        GemmArguments odd = problem(129, 290, 110, layout, co, dt.ab, dt.cd, 3);
+        align_leading_dimensions(odd);
+        odd.batch_stride_a += 1, odd.batch_stride_b += 1;  // odd batch strides: both operands staged
+        Operands odd_ops(odd, 29);
+        std::string const wo = what(dt.single, odd, layout) + " odd batch strides";
+        expect_good(run_and_check(dt.single, odd), wo, odd.a_type);
+        odd.kernel = dt.single;
+        EXPECT_EQ(kernel_launches(odd), 2) << wo << ": expected the staging copy and the GEMM";
+      }
+    }
+  }
+}
+
+TEST(Sm90Small, MnMajorOperandsStagedWhenTheyMustBe) {
+  TESSEL_REQUIRE_SM90();
+  // An odd leading dimension of an MN-major operand, or an fp8 one (wgmma has no transpose for
+  // fp8): the staging copy runs first and the result is still right. The K-major operand alone
+  // would be read in place; the copy stages what needs it.
+  for (char const* layout : {"nn", "nt", "tt"}) {
+    GemmArguments g = problem(100, 200, 150, layout, MatrixOrder::col_major, DType::bf16, DType::bf16);
+    align_leading_dimensions(g);
+    g.lda += 1, g.ldb += 1;
+    g.beta = 0.0f;
+    Operands ops(g, 31);
+    std::string const w = what("sm90_bf16_128x256x64_c2", g, layout) + " odd lda, ldb";
+    expect_good(run_and_check("sm90_bf16_128x256x64_c2", g), w, g.a_type);
+    g.kernel = "sm90_bf16_128x256x64_c2";
+    EXPECT_EQ(kernel_launches(g), 2) << w;
+  }
+  GemmArguments f = problem(129, 257, 256, "nt", MatrixOrder::col_major, DType::e4m3, DType::bf16);
+  f.b_type = DType::e4m3;
+  align_leading_dimensions(f);
+  f.beta = 0.0f;
+  Operands ops(f, 37, 0, -2.0f, 2.0f);
+  f.kernel = "sm90_e4m3_128x128x128_c2";
+  ASSERT_TRUE(gemm(f, nullptr).ok());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  Verdict const v = judge(f, /*with_cublas=*/false);
+  EXPECT_TRUE(v.ours.passed()) << what(f.kernel, f, "nt") << ": " << v.ours.describe();
+  EXPECT_EQ(kernel_launches(f), 2) << what(f.kernel, f, "nt") << ": fp8 MN-major operands must be staged";
+}
+
 TEST(Sm90Sweep, ManyTilesPerCtaAndALongK) {
   TESSEL_REQUIRE_SM90();
   // 49 x 21 tiles of 128x256 (canonical: D is column-major; more than one per SM), 41 k-tiles of
@@ -512,6 +655,9 @@ TEST(Sm90Large, OddAndAlignedShapesAgainstCublas) {
       {4095, 4097, 4099, "tn", DType::bf16, DType::bf16, kPingpong},                    // register epilogue (odd ldd)
       {4096, 4096, 4096, "tn", DType::bf16, DType::bf16, kPingpong},                    // TMA-store epilogue
       {4096, 4096, 4096, "nt", DType::bf16, DType::f32, kPingpong},                     // fp32 D from registers
+      {4096, 4096, 4096, "nn", DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2"},   // MN-major B in place
+      {4096, 4096, 4096, "nt", DType::f16, DType::f16, "sm90_fp16_128x256x64_c1x2"},   // both MN-major
+      {4000, 4104, 3000, "tt", DType::bf16, DType::bf16, "sm90_bf16_128x256x64"},      // MN-major A, ragged
   };
   for (Case const& c : cases) {
     GemmArguments g = problem(c.m, c.n, c.k, c.layout, MatrixOrder::col_major, c.ab, c.cd);
