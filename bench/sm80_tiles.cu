@@ -4,7 +4,7 @@
 // and B (N x K) K-major with 16-byte aligned rows, D row-major (docs/sm80_gemm.md).
 //
 //   bench_sm80_variants [--m 4096 --n 4096 --k 4096] [--dtype bf16|tf32] [--iters 20]
-//                       [--check 0|1|2] [--time 0|1] [--profile 1] [--only SUBSTRING[,SUBSTRING...]]
+//                       [--check 0|1|2] [--time 0|1] [--profile 1] [--only SUBSTRING|=NAME[,...]]
 //                       [--raster-group 8] [--peak 1] [--list 1]
 //
 // --check 1 runs every variant of the dtype on ragged shapes (1x1x1, 17x33x65, K below a tile,
@@ -252,7 +252,7 @@ int main(int argc, char** argv) {
   std::vector<Sm80Variant> vs;
   for (Sm80Variant const& v : sm80_variant_registry()) {
     bool const named = wanted.empty() || std::any_of(wanted.begin(), wanted.end(), [&](std::string const& w) {
-                         return v.name.find(w) != std::string::npos;
+                         return w.starts_with('=') ? v.name == w.substr(1) : v.name.find(w) != std::string::npos;
                        });
     if (v.ab == ab && named) vs.push_back(v);
   }

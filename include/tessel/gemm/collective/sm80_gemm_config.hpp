@@ -76,8 +76,16 @@ enum class Tf32Rounding {
 //                         instead of meeting every k-tile (needs sm_90 for the waits)
 //   CopiesFirst           a k-block issues its cp.async before its ldmatrix instead of after (ptxas
 //                         keeps shared-memory reads and the cp.async writes in program order)
+//   MmaOrder              the order of a k-block's MMAs over the warp's (MMA_M, MMA_N) atoms
+//                         (Sm80MmaOrder below)
+// The order of a k-block's mma.sync over the warp's atoms:
+//   m_outer      for m, for n: consecutive MMAs share A (ptxas marks A's registers .reuse)
+//   n_serpentine for n, for m (m reversed on odd n): consecutive MMAs share B, and at each turn A
+enum class Sm80MmaOrder { m_outer, n_serpentine };
+
 template <bool UnpredicatedInterior_ = false, bool SpreadCopies_ = false, int FragmentBuffers_ = 2,
-          Tf32Rounding Tf32_ = Tf32Rounding::nearest_away, bool MbarrierStages_ = false, bool CopiesFirst_ = false>
+          Tf32Rounding Tf32_ = Tf32Rounding::nearest_away, bool MbarrierStages_ = false, bool CopiesFirst_ = false,
+          Sm80MmaOrder MmaOrder_ = Sm80MmaOrder::m_outer>
 struct Sm80MainloopSchedule {
   static_assert(FragmentBuffers_ == 1 || FragmentBuffers_ == 2,
                 "Sm80MainloopSchedule: FragmentBuffers is 1 (load each k-block's fragments before its MMAs) or 2 "
@@ -88,6 +96,7 @@ struct Sm80MainloopSchedule {
   static constexpr Tf32Rounding Tf32 = Tf32_;
   static constexpr bool MbarrierStages = MbarrierStages_;
   static constexpr bool CopiesFirst = CopiesFirst_;
+  static constexpr Sm80MmaOrder MmaOrder = MmaOrder_;
 };
 
 namespace detail {
