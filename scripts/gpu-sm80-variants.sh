@@ -73,6 +73,9 @@ time_run 20 --dtype bf16 --m 4096 --n 4096 --k 128 --iters 30
 # mainloop's own rate, to hold against the ceilings above.
 time_run 30 --dtype bf16 --m 1536 --n 2816 --k 32768 --iters 10
 time_run 30 --dtype tf32 --m 1536 --n 2816 --k 16384 --iters 10
+# One input set (warm L2, the peer_kernels.md CUTLASS method) for the two best at 4096^3.
+BEST4=$(best 2 "--dtype bf16 --m 4096 --n 4096 --k 4096")
+[ -n "$BEST4" ] && time_run 20 --dtype bf16 --m 4096 --n 4096 --k 4096 --iters 30 --rotate 0 --only "$BEST4"
 BEST_BF16=$(best 2 "--dtype bf16 --m 8192")
 for g in 4 16; do
   [ -n "$BEST_BF16" ] && time_run 30 --dtype bf16 --m 8192 --n 8192 --k 8192 --iters 10 --raster-group $g --only "$BEST_BF16"

@@ -23,12 +23,14 @@
 #include <tessel/gemm/collective/sm80_mma_multistage.hpp>
 #include <tessel/gemm/dispatch_policy.hpp>
 #include <tessel/gemm/epilogue/sm80_epilogue_staged.hpp>
+#include <tessel/gemm/kernel/sm80_gemm.hpp>
 #include <tessel/gemm/kernel/sm80_gemm_params.hpp>
 #include <tessel/schedule/raster.hpp>
 #include <tessel/schedule/split_k.hpp>
 #include <tessel/tensor.hpp>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace tessel::kernel {
 
@@ -58,63 +60,34 @@ struct Sm80GemmPersistent {
                 "CtasPerSm CTAs per SM; lower Stages or CtasPerSm");
 };
 
-// A unit of work (file comment).
-struct Sm80Unit {
-  std::int64_t batch = 0, tile = 0;  // tile: index in the batch's raster
-  GemmCoord coord{0, 0, 0};          // the tile (m, n)
-  int slice = 0;
-};
-
-// Unit index -> unit, for the problem p.
+// Unit index -> (batch, tile, slice) of problem p (file comment), and the tile's index in its batch.
 struct Sm80UnitSchedule {
   GroupedRaster raster;
   std::int64_t batch;
   int splits;
   TESSEL_HOST_DEVICE std::int64_t tiles() const { return raster.size(); }
   TESSEL_HOST_DEVICE std::int64_t units() const { return tiles() * batch * splits; }
-  TESSEL_HOST_DEVICE Sm80Unit operator()(std::int64_t u) const {
+  struct Unit {
+    std::int64_t batch, tile;
+    int slice;
+  };
+  TESSEL_HOST_DEVICE Unit operator()(std::int64_t u) const {
     std::int64_t const per_slice = tiles() * batch;
-    Sm80Unit w;
     if (units() <= 0xffffffffLL) {  // 32-bit divisions (the 64-bit ones are routine calls)
       unsigned const uu = unsigned(u), ps = unsigned(per_slice), t = unsigned(tiles());
       unsigned const slice = uu / ps, rest = uu - slice * ps, b = rest / t;
-      w.slice = int(slice), w.batch = b, w.tile = rest - b * t;
-    } else {
-      w.slice = int(u / per_slice);
-      std::int64_t const rest = u - std::int64_t(w.slice) * per_slice;
-      w.batch = rest / tiles();
-      w.tile = rest - w.batch * tiles();
+      return {b, rest - b * t, int(slice)};
     }
-    w.coord = raster(w.tile);
-    return w;
+    int const slice = int(u / per_slice);
+    std::int64_t const rest = u - std::int64_t(slice) * per_slice;
+    std::int64_t const b = rest / tiles();
+    return {b, rest - b * tiles(), slice};
+  }
+  template <class Config>
+  TESSEL_HOST_DEVICE Sm80TileWork<Config> work(Unit const& x) const {
+    return {x.batch, raster(x.tile), x.slice};
   }
 };
-
-namespace detail {
-
-// The mainloop's part `Part` for unit w.
-template <collective::MainloopPart Part, class G, class FrgC>
-TESSEL_DEVICE void sm80_unit_mainloop(Sm80GemmParams const& p, Sm80Unit const& w, FrgC& accum, int thread_idx,
-                                      typename G::Mainloop::SharedStorage& smem) {
-  using Element = typename G::Mainloop::Element;
-  constexpr int BlkM = G::BlkM, BlkN = G::BlkN, BlkK = G::BlkK;
-  std::int64_t const m0 = w.coord.m() * BlkM, n0 = w.coord.n() * BlkN;
-  int const rows = int(p.m - m0 < BlkM ? p.m - m0 : BlkM);
-  int const cols = int(p.n - n0 < BlkN ? p.n - n0 : BlkN);
-  SplitKPartition const split{p.k, BlkK, (p.k + BlkK - 1) / BlkK, p.splits};
-  KRange const iters = split.iteration_range(w.slice);
-  auto const* a = static_cast<Element const*>(p.a) + w.batch * p.batch_stride_a;
-  auto const* b = static_cast<Element const*>(p.b) + w.batch * p.batch_stride_b;
-  Tensor mA = make_tensor(make_gmem_ptr(a), make_shape(p.m, p.k), make_stride(p.lda, Int<1>{}));  // (M,K)
-  Tensor mB = make_tensor(make_gmem_ptr(b), make_shape(p.n, p.k), make_stride(p.ldb, Int<1>{}));  // (N,K)
-  Tensor gA = local_tile(mA, make_shape(Int<BlkM>{}, Int<BlkK>{}), make_coord(w.coord.m(), _));   // (BLK_M,BLK_K,k)
-  Tensor gB = local_tile(mB, make_shape(Int<BlkN>{}, Int<BlkK>{}), make_coord(w.coord.n(), _));   // (BLK_N,BLK_K,k)
-  typename G::Mainloop mainloop;
-  mainloop.template operator()<Part>(gA, gB, accum, collective::MainloopResidue{rows, cols, p.k},
-                                     collective::KTileRange{int(iters.begin), int(iters.end)}, thread_idx, smem);
-}
-
-}  // namespace detail
 
 template <class Config, class ElementOut16, int CtasPerSm>
 __global__ void __launch_bounds__(Config::Threads, CtasPerSm) sm80_gemm_persistent_kernel(Sm80GemmParams const p) {
@@ -132,29 +105,28 @@ __global__ void __launch_bounds__(Config::Threads, CtasPerSm) sm80_gemm_persiste
 
   typename Config::TiledMma tiled_mma;
   Tensor accum = partition_fragment_C(tiled_mma, make_shape(Int<BlkM>{}, Int<BlkN>{}));  // (MMA,MMA_M,MMA_N)
-  // Only u lives across the mainloop; a unit's coordinates are recomputed where they are needed
-  // (fewer registers held through the k-loop).
-  detail::sm80_unit_mainloop<MainloopPart::prologue, G>(p, schedule(u), accum, thread_idx, smem.mainloop);
+  typename G::Mainloop mainloop;
+  // The mainloop's part `Part` for unit v. Only u lives across the mainloop; a unit's coordinates
+  // are recomputed where they are needed (fewer registers held through the k-loop).
+  auto const run = [&](auto part, std::int64_t v) {
+    Sm80TileWork<Config> const w = schedule.template work<Config>(schedule(v));
+    mainloop.template operator()<decltype(part)::value>(w.gA(p), w.gB(p), accum, w.residue(p), w.k_tiles(p), thread_idx,
+                                                        smem.mainloop);
+  };
+  using Prologue = std::integral_constant<MainloopPart, MainloopPart::prologue>;
+  using Body = std::integral_constant<MainloopPart, MainloopPart::body>;
+  run(Prologue{}, u);
   while (true) {
     clear(accum);
-    detail::sm80_unit_mainloop<MainloopPart::body, G>(p, schedule(u), accum, thread_idx, smem.mainloop);
+    run(Body{}, u);
     std::int64_t const next_u = u + gridDim.x;
-    if (next_u < units) detail::sm80_unit_mainloop<MainloopPart::prologue, G>(p, schedule(next_u), accum, thread_idx, smem.mainloop);
+    if (next_u < units) run(Prologue{}, next_u);  // in flight during the epilogue
 
-    Sm80Unit const w = schedule(u);
-    std::int64_t const m0 = w.coord.m() * BlkM, n0 = w.coord.n() * BlkN;
-    int const rows = int(p.m - m0 < BlkM ? p.m - m0 : BlkM);
-    int const cols = int(p.n - n0 < BlkN ? p.n - n0 : BlkN);
-    std::int64_t const tile_slot = w.batch * schedule.tiles() + w.tile;  // sm80_gemm_kernel's blockIdx.x
-    epilogue::SplitKSlice slice_info;
-    if (p.splits > 1) slice_info = {w.slice, p.splits, p.workspace + tile_slot * (BlkM * BlkN), p.flags + tile_slot};
-    std::int64_t const out_bytes = p.out_f32 ? std::int64_t(sizeof(float)) : std::int64_t(sizeof(typename Config::Element));
-    epilogue::EpilogueArgs const out{
-        static_cast<char*>(p.d) + out_bytes * w.batch * p.batch_stride_d, p.ldd,
-        p.c ? static_cast<char const*>(p.c) + out_bytes * w.batch * p.batch_stride_c : nullptr, p.ldc,
-        p.alpha, p.beta, p.out_f32, p.d_vec, p.c_vec};
+    Sm80UnitSchedule::Unit const x = schedule(u);
+    Sm80TileWork<Config> const w = schedule.template work<Config>(x);
     typename G::Epilogue epilogue;
-    epilogue(accum, out, m0, n0, rows, cols, slice_info, thread_idx, smem.epilogue);
+    epilogue(accum, w.out(p), w.m0(p), w.n0(p), w.rows(p), w.cols(p), w.split(p, x.batch * schedule.tiles() + x.tile),
+             thread_idx, smem.epilogue);
 
     if (next_u >= units) break;
     u = next_u;
