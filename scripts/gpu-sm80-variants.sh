@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
 # The sm_80 tensor-core mainloop experiment (issue 6) in one GPU call: build bench_sm80_variants
 # (sm_90a only, no tessel::kernels), measure the ceilings (mma.sync alone, fed by ldmatrix, with the
-# barrier and with a 128x256x64 k-tile's cp.async from L2), check every variant on ragged shapes
-# against the fp64 reference and cuBLAS (the GPU tests' rule), time bf16 4096^3 / 8192^3 and tf32
+# barrier and with a 128x256x64 k-tile's cp.async from L2), time bf16 4096^3 / 8192^3 and tf32
 # 4096^3 against cuBLAS, then the two decompositions of a kernel's time: K = 128 (the fixed cost
 # of a tile: launch, pipeline fill, epilogue) and one wave with a long K (the mainloop's rate, no
-# tile boundaries), the raster's band width at 8192^3 for the two best bf16 variants, ncu on the
-# best two bf16 and the best tf32 variant (tensor pipe, shared-memory pipe, issue, stall reasons),
-# racecheck on the persistent kernels and the library's schedule, memcheck on every variant. Logs
-# under $OUT; the ratio tables last. About 6 minutes on a 16-core H100 machine.
+# tile boundaries), one input set (warm L2) and the raster's band width (16 tiles, not 8) for the
+# two best bf16 variants; check every variant on ragged shapes against the fp64 reference and
+# cuBLAS (the GPU tests' rule); ncu on the best two bf16 and the best tf32 variant (tensor pipe,
+# shared-memory pipe, issue, stall reasons), racecheck on the persistent kernels and the library's
+# schedule, memcheck on every variant. Logs under $OUT; the ratio tables last. About 6 minutes on
+# a 16-core H100 machine (the build about 2 of them).
 #
 #   OUT=$OUT scripts/gpu-sm80-variants.sh
-# DEADLINE (seconds, default 390): later stages shrink their timeouts to fit, the sanitizer last.
+# Order: build, ceilings, timings (each timed kernel's output is checked against fp64 too), ragged
+# checks, ncu, sanitizers. DEADLINE (seconds from the start, default 400): later stages shrink their
+# timeouts to fit, the sanitizers last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
 BUILD_DIR=${BUILD_DIR:-build-gpu}
-DEADLINE=${DEADLINE:-390}
+DEADLINE=${DEADLINE:-400}
 mkdir -p "$OUT"
 LOG="$OUT/sm80-variants.log"
 note() { printf '\n==== %s (%s, %ds)\n' "$*" "$(date -u +%H:%M:%S)" "$SECONDS" | tee -a "$LOG"; }
@@ -34,12 +37,6 @@ tail -1 "$OUT/build.log" | tee -a "$LOG"
 note "ceilings: mma.sync alone, fed by ldmatrix, + barrier, + a 128x256x64 k-tile's cp.async from L2 (bench/sm80_peak.cu)"
 timeout 40 "$B" --peak 1 2>&1 | tee -a "$LOG"
 
-note "ragged-shape checks (every variant; fp64 judge and at most 2x cuBLAS's error)"
-for dt in bf16 tf32; do
-  timeout "$(left 60)" "$B" --dtype $dt --check 1 --time 0 2>&1 | tee -a "$LOG"
-  echo "check $dt: exit ${PIPESTATUS[0]}" | tee -a "$LOG"
-done
-
 note "timing against cuBLAS (interleaved, medians)"
 : > "$OUT/time.log"
 # time LIMIT ARGS...: one timing run appended to time.log, its exit status and ratio table to the log.
@@ -52,11 +49,11 @@ time_run() {
   echo "$*: exit $rc" | tee -a "$LOG"
   rm -f "$OUT/t.log"
 }
-# best N ARGS-PREFIX: the N variant names with the highest ratio in the table of the run whose
-# arguments start with ARGS-PREFIX, as exact names for --only (=NAME,=NAME).
+# best N ARGS: the N variant names with the highest ratio in the table of the run with exactly
+# these arguments, as exact names for --only (=NAME,=NAME).
 best() {
   awk -v want="== bench_sm80_variants $2" '
-    index($0, want) == 1 { run = 1; next }
+    $0 == want { run = 1; next }
     /^== bench_sm80_variants/ { run = 0 }
     run && /^ratio to cuBLAS/ { table = 1; next }
     run && table && NF == 0 { table = 0 }
@@ -74,21 +71,25 @@ time_run 20 --dtype bf16 --m 4096 --n 4096 --k 128 --iters 30
 time_run 30 --dtype bf16 --m 1536 --n 2816 --k 32768 --iters 10
 time_run 30 --dtype tf32 --m 1536 --n 2816 --k 16384 --iters 10
 # One input set (warm L2, the peer_kernels.md CUTLASS method) for the two best at 4096^3.
-BEST4=$(best 2 "--dtype bf16 --m 4096 --n 4096 --k 4096")
+BEST4=$(best 2 "--dtype bf16 --m 4096 --n 4096 --k 4096 --iters 30")
 [ -n "$BEST4" ] && time_run 20 --dtype bf16 --m 4096 --n 4096 --k 4096 --iters 30 --rotate 0 --only "$BEST4"
-BEST_BF16=$(best 2 "--dtype bf16 --m 8192")
-for g in 4 16; do
-  [ -n "$BEST_BF16" ] && time_run 30 --dtype bf16 --m 8192 --n 8192 --k 8192 --iters 10 --raster-group $g --only "$BEST_BF16"
-done
+BEST_BF16=$(best 2 "--dtype bf16 --m 8192 --n 8192 --k 8192 --iters 10")
+[ -n "$BEST_BF16" ] && time_run 30 --dtype bf16 --m 8192 --n 8192 --k 8192 --iters 10 --raster-group 16 --only "$BEST_BF16"
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader 2>&1 | sed 's/^/after timing: /' | tee -a "$LOG"
+
+note "ragged-shape checks (every variant; fp64 judge and at most 2x cuBLAS's error)"
+for dt in bf16 tf32; do
+  timeout "$(left 60)" "$B" --dtype $dt --check 1 --time 0 2>&1 | tee -a "$LOG"
+  echo "check $dt: exit ${PIPESTATUS[0]}" | tee -a "$LOG"
+done
 
 note "ncu, 4096^3, one launch each of the best two bf16 variants and the best tf32 one"
 if command -v ncu > /dev/null; then
   : > "$OUT/ncu-order.log"
   for dt in bf16 tf32; do
-    if [ $dt = bf16 ]; then only=$(best 2 "--dtype bf16 --m 4096 --n 4096 --k 4096"); else only=$(best 1 "--dtype tf32 --m 4096"); fi
+    if [ $dt = bf16 ]; then only=$BEST4; else only=$(best 1 "--dtype tf32 --m 4096 --n 4096 --k 4096 --iters 20"); fi
     [ -z "$only" ] && { echo "ncu $dt: no timing table, skipped" | tee -a "$LOG"; continue; }
-    timeout "$(left 60)" ncu --csv --page raw --log-file "$OUT/ncu-$dt.csv" --kernel-name regex:sm80_gemm \
+    timeout "$(left 45)" ncu --csv --page raw --log-file "$OUT/ncu-$dt.csv" --kernel-name regex:sm80_gemm \
       --section SpeedOfLight --section SchedulerStats --section WarpStateStats --section ComputeWorkloadAnalysis \
       --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
       --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum \
