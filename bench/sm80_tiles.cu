@@ -4,18 +4,20 @@
 // and B (N x K) K-major with 16-byte aligned rows, D row-major (docs/sm80_gemm.md).
 //
 //   bench_sm80_variants [--m 4096 --n 4096 --k 4096] [--dtype bf16|tf32] [--iters 20]
-//                       [--check 0|1|2] [--time 0|1] [--profile 1] [--only SUBSTRING[,SUBSTRING...]]
-//                       [--raster-group 8] [--peak 1] [--list 1]
+//                       [--check 0|1|2] [--time 0|1] [--profile 1] [--only SUBSTRING|=NAME[,...]]
+//                       [--raster-group 8] [--rotate 0|1] [--peak 1] [--list 1]
 //
 // --check 1 runs every variant of the dtype on ragged shapes (1x1x1, 17x33x65, K below a tile,
-// fewer k-tiles than stages, batches with beta, padded and odd leading dimensions of D, and
-// 4095x4097x4099) against the fp64 reference, with the GPU tests' rule (tests/gpu/gemm_verdict.hpp):
+// fewer k-tiles than stages, batches with beta, padded and odd leading dimensions of D, whole
+// tiles with beta 0 and more tiles than resident CTAs, and 4095x4097x4099) against the fp64 reference, with the GPU tests' rule (tests/gpu/gemm_verdict.hpp):
 // pass the fp64 judge, and an error at most twice cuBLAS's on the same inputs (tf32: never less
 // than 2^-10 of the scale as the yardstick); --check 2 only the first three shapes (for
 // compute-sanitizer). The exit status is 1 when any check fails. Timing prints, per variant,
 // registers, spill bytes, shared memory, the median time, TFLOP/s, cuBLAS's and the ratio; the
 // last lines are the ratio table. --profile 1 launches each variant once and nothing else (ncu).
 // --peak 1 prints the ceilings of bench/sm80_peak.cu (mma.sync alone, fed by ldmatrix, with barriers).
+// --rotate 0 times with one input set (warm L2 between launches, as the CUTLASS measurements of
+// shared/reference/peer_kernels.md were taken) instead of sets rotated through 2x the L2.
 #include "sm80_variants.cuh"
 
 #include <tessel/reference/gemm_device.hpp>
@@ -140,6 +142,9 @@ int check_all(std::vector<Sm80Variant> const& vs, DType ab, int shapes, cublasHa
   Problem const problems[] = {
       {130, 129, 37, 1, 0, 1.0f, 0.0f, narrow},       // edges everywhere, K not a multiple of the k-tile
       {257, 260, 64, 2, 4, 0.5f, 0.25f, wide},        // batches, padded aligned D rows, C read
+      {2304, 2048, 48, 1, 0, 1.0f, 0.0f, narrow},     // whole tiles with beta 0 (the whole-tile epilogue), more
+                                                      // tiles than resident CTAs (persistent kernels loop), one
+                                                      // partial k-tile
       {17, 33, 65, 1, 0, 1.0f, 0.0f, narrow},         // smaller than a tile, odd ldd
       {1, 1, 1, 1, 0, 1.0f, 0.0f, narrow},            // one element
       {128, 256, 16, 1, 0, 1.0f, 0.0f, narrow},       // K below a k-tile, whole tiles
@@ -208,7 +213,7 @@ int check_all(std::vector<Sm80Variant> const& vs, DType ab, int shapes, cublasHa
 
 int main(int argc, char** argv) {
   long long m = 4096, n = 4096, k = 4096;
-  int iters = 20, check = 0, timing = 1, profile = 0, peak = 0, list = 0;
+  int iters = 20, check = 0, timing = 1, profile = 0, peak = 0, list = 0, rotate = 1;
   std::string only, dtype = "bf16";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string const a = argv[i], v = argv[i + 1];
@@ -223,6 +228,7 @@ int main(int argc, char** argv) {
     else if (a == "--profile") profile = std::atoi(v.c_str());
     else if (a == "--peak") peak = std::atoi(v.c_str());
     else if (a == "--list") list = std::atoi(v.c_str());
+    else if (a == "--rotate") rotate = std::atoi(v.c_str());
     else if (a == "--raster-group") g_raster_group = std::max(1, std::atoi(v.c_str()));
     else {
       std::fprintf(stderr, "bench_sm80_variants: unknown option %s\n", a.c_str());
@@ -252,7 +258,7 @@ int main(int argc, char** argv) {
   std::vector<Sm80Variant> vs;
   for (Sm80Variant const& v : sm80_variant_registry()) {
     bool const named = wanted.empty() || std::any_of(wanted.begin(), wanted.end(), [&](std::string const& w) {
-                         return v.name.find(w) != std::string::npos;
+                         return w.starts_with('=') ? v.name == w.substr(1) : v.name.find(w) != std::string::npos;
                        });
     if (v.ab == ab && named) vs.push_back(v);
   }
@@ -287,7 +293,7 @@ int main(int argc, char** argv) {
     return failures ? 1 : 0;
   }
   std::size_t const set_bytes = eb * (na + nb) + ob * nd;
-  int const sets = int(std::clamp<std::size_t>((2 * info->l2_bytes + set_bytes - 1) / set_bytes, 2, 8));
+  int const sets = rotate ? int(std::clamp<std::size_t>((2 * info->l2_bytes + set_bytes - 1) / set_bytes, 2, 8)) : 1;
   std::vector<void*> A(sets), B(sets), D(sets);
   for (int s = 0; s < sets; ++s) {
     ok(cudaMalloc(&A[s], eb * na), "cudaMalloc"), ok(cudaMalloc(&B[s], eb * nb), "cudaMalloc"), ok(cudaMalloc(&D[s], ob * nd), "cudaMalloc");

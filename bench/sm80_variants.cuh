@@ -45,9 +45,19 @@ Sm80Variant make_sm80_variant(int order, char const* name) {
   return {order, name, tf32 ? DType::tf32 : DType::bf16, &kernel::detail::make_sm80_instance<Config, Out16>};
 }
 
+// The persistent kernel of the same configuration (kernel/sm80_gemm_persistent.hpp).
+template <class Config, int CtasPerSm = 1>
+Sm80Variant make_sm80_persistent_variant(int order, char const* name) {
+  using E = typename Config::Element;
+  constexpr bool tf32 = std::is_same_v<E, float>;
+  using Out16 = std::conditional_t<tf32, void, E>;
+  return {order, name, tf32 ? DType::tf32 : DType::bf16, &kernel::detail::make_sm80_persistent_instance<Config, Out16, CtasPerSm>};
+}
+
 // Shorthands for the experiment's TUs.
 using collective::Sm80GemmConfig;
 using collective::Sm80MainloopSchedule;
+using collective::Sm80MmaOrder;
 using collective::Tf32Rounding;
 
 }  // namespace tessel::bench

@@ -6,7 +6,8 @@
 // tile, tiles that overhang in every direction), every layout with C/D in either order, batches
 // (with a broadcast operand), serial split-K (and its determinism), unaligned pointers and leading
 // dimensions (the staging path), forced staging equal to in-place reads bit for bit, NaN/Inf
-// propagation as in cuBLAS, and the large odd shapes 4095x4097x4099 and 8191x8193x8191.
+// propagation as in cuBLAS, the whole-tile epilogue beside edge tiles, and the large odd shapes
+// 4095x4097x4099 and 8191x8193x8191.
 // Tests whose name contains "Small" are the compute-sanitizer sweep (FAMILY=sm80 scripts/gpu-family.sh); Sweep
 // and Large are the full ragged sweep and the large odd shapes.
 #include "gpu/gpu_test.hpp"
@@ -85,6 +86,23 @@ TEST(Sm80Small, BetaZeroDoesNotReadC) {
   g.beta = 0.0f;
   Verdict v = run_and_check(entry("sm80_bf16_128x256x32"), g);
   EXPECT_TRUE(v.ours.passed()) << "NaN in C leaked through beta = 0: " << v.ours.describe();
+}
+
+// beta == 0 with D's rows aligned: tiles that lie inside D take the epilogue's whole-tile path
+// (sm80_epilogue_staged.hpp), the overhanging ones the passes; both in one problem, batched, for
+// every output type and both D orders.
+TEST(Sm80Sweep, WholeTileEpilogueBesideEdgeTiles) {
+  TESSEL_REQUIRE_GPU();
+  for (DtypeCase const& dt : kDtypes) {
+    for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
+      for (char const* name : {dt.big, dt.small}) {
+        GemmArguments g = problem(320, 544, 96, "tn", co, dt.ab, dt.cd, 2);
+        g.beta = 0.0f;
+        Operands ops(g, 41);
+        expect_good(run_and_check(entry(name), g), what(entry(name), g, "tn") + " beta 0", g.a_type);
+      }
+    }
+  }
 }
 
 TEST(Sm80Sweep, BatchedWithABroadcastOperand) {

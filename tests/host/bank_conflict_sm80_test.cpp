@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace tessel;
@@ -159,9 +160,42 @@ void check_epilogue_staging() {
   }
 }
 
+// Whole-tile staging of D's type Out: column-pair stores (4 or 8 bytes), 16-byte read-back.
+template <class Config, class Out>
+void check_whole_tile_staging() {
+  using TS = epilogue::Sm80EpilogueTileStaging<Config, Out>;
+  std::vector<Out> staging(Config::TileM * TS::Pitch);
+  Tensor sD = make_tensor(make_smem_ptr(staging.data()), typename TS::StagingLayout{});  // (BLK_M,BLK_N)
+  typename Config::TiledMma mma;
+  constexpr int E = int(sizeof(Out));
+  for (int warp = 0; warp < Config::Threads / 32; ++warp) {
+    Tensor t0 = mma.get_slice(warp * 32).partition_C(sD);  // (MMA,MMA_M,MMA_N)
+    for (int half = 0; half < 2; ++half)
+      for (int m = 0; m < int(size<1>(t0)); ++m)
+        for (int n = 0; n < int(size<2>(t0)); ++n) {
+          auto r = analyse(shared_instruction(SmemOp::access, 2 * E, [&](int lane) {
+            Tensor t = mma.get_slice(warp * 32 + lane).partition_C(sD);
+            EXPECT_EQ(&t(2 * half + 1, m, n), &t(2 * half, m, n) + 1) << "a column pair is not contiguous";
+            return E * long(&t(2 * half, m, n) - staging.data());
+          }));
+          ASSERT_EQ(r.conflicts(), 0) << "whole-tile staging store (" << E << "-byte D) warp " << warp << " (" << half << ","
+                                      << m << "," << n << "): " << describe(r);
+        }
+    for (int j = 0; j < TS::ChunksPerThread; ++j) {
+      auto r = analyse(shared_instruction(SmemOp::access, 16, [&](int lane) {
+        auto const c = TS::chunk(warp * 32 + lane, j);
+        return E * long(c.row * TS::Pitch + c.col);
+      }));
+      ASSERT_EQ(r.conflicts(), 0) << "whole-tile read-back warp " << warp << " chunk " << j << ": " << describe(r);
+    }
+  }
+}
+
 template <class Config>
 void check_config() {
   SCOPED_TRACE(config_name<Config>());
+  check_whole_tile_staging<Config, float>();
+  if constexpr (!std::is_same_v<typename Config::Element, float>) check_whole_tile_staging<Config, typename Config::Element>();
   check_cp_async<Config, Config::TileM, typename Config::SmemLayoutA>("A");
   check_cp_async<Config, Config::TileN, typename Config::SmemLayoutB>("B");
   check_ldmatrix<Config, true>();
@@ -177,9 +211,11 @@ using Cfg = collective::Sm80GemmConfig<E, M, N, K, WM, WN, S>;
 TEST(BankConflictSm80, Bf16_128x256x32) { check_config<Cfg<bfloat16_t, 128, 256, 32, 2, 4, 4>>(); }
 TEST(BankConflictSm80, Bf16_256x128x32) { check_config<Cfg<bfloat16_t, 256, 128, 32, 4, 2, 4>>(); }
 TEST(BankConflictSm80, Bf16_128x128x32) { check_config<Cfg<bfloat16_t, 128, 128, 32, 2, 2, 4>>(); }
+TEST(BankConflictSm80, Bf16_128x256x128) { check_config<Cfg<bfloat16_t, 128, 256, 128, 2, 4, 2>>(); }  // experiment: 256-byte rows
 TEST(BankConflictSm80, F16_64x64x64) { check_config<Cfg<half_t, 64, 64, 64, 2, 2, 3>>(); }
 TEST(BankConflictSm80, Tf32_128x128x32) { check_config<Cfg<float, 128, 128, 32, 2, 2, 3>>(); }
 TEST(BankConflictSm80, Tf32_128x256x32) { check_config<Cfg<float, 128, 256, 32, 2, 4, 3>>(); }
+TEST(BankConflictSm80, Tf32_128x256x64) { check_config<Cfg<float, 128, 256, 64, 2, 4, 2>>(); }  // experiment: 256-byte rows
 TEST(BankConflictSm80, Tf32_64x64x32) { check_config<Cfg<float, 64, 64, 32, 2, 2, 3>>(); }
 
 // The swizzle is what makes the difference: the same ldmatrix over the unswizzled K-major tile

@@ -62,6 +62,31 @@ TEST(GroupedRaster, BijectionAndBandLocality) {
   }
 }
 
+// operator() walks in 32 bits when the grid fits; the 64-bit walk is the same map.
+TEST(GroupedRaster, ThirtyTwoAndSixtyFourBitWalksAgree) {
+  for (RasterOrder order : {RasterOrder::kAlongM, RasterOrder::kAlongN}) {
+    for (int group : {1, 3, 8, 16}) {
+      for (long long tm : {1LL, 7LL, 33LL, 64LL}) {
+        for (long long tn : {1LL, 5LL, 32LL, 65LL}) {
+          GroupedRaster const r{tm, tn, order, group};
+          for (long long id = 0; id < tm * tn; ++id) {
+            GemmCoord const a = r.walk<long long>(id), b = r.walk<unsigned>(unsigned(id)), c = r(id);
+            ASSERT_EQ(a.m(), b.m()) << id;
+            ASSERT_EQ(a.n(), b.n()) << id;
+            ASSERT_EQ(a.m(), c.m()) << id;
+            ASSERT_EQ(a.n(), c.n()) << id;
+          }
+        }
+      }
+    }
+  }
+  // A grid past 2^32 tiles takes the 64-bit walk.
+  GroupedRaster const big{1LL << 20, 1LL << 13, RasterOrder::kAlongN, 8};
+  long long const id = (1LL << 33) - 5;
+  GemmCoord const t = big(id);
+  EXPECT_EQ(big.index_of(t.m(), t.n()), id);
+}
+
 TEST(GroupedRaster, HeuristicWalksTheDimensionWithFewerTiles) {
   EXPECT_EQ(choose_raster_order(64, 32), RasterOrder::kAlongN);
   EXPECT_EQ(choose_raster_order(32, 64), RasterOrder::kAlongM);

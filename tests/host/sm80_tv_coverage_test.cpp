@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace tessel;
@@ -202,12 +203,44 @@ void check_accumulators_and_staging() {
   for (int e = 0; e < M * N; ++e) ASSERT_EQ(hits[e], 1) << "output (" << e / N << "," << e % N << ")";
 }
 
+// Whole-tile staging (Out = D's type): each accumulator's staged offset is m * Pitch + n, and the
+// read-back's 16-byte chunks cover the tile exactly once.
+template <class Config, class Out>
+void check_whole_tile_staging() {
+  using TS = epilogue::Sm80EpilogueTileStaging<Config, Out>;
+  constexpr int M = Config::TileM, N = Config::TileN;
+  std::vector<Out> staging(M * TS::Pitch);
+  Tensor sD = make_tensor(make_smem_ptr(staging.data()), typename TS::StagingLayout{});  // (BLK_M,BLK_N)
+  Tensor cC = make_identity_tensor(make_shape(Int<M>{}, Int<N>{}));                      // (BLK_M,BLK_N) -> (m,n)
+  typename Config::TiledMma mma;
+  for (int t = 0; t < Config::Threads; ++t) {
+    auto thr = mma.get_slice(t);
+    Tensor tCsD = thr.partition_C(sD);  // (MMA,MMA_M,MMA_N)
+    Tensor tCcC = thr.partition_C(cC);  // (MMA,MMA_M,MMA_N) -> (m,n)
+    for (int i = 0; i < int(size(tCcC)); ++i) {
+      auto mn = tCcC(i);
+      ASSERT_EQ(long(&tCsD(i) - staging.data()), long(get<0>(mn)) * TS::Pitch + long(get<1>(mn)));
+    }
+  }
+  std::vector<int> hits(M * N, 0);
+  for (int t = 0; t < Config::Threads; ++t)
+    for (int j = 0; j < TS::ChunksPerThread; ++j) {
+      auto const c = TS::chunk(t, j);
+      ASSERT_LT(c.row, M);
+      ASSERT_EQ((c.row * TS::Pitch + c.col) * int(sizeof(Out)) % 16, 0) << "a staged chunk is not 16-byte aligned";
+      for (int e = 0; e < TS::ChunkElems; ++e) ++hits[c.row * N + c.col + e];
+    }
+  for (int e = 0; e < M * N; ++e) ASSERT_EQ(hits[e], 1) << "output (" << e / N << "," << e % N << ")";
+}
+
 template <class Config>
 void check_config() {
   SCOPED_TRACE(config_name<Config>());
   check_ldmatrix_feeds_the_mma<Config, true>();
   check_ldmatrix_feeds_the_mma<Config, false>();
   check_accumulators_and_staging<Config>();
+  check_whole_tile_staging<Config, float>();
+  if constexpr (!std::is_same_v<typename Config::Element, float>) check_whole_tile_staging<Config, typename Config::Element>();
 }
 
 template <class E, int M, int N, int K, int WM, int WN, int S>
@@ -219,9 +252,11 @@ using Cfg = collective::Sm80GemmConfig<E, M, N, K, WM, WN, S>;
 TEST(Sm80TvCoverage, Bf16_128x256x32) { check_config<Cfg<bfloat16_t, 128, 256, 32, 2, 4, 4>>(); }
 TEST(Sm80TvCoverage, Bf16_256x128x32) { check_config<Cfg<bfloat16_t, 256, 128, 32, 4, 2, 4>>(); }
 TEST(Sm80TvCoverage, Bf16_128x128x32) { check_config<Cfg<bfloat16_t, 128, 128, 32, 2, 2, 4>>(); }
+TEST(Sm80TvCoverage, Bf16_128x256x128) { check_config<Cfg<bfloat16_t, 128, 256, 128, 2, 4, 2>>(); }  // experiment: 256-byte rows
 TEST(Sm80TvCoverage, F16_64x64x64) { check_config<Cfg<half_t, 64, 64, 64, 2, 2, 3>>(); }
 TEST(Sm80TvCoverage, Tf32_128x128x32) { check_config<Cfg<float, 128, 128, 32, 2, 2, 3>>(); }
 TEST(Sm80TvCoverage, Tf32_128x256x32) { check_config<Cfg<float, 128, 256, 32, 2, 4, 3>>(); }
+TEST(Sm80TvCoverage, Tf32_128x256x64) { check_config<Cfg<float, 128, 256, 64, 2, 4, 2>>(); }  // experiment: 256-byte rows
 TEST(Sm80TvCoverage, Tf32_64x64x32) { check_config<Cfg<float, 64, 64, 32, 2, 2, 3>>(); }
 
 // The tiled MMA's fragments are the PTX positions: one 16x8x16 bf16 warp, checked against the ISA

@@ -60,17 +60,28 @@ struct GroupedRaster {
   TESSEL_HOST_DEVICE constexpr long long size() const { return tiles_m * tiles_n; }
 
   // The tile (m, n, 0) with linear id `id`. Pre: 0 <= id < size().
+  // (In 32-bit arithmetic when the grid allows: a kernel computes this per tile, and on the GPU
+  // a 64-bit division is a call of a ~70-instruction routine.)
   TESSEL_HOST_DEVICE constexpr GemmCoord operator()(long long id) const {
+    if (group * (tiles_m > tiles_n ? tiles_m : tiles_n) <= 0xffffffffLL && size() <= 0xffffffffLL)
+      return walk<unsigned>(unsigned(id));
+    return walk<long long>(id);
+  }
+
+  // operator() in the integer type I (which must hold size() and group * the longer extent).
+  template <class I>
+  TESSEL_HOST_DEVICE constexpr GemmCoord walk(I id) const {
     bool const along_n = order == RasterOrder::kAlongN;
-    long long const across = along_n ? tiles_m : tiles_n;  // the extent cut into bands
-    long long const along = along_n ? tiles_n : tiles_m;   // the extent a band sweeps
-    long long const per_band = group * along;
-    long long const band = id / per_band;
-    long long const first = band * group;
-    long long const width = across - first < group ? across - first : group;
-    long long const local = id - band * per_band;
-    long long const a = first + local % width;  // position across the bands
-    long long const b = local / width;          // position along the sweep
+    I const across = I(along_n ? tiles_m : tiles_n);  // the extent cut into bands
+    I const along = I(along_n ? tiles_n : tiles_m);   // the extent a band sweeps
+    I const grp = I(group);
+    I const per_band = grp * along;
+    I const band = id / per_band;
+    I const first = band * grp;
+    I const width = across - first < grp ? across - first : grp;
+    I const local = id - band * per_band;
+    long long const a = (long long)(first + local % width);  // position across the bands
+    long long const b = (long long)(local / width);          // position along the sweep
     return along_n ? GemmCoord(a, b, 0) : GemmCoord(b, a, 0);
   }
 

@@ -76,8 +76,16 @@ enum class Tf32Rounding {
 //                         instead of meeting every k-tile (needs sm_90 for the waits)
 //   CopiesFirst           a k-block issues its cp.async before its ldmatrix instead of after (ptxas
 //                         keeps shared-memory reads and the cp.async writes in program order)
+//   MmaOrder              the order of a k-block's MMAs over the warp's (MMA_M, MMA_N) atoms
+//                         (Sm80MmaOrder below)
+// The order of a k-block's mma.sync over the warp's atoms:
+//   m_outer      for m, for n: consecutive MMAs share A (ptxas marks A's registers .reuse)
+//   n_serpentine for n, for m (m reversed on odd n): consecutive MMAs share B, and at each turn A
+enum class Sm80MmaOrder { m_outer, n_serpentine };
+
 template <bool UnpredicatedInterior_ = false, bool SpreadCopies_ = false, int FragmentBuffers_ = 2,
-          Tf32Rounding Tf32_ = Tf32Rounding::nearest_away, bool MbarrierStages_ = false, bool CopiesFirst_ = false>
+          Tf32Rounding Tf32_ = Tf32Rounding::nearest_away, bool MbarrierStages_ = false, bool CopiesFirst_ = false,
+          Sm80MmaOrder MmaOrder_ = Sm80MmaOrder::m_outer>
 struct Sm80MainloopSchedule {
   static_assert(FragmentBuffers_ == 1 || FragmentBuffers_ == 2,
                 "Sm80MainloopSchedule: FragmentBuffers is 1 (load each k-block's fragments before its MMAs) or 2 "
@@ -88,6 +96,7 @@ struct Sm80MainloopSchedule {
   static constexpr Tf32Rounding Tf32 = Tf32_;
   static constexpr bool MbarrierStages = MbarrierStages_;
   static constexpr bool CopiesFirst = CopiesFirst_;
+  static constexpr Sm80MmaOrder MmaOrder = MmaOrder_;
 };
 
 namespace detail {
@@ -98,17 +107,27 @@ constexpr int log2_exact(int x) {
 }
 }  // namespace detail
 
-// The swizzled K-major buffer of `Rows` x BlkK elements per stage, `Stages` stages.
+// The swizzled K-major buffer of `Rows` x BlkK elements per stage, `Stages` stages. Rows longer
+// than 128 bytes are cut into 128-byte column blocks, each a (Rows, 128 bytes) swizzled buffer of
+// its own: ((Rows),(K in block, block)) -> the same Sw<3,.,3> pattern in every block.
 template <class Element, int Rows, int BlkK, int Stages>
 TESSEL_HOST_DEVICE constexpr auto sm80_smem_layout_kmajor() {
   constexpr int chunk_elems = 16 / int(sizeof(Element));             // elements per 16-byte chunk
   constexpr int chunks_per_row = BlkK * int(sizeof(Element)) / 16;  // 16-byte chunks per row
-  static_assert(chunks_per_row == 4 || chunks_per_row == 8,
-                "sm80 shared-memory layout: a K-major row must be 64 or 128 bytes (BLK_K = 32 or 64 for "
-                "16-bit types, 16 or 32 for float) for the swizzle to be conflict-free; change TileK");
-  using Sw = Swizzle<detail::log2_exact(chunks_per_row), detail::log2_exact(chunk_elems), 3>;
-  return composition(Sw{}, make_layout(make_shape(Int<Rows>{}, Int<BlkK>{}, Int<Stages>{}),
-                                       make_stride(Int<BlkK>{}, Int<1>{}, Int<Rows * BlkK>{})));
+  static_assert(chunks_per_row == 4 || chunks_per_row % 8 == 0,
+                "sm80 shared-memory layout: a K-major row must be 64 bytes or a multiple of 128 bytes (BLK_K = "
+                "32 or 64k for 16-bit types, 16 or 32k for float) for the swizzle to be conflict-free; change TileK");
+  if constexpr (chunks_per_row <= 8) {
+    using Sw = Swizzle<detail::log2_exact(chunks_per_row), detail::log2_exact(chunk_elems), 3>;
+    return composition(Sw{}, make_layout(make_shape(Int<Rows>{}, Int<BlkK>{}, Int<Stages>{}),
+                                         make_stride(Int<BlkK>{}, Int<1>{}, Int<Rows * BlkK>{})));
+  } else {
+    constexpr int BlockK = 8 * chunk_elems;  // 128 bytes
+    using Sw = Swizzle<3, detail::log2_exact(chunk_elems), 3>;
+    return composition(Sw{}, make_layout(make_shape(Int<Rows>{}, make_shape(Int<BlockK>{}, Int<BlkK / BlockK>{}), Int<Stages>{}),
+                                         make_stride(Int<BlockK>{}, make_stride(Int<1>{}, Int<Rows * BlockK>{}),
+                                                     Int<Rows * BlkK>{})));
+  }
 }
 
 template <class Element_, int TileM_, int TileN_, int TileK_, int WarpsM_, int WarpsN_, int Stages_,

@@ -24,6 +24,10 @@
 // and stored with zeros past K. Operands must be K-major with 16-byte aligned rows (the host
 // adapter stages anything else into such a copy first).
 //
+// Parts (MainloopPart): `all` runs prologue and loop; a persistent kernel calls `prologue` for
+// its next tile (the first Stages-1 k-tiles' copies, left in flight) and later `body` for it (the
+// loop, over the stages the prologue filled), so the copies overlap the current tile's epilogue.
+//
 // operator()(gA, gB, accum, residue, k_tiles, thread, smem):
 //   gA (BLK_M,BLK_K,k) and gB (BLK_N,BLK_K,k) -- the CTA's tile row/column of A and B in global memory
 //   accum (MMA,MMA_M,MMA_N) fp32 -- accumulated into (not cleared)
@@ -64,6 +68,9 @@ struct MainloopResidue {
 struct KTileRange {
   int begin, end;
 };
+
+// Which part of the mainloop a call runs (file comment).
+enum class MainloopPart { all, prologue, body };
 
 namespace detail {
 
@@ -181,20 +188,42 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
     }
   }
 
-  template <class TensorA, class TensorB, class FrgC>
+  template <MainloopPart Part = MainloopPart::all, class TensorA, class TensorB, class FrgC>
   TESSEL_DEVICE void operator()(TensorA const& gA, TensorB const& gB, FrgC& accum, MainloopResidue residue,
                                 KTileRange k_tiles, int thread_idx, SharedStorage& smem) const {
+    static_assert(Part == MainloopPart::all || !Mbarriers,
+                  "CollectiveMma: a mainloop split into prologue and body (persistent kernels) keeps the CTA barrier; "
+                  "use a schedule without MbarrierStages");
     if constexpr (Schedule::UnpredicatedInterior) {
       if (residue.rows_a == BlkM && residue.rows_b == BlkN) {
-        mainloop<true>(gA, gB, accum, residue, k_tiles, thread_idx, smem);
+        mainloop<true, Part>(gA, gB, accum, residue, k_tiles, thread_idx, smem);
         return;
       }
     }
-    mainloop<false>(gA, gB, accum, residue, k_tiles, thread_idx, smem);
+    mainloop<false, Part>(gA, gB, accum, residue, k_tiles, thread_idx, smem);
+  }
+
+  // One k-block's MMAs in the schedule's order (Sm80MmaOrder).
+  template <class FrgA, class FrgB, class FrgC>
+  TESSEL_DEVICE static void mma_k_block(TiledMma const& tiled_mma, FrgA const& tCrA, FrgB const& tCrB, FrgC& accum) {
+    if constexpr (Schedule::MmaOrder == Sm80MmaOrder::m_outer) {
+      gemm(tiled_mma, tCrA, tCrB, accum);
+    } else {
+      constexpr int MmaM = decltype(size<1>(tCrA))::value, MmaN = decltype(size<1>(tCrB))::value;
+      MMA_Atom<typename Config::MmaOp> const& atom = tiled_mma;  // the TiledMMA is its atom
+      TESSEL_UNROLL
+      for (int n = 0; n < MmaN; ++n) {
+        TESSEL_UNROLL
+        for (int i = 0; i < MmaM; ++i) {
+          int const m = n % 2 == 0 ? i : MmaM - 1 - i;
+          atom.call(accum(_, m, n), tCrA(_, m), tCrB(_, n), accum(_, m, n));
+        }
+      }
+    }
   }
 
   // Interior: every row of the tile lies inside M and N (the copies of full k-tiles need no predicate).
-  template <bool Interior, class TensorA, class TensorB, class FrgC>
+  template <bool Interior, MainloopPart Part, class TensorA, class TensorB, class FrgC>
   TESSEL_DEVICE void mainloop(TensorA const& gA, TensorB const& gB, FrgC& accum, MainloopResidue residue,
                               KTileRange k_tiles, int thread_idx, SharedStorage& smem) const {
     Tensor sA = make_tensor(make_smem_ptr(smem.a), SmemLayoutA{});  // (BLK_M,BLK_K,PIPE)
@@ -273,7 +302,7 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
 
     // Schedule::MbarrierStages: every thread arrives once per fill on full[stage] (when its copies
     // have landed) and once per use on empty[stage] (after its last ldmatrix of the stage).
-    if constexpr (Mbarriers) {
+    if constexpr (Mbarriers && Part == MainloopPart::all) {
       if (thread_idx == 0) {
         TESSEL_UNROLL
         for (int s = 0; s < Stages; ++s) {
@@ -285,20 +314,26 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
     }
 
     // Prologue: the first Stages-1 k-tiles in flight (the partial one first).
-    TESSEL_UNROLL
-    for (int s = 0; s < Stages - 1; ++s) {
-      if (s < k_tile_count) {
-        int const kt = k_tile_at(s, k_tiles, partial_last);
-        if (s == 0 && partial_last) {
-          load_partial_tile(g2s_a, tApA, tAcA, tAgA(_, _, _, kt), tAsA(_, _, _, s), std::int64_t(kt) * BlkK, residue.k);
-          load_partial_tile(g2s_b, tBpB, tBcB, tBgB(_, _, _, kt), tBsB(_, _, _, s), std::int64_t(kt) * BlkK, residue.k);
-        } else {
-          TESSEL_UNROLL
-          for (int slot = 0; slot < CopySlots; ++slot) load_tile_slot(slot, kt, s);
+    if constexpr (Part != MainloopPart::body) {
+      TESSEL_UNROLL
+      for (int s = 0; s < Stages - 1; ++s) {
+        if (s < k_tile_count) {
+          int const kt = k_tile_at(s, k_tiles, partial_last);
+          if (s == 0 && partial_last) {
+            load_partial_tile(g2s_a, tApA, tAcA, tAgA(_, _, _, kt), tAsA(_, _, _, s), std::int64_t(kt) * BlkK, residue.k);
+            load_partial_tile(g2s_b, tBpB, tBcB, tBgB(_, _, _, kt), tBsB(_, _, _, s), std::int64_t(kt) * BlkK, residue.k);
+          } else {
+            TESSEL_UNROLL
+            for (int slot = 0; slot < CopySlots; ++slot) load_tile_slot(slot, kt, s);
+          }
+          if constexpr (Mbarriers) cp_async_mbarrier_arrive_noinc(&smem.full[s]);
         }
-        if constexpr (Mbarriers) cp_async_mbarrier_arrive_noinc(&smem.full[s]);
+        cp_async_fence();
       }
-      cp_async_fence();
+    }
+    if constexpr (Part == MainloopPart::prologue) {
+      (void)accum;
+      return;  // the copies stay in flight; `body` waits for them
     }
 
     int smem_read = 0;
@@ -378,7 +413,7 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
           }
         }
         if constexpr (!Schedule::CopiesFirst) issue_copies(kb);
-        gemm(tiled_mma, tCrA(_, _, kb), tCrB(_, _, kb), accum);
+        mma_k_block(tiled_mma, tCrA(_, _, kb), tCrB(_, _, kb), accum);
         if constexpr (!DoubleBuffer) {
           if (kb == KBlocks - 1) {
             advance_read();

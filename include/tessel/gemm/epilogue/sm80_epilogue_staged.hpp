@@ -11,6 +11,12 @@
 //   store of 16-bit D (two of fp32 D), consecutive lanes on consecutive pieces of a row.
 //   Ragged edges (rows past M, columns past N) and D or C without 16-byte aligned rows fall back
 //   to element stores and loads, with the same row-contiguous order.
+//   Whole tile at once: a tile that lies inside D, with D's rows 16-byte aligned, beta == 0 and no
+//   split-K, is converted in registers (alpha * acc, rounded to D's type), staged whole
+//   (Sm80EpilogueTileStaging: column pairs as 4- or 8-byte stores, one barrier) and copied to D as
+//   16-byte loads and stores, when that buffer fits in the bytes the staging may use
+//   (Config::SmemBytesMainloop: it shares the pipeline's memory; a Config may set
+//   EpilogueStagingBytes instead). Same values, bit for bit, as the passes.
 //   beta == 0: C is not read (NaN in C does not propagate, as in BLAS).
 // The output type is chosen at run time: fp32, or ElementOut16 (the 16-bit input type of a
 // bf16/fp16 GEMM; void for tf32 GEMMs, which write fp32 only).
@@ -108,9 +114,63 @@ struct CollectiveEpilogue<EpilogueSm80SmemStaged, Config, ElementOut16> {
   static constexpr int StepM = Staging::StepM, Passes = Staging::Passes, Pitch = Staging::Pitch;
   static constexpr bool HasOut16 = !std::is_void_v<ElementOut16>;
 
+  // The bytes the staging buffer may occupy (file comment).
+  static constexpr int staging_budget() {
+    if constexpr (requires { Config::EpilogueStagingBytes; }) {
+      return Config::EpilogueStagingBytes;
+    } else {
+      return Config::SmemBytesMainloop;
+    }
+  }
+  static constexpr int PassBytes = StepM * Pitch * int(sizeof(float));
+  static constexpr int Budget = staging_budget() > PassBytes ? staging_budget() : PassBytes;
+  // Whole-tile staging of D's type Out: its geometry, and whether it fits.
+  template <class Out>
+  using TileStaging = Sm80EpilogueTileStaging<Config, Out>;
+  template <class Out>
+  static constexpr bool whole_tile_fits() {
+    if constexpr (std::is_void_v<Out>) {
+      return false;
+    } else {
+      return TileStaging<Out>::Bytes <= Budget;
+    }
+  }
+  static constexpr bool WholeOut16 = whole_tile_fits<ElementOut16>();
+  static constexpr bool WholeF32 = whole_tile_fits<float>();
+  static constexpr int max3(int a, int b, int c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
+  static constexpr int StagingBytes = max3(PassBytes, WholeOut16 ? TileStaging<std::conditional_t<HasOut16, ElementOut16, float>>::Bytes : 0,
+                                           WholeF32 ? TileStaging<float>::Bytes : 0);
+
   struct SharedStorage {
-    alignas(128) float c[StepM * Pitch];
+    alignas(128) float c[StagingBytes / int(sizeof(float))];
   };
+
+  // The whole tile (file comment): D[m0.., n0..] = alpha * acc in Out, through the staging buffer.
+  // Ends with a barrier (the buffer may be reused).
+  template <class Out, class FrgC>
+  TESSEL_DEVICE static void store_whole_tile(FrgC const& accum, EpilogueArgs const& args, std::int64_t m0, std::int64_t n0,
+                                             int thread_idx, SharedStorage& smem) {
+    using TS = TileStaging<Out>;
+    TiledMma tiled_mma;
+    auto thr_mma = tiled_mma.get_slice(thread_idx);
+    Out* staged = reinterpret_cast<Out*>(smem.c);
+    Tensor sD = make_tensor(make_smem_ptr(staged), typename TS::StagingLayout{});  // (BLK_M,BLK_N)
+    Tensor tCsD = thr_mma.partition_C(sD);                                         // (MMA,MMA_M,MMA_N)
+    Tensor tCrD = make_fragment_like<Out>(accum);                                  // (MMA,MMA_M,MMA_N)
+    TESSEL_UNROLL
+    for (int i = 0; i < int(size(accum)); ++i) tCrD(i) = detail::from_f32<Out>(args.alpha * accum(i));
+    copy(Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<16 * int(sizeof(Out))>, Out>{}, tCrD,
+         tCsD);  // column pairs: 4-byte (16-bit Out) or 8-byte (fp32) stores
+    __syncthreads();
+    Out* d = static_cast<Out*>(args.d) + m0 * args.ldd + n0;
+    TESSEL_UNROLL
+    for (int j = 0; j < TS::ChunksPerThread; ++j) {
+      auto const [row, col] = TS::chunk(thread_idx, j);
+      uint4 const v = *reinterpret_cast<uint4 const*>(staged + row * TS::Pitch + col);
+      *reinterpret_cast<uint4*>(d + row * args.ldd + col) = v;
+    }
+    __syncthreads();  // the buffer is read before anyone reuses it
+  }
 
   // Up to eight consecutive outputs of row m: D[n, n+cols) = alpha * acc + beta * C; a 16-byte
   // vector access where the chunk is whole and the rows are aligned.
@@ -163,6 +223,23 @@ struct CollectiveEpilogue<EpilogueSm80SmemStaged, Config, ElementOut16> {
 
     bool const add_partial = split.slice > 0;                  // the previous slices' sum is in the workspace
     bool const to_workspace = split.slice + 1 < split.slices;  // this slice's sum goes back there
+    if constexpr (WholeOut16 || WholeF32) {
+      bool const whole = split.slices == 1 && args.beta == 0.0f && args.d_vec && rows == BlkM && cols == BlkN;
+      if (whole) {
+        if constexpr (WholeF32) {
+          if (args.out_f32 || !HasOut16) {
+            store_whole_tile<float>(accum, args, m0, n0, thread_idx, smem);
+            return;
+          }
+        }
+        if constexpr (WholeOut16) {
+          if (!args.out_f32) {
+            store_whole_tile<ElementOut16>(accum, args, m0, n0, thread_idx, smem);
+            return;
+          }
+        }
+      }
+    }
     if (add_partial) detail::wait_flag(split.flag, split.slice, thread_idx);
 
     TESSEL_UNROLL  // the accumulators are registers: index them with constants only

@@ -15,6 +15,18 @@
 //           consecutive floats of one row, read as two 16-byte loads; lanes 4-7 of each quarter-warp
 //           read their upper half first, so 8 lanes whose chunks lie 32 bytes apart cover 32 banks
 //   e.g. 128x256 tile, 2x4 warps: StepM 32, Passes 4, Pitch 264, buffer 33 KiB
+//
+// Sm80EpilogueTileStaging<Config, Out>: the whole tile at once, already converted to D's type Out
+// (the epilogue's path for a tile inside D with aligned rows, beta == 0 and no split-K, when the
+// buffer fits in the shared memory it may use):
+//   Pitch   elements of Out per staged row: BLK_N + 8. The accumulators go in as column pairs
+//           (4-byte stores of 16-bit Out, 8-byte of fp32); rows 16 (32) bytes apart put a warp's
+//           8 rows (a half-warp's 4) on distinct banks: conflict-free
+//   StagingLayout  (BLK_M,BLK_N) -> element offset m * Pitch + n
+//   chunk(thread, j)  the read-back: chunk `thread + j * Threads` of the tile is the 16 bytes at
+//           (row, col) -- consecutive lanes on consecutive chunks of a row, one 16-byte load and one
+//           16-byte store to D each
+//   e.g. 128x256 tile, bf16: Pitch 264, 66 KiB, 16 chunks per thread (256 threads)
 #pragma once
 
 #include <tessel/config.hpp>
@@ -53,6 +65,33 @@ struct Sm80EpilogueStaging {
     Chunk const c = chunk(thread, j);
     int const h = first ? first_half(thread) : 1 - first_half(thread);
     return c.row * Pitch + c.col + 4 * h;
+  }
+};
+
+template <class Config, class Out>
+struct Sm80EpilogueTileStaging {
+  static constexpr int BlkM = Config::TileM, BlkN = Config::TileN;
+  static constexpr int Threads = Config::Threads;
+  static constexpr int Pitch = BlkN + 8;
+  static constexpr int ChunkElems = 16 / int(sizeof(Out));
+  static constexpr int ChunksPerRow = BlkN / ChunkElems;
+  static constexpr int ChunksPerThread = BlkM * ChunksPerRow / Threads;
+  static constexpr int Bytes = BlkM * Pitch * int(sizeof(Out));
+  static_assert(sizeof(Out) == 2 || sizeof(Out) == 4, "sm80 whole-tile staging: D is a 16-bit type or fp32");
+  static_assert(BlkM * ChunksPerRow % Threads == 0,
+                "sm80 whole-tile staging: the threads must split the tile's 16-byte chunks evenly; change the tile");
+  static_assert(BlkN * int(sizeof(Out)) % 128 == 0,
+                "sm80 whole-tile staging: the conflict-free pitch assumes rows of a multiple of 128 bytes");
+
+  using StagingLayout = Layout<Shape<Int<BlkM>, Int<BlkN>>, Stride<Int<Pitch>, _1>>;
+
+  struct Chunk {
+    int row;  // row of the tile
+    int col;  // first of its ChunkElems columns
+  };
+  TESSEL_HOST_DEVICE static constexpr Chunk chunk(int thread, int j) {
+    int const c = thread + j * Threads;
+    return {c / ChunksPerRow, (c % ChunksPerRow) * ChunkElems};
   }
 };
 

@@ -42,11 +42,56 @@ struct Sm80Gemm {
   static constexpr int SmemBytes = int(sizeof(SharedStorage));
 };
 
+// One CTA's share of problem p: tile `tile` of batch `batch`, split-K slice `slice` (also used by
+// the persistent kernel, kernel/sm80_gemm_persistent.hpp).
+template <class Config>
+struct Sm80TileWork {
+  using Element = typename Config::Element;
+  static constexpr int BlkM = Config::TileM, BlkN = Config::TileN, BlkK = Config::TileK;
+  std::int64_t batch;
+  GemmCoord tile;
+  int slice;
+
+  TESSEL_HOST_DEVICE std::int64_t m0(Sm80GemmParams const&) const { return tile.m() * BlkM; }
+  TESSEL_HOST_DEVICE std::int64_t n0(Sm80GemmParams const&) const { return tile.n() * BlkN; }
+  // Rows (columns) of the tile inside D: <= BLK_M (BLK_N).
+  TESSEL_HOST_DEVICE int rows(Sm80GemmParams const& p) const { return int(p.m - m0(p) < BlkM ? p.m - m0(p) : BlkM); }
+  TESSEL_HOST_DEVICE int cols(Sm80GemmParams const& p) const { return int(p.n - n0(p) < BlkN ? p.n - n0(p) : BlkN); }
+  TESSEL_HOST_DEVICE collective::MainloopResidue residue(Sm80GemmParams const& p) const { return {rows(p), cols(p), p.k}; }
+  TESSEL_HOST_DEVICE collective::KTileRange k_tiles(Sm80GemmParams const& p) const {
+    SplitKPartition const split{p.k, BlkK, (p.k + BlkK - 1) / BlkK, p.splits};
+    KRange const iters = split.iteration_range(slice);
+    return {int(iters.begin), int(iters.end)};
+  }
+  TESSEL_DEVICE auto gA(Sm80GemmParams const& p) const {  // (BLK_M,BLK_K,k)
+    auto const* a = static_cast<Element const*>(p.a) + batch * p.batch_stride_a;
+    Tensor mA = make_tensor(make_gmem_ptr(a), make_shape(p.m, p.k), make_stride(p.lda, Int<1>{}));  // (M,K)
+    return local_tile(mA, make_shape(Int<BlkM>{}, Int<BlkK>{}), make_coord(tile.m(), _));
+  }
+  TESSEL_DEVICE auto gB(Sm80GemmParams const& p) const {  // (BLK_N,BLK_K,k)
+    auto const* b = static_cast<Element const*>(p.b) + batch * p.batch_stride_b;
+    Tensor mB = make_tensor(make_gmem_ptr(b), make_shape(p.n, p.k), make_stride(p.ldb, Int<1>{}));  // (N,K)
+    return local_tile(mB, make_shape(Int<BlkN>{}, Int<BlkK>{}), make_coord(tile.n(), _));
+  }
+  // D and C of this batch.
+  TESSEL_HOST_DEVICE epilogue::EpilogueArgs out(Sm80GemmParams const& p) const {
+    std::int64_t const out_bytes = p.out_f32 ? std::int64_t(sizeof(float)) : std::int64_t(sizeof(Element));
+    return {static_cast<char*>(p.d) + out_bytes * batch * p.batch_stride_d, p.ldd,
+            p.c ? static_cast<char const*>(p.c) + out_bytes * batch * p.batch_stride_c : nullptr, p.ldc,
+            p.alpha, p.beta, p.out_f32, p.d_vec, p.c_vec};
+  }
+  // This slice's part of a serial split-K; tile_slot: the tile's index among all batches' tiles
+  // (its workspace tile and flag).
+  TESSEL_HOST_DEVICE epilogue::SplitKSlice split(Sm80GemmParams const& p, std::int64_t tile_slot) const {
+    if (p.splits == 1) return {};
+    return {slice, p.splits, p.workspace + tile_slot * (BlkM * BlkN), p.flags + tile_slot};
+  }
+};
+
 template <class Config, class ElementOut16>
 __global__ void __launch_bounds__(Config::Threads, 1) sm80_gemm_kernel(Sm80GemmParams const p) {
   using G = Sm80Gemm<Config, ElementOut16>;
-  using Element = typename G::Element;
-  constexpr int BlkM = G::BlkM, BlkN = G::BlkN, BlkK = G::BlkK;
+  constexpr int BlkM = G::BlkM, BlkN = G::BlkN;
   extern __shared__ __align__(128) char smem_raw[];
   auto& smem = *reinterpret_cast<typename G::SharedStorage*>(smem_raw);
   int const thread_idx = int(threadIdx.x);
@@ -55,41 +100,18 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm80_gemm_kernel(Sm80GemmP
   GroupedRaster const raster{p.tiles_m, p.tiles_n, p.raster_order, p.raster_group};
   std::int64_t const tiles = raster.size();
   std::int64_t const batch = std::int64_t(blockIdx.x) / tiles;
-  std::int64_t const tile_idx = std::int64_t(blockIdx.x) - batch * tiles;
-  GemmCoord const tile = raster(tile_idx);
-  std::int64_t const m0 = tile.m() * BlkM, n0 = tile.n() * BlkN;
-  int const rows = int(p.m - m0 < BlkM ? p.m - m0 : BlkM);
-  int const cols = int(p.n - n0 < BlkN ? p.n - n0 : BlkN);
-  int const slice = int(blockIdx.z);
-  SplitKPartition const split{p.k, BlkK, (p.k + BlkK - 1) / BlkK, p.splits};
-  KRange const iters = split.iteration_range(slice);
-
-  auto const* a = static_cast<Element const*>(p.a) + batch * p.batch_stride_a;
-  auto const* b = static_cast<Element const*>(p.b) + batch * p.batch_stride_b;
-  Tensor mA = make_tensor(make_gmem_ptr(a), make_shape(p.m, p.k), make_stride(p.lda, Int<1>{}));  // (M,K)
-  Tensor mB = make_tensor(make_gmem_ptr(b), make_shape(p.n, p.k), make_stride(p.ldb, Int<1>{}));  // (N,K)
-  Tensor gA = local_tile(mA, make_shape(Int<BlkM>{}, Int<BlkK>{}), make_coord(tile.m(), _));     // (BLK_M,BLK_K,k)
-  Tensor gB = local_tile(mB, make_shape(Int<BlkN>{}, Int<BlkK>{}), make_coord(tile.n(), _));     // (BLK_N,BLK_K,k)
+  Sm80TileWork<Config> const w{batch, raster(std::int64_t(blockIdx.x) - batch * tiles), int(blockIdx.z)};
 
   typename Config::TiledMma tiled_mma;
   Tensor accum = partition_fragment_C(tiled_mma, make_shape(Int<BlkM>{}, Int<BlkN>{}));  // (MMA,MMA_M,MMA_N)
   clear(accum);
 
   typename G::Mainloop mainloop;
-  mainloop(gA, gB, accum, collective::MainloopResidue{rows, cols, p.k},
-           collective::KTileRange{int(iters.begin), int(iters.end)}, thread_idx, smem.mainloop);
+  mainloop(w.gA(p), w.gB(p), accum, w.residue(p), w.k_tiles(p), thread_idx, smem.mainloop);
 
-  epilogue::SplitKSlice slice_info;
-  if (p.splits > 1) {
-    slice_info = {slice, p.splits, p.workspace + std::int64_t(blockIdx.x) * (BlkM * BlkN), p.flags + blockIdx.x};
-  }
-  std::int64_t const out_bytes = p.out_f32 ? std::int64_t(sizeof(float)) : std::int64_t(sizeof(Element));
-  epilogue::EpilogueArgs const out{
-      static_cast<char*>(p.d) + out_bytes * batch * p.batch_stride_d, p.ldd,
-      p.c ? static_cast<char const*>(p.c) + out_bytes * batch * p.batch_stride_c : nullptr, p.ldc,
-      p.alpha, p.beta, p.out_f32, p.d_vec, p.c_vec};
   typename G::Epilogue epilogue;
-  epilogue(accum, out, m0, n0, rows, cols, slice_info, thread_idx, smem.epilogue);
+  epilogue(accum, w.out(p), w.m0(p), w.n0(p), w.rows(p), w.cols(p), w.split(p, std::int64_t(blockIdx.x)), thread_idx,
+           smem.epilogue);
 }
 
 }  // namespace tessel::kernel
