@@ -208,6 +208,12 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
     ASSERT_NE(k, nullptr);
     EXPECT_STREQ(k->name, c.entry) << c.m << "x" << c.n;
   }
+  // C unread and D fit for TMA stores: the 4-stage two-slab kernel takes the 2x1-cluster problems.
+  GemmArguments g = problem(4096, 4096, 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+  g.beta = 0.0f;
+  EXPECT_STREQ(select_gemm_kernel(g)->name, "sm90_bf16_128x256x64_c2_s4");
+  g.ldd += 1;  // an odd leading dimension: the copy warps of the 3-stage kernel
+  EXPECT_STREQ(select_gemm_kernel(g)->name, "sm90_bf16_128x256x64_c2");
 }
 
 TEST(Sm90Small, HeuristicPicksAnSm90EntryForBf16AndFp16) {
