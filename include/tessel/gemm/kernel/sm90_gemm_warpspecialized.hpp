@@ -37,6 +37,7 @@
 #include <tessel/gemm/kernel/sm90_gemm_cta.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_epilogue.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_params.hpp>
+#include <tessel/gemm/kernel/sm90_gemm_producer.hpp>
 #include <tessel/numeric/bfloat16.hpp>
 #include <tessel/numeric/float8.hpp>
 #include <tessel/numeric/half.hpp>
@@ -347,9 +348,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
   using Element = typename Config::Element;
   using Mma = typename Config::Mma;
   using SharedStorage = typename Config::SharedStorage;
-  constexpr int TileM = Config::TileM, TileN = Config::TileN, TileK = Config::TileK;
-  constexpr int Stages = Config::Stages, ClusterM = Config::ClusterM, ClusterN = Config::ClusterN;
-  constexpr int ClusterSize = Config::ClusterSize;
+  constexpr int TileN = Config::TileN, TileK = Config::TileK;
+  constexpr int Stages = Config::Stages, ClusterSize = Config::ClusterSize;
   using OperandTile = collective::Sm90OperandTile<Element, TileK>;  // K-major or MN-major stage tiles
   constexpr bool MnMajorOperands = kSm90MnMajorOperands<Config>;
 
@@ -381,30 +381,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     // ---- producer ------------------------------------------------------------------------------
     warpgroup_reg_dealloc<Config::ProducerRegisters>();
     if (wg_thread == 0) {
-      PipelineState st;
-      for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t)) {
-        GemmCoord const tile = sched.tile_offset(t);
-        detail::Sm90TileOrigin<Config> const at(tile, cta_rank);
-        int const m0 = at.m0, n0 = at.n0;
-        int const batch = int(tile.k() % p.batch), split = int(tile.k() / p.batch);
-        detail::Sm90KRange const k = detail::sm90_k_range(p.k_tiles, p.splits, split, Config::PromotionKTiles);
-        int const k_begin = k.begin, k_end = k.end;
-        // In a cluster, this CTA copies its share of the shared tile (RowsA of A or RowsB of B) and
-        // multicasts it; each operand K-major or MN-major (collective/sm90_operand_tile.hpp).
-        constexpr int RowsA = TileM / ClusterN, RowsB = TileN / ClusterM;
-        int const share_a = ClusterN > 1 ? cta_rank : 0, share_b = ClusterM > 1 ? cta_rank : 0;
-        for (int kt = k_begin; kt < k_end; ++kt) {
-          std::uint64_t* full = s.pipeline.producer_acquire(st, Config::StageBytes);
-          constexpr std::uint16_t everyone = std::uint16_t((1u << ClusterSize) - 1u);
-          OperandTile::template load<RowsA, (ClusterN > 1), MnMajorOperands>(
-              &p.tma_a, full, s.a[st.index] + share_a * RowsA * TileK, everyone, p.a_mn_major, kt * TileK,
-              m0 + share_a * RowsA, batch * p.a_batch_step);
-          OperandTile::template load<RowsB, (ClusterM > 1), MnMajorOperands>(
-              &p.tma_b, full, s.b[st.index] + share_b * RowsB * TileK, everyone, p.b_mn_major, kt * TileK,
-              n0 + share_b * RowsB, batch * p.b_batch_step);
-          st.advance<Stages>();
-        }
-      }
+      detail::sm90_produce_tiles<Config, MnMajorOperands, Config::PromotionKTiles>(p, s, cta_rank, cluster);
     } else if constexpr (Config::RowCopyEpilogue) {
       if (p.staged_rows && wg_thread >= 64) {
         // Warps 2 and 3 copy consumer 0's and 1's staged tiles of a D that TMA cannot store out to
