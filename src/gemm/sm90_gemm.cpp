@@ -123,14 +123,14 @@ Status resident_clusters(std::size_t family, Sm90Instance const& t, int* out) {
 
 Status family_check(std::size_t i, GemmArguments const& g) {
   Sm90Family const& f = kFamilies[i];
-  bool const fp8_pair = f.ab == DType::e4m3 && f.instance().fp8_pairs && is_fp8(g.a_type) && is_fp8(g.b_type);
+  Sm90Instance const t = f.instance();
+  bool const fp8_pair = f.ab == DType::e4m3 && t.fp8_pairs && is_fp8(g.a_type) && is_fp8(g.b_type);
   if (!fp8_pair && (g.a_type != f.ab || g.b_type != f.ab))
     return Status::error(StatusCode::not_supported, std::string("a_type, b_type: this sm90 kernel runs ") + to_string(f.ab) +
                                                         " x " + to_string(f.ab) + " inputs, not " + to_string(g.a_type) +
                                                         " x " + to_string(g.b_type));
   if (g.m > INT_MAX || g.n > INT_MAX || g.batch_count > INT_MAX)
     return Status::error(StatusCode::not_supported, "m, n, batch_count: the sm90 kernels take extents up to 2^31 - 1 (TMA coordinates are 32-bit)");
-  Sm90Instance const t = f.instance();
   if ((g.k + t.tile_k - 1) / t.tile_k > INT_MAX) return Status::error(StatusCode::not_supported, "k: more than 2^31 - 1 k-tiles");
   return Status::success();
 }
@@ -158,6 +158,16 @@ int forced_splits() {
     return v != nullptr ? std::max(0, std::atoi(v)) : 0;
   }();
   return s;
+}
+
+// D leaves through shared memory and TMA stores: 16-bit, C unread, not a broadcast D, pointer,
+// leading dimension and batch stride 16-byte aligned, and the canonical width whole 16-byte units
+// (the heuristic asks before the driver has its say on the tensor map; family_run after).
+bool d_tma_storable(GemmArguments const& g) {
+  std::size_t const ob = size_of(g.c_type);
+  std::int64_t const n = g.c_order == MatrixOrder::col_major ? g.m : g.n;  // canonical width
+  return !gemm_reads_c(g) && g.c_type != DType::f32 && detail::aligned16(g.d, g.ldd, g.batch_stride_d, g.batch_count, ob) &&
+         (n * std::int64_t(ob)) % 16 == 0 && !(g.batch_count > 1 && g.batch_stride_d == 0);
 }
 
 Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
@@ -245,8 +255,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     // the H100, D 150 wide with ldd 152 got columns 150 and 151 written), so a ragged width
     // would write into the padding, which may be someone else's data.
     int d_step = 1;
-    p.tma_store = !reads_c && g.c_type != DType::f32 && detail::aligned16(g.d, g.ldd, g.batch_stride_d, batch, ob) &&
-                  (c.n * std::int64_t(ob)) % 16 == 0 && !(batch > 1 && g.batch_stride_d == 0) &&
+    p.tma_store = d_tma_storable(g) &&
                   encode_operand(&p.tma_d, encode, g.c_type, g.d, c.n, c.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
     // Any other 16-bit D with C unread: coalesced row copies out of shared memory by the producer
     // warpgroup's copy warps, overlapped with the next mainloop (single elements scattered over 8
@@ -363,15 +372,6 @@ std::array<GemmKernelInfo, 16> const kEntries = {{
 constexpr std::size_t kTile256 = 0, kTile256C2 = 1, kTile256C1x2 = 2, kTile128C2 = 3, kTile64 = 4, kFp16Entries = 5,
                       kFp8Narrow = 10, kTile256C2S4 = 12, kFp8Entry = 13;
 
-// D leaves through shared memory and TMA stores: 16-bit, C unread, not a broadcast D, pointer,
-// leading dimension and batch stride 16-byte aligned, and the canonical width whole 16-byte units
-// (family_run's rule, before the driver's say on the tensor map).
-bool d_tma_storable(GemmArguments const& g) {
-  std::size_t const ob = size_of(g.c_type);
-  std::int64_t const n = g.c_order == MatrixOrder::col_major ? g.m : g.n;  // canonical width
-  return !gemm_reads_c(g) && g.c_type != DType::f32 && detail::aligned16(g.d, g.ldd, g.batch_stride_d, g.batch_count, ob) &&
-         (n * std::int64_t(ob)) % 16 == 0 && !(g.batch_count > 1 && g.batch_stride_d == 0);
-}
 
 // Rounds of tiles the busiest SM (cluster) runs for entry i on a canonical m x n x batch problem,
 // or 0 when the resident count is unknown.

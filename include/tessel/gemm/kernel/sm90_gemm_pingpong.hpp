@@ -34,6 +34,7 @@
 #include <tessel/gemm/kernel/sm90_gemm_epilogue.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_params.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_producer.hpp>
+#include <tessel/gemm/kernel/sm90_gemm_prologue.hpp>
 #include <tessel/numeric/bfloat16.hpp>
 #include <tessel/numeric/half.hpp>
 #include <tessel/pipeline/sm90_pipeline.hpp>
@@ -179,26 +180,11 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_pingpong_kernel(
   // The descriptor step from one 64-row block of the A tile to the next (16-byte units).
   constexpr std::uint64_t BlockStep = std::uint64_t(64 * TileK * int(sizeof(typename Config::Element)) / 16);
 
-  // 1024-byte alignment (of the shared-window address: the swizzle pattern repeats every 1024 bytes).
   extern __shared__ char smem_raw[];
-  std::uint32_t const misalign = tessel::detail::smem_address(smem_raw) & 1023u;
-  auto& s = *reinterpret_cast<SharedStorage*>(smem_raw + ((1024u - misalign) & 1023u));
-
   int const warpgroup = int(threadIdx.x) / 128, wg_thread = int(threadIdx.x) % 128;
   int const cta_rank = ClusterSize > 1 ? int(cluster_cta_rank()) : 0;
-  if (threadIdx.x == 0) {
-    s.pipeline.init(4 * ClusterSize);  // the 4 warps of the consumer that reads a stage, in every CTA it is written in
-    tma_prefetch_descriptor(&p.tma_a);
-    tma_prefetch_descriptor(&p.tma_b);
-  }
-  if constexpr (ClusterSize > 1) {
-    cluster_sync();  // peers' barriers are initialised before any multicast reaches them
-  } else {
-    __syncthreads();
-  }
-  // Launched right behind the operand staging (programmatic dependent launch): no global memory
-  // is touched before the staged copies are complete.
-  grid_dependency_wait();
+  // The 4 warps of the consumer that reads a stage free it, in every CTA it is written in.
+  SharedStorage& s = detail::sm90_cta_prologue<SharedStorage, ClusterSize>(smem_raw, p, int(threadIdx.x), 4 * ClusterSize);
 
   PersistentTileScheduler const& sched = p.scheduler;
   int const cluster = int(blockIdx.x) / ClusterSize;

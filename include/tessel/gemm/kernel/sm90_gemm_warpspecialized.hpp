@@ -38,6 +38,7 @@
 #include <tessel/gemm/kernel/sm90_gemm_epilogue.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_params.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_producer.hpp>
+#include <tessel/gemm/kernel/sm90_gemm_prologue.hpp>
 #include <tessel/numeric/bfloat16.hpp>
 #include <tessel/numeric/float8.hpp>
 #include <tessel/numeric/half.hpp>
@@ -56,7 +57,7 @@ namespace tessel::kernel {
 // bits; fp8 wgmma has none).
 template <class Element, int N>
 struct Sm90WgmmaOf {
-  static_assert(sizeof(Element) == 0, "Sm90WgmmaOf: the sm_90a GEMM takes bfloat16_t or half_t inputs with TileN 64, 128 or 256, or float_e4m3_t (any fp8 pair) with 128, 192 or 256");
+  static_assert(sizeof(Element) == 0, "Sm90WgmmaOf: the sm_90a GEMM takes bfloat16_t or half_t inputs with TileN 64, 128 or 256, or float_e4m3_t (any fp8 pair) with 128 or 256");
 };
 template <>
 struct Sm90WgmmaOf<bfloat16_t, 256> {
@@ -101,21 +102,15 @@ struct Sm90WgmmaOf<half_t, 64> {
 // the same bytes to TMA and shared memory, only the instruction differs.
 template <class A, class B, int N>
 struct Sm90Fp8WgmmaOf {
-  static_assert(sizeof(A) == 0, "Sm90Fp8WgmmaOf: fp8 tiles are 128, 192 or 256 wide");
+  static_assert(sizeof(A) == 0, "Sm90Fp8WgmmaOf: fp8 tiles are 128 or 256 wide, and e5m2 x e5m2 is not taken");
 };
 // clang-format off
 template <> struct Sm90Fp8WgmmaOf<float_e4m3_t, float_e4m3_t, 128> { using Op = SM90_64x128x32_F32E4M3E4M3_SS; };
 template <> struct Sm90Fp8WgmmaOf<float_e4m3_t, float_e5m2_t, 128> { using Op = SM90_64x128x32_F32E4M3E5M2_SS; };
 template <> struct Sm90Fp8WgmmaOf<float_e5m2_t, float_e4m3_t, 128> { using Op = SM90_64x128x32_F32E5M2E4M3_SS; };
-template <> struct Sm90Fp8WgmmaOf<float_e5m2_t, float_e5m2_t, 128> { using Op = SM90_64x128x32_F32E5M2E5M2_SS; };
-template <> struct Sm90Fp8WgmmaOf<float_e4m3_t, float_e4m3_t, 192> { using Op = SM90_64x192x32_F32E4M3E4M3_SS; };
-template <> struct Sm90Fp8WgmmaOf<float_e4m3_t, float_e5m2_t, 192> { using Op = SM90_64x192x32_F32E4M3E5M2_SS; };
-template <> struct Sm90Fp8WgmmaOf<float_e5m2_t, float_e4m3_t, 192> { using Op = SM90_64x192x32_F32E5M2E4M3_SS; };
-template <> struct Sm90Fp8WgmmaOf<float_e5m2_t, float_e5m2_t, 192> { using Op = SM90_64x192x32_F32E5M2E5M2_SS; };
 template <> struct Sm90Fp8WgmmaOf<float_e4m3_t, float_e4m3_t, 256> { using Op = SM90_64x256x32_F32E4M3E4M3_SS; };
 template <> struct Sm90Fp8WgmmaOf<float_e4m3_t, float_e5m2_t, 256> { using Op = SM90_64x256x32_F32E4M3E5M2_SS; };
 template <> struct Sm90Fp8WgmmaOf<float_e5m2_t, float_e4m3_t, 256> { using Op = SM90_64x256x32_F32E5M2E4M3_SS; };
-template <> struct Sm90Fp8WgmmaOf<float_e5m2_t, float_e5m2_t, 256> { using Op = SM90_64x256x32_F32E5M2E5M2_SS; };
 // clang-format on
 template <int N>
 struct Sm90WgmmaOf<float_e4m3_t, N> {
@@ -144,9 +139,9 @@ inline constexpr bool kSm90MnMajorOperands =
 // register tile that is then added to the fp32 accumulators (Promoted: the tensor core's fp8
 // accumulation keeps fewer mantissa bits than fp32, so long K drifts). 16-bit inputs: Fast.
 // Promoted tiles up to 128 wide keep two partial tiles that alternate (the next k-tile's wgmmas
-// run while the previous partial is added); wider ones, up to 192, keep one: each k-tile's
-// wgmmas retire before the addition, and the other consumer warpgroup's wgmmas keep the tensor
-// core busy meanwhile.
+// run while the previous partial is added); 256-wide ones keep one, a 128-column half at a time:
+// each half's wgmmas retire before the addition, and the other consumer warpgroup's wgmmas keep
+// the tensor core busy meanwhile.
 enum class Sm90Accumulation { Fast, Promoted };
 
 // One configuration: input type, tile width, pipeline depth, cluster shape (ClusterM tile rows
@@ -174,11 +169,12 @@ struct Sm90GemmConfig {
   static constexpr int Threads = 128 * (1 + Consumers);
   using Mma = typename Sm90WgmmaOf<Element, TileN>::Op;
   static constexpr int Accumulators = TileN / 2;      // fp32 registers per consumer thread (the sum)
-  // Partial tiles of Accumulators registers beside the sum (promoted accumulation only).
+  // Partial tiles beside the sum (promoted accumulation only): two of Accumulators registers, or
+  // one of half as many.
   static constexpr int Partials = Accumulation == Sm90Accumulation::Fast ? 0 : TileN <= 128 ? 2 : 1;
-  // A single partial tile covers the whole width up to 192 columns; a 256-wide tile is promoted
-  // in two 128-column halves (the sum's 128 registers and a 64-register partial fit the budget).
-  static constexpr int PartialSplits = Partials == 1 && TileN > 192 ? 2 : 1;
+  // A 256-wide tile is promoted in two 128-column halves (the sum's 128 registers and a
+  // 64-register partial fit the budget).
+  static constexpr int PartialSplits = Partials == 1 ? 2 : 1;
   static constexpr int PartialRegisters = Partials > 0 ? Accumulators / PartialSplits : 1;
   // Promoted fp8 kernels take every input pair at run time (a wgmma instruction each); the
   // fast-accumulating ones only e4m3 x e4m3 (four copies of their mainloop made ptxas serialize
@@ -204,9 +200,9 @@ struct Sm90GemmConfig {
   static_assert((EpilogueSlabs == 1 || EpilogueSlabs == 2) && SlabN % 64 == 0,
                 "Sm90GemmConfig: the epilogue stages a tile in 1 or 2 slabs of whole 64-column boxes");
   static_assert(PromotionKTiles == 1 || (PromotionKTiles == 2 && Accumulation == Sm90Accumulation::Promoted && TileN > 128 && Stages >= 4),
-                "Sm90GemmConfig: promotion every 2 k-tiles is for the one-partial promoted mainloop (TileN 192 or 256) with at least 4 stages (it holds two)");
-  static_assert(Accumulation == Sm90Accumulation::Fast || TileN == 128 || TileN == 192 || TileN == 256,
-                "Sm90GemmConfig: promoted accumulation keeps the sum and partial tiles in registers; use TileN 128, 192 or 256");
+                "Sm90GemmConfig: promotion every 2 k-tiles is for the one-partial promoted mainloop (TileN 256) with at least 4 stages (it holds two)");
+  static_assert(Accumulation == Sm90Accumulation::Fast || TileN == 128 || TileN == 256,
+                "Sm90GemmConfig: promoted accumulation keeps the sum and partial tiles in registers; use TileN 128 or 256");
 
   // The TMA-store epilogue's staging: per consumer, its 64 rows as TileN / 64 boxes of 64 x 64,
   // each in the 128-byte swizzle (what tma_d's descriptor reads).
@@ -353,26 +349,12 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
   using OperandTile = collective::Sm90OperandTile<Element, TileK>;  // K-major or MN-major stage tiles
   constexpr bool MnMajorOperands = kSm90MnMajorOperands<Config>;
 
-  // 1024-byte alignment (of the shared-window address: the swizzle pattern repeats every 1024 bytes).
   extern __shared__ char smem_raw[];
-  std::uint32_t const misalign = tessel::detail::smem_address(smem_raw) & 1023u;
-  auto& s = *reinterpret_cast<SharedStorage*>(smem_raw + ((1024u - misalign) & 1023u));
-
   int const warpgroup = int(threadIdx.x) / 128, wg_thread = int(threadIdx.x) % 128;
   int const cta_rank = ClusterSize > 1 ? int(cluster_cta_rank()) : 0;
-  if (threadIdx.x == 0) {
-    s.pipeline.init(Config::Consumers * 4 * ClusterSize);  // every consumer warp of every CTA that writes a stage
-    tma_prefetch_descriptor(&p.tma_a);
-    tma_prefetch_descriptor(&p.tma_b);
-  }
-  if constexpr (ClusterSize > 1) {
-    cluster_sync();  // peers' barriers are initialised before any multicast reaches them
-  } else {
-    __syncthreads();
-  }
-  // Launched right behind the operand staging (programmatic dependent launch): everything above
-  // overlapped its last CTAs; no global memory is touched before the staged copies are complete.
-  grid_dependency_wait();
+  // Every consumer warp of every CTA whose stage a multicast writes frees it.
+  SharedStorage& s = detail::sm90_cta_prologue<SharedStorage, ClusterSize>(smem_raw, p, int(threadIdx.x),
+                                                                          Config::Consumers * 4 * ClusterSize);
 
   PersistentTileScheduler const& sched = p.scheduler;
   int const cluster = int(blockIdx.x) / ClusterSize;
