@@ -377,7 +377,10 @@ void show_stream_k(tessel::StreamKScheduler const& s, tessel::StreamKArguments c
   std::printf("grid (%d,1,1) from %d SMs x %d CTAs/SM; decomposition %s: %lld stream-K tiles (%lld iterations), "
               "%lld data-parallel tiles; raster %s, group %d\n",
               s.grid_size(), args.sm_count, args.ctas_per_sm,
-              args.decomposition == tessel::StreamKDecomposition::kHybrid ? "hybrid" : "streamk", s.sk_tile_count(),
+              args.decomposition == tessel::StreamKDecomposition::kHybrid ? "hybrid"
+              : args.decomposition == tessel::StreamKDecomposition::kTail ? "tail"
+                                                                           : "streamk",
+              s.sk_tile_count(),
               s.sk_iteration_count(), s.tile_count() - s.sk_tile_count(), raster_name(s.raster().order).c_str(),
               s.raster().group);
   std::printf("\nCTA -> work units, in order (k ranges are k-iterations of the tile)\n");
@@ -632,7 +635,8 @@ int run_swizzle(std::vector<std::string> const& args) {
         if (o.has("--decomposition")) {
           std::string const v = o.get("--decomposition");
           if (v == "hybrid") d = tessel::StreamKDecomposition::kHybrid;
-          else if (v != "streamk") throw UsageError("--decomposition: '" + v + "' is not one of streamk, hybrid");
+          else if (v == "tail") d = tessel::StreamKDecomposition::kTail;
+          else if (v != "streamk") throw UsageError("--decomposition: '" + v + "' is not one of streamk, hybrid, tail");
         }
         tessel::StreamKArguments a{sms, cps, raster, group, d};
         show_stream_k(tessel::StreamKScheduler::make(tiled, k_iters, a), a, svg);

@@ -8,18 +8,22 @@
 #include <tessel/gemm/device/gemm_validate.hpp>
 #include <tessel/gemm/device/sm90_gemm_kernels.hpp>
 #include <tessel/gemm/device/sm90_operand_read.hpp>
+#include <tessel/gemm/kernel/sm90_gemm_cta.hpp>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <random>
 #include <string>
 #include <utility>
 
@@ -160,6 +164,43 @@ int forced_splits() {
   return s;
 }
 
+// Stream-K (the kTail schedule of schedule/stream_k.hpp over cluster tiles): opt-in, with
+// TESSEL_SM90_STREAMK=1, where sm90_stream_k_pays (kernel/sm90_gemm_cta.hpp). Correct on every
+// entry that can run it, but measured slower on the H100 (2026-11-25, same-run A/B: 4096^3 bf16
+// 0.90x cuBLAS against 0.97x without, 8192x28672x4096 0.959 against 0.969, 8192^3 even; the
+// kHybrid order, stream-K first, was worse still), so the default walk stays data-parallel.
+// Read per call: the GPU tests switch it on around their own calls. Not for split-K, row copies
+// (the copy warps walk whole tiles) or kernels that promote in blocks of k-tiles (the caller's).
+bool choose_stream_k(std::int64_t cluster_tiles, int clusters, int k_tiles) {
+  char const* const v = std::getenv("TESSEL_SM90_STREAMK");
+  return v != nullptr && std::atoi(v) > 0 && kernel::detail::sm90_stream_k_pays(cluster_tiles, clusters, k_tiles);
+}
+
+// The epoch a Stream-K launch raises its flags to: unique in the process (a counter) and salted
+// per process, so no flag left in a reused workspace -- by an earlier launch, or as other data --
+// reads as raised (the flags are never cleared: a clearing pass would cost a launch).
+unsigned long long next_stream_k_epoch() {
+  static std::atomic<unsigned long long> counter{0};
+  static unsigned long long const salt = [] {
+    std::random_device rd;
+    return (static_cast<unsigned long long>(rd()) << 32) ^ rd() ^
+           static_cast<unsigned long long>(std::chrono::steady_clock::now().time_since_epoch().count());
+  }();
+  return salt + 0x9E3779B97F4A7C15ull * (counter.fetch_add(1) + 1);
+}
+
+// TESSEL_SM90_RASTER=G[m|n] (a diagnostic for benchmarks): the raster's band width G (1..8) and,
+// optionally, its direction, instead of bands of 8 in the heuristic's direction.
+PersistentArguments forced_raster(PersistentArguments args) {
+  static char const* const v = std::getenv("TESSEL_SM90_RASTER");
+  if (v == nullptr) return args;
+  int const g = std::atoi(v);
+  if (g >= 1 && g <= 8) args.group = g;
+  if (std::strchr(v, 'm')) args.raster = RasterOrderOption::kAlongM;
+  if (std::strchr(v, 'n')) args.raster = RasterOrderOption::kAlongN;
+  return args;
+}
+
 // D leaves through shared memory and TMA stores: 16-bit, C unread, not a broadcast D, pointer,
 // leading dimension and batch stride 16-byte aligned, and the canonical width whole 16-byte units
 // (the heuristic asks before the driver has its say on the tensor map; family_run after).
@@ -212,7 +253,30 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   bool const a_in_place = in_place(c.a, c.m, box_a, &p.tma_a, &p.a_batch_step, &p.a_mn_major);
   bool const b_in_place = in_place(c.b, c.n, box_b, &p.tma_b, &p.b_batch_step, &p.b_mn_major);
   p.a_mn_major = a_in_place && p.a_mn_major, p.b_mn_major = b_in_place && p.b_mn_major;  // staged copies are K-major
-  std::size_t const partials = splits > 1 ? std::size_t(splits * batch * c.m * c.n) : 0;
+  // Stream-K: the clusters' persistent walk becomes the kTail stream-K schedule (same grid).
+  bool const reads_c = gemm_reads_c(g);
+  bool const row_copy_path = !d_tma_storable(g) && !reads_c && g.c_type != DType::f32 && t.row_copies;
+  std::int64_t const cluster_tiles = cluster_rows * cluster_cols * batch;
+  bool const stream_k = splits == 1 && t.stream_k && !row_copy_path && choose_stream_k(cluster_tiles, clusters, k_tiles);
+  PersistentArguments args;
+  args.sm_count = clusters;
+  args.ctas_per_sm = 1;
+  args.group = 8;
+  args = forced_raster(args);
+  p.scheduler = PersistentTileScheduler::make(GemmCoord(cluster_rows, cluster_cols, batch * splits), args);
+  // Per CTA of the grid: a tile_m x tile_n fp32 partial, then one 8-byte flag per consumer.
+  std::size_t const sk_ctas = std::size_t(p.scheduler.grid_size()) * std::size_t(t.cluster_m * t.cluster_n);
+  std::size_t const sk_partial_floats = sk_ctas * std::size_t(t.tile_m) * std::size_t(t.tile_n);
+  if (stream_k) {
+    StreamKArguments sk;
+    sk.sm_count = clusters, sk.ctas_per_sm = 1, sk.raster = args.raster, sk.group = args.group;
+    sk.decomposition = StreamKDecomposition::kTail;
+    p.sk = StreamKScheduler::make(GemmCoord(cluster_rows, cluster_cols, batch), k_tiles, sk);
+    p.stream_k = p.sk.grid_size() == p.scheduler.grid_size() && p.sk.sk_tile_count() > 0;
+  }
+  std::size_t const partials = splits > 1  ? std::size_t(splits * batch * c.m * c.n)
+                               : p.stream_k ? sk_partial_floats + 2 * sk_ctas * std::size_t(t.consumers)
+                                            : 0;
   CallWorkspace w;
   if (Status s = prepare_operands(c, g.k, batch, t.element_bytes, a_in_place ? Staging::never : Staging::always,
                                   b_in_place ? Staging::never : Staging::always, partials, 0, stream, &w);
@@ -238,7 +302,11 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   p.k_tiles = k_tiles;
   p.batch = int(batch);
   p.splits = splits;
-  bool const reads_c = gemm_reads_c(g);
+  if (p.stream_k) {
+    p.sk_partials = w.partials;
+    p.sk_flags = reinterpret_cast<unsigned long long*>(w.partials + sk_partial_floats);  // after whole fp32 tiles: aligned
+    p.sk_epoch = next_stream_k_epoch();
+  }
   if (splits > 1) {  // fp32 partial sums, then the reduction forms D
     p.d = w.partials, p.ldd = c.n, p.batch_stride_d = c.m * c.n;
     p.out_f32 = true, p.alpha = 1.0f, p.beta = 0.0f;
@@ -263,15 +331,12 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     // consumers' own synchronous row copies still cost ~55 us of its 315) -- in the kernels that
     // have copy warps (row_copies): the ping-pong kernel's register epilogue overlaps the other
     // consumer's mainloop instead.
-    p.staged_rows = !p.tma_store && !reads_c && g.c_type != DType::f32 && t.row_copies;
+    // (Stream-K was chosen only where D needs no row copies; should the driver refuse tma_d
+    // after all, D leaves from registers.)
+    p.staged_rows = !p.tma_store && !reads_c && g.c_type != DType::f32 && t.row_copies && !p.stream_k;
   }
 
   if (result.ok()) {
-    PersistentArguments args;
-    args.sm_count = clusters;
-    args.ctas_per_sm = 1;
-    args.group = 8;
-    p.scheduler = PersistentTileScheduler::make(GemmCoord(cluster_rows, cluster_cols, batch * splits), args);
     if (cudaError_t err = t.launch(p, stream); err != cudaSuccess) fail(cuda_failure("launch of the sm90 GEMM kernel", err));
   }
   if (result.ok() && splits > 1) {

@@ -8,8 +8,8 @@
 // dimensions (the wgmma transpose bits; the launches counted to prove no staging copy ran) and
 // staged on odd ones, unaligned pointers and leading dimensions (the staging path), more tiles
 // than CTAs and more k-tiles than stages (the persistent walk and the pipeline ring wrapping
-// across tiles), every tile count per CTA for the ping-pong schedule, NaN propagation, and the
-// large odd shapes. Tests whose name
+// across tiles), every tile count per CTA for the ping-pong schedule, Stream-K's fix-up of tiles
+// shared by clusters, NaN propagation, and the large odd shapes. Tests whose name
 // contains "Small" are the compute-sanitizer sweep. On a GPU that is not sm_90 the entries must
 // refuse with arch_mismatch instead of launching.
 #include "gpu/gemm_verdict.hpp"
@@ -18,11 +18,13 @@
 #include <tessel/gemm/device/gemm.hpp>
 #include <tessel/gemm/device/gemm_registry.hpp>
 #include <tessel/gemm/device/sm90_gemm_kernels.hpp>
+#include <tessel/gemm/kernel/sm90_gemm_cta.hpp>
 
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -527,6 +529,71 @@ TEST(Sm90Sweep, PingpongEveryTileCountPerCta) {
         expect_good(run_and_check(kPingpong, g),
                     what(kPingpong, g, "tn") + " " + std::to_string(tiles) + " cluster tiles, beta " + std::to_string(beta),
                     g.a_type);
+      }
+    }
+  }
+}
+
+// Stream-K (opt-in: TESSEL_SM90_STREAMK=1, set around each call; kernel/sm90_gemm_cta.hpp,
+// sm90_stream_k_pays): one tile column of `clusters + extra` cluster tiles, so the persistent walk
+// would leave most of a last round idle and the entries share the last round's tiles out by
+// k-tiles instead. K ragged, 17 or 47 k-tiles: the pieces cut
+// tiles in two or three, the finisher adds one or two peers' partials. D through TMA stores (beta
+// 0), from registers (beta != 0), and fp32; fp8 judged against its dequantized inputs.
+struct StreamKEntry {
+  char const* name;
+  int cluster_m, cluster_n, tile_n, tile_k;
+  DType ab;
+};
+void check_stream_k(StreamKEntry const& e, int extra, int k_tiles, float beta, DType cd) {
+  GemmKernelInfo const* info = nullptr;
+  for (GemmKernelInfo const& k : sm90_gemm_kernels())
+    if (std::string(k.name) == e.name) info = &k;
+  ASSERT_NE(info, nullptr) << e.name;
+  int const clusters = sm90_resident_ctas(*info) / (e.cluster_m * e.cluster_n);
+  ASSERT_GT(clusters, 1) << e.name;
+  int const tiles = clusters + extra;
+  ASSERT_TRUE(kernel::detail::sm90_stream_k_pays(tiles, clusters, k_tiles)) << e.name << ": " << tiles << " cluster tiles";
+  // Canonical (row-major D) M x N: `tiles` cluster tiles in one cluster column, the last ragged.
+  std::int64_t const m = std::int64_t(128) * e.cluster_m * tiles - 37, n = std::int64_t(e.tile_n) * e.cluster_n - 8;  // 16-byte rows: TMA-stored when beta is 0
+  std::int64_t const k = std::int64_t(e.tile_k) * k_tiles - 5;
+  GemmArguments g = problem(m, n, k, "tn", MatrixOrder::row_major, e.ab, cd);
+  g.beta = beta;
+  bool const fp8 = e.ab == DType::e4m3;
+  if (fp8) g.a_scale = 0.5f, g.b_scale = 2.0f;
+  Operands ops(g, std::uint64_t(tiles * 131 + k_tiles), 0, fp8 ? -2.0f : -1.0f, fp8 ? 2.0f : 1.0f);
+  std::string const w = what(e.name, g, "tn") + " " + std::to_string(tiles) + " cluster tiles on " + std::to_string(clusters) +
+                        " clusters, " + std::to_string(k_tiles) + " k-tiles";
+  setenv("TESSEL_SM90_STREAMK", "1", 1);  // opt-in (src/gemm/sm90_gemm.cpp: measured slower so far)
+  Verdict const v = run_and_check(e.name, g, /*with_cublas=*/!fp8);
+  unsetenv("TESSEL_SM90_STREAMK");
+  if (fp8) {
+    EXPECT_TRUE(v.ours.passed()) << w << ": " << v.ours.describe();
+  } else {
+    expect_good(v, w, g.a_type);
+  }
+}
+
+TEST(Sm90Small, StreamKFixUpOnTheDefaultKernel) {
+  TESSEL_REQUIRE_SM90();
+  check_stream_k({"sm90_bf16_128x256x64_c2_s4", 2, 1, 256, 64, DType::bf16}, 5, 17, 0.0f, DType::bf16);
+}
+
+TEST(Sm90Sweep, StreamKSharesTheLastRoundsTiles) {
+  TESSEL_REQUIRE_SM90();
+  StreamKEntry const entries[] = {
+      {"sm90_bf16_128x256x64_c2_s4", 2, 1, 256, 64, DType::bf16}, {"sm90_bf16_128x256x64_c2", 2, 1, 256, 64, DType::bf16},
+      {"sm90_bf16_128x256x64", 1, 1, 256, 64, DType::bf16},       {"sm90_bf16_128x256x64_c1x2", 1, 2, 256, 64, DType::bf16},
+      {"sm90_fp16_128x128x64_c2", 2, 1, 128, 64, DType::f16},     {"sm90_e4m3_128x256x128_c2", 2, 1, 256, 128, DType::e4m3},
+      {"sm90_e4m3_128x128x128_c2", 2, 1, 128, 128, DType::e4m3},  {"sm90_e4m3_128x256x128_c2_fastacc", 2, 1, 256, 128, DType::e4m3}};
+  for (StreamKEntry const& e : entries) {
+    bool const fast = std::string(e.name).find("fastacc") != std::string::npos;
+    for (int extra : {5, 37}) {
+      for (int k_tiles : {17, 47}) {
+        if (fast && k_tiles > 17) continue;  // fast accumulation: short K only (see Fp8EntriesOnRaggedShapes)
+        check_stream_k(e, extra, k_tiles, 0.0f, e.ab == DType::e4m3 ? DType::bf16 : e.ab);
+        check_stream_k(e, extra, k_tiles, -0.5f, e.ab == DType::e4m3 ? DType::bf16 : e.ab);
+        check_stream_k(e, extra, k_tiles, 0.0f, DType::f32);
       }
     }
   }

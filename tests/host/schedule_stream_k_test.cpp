@@ -80,6 +80,21 @@ TEST(StreamK, GridAndDecomposition) {
   EXPECT_EQ(StreamKScheduler::make(GemmCoord(4, 4, 1), 4, args_for(8, StreamKDecomposition::kHybrid)).sk_tile_count(), 0);
   EXPECT_EQ(StreamKScheduler::make(GemmCoord(2, 3, 1), 4, args_for(8, StreamKDecomposition::kHybrid)).sk_tile_count(), 6);
   EXPECT_EQ(StreamKScheduler::make(GemmCoord(0, 3, 1), 4, args_for(8)).grid_size(), 0);
+  // Tail, 25 tiles on 4 CTAs: 24 data-parallel tiles first (6 each), then the last tile shared
+  // out, a quarter of its iterations each, as each CTA's last unit.
+  auto const t = StreamKScheduler::make(GemmCoord(5, 5, 1), 4, args_for(4, StreamKDecomposition::kTail));
+  EXPECT_EQ(t.sk_tile_count(), 1);
+  EXPECT_EQ(t.sk_first_tile(), 24);
+  for (int c = 0; c < 4; ++c) {
+    EXPECT_EQ(t.dp_unit_count(c), 6);
+    ASSERT_EQ(t.unit_count(c), 7);
+    EXPECT_EQ(t.unit(c, 0).tile, c);
+    EXPECT_EQ(t.unit(c, 6).tile, 24);
+    EXPECT_EQ(t.unit(c, 6).k_begin, c);
+    EXPECT_EQ(t.unit(c, 6).k_end, c + 1);
+  }
+  EXPECT_EQ(t.tile_owner(24), 0);
+  EXPECT_EQ(t.tile_last_contributor(24), 3);
   EXPECT_THROW(StreamKScheduler::make(GemmCoord(2, 2, 1), 0, args_for(8)), ScheduleError);
   EXPECT_THROW(StreamKScheduler::make(GemmCoord(2, 2, 1), 4, args_for(0)), ScheduleError);
   EXPECT_THROW(StreamKScheduler::make(GemmCoord(2, 2, 1), 4, args_for(8, StreamKDecomposition::kStreamK, 9)),
@@ -118,11 +133,11 @@ std::string check_units(StreamKScheduler const& s, UnitOf unit_of) {
         if (finisher[static_cast<size_t>(w.tile)] >= 0) return "two CTAs finish one tile";
         finisher[static_cast<size_t>(w.tile)] = c;
         if (s.tile_owner(w.tile) != c) return "tile_owner disagrees with the units";
-        if (w.last_peer >= w.first_peer && i != s.sk_unit_count(c) - 1)
+        if (w.last_peer >= w.first_peer && i != s.sk_unit_offset(c) + s.sk_unit_count(c) - 1)
           return "an owner with peers must run that tile as its last stream-K unit";
       } else {
         ++partials;
-        if (i != 0) return "only a CTA's first unit may store a partial";
+        if (i != s.sk_unit_offset(c)) return "only a CTA's first stream-K unit may store a partial";
         if (!s.stores_partial(c)) return "stores_partial disagrees with the units";
       }
       pieces[static_cast<size_t>(w.tile)].push_back({c, w});
@@ -162,12 +177,12 @@ TEST(StreamK, CoversEveryTileAndKIterationOnceWithOrderedFixup) {
     for (long long tn = 1; tn <= 53; tn += (tm % 2 == 0 ? 1 : 2)) {
       for (long long iters : {1, 2, 5, 8}) {
         for (int sms : {1, 3, 7, 132}) {
-          for (auto d : {StreamKDecomposition::kStreamK, StreamKDecomposition::kHybrid}) {
+          for (auto d : {StreamKDecomposition::kStreamK, StreamKDecomposition::kHybrid, StreamKDecomposition::kTail}) {
             int const group = static_cast<int>((tm + tn) % 8) + 1;
             long long const batch = (tm * tn) % 2 + 1;
             auto const s = StreamKScheduler::make(GemmCoord(tm, tn, batch), iters, args_for(sms, d, group));
             ASSERT_EQ(check_stream_k(s), "") << tm << "x" << tn << "x" << batch << " iters " << iters << " sms "
-                                             << sms << (d == StreamKDecomposition::kHybrid ? " hybrid" : "");
+                                             << sms << (d == StreamKDecomposition::kHybrid ? " hybrid" : d == StreamKDecomposition::kTail ? " tail" : "");
             ++configs;
           }
         }

@@ -27,6 +27,13 @@
 //             are stream-K, the remaining full waves are data-parallel (one CTA per tile, no
 //             fix-up, CTA c takes DP tiles c, c+G, ... after its stream-K units). rem == 0: all
 //             data-parallel; full == 0: all stream-K. Stream-K tiles are the first T_sk linear ids.
+//   kTail     data-parallel first, stream-K last: the full waves run whole tiles (CTA c takes
+//             tiles c, c+G, ...), then only the last partial wave's rem tiles -- the last rem
+//             linear ids -- are shared out. As balanced as kHybrid (to within the iterations of
+//             one tile), but the CTAs run the data-parallel waves in step, at the same k, sharing
+//             A and B panels in L2; stream-K pieces start at staggered k and share less (an
+//             sm_90a GEMM lost 11% at 4096^3 running kHybrid's stream-K waves first). rem == 0,
+//             full == 0, or fewer tail iterations than CTAs: as kHybrid.
 //
 //   e.g. 2x2 tiles, I = 3, G = 3 CTAs (kStreamK): 12 iterations, 4 per CTA.
 //        CTA 0: tile 0 k[0,3) (complete), tile 1 k[0,1) (owner; peer CTA 1)
@@ -44,7 +51,7 @@
 namespace tessel {
 
 // StreamKDecomposition: which tiles are shared by stream-K (file comment).
-enum class StreamKDecomposition { kStreamK, kHybrid };
+enum class StreamKDecomposition { kStreamK, kHybrid, kTail };
 
 // StreamKArguments: what the host chooses for a Stream-K schedule.
 struct StreamKArguments {
@@ -99,9 +106,13 @@ class StreamKScheduler {
     long long const tiles = s.tile_count();
     long long sk = tiles;
     long long grid = want;
-    if (args.decomposition == StreamKDecomposition::kHybrid && tiles >= want) {
+    if (args.decomposition != StreamKDecomposition::kStreamK && tiles >= want) {
       long long const rem = tiles % want;
-      sk = rem == 0 ? 0 : rem + want;
+      // kTail needs every CTA to get an iteration of the tail (an owner waits for each CTA after it
+      // up to its last peer): otherwise it falls back to kHybrid.
+      bool const tail = args.decomposition == StreamKDecomposition::kTail && rem != 0 && rem * k_iterations >= want;
+      sk = rem == 0 ? 0 : tail ? rem : rem + want;
+      s.tail_ = tail;
     }
     if (sk == tiles) {  // all stream-K: no more CTAs than iterations
       long long const iters = tiles * k_iterations;
@@ -118,8 +129,14 @@ class StreamKScheduler {
 
   TESSEL_HOST_DEVICE constexpr long long tile_count() const { return raster_.size() * batches_; }
   TESSEL_HOST_DEVICE constexpr long long k_iterations() const { return iters_; }
-  // Tiles shared by stream-K (the first sk_tile_count() linear ids); the rest are data-parallel.
+  // Tiles shared by stream-K (linear ids [sk_first_tile(), + sk_tile_count()): the first ones, or
+  // with kTail the last ones); the rest are data-parallel.
   TESSEL_HOST_DEVICE constexpr long long sk_tile_count() const { return sk_tiles_; }
+  TESSEL_HOST_DEVICE constexpr long long sk_first_tile() const { return tail_ ? tile_count() - sk_tiles_ : 0; }
+  TESSEL_HOST_DEVICE constexpr long long dp_first_tile() const { return tail_ ? 0 : sk_tiles_; }
+  // The index of CTA c's first stream-K unit among its units (they run after its data-parallel
+  // tiles with kTail, before them otherwise).
+  TESSEL_HOST_DEVICE constexpr long long sk_unit_offset(int cta) const { return tail_ ? dp_unit_count(cta) : 0; }
   TESSEL_HOST_DEVICE constexpr long long sk_iteration_count() const { return sk_tiles_ * iters_; }
   TESSEL_HOST_DEVICE constexpr GroupedRaster const& raster() const { return raster_; }
   TESSEL_HOST_DEVICE constexpr GemmCoord tiled_shape() const {
@@ -146,16 +163,19 @@ class StreamKScheduler {
 
   // The CTA that finishes tile `linear` (owner of k-iteration 0; for a data-parallel tile, the
   // CTA that runs it), and the last CTA that contributes to it. The peers are owner+1 .. last.
+  TESSEL_HOST_DEVICE constexpr bool is_sk_tile(long long linear) const {
+    return linear >= sk_first_tile() && linear < sk_first_tile() + sk_tiles_;
+  }
   TESSEL_HOST_DEVICE constexpr int tile_owner(long long linear) const {
-    if (linear < sk_tiles_) return cta_of_iteration(linear * iters_);
-    return static_cast<int>((linear - sk_tiles_) % grid_);
+    if (is_sk_tile(linear)) return cta_of_iteration((linear - sk_first_tile()) * iters_);
+    return static_cast<int>((linear - dp_first_tile()) % grid_);
   }
   TESSEL_HOST_DEVICE constexpr int tile_last_contributor(long long linear) const {
-    if (linear < sk_tiles_) return cta_of_iteration((linear + 1) * iters_ - 1);
+    if (is_sk_tile(linear)) return cta_of_iteration((linear - sk_first_tile() + 1) * iters_ - 1);
     return tile_owner(linear);
   }
 
-  // Number of work units of CTA `cta`: its stream-K pieces, then its data-parallel tiles.
+  // Number of work units of CTA `cta`: its stream-K pieces and its data-parallel tiles.
   TESSEL_HOST_DEVICE constexpr long long sk_unit_count(int cta) const {
     long long const b = iteration_begin(cta);
     long long const e = iteration_end(cta);
@@ -177,17 +197,19 @@ class StreamKScheduler {
   TESSEL_HOST_DEVICE constexpr StreamKWork unit(int cta, long long i) const {
     StreamKWork w;
     long long const sk_units = sk_unit_count(cta);
-    if (i < sk_units) {
+    long long const first = sk_unit_offset(cta);
+    if (i >= first && i < first + sk_units) {
       long long const b = iteration_begin(cta);
       long long const e = iteration_end(cta);
-      w.tile = b / iters_ + i;
+      w.tile = b / iters_ + (i - first);
       long long const tile_begin = w.tile * iters_;
       long long const lo = b > tile_begin ? b : tile_begin;
       long long const hi = e < tile_begin + iters_ ? e : tile_begin + iters_;
       w.k_begin = lo - tile_begin;
       w.k_end = hi - tile_begin;
+      w.tile += sk_first_tile();
     } else {
-      w.tile = sk_tiles_ + cta + (i - sk_units) * grid_;
+      w.tile = dp_first_tile() + cta + (tail_ ? i : i - sk_units) * grid_;
       w.k_begin = 0;
       w.k_end = iters_;
     }
@@ -206,6 +228,7 @@ class StreamKScheduler {
   long long iters_ = 1;
   long long sk_tiles_ = 0;
   int grid_ = 0;
+  bool tail_ = false;  // kTail with both kinds of tiles: data-parallel first, stream-K tiles last
 };
 
 }  // namespace tessel

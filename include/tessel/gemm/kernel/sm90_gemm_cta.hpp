@@ -1,10 +1,11 @@
 // tessel/gemm/kernel/sm90_gemm_cta.hpp -- what the sm_90a GEMM kernels' CTAs share, whatever the
 // schedule (cooperative: kernel/sm90_gemm_warpspecialized.hpp, ping-pong: kernel/sm90_gemm_pingpong.hpp):
-// the named barriers their warpgroups meet at, where a CTA's tile starts in its cluster tile, and
-// which k-tiles a work unit covers.
+// the named barriers their warpgroups meet at, where a CTA's tile starts in its cluster tile,
+// which k-tiles a work unit covers, and the walk of a cluster's work units.
 #pragma once
 
 #include <tessel/config.hpp>
+#include <tessel/gemm/kernel/sm90_gemm_params.hpp>
 #include <tessel/schedule/gemm_coord.hpp>
 
 namespace tessel::kernel::detail {
@@ -48,6 +49,47 @@ TESSEL_HOST_DEVICE constexpr Sm90KRange sm90_k_range(int k_tiles, int splits, in
   if (splits == 1) return {0, block * blocks};
   return {block * int(static_cast<long long>(split) * blocks / splits),
           block * int(static_cast<long long>(split + 1) * blocks / splits)};
+}
+
+// Whether the kTail Stream-K schedule (schedule/stream_k.hpp) should pay, by tile rounds, for `cluster_tiles` cluster tiles of `k_tiles`
+// k-tiles on `clusters` resident clusters: more tiles than clusters but not a whole number of
+// rounds, the data-parallel walk leaving at least 1% of the clusters' time idle (the last round
+// part-filled), and tiles of at least 8 k-tiles, so that each piece spans several.
+// (On the H100, 66 clusters of 2: 4096^3 in 128x256 tiles, 256 cluster tiles, 3% idle -- yes;
+// 8192x28672x4096, 3584, 1.3% -- yes; 5200x6200 in 2x1 clusters, 525, 0.6% -- no. Measured,
+// it did not pay at 4096^3: the GEMM runs it only when asked, src/gemm/sm90_gemm.cpp.)
+TESSEL_HOST_DEVICE constexpr bool sm90_stream_k_pays(long long cluster_tiles, int clusters, int k_tiles) {
+  if (clusters < 1 || cluster_tiles <= clusters || cluster_tiles % clusters == 0 || k_tiles < 8) return false;
+  long long const rounds = (cluster_tiles + clusters - 1) / clusters;
+  return 100 * (rounds * clusters - cluster_tiles) >= rounds * clusters;  // idle >= 1%
+}
+
+// One work unit of a cluster: k-tiles [k_begin, k_end) of cluster tile `tile` (m, n, batch and
+// K slice: tile.k() = slice * batch + b). Stream-K units (p.stream_k) also say their part in the
+// tile's fix-up: a unit that starts inside the tile (!finishes) stores a partial; the one that
+// starts at k-tile 0 adds peers first_peer..last_peer's partials (none when first > last) and
+// writes D. Units of the persistent walk finish their tile alone.
+struct Sm90Unit {
+  GemmCoord tile;
+  int k_begin, k_end;
+  bool finishes;
+  int first_peer, last_peer;
+};
+
+// How many units cluster `cluster` runs, and its unit `u` (0 <= u < count) -- the producer and
+// the consumers walk the same list. `block`: the promoted fp8 kernels' K slices hold whole
+// blocks of that many k-tiles (sm90_k_range); stream-K is not used with block > 1.
+TESSEL_DEVICE inline long long sm90_unit_count(Sm90GemmParams const& p, int cluster) {
+  return p.stream_k ? p.sk.unit_count(cluster) : p.scheduler.tiles_for(cluster);
+}
+TESSEL_DEVICE inline Sm90Unit sm90_unit(Sm90GemmParams const& p, int cluster, long long u, int block) {
+  if (p.stream_k) {
+    StreamKWork const w = p.sk.unit(cluster, u);
+    return {w.tile_offset, int(w.k_begin), int(w.k_end), w.finishes_tile, w.first_peer, w.last_peer};
+  }
+  GemmCoord const tile = p.scheduler.tile_offset(p.scheduler.linear_tile(cluster, u));
+  Sm90KRange const k = sm90_k_range(p.k_tiles, p.splits, int(tile.k() / p.batch), block);
+  return {tile, k.begin, k.end, true, 0, -1};
 }
 
 }  // namespace tessel::kernel::detail

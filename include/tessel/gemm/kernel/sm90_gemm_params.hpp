@@ -16,11 +16,19 @@
 // into d as fp32 (d, ldd, batch_stride_d then describe the partial-sum workspace, slice s of
 // batch b at d + (s * batch + b) * batch_stride_d; alpha = 1, beta = 0), and a reduction
 // kernel forms D afterwards.
+// Stream-K (stream_k, cooperative kernels only, splits == 1): the clusters walk `sk`'s work units
+// instead of `scheduler`'s tiles (schedule/stream_k.hpp, kTail: the full rounds of cluster tiles
+// whole, then the last partial round's tiles shared out evenly by k-tiles). A unit that starts
+// inside a tile stores its consumers' fp32 accumulators in slot (cluster, CTA rank) of
+// sk_partials and raises that slot's flags to sk_epoch; the unit that holds a tile's k-tile 0
+// waits for its peers' flags, adds their partials in peer order and runs the epilogue. sk_epoch
+// is unique to the launch (src/gemm/sm90_gemm.cpp), so flags need no clearing.
 // Plain C++ (the adapter compiles without nvcc).
 #pragma once
 
 #include <tessel/arch/sm90_copy_tma.hpp>
 #include <tessel/schedule/persistent.hpp>
+#include <tessel/schedule/stream_k.hpp>
 
 #include <cstdint>
 
@@ -50,6 +58,11 @@ struct Sm90GemmParams {
   // batch-and-slice, one of the two 1); CTA r of a cluster takes tile row ClusterM * m + r, or
   // tile column ClusterN * n + r.
   PersistentTileScheduler scheduler;
+  bool stream_k = false;
+  StreamKScheduler sk;                      // over cluster tiles, grid = scheduler's grid
+  float* sk_partials = nullptr;             // [grid][ClusterSize][Consumers][Accumulators / 4][128] float4
+  unsigned long long* sk_flags = nullptr;   // [grid][ClusterSize][Consumers]
+  unsigned long long sk_epoch = 0;
 };
 
 }  // namespace tessel::kernel

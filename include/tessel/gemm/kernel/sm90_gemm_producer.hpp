@@ -25,7 +25,7 @@
 
 namespace tessel::kernel::detail {
 
-// The producer thread of a CTA. MnMajorOperands: the kernel reads MN-major operands in place
+// The producer thread of a CTA: the k-tiles of its cluster's work units (sm90_unit), in order. MnMajorOperands: the kernel reads MN-major operands in place
 // (p.a_mn_major / p.b_mn_major pick each operand's boxes, collective/sm90_operand_tile.hpp);
 // PromotionKTiles: the K slices hold whole blocks of that many k-tiles (sm90_k_range), as the
 // consumers of an fp8 kernel promoted every few k-tiles read them.
@@ -38,14 +38,12 @@ TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::
   constexpr int RowsA = Config::TileM / ClusterN, RowsB = Config::TileN / ClusterM;
   constexpr std::uint16_t everyone = std::uint16_t((1u << Config::ClusterSize) - 1u);
   int const share_a = ClusterN > 1 ? cta_rank : 0, share_b = ClusterM > 1 ? cta_rank : 0;
-  PersistentTileScheduler const& sched = p.scheduler;
   PipelineState st;
-  for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t)) {
-    GemmCoord const tile = sched.tile_offset(t);
-    Sm90TileOrigin<Config> const at(tile, cta_rank);
-    int const batch = int(tile.k() % p.batch);
-    Sm90KRange const k = sm90_k_range(p.k_tiles, p.splits, int(tile.k() / p.batch), PromotionKTiles);
-    for (int kt = k.begin; kt < k.end; ++kt) {
+  for (long long u = 0, units = sm90_unit_count(p, cluster); u < units; ++u) {
+    Sm90Unit const w = sm90_unit(p, cluster, u, PromotionKTiles);
+    Sm90TileOrigin<Config> const at(w.tile, cta_rank);
+    int const batch = int(w.tile.k() % p.batch);
+    for (int kt = w.k_begin; kt < w.k_end; ++kt) {
       std::uint64_t* full = s.pipeline.producer_acquire(st, Config::StageBytes);
       OperandTile::template load<RowsA, (ClusterN > 1), MnMajorOperands>(&p.tma_a, full, s.a[st.index] + share_a * RowsA * TileK,
                                                                          everyone, p.a_mn_major, kt * TileK,

@@ -23,9 +23,11 @@
 // The producer runs ahead across tile boundaries, so the next tile's loads overlap this tile's
 // epilogue. Tiles come from a PersistentTileScheduler (schedule/persistent.hpp) over cluster
 // tiles: grid = clusters that fit at once, each walking every grid-th cluster tile in grouped
-// raster order. This is the only function that reads threadIdx and blockIdx.
+// raster order -- or, with p.stream_k, from a StreamKScheduler (schedule/stream_k.hpp), whose units
+// may be parts of tiles, fixed up through global memory (sm90_stream_k_fixup). This is the only function that reads threadIdx and blockIdx.
 #pragma once
 
+#include <tessel/arch/global_flag.hpp>
 #include <tessel/arch/sm90_cluster.hpp>
 #include <tessel/arch/sm90_copy_tma.hpp>
 #include <tessel/arch/sm90_mbarrier.hpp>
@@ -49,6 +51,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 namespace tessel::kernel {
 
@@ -232,24 +235,28 @@ template <class Out, int TileN, int SlabN>
 TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::uint16_t* staging,
                                         int wg_thread, int consumer, int m0, int n0, int batch, bool last) {
   char* const base = reinterpret_cast<char*>(staging);
-  if constexpr (SlabN < TileN) {  // TMA stores only (the host's rule): each slab waits for the last's reads
-    auto const slab = [&](auto which) {
-      constexpr int S = decltype(which)::value;
-      if (wg_thread == 0) tma_store_wait_read<0>();
+  if constexpr (SlabN < TileN) {  // TMA stores only (the host's rule)
+    // The tile leaves in 64-column blocks that rotate through the buffer's SlabN / 64 boxes: block
+    // k waits only for the store of block k - Boxes (committed Boxes - 1 groups ago), so staging
+    // one block overlaps the TMA unit's read of the last. (Two 128-column slabs, each waiting for
+    // the other's read to finish, left that read's whole latency in every tile's epilogue.)
+    constexpr int Boxes = SlabN / 64;
+    auto const block = [&](auto which) {
+      constexpr int K = decltype(which)::value;
+      char* const box = base + (K % Boxes) * 8192;
+      if (wg_thread == 0) tma_store_wait_read<Boxes - 1>();
       named_barrier_sync(sm90_consumer_barrier(consumer), 128);
-      sm90_stage_accumulators<Out, TileN, SlabN, S>(acc, base, wg_thread);
+      sm90_stage_accumulators<Out, TileN, 64, K>(acc, box, wg_thread);
       fence_proxy_async_shared();
       named_barrier_sync(sm90_consumer_barrier(consumer), 128);
       if (wg_thread == 0) {
-        TESSEL_UNROLL
-        for (int box = 0; box < SlabN / 64; ++box)
-          tma_store_3d(&p.tma_d, base + box * 8192, n0 + S * SlabN + 64 * box, m0, batch);
+        tma_store_3d(&p.tma_d, box, n0 + 64 * K, m0, batch);
         tma_store_commit();
       }
     };
-    static_assert(TileN == 2 * SlabN, "sm90_epilogue_staged: 1 or 2 slabs");
-    slab(std::integral_constant<int, 0>{});
-    slab(std::integral_constant<int, 1>{});
+    [&]<int... K>(std::integer_sequence<int, K...>) {
+      (block(std::integral_constant<int, K>{}), ...);
+    }(std::make_integer_sequence<int, TileN / 64>{});
     return;
   }
   if (p.tma_store) {
@@ -274,6 +281,37 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
     for (int box = 0; box < TileN / 64; ++box) tma_store_3d(&p.tma_d, base + box * 8192, n0 + 64 * box, m0, batch);
     tma_store_commit();
   }
+}
+
+// Stream-K fix-up of one consumer warpgroup's accumulators after unit w (p.stream_k). A unit
+// that starts inside its tile stores them as fp32 into this CTA's slot of p.sk_partials (thread-
+// major float4s: a warp's stores are 512 contiguous bytes) and raises the slot's flag; it
+// returns false (no epilogue). The tile's finisher waits for each peer's flag in peer order and
+// adds its partial (L2 loads: the slot was written by another SM), then returns true.
+template <class Config>
+TESSEL_DEVICE bool sm90_stream_k_fixup(Sm90GemmParams const& p, Sm90Unit const& w, float (&acc)[Config::Accumulators],
+                                       int cluster, int cta_rank, int consumer, int wg_thread) {
+  constexpr int Quads = Config::Accumulators / 4;
+  auto const slot = [&](int c) { return (std::size_t(c) * Config::ClusterSize + cta_rank) * Config::Consumers + consumer; };
+  if (!w.finishes) {
+    float4* const to = reinterpret_cast<float4*>(p.sk_partials) + slot(cluster) * Quads * 128 + wg_thread;
+    TESSEL_UNROLL
+    for (int q = 0; q < Quads; ++q) to[q * 128] = make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]);
+    named_barrier_sync(sm90_consumer_barrier(consumer), 128);
+    if (wg_thread == 0) flag_raise(p.sk_flags + slot(cluster), p.sk_epoch);
+    return false;
+  }
+  for (int peer = w.first_peer; peer <= w.last_peer; ++peer) {
+    if (wg_thread == 0) flag_await(p.sk_flags + slot(peer), p.sk_epoch);
+    named_barrier_sync(sm90_consumer_barrier(consumer), 128);
+    float4 const* const from = reinterpret_cast<float4 const*>(p.sk_partials) + slot(peer) * Quads * 128 + wg_thread;
+    TESSEL_UNROLL
+    for (int q = 0; q < Quads; ++q) {
+      float4 const v = __ldcg(from + q * 128);
+      acc[4 * q] += v.x, acc[4 * q + 1] += v.y, acc[4 * q + 2] += v.z, acc[4 * q + 3] += v.w;
+    }
+  }
+  return true;
 }
 
 // Rows of one staged tile of a D that TMA cannot store (p.staged_rows), from consumer c's
@@ -356,7 +394,6 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
   SharedStorage& s = detail::sm90_cta_prologue<SharedStorage, ClusterSize>(smem_raw, p, int(threadIdx.x),
                                                                           Config::Consumers * 4 * ClusterSize);
 
-  PersistentTileScheduler const& sched = p.scheduler;
   int const cluster = int(blockIdx.x) / ClusterSize;
 
   if (warpgroup == 0) {
@@ -384,17 +421,16 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     // The promoted mainloop's per-k-tile tiles (unused, and optimised away, otherwise).
     float part0[Config::PartialRegisters], part1[Config::Partials > 1 ? Config::PartialRegisters : 1];
 
-    for (long long t = sched.first_tile(cluster); sched.is_valid(t); t = sched.next_tile(t)) {
-      GemmCoord const tile = sched.tile_offset(t);
+    for (long long u = 0, units = detail::sm90_unit_count(p, cluster); u < units; ++u) {
+      detail::Sm90Unit const w = detail::sm90_unit(p, cluster, u, Config::PromotionKTiles);
+      GemmCoord const tile = w.tile;
       // 32-bit tile coordinates (the host keeps M, N and the batch count below 2^31): fewer
       // registers live beside the accumulators when the epilogue starts.
       detail::Sm90TileOrigin<Config> const at(tile, cta_rank);
       int const m0 = at.m0, n0 = at.n0;
       int const slice = int(tile.k()), batch = slice % p.batch;
-      int const split = int(slice / p.batch);
       // Whole promotion blocks per K slice (an fp8 kernel may read one zero-filled k-tile past K).
-      detail::Sm90KRange const k = detail::sm90_k_range(p.k_tiles, p.splits, split, Config::PromotionKTiles);
-      int const k_begin = k.begin, k_end = k.end;
+      int const k_begin = w.k_begin, k_end = w.k_end;
 
       // The mainloop, for one wgmma instruction (an fp8 kernel takes each input pair with its own).
       auto mainloop = [&](auto op, auto op_part) {
@@ -561,6 +597,10 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         mainloop(Mma{}, Mma{});
       }
 
+      // Stream-K fix-up (sm90_stream_k_fixup): a unit that starts inside its tile leaves its
+      // partial for the tile's finisher and has no epilogue.
+      if (p.stream_k && !detail::sm90_stream_k_fixup<Config>(p, w, acc, cluster, cta_rank, consumer, wg_thread)) continue;
+
       // Epilogue, on alpha * acc. The thread index is laundered first: every address the
       // epilogue derives from it is then computed here, per tile, instead of being hoisted out
       // of the tile loop by the compiler and kept live through the mainloop beside the 128
@@ -572,7 +612,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       // Thread (warp, lane) holds tile rows r and r + 8 (r = 64 * consumer + 16 * warp + lane / 4),
       // column pairs 2 * (lane % 4) + 8j.
       if (p.tma_store || p.staged_rows) {
-        bool const last = !sched.is_valid(sched.next_tile(t));
+        bool const last = u + 1 == units;
         if (p.out_f16) {
           detail::sm90_epilogue_staged<half_t, TileN, Config::SlabN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0,
                                                                      batch, last);
