@@ -605,8 +605,10 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       // epilogue derives from it is then computed here, per tile, instead of being hoisted out
       // of the tile loop by the compiler and kept live through the mainloop beside the 128
       // accumulators (which cost spills and 30% of the speed).
-      TESSEL_UNROLL
-      for (int i = 0; i < Config::Accumulators; ++i) acc[i] *= p.alpha;
+      if (p.alpha != 1.0f) {  // uniform; 128 multiplies per thread per tile saved in the common case
+        TESSEL_UNROLL
+        for (int i = 0; i < Config::Accumulators; ++i) acc[i] *= p.alpha;
+      }
       int et = wg_thread;
       asm volatile("" : "+r"(et));
       // Thread (warp, lane) holds tile rows r and r + 8 (r = 64 * consumer + 16 * warp + lane / 4),
