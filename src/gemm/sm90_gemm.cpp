@@ -385,7 +385,7 @@ constexpr char kSummaryFp8Halves[] =
     "retires (promotion)";
 constexpr char kSummaryFp8Every2[] =
     "tensor cores, sm_90a: as sm90_e4m3_128x256x128_c2 with 4 stages and the fp32 promotion after every second "
-    "k-tile (256 products); the epilogue stages and TMA-stores each tile in two slabs";
+    "k-tile (256 products); the epilogue's half-tile buffer takes the tile in rotating 64-column blocks";
 constexpr char kSummaryFp8Fast[] =
     "tensor cores, sm_90a: as the bf16 kernels with wgmma m64n256k32 e4m3, accumulating in the tensor core for the "
     "whole K (fast accumulation: fewer mantissa bits on long K)";
@@ -398,8 +398,8 @@ constexpr char kSummary64[] =
 constexpr char kSummaryC2[] =
     "tensor cores, sm_90a: as the 1x1 kernel, in 2x1 clusters whose CTAs multicast halves of the shared B tile";
 constexpr char kSummaryS4[] =
-    "tensor cores, sm_90a: as the 2x1 cluster kernel with 4 stages; the epilogue stages and TMA-stores each tile in two "
-    "128-column slabs (a D that TMA cannot store leaves from registers)";
+    "tensor cores, sm_90a: as the 2x1 cluster kernel with 4 stages; the epilogue TMA-stores each tile in 64-column "
+    "blocks rotating through a half-tile buffer (a D that TMA cannot store leaves from registers)";
 constexpr char kSummaryPingpong[] =
     "tensor cores, sm_90a: ping-pong -- the two consumer warpgroups take alternate 128x128 tiles (two wgmma "
     "m64n128k16 per slice), one's epilogue under the other's mainloop; 2x1 clusters multicast B; a D that TMA "

@@ -149,8 +149,9 @@ enum class Sm90Accumulation { Fast, Promoted };
 
 // One configuration: input type, tile width, pipeline depth, cluster shape (ClusterM tile rows
 // sharing B, or ClusterN tile columns sharing A), accumulation, and the column slabs the epilogue
-// stages a tile in (2: a buffer half as wide, two rounds of TMA stores per tile -- room for one
-// more pipeline stage; TMA-stored D only, the host takes the register epilogue otherwise).
+// stages a tile in (2: a buffer half as wide, through which the tile's 64-column blocks rotate --
+// room for one more pipeline stage; TMA-stored D only, the host takes the register epilogue
+// otherwise).
 template <class Element_, int TileN_, int Stages_, int ClusterM_, int ClusterN_ = 1,
           Sm90Accumulation Accumulation_ = Sm90Accumulation::Fast, int EpilogueSlabs_ = 1, int PromotionKTiles_ = 1>
 struct Sm90GemmConfig {
