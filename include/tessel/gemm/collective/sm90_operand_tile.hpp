@@ -15,11 +15,21 @@
 //
 // The tensor maps behind them (src/gemm/sm90_gemm.cpp): K-major (K, rows, batch), MN-major
 // (rows, K, batch); either way TMA zero-fills what lies past the operand's edges.
+//
+// The K-major stage tile is stated as the atom/ vocabulary states it (the wgmma SW128 atom of
+// atom/gmma_smem_layout.hpp tiled down the rows with tile_to_shape), and its descriptor's
+// offsets and swizzle come from that layout at compile time (GMMA::gmma_descriptor_layout,
+// atom/gmma_descriptor.hpp, which also checks that wgmma can read it); only the start address is
+// computed at run time. The MN-major descriptor is still the hand-written one (the host test
+// sm90_gmma_descriptor_test checks both against the vocabulary and the PTX ISA's layouts).
 #pragma once
 
 #include <tessel/arch/sm90_copy_tma.hpp>
 #include <tessel/arch/sm90_mma_wgmma.hpp>
+#include <tessel/atom/gmma_descriptor.hpp>
+#include <tessel/atom/gmma_smem_layout.hpp>
 #include <tessel/config.hpp>
+#include <tessel/layout/tile_to_shape.hpp>
 
 #include <cstdint>
 
@@ -56,13 +66,32 @@ struct Sm90OperandTile {
     copy(smem, k0, row0);
   }
 
+  // Two swizzle atoms of a K-major stage tile (16 rows: the offsets do not depend on how many rows
+  // follow, and nvcc's constexpr step limit stops the full tile's check).
+  static constexpr auto k_major_stage_layout() {
+    return tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{}, Shape<_16, Int<TileK>>{});
+  }
+  static constexpr GMMA::DescriptorLayout k_major_descriptor_layout =
+      GMMA::gmma_descriptor_layout<GMMA::Major::K, Element>(k_major_stage_layout());
+  static_assert(k_major_descriptor_layout.error == GMMA::DescError::none &&
+                    k_major_descriptor_layout.layout_type == GMMA::LayoutType::B128 &&
+                    k_major_descriptor_layout.stride_byte_offset == 1024,
+                "Sm90OperandTile: wgmma cannot read the K-major stage layout its TMA boxes fill");
+
   // The descriptor of the tile (or of its rows from `smem` on: a multiple of 64 rows when MN-major).
   template <int MnMajor>
   TESSEL_DEVICE static std::uint64_t descriptor(Element const* smem) {
     if constexpr (MnMajor) {
+      // (The vocabulary's check of a 128 x TileK MN-major stage exceeds nvcc's constexpr step
+      // limit; sm90_gmma_descriptor_test checks this one against it on the host.)
       return wgmma_desc_mn_major_sw128(smem, ChunkBytes);
     } else {
-      return wgmma_desc_k_major_sw128(smem);
+      constexpr GMMA::DescriptorLayout d = k_major_descriptor_layout;
+      GMMA::DescriptorFields f;
+      f.start_address = detail::smem_address(smem);
+      f.leading_byte_offset = d.leading_byte_offset, f.stride_byte_offset = d.stride_byte_offset;
+      f.layout_type = d.layout_type;
+      return GMMA::encode(f);
     }
   }
 

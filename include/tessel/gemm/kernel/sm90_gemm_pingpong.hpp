@@ -30,6 +30,7 @@
 #include <tessel/arch/sm90_copy_tma.hpp>
 #include <tessel/arch/sm90_mma_wgmma.hpp>
 #include <tessel/config.hpp>
+#include <tessel/gemm/collective/sm90_operand_tile.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_cta.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_epilogue.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_params.hpp>
@@ -177,6 +178,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_pingpong_kernel(
   using SharedStorage = typename Config::SharedStorage;
   constexpr int TileN = Config::TileN, TileK = Config::TileK, BlocksM = Config::BlocksM;
   constexpr int Stages = Config::Stages, ClusterSize = Config::ClusterSize;
+  using OperandTile = collective::Sm90OperandTile<typename Config::Element, TileK>;  // its stage tiles are K-major
   // The descriptor step from one 64-row block of the A tile to the next (16-byte units).
   constexpr std::uint64_t BlockStep = std::uint64_t(64 * TileK * int(sizeof(typename Config::Element)) / 16);
 
@@ -224,8 +226,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_pingpong_kernel(
       int previous = -1;
       for (int kt = k.begin; kt < k.end; ++kt) {
         s.pipeline.consumer_wait(st);
-        std::uint64_t const desc_a = wgmma_desc_k_major_sw128(s.a[st.index]);
-        std::uint64_t const desc_b = wgmma_desc_k_major_sw128(s.b[st.index]);
+        std::uint64_t const desc_a = OperandTile::template descriptor<0>(s.a[st.index]);
+        std::uint64_t const desc_b = OperandTile::template descriptor<0>(s.b[st.index]);
         TESSEL_UNROLL
         for (int b = 0; b < BlocksM; ++b) wgmma_fence_operand(acc[b]);
         wgmma_fence();

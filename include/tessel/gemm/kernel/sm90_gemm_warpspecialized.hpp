@@ -459,8 +459,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
             for (int j = 0; j < Every; ++j) {
               s.pipeline.consumer_wait(st);
               stage[j] = st.index;
-              desc_a[j] = wgmma_desc_k_major_sw128(s.a[st.index] + consumer * 64 * TileK);
-              desc_b[j] = wgmma_desc_k_major_sw128(s.b[st.index]);
+              desc_a[j] = OperandTile::template descriptor<0>(s.a[st.index] + consumer * 64 * TileK);
+              desc_b[j] = OperandTile::template descriptor<0>(s.b[st.index]);
               st.advance<Stages>();
             }
             TESSEL_UNROLL
@@ -492,8 +492,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           for (int i = 0; i < Config::Accumulators; ++i) acc[i] = 0.0f;
           auto issue = [&](float(&into)[Config::Accumulators]) {
             s.pipeline.consumer_wait(st);
-            std::uint64_t const desc_a = wgmma_desc_k_major_sw128(s.a[st.index] + consumer * 64 * TileK);
-            std::uint64_t const desc_b = wgmma_desc_k_major_sw128(s.b[st.index]);
+            std::uint64_t const desc_a = OperandTile::template descriptor<0>(s.a[st.index] + consumer * 64 * TileK);
+            std::uint64_t const desc_b = OperandTile::template descriptor<0>(s.b[st.index]);
             wgmma_fence_operand(into);
             wgmma_fence();
             TESSEL_UNROLL
