@@ -5,6 +5,7 @@
 #pragma once
 
 #include "../src/gemm/sm80_launch.cuh"
+#include "sm80_gemm_persistent.cuh"
 
 #include <tessel/gemm/device/gemm_arguments.hpp>
 
@@ -13,6 +14,49 @@
 #include <string>
 #include <type_traits>
 #include <vector>
+
+namespace tessel::kernel::detail {
+
+// The persistent kernel (sm80_gemm_persistent.cuh): as many CTAs as can be resident, at
+// most one per unit of work.
+template <class Config, class ElementOut16, int CtasPerSm>
+cudaError_t sm80_launch_persistent(Sm80GemmParams const& p, cudaStream_t stream) {
+  using G = Sm80GemmPersistent<Config, ElementOut16, CtasPerSm>;
+  constexpr int smem = G::SmemBytes;
+  auto* kernel = &sm80_gemm_persistent_kernel<Config, ElementOut16, CtasPerSm>;
+  if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem); err != cudaSuccess)
+    return err;
+  int device = 0, sms = 0, resident = 0;
+  if (cudaError_t err = cudaGetDevice(&device); err != cudaSuccess) return err;
+  if (cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); err != cudaSuccess) return err;
+  if (cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, Config::Threads, smem); err != cudaSuccess)
+    return err;
+  if (resident < 1) return cudaErrorInvalidConfiguration;
+  std::int64_t const units = std::int64_t(p.tiles_m) * p.tiles_n * p.batch * p.splits;
+  std::int64_t const ctas = std::min<std::int64_t>(units, std::int64_t(sms) * resident);
+  if (ctas == 0) return cudaSuccess;
+  kernel<<<dim3(static_cast<unsigned>(ctas), 1, 1), Config::Threads, smem, stream>>>(p);
+  return cudaGetLastError();
+}
+
+template <class Config, class ElementOut16, int CtasPerSm>
+cudaError_t sm80_attributes_persistent(cudaFuncAttributes* attr) {
+  return cudaFuncGetAttributes(attr, &sm80_gemm_persistent_kernel<Config, ElementOut16, CtasPerSm>);
+}
+
+template <class Config, class ElementOut16, int CtasPerSm>
+Sm80Instance make_sm80_persistent_instance() {
+  return {Config::TileM,
+          Config::TileN,
+          Config::TileK,
+          Config::Threads,
+          Sm80GemmPersistent<Config, ElementOut16, CtasPerSm>::SmemBytes,
+          int(sizeof(typename Config::Element)),
+          sm80_launch_persistent<Config, ElementOut16, CtasPerSm>,
+          sm80_attributes_persistent<Config, ElementOut16, CtasPerSm>};
+}
+
+}  // namespace tessel::kernel::detail
 
 namespace tessel::bench {
 
@@ -45,7 +89,7 @@ Sm80Variant make_sm80_variant(int order, char const* name) {
   return {order, name, tf32 ? DType::tf32 : DType::bf16, &kernel::detail::make_sm80_instance<Config, Out16>};
 }
 
-// The persistent kernel of the same configuration (kernel/sm80_gemm_persistent.hpp).
+// The persistent kernel of the same configuration (sm80_gemm_persistent.cuh).
 template <class Config, int CtasPerSm = 1>
 Sm80Variant make_sm80_persistent_variant(int order, char const* name) {
   using E = typename Config::Element;

@@ -255,7 +255,11 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   p.a_mn_major = a_in_place && p.a_mn_major, p.b_mn_major = b_in_place && p.b_mn_major;  // staged copies are K-major
   // Stream-K: the clusters' persistent walk becomes the kTail stream-K schedule (same grid).
   bool const reads_c = gemm_reads_c(g);
-  bool const row_copy_path = !d_tma_storable(g) && !reads_c && g.c_type != DType::f32 && t.row_copies;
+  // D leaves through the copy warps' row copies when TMA cannot store it, C is unread and D is
+  // 16-bit, in the kernels that have copy warps (the rule p.staged_rows applies below, once the
+  // driver has had its say on tma_d).
+  auto const row_copies = [&](bool tma_store) { return !tma_store && !reads_c && g.c_type != DType::f32 && t.row_copies; };
+  bool const row_copy_path = row_copies(d_tma_storable(g));
   std::int64_t const cluster_tiles = cluster_rows * cluster_cols * batch;
   bool const stream_k = splits == 1 && t.stream_k && !row_copy_path && choose_stream_k(cluster_tiles, clusters, k_tiles);
   PersistentArguments args;
@@ -333,7 +337,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     // consumer's mainloop instead.
     // (Stream-K was chosen only where D needs no row copies; should the driver refuse tma_d
     // after all, D leaves from registers.)
-    p.staged_rows = !p.tma_store && !reads_c && g.c_type != DType::f32 && t.row_copies && !p.stream_k;
+    p.staged_rows = row_copies(p.tma_store) && !p.stream_k;
   }
 
   if (result.ok()) {

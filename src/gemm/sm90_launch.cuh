@@ -80,6 +80,7 @@ Sm90Instance make_sm90_instance() {
     t.row_copies = Config::RowCopyEpilogue, t.fp8_pairs = Config::Fp8Pairs;
     t.mn_major = kSm90MnMajorOperands<Config>;
     t.stream_k = Config::PromotionKTiles == 1;
+    t.consumers = Config::Consumers;
   }
   t.element_bytes = int(sizeof(typename Config::Element));
   t.launch = sm90_launch<Config>, t.attributes = sm90_attributes<Config>;

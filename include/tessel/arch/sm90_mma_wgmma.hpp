@@ -33,7 +33,9 @@
 namespace tessel {
 
 // A K-major, 128-byte-swizzled operand tile whose first row starts at `smem` (1024-byte aligned
-// for the first k-slice; +32 bytes per further 32-byte k-slice).
+// for the first k-slice; +32 bytes per further 32-byte k-slice). Encoded by hand from the PTX
+// ISA: the kernels take this descriptor from the atom/ vocabulary (Sm90OperandTile::descriptor),
+// and the tests hold the vocabulary to these bits (sm90_gmma_descriptor_test, sm90_atoms_test).
 TESSEL_DEVICE inline std::uint64_t wgmma_desc_k_major_sw128(void const* smem) {
   std::uint64_t const addr = detail::smem_address(smem);
   return ((addr & 0x3FFFF) >> 4) | (std::uint64_t(1) << 16) | (std::uint64_t(1024 >> 4) << 32) |

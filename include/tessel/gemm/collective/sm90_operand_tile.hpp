@@ -5,8 +5,8 @@
 // stage's storage and its expect_tx byte count do not depend on the choice.
 //
 //   K-major   (the operand's K contiguous in global memory; TileK = one 128-byte row): one TMA
-//             box of (TileK, Rows) -- row r at 128r bytes; wgmma_desc_k_major_sw128, the k-th
-//             k-slice of Mma::K elements Mma::K * sizeof(Element) bytes further.
+//             box of (TileK, Rows) -- row r at 128r bytes; the descriptor from the vocabulary
+//             (below), the k-th k-slice of Mma::K elements Mma::K * sizeof(Element) bytes further.
 //   MN-major  (its M or N contiguous; 16-bit inputs, read with the wgmma transpose bit): Rows / 64
 //             boxes of (64, TileK) -- 64 MN-elements (128 bytes) by TileK K-rows, K-row r of box
 //             c at c * ChunkBytes + 128r bytes; wgmma_desc_mn_major_sw128 with ChunkBytes as the

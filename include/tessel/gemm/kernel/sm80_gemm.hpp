@@ -43,7 +43,7 @@ struct Sm80Gemm {
 };
 
 // One CTA's share of problem p: tile `tile` of batch `batch`, split-K slice `slice` (also used by
-// the persistent kernel, kernel/sm80_gemm_persistent.hpp).
+// the experiment's persistent kernel, bench/sm80_gemm_persistent.cuh).
 template <class Config>
 struct Sm80TileWork {
   using Element = typename Config::Element;

@@ -1,5 +1,6 @@
-// tessel/gemm/kernel/sm80_gemm_persistent.hpp -- the sm_80 tensor-core GEMM as a persistent
-// kernel: each CTA walks units of work (tile, batch, split-K slice) and starts loading its next
+// bench/sm80_gemm_persistent.cuh -- the sm_80 tensor-core GEMM as a persistent kernel, for the
+// mainloop experiment only (bench_sm80_variants; it measured 0.57-0.59x, no faster than one CTA per
+// tile, so the library does not carry it): each CTA walks units of work (tile, batch, split-K slice) and starts loading its next
 // unit before it writes the current one.
 //
 // sm80_gemm_persistent_kernel<Config, ElementOut16, CtasPerSm>(Sm80GemmParams), grid.x CTAs
