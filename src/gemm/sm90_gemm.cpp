@@ -47,7 +47,7 @@ struct Sm90Family {
 };
 
 // clang-format off
-constexpr std::array<Sm90Family, 17> kFamilies = {{
+constexpr std::array<Sm90Family, 16> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c1x2},
@@ -64,7 +64,6 @@ constexpr std::array<Sm90Family, 17> kFamilies = {{
     {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2},
     {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2_promote2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x128x64_pingpong_c2},
-    {DType::bf16, kernel::detail::sm90_instance_bf16_128x64x128},
 }};
 // clang-format on
 
@@ -240,14 +239,13 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   // driver refuses) are staged into aligned K-major copies and described after.
   int const box_a = t.tile_m / t.cluster_n, box_b = t.tile_n / t.cluster_m;  // what one CTA of a cluster copies
   int const box_mn = 128 / t.element_bytes;  // MN-major: rows per box (one 128-byte swizzle row)
-  int const box_k = 128 / t.element_bytes;   // K-major: one 128-byte swizzle row of K per box (tile_k / box_k boxes)
   auto const in_place = [&](OperandView const& v, std::int64_t rows, int box_rows, TmaDescriptor* desc, int* step,
                             bool* mn_major) {
     Sm90OperandRead const read = sm90_operand_read(reinterpret_cast<std::uintptr_t>(v.ptr), v.row_stride, v.k_stride,
                                                    v.batch_stride, batch, t.element_bytes, t.mn_major);
     *mn_major = read == Sm90OperandRead::mn_major;
     if (read == Sm90OperandRead::k_major)
-      return encode_operand(desc, encode, f.ab, v.ptr, g.k, rows, v.row_stride, batch, v.batch_stride, box_k, box_rows, step);
+      return encode_operand(desc, encode, f.ab, v.ptr, g.k, rows, v.row_stride, batch, v.batch_stride, t.tile_k, box_rows, step);
     if (read == Sm90OperandRead::mn_major)
       return encode_operand(desc, encode, f.ab, v.ptr, rows, g.k, v.k_stride, batch, v.batch_stride, box_mn, t.tile_k, step);
     return false;
@@ -293,10 +291,10 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     if (result.ok()) result = std::move(s);
   };
   if (!a_in_place && !encode_operand(&p.tma_a, encode, f.ab, w.a.ptr, g.k, c.m, w.a.ld, batch, w.a.batch_stride,
-                                     box_k, box_a, &p.a_batch_step))
+                                     t.tile_k, box_a, &p.a_batch_step))
     fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged A"));
   if (!b_in_place && !encode_operand(&p.tma_b, encode, f.ab, w.b.ptr, g.k, c.n, w.b.ld, batch, w.b.batch_stride,
-                                     box_k, box_b, &p.b_batch_step))
+                                     t.tile_k, box_b, &p.b_batch_step))
     fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged B"));
 
   p.m = c.m, p.n = c.n, p.k = g.k;
@@ -401,9 +399,6 @@ constexpr char kSummary[] =
 constexpr char kSummary64[] =
     "tensor cores, sm_90a: as the 1x1 kernel with wgmma m64n64k16 and 8 stages (skinny problems stream the long "
     "operand; parallel split-K for few tiles)";
-constexpr char kSummary64Deep[] =
-    "tensor cores, sm_90a: as sm90_bf16_128x64x64 with 128-deep k-tiles (two TMA boxes of 64 per operand: each row of "
-    "the long operand is read 256 contiguous bytes at a time) in 4 stages";
 constexpr char kSummaryC2[] =
     "tensor cores, sm_90a: as the 1x1 kernel, in 2x1 clusters whose CTAs multicast halves of the shared B tile";
 constexpr char kSummaryS4[] =
@@ -421,7 +416,7 @@ constexpr char kSummaryC1x2[] =
   GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
 
 // clang-format off
-std::array<GemmKernelInfo, 17> const kEntries = {{
+std::array<GemmKernelInfo, 16> const kEntries = {{
     TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128), or where its tiles fill the SMs' rounds enough better than the clusters'"),
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128) where C is read or D cannot take TMA stores"),
     TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
@@ -438,7 +433,6 @@ std::array<GemmKernelInfo, 17> const kEntries = {{
     TESSEL_SM90_ENTRY(13, "sm90_e4m3_128x256x128_c2", kSummaryFp8Halves, "128x256x128, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kE4m3, "fp8 (any pair of e4m3, e5m2) on sm_90a: default (N > 128)"),
     TESSEL_SM90_ENTRY(14, "sm90_e4m3_128x256x128_c2_promote2", kSummaryFp8Every2, "128x256x128, 3 warpgroups, 4 stages, cluster 2x1, 225 KiB smem", kE4m3, "fp8 (any pair) on sm_90a: by name (promoted every 256 products: faster, up to 2x cuBLASLt's error)"),
     TESSEL_SM90_ENTRY(15, "sm90_bf16_128x128x64_pingpong_c2", kSummaryPingpong, "128x128x64 per consumer, 3 warpgroups (ping-pong), 5 stages, cluster 2x1, 225 KiB smem", kBf16, "bf16 on sm_90a: by name (the ping-pong schedule; not measured faster yet)"),
-    TESSEL_SM90_ENTRY(16, "sm90_bf16_128x64x128", kSummary64Deep, "128x64x128, 3 warpgroups, 4 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: by name (skinny, 128-deep k-tiles; being measured)"),
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY

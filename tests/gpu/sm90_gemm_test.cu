@@ -68,13 +68,12 @@ struct DtypeCase {
   char const* narrow;   // 128x128 tiles, cluster 2x1
   char const* skinny;   // 128x64 tiles, 8 stages
   char const* pingpong;  // ping-pong schedule, 128x128 tiles per consumer, cluster 2x1 (bf16 only: nullptr)
-  char const* skinny_deep;  // 128x64 tiles, 128-deep k-tiles of two TMA boxes (bf16 only: nullptr)
 };
 constexpr DtypeCase kDtypes[] = {
-    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_128x128x64_pingpong_c2", "sm90_bf16_128x64x128"},
-    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_128x128x64_pingpong_c2", "sm90_bf16_128x64x128"},
-    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", nullptr, nullptr},
-    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", nullptr, nullptr},
+    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_128x128x64_pingpong_c2"},
+    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_128x128x64_pingpong_c2"},
+    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", nullptr},
+    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", nullptr},
 };
 constexpr char kPingpong[] = "sm90_bf16_128x128x64_pingpong_c2";
 
@@ -240,7 +239,7 @@ TEST(Sm90Sweep, RaggedShapesEveryLayoutAndOrder) {
     for (Shape const& s : shapes) {
       for (char const* layout : kLayouts) {
         for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
-          for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.pingpong, dt.skinny_deep}) {
+          for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.pingpong}) {
             if (name == nullptr) continue;
             for (float beta : {-0.5f, 0.0f}) {  // beta = 0 with D of the input type: the TMA-store epilogue
               GemmArguments g = problem(s.m, s.n, s.k, layout, co, dt.ab, dt.cd);
@@ -279,7 +278,6 @@ TEST(Sm90Sweep, ParallelSplitKForFewTiles) {
       expect_good(run_and_check(dt.cluster, g), what(dt.cluster, g, "tn") + " split-K", g.a_type);
       expect_good(run_and_check(dt.narrow, g), what(dt.narrow, g, "tn") + " split-K", g.a_type);
       if (dt.pingpong) expect_good(run_and_check(dt.pingpong, g), what(dt.pingpong, g, "tn") + " split-K", g.a_type);
-      if (dt.skinny_deep) expect_good(run_and_check(dt.skinny_deep, g), what(dt.skinny_deep, g, "tn") + " split-K", g.a_type);
     }
   }
 }
@@ -385,8 +383,6 @@ TEST(Sm90Sweep, BatchedWithABroadcastOperand) {
       g.batch_stride_b = 0;  // every batch multiplies by the same B
       expect_good(run_and_check(dt.single, g), what(dt.single, g, layout) + " B broadcast", g.a_type);
       if (dt.pingpong) expect_good(run_and_check(dt.pingpong, g), what(dt.pingpong, g, layout) + " B broadcast", g.a_type);
-      if (dt.skinny_deep)
-        expect_good(run_and_check(dt.skinny_deep, g), what(dt.skinny_deep, g, layout) + " B broadcast", g.a_type);
     }
   }
 }
@@ -662,7 +658,7 @@ TEST(Sm90Sweep, LeadingDimensionsOffEveryAlignment) {
       for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
         for (int offset : {0, 1}) {
           for (float beta : {0.0f, -0.5f}) {
-            for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.pingpong, dt.skinny_deep}) {
+            for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.pingpong}) {
               if (name == nullptr) continue;
               GemmArguments g = problem(150, 170, 203, "tn", co, dt.ab, dt.cd);
               g.lda += x.a, g.ldb += x.b, g.ldc += x.d, g.ldd += x.d, g.beta = beta;
@@ -731,8 +727,6 @@ TEST(Sm90Large, OddAndAlignedShapesAgainstCublas) {
       {4096, 4096, 4099, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2"},  // odd K, aligned D
       {4095, 4097, 4096, "tn", DType::f16, DType::f16, "sm90_fp16_128x256x64_c2"},   // odd D, aligned K
       {16, 8192, 8191, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x64x64"},        // skinny, odd K
-      {16, 8192, 8191, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x64x128"},       // skinny, 128-deep k-tiles, odd K
-      {64, 8192, 8256, "tn", DType::bf16, DType::f32, "sm90_bf16_128x64x128"},        // a last k-tile of one box's K
       {4095, 4097, 4099, "tn", DType::bf16, DType::bf16, kPingpong},                    // register epilogue (odd ldd)
       {4096, 4096, 4096, "tn", DType::bf16, DType::bf16, kPingpong},                    // TMA-store epilogue
       {4096, 4096, 4096, "nt", DType::bf16, DType::f32, kPingpong},                     // fp32 D from registers

@@ -6,7 +6,6 @@
 #include <tessel/arch/sm90_mma_wgmma.hpp>
 #include <tessel/atom/gmma_descriptor.hpp>
 #include <tessel/atom/mma_traits_sm90.hpp>
-#include <tessel/gemm/collective/sm90_operand_tile.hpp>
 #include <tessel/layout/tile_to_shape.hpp>
 #include <tessel/tensor.hpp>
 
@@ -84,14 +83,11 @@ TEST(GmmaDescriptor, PtxIsaExamples) {
 }
 
 // The sm90 GEMM kernel's operands: K-major, 128-byte swizzle, (TileM,TileK) A and (TileN,TileK) B
-// stages of KBoxes 128-byte boxes along K; consumer c reads A rows 64c.. (Sm90OperandTile::
-// row_offset), and k-slice kk is the descriptor + Sm90OperandTile::k_offset(kk) (2*kk inside a box,
-// plus a whole box of the tile's rows per box before it). make_gmma_desc of the TiledMMA's
-// partition slices must give exactly wgmma_desc_k_major_sw128's bits moved there.
-template <class T, int TileN, class Op, int KBoxes = 1>
+// stages; consumer c reads A rows 64c.., and k-slice kk is the descriptor + 2*kk. make_gmma_desc
+// of the TiledMMA's partition slices must give exactly wgmma_desc_k_major_sw128's bits.
+template <class T, int TileN, class Op>
 void check_kernel_descriptors() {
-  constexpr int TileK = KBoxes * 128 / int(sizeof(T));
-  using OperandTile = collective::Sm90OperandTile<T, TileK>;
+  constexpr int TileK = 128 / int(sizeof(T));
   constexpr int K = int(decltype(size<2>(typename MMA_Traits<Op>::Shape_MNK{}))::value);
   auto mma = make_tiled_mma(MMA_Atom<Op>{}, Layout<Shape<_2, _1, _1>>{});
   auto layout_a = tile_to_shape(GMMA::Layout_K_SW128_Atom<T>{}, Shape<_128, Int<TileK>>{});   // (BLK_M,BLK_K)
@@ -103,11 +99,8 @@ void check_kernel_descriptors() {
     auto tCsB = thr.partition_B(make_tensor(make_smem_ptr((T*)nullptr), layout_b));  // (MMA,MMA_N,MMA_K)
     ASSERT_EQ(int(size<2>(tCsA)), TileK / K);
     for (int kk = 0; kk < TileK / K; ++kk) {
-      std::uint64_t const kernel_a = wgmma_desc_k_major_sw128(nullptr) +
-                                     ((base_a + OperandTile::template row_offset<0>(consumer * 64) * sizeof(T)) >> 4) +
-                                     OperandTile::template k_offset<0, K, 128>(kk);
-      std::uint64_t const kernel_b =
-          wgmma_desc_k_major_sw128(nullptr) + (base_b >> 4) + OperandTile::template k_offset<0, K, TileN>(kk);
+      std::uint64_t const kernel_a = wgmma_desc_k_major_sw128(nullptr) + ((base_a + consumer * 64 * TileK * sizeof(T)) >> 4) + 2 * kk;
+      std::uint64_t const kernel_b = wgmma_desc_k_major_sw128(nullptr) + (base_b >> 4) + 2 * kk;
       EXPECT_EQ((GMMA::make_gmma_desc<Major::K, T>(tCsA(_, 0, kk).layout(), base_a)), kernel_a)
           << "A consumer " << consumer << " k-slice " << kk;
       EXPECT_EQ((GMMA::make_gmma_desc<Major::K, T>(tCsB(_, 0, kk).layout(), base_b)), kernel_b)
@@ -122,9 +115,6 @@ TEST(GmmaDescriptor, KernelDescriptorsAreTheHandWrittenOnes) {
   check_kernel_descriptors<half_t, 128, SM90_64x128x16_F32F16F16_SS<0, 0>>();
   check_kernel_descriptors<bfloat16_t, 64, SM90_64x64x16_F32BF16BF16_SS<0, 0>>();
   check_kernel_descriptors<float_e4m3_t, 128, SM90_64x128x32_F32E4M3E4M3_SS>();
-  // 128-deep bf16 k-tiles in two boxes (the deep skinny kernel, sm90_bf16_128x64x128).
-  check_kernel_descriptors<bfloat16_t, 64, SM90_64x64x16_F32BF16BF16_SS<0, 0>, 2>();
-  check_kernel_descriptors<half_t, 256, SM90_64x256x16_F32F16F16_SS<0, 0>, 2>();
 }
 
 // Every atom tiled to a (64, 64) bf16 A stage (K-major: atoms along M first; MN-major: along K

@@ -4,12 +4,9 @@
 // 128 bytes = 128 / sizeof(Element) elements) and hold the same Rows x TileK elements, so the
 // stage's storage and its expect_tx byte count do not depend on the choice.
 //
-//   K-major   (the operand's K contiguous in global memory): one TMA box of (RowElements, Rows)
-//             per 128-byte row of the k-tile (KBoxes = TileK / RowElements, 1 but for the deep
-//             skinny kernel's 2) -- box b of a tile of TileRows rows at b * TileRows * 128 bytes,
-//             row r at 128r bytes in it; the descriptor from the vocabulary (below), the k-th
-//             k-slice of Mma::K elements Mma::K * sizeof(Element) bytes further within a box
-//             (k_offset).
+//   K-major   (the operand's K contiguous in global memory; TileK = one 128-byte row): one TMA
+//             box of (TileK, Rows) -- row r at 128r bytes; the descriptor from the vocabulary
+//             (below), the k-th k-slice of Mma::K elements Mma::K * sizeof(Element) bytes further.
 //   MN-major  (its M or N contiguous; 16-bit inputs, read with the wgmma transpose bit): Rows / 64
 //             boxes of (64, TileK) -- 64 MN-elements (128 bytes) by TileK K-rows, K-row r of box
 //             c at c * ChunkBytes + 128r bytes; wgmma_desc_mn_major_sw128 with ChunkBytes as the
@@ -41,26 +38,16 @@ namespace tessel::collective {
 template <class Element, int TileK>
 struct Sm90OperandTile {
   static constexpr int RowElements = 128 / int(sizeof(Element));  // elements in one 128-byte swizzle row
-  static constexpr int KBoxes = TileK / RowElements;               // K-major boxes per k-tile
-  static_assert(TileK % RowElements == 0 && (KBoxes == 1 || KBoxes == 2 || KBoxes == 4),
-                "Sm90OperandTile: a k-tile is 1, 2 or 4 128-byte swizzle rows of K (TileK = KBoxes * 128 / sizeof(Element))");
+  static_assert(TileK == RowElements, "Sm90OperandTile: a k-tile is one 128-byte swizzle row of K (TileK = 128 / sizeof(Element))");
   static constexpr int ChunkRows = RowElements;  // MN-major: rows of the operand per box (64 for 16-bit)
   static constexpr std::uint32_t ChunkBytes = std::uint32_t(ChunkRows * TileK * int(sizeof(Element)));
 
-  // Where row `first` of the tile starts in a stage tile (first: a multiple of 64 when MN-major):
-  // K-major rows are 128 bytes apart in every box, MN-major 64-row boxes ChunkBytes apart.
-  template <int MnMajor>
-  TESSEL_HOST_DEVICE static constexpr int row_offset(int first) {
-    return MnMajor ? first * TileK : first * RowElements;
-  }
-
-  // The copies of rows [first, first + Rows) of the TileRows-row tile whose row 0 is the operand's
-  // row `row0`, k-tile k0 / TileK, batch `batch`, into the stage tile `stage` (1024-byte aligned),
-  // completing on `full`; Multicast: into the same offset of every CTA in `ctas`. `mn_major` is
-  // read only when the kernel takes MN-major operands (MnMajorKernel).
-  template <int Rows, int TileRows, bool Multicast, bool MnMajorKernel>
-  TESSEL_DEVICE static void load(TmaDescriptor const* desc, std::uint64_t* full, Element* stage, std::uint16_t ctas,
-                                 bool mn_major, int k0, int row0, int first, int batch) {
+  // The copies of rows [row0, row0 + Rows) of k-tile k0 / TileK, batch `batch`, into `smem` (1024-byte
+  // aligned), completing on `full`; Multicast: into the same offset of every CTA in `ctas`.
+  // `mn_major` is read only when the kernel takes MN-major operands (MnMajorKernel).
+  template <int Rows, bool Multicast, bool MnMajorKernel>
+  TESSEL_DEVICE static void load(TmaDescriptor const* desc, std::uint64_t* full, Element* smem, std::uint16_t ctas,
+                                 bool mn_major, int k0, int row0, int batch) {
     auto const copy = [&](Element* dst, int c0, int c1) {
       if constexpr (Multicast) {
         tma_load_3d_multicast(desc, full, dst, ctas, c0, c1, batch);
@@ -70,23 +57,19 @@ struct Sm90OperandTile {
     };
     if constexpr (MnMajorKernel) {
       static_assert(Rows % ChunkRows == 0, "Sm90OperandTile: an MN-major operand is copied in boxes of 128 / sizeof(Element) rows; make each CTA's share of the tile whole boxes");
-      static_assert(KBoxes == 1, "Sm90OperandTile: MN-major operands are read in place only with one 128-byte row of K per k-tile");
       if (mn_major) {
         TESSEL_UNROLL
-        for (int c = 0; c < Rows / ChunkRows; ++c)
-          copy(stage + row_offset<1>(first + c * ChunkRows), row0 + first + c * ChunkRows, k0);
+        for (int c = 0; c < Rows / ChunkRows; ++c) copy(smem + c * ChunkRows * TileK, row0 + c * ChunkRows, k0);
         return;
       }
     }
-    TESSEL_UNROLL
-    for (int b = 0; b < KBoxes; ++b) copy(stage + b * TileRows * RowElements + row_offset<0>(first), k0 + b * RowElements, row0 + first);
+    copy(smem, k0, row0);
   }
 
-  // Two swizzle atoms of a K-major box (16 rows: the offsets do not depend on how many rows
-  // follow, and nvcc's constexpr step limit stops the full tile's check). A wgmma reads 16 or 32
-  // bytes of K, always inside one box.
+  // Two swizzle atoms of a K-major stage tile (16 rows: the offsets do not depend on how many rows
+  // follow, and nvcc's constexpr step limit stops the full tile's check).
   static constexpr auto k_major_stage_layout() {
-    return tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{}, Shape<_16, Int<RowElements>>{});
+    return tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{}, Shape<_16, Int<TileK>>{});
   }
   static constexpr GMMA::DescriptorLayout k_major_descriptor_layout =
       GMMA::gmma_descriptor_layout<GMMA::Major::K, Element>(k_major_stage_layout());
@@ -112,16 +95,10 @@ struct Sm90OperandTile {
     }
   }
 
-  // How far the descriptor's start address lies from k-slice 0 at k-slice kk of MmaK elements, in
-  // its 16-byte units (wgmma_desc_advance), in a stage tile of TileRows rows: MN-major, MmaK
-  // 128-byte K-rows per slice; K-major, MmaK elements along the row within a box, and whole
-  // boxes (TileRows 128-byte rows) per RowElements.
-  template <int MnMajor, int MmaK, int TileRows>
-  TESSEL_HOST_DEVICE static constexpr std::uint32_t k_offset(int kk) {
-    if (MnMajor) return std::uint32_t(kk * MmaK * 128 / 16);
-    int const k = kk * MmaK;
-    return std::uint32_t(((k / RowElements) * TileRows * 128 + (k % RowElements) * int(sizeof(Element))) / 16);
-  }
+  // How far the descriptor's start address moves per further k-slice of MmaK elements, in its
+  // 16-byte units (wgmma_desc_advance).
+  template <int MnMajor, int MmaK>
+  static constexpr std::uint32_t k_step = std::uint32_t(MnMajor ? MmaK * 128 / 16 : MmaK * int(sizeof(Element)) / 16);
 };
 
 }  // namespace tessel::collective

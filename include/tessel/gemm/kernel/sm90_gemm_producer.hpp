@@ -3,7 +3,7 @@
 //
 // Per k-tile it waits for a free stage (empty[s]), announces Config::StageBytes on full[s] and
 // issues the copies of the A tile (TileM x TileK) and the B tile (TileN x TileK) in the 128-byte
-// swizzle, each K-major (one box per 128-byte row of K) or (a kernel that takes them) MN-major. In a cluster of ClusterM CTAs (consecutive tile rows, one tile column)
+// swizzle, each K-major or (a kernel that takes them) MN-major. In a cluster of ClusterM CTAs (consecutive tile rows, one tile column)
 // CTA r copies rows [r, r+1) * TileN / ClusterM of the B tile and multicasts them to every CTA of
 // the cluster; ClusterN CTAs (one tile row) share the A tile the same way. The producer does not
 // know which consumer reads a stage: that is the schedule's business (both the cooperative kernel,
@@ -45,10 +45,12 @@ TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::
     int const batch = int(w.tile.k() % p.batch);
     for (int kt = w.k_begin; kt < w.k_end; ++kt) {
       std::uint64_t* full = s.pipeline.producer_acquire(st, Config::StageBytes);
-      OperandTile::template load<RowsA, Config::TileM, (ClusterN > 1), MnMajorOperands>(
-          &p.tma_a, full, s.a[st.index], everyone, p.a_mn_major, kt * TileK, at.m0, share_a * RowsA, batch * p.a_batch_step);
-      OperandTile::template load<RowsB, Config::TileN, (ClusterM > 1), MnMajorOperands>(
-          &p.tma_b, full, s.b[st.index], everyone, p.b_mn_major, kt * TileK, at.n0, share_b * RowsB, batch * p.b_batch_step);
+      OperandTile::template load<RowsA, (ClusterN > 1), MnMajorOperands>(&p.tma_a, full, s.a[st.index] + share_a * RowsA * TileK,
+                                                                         everyone, p.a_mn_major, kt * TileK,
+                                                                         at.m0 + share_a * RowsA, batch * p.a_batch_step);
+      OperandTile::template load<RowsB, (ClusterM > 1), MnMajorOperands>(&p.tma_b, full, s.b[st.index] + share_b * RowsB * TileK,
+                                                                         everyone, p.b_mn_major, kt * TileK,
+                                                                         at.n0 + share_b * RowsB, batch * p.b_batch_step);
       st.advance<Config::Stages>();
     }
   }

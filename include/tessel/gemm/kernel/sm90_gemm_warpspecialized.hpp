@@ -135,7 +135,7 @@ struct Sm90MmaFor<Config, 0, 0> {
 template <class Config>
 inline constexpr bool kSm90MnMajorOperands =
     requires { typename Sm90WgmmaOf<typename Config::Element, Config::TileN>::template Transposed<1, 1>; } &&
-    (Config::TileM / Config::ClusterN) % 64 == 0 && (Config::TileN / Config::ClusterM) % 64 == 0 && Config::KBoxes == 1;
+    (Config::TileM / Config::ClusterN) % 64 == 0 && (Config::TileN / Config::ClusterM) % 64 == 0;
 
 // How the fp32 accumulation of an fp8 GEMM is done: inside the tensor core for the whole K
 // (Fast), or promoted -- each k-tile's wgmmas (4 x k32 = 128 deep) accumulate into a fresh
@@ -151,11 +151,9 @@ enum class Sm90Accumulation { Fast, Promoted };
 // sharing B, or ClusterN tile columns sharing A), accumulation, and the column slabs the epilogue
 // stages a tile in (2: a buffer half as wide, through which the tile's 64-column blocks rotate --
 // room for one more pipeline stage; TMA-stored D only, the host takes the register epilogue
-// otherwise), and the 128-byte rows of K per k-tile (KBoxes: 1, or 2 for 128-deep 16-bit k-tiles
-// whose rows are read 256 contiguous bytes at a time; K-major operands only, fast accumulation).
+// otherwise).
 template <class Element_, int TileN_, int Stages_, int ClusterM_, int ClusterN_ = 1,
-          Sm90Accumulation Accumulation_ = Sm90Accumulation::Fast, int EpilogueSlabs_ = 1, int PromotionKTiles_ = 1,
-          int KBoxes_ = 1>
+          Sm90Accumulation Accumulation_ = Sm90Accumulation::Fast, int EpilogueSlabs_ = 1, int PromotionKTiles_ = 1>
 struct Sm90GemmConfig {
   using Element = Element_;
   // Promoted accumulation with one partial tile: the k-tiles (128 deep for fp8) the tensor core
@@ -166,8 +164,7 @@ struct Sm90GemmConfig {
   static constexpr int Consumers = 2;                 // consumer warpgroups, 64 rows of the tile each
   static constexpr int TileM = 64 * Consumers;        // 128
   static constexpr int TileN = TileN_;
-  static constexpr int KBoxes = KBoxes_;
-  static constexpr int TileK = KBoxes * 128 / int(sizeof(Element));  // KBoxes 128-byte swizzle rows
+  static constexpr int TileK = 128 / int(sizeof(Element));  // one 128-byte swizzle row
   static constexpr int Stages = Stages_;
   static constexpr int EpilogueSlabs = EpilogueSlabs_;
   static constexpr int SlabN = TileN / EpilogueSlabs;  // columns of the epilogue's staging buffer
@@ -208,8 +205,6 @@ struct Sm90GemmConfig {
                 "Sm90GemmConfig: the epilogue stages a tile in 1 or 2 slabs of whole 64-column boxes");
   static_assert(PromotionKTiles == 1 || (PromotionKTiles == 2 && Accumulation == Sm90Accumulation::Promoted && TileN > 128 && Stages >= 4),
                 "Sm90GemmConfig: promotion every 2 k-tiles is for the one-partial promoted mainloop (TileN 256) with at least 4 stages (it holds two)");
-  static_assert(KBoxes == 1 || ((KBoxes == 2 || KBoxes == 4) && Accumulation == Sm90Accumulation::Fast),
-                "Sm90GemmConfig: k-tiles of several 128-byte rows are for fast accumulation (the promoted mainloops step one row)");
   static_assert(Accumulation == Sm90Accumulation::Fast || TileN == 128 || TileN == 256,
                 "Sm90GemmConfig: promoted accumulation keeps the sum and partial tiles in registers; use TileN 128 or 256");
 
@@ -217,8 +212,8 @@ struct Sm90GemmConfig {
   // each in the 128-byte swizzle (what tma_d's descriptor reads).
   static constexpr int EpilogueBoxes = TileN / 64;
   struct SharedStorage {
-    alignas(1024) Element a[Stages][TileM * TileK];  // (BLK_M,BLK_K) per stage, 128-byte swizzle (KBoxes boxes)
-    alignas(1024) Element b[Stages][TileN * TileK];  // (BLK_N,BLK_K) per stage, 128-byte swizzle (KBoxes boxes)
+    alignas(1024) Element a[Stages][TileM * TileK];  // (BLK_M,BLK_K) per stage, 128-byte swizzle
+    alignas(1024) Element b[Stages][TileN * TileK];  // (BLK_N,BLK_K) per stage, 128-byte swizzle
     alignas(1024) std::uint16_t d[Consumers][64 * SlabN];  // (64,SlabN) of a 16-bit D per consumer, as 64x64 boxes
     TmaPipeline<Stages> pipeline;
   };
@@ -546,20 +541,19 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           auto fast_loop = [&](auto a_mn_major, auto b_mn_major) {
             constexpr int TransA = decltype(a_mn_major)::value, TransB = decltype(b_mn_major)::value;
             using MmaAB = typename Sm90MmaFor<Config, TransA, TransB>::Op;
+            constexpr std::uint32_t StepA = OperandTile::template k_step<TransA, Mma::K>;
+            constexpr std::uint32_t StepB = OperandTile::template k_step<TransB, Mma::K>;
             int previous = -1;
             for (int kt = k_begin; kt < k_end; ++kt) {
               s.pipeline.consumer_wait(st);
-              std::uint64_t const desc_a =
-                  OperandTile::template descriptor<TransA>(s.a[st.index] + OperandTile::template row_offset<TransA>(consumer * 64));
+              std::uint64_t const desc_a = OperandTile::template descriptor<TransA>(s.a[st.index] + consumer * 64 * TileK);
               std::uint64_t const desc_b = OperandTile::template descriptor<TransB>(s.b[st.index]);
               wgmma_fence_operand(acc);
               wgmma_fence();
               TESSEL_UNROLL
               for (int kk = 0; kk < TileK / Mma::K; ++kk) {
-                // The k-th slice of Mma::K: 32 bytes along K-major rows (the next box after 128),
-                // Mma::K 128-byte rows when MN-major.
-                MmaAB::fma(wgmma_desc_advance(desc_a, OperandTile::template k_offset<TransA, Mma::K, Config::TileM>(kk)),
-                           wgmma_desc_advance(desc_b, OperandTile::template k_offset<TransB, Mma::K, Config::TileN>(kk)), acc,
+                // The k-th slice of Mma::K: 32 bytes along K-major rows, Mma::K 128-byte rows when MN-major.
+                MmaAB::fma(wgmma_desc_advance(desc_a, StepA * kk), wgmma_desc_advance(desc_b, StepB * kk), acc,
                            (kt > k_begin || kk > 0) ? 1 : 0);
               }
               wgmma_commit_group();
