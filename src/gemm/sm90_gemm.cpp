@@ -204,12 +204,17 @@ PersistentArguments forced_raster(PersistentArguments args) {
 // D leaves through shared memory and TMA stores: 16-bit, C unread, not a broadcast D, pointer,
 // leading dimension and batch stride 16-byte aligned, and the canonical width whole 16-byte units
 // (the heuristic asks before the driver has its say on the tensor map; family_run after).
-bool d_tma_storable(GemmArguments const& g) {
+// Whether a 16-bit matrix of D's shape at p (ld, batch stride) is TMA's to load or store in 64 x 64
+// boxes: 16-byte aligned rows whose width is whole 16-byte units (the unit clips a box at the
+// tensor's edge only to 16 bytes), one matrix per batch.
+bool tma_box_matrix(GemmArguments const& g, void const* p, std::int64_t ld, std::int64_t batch_stride) {
   std::size_t const ob = size_of(g.c_type);
   std::int64_t const n = g.c_order == MatrixOrder::col_major ? g.m : g.n;  // canonical width
-  return !gemm_reads_c(g) && g.c_type != DType::f32 && detail::aligned16(g.d, g.ldd, g.batch_stride_d, g.batch_count, ob) &&
-         (n * std::int64_t(ob)) % 16 == 0 && !(g.batch_count > 1 && g.batch_stride_d == 0);
+  return g.c_type != DType::f32 && detail::aligned16(p, ld, batch_stride, g.batch_count, ob) && (n * std::int64_t(ob)) % 16 == 0 &&
+         !(g.batch_count > 1 && batch_stride == 0);
 }
+
+bool d_tma_storable(GemmArguments const& g) { return !gemm_reads_c(g) && tma_box_matrix(g, g.d, g.ldd, g.batch_stride_d); }
 
 Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   Sm90Family const& f = kFamilies[i];
@@ -326,9 +331,17 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     // is whole 16-byte units too -- the unit clips a box at the tensor's edge only to 16 bytes (on
     // the H100, D 150 wide with ldd 152 got columns 150 and 151 written), so a ragged width
     // would write into the padding, which may be someone else's data.
-    int d_step = 1;
-    p.tma_store = d_tma_storable(g) &&
+    // A C that is read takes the same path when TMA can load it too (the kernels whose staging
+    // buffer holds a whole tile): it arrives in that buffer during the mainloop. (From registers,
+    // C's scattered 4-byte loads stalled both consumers: 8192x8192x2048 with beta = 1 ran at 0.60x
+    // cuBLAS on the H100.)
+    int d_step = 1, c_step = 1;
+    bool const d_boxes = tma_box_matrix(g, g.d, g.ldd, g.batch_stride_d);
+    p.c_by_tma = reads_c && d_boxes && t.tma_loads_c && !p.stream_k && tma_box_matrix(g, g.c, g.ldc, g.batch_stride_c) &&
+                 encode_operand(&p.tma_c, encode, g.c_type, g.c, c.n, c.m, g.ldc, batch, g.batch_stride_c, 64, 64, &c_step);
+    p.tma_store = d_boxes && (!reads_c || p.c_by_tma) &&
                   encode_operand(&p.tma_d, encode, g.c_type, g.d, c.n, c.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
+    p.c_by_tma = p.c_by_tma && p.tma_store;
     // Any other 16-bit D with C unread: coalesced row copies out of shared memory by the producer
     // warpgroup's copy warps, overlapped with the next mainloop (single elements scattered over 8
     // rows per store took 361 us against 180 us at 4096^3 for 4095x4097x4099 on the H100; the

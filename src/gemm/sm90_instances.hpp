@@ -24,6 +24,7 @@ struct Sm90Instance {
   bool mn_major = false;  // reads MN-major operands in place (16-bit: TMA boxes of 64 x tile_k, wgmma transpose bits)
   bool stream_k = false;  // walks a Stream-K schedule when p.stream_k (the cooperative kernels with k-tile-sized K slices)
   int consumers = 2;      // consumer warpgroups (a Stream-K partial is tile_m x tile_n fp32 per CTA)
+  bool tma_loads_c = false;  // a 16-bit C may arrive by TMA in the staging buffer (p.c_by_tma; whole-tile buffers)
   // Launches grid = p.scheduler.grid_size() clusters of cluster_m * cluster_n CTAs. Pre: p complete.
   cudaError_t (*launch)(Sm90GemmParams const& p, cudaStream_t stream) = nullptr;
   cudaError_t (*attributes)(cudaFuncAttributes* attr) = nullptr;

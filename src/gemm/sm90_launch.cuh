@@ -81,6 +81,7 @@ Sm90Instance make_sm90_instance() {
     t.mn_major = kSm90MnMajorOperands<Config>;
     t.stream_k = Config::PromotionKTiles == 1;
     t.consumers = Config::Consumers;
+    t.tma_loads_c = Config::TmaLoadsC;
   }
   t.element_bytes = int(sizeof(typename Config::Element));
   t.launch = sm90_launch<Config>, t.attributes = sm90_attributes<Config>;

@@ -351,6 +351,102 @@ TEST(Sm90Small, BetaZeroDoesNotReadC) {
   EXPECT_TRUE(v.ours.passed()) << "NaN in C leaked through beta = 0: " << v.ours.describe();
 }
 
+namespace {
+
+// g's C (its leading dimension ldc) copied into a buffer with leading dimension `ld` and the
+// matching batch stride: the same matrices at another alignment.
+struct CopyOfC {
+  std::unique_ptr<DeviceMem> mem;
+  std::int64_t ld = 0, batch_stride = 0;
+  CopyOfC(GemmArguments const& g, std::int64_t ld_) : ld(ld_) {
+    std::size_t const es = size_of(g.c_type);
+    bool const row = g.c_order == MatrixOrder::row_major;
+    std::int64_t const lines = row ? g.m : g.n, width = row ? g.n : g.m;
+    batch_stride = ld * lines;
+    mem = std::make_unique<DeviceMem>(std::size_t(batch_stride * g.batch_count) * es);
+    for (std::int64_t b = 0; b < g.batch_count; ++b)
+      EXPECT_EQ(cudaMemcpy2D(static_cast<char*>(mem->p) + std::size_t(b * batch_stride) * es, std::size_t(ld) * es,
+                             static_cast<char const*>(g.c) + std::size_t(b * g.batch_stride_c) * es, std::size_t(g.ldc) * es,
+                             std::size_t(width) * es, std::size_t(lines), cudaMemcpyDeviceToDevice),
+                cudaSuccess);
+  }
+};
+
+// D computed by entry `name` for g, downloaded (g.d poisoned with NaN first).
+std::vector<unsigned char> d_bytes_of(char const* name, GemmArguments g, std::size_t nd) {
+  EXPECT_TRUE(reference::fill_constant_device(g.d, g.c_type, nd, NAN).ok());
+  g.kernel = name;
+  Status const s = gemm(g, nullptr);
+  EXPECT_TRUE(s.ok()) << name << ": " << s.reason;
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return download(g.d, nd * size_of(g.c_type));
+}
+
+}  // namespace
+
+TEST(Sm90Sweep, CReadByTmaEqualsTheRegisterPathAndMayBeD) {
+  TESSEL_REQUIRE_SM90();
+  // beta != 0 with a 16-bit C and D whose rows are 16-byte aligned: C arrives by TMA in the
+  // staging buffer during the mainloop (p.c_by_tma) and D leaves by TMA stores. Judged against
+  // fp64 and cuBLAS, and bit for bit against the register epilogue on the same values (C copied
+  // to a leading dimension one element longer, which TMA cannot read) and against C and D being
+  // one buffer (D = alpha A B + beta D, in place). Ragged M and N (whole 16-byte rows), one
+  // k-tile and many, batches, both D orders, every entry with a whole-tile staging buffer, and
+  // the default fp8 kernel (promoted; its C load follows the mainloop).
+  struct Case {
+    std::int64_t m, n, k, batch;
+    DType ab, cd;
+    char const* entry;
+  };
+  constexpr Case cases[] = {
+      {136, 264, 65, 1, DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2"},
+      {312, 520, 200, 2, DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2"},
+      {8, 8, 1, 1, DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2"},
+      {200, 72, 1000, 3, DType::f16, DType::f16, "sm90_fp16_128x256x64"},
+      {264, 136, 130, 1, DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c1x2"},
+      {264, 120, 64, 2, DType::f16, DType::f16, "sm90_fp16_128x128x64_c2"},
+      {48, 1000, 300, 1, DType::bf16, DType::bf16, "sm90_bf16_128x64x64"},
+      {520, 312, 384, 1, DType::e4m3, DType::bf16, "sm90_e4m3_128x256x128_c2"},
+      {4104, 2056, 512, 1, DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2"},  // many tiles per CTA
+  };
+  for (Case const& c : cases) {
+    for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
+      for (float beta : {1.0f, -0.5f}) {
+        GemmArguments g = problem(c.m, c.n, c.k, "tn", co, c.ab, c.cd, c.batch);
+        align_leading_dimensions(g);
+        g.beta = beta, g.alpha = 0.75f;
+        bool const fp8 = c.ab == DType::e4m3;
+        if (fp8) g.a_scale = 0.5f, g.b_scale = 2.0f;
+        Operands ops(g, std::uint64_t(c.m + c.k), 0, -2.0f, 2.0f);
+        std::string const w = what(c.entry, g, "tn") + " beta " + std::to_string(beta);
+        Verdict const v = run_and_check(c.entry, g, /*with_cublas=*/!fp8);
+        if (fp8) {
+          EXPECT_TRUE(v.ours.passed()) << w << ": " << v.ours.describe();
+        } else {
+          expect_good(v, w, g.a_type);
+        }
+        std::size_t const nd = ops.nd;
+        std::vector<unsigned char> const by_tma = d_bytes_of(c.entry, g, nd);
+
+        CopyOfC odd(g, g.ldc + 1);  // rows no longer 16-byte aligned: C from registers
+        GemmArguments r = g;
+        r.c = odd.mem->p, r.ldc = odd.ld, r.batch_stride_c = odd.batch_stride;
+        EXPECT_TRUE(d_bytes_of(c.entry, r, nd) == by_tma) << w << ": C by TMA and C from registers differ";
+
+        CopyOfC same(g, g.ldd);  // D's buffer holds C
+        ASSERT_EQ(cudaMemcpy(g.d, same.mem->p, nd * size_of(g.c_type), cudaMemcpyDeviceToDevice), cudaSuccess);
+        GemmArguments in_place = g;
+        in_place.c = in_place.d;
+        in_place.kernel = c.entry;
+        Status const st = gemm(in_place, nullptr);
+        ASSERT_TRUE(st.ok()) << w << ": " << st.reason;
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        EXPECT_TRUE(download(g.d, nd * size_of(g.c_type)) == by_tma) << w << ": C in D's buffer (in place) differs";
+      }
+    }
+  }
+}
+
 TEST(Sm90Small, OddLeadingDimensionOfDLeavesThroughTheCopyWarps) {
   TESSEL_REQUIRE_SM90();
   // beta = 0 and a 16-bit D whose rows are not 16-byte aligned: the consumers hand each staged

@@ -33,6 +33,7 @@ struct Sm90Pair<bfloat16_t> {
     __nv_bfloat162 const v = __floats2bfloat162_rn(a, b);
     return *reinterpret_cast<std::uint32_t const*>(&v);
   }
+  TESSEL_DEVICE static float2 unpack(std::uint32_t w) { return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162 const*>(&w)); }
 };
 template <>
 struct Sm90Pair<half_t> {
@@ -41,6 +42,7 @@ struct Sm90Pair<half_t> {
     __half2 const v = __floats2half2_rn(a, b);
     return *reinterpret_cast<std::uint32_t const*>(&v);
   }
+  TESSEL_DEVICE static float2 unpack(std::uint32_t w) { return __half22float2(*reinterpret_cast<__half2 const*>(&w)); }
 };
 
 // Epilogue from registers: D = alpha * acc + beta * C (acc already scaled by alpha) for this
@@ -97,6 +99,23 @@ TESSEL_DEVICE void sm90_stage_accumulators(float const (&acc)[TileN / 2], char* 
     epilogue::Sm90StagedStore const at = epilogue::sm90_staged_store(wg_thread, i);
     *reinterpret_cast<std::uint32_t*>(base + epilogue::sm90_staging_offset(at.row, at.col - Slab * SlabN)) =
         Sm90Pair<Out>::pack(acc[epilogue::sm90_staged_register(i, 0)], acc[epilogue::sm90_staged_register(i, 1)]);
+  }
+}
+
+// The same, where the buffer already holds the consumer's 64 x TileN block of C (loaded by TMA,
+// p.c_by_tma): each pair of C there becomes alpha * acc + beta * C, converted, in place -- the
+// arithmetic of sm90_epilogue_registers, so both paths give the same bits.
+template <class Out, int TileN>
+TESSEL_DEVICE void sm90_stage_accumulators_plus_c(float const (&acc)[TileN / 2], char* base, int wg_thread, float beta) {
+  TESSEL_UNROLL
+  for (int i = 0; i < epilogue::sm90_staged_stores(TileN); ++i) {
+    epilogue::Sm90StagedStore const at = epilogue::sm90_staged_store(wg_thread, i);
+    auto* const pair = reinterpret_cast<std::uint32_t*>(base + epilogue::sm90_staging_offset(at.row, at.col));
+    float2 const c = Sm90Pair<Out>::unpack(*pair);
+    float v0 = acc[epilogue::sm90_staged_register(i, 0)], v1 = acc[epilogue::sm90_staged_register(i, 1)];
+    v0 += beta * c.x;
+    v1 += beta * c.y;
+    *pair = Sm90Pair<Out>::pack(v0, v1);
   }
 }
 

@@ -10,8 +10,11 @@
 // batch) is a 1-batch descriptor read at batch coordinate 0: a_batch_step / b_batch_step is 0.
 //
 // Epilogue: D = alpha * accumulators + beta * C from registers (any alignment, any output type),
-// or -- tma_store, when D is 16-bit with 16-byte aligned rows and C is not read -- through
-// shared memory and TMA stores of 64 x 64 boxes (tma_d), which overlap the next tile's mainloop.
+// or -- tma_store, when D is 16-bit with 16-byte aligned rows -- through shared memory and TMA
+// stores of 64 x 64 boxes (tma_d), which overlap the next tile's mainloop. C is then either not
+// read, or (c_by_tma: C 16-bit with 16-byte aligned rows, in a kernel whose staging buffer holds
+// a whole tile) loaded by TMA (tma_c, the same boxes) into the staging buffer during the tile's
+// mainloop, and each thread turns its C values there into D values in place.
 // Parallel split-K (splits > 1): work unit (m, n, s * batch + b) computes K slice s of batch b
 // into d as fp32 (d, ldd, batch_stride_d then describe the partial-sum workspace, slice s of
 // batch b at d + (s * batch + b) * batch_stride_d; alpha = 1, beta = 0), and a reduction
@@ -38,6 +41,7 @@ struct Sm90GemmParams {
   TmaDescriptor tma_a;  // (K, M, batch) of A, box (TileK, TileM / ClusterN, 1); a_mn_major: (M, K, batch), box (64, TileK, 1)
   TmaDescriptor tma_b;  // (K, N, batch) of B, box (TileK, TileN / ClusterM, 1); b_mn_major: (N, K, batch), box (64, TileK, 1)
   TmaDescriptor tma_d;  // (N, M, batch) of D, box (64, 64, 1); used when tma_store
+  TmaDescriptor tma_c;  // (N, M, batch) of C, box (64, 64, 1); used when c_by_tma
   int a_batch_step = 1, b_batch_step = 1;
   bool a_mn_major = false, b_mn_major = false;  // the operand is MN-major in global and shared memory
   std::int64_t m = 0, n = 0, k = 0;
@@ -51,7 +55,8 @@ struct Sm90GemmParams {
   bool out_f16 = false;  // ... else fp16 (true) or bf16 (false)
   bool c_pairs = false;  // two adjacent elements of C may be read as one access (alignment)
   bool d_pairs = false;  // ... and written
-  bool tma_store = false;  // D (16-bit) leaves through shared memory and tma_d (beta == 0)
+  bool tma_store = false;  // D (16-bit) leaves through shared memory and tma_d (beta == 0, or c_by_tma)
+  bool c_by_tma = false;   // C (16-bit, beta != 0) arrives in the staging buffer through tma_c (tma_store too)
   bool staged_rows = false;  // D (16-bit, no pair stores) leaves through shared memory, row by row (beta == 0)
   int fp8_pair = 0;  // fp8 kernels: the canonical (A, B) pair, 0 e4m3 x e4m3, 1 e4m3 x e5m2, 2 e5m2 x e4m3
   // Clusters walk this schedule of cluster tiles (ClusterM tile rows x ClusterN tile columns x 1

@@ -187,6 +187,8 @@ struct Sm90GemmConfig {
   // A D that TMA cannot store leaves through the copy warps' row copies (a row of the tile is 8,
   // 16 or 32 16-byte chunks); other widths take the register epilogue.
   static constexpr bool RowCopyEpilogue = EpilogueSlabs_ == 1 && (TileN == 64 || TileN == 128 || TileN == 256);
+  // A 16-bit C may arrive by TMA in the staging buffer (p.c_by_tma) when the buffer holds a whole tile.
+  static constexpr bool TmaLoadsC = EpilogueSlabs_ == 1;
   static constexpr std::uint32_t StageBytes = std::uint32_t((TileM + TileN) * TileK * int(sizeof(Element)));
   // setmaxnreg: the producer needs few registers; 40 * 128 + 232 * 256 = 64512 <= 65536.
   static constexpr int ProducerRegisters = 40, ConsumerRegisters = 232;
@@ -216,6 +218,7 @@ struct Sm90GemmConfig {
     alignas(1024) Element b[Stages][TileN * TileK];  // (BLK_N,BLK_K) per stage, 128-byte swizzle
     alignas(1024) std::uint16_t d[Consumers][64 * SlabN];  // (64,SlabN) of a 16-bit D per consumer, as 64x64 boxes
     TmaPipeline<Stages> pipeline;
+    std::uint64_t c_full[Consumers];  // a consumer's block of C has arrived in d[consumer] (p.c_by_tma)
   };
   // The dynamic shared memory asked for: the storage plus room to align it to 1024 bytes.
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;
@@ -232,9 +235,14 @@ namespace detail {
 // it -- or (p.staged_rows: an odd leading dimension, which TMA cannot store) hands the buffer to
 // the producer warpgroup's copy warps (sm90_copy_out_rows), which write it out in coalesced rows
 // while this warpgroup goes on with the next tile's mainloop.
+//
+// With p.c_by_tma the buffer already holds this block of C (sm90_load_c, issued during the
+// mainloop, completing on c_full with phase c_parity): each thread turns its C values into D
+// values in place, and the TMA stores follow.
 template <class Out, int TileN, int SlabN>
 TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::uint16_t* staging,
-                                        int wg_thread, int consumer, int m0, int n0, int batch, bool last) {
+                                        int wg_thread, int consumer, int m0, int n0, int batch, bool last,
+                                        std::uint64_t* c_full, std::uint32_t& c_parity) {
   char* const base = reinterpret_cast<char*>(staging);
   if constexpr (SlabN < TileN) {  // TMA stores only (the host's rule)
     // The tile leaves in 64-column blocks that rotate through the buffer's SlabN / 64 boxes: block
@@ -260,13 +268,20 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
     }(std::make_integer_sequence<int, TileN / 64>{});
     return;
   }
-  if (p.tma_store) {
-    if (wg_thread == 0) tma_store_wait_read<0>();
-    named_barrier_sync(sm90_consumer_barrier(consumer), 128);  // the previous tile's stores have read the buffer
+  if (p.c_by_tma) {
+    // (sm90_load_c waited for the previous tile's stores to read the buffer before loading C.)
+    mbarrier_wait(c_full, c_parity);
+    c_parity ^= 1u;
+    sm90_stage_accumulators_plus_c<Out, TileN>(acc, base, wg_thread, p.beta);
   } else {
-    named_barrier_meet(sm90_drained_barrier(consumer), kSm90HandoffThreads);  // ... or the copy warp has
+    if (p.tma_store) {
+      if (wg_thread == 0) tma_store_wait_read<0>();
+      named_barrier_sync(sm90_consumer_barrier(consumer), 128);  // the previous tile's stores have read the buffer
+    } else {
+      named_barrier_meet(sm90_drained_barrier(consumer), kSm90HandoffThreads);  // ... or the copy warp has
+    }
+    sm90_stage_accumulators<Out, TileN>(acc, base, wg_thread);
   }
-  sm90_stage_accumulators<Out, TileN>(acc, base, wg_thread);
   if (!p.tma_store && !last) {
     named_barrier_meet(sm90_staged_barrier(consumer), kSm90HandoffThreads);  // the copy warp is waiting: no stall
     return;
@@ -282,6 +297,20 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
     for (int box = 0; box < TileN / 64; ++box) tma_store_3d(&p.tma_d, base + box * 8192, n0 + 64 * box, m0, batch);
     tma_store_commit();
   }
+}
+
+// C's block of this consumer's tile rows (64 x TileN at row m0, column n0, batch `batch`) into its
+// staging buffer by TMA (p.c_by_tma), one 64 x 64 box per 64 columns in the layout the TMA stores
+// read, completing on c_full. Issued by one thread during the tile's mainloop, once the previous
+// tile's D stores have read the buffer; the epilogue waits for it.
+template <int TileN>
+TESSEL_DEVICE void sm90_load_c(Sm90GemmParams const& p, std::uint16_t* staging, std::uint64_t* c_full, int m0, int n0,
+                               int batch) {
+  tma_store_wait_read<0>();
+  mbarrier_arrive_expect_tx(c_full, std::uint32_t(64 * TileN * 2));
+  char* const base = reinterpret_cast<char*>(staging);
+  TESSEL_UNROLL
+  for (int box = 0; box < TileN / 64; ++box) tma_load_3d(&p.tma_c, c_full, base + box * 8192, n0 + 64 * box, m0, batch);
 }
 
 // Stream-K fix-up of one consumer warpgroup's accumulators after unit w (p.stream_k). A unit
@@ -421,6 +450,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     for (int i = 0; i < Config::Accumulators; ++i) acc[i] = 0.0f;
     // The promoted mainloop's per-k-tile tiles (unused, and optimised away, otherwise).
     float part0[Config::PartialRegisters], part1[Config::Partials > 1 ? Config::PartialRegisters : 1];
+    std::uint32_t c_parity = 0;  // of c_full[consumer] (p.c_by_tma)
 
     for (long long u = 0, units = detail::sm90_unit_count(p, cluster); u < units; ++u) {
       detail::Sm90Unit const w = detail::sm90_unit(p, cluster, u, Config::PromotionKTiles);
@@ -544,7 +574,14 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
             constexpr std::uint32_t StepA = OperandTile::template k_step<TransA, Mma::K>;
             constexpr std::uint32_t StepB = OperandTile::template k_step<TransB, Mma::K>;
             int previous = -1;
+            // C's TMA load goes out at the third k-tile: the previous tile's D stores have read the
+            // buffer by then, and the load has the rest of the mainloop to land.
+            [[maybe_unused]] int const c_kt = k_end - k_begin > 2 ? k_begin + 2 : k_end - 1;
             for (int kt = k_begin; kt < k_end; ++kt) {
+              if constexpr (Config::TmaLoadsC) {
+                if (p.c_by_tma && kt == c_kt && wg_thread == 0)
+                  detail::sm90_load_c<TileN>(p, s.d[consumer], &s.c_full[consumer], m0 + 64 * consumer, n0, batch);
+              }
               s.pipeline.consumer_wait(st);
               std::uint64_t const desc_a = OperandTile::template descriptor<TransA>(s.a[st.index] + consumer * 64 * TileK);
               std::uint64_t const desc_b = OperandTile::template descriptor<TransB>(s.b[st.index]);
@@ -597,6 +634,10 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       } else {
         mainloop(Mma{}, Mma{});
       }
+      if constexpr (Config::TmaLoadsC && Config::Partials > 0) {  // the promoted mainloops: C's load after it
+        if (p.c_by_tma && wg_thread == 0)
+          detail::sm90_load_c<TileN>(p, s.d[consumer], &s.c_full[consumer], m0 + 64 * consumer, n0, batch);
+      }
 
       // Stream-K fix-up (sm90_stream_k_fixup): a unit that starts inside its tile leaves its
       // partial for the tile's finisher and has no epilogue.
@@ -618,10 +659,10 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         bool const last = u + 1 == units;
         if (p.out_f16) {
           detail::sm90_epilogue_staged<half_t, TileN, Config::SlabN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0,
-                                                                     batch, last);
+                                                                     batch, last, &s.c_full[consumer], c_parity);
         } else {
           detail::sm90_epilogue_staged<bfloat16_t, TileN, Config::SlabN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer,
-                                                                         n0, batch, last);
+                                                                         n0, batch, last, &s.c_full[consumer], c_parity);
         }
         if constexpr (Config::RowCopyEpilogue) {
           if (p.staged_rows && last) detail::sm90_copy_tile_rows<Config>(p, s.d[consumer], consumer, m0, n0, batch, et % 32, et / 32, 4);
