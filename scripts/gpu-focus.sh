@@ -72,7 +72,7 @@ if [ -n "${SASS:-}" ]; then
   cuobjdump -res-usage "$lib" 2>/dev/null | grep -A1 -E "$SASS" | grep -E "Function|REG" | paste - - | cut -c1-220 | tee -a "$LOG"
   cuobjdump -sass "$lib" 2>/dev/null | python3 -c '
 import re, sys, collections
-name, counts = None, collections.OrderedDict()
+name, counts, seq = None, collections.OrderedDict(), collections.defaultdict(list)
 for line in sys.stdin:
     m = re.search(r"Function : (\S+)", line)
     if m:
@@ -82,8 +82,13 @@ for line in sys.stdin:
     m = re.match(r"\s+/\*[0-9a-f]{4,}\*/\s+(@!?U?P\w+\s+)?([A-Z0-9_]+)", line)
     if name and m:
         counts[name][m.group(2)] += 1
+        seq[name].append(m.group(2))
 for n, c in counts.items():
-    print(n[-90:], " ".join(f"{k}:{c[k]}" for k in ("HGMMA", "QGMMA", "HMMA", "LDSM", "STSM", "UTMALDG", "SYNCS", "BAR", "LDS", "STS", "LDG", "STG", "FADD", "FFMA", "LDL", "STL") if c[k]), "total", sum(c.values()))
+    # Spills between the first and the last wgmma: inside (or between) the mainloops.
+    ops = seq[n]
+    mma = [i for i, op in enumerate(ops) if op in ("HGMMA", "QGMMA")]
+    inside = sum(1 for op in ops[mma[0]:mma[-1]] if op in ("LDL", "STL")) if mma else 0
+    print(n[-90:], " ".join(f"{k}:{c[k]}" for k in ("HGMMA", "QGMMA", "HMMA", "LDSM", "STSM", "UTMALDG", "SYNCS", "BAR", "LDS", "STS", "LDG", "STG", "FADD", "FFMA", "LDL", "STL") if c[k]), "total", sum(c.values()), "LDL/STL among the wgmmas", inside)
 ' "$SASS" | tee -a "$LOG"
 fi
 

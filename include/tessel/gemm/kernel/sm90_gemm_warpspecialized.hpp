@@ -187,8 +187,9 @@ struct Sm90GemmConfig {
   // A D that TMA cannot store leaves through the copy warps' row copies (a row of the tile is 8,
   // 16 or 32 16-byte chunks); other widths take the register epilogue.
   static constexpr bool RowCopyEpilogue = EpilogueSlabs_ == 1 && (TileN == 64 || TileN == 128 || TileN == 256);
-  // A 16-bit C may arrive by TMA in the staging buffer (p.c_by_tma) when the buffer holds a whole tile.
-  static constexpr bool TmaLoadsC = EpilogueSlabs_ == 1;
+  // A 16-bit C may arrive by TMA in the staging buffer (p.c_by_tma) when the buffer holds a whole
+  // tile, in the fast-accumulating mainloop (which issues the load part-way through).
+  static constexpr bool TmaLoadsC = EpilogueSlabs_ == 1 && Accumulation == Sm90Accumulation::Fast;
   static constexpr std::uint32_t StageBytes = std::uint32_t((TileM + TileN) * TileK * int(sizeof(Element)));
   // setmaxnreg: the producer needs few registers; 40 * 128 + 232 * 256 = 64512 <= 65536.
   static constexpr int ProducerRegisters = 40, ConsumerRegisters = 232;
@@ -239,7 +240,7 @@ namespace detail {
 // With p.c_by_tma the buffer already holds this block of C (sm90_load_c, issued during the
 // mainloop, completing on c_full with phase c_parity): each thread turns its C values into D
 // values in place, and the TMA stores follow.
-template <class Out, int TileN, int SlabN>
+template <class Out, int TileN, int SlabN, bool TmaC>
 TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::uint16_t* staging,
                                         int wg_thread, int consumer, int m0, int n0, int batch, bool last,
                                         std::uint64_t* c_full, std::uint32_t& c_parity) {
@@ -268,7 +269,7 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
     }(std::make_integer_sequence<int, TileN / 64>{});
     return;
   }
-  if (p.c_by_tma) {
+  if (TmaC && p.c_by_tma) {
     // (sm90_load_c waited for the previous tile's stores to read the buffer before loading C.)
     mbarrier_wait(c_full, c_parity);
     c_parity ^= 1u;
@@ -574,32 +575,42 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
             constexpr std::uint32_t StepA = OperandTile::template k_step<TransA, Mma::K>;
             constexpr std::uint32_t StepB = OperandTile::template k_step<TransB, Mma::K>;
             int previous = -1;
-            // C's TMA load goes out at the third k-tile: the previous tile's D stores have read the
-            // buffer by then, and the load has the rest of the mainloop to land.
-            [[maybe_unused]] int const c_kt = k_end - k_begin > 2 ? k_begin + 2 : k_end - 1;
-            for (int kt = k_begin; kt < k_end; ++kt) {
-              if constexpr (Config::TmaLoadsC) {
-                if (p.c_by_tma && kt == c_kt && wg_thread == 0)
-                  detail::sm90_load_c<TileN>(p, s.d[consumer], &s.c_full[consumer], m0 + 64 * consumer, n0, batch);
+            int kt = k_begin;
+            auto k_tiles_to = [&](int end) {
+              for (; kt < end; ++kt) {
+                s.pipeline.consumer_wait(st);
+                std::uint64_t const desc_a = OperandTile::template descriptor<TransA>(s.a[st.index] + consumer * 64 * TileK);
+                std::uint64_t const desc_b = OperandTile::template descriptor<TransB>(s.b[st.index]);
+                wgmma_fence_operand(acc);
+                wgmma_fence();
+                TESSEL_UNROLL
+                for (int kk = 0; kk < TileK / Mma::K; ++kk) {
+                  // The k-th slice of Mma::K: 32 bytes along K-major rows, Mma::K 128-byte rows when MN-major.
+                  MmaAB::fma(wgmma_desc_advance(desc_a, StepA * kk), wgmma_desc_advance(desc_b, StepB * kk), acc,
+                             (kt > k_begin || kk > 0) ? 1 : 0);
+                }
+                wgmma_commit_group();
+                wgmma_fence_operand(acc);
+                wgmma_wait_group<1>();
+                if (previous >= 0 && lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
+                previous = st.index;
+                st.advance<Stages>();
               }
-              s.pipeline.consumer_wait(st);
-              std::uint64_t const desc_a = OperandTile::template descriptor<TransA>(s.a[st.index] + consumer * 64 * TileK);
-              std::uint64_t const desc_b = OperandTile::template descriptor<TransB>(s.b[st.index]);
-              wgmma_fence_operand(acc);
-              wgmma_fence();
-              TESSEL_UNROLL
-              for (int kk = 0; kk < TileK / Mma::K; ++kk) {
-                // The k-th slice of Mma::K: 32 bytes along K-major rows, Mma::K 128-byte rows when MN-major.
-                MmaAB::fma(wgmma_desc_advance(desc_a, StepA * kk), wgmma_desc_advance(desc_b, StepB * kk), acc,
-                           (kt > k_begin || kk > 0) ? 1 : 0);
+            };
+            if constexpr (Config::TmaLoadsC) {
+              if (p.c_by_tma) {
+                // C's TMA load goes out before the third k-tile (the first of a shorter tile's
+                // last): the previous tile's D stores have read the buffer by then, and the load
+                // has the rest of the mainloop to land. The loop runs in two pieces around it, so
+                // neither piece (nor the loop without C) carries the load's memory clobbers.
+                int const c_kt = k_end - k_begin > 2 ? k_begin + 2 : k_end - 1;
+                k_tiles_to(c_kt);
+                if (wg_thread == 0) detail::sm90_load_c<TileN>(p, s.d[consumer], &s.c_full[consumer], m0 + 64 * consumer, n0, batch);
+                k_tiles_to(k_end);
+                return previous;
               }
-              wgmma_commit_group();
-              wgmma_fence_operand(acc);
-              wgmma_wait_group<1>();
-              if (previous >= 0 && lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
-              previous = st.index;
-              st.advance<Stages>();
             }
+            k_tiles_to(k_end);
             return previous;
           };
           using KMajor = std::integral_constant<int, 0>;
@@ -634,10 +645,6 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       } else {
         mainloop(Mma{}, Mma{});
       }
-      if constexpr (Config::TmaLoadsC && Config::Partials > 0) {  // the promoted mainloops: C's load after it
-        if (p.c_by_tma && wg_thread == 0)
-          detail::sm90_load_c<TileN>(p, s.d[consumer], &s.c_full[consumer], m0 + 64 * consumer, n0, batch);
-      }
 
       // Stream-K fix-up (sm90_stream_k_fixup): a unit that starts inside its tile leaves its
       // partial for the tile's finisher and has no epilogue.
@@ -658,10 +665,10 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       if (p.tma_store || p.staged_rows) {
         bool const last = u + 1 == units;
         if (p.out_f16) {
-          detail::sm90_epilogue_staged<half_t, TileN, Config::SlabN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0,
+          detail::sm90_epilogue_staged<half_t, TileN, Config::SlabN, Config::TmaLoadsC>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0,
                                                                      batch, last, &s.c_full[consumer], c_parity);
         } else {
-          detail::sm90_epilogue_staged<bfloat16_t, TileN, Config::SlabN>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer,
+          detail::sm90_epilogue_staged<bfloat16_t, TileN, Config::SlabN, Config::TmaLoadsC>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer,
                                                                          n0, batch, last, &s.c_full[consumer], c_parity);
         }
         if constexpr (Config::RowCopyEpilogue) {
