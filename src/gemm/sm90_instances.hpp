@@ -24,7 +24,7 @@ struct Sm90Instance {
   bool mn_major = false;  // reads MN-major operands in place (16-bit: TMA boxes of 64 x tile_k, wgmma transpose bits)
   bool stream_k = false;  // walks a Stream-K schedule when p.stream_k (the cooperative kernels with k-tile-sized K slices)
   int consumers = 2;      // consumer warpgroups (a Stream-K partial is tile_m x tile_n fp32 per CTA)
-  bool tma_loads_c = false;  // a 16-bit C may arrive by TMA in the staging buffer (p.c_by_tma; whole-tile buffers)
+  bool tma_loads_c = false;  // a 16-bit C may arrive by TMA in the staging buffer (p.c_by_tma; the _tmac kernels)
   // Launches grid = p.scheduler.grid_size() clusters of cluster_m * cluster_n CTAs. Pre: p complete.
   cudaError_t (*launch)(Sm90GemmParams const& p, cudaStream_t stream) = nullptr;
   cudaError_t (*attributes)(cudaFuncAttributes* attr) = nullptr;
@@ -35,6 +35,7 @@ struct Sm90Instance {
 // clang-format off
 Sm90Instance sm90_instance_bf16_128x256x64();
 Sm90Instance sm90_instance_bf16_128x256x64_c2();
+Sm90Instance sm90_instance_bf16_128x256x64_c2_tmac();
 Sm90Instance sm90_instance_bf16_128x256x64_c1x2();
 Sm90Instance sm90_instance_bf16_128x256x64_c2_s4();
 Sm90Instance sm90_instance_bf16_128x128x64_c2();
@@ -42,6 +43,7 @@ Sm90Instance sm90_instance_bf16_128x128x64_pingpong_c2();
 Sm90Instance sm90_instance_bf16_128x64x64();
 Sm90Instance sm90_instance_f16_128x256x64();
 Sm90Instance sm90_instance_f16_128x256x64_c2();
+Sm90Instance sm90_instance_f16_128x256x64_c2_tmac();
 Sm90Instance sm90_instance_f16_128x256x64_c1x2();
 Sm90Instance sm90_instance_f16_128x128x64_c2();
 Sm90Instance sm90_instance_f16_128x64x64();

@@ -68,12 +68,13 @@ struct DtypeCase {
   char const* narrow;   // 128x128 tiles, cluster 2x1
   char const* skinny;   // 128x64 tiles, 8 stages
   char const* pingpong;  // ping-pong schedule, 128x128 tiles per consumer, cluster 2x1 (bf16 only: nullptr)
+  char const* c_tma;     // as `cluster`, C loaded by TMA into the staging buffer when beta != 0
 };
 constexpr DtypeCase kDtypes[] = {
-    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_128x128x64_pingpong_c2"},
-    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_128x128x64_pingpong_c2"},
-    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", nullptr},
-    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", nullptr},
+    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_128x128x64_pingpong_c2", "sm90_bf16_128x256x64_c2_tmac"},
+    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_128x128x64_pingpong_c2", "sm90_bf16_128x256x64_c2_tmac"},
+    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", nullptr, "sm90_fp16_128x256x64_c2_tmac"},
+    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", nullptr, "sm90_fp16_128x256x64_c2_tmac"},
 };
 constexpr char kPingpong[] = "sm90_bf16_128x128x64_pingpong_c2";
 
@@ -218,6 +219,23 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
   EXPECT_STREQ(select_gemm_kernel(g)->name, "sm90_bf16_128x256x64_c2");
 }
 
+TEST(Sm90Small, HeuristicLoadsCByTmaWhereItCan) {
+  TESSEL_REQUIRE_SM90();
+  // beta != 0 on a problem for 2x1 clusters: the _tmac kernel where TMA can load C and store D
+  // (16-byte aligned rows), the register-epilogue kernel where C's rows are not aligned.
+  for (DType t : {DType::bf16, DType::f16}) {
+    GemmArguments g = problem(1024, 2048, 512, "tn", MatrixOrder::col_major, t, t);
+    g.beta = 1.0f;
+    GemmKernelInfo const* k = select_gemm_kernel(g);
+    ASSERT_NE(k, nullptr);
+    EXPECT_EQ(std::string(k->name), t == DType::bf16 ? "sm90_bf16_128x256x64_c2_tmac" : "sm90_fp16_128x256x64_c2_tmac");
+    g.ldc += 1;
+    k = select_gemm_kernel(g);
+    ASSERT_NE(k, nullptr);
+    EXPECT_EQ(std::string(k->name), t == DType::bf16 ? "sm90_bf16_128x256x64_c2" : "sm90_fp16_128x256x64_c2");
+  }
+}
+
 TEST(Sm90Small, HeuristicPicksAnSm90EntryForBf16AndFp16) {
   TESSEL_REQUIRE_SM90();
   for (DType t : {DType::bf16, DType::f16}) {
@@ -239,7 +257,7 @@ TEST(Sm90Sweep, RaggedShapesEveryLayoutAndOrder) {
     for (Shape const& s : shapes) {
       for (char const* layout : kLayouts) {
         for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
-          for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.pingpong}) {
+          for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.pingpong, dt.c_tma}) {
             if (name == nullptr) continue;
             for (float beta : {-0.5f, 0.0f}) {  // beta = 0 with D of the input type: the TMA-store epilogue
               GemmArguments g = problem(s.m, s.n, s.k, layout, co, dt.ab, dt.cd);
@@ -386,28 +404,26 @@ std::vector<unsigned char> d_bytes_of(char const* name, GemmArguments g, std::si
 
 TEST(Sm90Sweep, CReadByTmaEqualsTheRegisterPathAndMayBeD) {
   TESSEL_REQUIRE_SM90();
-  // beta != 0 with a 16-bit C and D whose rows are 16-byte aligned: C arrives by TMA in the
-  // staging buffer during the mainloop (p.c_by_tma) and D leaves by TMA stores. Judged against
-  // fp64 and cuBLAS, and bit for bit against the register epilogue on the same values (C copied
-  // to a leading dimension one element longer, which TMA cannot read) and against C and D being
-  // one buffer (D = alpha A B + beta D, in place). Ragged M and N (whole 16-byte rows), one
-  // k-tile and many, batches, both D orders, every entry with a whole-tile staging buffer, and
-  // the default fp8 kernel (promoted; its C load follows the mainloop).
+  // beta != 0 with a 16-bit C and D whose rows are 16-byte aligned: the _tmac kernels load C by
+  // TMA into the staging buffer during the mainloop (p.c_by_tma) and D leaves by TMA stores; the
+  // others read C from registers. Judged against fp64 and cuBLAS, and bit for bit against the
+  // register epilogue on the same values (C copied to a leading dimension one element longer,
+  // which TMA cannot read) and against C and D being one buffer (D = alpha A B + beta D, in place).
+  // Ragged M and N (whole 16-byte rows), one k-tile and many, batches, both D orders.
   struct Case {
     std::int64_t m, n, k, batch;
     DType ab, cd;
     char const* entry;
   };
   constexpr Case cases[] = {
-      {136, 264, 65, 1, DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2"},
-      {312, 520, 200, 2, DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2"},
-      {8, 8, 1, 1, DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2"},
-      {200, 72, 1000, 3, DType::f16, DType::f16, "sm90_fp16_128x256x64"},
-      {264, 136, 130, 1, DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c1x2"},
-      {264, 120, 64, 2, DType::f16, DType::f16, "sm90_fp16_128x128x64_c2"},
-      {48, 1000, 300, 1, DType::bf16, DType::bf16, "sm90_bf16_128x64x64"},
+      {136, 264, 65, 1, DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2_tmac"},
+      {312, 520, 200, 2, DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2_tmac"},
+      {8, 8, 1, 1, DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2_tmac"},
+      {200, 72, 1000, 3, DType::f16, DType::f16, "sm90_fp16_128x256x64_c2_tmac"},
+      {264, 136, 130, 1, DType::f16, DType::f16, "sm90_fp16_128x256x64_c2_tmac"},
+      {4104, 2056, 512, 1, DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2_tmac"},  // many tiles per CTA
+      {264, 120, 64, 2, DType::f16, DType::f16, "sm90_fp16_128x128x64_c2"},            // C from registers
       {520, 312, 384, 1, DType::e4m3, DType::bf16, "sm90_e4m3_128x256x128_c2"},
-      {4104, 2056, 512, 1, DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2"},  // many tiles per CTA
   };
   for (Case const& c : cases) {
     for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
@@ -754,7 +770,7 @@ TEST(Sm90Sweep, LeadingDimensionsOffEveryAlignment) {
       for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
         for (int offset : {0, 1}) {
           for (float beta : {0.0f, -0.5f}) {
-            for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.pingpong}) {
+            for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.pingpong, dt.c_tma}) {
               if (name == nullptr) continue;
               GemmArguments g = problem(150, 170, 203, "tn", co, dt.ab, dt.cd);
               g.lda += x.a, g.ldb += x.b, g.ldc += x.d, g.ldd += x.d, g.beta = beta;

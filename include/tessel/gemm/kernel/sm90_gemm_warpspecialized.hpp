@@ -151,9 +151,12 @@ enum class Sm90Accumulation { Fast, Promoted };
 // sharing B, or ClusterN tile columns sharing A), accumulation, and the column slabs the epilogue
 // stages a tile in (2: a buffer half as wide, through which the tile's 64-column blocks rotate --
 // room for one more pipeline stage; TMA-stored D only, the host takes the register epilogue
-// otherwise).
+// otherwise), and whether a 16-bit C may arrive by TMA in the staging buffer (LoadsC: its own
+// instances -- the load's second piece of mainloop cost the kernels that never read C 3-4% at
+// 4096^3 on the H100, so the kernels for C unread leave it out).
 template <class Element_, int TileN_, int Stages_, int ClusterM_, int ClusterN_ = 1,
-          Sm90Accumulation Accumulation_ = Sm90Accumulation::Fast, int EpilogueSlabs_ = 1, int PromotionKTiles_ = 1>
+          Sm90Accumulation Accumulation_ = Sm90Accumulation::Fast, int EpilogueSlabs_ = 1, int PromotionKTiles_ = 1,
+          bool LoadsC_ = false>
 struct Sm90GemmConfig {
   using Element = Element_;
   // Promoted accumulation with one partial tile: the k-tiles (128 deep for fp8) the tensor core
@@ -187,9 +190,12 @@ struct Sm90GemmConfig {
   // A D that TMA cannot store leaves through the copy warps' row copies (a row of the tile is 8,
   // 16 or 32 16-byte chunks); other widths take the register epilogue.
   static constexpr bool RowCopyEpilogue = EpilogueSlabs_ == 1 && (TileN == 64 || TileN == 128 || TileN == 256);
-  // A 16-bit C may arrive by TMA in the staging buffer (p.c_by_tma) when the buffer holds a whole
-  // tile, in the fast-accumulating mainloop (which issues the load part-way through).
-  static constexpr bool TmaLoadsC = EpilogueSlabs_ == 1 && Accumulation == Sm90Accumulation::Fast;
+  // A 16-bit C arrives by TMA in the staging buffer (p.c_by_tma), which holds a whole tile; the
+  // fast-accumulating mainloop issues the load part-way through.
+  static constexpr bool TmaLoadsC = LoadsC_;
+  static_assert(!LoadsC_ || (EpilogueSlabs_ == 1 && Accumulation == Sm90Accumulation::Fast),
+                "Sm90GemmConfig: C by TMA needs a whole-tile staging buffer and the fast-accumulating mainloop (promoted "
+                "fp8 kernels spilled with it)");
   static constexpr std::uint32_t StageBytes = std::uint32_t((TileM + TileN) * TileK * int(sizeof(Element)));
   // setmaxnreg: the producer needs few registers; 40 * 128 + 232 * 256 = 64512 <= 65536.
   static constexpr int ProducerRegisters = 40, ConsumerRegisters = 232;
