@@ -203,12 +203,10 @@ PersistentArguments forced_raster(PersistentArguments args) {
   return args;
 }
 
-// D leaves through shared memory and TMA stores: 16-bit, C unread, not a broadcast D, pointer,
-// leading dimension and batch stride 16-byte aligned, and the canonical width whole 16-byte units
-// (the heuristic asks before the driver has its say on the tensor map; family_run after).
 // Whether a 16-bit matrix of D's shape at p (ld, batch stride) is TMA's to load or store in 64 x 64
-// boxes: 16-byte aligned rows whose width is whole 16-byte units (the unit clips a box at the
-// tensor's edge only to 16 bytes), one matrix per batch.
+// boxes: not broadcast over batches, pointer, leading dimension and batch stride 16-byte aligned,
+// and the canonical width whole 16-byte units (the unit clips a box at the tensor's edge only to
+// 16 bytes). The heuristic asks before the driver has its say on the tensor map; family_run after.
 bool tma_box_matrix(GemmArguments const& g, void const* p, std::int64_t ld, std::int64_t batch_stride) {
   std::size_t const ob = size_of(g.c_type);
   std::int64_t const n = g.c_order == MatrixOrder::col_major ? g.m : g.n;  // canonical width
@@ -216,6 +214,7 @@ bool tma_box_matrix(GemmArguments const& g, void const* p, std::int64_t ld, std:
          !(g.batch_count > 1 && batch_stride == 0);
 }
 
+// D leaves through shared memory and TMA stores, C unread.
 bool d_tma_storable(GemmArguments const& g) { return !gemm_reads_c(g) && tma_box_matrix(g, g.d, g.ldd, g.batch_stride_d); }
 
 // C is read and both it and D are TMA's to load and store (the _tmac kernels' epilogue).
@@ -338,8 +337,8 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     // is whole 16-byte units too -- the unit clips a box at the tensor's edge only to 16 bytes (on
     // the H100, D 150 wide with ldd 152 got columns 150 and 151 written), so a ragged width
     // would write into the padding, which may be someone else's data.
-    // A C that is read takes the same path when TMA can load it too (the kernels whose staging
-    // buffer holds a whole tile): it arrives in that buffer during the mainloop. (From registers,
+    // A C that is read takes the same path when TMA can load it too, in the _tmac kernels
+    // (t.tma_loads_c): it arrives in the staging buffer during the mainloop. (From registers,
     // C's scattered 4-byte loads stalled both consumers: 8192x8192x2048 with beta = 1 ran at 0.60x
     // cuBLAS on the H100.)
     int d_step = 1, c_step = 1;

@@ -611,7 +611,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
                 // neither piece (nor the loop without C) carries the load's memory clobbers.
                 int const c_kt = k_end - k_begin > 2 ? k_begin + 2 : k_end - 1;
                 k_tiles_to(c_kt);
-                if (wg_thread == 0) detail::sm90_load_c<TileN>(p, s.d[consumer], &s.c_full[consumer], m0 + 64 * consumer, n0, batch);
+                if (wg_thread == 0)
+                  detail::sm90_load_c<TileN>(p, s.d[consumer], &s.c_full[consumer], m0 + 64 * consumer, n0, batch);
                 k_tiles_to(k_end);
                 return previous;
               }
@@ -671,11 +672,11 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       if (p.tma_store || p.staged_rows) {
         bool const last = u + 1 == units;
         if (p.out_f16) {
-          detail::sm90_epilogue_staged<half_t, TileN, Config::SlabN, Config::TmaLoadsC>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0,
-                                                                     batch, last, &s.c_full[consumer], c_parity);
+          detail::sm90_epilogue_staged<half_t, TileN, Config::SlabN, Config::TmaLoadsC>(
+              p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last, &s.c_full[consumer], c_parity);
         } else {
-          detail::sm90_epilogue_staged<bfloat16_t, TileN, Config::SlabN, Config::TmaLoadsC>(p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer,
-                                                                         n0, batch, last, &s.c_full[consumer], c_parity);
+          detail::sm90_epilogue_staged<bfloat16_t, TileN, Config::SlabN, Config::TmaLoadsC>(
+              p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last, &s.c_full[consumer], c_parity);
         }
         if constexpr (Config::RowCopyEpilogue) {
           if (p.staged_rows && last) detail::sm90_copy_tile_rows<Config>(p, s.d[consumer], consumer, m0, n0, batch, et % 32, et / 32, 4);
