@@ -342,10 +342,9 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     // C's scattered 4-byte loads stalled both consumers: 8192x8192x2048 with beta = 1 ran at 0.60x
     // cuBLAS on the H100.)
     int d_step = 1, c_step = 1;
-    bool const d_boxes = tma_box_matrix(g, g.d, g.ldd, g.batch_stride_d);
-    p.c_by_tma = reads_c && d_boxes && t.tma_loads_c && !p.stream_k && tma_box_matrix(g, g.c, g.ldc, g.batch_stride_c) &&
+    p.c_by_tma = t.tma_loads_c && !p.stream_k && c_tma_loadable(g) &&
                  encode_operand(&p.tma_c, encode, g.c_type, g.c, c.n, c.m, g.ldc, batch, g.batch_stride_c, 64, 64, &c_step);
-    p.tma_store = d_boxes && (!reads_c || p.c_by_tma) &&
+    p.tma_store = (reads_c ? p.c_by_tma : d_tma_storable(g)) &&
                   encode_operand(&p.tma_d, encode, g.c_type, g.d, c.n, c.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
     p.c_by_tma = p.c_by_tma && p.tma_store;
     // Any other 16-bit D with C unread: coalesced row copies out of shared memory by the producer

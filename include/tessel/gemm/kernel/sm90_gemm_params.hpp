@@ -12,8 +12,8 @@
 // Epilogue: D = alpha * accumulators + beta * C from registers (any alignment, any output type),
 // or -- tma_store, when D is 16-bit with 16-byte aligned rows -- through shared memory and TMA
 // stores of 64 x 64 boxes (tma_d), which overlap the next tile's mainloop. C is then either not
-// read, or (c_by_tma: C 16-bit with 16-byte aligned rows, in a kernel whose staging buffer holds
-// a whole tile) loaded by TMA (tma_c, the same boxes) into the staging buffer during the tile's
+// read, or (c_by_tma: C 16-bit with 16-byte aligned rows, in the kernels built with LoadsC, the
+// _tmac entries) loaded by TMA (tma_c, the same boxes) into the staging buffer during the tile's
 // mainloop, and each thread turns its C values there into D values in place.
 // Parallel split-K (splits > 1): work unit (m, n, s * batch + b) computes K slice s of batch b
 // into d as fp32 (d, ldd, batch_stride_d then describe the partial-sum workspace, slice s of
