@@ -35,10 +35,15 @@ variants="$OUT/skinny-variants.txt"
   echo "--m 128 --n 8192 --k 8192 --dtype bf16 --kernel sm80_bf16_128x128x32 --iters 20 --warmup 3 --no-verify"
   echo "--m 16 --n 8192 --k 8192 --dtype bf16 --kernel sm90_bf16_128x256x64 --iters 20 --warmup 3 --no-verify"
   echo "--m 128 --n 8192 --k 8192 --dtype bf16 --kernel sm90_bf16_128x256x64 --iters 20 --warmup 3 --no-verify"
-  for m in 1 16 64; do
-    echo "--m $m --n 8192 --k 8192 --dtype bf16 --kernel sm90_bf16_128x64x64 --iters 20 --warmup 3"
+  for kernel in sm90_bf16_128x64x64 sm90_bf16_64x64x64; do
+    for m in 1 16 64; do
+      echo "--m $m --n 8192 --k 8192 --dtype bf16 --kernel $kernel --iters 20 --warmup 3"
+    done
+    echo "--m 16 --n 28672 --k 8192 --dtype bf16 --kernel $kernel --iters 20 --warmup 3 --no-verify"
+    echo "--m 16 --n 4096 --k 4096 --dtype bf16 --kernel $kernel --iters 50 --warmup 5"
+    echo "--m 16 --n 4096 --k 14336 --dtype bf16 --kernel $kernel --iters 50 --warmup 5"
+    echo "--m 32 --n 4096 --k 4096 --dtype bf16 --kernel $kernel --iters 50 --warmup 5"
   done
-  echo "--m 16 --n 28672 --k 8192 --dtype bf16 --kernel sm90_bf16_128x64x64 --iters 20 --warmup 3 --no-verify"
   echo "--m 16 --n 8192 --k 8192 --dtype bf16 --kernel sm80_bf16_skinny --iters 20 --warmup 3 --no-verify"
 } > "$variants"
 echo "== bench skinny -> $json" | tee -a "$log"

@@ -47,7 +47,7 @@ struct Sm90Family {
 };
 
 // clang-format off
-constexpr std::array<Sm90Family, 18> kFamilies = {{
+constexpr std::array<Sm90Family, 20> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c1x2},
@@ -66,6 +66,8 @@ constexpr std::array<Sm90Family, 18> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x128x64_pingpong_c2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2_tmac},
     {DType::f16,  kernel::detail::sm90_instance_f16_128x256x64_c2_tmac},
+    {DType::bf16, kernel::detail::sm90_instance_bf16_64x64x64},
+    {DType::f16,  kernel::detail::sm90_instance_f16_64x64x64},
 }};
 // clang-format on
 
@@ -417,6 +419,9 @@ constexpr char kSummary[] =
 constexpr char kSummary64[] =
     "tensor cores, sm_90a: as the 1x1 kernel with wgmma m64n64k16 and 8 stages (skinny problems stream the long "
     "operand; parallel split-K for few tiles)";
+constexpr char kSummary64x64[] =
+    "tensor cores, sm_90a: as the 128x64x64 kernel with one consumer warpgroup on 64-row tiles (twice the CTAs on "
+    "the long operand of a skinny problem) and 12 stages";
 constexpr char kSummaryC2[] =
     "tensor cores, sm_90a: as the 1x1 kernel, in 2x1 clusters whose CTAs multicast halves of the shared B tile";
 constexpr char kSummaryS4[] =
@@ -437,7 +442,7 @@ constexpr char kSummaryC1x2[] =
   GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
 
 // clang-format off
-std::array<GemmKernelInfo, 18> const kEntries = {{
+std::array<GemmKernelInfo, 20> const kEntries = {{
     TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128), or where its tiles fill the SMs' rounds enough better than the clusters'"),
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128) where C is read or D cannot take TMA stores"),
     TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
@@ -456,13 +461,16 @@ std::array<GemmKernelInfo, 18> const kEntries = {{
     TESSEL_SM90_ENTRY(15, "sm90_bf16_128x128x64_pingpong_c2", kSummaryPingpong, "128x128x64 per consumer, 3 warpgroups (ping-pong), 5 stages, cluster 2x1, 225 KiB smem", kBf16, "bf16 on sm_90a: by name (the ping-pong schedule; not measured faster yet)"),
     TESSEL_SM90_ENTRY(16, "sm90_bf16_128x256x64_c2_tmac", kSummaryTmaC, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default where C is read (beta != 0) and TMA can load C and store D (M > 128, N > 128)"),
     TESSEL_SM90_ENTRY(17, "sm90_fp16_128x256x64_c2_tmac", kSummaryTmaC, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x256x64_c2_tmac"),
+    TESSEL_SM90_ENTRY(18, "sm90_bf16_64x64x64",      kSummary64x64, "64x64x64, 2 warpgroups, 12 stages, cluster 1x1, 202 KiB smem", kBf16, "bf16 on sm_90a: N <= 64 (skinny) where 128-row tiles would leave SMs idle"),
+    TESSEL_SM90_ENTRY(19, "sm90_fp16_64x64x64",      kSummary64x64, "64x64x64, 2 warpgroups, 12 stages, cluster 1x1, 202 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_64x64x64"),
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY
 
 // Entries per 16-bit input type (bf16 from 0, fp16 from kFp16) and the fp8 ones.
 constexpr std::size_t kTile256 = 0, kTile256C2 = 1, kTile256C1x2 = 2, kTile128C2 = 3, kTile64 = 4, kFp16Entries = 5,
-                      kFp8Narrow = 10, kTile256C2S4 = 12, kFp8Entry = 13, kTile256C2TmaC = 16, kTile256C2TmaCF16 = 17;
+                      kFp8Narrow = 10, kTile256C2S4 = 12, kFp8Entry = 13, kTile256C2TmaC = 16, kTile256C2TmaCF16 = 17,
+                      kTile64x64 = 18, kTile64x64F16 = 19;
 
 
 // Rounds of tiles the busiest SM (cluster) runs for entry i on a canonical m x n x batch problem,
@@ -497,7 +505,16 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // on a single tile row (the cluster's second CTA idles) and a single tile column narrower than
   // 129 (half of every 256-wide B tile is padding: 128x8192x8192 runs in 68 us with 128x128,
   // 103 us with 128x256); a D at most 64 wide takes 64-wide tiles and a deep pipeline.
-  if (n <= 64) return &kEntries[first + kTile64];
+  if (n <= 64) {
+    // A skinny problem is memory-bound, and one SM streams only ~40 GB/s of the long operand: where
+    // 128-row tiles would leave SMs idle, 64-row tiles (one consumer warpgroup) put twice as many
+    // CTAs on it (16x8192x8192 on the H100: 64 CTAs of 128x64 took 1.17-1.26x the HBM floor).
+    std::size_t const narrow = g.a_type == DType::bf16 ? kTile64x64 : kTile64x64F16;
+    int clusters = 0;
+    bool const known = resident_clusters(first + kTile64, kFamilies[first + kTile64].instance(), &clusters).ok();
+    std::int64_t const tiles128 = (m + 127) / 128 * g.batch_count;
+    return &kEntries[known && tiles128 < clusters ? narrow : first + kTile64];
+  }
   if (m <= 128) return &kEntries[first + kTile256];
   if (n <= 128) return &kEntries[first + kTile128C2];
   // Where the 2x1 clusters leave the last round nearly empty (4097 rows: 17 cluster rows of 256,

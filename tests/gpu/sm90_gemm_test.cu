@@ -67,14 +67,15 @@ struct DtypeCase {
   char const* cluster_n;  // cluster 1x2, A multicast
   char const* narrow;   // 128x128 tiles, cluster 2x1
   char const* skinny;   // 128x64 tiles, 8 stages
+  char const* skinny64;  // 64x64 tiles, one consumer warpgroup, 12 stages
   char const* pingpong;  // ping-pong schedule, 128x128 tiles per consumer, cluster 2x1 (bf16 only: nullptr)
   char const* c_tma;     // as `cluster`, C loaded by TMA into the staging buffer when beta != 0
 };
 constexpr DtypeCase kDtypes[] = {
-    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_128x128x64_pingpong_c2", "sm90_bf16_128x256x64_c2_tmac"},
-    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_128x128x64_pingpong_c2", "sm90_bf16_128x256x64_c2_tmac"},
-    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", nullptr, "sm90_fp16_128x256x64_c2_tmac"},
-    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", nullptr, "sm90_fp16_128x256x64_c2_tmac"},
+    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_64x64x64", "sm90_bf16_128x128x64_pingpong_c2", "sm90_bf16_128x256x64_c2_tmac"},
+    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_64x64x64", "sm90_bf16_128x128x64_pingpong_c2", "sm90_bf16_128x256x64_c2_tmac"},
+    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", "sm90_fp16_64x64x64", nullptr, "sm90_fp16_128x256x64_c2_tmac"},
+    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", "sm90_fp16_64x64x64", nullptr, "sm90_fp16_128x256x64_c2_tmac"},
 };
 constexpr char kPingpong[] = "sm90_bf16_128x128x64_pingpong_c2";
 
@@ -187,7 +188,8 @@ TEST(Sm90Small, EveryEntryOnARaggedProblem) {
 TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
   TESSEL_REQUIRE_SM90();
   // Column-major D: the canonical M is the BLAS N. One tile row -> no cluster; one narrow tile
-  // column -> 128x128, at most 64 wide -> 128x64; otherwise 128x256 in 2x1 clusters unless the
+  // column -> 128x128, at most 64 wide -> 64x64 where 128-row tiles would leave SMs idle (32 of them
+  // for 4096 rows), else 128x64 (256 tiles for 32768 rows); otherwise 128x256 in 2x1 clusters unless the
   // 1x1 kernel needs fewer rounds of tiles (enough fewer to make up for its slower tile).
   struct Case {
     std::int64_t m, n;
@@ -205,9 +207,10 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
                             {4095, 4097, "sm90_bf16_128x256x64_c1x2"},
                             {128, 8192, "sm90_bf16_128x128x64_c2"},
                             {8192, 100, "sm90_bf16_128x256x64"},
-                            {16, 4096, "sm90_bf16_128x64x64"}};
+                            {16, 4096, "sm90_bf16_64x64x64"},
+                            {16, 32768, "sm90_bf16_128x64x64"}};
   for (Case const& c : cases) {
-    if (c.m == 4095 && sms != 132) continue;  // the round counts above assume 132 SMs
+    if ((c.m == 4095 || c.n == 32768) && sms != 132) continue;  // the round counts above assume 132 SMs
     GemmArguments g = problem(c.m, c.n, c.m == 16 ? 64 : 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
     GemmKernelInfo const* k = select_gemm_kernel(g);
     ASSERT_NE(k, nullptr);
@@ -259,7 +262,7 @@ TEST(Sm90Sweep, RaggedShapesEveryLayoutAndOrder) {
     for (Shape const& s : shapes) {
       for (char const* layout : kLayouts) {
         for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
-          for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.pingpong, dt.c_tma}) {
+          for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.skinny64, dt.pingpong, dt.c_tma}) {
             if (name == nullptr) continue;
             for (float beta : {-0.5f, 0.0f}) {  // beta = 0 with D of the input type: the TMA-store epilogue
               GemmArguments g = problem(s.m, s.n, s.k, layout, co, dt.ab, dt.cd);
@@ -530,7 +533,7 @@ TEST(Sm90Sweep, MnMajorOperandsReadInPlace) {
     for (Shape const& sh : shapes) {
       for (char const* layout : kLayouts) {
         for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
-          for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny}) {
+          for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.skinny64}) {
             GemmArguments g = problem(sh.m, sh.n, sh.k, layout, co, dt.ab, dt.cd);
             align_leading_dimensions(g);
             g.beta = run++ % 2 == 0 ? 0.0f : -0.5f;
@@ -772,7 +775,7 @@ TEST(Sm90Sweep, LeadingDimensionsOffEveryAlignment) {
       for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
         for (int offset : {0, 1}) {
           for (float beta : {0.0f, -0.5f}) {
-            for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.pingpong, dt.c_tma}) {
+            for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.skinny64, dt.pingpong, dt.c_tma}) {
               if (name == nullptr) continue;
               GemmArguments g = problem(150, 170, 203, "tn", co, dt.ab, dt.cd);
               g.lda += x.a, g.ldb += x.b, g.ldc += x.d, g.ldd += x.d, g.beta = beta;
@@ -841,6 +844,8 @@ TEST(Sm90Large, OddAndAlignedShapesAgainstCublas) {
       {4096, 4096, 4099, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x256x64_c2"},  // odd K, aligned D
       {4095, 4097, 4096, "tn", DType::f16, DType::f16, "sm90_fp16_128x256x64_c2"},   // odd D, aligned K
       {16, 8192, 8191, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x64x64"},        // skinny, odd K
+      {16, 8192, 8191, "tn", DType::bf16, DType::bf16, "sm90_bf16_64x64x64"},         // skinny, 64-row tiles, odd K
+      {8192, 40, 8192, "tn", DType::f16, DType::f16, "sm90_fp16_64x64x64"},            // the other side narrow
       {4095, 4097, 4099, "tn", DType::bf16, DType::bf16, kPingpong},                    // register epilogue (odd ldd)
       {4096, 4096, 4096, "tn", DType::bf16, DType::bf16, kPingpong},                    // TMA-store epilogue
       {4096, 4096, 4096, "nt", DType::bf16, DType::f32, kPingpong},                     // fp32 D from registers

@@ -156,7 +156,7 @@ enum class Sm90Accumulation { Fast, Promoted };
 // 4096^3 on the H100, so the kernels for C unread leave it out).
 template <class Element_, int TileN_, int Stages_, int ClusterM_, int ClusterN_ = 1,
           Sm90Accumulation Accumulation_ = Sm90Accumulation::Fast, int EpilogueSlabs_ = 1, int PromotionKTiles_ = 1,
-          bool LoadsC_ = false>
+          bool LoadsC_ = false, int Consumers_ = 2>
 struct Sm90GemmConfig {
   using Element = Element_;
   // Promoted accumulation with one partial tile: the k-tiles (128 deep for fp8) the tensor core
@@ -164,8 +164,10 @@ struct Sm90GemmConfig {
   // half the wait-and-add turnarounds; the warpgroup holds two stages at a time).
   static constexpr int PromotionKTiles = PromotionKTiles_;
   static constexpr Sm90Accumulation Accumulation = Accumulation_;
-  static constexpr int Consumers = 2;                 // consumer warpgroups, 64 rows of the tile each
-  static constexpr int TileM = 64 * Consumers;        // 128
+  // Consumer warpgroups, 64 rows of the tile each: 2 (128-row tiles), or 1 for the memory-bound
+  // skinny kernels, whose 64-row tiles put twice as many CTAs on a long operand.
+  static constexpr int Consumers = Consumers_;
+  static constexpr int TileM = 64 * Consumers;  // 128 or 64
   static constexpr int TileN = TileN_;
   static constexpr int TileK = 128 / int(sizeof(Element));  // one 128-byte swizzle row
   static constexpr int Stages = Stages_;
@@ -201,6 +203,7 @@ struct Sm90GemmConfig {
   static constexpr int ProducerRegisters = 40, ConsumerRegisters = 232;
 
   static_assert(Stages >= 2, "Sm90GemmConfig: the TMA pipeline needs at least 2 stages; raise Stages");
+  static_assert(Consumers == 1 || Consumers == 2, "Sm90GemmConfig: 1 or 2 consumer warpgroups (64- or 128-row tiles)");
   static_assert(ClusterM == 1 || ClusterM == 2 || ClusterM == 4,
                 "Sm90GemmConfig: ClusterM (CTAs sharing one B tile by multicast) must be 1, 2 or 4");
   static_assert(ClusterN == 1 || ClusterN == 2 || ClusterN == 4,
@@ -439,9 +442,9 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     if (wg_thread == 0) {
       detail::sm90_produce_tiles<Config, MnMajorOperands, Config::PromotionKTiles>(p, s, cta_rank, cluster);
     } else if constexpr (Config::RowCopyEpilogue) {
-      if (p.staged_rows && wg_thread >= 64) {
+      if (p.staged_rows && wg_thread >= 64 && wg_thread < 64 + 32 * Config::Consumers) {
         // Warps 2 and 3 copy consumer 0's and 1's staged tiles of a D that TMA cannot store out to
-        // global memory, overlapped with the consumers' next mainloop.
+        // global memory, overlapped with the consumers' next mainloop (warp 3 idles with one consumer).
         int const c = (wg_thread - 64) / 32, lane = wg_thread % 32;
         detail::sm90_copy_out_rows<Config>(p, s.d[c], c, lane, cta_rank, cluster);
       }
