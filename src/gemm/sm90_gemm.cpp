@@ -168,16 +168,6 @@ int forced_splits() {
   return s;
 }
 
-// TESSEL_SM90_KROTATE=R (a diagnostic for benchmarks): Sm90GemmParams::k_rotate = R (0: off)
-// instead of the default; -1 when unset.
-int forced_k_rotate() {
-  static int const r = [] {
-    char const* v = std::getenv("TESSEL_SM90_KROTATE");
-    return v != nullptr ? std::max(0, std::atoi(v)) : -1;
-  }();
-  return r;
-}
-
 // Stream-K (the kTail schedule of schedule/stream_k.hpp over cluster tiles): opt-in, with
 // TESSEL_SM90_STREAMK=1, where sm90_stream_k_pays (kernel/sm90_gemm_cta.hpp). Correct on every
 // entry that can run it, but measured slower on the H100 (2026-11-25, same-run A/B: 4096^3 bf16
@@ -329,7 +319,6 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   p.k_tiles = k_tiles;
   p.batch = int(batch);
   p.splits = splits;
-  p.k_rotate = forced_k_rotate() >= 0 ? forced_k_rotate() : 0;
   if (p.stream_k) {
     p.sk_partials = w.partials;
     p.sk_flags = reinterpret_cast<unsigned long long*>(w.partials + sk_partial_floats);  // after whole fp32 tiles: aligned

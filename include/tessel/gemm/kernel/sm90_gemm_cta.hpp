@@ -76,14 +76,6 @@ struct Sm90Unit {
   int first_peer, last_peer;
 };
 
-// The k-tile a unit's producer starts at, as an offset into its `count` k-tiles (it wraps around
-// to the first after the last): (tile row * p.k_rotate) mod count, 0 when p.k_rotate is 0. The
-// skinny kernels' CTAs all start together and stream the long operand in step; without the
-// rotation every CTA reads the same 128-byte column of its rows at the same time.
-TESSEL_DEVICE inline int sm90_k_rotation(Sm90GemmParams const& p, GemmCoord const& tile, int count) {
-  return p.k_rotate > 0 && count > 1 ? int((tile.m() * p.k_rotate) % count) : 0;
-}
-
 // How many units cluster `cluster` runs, and its unit `u` (0 <= u < count) -- the producer and
 // the consumers walk the same list. `block`: the promoted fp8 kernels' K slices hold whole
 // blocks of that many k-tiles (sm90_k_range); stream-K is not used with block > 1.

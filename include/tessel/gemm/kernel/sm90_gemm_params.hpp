@@ -48,7 +48,6 @@ struct Sm90GemmParams {
   int k_tiles = 0;  // ceil(K / TileK)
   int batch = 1;    // batch count
   int splits = 1;   // K slices (parallel split-K when > 1)
-  int k_rotate = 0;  // > 0: each unit's k-tiles start at (tile row * k_rotate) mod their count (sm90_k_rotation)
   void const* c = nullptr; std::int64_t ldc = 0, batch_stride_c = 0;  // read only when beta != 0
   void* d = nullptr; std::int64_t ldd = 0, batch_stride_d = 0;
   float alpha = 1.0f, beta = 0.0f;

@@ -43,11 +43,7 @@ TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::
     Sm90Unit const w = sm90_unit(p, cluster, u, PromotionKTiles);
     Sm90TileOrigin<Config> const at(w.tile, cta_rank);
     int const batch = int(w.tile.k() % p.batch);
-    // The k-tiles in order from k_begin, or (p.k_rotate) from a start that depends on the tile
-    // row, wrapping: the consumers add the same products in another order (sm90_k_rotation).
-    int const count = w.k_end - w.k_begin;
-    int kt = w.k_begin + sm90_k_rotation(p, w.tile, count);
-    for (int i = 0; i < count; ++i, kt = kt + 1 == w.k_end ? w.k_begin : kt + 1) {
+    for (int kt = w.k_begin; kt < w.k_end; ++kt) {
       std::uint64_t* full = s.pipeline.producer_acquire(st, Config::StageBytes);
       OperandTile::template load<RowsA, (ClusterN > 1), MnMajorOperands>(&p.tma_a, full, s.a[st.index] + share_a * RowsA * TileK,
                                                                          everyone, p.a_mn_major, kt * TileK,
