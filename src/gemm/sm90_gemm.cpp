@@ -506,14 +506,16 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // 129 (half of every 256-wide B tile is padding: 128x8192x8192 runs in 68 us with 128x128,
   // 103 us with 128x256); a D at most 64 wide takes 64-wide tiles and a deep pipeline.
   if (n <= 64) {
-    // A skinny problem is memory-bound, and one SM streams only ~40 GB/s of the long operand: where
-    // 128-row tiles would leave SMs idle, 64-row tiles (one consumer warpgroup) put twice as many
-    // CTAs on it (16x8192x8192 on the H100: 64 CTAs of 128x64 took 1.17-1.26x the HBM floor).
+    // Skinny: memory-bound. Where the 64-row tiles (one consumer warpgroup) fit in one round, they
+    // put up to twice as many CTAs on the long operand as 128-row tiles (H100, same machine:
+    // 16x8192x8192 in 53 us on 128 CTAs of 64x64 against 57 us on 64 CTAs of 128x64, which took
+    // 53 us on another machine); with more rounds 128x64 is faster (16x28672x8192: 162 us against
+    // 177 us).
     std::size_t const narrow = g.a_type == DType::bf16 ? kTile64x64 : kTile64x64F16;
     int clusters = 0;
-    bool const known = resident_clusters(first + kTile64, kFamilies[first + kTile64].instance(), &clusters).ok();
-    std::int64_t const tiles128 = (m + 127) / 128 * g.batch_count;
-    return &kEntries[known && tiles128 < clusters ? narrow : first + kTile64];
+    bool const known = resident_clusters(narrow, kFamilies[narrow].instance(), &clusters).ok();
+    std::int64_t const tiles64 = (m + 63) / 64 * g.batch_count;
+    return &kEntries[known && tiles64 <= clusters ? narrow : first + kTile64];
   }
   if (m <= 128) return &kEntries[first + kTile256];
   if (n <= 128) return &kEntries[first + kTile128C2];

@@ -188,8 +188,8 @@ TEST(Sm90Small, EveryEntryOnARaggedProblem) {
 TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
   TESSEL_REQUIRE_SM90();
   // Column-major D: the canonical M is the BLAS N. One tile row -> no cluster; one narrow tile
-  // column -> 128x128, at most 64 wide -> 64x64 where 128-row tiles would leave SMs idle (32 of them
-  // for 4096 rows), else 128x64 (256 tiles for 32768 rows); otherwise 128x256 in 2x1 clusters unless the
+  // column -> 128x128, at most 64 wide -> 64x64 where its tiles fit one round (64 of them for 4096
+  // rows), else 128x64 (12288 rows: 192 tiles of 64); otherwise 128x256 in 2x1 clusters unless the
   // 1x1 kernel needs fewer rounds of tiles (enough fewer to make up for its slower tile).
   struct Case {
     std::int64_t m, n;
@@ -208,9 +208,9 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
                             {128, 8192, "sm90_bf16_128x128x64_c2"},
                             {8192, 100, "sm90_bf16_128x256x64"},
                             {16, 4096, "sm90_bf16_64x64x64"},
-                            {16, 32768, "sm90_bf16_128x64x64"}};
+                            {16, 12288, "sm90_bf16_128x64x64"}};
   for (Case const& c : cases) {
-    if ((c.m == 4095 || c.n == 32768) && sms != 132) continue;  // the round counts above assume 132 SMs
+    if ((c.m == 4095 || c.n == 12288) && sms != 132) continue;  // the round counts above assume 132 SMs
     GemmArguments g = problem(c.m, c.n, c.m == 16 ? 64 : 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
     GemmKernelInfo const* k = select_gemm_kernel(g);
     ASSERT_NE(k, nullptr);
