@@ -4,8 +4,6 @@
 
 #include "sm90_instances.hpp"
 
-#include <cstdlib>
-
 #include <tessel/gemm/kernel/sm90_gemm_pingpong.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_warpspecialized.hpp>
 
@@ -47,28 +45,11 @@ cudaError_t sm90_prepare() {
   return cudaFuncSetAttribute(sm90_kernel_of<Config>(), cudaFuncAttributeMaxDynamicSharedMemorySize, Config::SmemBytes);
 }
 
-// TESSEL_SM90_LAUNCH=N (an experiment's switch, read once): bit 0 -- a kernel without a cluster
-// (ClusterSize 1) launches without the cluster-dimension attribute; bit 1 -- without programmatic
-// dependent launch; bit 2 -- cudaFuncSetAttribute only on the first launch.
-inline int sm90_launch_switch() {
-  static int const v = [] {
-    char const* e = std::getenv("TESSEL_SM90_LAUNCH");
-    return e != nullptr ? std::atoi(e) : 0;
-  }();
-  return v;
-}
-
 template <class Config>
 cudaError_t sm90_launch(Sm90GemmParams const& p, cudaStream_t stream) {
-  int const sw = sm90_launch_switch();
-  static cudaError_t const prepared = sm90_prepare<Config>();
-  if (cudaError_t err = (sw & 4) ? prepared : sm90_prepare<Config>(); err != cudaSuccess) return err;
+  if (cudaError_t err = sm90_prepare<Config>(); err != cudaSuccess) return err;
   cudaLaunchAttribute attr[2]{};
-  cudaLaunchConfig_t cfg = sm90_launch_config<Config>(unsigned(p.scheduler.grid_size()), stream, attr);
-  if ((sw & 1) && Config::ClusterSize == 1) {
-    cfg.attrs = attr + 1, cfg.numAttrs = 1;
-  }
-  if (sw & 2) cfg.numAttrs -= 1;  // the PDL attribute is the last
+  cudaLaunchConfig_t const cfg = sm90_launch_config<Config>(unsigned(p.scheduler.grid_size()), stream, attr);
   return cudaLaunchKernelEx(&cfg, sm90_kernel_of<Config>(), p);
 }
 
