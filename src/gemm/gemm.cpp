@@ -249,11 +249,11 @@ GemmKernelInfo const* select_gemm_kernel(GemmArguments const& g, Status* why) {
   int const sms = have_device ? h.sms : 132;
   bool const tensor_core_dtype = g.a_type == DType::bf16 || g.a_type == DType::f16 || g.a_type == DType::tf32;
   // sm_90a images run on compute capability 9.0 only (arch-specific features). A skinny problem
-  // streams its long operand at memory bandwidth: a D at most 64 wide (canonical N) in the
-  // sm_90a 128x64 kernel (measured on the H100 against the sm_80 skinny kernel: 16x8192x8192
-  // 57.6 us against 58.2, 64x8192x8192 60.2 against 89.6), the other orientation in the sm_80
-  // skinny kernel (docs/skinny_gemm.md), where 128-row sm_90a tiles would mostly multiply
-  // padding. fp8 pairs without an sm_90a kernel fall through to SIMT.
+  // streams its long operand at memory bandwidth: a canonical D at most 64 wide or 64 tall in the
+  // sm_90a skinny kernels (64x64 or 128x64 tiles; the tall-and-narrow orientation runs swapped,
+  // D addressed transposed) -- measured on the H100 against the sm_80 skinny kernel: 16x8192x8192
+  // 52.4 us against 59.5, 64x8192x8192 60.2 against 89.6 (docs/skinny_gemm.md). fp8 pairs without
+  // an sm_90a kernel fall through to SIMT.
   if ((tensor_core_dtype || is_fp8(g.a_type)) && have_device && h.cc == 90) {
     GemmKernelInfo const* k90 = sm90_select_gemm_kernel(g);
     bool const narrow90 = k90 != nullptr && std::string_view(k90->name).find("x64x64") != std::string_view::npos;

@@ -224,11 +224,24 @@ bool c_tma_loadable(GemmArguments const& g) {
   return gemm_reads_c(g) && tma_box_matrix(g, g.c, g.ldc, g.batch_stride_c) && tma_box_matrix(g, g.d, g.ldd, g.batch_stride_d);
 }
 
+// Whether entry t runs g as the swapped problem: a skinny kernel (64-wide tiles) on a canonical D
+// at most 64 rows tall and wider than 64 (row-major D of BLAS M <= 64, e.g. Y = X W^T with few
+// rows of X) -- as it stands, the long side would fall on the 64-wide tile columns.
+bool sm90_swaps_problem(Sm90Instance const& t, GemmArguments const& g) {
+  CanonicalGemm const c = detail::canonical_gemm(g);
+  return t.tile_n == 64 && c.m <= 64 && c.n > 64;
+}
+
 Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   Sm90Family const& f = kFamilies[i];
   Sm90Instance const t = f.instance();
   std::size_t const ob = size_of(g.c_type);
-  CanonicalGemm const c = detail::canonical_gemm(g);
+  // A skinny kernel (64-wide tiles) runs a problem whose canonical D is at most 64 rows tall and
+  // wider than 64 as the swapped problem D^T = B' A'^T (sm90_swaps_problem): the long operand
+  // streams through the tiles' 64-row side, and D and C are addressed transposed.
+  bool const transposed = sm90_swaps_problem(t, g);
+  CanonicalGemm const c0 = detail::canonical_gemm(g);
+  CanonicalGemm const c = transposed ? CanonicalGemm{c0.n, c0.m, c0.b, c0.a} : c0;
   std::int64_t const batch = g.batch_count;
 
   EncodeTiled encode = nullptr;
@@ -272,9 +285,10 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   // 16-bit, in the kernels that have copy warps (the rule p.staged_rows applies below, once the
   // driver has had its say on tma_d).
   auto const row_copies = [&](bool tma_store) { return !tma_store && !reads_c && g.c_type != DType::f32 && t.row_copies; };
-  bool const row_copy_path = row_copies(d_tma_storable(g));
+  bool const row_copy_path = !transposed && row_copies(d_tma_storable(g));
   std::int64_t const cluster_tiles = cluster_rows * cluster_cols * batch;
-  bool const stream_k = splits == 1 && t.stream_k && !row_copy_path && choose_stream_k(cluster_tiles, clusters, k_tiles);
+  bool const stream_k =
+      splits == 1 && t.stream_k && !row_copy_path && !transposed && choose_stream_k(cluster_tiles, clusters, k_tiles);
   PersistentArguments args;
   args.sm_count = clusters;
   args.ctas_per_sm = 1;
@@ -335,6 +349,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     p.out_f32 = g.c_type == DType::f32, p.out_f16 = g.c_type == DType::f16;
     p.c_pairs = p.c != nullptr && pairs_aligned(g.c, g.ldc, g.batch_stride_c, batch, ob);
     p.d_pairs = pairs_aligned(g.d, g.ldd, g.batch_stride_d, batch, ob);
+    p.d_transposed = transposed;  // from registers, one element at a time
     // D through shared memory and TMA: C unread, a 16-bit D with 16-byte aligned rows whose width
     // is whole 16-byte units too -- the unit clips a box at the tensor's edge only to 16 bytes (on
     // the H100, D 150 wide with ldd 152 got columns 150 and 151 written), so a ragged width
@@ -344,9 +359,9 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     // C's scattered 4-byte loads stalled both consumers: 8192x8192x2048 with beta = 1 ran at 0.60x
     // cuBLAS on the H100.)
     int d_step = 1, c_step = 1;
-    p.c_by_tma = t.tma_loads_c && !p.stream_k && c_tma_loadable(g) &&
+    p.c_by_tma = t.tma_loads_c && !p.stream_k && !transposed && c_tma_loadable(g) &&
                  encode_operand(&p.tma_c, encode, g.c_type, g.c, c.n, c.m, g.ldc, batch, g.batch_stride_c, 64, 64, &c_step);
-    p.tma_store = (reads_c ? p.c_by_tma : d_tma_storable(g)) &&
+    p.tma_store = !transposed && (reads_c ? p.c_by_tma : d_tma_storable(g)) &&
                   encode_operand(&p.tma_d, encode, g.c_type, g.d, c.n, c.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
     p.c_by_tma = p.c_by_tma && p.tma_store;
     // Any other 16-bit D with C unread: coalesced row copies out of shared memory by the producer
@@ -357,7 +372,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     // consumer's mainloop instead.
     // (Stream-K was chosen only where D needs no row copies; should the driver refuse tma_d
     // after all, D leaves from registers.)
-    p.staged_rows = row_copies(p.tma_store) && !p.stream_k;
+    p.staged_rows = row_copies(p.tma_store) && !p.stream_k && !transposed;
   }
 
   if (result.ok()) {
@@ -369,6 +384,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     r.c = reads_c ? g.c : nullptr, r.ldc = g.ldc, r.batch_stride_c = g.batch_stride_c;
     r.d = g.d, r.ldd = g.ldd, r.batch_stride_d = g.batch_stride_d;
     r.alpha = gemm_product_scale(g), r.beta = reads_c ? g.beta : 0.0f;
+    r.transposed = transposed;
     if (cudaError_t err = kernel::detail::launch_splitk_reduce(r, g.c_type, stream); err != cudaSuccess)
       fail(cuda_failure("launch of the split-K reduction", err));
   }
@@ -505,16 +521,18 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // on a single tile row (the cluster's second CTA idles) and a single tile column narrower than
   // 129 (half of every 256-wide B tile is padding: 128x8192x8192 runs in 68 us with 128x128,
   // 103 us with 128x256); a D at most 64 wide takes 64-wide tiles and a deep pipeline.
-  if (n <= 64) {
-    // Skinny: memory-bound. Where the 64-row tiles (one consumer warpgroup) fit in one round, they
-    // put up to twice as many CTAs on the long operand as 128-row tiles (H100, same machine:
-    // 16x8192x8192 in 53 us on 128 CTAs of 64x64 against 57 us on 64 CTAs of 128x64, which took
-    // 53 us on another machine); with more rounds 128x64 is faster (16x28672x8192: 162 us against
-    // 177 us).
+  if (n <= 64 || m <= 64) {
+    // Skinny: memory-bound; the long side of `rows` canonical rows (a D at most 64 rows tall runs
+    // as the swapped problem, sm90_swaps_problem). Where the 64-row tiles (one consumer warpgroup)
+    // fit in one round, they put up to twice as many CTAs on the long operand as 128-row tiles
+    // (H100, same machine: 16x8192x8192 in 53 us on 128 CTAs of 64x64 against 57 us on 64 CTAs of
+    // 128x64, which took 53 us on another machine); with more rounds 128x64 is faster
+    // (16x28672x8192: 162 us against 177 us).
+    std::int64_t const rows = n <= 64 ? m : n;
     std::size_t const narrow = g.a_type == DType::bf16 ? kTile64x64 : kTile64x64F16;
     int clusters = 0;
     bool const known = resident_clusters(narrow, kFamilies[narrow].instance(), &clusters).ok();
-    std::int64_t const tiles64 = (m + 63) / 64 * g.batch_count;
+    std::int64_t const tiles64 = (rows + 63) / 64 * g.batch_count;
     return &kEntries[known && tiles64 <= clusters ? narrow : first + kTile64];
   }
   if (m <= 128) return &kEntries[first + kTile256];

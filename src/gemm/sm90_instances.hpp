@@ -63,6 +63,7 @@ struct SplitKReduceParams {
   void const* c = nullptr; std::int64_t ldc = 0, batch_stride_c = 0;  // read only when beta != 0
   void* d = nullptr; std::int64_t ldd = 0, batch_stride_d = 0;
   float alpha = 1.0f, beta = 0.0f;
+  bool transposed = false;  // D and C hold the transpose: element (r, c) at c * ld + r
 };
 cudaError_t launch_splitk_reduce(SplitKReduceParams const& p, DType out, cudaStream_t stream);
 

@@ -3,7 +3,9 @@
 //
 // The slices are fp32 (rows x cols) matrices, packed: slice s of batch b at
 // partials + ((s * batch + b) * rows) * cols. D and C are row-major (rows x cols) with their own
-// leading dimensions and batch strides (the canonical D of the tensor-core adapters).
+// leading dimensions and batch strides (the canonical D of the tensor-core adapters), or with
+// `transposed` column-major (a skinny kernel ran the swapped problem): then consecutive threads
+// take consecutive rows, so D's stores stay contiguous.
 #include "sm90_instances.hpp"
 
 #include <tessel/gemm/kernel/element_io.hpp>
@@ -21,12 +23,15 @@ __global__ void splitk_reduce_kernel(SplitKReduceParams const p) {
   T* d = static_cast<T*>(p.d);
   for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
        i += std::int64_t(gridDim.x) * blockDim.x) {
-    std::int64_t const b = i / plane, r = (i / p.cols) % p.rows, col = i % p.cols;
+    std::int64_t const b = i / plane, in = i % plane;
+    std::int64_t const r = p.transposed ? in % p.rows : in / p.cols, col = p.transposed ? in / p.rows : in % p.cols;
     float sum = 0.0f;
     for (int s = 0; s < p.splits; ++s) sum += p.partials[(std::int64_t(s) * p.batch + b) * plane + r * p.cols + col];
     float v = p.alpha * sum;
-    if (p.beta != 0.0f) v += p.beta * to_float(c[b * p.batch_stride_c + r * p.ldc + col]);
-    d[b * p.batch_stride_d + r * p.ldd + col] = from_float<T>(v);
+    std::int64_t const c_at = p.transposed ? col * p.ldc + r : r * p.ldc + col;
+    std::int64_t const d_at = p.transposed ? col * p.ldd + r : r * p.ldd + col;
+    if (p.beta != 0.0f) v += p.beta * to_float(c[b * p.batch_stride_c + c_at]);
+    d[b * p.batch_stride_d + d_at] = from_float<T>(v);
   }
 }
 

@@ -305,6 +305,41 @@ TEST(Sm90Sweep, ParallelSplitKForFewTiles) {
   }
 }
 
+TEST(Sm90Sweep, SkinnyKernelsRunTheSwappedProblem) {
+  TESSEL_REQUIRE_SM90();
+  // A canonical D at most 64 rows tall and wider than 64 (here: row-major D with M <= 64, the
+  // Y = X W^T of few rows) runs on the skinny kernels as D^T = B' A'^T, D and C addressed
+  // transposed from registers. Ragged shapes, both skinny tiles, batches, C read and not, an odd
+  // leading dimension of D (its padding must stay untouched), and few tiles with a long K (K split
+  // in slices, reduced transposed).
+  struct Shape {
+    std::int64_t m, n, k, batch;
+  };
+  constexpr Shape shapes[] = {{16, 1000, 300, 1}, {1, 333, 129, 1}, {64, 4100, 513, 1}, {40, 70, 65, 3}, {16, 700, 5000, 1}};
+  for (DtypeCase const& dt : kDtypes) {
+    for (Shape const& sh : shapes) {
+      for (char const* layout : {"tn", "nt"}) {
+        for (char const* name : {dt.skinny, dt.skinny64}) {
+          for (float beta : {0.0f, -0.5f}) {
+            for (int pad : {0, 3}) {
+              GemmArguments g = problem(sh.m, sh.n, sh.k, layout, MatrixOrder::row_major, dt.ab, dt.cd, sh.batch);
+              g.ldc += pad, g.ldd += pad, g.beta = beta;
+              if (sh.batch > 1) g.batch_stride_c = g.batch_stride_d = g.ldd * g.m + 5;
+              Operands ops(g, std::uint64_t(sh.n * 3 + sh.k + pad));
+              std::string const w = what(name, g, layout) + " beta " + std::to_string(beta) + " ldd+" + std::to_string(pad);
+              expect_good(run_and_check(name, g), w, g.a_type);
+              expect_padding_untouched(g, ops.nd, w);
+            }
+          }
+        }
+      }
+    }
+  }
+  // The heuristic sends the row-major 16 x 8192 D there too (the long side: 128 tiles of 64 rows).
+  GemmArguments g = problem(16, 8192, 512, "tn", MatrixOrder::row_major, DType::bf16, DType::bf16);
+  EXPECT_STREQ(select_gemm_kernel(g)->name, "sm90_bf16_64x64x64");
+}
+
 TEST(Sm90Small, Fp8EntriesOnRaggedShapes) {
   TESSEL_REQUIRE_SM90();
   // Judged against the fp64 reference of the dequantized inputs (cuBLAS has no fp8 GemmEx);

@@ -45,13 +45,48 @@ struct Sm90Pair<half_t> {
   TESSEL_DEVICE static float2 unpack(std::uint32_t w) { return __half22float2(*reinterpret_cast<__half2 const*>(&w)); }
 };
 
+// The epilogue from registers of a kernel running the swapped problem (p.d_transposed): element
+// (row, col) of the kernel's D is element (col, row) of the caller's, at col * ldd + row (C
+// alike). One element per store; the skinny kernels that take this path have a D of at most 64
+// columns of the caller's, so it is a small share of their time.
+template <class Out, int TileN>
+TESSEL_DEVICE void sm90_epilogue_registers_transposed(Sm90GemmParams const& p, float const (&acc)[TileN / 2],
+                                                      std::int64_t row0, std::int64_t col0, std::int64_t d_slice,
+                                                      std::int64_t c_batch) {
+  Out* const d_base = static_cast<Out*>(p.d) + d_slice * p.batch_stride_d;
+  Out const* const c_base = p.beta != 0.0f ? static_cast<Out const*>(p.c) + c_batch * p.batch_stride_c : nullptr;
+  TESSEL_UNROLL
+  for (int j = 0; j < TileN / 8; ++j) {
+    TESSEL_UNROLL
+    for (int e = 0; e < 2; ++e) {
+      std::int64_t const col = col0 + 8 * j + e;
+      if (col >= p.n) continue;
+      TESSEL_UNROLL
+      for (int h = 0; h < 2; ++h) {
+        std::int64_t const row = row0 + 8 * h;
+        if (row >= p.m) continue;
+        float v = acc[4 * j + 2 * h + e];
+        if (c_base) v += p.beta * float(c_base[col * p.ldc + row]);
+        d_base[col * p.ldd + row] = Out(v);
+      }
+    }
+  }
+}
+
 // Epilogue from registers: D = alpha * acc + beta * C (acc already scaled by alpha) for this
 // thread's rows row0, row0 + 8 and column pairs col0 + 8j (wgmma_accumulator_coord). `d_slice`
 // selects D's batch (or the split-K partial-sum slice), `c_batch` C's. Interior tiles with
-// aligned pairs store without checks.
-template <class Out, int TileN>
+// aligned pairs store without checks. Transposable: the kernel may run a swapped problem
+// (p.d_transposed; compiled into the skinny kernels only).
+template <class Out, int TileN, bool Transposable = false>
 TESSEL_DEVICE void sm90_epilogue_registers(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::int64_t row0,
                                            std::int64_t col0, bool full_cols, std::int64_t d_slice, std::int64_t c_batch) {
+  if constexpr (Transposable) {
+    if (p.d_transposed) {
+      sm90_epilogue_registers_transposed<Out, TileN>(p, acc, row0, col0, d_slice, c_batch);
+      return;
+    }
+  }
   Out* const d_base = static_cast<Out*>(p.d) + d_slice * p.batch_stride_d;
   Out const* const c_base = p.beta != 0.0f ? static_cast<Out const*>(p.c) + c_batch * p.batch_stride_c : nullptr;
   TESSEL_UNROLL
