@@ -19,6 +19,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -26,6 +27,7 @@
 #include <random>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace tessel {
 
@@ -232,6 +234,39 @@ bool sm90_swaps_problem(Sm90Instance const& t, GemmArguments const& g) {
   return t.tile_n == 64 && c.m <= 64 && c.n > 64;
 }
 
+// TESSEL_SM90_TRACE=1 (diagnostics): a skinny kernel's launch records global-timer stamps per
+// CTA, and the call waits for it and prints one line to stderr -- per stamp, over the CTAs, the
+// earliest, median and latest time after the first CTA's start (us): 1 the prologue done, 2 the
+// first stage arrived (consumer 0), 3 the first tile's mainloop done, 4 the tiles' epilogues
+// issued, 5 the last TMA store complete, 6 the producer's last load issued.
+bool trace_requested() {
+  static bool const on = [] {
+    char const* v = std::getenv("TESSEL_SM90_TRACE");
+    return v != nullptr && std::atoi(v) > 0;
+  }();
+  return on;
+}
+
+void print_trace(unsigned long long const* device_stamps, int ctas, cudaStream_t stream) {
+  std::vector<unsigned long long> h(std::size_t(ctas) * 8);
+  if (cudaStreamSynchronize(stream) != cudaSuccess ||
+      cudaMemcpy(h.data(), device_stamps, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost) != cudaSuccess)
+    return;
+  unsigned long long t0 = ~0ull;
+  for (int c = 0; c < ctas; ++c)
+    if (h[std::size_t(c) * 8] != 0) t0 = std::min(t0, h[std::size_t(c) * 8]);
+  std::fprintf(stderr, "sm90 trace, %d CTAs, us after the first start (min/median/max):", ctas);
+  for (int i = 0; i < 7; ++i) {
+    std::vector<double> v;
+    for (int c = 0; c < ctas; ++c)
+      if (unsigned long long const t = h[std::size_t(c) * 8 + i]; t != 0) v.push_back(double(t - t0) * 1e-3);
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end());
+    std::fprintf(stderr, "  %d: %.2f/%.2f/%.2f", i, v.front(), v[v.size() / 2], v.back());
+  }
+  std::fprintf(stderr, "\n");
+}
+
 Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   Sm90Family const& f = kFamilies[i];
   Sm90Instance const t = f.instance();
@@ -375,9 +410,18 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     p.staged_rows = row_copies(p.tma_store) && !p.stream_k && !transposed;
   }
 
+  static unsigned long long* trace = nullptr;  // TESSEL_SM90_TRACE: one buffer for the process
+  int const trace_ctas = int(p.scheduler.grid_size()) * t.cluster_m * t.cluster_n;
+  bool const traced = trace_requested() && t.tile_n == 64 && trace_ctas <= 4096 &&
+                      (trace != nullptr || cudaMalloc(reinterpret_cast<void**>(&trace), 4096 * 8 * sizeof(unsigned long long)) == cudaSuccess);
+  if (traced) {
+    p.trace = trace;
+    (void)cudaMemsetAsync(trace, 0, std::size_t(trace_ctas) * 8 * sizeof(unsigned long long), stream);
+  }
   if (result.ok()) {
     if (cudaError_t err = t.launch(p, stream); err != cudaSuccess) fail(cuda_failure("launch of the sm90 GEMM kernel", err));
   }
+  if (traced && result.ok()) print_trace(trace, trace_ctas, stream);
   if (result.ok() && splits > 1) {
     kernel::detail::SplitKReduceParams r;
     r.partials = w.partials, r.splits = splits, r.batch = batch, r.rows = c.m, r.cols = c.n;

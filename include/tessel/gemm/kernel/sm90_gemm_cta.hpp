@@ -76,6 +76,15 @@ struct Sm90Unit {
   int first_peer, last_peer;
 };
 
+// The GPU's nanosecond timer (%globaltimer: one clock for every SM), for diagnostics.
+TESSEL_DEVICE inline unsigned long long sm90_global_timer() {
+  unsigned long long t = 0;
+#if defined(__CUDA_ARCH__)
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+#endif
+  return t;
+}
+
 // How many units cluster `cluster` runs, and its unit `u` (0 <= u < count) -- the producer and
 // the consumers walk the same list. `block`: the promoted fp8 kernels' K slices hold whole
 // blocks of that many k-tiles (sm90_k_range); stream-K is not used with block > 1.

@@ -71,6 +71,7 @@ struct Sm90GemmParams {
   float* sk_partials = nullptr;             // [grid][ClusterSize][Consumers][Accumulators / 4][128] float4
   unsigned long long* sk_flags = nullptr;   // [grid][ClusterSize][Consumers]
   unsigned long long sk_epoch = 0;
+  unsigned long long* trace = nullptr;  // diagnostics: 8 global-timer stamps per CTA (skinny kernels; TESSEL_SM90_TRACE)
 };
 
 }  // namespace tessel::kernel

@@ -430,17 +430,27 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
   extern __shared__ char smem_raw[];
   int const warpgroup = int(threadIdx.x) / 128, wg_thread = int(threadIdx.x) % 128;
   int const cta_rank = ClusterSize > 1 ? int(cluster_cta_rank()) : 0;
+  // Diagnostics (p.trace; compiled into the skinny kernels only): global-timer stamps of this
+  // CTA's progress, slot i of 8 (src/gemm/sm90_gemm.cpp, TESSEL_SM90_TRACE, says which is which).
+  auto const stamp = [&](int i) {
+    if constexpr (Config::TileN == 64) {
+      if (p.trace != nullptr) p.trace[std::size_t(blockIdx.x) * 8 + i] = detail::sm90_global_timer();
+    }
+  };
+  if (threadIdx.x == 0) stamp(0);
   // Every consumer warp of every CTA whose stage a multicast writes frees it.
   SharedStorage& s = detail::sm90_cta_prologue<SharedStorage, ClusterSize>(smem_raw, p, int(threadIdx.x),
                                                                           Config::Consumers * 4 * ClusterSize);
 
   int const cluster = int(blockIdx.x) / ClusterSize;
+  if (threadIdx.x == 0) stamp(1);
 
   if (warpgroup == 0) {
     // ---- producer ------------------------------------------------------------------------------
     warpgroup_reg_dealloc<Config::ProducerRegisters>();
     if (wg_thread == 0) {
       detail::sm90_produce_tiles<Config, MnMajorOperands, Config::PromotionKTiles>(p, s, cta_rank, cluster);
+      stamp(6);
     } else if constexpr (Config::RowCopyEpilogue) {
       if (p.staged_rows && wg_thread >= 64 && wg_thread < 64 + 32 * Config::Consumers) {
         // Warps 2 and 3 copy consumer 0's and 1's staged tiles of a D that TMA cannot store out to
@@ -588,6 +598,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
             auto k_tiles_to = [&](int end) {
               for (; kt < end; ++kt) {
                 s.pipeline.consumer_wait(st);
+                if (u == 0 && kt == k_begin && wg_thread == 0 && consumer == 0) stamp(2);
                 std::uint64_t const desc_a = OperandTile::template descriptor<TransA>(s.a[st.index] + consumer * 64 * TileK);
                 std::uint64_t const desc_b = OperandTile::template descriptor<TransB>(s.b[st.index]);
                 wgmma_fence_operand(acc);
@@ -638,6 +649,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           wgmma_wait_group<0>();
           wgmma_fence_operand(acc);
           if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
+          if (u == 0 && wg_thread == 0 && consumer == 0) stamp(3);
         }
       };
       if constexpr (Config::Fp8Pairs) {
@@ -699,7 +711,9 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         }
       }
     }
+    if (wg_thread == 0 && consumer == 0) stamp(4);
     if (p.tma_store && wg_thread == 0) tma_store_wait<0>();  // the staging buffer outlives its stores
+    if (wg_thread == 0 && consumer == 0) stamp(5);
   }
   if constexpr (ClusterSize > 1) cluster_sync();  // no CTA leaves while a peer may still signal it
 #else
