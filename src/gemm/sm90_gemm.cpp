@@ -236,9 +236,10 @@ bool sm90_swaps_problem(Sm90Instance const& t, GemmArguments const& g) {
 
 // TESSEL_SM90_TRACE=1 (diagnostics): a skinny kernel's launch records global-timer stamps per
 // CTA, and the call waits for it and prints one line to stderr -- per stamp, over the CTAs, the
-// earliest, median and latest time after the first CTA's start (us): 1 the prologue done, 2 the
-// first stage arrived (consumer 0), 3 the first tile's mainloop done, 4 the tiles' epilogues
-// issued, 5 the last TMA store complete, 6 the producer's last load issued.
+// earliest, median and latest time after the first CTA's start (us): 0 the start, 1 the prologue
+// done, 2 the first stage arrived (consumer 0), 3 the first tile's mainloop done, 4 the tiles'
+// epilogues issued, 5 the last TMA store complete, 6 the producer's last load issued. One buffer
+// for the process, on the device of the first traced call: a diagnostic for one-GPU runs.
 bool trace_requested() {
   static bool const on = [] {
     char const* v = std::getenv("TESSEL_SM90_TRACE");
