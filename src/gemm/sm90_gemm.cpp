@@ -568,17 +568,24 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // 103 us with 128x256); a D at most 64 wide takes 64-wide tiles and a deep pipeline.
   if (n <= 64 || m <= 64) {
     // Skinny: memory-bound; the long side of `rows` canonical rows (a D at most 64 rows tall runs
-    // as the swapped problem, sm90_swaps_problem). Where the 64-row tiles (one consumer warpgroup)
-    // fit in one round, they put up to twice as many CTAs on the long operand as 128-row tiles
-    // (H100, same machine: 16x8192x8192 in 53 us on 128 CTAs of 64x64 against 57 us on 64 CTAs of
-    // 128x64, which took 53 us on another machine); with more rounds 128x64 is faster
-    // (16x28672x8192: 162 us against 177 us).
+    // as the swapped problem, sm90_swaps_problem). The 64-row tiles (one consumer warpgroup) put
+    // up to twice as many CTAs on the long operand as 128-row tiles; they are taken where they fit
+    // one round on the SMs and the 128-row tiles would not split K, or K is short. H100, same runs
+    // (bench/results/skinny-*-s6-*): 16x8192x8192 52-53 us on 128 CTAs of 64x64 against 53-57 us
+    // on 64 CTAs of 128x64; 16x6144x8192 47 against 49; 16x4096x4096 21 against 24-25 (128x64 in
+    // 4 K slices); but 16x4096x8192 41 against 37 and 16x4096x14336 63 against 55 (4 slices of
+    // 128x64 stream on every SM and K is long enough to pay for the reduction); with more than
+    // one round 128x64 (16x28672x8192: 162 us against 177).
     std::int64_t const rows = n <= 64 ? m : n;
     std::size_t const narrow = g.a_type == DType::bf16 ? kTile64x64 : kTile64x64F16;
-    int clusters = 0;
-    bool const known = resident_clusters(narrow, kFamilies[narrow].instance(), &clusters).ok();
-    std::int64_t const tiles64 = (rows + 63) / 64 * g.batch_count;
-    return &kEntries[known && tiles64 <= clusters ? narrow : first + kTile64];
+    int narrow_clusters = 0, clusters = 0;
+    bool const known = resident_clusters(narrow, kFamilies[narrow].instance(), &narrow_clusters).ok() &&
+                       resident_clusters(first + kTile64, kFamilies[first + kTile64].instance(), &clusters).ok();
+    std::int64_t const tiles64 = (rows + 63) / 64 * g.batch_count, tiles128 = (rows + 127) / 128 * g.batch_count;
+    int const k_tiles = int(std::min<std::int64_t>((g.k + 63) / 64, INT_MAX));
+    bool const wide_splits_k = choose_splits(tiles128, k_tiles, clusters, 64) > 1;
+    bool const narrow_pays = tiles64 <= narrow_clusters && (!wide_splits_k || k_tiles < 128);
+    return &kEntries[known && narrow_pays ? narrow : first + kTile64];
   }
   if (m <= 128) return &kEntries[first + kTile256];
   if (n <= 128) return &kEntries[first + kTile128C2];

@@ -216,6 +216,14 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
     ASSERT_NE(k, nullptr);
     EXPECT_STREQ(k->name, c.entry) << c.m << "x" << c.n;
   }
+  // Few skinny tiles with a long K: 32 tiles of 128 rows split K in 4 slices on every SM and beat
+  // 64 unsplit tiles of 64 rows (on a 132-SM GPU); with a short K the 64-row tiles.
+  if (sms == 132) {
+    GemmArguments const long_k = problem(16, 4096, 8192, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+    EXPECT_STREQ(select_gemm_kernel(long_k)->name, "sm90_bf16_128x64x64");
+    GemmArguments const short_k = problem(16, 4096, 4096, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+    EXPECT_STREQ(select_gemm_kernel(short_k)->name, "sm90_bf16_64x64x64");
+  }
   // C unread and D fit for TMA stores: the 4-stage two-slab kernel takes the 2x1-cluster problems.
   GemmArguments g = problem(4096, 4096, 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
   g.beta = 0.0f;
