@@ -55,10 +55,10 @@ int run_list(std::vector<std::string> const& args) {
     std::printf("\n");
   }
   std::printf("Heuristic (kernel auto): on an sm_90 GPU bf16, fp16 and fp8 e4m3 x e4m3 run the sm90 kernels\n"
-              "(sm90_<dtype>_64x64x64 for a D at most 64 wide whose 64-row tiles fit one round on the SMs, else\n"
-              "sm90_<dtype>_128x64x64; 128x256 in 2x1 clusters by default; each entry's\n"
-              "`chosen`), except the other skinny orientation, which takes sm80_<dtype>_skinny. Otherwise bf16,\n"
-              "fp16 and tf32 on sm_80 or newer run the sm80 tensor-core kernels: sm80_<dtype>_skinny when\n"
+              "(a D at most 64 wide or tall: sm90_<dtype>_64x64x64 where its tiles fit one round on the SMs\n"
+              "unless few 128-row tiles split a long K, else sm90_<dtype>_128x64x64; 128x256 in 2x1 clusters\n"
+              "by default; each entry's `chosen`). Otherwise bf16, fp16 and tf32 on sm_80 or newer run the\n"
+              "sm80 tensor-core kernels: sm80_<dtype>_skinny when\n"
               "min(M, N) <= 64 and the long operand is >= 8 MiB (bf16, fp16), else 128x128x32 when its tiles fill\n"
               "every SM or K >= 4096, else the 64x64 tile.\n"
               "fp32: simt_64x64x8 when ceil(M/128)*ceil(N/128)*batch is below the SM count, else simt_128x128x8_128t.\n"
