@@ -385,7 +385,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     p.out_f32 = g.c_type == DType::f32, p.out_f16 = g.c_type == DType::f16;
     p.c_pairs = p.c != nullptr && pairs_aligned(g.c, g.ldc, g.batch_stride_c, batch, ob);
     p.d_pairs = pairs_aligned(g.d, g.ldd, g.batch_stride_d, batch, ob);
-    p.d_transposed = transposed;  // from registers, one element at a time
+    p.d_transposed = transposed;
     // D through shared memory and TMA: C unread, a 16-bit D with 16-byte aligned rows whose width
     // is whole 16-byte units too -- the unit clips a box at the tensor's edge only to 16 bytes (on
     // the H100, D 150 wide with ldd 152 got columns 150 and 151 written), so a ragged width
@@ -397,8 +397,14 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     int d_step = 1, c_step = 1;
     p.c_by_tma = t.tma_loads_c && !p.stream_k && !transposed && c_tma_loadable(g) &&
                  encode_operand(&p.tma_c, encode, g.c_type, g.c, c.n, c.m, g.ldc, batch, g.batch_stride_c, 64, 64, &c_step);
-    p.tma_store = !transposed && (reads_c ? p.c_by_tma : d_tma_storable(g)) &&
-                  encode_operand(&p.tma_d, encode, g.c_type, g.d, c.n, c.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
+    // The swapped problem stores the caller's D (c0, as canonical_gemm gives it) from a
+    // transposed staging buffer, when C is unread.
+    p.tma_store = transposed ? !reads_c && d_tma_storable(g) &&
+                                   encode_operand(&p.tma_d, encode, g.c_type, g.d, c0.n, c0.m, g.ldd, batch,
+                                                  g.batch_stride_d, 64, 64, &d_step)
+                             : (reads_c ? p.c_by_tma : d_tma_storable(g)) &&
+                                   encode_operand(&p.tma_d, encode, g.c_type, g.d, c.n, c.m, g.ldd, batch,
+                                                  g.batch_stride_d, 64, 64, &d_step);
     p.c_by_tma = p.c_by_tma && p.tma_store;
     // Any other 16-bit D with C unread: coalesced row copies out of shared memory by the producer
     // warpgroup's copy warps, overlapped with the next mainloop (single elements scattered over 8

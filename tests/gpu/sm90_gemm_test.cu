@@ -317,13 +317,15 @@ TEST(Sm90Sweep, SkinnyKernelsRunTheSwappedProblem) {
   TESSEL_REQUIRE_SM90();
   // A canonical D at most 64 rows tall and wider than 64 (here: row-major D with M <= 64, the
   // Y = X W^T of few rows) runs on the skinny kernels as D^T = B' A'^T, D and C addressed
-  // transposed from registers. Ragged shapes, both skinny tiles, batches, C read and not, an odd
-  // leading dimension of D (its padding must stay untouched), and few tiles with a long K (K split
-  // in slices, reduced transposed).
+  // transposed: from registers, or -- a 16-bit D with 16-byte aligned rows, C unread -- staged
+  // transposed and stored by TMA. Ragged shapes, both skinny tiles, batches (16-byte aligned
+  // strides or not), C read and not, an odd leading dimension of D (its padding must stay
+  // untouched), and few tiles with a long K (K split in slices, reduced transposed).
   struct Shape {
-    std::int64_t m, n, k, batch;
+    std::int64_t m, n, k, batch, batch_gap;
   };
-  constexpr Shape shapes[] = {{16, 1000, 300, 1}, {1, 333, 129, 1}, {64, 4100, 513, 1}, {40, 70, 65, 3}, {16, 700, 5000, 1}};
+  constexpr Shape shapes[] = {{16, 1000, 300, 1, 0}, {1, 333, 129, 1, 0},  {64, 4100, 513, 1, 0}, {40, 70, 65, 3, 5},
+                              {24, 2048, 136, 2, 8}, {16, 700, 5000, 1, 0}};
   for (DtypeCase const& dt : kDtypes) {
     for (Shape const& sh : shapes) {
       for (char const* layout : {"tn", "nt"}) {
@@ -332,7 +334,7 @@ TEST(Sm90Sweep, SkinnyKernelsRunTheSwappedProblem) {
             for (int pad : {0, 3}) {
               GemmArguments g = problem(sh.m, sh.n, sh.k, layout, MatrixOrder::row_major, dt.ab, dt.cd, sh.batch);
               g.ldc += pad, g.ldd += pad, g.beta = beta;
-              if (sh.batch > 1) g.batch_stride_c = g.batch_stride_d = g.ldd * g.m + 5;
+              if (sh.batch > 1) g.batch_stride_c = g.batch_stride_d = g.ldd * g.m + sh.batch_gap;
               Operands ops(g, std::uint64_t(sh.n * 3 + sh.k + pad));
               std::string const w = what(name, g, layout) + " beta " + std::to_string(beta) + " ldd+" + std::to_string(pad);
               expect_good(run_and_check(name, g), w, g.a_type);

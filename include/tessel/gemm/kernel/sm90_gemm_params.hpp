@@ -59,8 +59,9 @@ struct Sm90GemmParams {
   bool c_by_tma = false;   // C (16-bit, beta != 0) arrives in the staging buffer through tma_c (tma_store too)
   bool staged_rows = false;  // D (16-bit, no pair stores) leaves through shared memory, row by row (beta == 0)
   // The kernel runs the swapped problem: element (row, col) of D and C is at col * ld + row (a
-  // skinny kernel on a canonical D at most 64 rows tall; registers epilogue only). Not set with
-  // split-K: the partials keep the kernel's orientation and the reduction writes D transposed.
+  // skinny kernel on a canonical D at most 64 rows tall): from registers, or (tma_store) staged
+  // transposed and stored by tma_d, which then describes the caller's D. Not set with split-K:
+  // the partials keep the kernel's orientation and the reduction writes D transposed.
   bool d_transposed = false;
   int fp8_pair = 0;  // fp8 kernels: the canonical (A, B) pair, 0 e4m3 x e4m3, 1 e4m3 x e5m2, 2 e5m2 x e4m3
   // Clusters walk this schedule of cluster tiles (ClusterM tile rows x ClusterN tile columns x 1

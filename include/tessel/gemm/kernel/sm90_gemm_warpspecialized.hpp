@@ -246,6 +246,9 @@ namespace detail {
 // the producer warpgroup's copy warps (sm90_copy_out_rows), which write it out in coalesced rows
 // while this warpgroup goes on with the next tile's mainloop.
 //
+// A kernel running the swapped problem (p.d_transposed, 64-wide tiles) stages its block
+// transposed and stores it as one box of the caller's D (p.tma_d describes that D).
+//
 // With p.c_by_tma the buffer already holds this block of C (sm90_load_c, issued during the
 // mainloop, completing on c_full with phase c_parity): each thread turns its C values into D
 // values in place, and the TMA stores follow.
@@ -290,7 +293,15 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
     } else {
       named_barrier_meet(sm90_drained_barrier(consumer), kSm90HandoffThreads);  // ... or the copy warp has
     }
-    sm90_stage_accumulators<Out, TileN>(acc, base, wg_thread);
+    if constexpr (TileN == 64) {
+      if (p.d_transposed) {  // (TMA stores only: the host's rule)
+        sm90_stage_accumulators_transposed<Out>(acc, base, wg_thread);
+      } else {
+        sm90_stage_accumulators<Out, TileN>(acc, base, wg_thread);
+      }
+    } else {
+      sm90_stage_accumulators<Out, TileN>(acc, base, wg_thread);
+    }
   }
   if (!p.tma_store && !last) {
     named_barrier_meet(sm90_staged_barrier(consumer), kSm90HandoffThreads);  // the copy warp is waiting: no stall
@@ -303,8 +314,12 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
   fence_proxy_async_shared();  // the writes above are visible to the TMA unit after the barrier
   named_barrier_sync(sm90_consumer_barrier(consumer), 128);
   if (wg_thread == 0) {
-    TESSEL_UNROLL
-    for (int box = 0; box < TileN / 64; ++box) tma_store_3d(&p.tma_d, base + box * 8192, n0 + 64 * box, m0, batch);
+    if (TileN == 64 && p.d_transposed) {
+      tma_store_3d(&p.tma_d, base, m0, n0, batch);  // the caller's D: column m0, row n0
+    } else {
+      TESSEL_UNROLL
+      for (int box = 0; box < TileN / 64; ++box) tma_store_3d(&p.tma_d, base + box * 8192, n0 + 64 * box, m0, batch);
+    }
     tma_store_commit();
   }
 }
