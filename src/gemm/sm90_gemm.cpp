@@ -514,12 +514,12 @@ std::array<GemmKernelInfo, 20> const kEntries = {{
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128) where C is read or D cannot take TMA stores"),
     TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
     TESSEL_SM90_ENTRY(3, "sm90_bf16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kBf16, "bf16 on sm_90a: a single tile column of at most 128 (64 < N <= 128)"),
-    TESSEL_SM90_ENTRY(4, "sm90_bf16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: N <= 64 (skinny)"),
+    TESSEL_SM90_ENTRY(4, "sm90_bf16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a D at most 64 wide or tall (skinny) where 64-row tiles would need more than one round, or few 128-row tiles split a long K"),
     TESSEL_SM90_ENTRY(5, "sm90_fp16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_128x256x64"),
     TESSEL_SM90_ENTRY(6, "sm90_fp16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kF16,  "fp16 on sm_90a: default (M > 128, N > 128)"),
     TESSEL_SM90_ENTRY(7, "sm90_fp16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x256x64_c1x2"),
     TESSEL_SM90_ENTRY(8, "sm90_fp16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kF16,  "fp16 on sm_90a: a single tile column of at most 128 (64 < N <= 128)"),
-    TESSEL_SM90_ENTRY(9, "sm90_fp16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: N <= 64 (skinny)"),
+    TESSEL_SM90_ENTRY(9, "sm90_fp16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_128x64x64"),
     TESSEL_SM90_ENTRY(10, "sm90_e4m3_128x128x128_c2", kSummaryFp8, "128x128x128, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kE4m3, "fp8 (any pair) on sm_90a: a D at most 128 wide (canonical N <= 128)"),
     TESSEL_SM90_ENTRY(11, "sm90_e4m3_128x256x128_c2_fastacc", kSummaryFp8Fast, "128x256x128, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kE4m3Only, "e4m3 x e4m3 on sm_90a: by name (fast accumulation)"),
     TESSEL_SM90_ENTRY(12, "sm90_bf16_128x256x64_c2_s4", kSummaryS4, "128x256x64, 3 warpgroups, 4 stages, cluster 2x1, 224 KiB smem", kBf16, "bf16 on sm_90a: default where D leaves by TMA stores (M > 128, N > 256 in 2x1 clusters, C unread, D 16-byte aligned)"),
@@ -528,7 +528,7 @@ std::array<GemmKernelInfo, 20> const kEntries = {{
     TESSEL_SM90_ENTRY(15, "sm90_bf16_128x128x64_pingpong_c2", kSummaryPingpong, "128x128x64 per consumer, 3 warpgroups (ping-pong), 5 stages, cluster 2x1, 225 KiB smem", kBf16, "bf16 on sm_90a: by name (the ping-pong schedule; not measured faster yet)"),
     TESSEL_SM90_ENTRY(16, "sm90_bf16_128x256x64_c2_tmac", kSummaryTmaC, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default where C is read (beta != 0) and TMA can load C and store D (M > 128, N > 128)"),
     TESSEL_SM90_ENTRY(17, "sm90_fp16_128x256x64_c2_tmac", kSummaryTmaC, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x256x64_c2_tmac"),
-    TESSEL_SM90_ENTRY(18, "sm90_bf16_64x64x64",      kSummary64x64, "64x64x64, 2 warpgroups, 12 stages, cluster 1x1, 202 KiB smem", kBf16, "bf16 on sm_90a: N <= 64 (skinny) where 128-row tiles would leave SMs idle"),
+    TESSEL_SM90_ENTRY(18, "sm90_bf16_64x64x64",      kSummary64x64, "64x64x64, 2 warpgroups, 12 stages, cluster 1x1, 202 KiB smem", kBf16, "bf16 on sm_90a: a D at most 64 wide or tall (skinny; the tall one runs swapped) where its tiles fit one round, unless few 128-row tiles split a long K"),
     TESSEL_SM90_ENTRY(19, "sm90_fp16_64x64x64",      kSummary64x64, "64x64x64, 2 warpgroups, 12 stages, cluster 1x1, 202 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_64x64x64"),
 }};
 // clang-format on
