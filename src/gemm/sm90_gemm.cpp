@@ -229,10 +229,7 @@ bool c_tma_loadable(GemmArguments const& g) {
 // Whether entry t runs g as the swapped problem: a skinny kernel (64-wide tiles) on a canonical D
 // at most 64 rows tall and wider than 64 (row-major D of BLAS M <= 64, e.g. Y = X W^T with few
 // rows of X) -- as it stands, the long side would fall on the 64-wide tile columns.
-bool sm90_swaps_problem(Sm90Instance const& t, GemmArguments const& g) {
-  CanonicalGemm const c = detail::canonical_gemm(g);
-  return t.tile_n == 64 && c.m <= 64 && c.n > 64;
-}
+bool sm90_swaps_problem(Sm90Instance const& t, CanonicalGemm const& c) { return t.tile_n == 64 && c.m <= 64 && c.n > 64; }
 
 // TESSEL_SM90_TRACE=1 (diagnostics): a skinny kernel's launch records global-timer stamps per
 // CTA, and the call waits for it and prints one line to stderr -- per stamp, over the CTAs, the
@@ -275,8 +272,8 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   // A skinny kernel (64-wide tiles) runs a problem whose canonical D is at most 64 rows tall and
   // wider than 64 as the swapped problem D^T = B' A'^T (sm90_swaps_problem): the long operand
   // streams through the tiles' 64-row side, and D and C are addressed transposed.
-  bool const transposed = sm90_swaps_problem(t, g);
   CanonicalGemm const c0 = detail::canonical_gemm(g);
+  bool const transposed = sm90_swaps_problem(t, c0);
   CanonicalGemm const c = transposed ? CanonicalGemm{c0.n, c0.m, c0.b, c0.a} : c0;
   std::int64_t const batch = g.batch_count;
 
@@ -397,14 +394,10 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     int d_step = 1, c_step = 1;
     p.c_by_tma = t.tma_loads_c && !p.stream_k && !transposed && c_tma_loadable(g) &&
                  encode_operand(&p.tma_c, encode, g.c_type, g.c, c.n, c.m, g.ldc, batch, g.batch_stride_c, 64, 64, &c_step);
-    // The swapped problem stores the caller's D (c0, as canonical_gemm gives it) from a
-    // transposed staging buffer, when C is unread.
-    p.tma_store = transposed ? !reads_c && d_tma_storable(g) &&
-                                   encode_operand(&p.tma_d, encode, g.c_type, g.d, c0.n, c0.m, g.ldd, batch,
-                                                  g.batch_stride_d, 64, 64, &d_step)
-                             : (reads_c ? p.c_by_tma : d_tma_storable(g)) &&
-                                   encode_operand(&p.tma_d, encode, g.c_type, g.d, c.n, c.m, g.ldd, batch,
-                                                  g.batch_stride_d, 64, 64, &d_step);
+    // tma_d describes the caller's canonical D (c0): the kernel's D, or for the swapped problem
+    // (never c_by_tma) its transpose, which the kernel stages transposed.
+    p.tma_store = (reads_c ? p.c_by_tma : d_tma_storable(g)) &&
+                  encode_operand(&p.tma_d, encode, g.c_type, g.d, c0.n, c0.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
     p.c_by_tma = p.c_by_tma && p.tma_store;
     // Any other 16-bit D with C unread: coalesced row copies out of shared memory by the producer
     // warpgroup's copy warps, overlapped with the next mainloop (single elements scattered over 8

@@ -715,14 +715,12 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         std::int64_t const row0 = std::int64_t(m0) + consumer * 64 + (et / 32) * 16 + (et % 32) / 4;
         std::int64_t const col0 = std::int64_t(n0) + 2 * (et % 4);
         bool const full_cols = std::int64_t(n0) + TileN <= p.n;
-        // The skinny kernels (64-wide tiles) may run a swapped problem (p.d_transposed).
-        constexpr bool Transposable = TileN == 64;
         if (p.out_f32) {
-          detail::sm90_epilogue_registers<float, TileN, Transposable>(p, acc, row0, col0, full_cols, slice, batch);
+          detail::sm90_epilogue_registers<float, TileN>(p, acc, row0, col0, full_cols, slice, batch);
         } else if (p.out_f16) {
-          detail::sm90_epilogue_registers<half_t, TileN, Transposable>(p, acc, row0, col0, full_cols, slice, batch);
+          detail::sm90_epilogue_registers<half_t, TileN>(p, acc, row0, col0, full_cols, slice, batch);
         } else {
-          detail::sm90_epilogue_registers<bfloat16_t, TileN, Transposable>(p, acc, row0, col0, full_cols, slice, batch);
+          detail::sm90_epilogue_registers<bfloat16_t, TileN>(p, acc, row0, col0, full_cols, slice, batch);
         }
       }
     }
