@@ -235,8 +235,10 @@ bool sm90_swaps_problem(Sm90Instance const& t, CanonicalGemm const& c) { return 
 // CTA, and the call waits for it and prints one line to stderr -- per stamp, over the CTAs, the
 // earliest, median and latest time after the first CTA's start (us): 0 the start, 1 the prologue
 // done, 2 the first stage arrived (consumer 0), 3 the first tile's mainloop done, 4 the tiles'
-// epilogues issued, 5 the last TMA store complete, 6 the producer's last load issued. One buffer
-// for the process, on the device of the first traced call: a diagnostic for one-GPU runs.
+// epilogues issued, 5 the last TMA store complete, 6 the producer's last load issued; built with
+// TESSEL_SM90_TRACE_TILES (cmake -DTESSEL_SM90_TRACE_TILES=ON), every cooperative kernel records
+// them and a line per unit (tile) follows. One buffer for the process, on the device of the first
+// traced call: a diagnostic for one-GPU runs.
 bool trace_requested() {
   static bool const on = [] {
     char const* v = std::getenv("TESSEL_SM90_TRACE");
@@ -246,23 +248,50 @@ bool trace_requested() {
 }
 
 void print_trace(unsigned long long const* device_stamps, int ctas, cudaStream_t stream) {
-  std::vector<unsigned long long> h(std::size_t(ctas) * 8);
+  constexpr int S = kernel::kSm90TraceSlots;
+  std::vector<unsigned long long> h(std::size_t(ctas) * S);
   if (cudaStreamSynchronize(stream) != cudaSuccess ||
       cudaMemcpy(h.data(), device_stamps, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost) != cudaSuccess)
     return;
   unsigned long long t0 = ~0ull;
   for (int c = 0; c < ctas; ++c)
-    if (h[std::size_t(c) * 8] != 0) t0 = std::min(t0, h[std::size_t(c) * 8]);
+    if (h[std::size_t(c) * S] != 0) t0 = std::min(t0, h[std::size_t(c) * S]);
+  auto const summary = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    std::fprintf(stderr, "%.2f/%.2f/%.2f", v.front(), v[v.size() / 2], v.back());
+  };
   std::fprintf(stderr, "sm90 trace, %d CTAs, us after the first start (min/median/max):", ctas);
   for (int i = 0; i < 7; ++i) {
     std::vector<double> v;
     for (int c = 0; c < ctas; ++c)
-      if (unsigned long long const t = h[std::size_t(c) * 8 + i]; t != 0) v.push_back(double(t - t0) * 1e-3);
+      if (unsigned long long const t = h[std::size_t(c) * S + i]; t != 0) v.push_back(double(t - t0) * 1e-3);
     if (v.empty()) continue;
-    std::sort(v.begin(), v.end());
-    std::fprintf(stderr, "  %d: %.2f/%.2f/%.2f", i, v.front(), v[v.size() / 2], v.back());
+    std::fprintf(stderr, "  %d: ", i);
+    summary(v);
   }
   std::fprintf(stderr, "\n");
+  // Per unit (TESSEL_SM90_TRACE_TILES builds): the mainloop, the epilogue, and the time from the
+  // epilogue's end to the next unit's first stage, over the CTAs that ran that unit.
+  for (int u = 0; u < 8; ++u) {
+    std::vector<double> loop, epi, gap;
+    for (int c = 0; c < ctas; ++c) {
+      unsigned long long const* t = h.data() + std::size_t(c) * S + 8 + 3 * u;
+      if (t[0] == 0 || t[1] == 0 || t[2] == 0) continue;
+      loop.push_back(double(t[1] - t[0]) * 1e-3);
+      epi.push_back(double(t[2] - t[1]) * 1e-3);
+      if (u < 7 && t[3] != 0) gap.push_back(double(t[3] - t[2]) * 1e-3);
+    }
+    if (loop.empty()) break;
+    std::fprintf(stderr, "  unit %d (%zu CTAs): mainloop ", u, loop.size());
+    summary(loop);
+    std::fprintf(stderr, "  epilogue ");
+    summary(epi);
+    if (!gap.empty()) {
+      std::fprintf(stderr, "  to the next first stage ");
+      summary(gap);
+    }
+    std::fprintf(stderr, "\n");
+  }
 }
 
 Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
@@ -412,11 +441,12 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
 
   static unsigned long long* trace = nullptr;  // TESSEL_SM90_TRACE: one buffer for the process
   int const trace_ctas = int(p.scheduler.grid_size()) * t.cluster_m * t.cluster_n;
-  bool const traced = trace_requested() && t.tile_n == 64 && trace_ctas <= 4096 &&
-                      (trace != nullptr || cudaMalloc(reinterpret_cast<void**>(&trace), 4096 * 8 * sizeof(unsigned long long)) == cudaSuccess);
+  constexpr std::size_t slots = kernel::kSm90TraceSlots;
+  bool const traced = trace_requested() && (t.tile_n == 64 || kernel::kSm90TraceTiles) && trace_ctas <= 4096 &&
+                      (trace != nullptr || cudaMalloc(reinterpret_cast<void**>(&trace), 4096 * slots * sizeof(unsigned long long)) == cudaSuccess);
   if (traced) {
     p.trace = trace;
-    (void)cudaMemsetAsync(trace, 0, std::size_t(trace_ctas) * 8 * sizeof(unsigned long long), stream);
+    (void)cudaMemsetAsync(trace, 0, std::size_t(trace_ctas) * slots * sizeof(unsigned long long), stream);
   }
   if (result.ok()) {
     if (cudaError_t err = t.launch(p, stream); err != cudaSuccess) fail(cuda_failure("launch of the sm90 GEMM kernel", err));

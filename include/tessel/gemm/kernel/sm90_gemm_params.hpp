@@ -37,6 +37,16 @@
 
 namespace tessel::kernel {
 
+// Diagnostics (TESSEL_SM90_TRACE=1, src/gemm/sm90_gemm.cpp): global-timer stamps per CTA -- slots
+// 0-7 in the skinny kernels (TileN 64); with the build option TESSEL_SM90_TRACE_TILES (CMake) every
+// cooperative kernel records them, and also slots 8 + 3u + {0, 1, 2} for its units u < 8:
+// consumer 0's mainloop start (first stage arrived), mainloop end, epilogue issued.
+#ifndef TESSEL_SM90_TRACE_TILES
+#define TESSEL_SM90_TRACE_TILES 0
+#endif
+inline constexpr int kSm90TraceSlots = 32;
+inline constexpr bool kSm90TraceTiles = TESSEL_SM90_TRACE_TILES != 0;
+
 struct Sm90GemmParams {
   TmaDescriptor tma_a;  // (K, M, batch) of A, box (TileK, TileM / ClusterN, 1); a_mn_major: (M, K, batch), box (64, TileK, 1)
   TmaDescriptor tma_b;  // (K, N, batch) of B, box (TileK, TileN / ClusterM, 1); b_mn_major: (N, K, batch), box (64, TileK, 1)
@@ -73,7 +83,7 @@ struct Sm90GemmParams {
   float* sk_partials = nullptr;             // [grid][ClusterSize][Consumers][Accumulators / 4][128] float4
   unsigned long long* sk_flags = nullptr;   // [grid][ClusterSize][Consumers]
   unsigned long long sk_epoch = 0;
-  unsigned long long* trace = nullptr;  // diagnostics: 8 global-timer stamps per CTA (skinny kernels; TESSEL_SM90_TRACE)
+  unsigned long long* trace = nullptr;  // diagnostics: kSm90TraceSlots global-timer stamps per CTA (TESSEL_SM90_TRACE)
 };
 
 }  // namespace tessel::kernel

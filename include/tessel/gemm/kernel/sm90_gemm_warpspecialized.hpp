@@ -445,11 +445,12 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
   extern __shared__ char smem_raw[];
   int const warpgroup = int(threadIdx.x) / 128, wg_thread = int(threadIdx.x) % 128;
   int const cta_rank = ClusterSize > 1 ? int(cluster_cta_rank()) : 0;
-  // Diagnostics (p.trace; compiled into the skinny kernels only): global-timer stamps of this
-  // CTA's progress, slot i of 8 (src/gemm/sm90_gemm.cpp, TESSEL_SM90_TRACE, says which is which).
+  // Diagnostics (p.trace; compiled into the skinny kernels, and into all with TESSEL_SM90_TRACE_TILES):
+  // global-timer stamps of this CTA's progress, slot i of kSm90TraceSlots (sm90_gemm_params.hpp and
+  // src/gemm/sm90_gemm.cpp, TESSEL_SM90_TRACE, say which is which).
   auto const stamp = [&](int i) {
-    if constexpr (Config::TileN == 64) {
-      if (p.trace != nullptr) p.trace[std::size_t(blockIdx.x) * 8 + i] = detail::sm90_global_timer();
+    if constexpr (Config::TileN == 64 || kSm90TraceTiles) {
+      if (p.trace != nullptr) p.trace[std::size_t(blockIdx.x) * kSm90TraceSlots + i] = detail::sm90_global_timer();
     }
   };
   if (threadIdx.x == 0) stamp(0);
@@ -486,6 +487,11 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     // The promoted mainloop's per-k-tile tiles (unused, and optimised away, otherwise).
     float part0[Config::PartialRegisters], part1[Config::Partials > 1 ? Config::PartialRegisters : 1];
     std::uint32_t c_parity = 0;  // of c_full[consumer] (p.c_by_tma)
+    auto const tile_stamp = [&](long long u, int j) {  // TESSEL_SM90_TRACE_TILES only
+      if constexpr (kSm90TraceTiles) {
+        if (u < 8 && wg_thread == 0 && consumer == 0) stamp(8 + 3 * int(u) + j);
+      }
+    };
 
     for (long long u = 0, units = detail::sm90_unit_count(p, cluster); u < units; ++u) {
       detail::Sm90Unit const w = detail::sm90_unit(p, cluster, u, Config::PromotionKTiles);
@@ -614,6 +620,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
               for (; kt < end; ++kt) {
                 s.pipeline.consumer_wait(st);
                 if (u == 0 && kt == k_begin && wg_thread == 0 && consumer == 0) stamp(2);
+                if (kt == k_begin) tile_stamp(u, 0);
                 std::uint64_t const desc_a = OperandTile::template descriptor<TransA>(s.a[st.index] + consumer * 64 * TileK);
                 std::uint64_t const desc_b = OperandTile::template descriptor<TransB>(s.b[st.index]);
                 wgmma_fence_operand(acc);
@@ -665,6 +672,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           wgmma_fence_operand(acc);
           if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
           if (u == 0 && wg_thread == 0 && consumer == 0) stamp(3);
+          tile_stamp(u, 1);
         }
       };
       if constexpr (Config::Fp8Pairs) {
@@ -723,6 +731,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           detail::sm90_epilogue_registers<bfloat16_t, TileN>(p, acc, row0, col0, full_cols, slice, batch);
         }
       }
+      tile_stamp(u, 2);
     }
     if (wg_thread == 0 && consumer == 0) stamp(4);
     if (p.tma_store && wg_thread == 0) tma_store_wait<0>();  // the staging buffer outlives its stores
