@@ -30,7 +30,8 @@ namespace tessel::kernel::detail {
 // PromotionKTiles: the K slices hold whole blocks of that many k-tiles (sm90_k_range), as the
 // consumers of an fp8 kernel promoted every few k-tiles read them.
 template <class Config, bool MnMajorOperands = false, int PromotionKTiles = 1>
-TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::SharedStorage& s, int cta_rank, int cluster) {
+TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::SharedStorage& s, int cta_rank, int cluster,
+                                      unsigned long long* trace = nullptr) {
   using OperandTile = collective::Sm90OperandTile<typename Config::Element, Config::TileK>;
   constexpr int TileK = Config::TileK, ClusterM = Config::ClusterM, ClusterN = Config::ClusterN;
   // In a cluster, this CTA copies its share of the shared tile (RowsA of A or RowsB of B) and
@@ -51,6 +52,10 @@ TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::
       OperandTile::template load<RowsB, (ClusterM > 1), MnMajorOperands>(&p.tma_b, full, s.b[st.index] + share_b * RowsB * TileK,
                                                                          everyone, p.b_mn_major, kt * TileK,
                                                                          at.n0 + share_b * RowsB, batch * p.b_batch_step);
+      if constexpr (kSm90TraceTiles) {  // diagnostics: the unit's first load issued (sm90_gemm_params.hpp)
+        if (trace != nullptr && kt == w.k_begin && u < 8)
+          trace[std::size_t(blockIdx.x) * kSm90TraceSlots + 8 + 5 * int(u) + 4] = sm90_global_timer();
+      }
       st.advance<Config::Stages>();
     }
   }

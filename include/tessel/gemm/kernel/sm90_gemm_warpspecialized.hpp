@@ -465,7 +465,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     // ---- producer ------------------------------------------------------------------------------
     warpgroup_reg_dealloc<Config::ProducerRegisters>();
     if (wg_thread == 0) {
-      detail::sm90_produce_tiles<Config, MnMajorOperands, Config::PromotionKTiles>(p, s, cta_rank, cluster);
+      detail::sm90_produce_tiles<Config, MnMajorOperands, Config::PromotionKTiles>(p, s, cta_rank, cluster, p.trace);
       stamp(6);
     } else if constexpr (Config::RowCopyEpilogue) {
       if (p.staged_rows && wg_thread >= 64 && wg_thread < 64 + 32 * Config::Consumers) {
@@ -489,7 +489,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     std::uint32_t c_parity = 0;  // of c_full[consumer] (p.c_by_tma)
     auto const tile_stamp = [&](long long u, int j) {  // TESSEL_SM90_TRACE_TILES only
       if constexpr (kSm90TraceTiles) {
-        if (u < 8 && wg_thread == 0 && consumer == 0) stamp(8 + 3 * int(u) + j);
+        if (u < 8 && wg_thread == 0 && consumer == 0) stamp(8 + 5 * int(u) + j);
       }
     };
 
@@ -503,6 +503,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       int const slice = int(tile.k()), batch = slice % p.batch;
       // Whole promotion blocks per K slice (an fp8 kernel may read one zero-filled k-tile past K).
       int const k_begin = w.k_begin, k_end = w.k_end;
+      tile_stamp(u, 0);
 
       // The mainloop, for one wgmma instruction (an fp8 kernel takes each input pair with its own).
       auto mainloop = [&](auto op, auto op_part) {
@@ -620,7 +621,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
               for (; kt < end; ++kt) {
                 s.pipeline.consumer_wait(st);
                 if (u == 0 && kt == k_begin && wg_thread == 0 && consumer == 0) stamp(2);
-                if (kt == k_begin) tile_stamp(u, 0);
+                if (kt == k_begin) tile_stamp(u, 1);
                 std::uint64_t const desc_a = OperandTile::template descriptor<TransA>(s.a[st.index] + consumer * 64 * TileK);
                 std::uint64_t const desc_b = OperandTile::template descriptor<TransB>(s.b[st.index]);
                 wgmma_fence_operand(acc);
@@ -672,7 +673,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           wgmma_fence_operand(acc);
           if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
           if (u == 0 && wg_thread == 0 && consumer == 0) stamp(3);
-          tile_stamp(u, 1);
+          tile_stamp(u, 2);
         }
       };
       if constexpr (Config::Fp8Pairs) {
@@ -731,7 +732,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           detail::sm90_epilogue_registers<bfloat16_t, TileN>(p, acc, row0, col0, full_cols, slice, batch);
         }
       }
-      tile_stamp(u, 2);
+      tile_stamp(u, 3);
     }
     if (wg_thread == 0 && consumer == 0) stamp(4);
     if (p.tma_store && wg_thread == 0) tma_store_wait<0>();  // the staging buffer outlives its stores
