@@ -271,24 +271,26 @@ void print_trace(unsigned long long const* device_stamps, int ctas, cudaStream_t
   }
   std::fprintf(stderr, "\n");
   // Per unit (TESSEL_SM90_TRACE_TILES builds), over the CTAs that ran it: from the previous unit's
-  // epilogue to this one's work computed, the wait for its first stage, the time from the
+  // epilogue to the loop's top, from there to this unit's work computed, the wait for its first stage, the time from the
   // producer's first load to that stage seen arriving, the mainloop, the epilogue.
   // (ns -> us; a difference of two stamps of one CTA, where both were taken.)
   auto const span = [](unsigned long long from, unsigned long long to) { return double(to - from) * 1e-3; };
   for (int u = 0; u < 8; ++u) {
-    std::vector<double> prep, wait, loop, epi, lead;
+    std::vector<double> turn, prep, wait, loop, epi, lead;
     for (int c = 0; c < ctas; ++c) {
-      unsigned long long const* t = h.data() + std::size_t(c) * S + 8 + 5 * u;  // computed, arrived, looped, issued, loaded
-      if (t[1] == 0 || t[2] == 0 || t[3] == 0) continue;
-      if (u > 0 && t[-2] != 0 && t[0] != 0) prep.push_back(span(t[-2], t[0]));  // previous epilogue -> unit computed
-      if (t[0] != 0) wait.push_back(span(t[0], t[1]));
-      loop.push_back(span(t[1], t[2]));
-      epi.push_back(span(t[2], t[3]));
-      if (t[4] != 0) lead.push_back(span(t[4], t[1]));  // first load issued -> arrived (as the consumer saw it)
+      unsigned long long const* t = h.data() + std::size_t(c) * S + 8 + 6 * u;  // top, computed, arrived, looped, issued, loaded
+      if (t[2] == 0 || t[3] == 0 || t[4] == 0) continue;
+      if (u > 0 && t[-2] != 0 && t[0] != 0) turn.push_back(span(t[-2], t[0]));  // previous epilogue -> loop top
+      if (t[0] != 0 && t[1] != 0) prep.push_back(span(t[0], t[1]));
+      if (t[1] != 0) wait.push_back(span(t[1], t[2]));
+      loop.push_back(span(t[2], t[3]));
+      epi.push_back(span(t[3], t[4]));
+      if (t[5] != 0) lead.push_back(span(t[5], t[2]));  // first load issued -> arrived (as the consumer saw it)
     }
     if (loop.empty()) break;
     std::fprintf(stderr, "  unit %d (%zu CTAs):", u, loop.size());
-    if (!prep.empty()) std::fprintf(stderr, " unit computed "), summary(prep);
+    if (!turn.empty()) std::fprintf(stderr, " to the loop top "), summary(turn);
+    if (!prep.empty()) std::fprintf(stderr, "  unit computed "), summary(prep);
     if (!wait.empty()) std::fprintf(stderr, "  first stage wait "), summary(wait);
     if (!lead.empty()) std::fprintf(stderr, " (issued->seen "), summary(lead), std::fprintf(stderr, ")");
     std::fprintf(stderr, "  mainloop "), summary(loop);

@@ -39,13 +39,13 @@ namespace tessel::kernel {
 
 // Diagnostics (TESSEL_SM90_TRACE=1, src/gemm/sm90_gemm.cpp): global-timer stamps per CTA -- slots
 // 0-7 in the skinny kernels (TileN 64); with the build option TESSEL_SM90_TRACE_TILES (CMake) every
-// cooperative kernel records them, and also slots 8 + 5u + {0, ..., 4} for its units u < 8:
-// consumer 0's unit computed (before its first stage wait), first stage arrived, mainloop end,
-// epilogue issued; the producer's first load of the unit issued.
+// cooperative kernel records them, and also slots 8 + 6u + {0, ..., 5} for its units u < 8:
+// consumer 0's loop top, unit computed (before its first stage wait), first stage arrived,
+// mainloop end, epilogue issued; the producer's first load of the unit issued.
 #ifndef TESSEL_SM90_TRACE_TILES
 #define TESSEL_SM90_TRACE_TILES 0
 #endif
-inline constexpr int kSm90TraceSlots = 48;
+inline constexpr int kSm90TraceSlots = 64;
 inline constexpr bool kSm90TraceTiles = TESSEL_SM90_TRACE_TILES != 0;
 
 struct Sm90GemmParams {

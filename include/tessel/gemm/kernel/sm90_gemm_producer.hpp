@@ -54,7 +54,7 @@ TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::
                                                                          at.n0 + share_b * RowsB, batch * p.b_batch_step);
       if constexpr (kSm90TraceTiles) {  // diagnostics: the unit's first load issued (sm90_gemm_params.hpp)
         if (trace != nullptr && kt == w.k_begin && u < 8)
-          trace[std::size_t(blockIdx.x) * kSm90TraceSlots + 8 + 5 * int(u) + 4] = sm90_global_timer();
+          trace[std::size_t(blockIdx.x) * kSm90TraceSlots + 8 + 6 * int(u) + 5] = sm90_global_timer();
       }
       st.advance<Config::Stages>();
     }

@@ -489,11 +489,12 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     std::uint32_t c_parity = 0;  // of c_full[consumer] (p.c_by_tma)
     auto const tile_stamp = [&](long long u, int j) {  // TESSEL_SM90_TRACE_TILES only
       if constexpr (kSm90TraceTiles) {
-        if (u < 8 && wg_thread == 0 && consumer == 0) stamp(8 + 5 * int(u) + j);
+        if (u < 8 && wg_thread == 0 && consumer == 0) stamp(8 + 6 * int(u) + j);
       }
     };
 
     for (long long u = 0, units = detail::sm90_unit_count(p, cluster); u < units; ++u) {
+      tile_stamp(u, 0);
       detail::Sm90Unit const w = detail::sm90_unit(p, cluster, u, Config::PromotionKTiles);
       GemmCoord const tile = w.tile;
       // 32-bit tile coordinates (the host keeps M, N and the batch count below 2^31): fewer
@@ -503,7 +504,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       int const slice = int(tile.k()), batch = slice % p.batch;
       // Whole promotion blocks per K slice (an fp8 kernel may read one zero-filled k-tile past K).
       int const k_begin = w.k_begin, k_end = w.k_end;
-      tile_stamp(u, 0);
+      tile_stamp(u, 1);
 
       // The mainloop, for one wgmma instruction (an fp8 kernel takes each input pair with its own).
       auto mainloop = [&](auto op, auto op_part) {
@@ -621,7 +622,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
               for (; kt < end; ++kt) {
                 s.pipeline.consumer_wait(st);
                 if (u == 0 && kt == k_begin && wg_thread == 0 && consumer == 0) stamp(2);
-                if (kt == k_begin) tile_stamp(u, 1);
+                if (kt == k_begin) tile_stamp(u, 2);
                 std::uint64_t const desc_a = OperandTile::template descriptor<TransA>(s.a[st.index] + consumer * 64 * TileK);
                 std::uint64_t const desc_b = OperandTile::template descriptor<TransB>(s.b[st.index]);
                 wgmma_fence_operand(acc);
@@ -673,7 +674,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           wgmma_fence_operand(acc);
           if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
           if (u == 0 && wg_thread == 0 && consumer == 0) stamp(3);
-          tile_stamp(u, 2);
+          tile_stamp(u, 3);
         }
       };
       if constexpr (Config::Fp8Pairs) {
@@ -732,7 +733,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           detail::sm90_epilogue_registers<bfloat16_t, TileN>(p, acc, row0, col0, full_cols, slice, batch);
         }
       }
-      tile_stamp(u, 3);
+      tile_stamp(u, 4);
     }
     if (wg_thread == 0 && consumer == 0) stamp(4);
     if (p.tma_store && wg_thread == 0) tma_store_wait<0>();  // the staging buffer outlives its stores
