@@ -271,7 +271,8 @@ void print_trace(unsigned long long const* device_stamps, int ctas, cudaStream_t
   }
   std::fprintf(stderr, "\n");
   // Per unit (TESSEL_SM90_TRACE_TILES builds), over the CTAs that ran it: from the previous unit's
-  // epilogue to the loop's top, from there to this unit's work computed, the wait for its first stage, the time from the
+  // epilogue to the loop's top, from there to the unit in hand (its first stage and the producer's
+  // note of it), the wait for its first stage, the time from the
   // producer's first load to that stage seen arriving, the mainloop, the epilogue.
   // (ns -> us; a difference of two stamps of one CTA, where both were taken.)
   auto const span = [](unsigned long long from, unsigned long long to) { return double(to - from) * 1e-3; };
@@ -290,7 +291,7 @@ void print_trace(unsigned long long const* device_stamps, int ctas, cudaStream_t
     if (loop.empty()) break;
     std::fprintf(stderr, "  unit %d (%zu CTAs):", u, loop.size());
     if (!turn.empty()) std::fprintf(stderr, " to the loop top "), summary(turn);
-    if (!prep.empty()) std::fprintf(stderr, "  unit computed "), summary(prep);
+    if (!prep.empty()) std::fprintf(stderr, "  unit in hand "), summary(prep);
     if (!wait.empty()) std::fprintf(stderr, "  first stage wait "), summary(wait);
     if (!lead.empty()) std::fprintf(stderr, " (issued->seen "), summary(lead), std::fprintf(stderr, ")");
     std::fprintf(stderr, "  mainloop "), summary(loop);

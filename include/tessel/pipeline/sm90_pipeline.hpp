@@ -66,7 +66,14 @@ struct TmaPipeline {
   // Producer: wait until stage st.index is free, then announce `bytes` of TMA copies into it.
   // Returns the barrier those copies complete on.
   TESSEL_DEVICE std::uint64_t* producer_acquire(PipelineState st, std::uint32_t bytes) {
-    mbarrier_wait(&empty[st.index], st.phase ^ 1u);
+    producer_wait(st);
+    return producer_expect(st, bytes);
+  }
+  // producer_acquire in two steps, for a producer that also writes something of its own beside the
+  // stage (shared memory the consumers read after their wait) in between: the arrival of
+  // producer_expect releases those writes to whoever sees the phase complete.
+  TESSEL_DEVICE void producer_wait(PipelineState st) { mbarrier_wait(&empty[st.index], st.phase ^ 1u); }
+  TESSEL_DEVICE std::uint64_t* producer_expect(PipelineState st, std::uint32_t bytes) {
     mbarrier_arrive_expect_tx(&full[st.index], bytes);
     return &full[st.index];
   }

@@ -76,6 +76,18 @@ struct Sm90Unit {
   int first_peer, last_peer;
 };
 
+// A unit as the consumers of a cooperative kernel use it, in 32 bits (the host keeps M, N, the
+// batch count and the k-tiles below 2^31), with this CTA's tile origin: the producer works it out
+// (sm90_produce_tiles) and hands it over in shared memory, so the consumers' way from one tile to
+// the next has no scheduler arithmetic on it.
+struct Sm90UnitNote {
+  int m0, n0;        // this CTA's tile origin (Sm90TileOrigin)
+  int slice, batch;  // tile.k() (K slice * batch count + batch), and the batch
+  int k_begin, k_end;
+  int first_peer, last_peer;  // Stream-K (Sm90Unit)
+  bool finishes;
+};
+
 // The GPU's nanosecond timer (%globaltimer: one clock for every SM), for diagnostics.
 TESSEL_DEVICE inline unsigned long long sm90_global_timer() {
   unsigned long long t = 0;

@@ -40,7 +40,7 @@ namespace tessel::kernel {
 // Diagnostics (TESSEL_SM90_TRACE=1, src/gemm/sm90_gemm.cpp): global-timer stamps per CTA -- slots
 // 0-7 in the skinny kernels (TileN 64); with the build option TESSEL_SM90_TRACE_TILES (CMake) every
 // cooperative kernel records them, and also slots 8 + 6u + {0, ..., 5} for its units u < 8:
-// consumer 0's loop top, unit computed (before its first stage wait), first stage arrived,
+// consumer 0's loop top, unit in hand (first stage arrived, the producer's note read), mainloop's first stage,
 // mainloop end, epilogue issued; the producer's first load of the unit issued.
 #ifndef TESSEL_SM90_TRACE_TILES
 #define TESSEL_SM90_TRACE_TILES 0

@@ -229,6 +229,7 @@ struct Sm90GemmConfig {
     alignas(1024) std::uint16_t d[Consumers][64 * SlabN];  // (64,SlabN) of a 16-bit D per consumer, as 64x64 boxes
     TmaPipeline<Stages> pipeline;
     std::uint64_t c_full[Consumers];  // a consumer's block of C has arrived in d[consumer] (p.c_by_tma)
+    detail::Sm90UnitNote units[Stages + 1];  // unit u in slot u % (Stages + 1), from the producer (sm90_produce_tiles)
   };
   // The dynamic shared memory asked for: the storage plus room to align it to 1024 bytes.
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;
@@ -344,7 +345,7 @@ TESSEL_DEVICE void sm90_load_c(Sm90GemmParams const& p, std::uint16_t* staging, 
 // returns false (no epilogue). The tile's finisher waits for each peer's flag in peer order and
 // adds its partial (L2 loads: the slot was written by another SM), then returns true.
 template <class Config>
-TESSEL_DEVICE bool sm90_stream_k_fixup(Sm90GemmParams const& p, Sm90Unit const& w, float (&acc)[Config::Accumulators],
+TESSEL_DEVICE bool sm90_stream_k_fixup(Sm90GemmParams const& p, Sm90UnitNote const& w, float (&acc)[Config::Accumulators],
                                        int cluster, int cta_rank, int consumer, int wg_thread) {
   constexpr int Quads = Config::Accumulators / 4;
   auto const slot = [&](int c) { return (std::size_t(c) * Config::ClusterSize + cta_rank) * Config::Consumers + consumer; };
@@ -495,13 +496,11 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
 
     for (long long u = 0, units = detail::sm90_unit_count(p, cluster); u < units; ++u) {
       tile_stamp(u, 0);
-      detail::Sm90Unit const w = detail::sm90_unit(p, cluster, u, Config::PromotionKTiles);
-      GemmCoord const tile = w.tile;
-      // 32-bit tile coordinates (the host keeps M, N and the batch count below 2^31): fewer
-      // registers live beside the accumulators when the epilogue starts.
-      detail::Sm90TileOrigin<Config> const at(tile, cta_rank);
-      int const m0 = at.m0, n0 = at.n0;
-      int const slice = int(tile.k()), batch = slice % p.batch;
+      // The unit arrives with its first k-tile: the producer worked it out (sm90_produce_tiles) and
+      // left it in slot u % (Stages + 1), which holds it until this unit's epilogue is done. The
+      // k-tile range is read now; where the tile lies, where it is used (after the mainloop).
+      s.pipeline.consumer_wait(st);
+      detail::Sm90UnitNote const& w = s.units[int(u % (Stages + 1))];
       // Whole promotion blocks per K slice (an fp8 kernel may read one zero-filled k-tile past K).
       int const k_begin = w.k_begin, k_end = w.k_end;
       tile_stamp(u, 1);
@@ -650,7 +649,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
                 int const c_kt = k_end - k_begin > 2 ? k_begin + 2 : k_end - 1;
                 k_tiles_to(c_kt);
                 if (wg_thread == 0)
-                  detail::sm90_load_c<TileN>(p, s.d[consumer], &s.c_full[consumer], m0 + 64 * consumer, n0, batch);
+                  detail::sm90_load_c<TileN>(p, s.d[consumer], &s.c_full[consumer], w.m0 + 64 * consumer, w.n0, w.batch);
                 k_tiles_to(k_end);
                 return previous;
               }
@@ -707,6 +706,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       }
       int et = wg_thread;
       asm volatile("" : "+r"(et));
+      int const m0 = w.m0, n0 = w.n0, slice = w.slice, batch = w.batch;
       // Thread (warp, lane) holds tile rows r and r + 8 (r = 64 * consumer + 16 * warp + lane / 4),
       // column pairs 2 * (lane % 4) + 8j.
       if (p.tma_store || p.staged_rows) {
