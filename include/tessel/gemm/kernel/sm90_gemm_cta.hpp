@@ -88,6 +88,13 @@ struct Sm90UnitNote {
   bool finishes;
 };
 
+template <class Config>
+TESSEL_DEVICE Sm90UnitNote sm90_unit_note(Sm90Unit const& w, int cta_rank, int batches) {
+  Sm90TileOrigin<Config> const at(w.tile, cta_rank);
+  int const slice = int(w.tile.k());
+  return {at.m0, at.n0, slice, slice % batches, w.k_begin, w.k_end, w.first_peer, w.last_peer, w.finishes};
+}
+
 // The GPU's nanosecond timer (%globaltimer: one clock for every SM), for diagnostics.
 TESSEL_DEVICE inline unsigned long long sm90_global_timer() {
   unsigned long long t = 0;

@@ -39,13 +39,16 @@ TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::
   constexpr int RowsA = Config::TileM / ClusterN, RowsB = Config::TileN / ClusterM;
   constexpr std::uint16_t everyone = std::uint16_t((1u << Config::ClusterSize) - 1u);
   int const share_a = ClusterN > 1 ? cta_rank : 0, share_b = ClusterM > 1 ? cta_rank : 0;
-  // Storage with `units` (the cooperative kernel's, a ring of Stages + 1): unit u goes to slot
+  // Config::UnitNotes (the cooperative kernels' units, a ring of Stages + 1): unit u goes to slot
   // u % (Stages + 1) before its first k-tile's stage is announced, so the consumers need not work
   // it out themselves between two tiles (~1 us of scheduler arithmetic and parameter loads on the
   // H100, on their critical path). The slot is free again by then: that stage was released
   // Stages k-tiles back, after the consumers had finished unit u - Stages - 1 (units are at least
   // one k-tile long).
-  constexpr bool PublishesUnits = requires { s.units[0]; };
+  constexpr bool PublishesUnits = [] {
+    if constexpr (requires { Config::UnitNotes; }) return Config::UnitNotes;
+    return false;
+  }();
   PipelineState st;
   for (long long u = 0, units = sm90_unit_count(p, cluster); u < units; ++u) {
     Sm90Unit const w = sm90_unit(p, cluster, u, PromotionKTiles);
@@ -63,8 +66,7 @@ TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::
     int kt = w.k_begin;
     if constexpr (PublishesUnits) {  // the first k-tile apart: w is not held through the loop
       s.pipeline.producer_wait(st);
-      s.units[u % (Config::Stages + 1)] =
-          Sm90UnitNote{at.m0, at.n0, int(w.tile.k()), batch, w.k_begin, w.k_end, w.first_peer, w.last_peer, w.finishes};
+      s.units[u % (Config::Stages + 1)] = sm90_unit_note<Config>(w, cta_rank, p.batch);
       load(s.pipeline.producer_expect(st, Config::StageBytes), kt++);
     }
     if constexpr (kSm90TraceTiles) {  // diagnostics: the unit's first load issued (sm90_gemm_params.hpp)

@@ -199,6 +199,10 @@ struct Sm90GemmConfig {
                 "Sm90GemmConfig: C by TMA needs a whole-tile staging buffer and the fast-accumulating mainloop (promoted "
                 "fp8 kernels spilled with it)");
   static constexpr std::uint32_t StageBytes = std::uint32_t((TileM + TileN) * TileK * int(sizeof(Element)));
+  // The producer hands each unit to the consumers in shared memory (Sm90UnitNote): kernels that
+  // walk several tiles per CTA. The skinny kernels (TileN 64: a tile or two per CTA, their first
+  // stage slow to arrive anyway) work it out themselves, which spills less in them.
+  static constexpr bool UnitNotes = TileN > 64;
   // setmaxnreg: the producer needs few registers; 40 * 128 + 232 * 256 = 64512 <= 65536.
   static constexpr int ProducerRegisters = 40, ConsumerRegisters = 232;
 
@@ -229,7 +233,7 @@ struct Sm90GemmConfig {
     alignas(1024) std::uint16_t d[Consumers][64 * SlabN];  // (64,SlabN) of a 16-bit D per consumer, as 64x64 boxes
     TmaPipeline<Stages> pipeline;
     std::uint64_t c_full[Consumers];  // a consumer's block of C has arrived in d[consumer] (p.c_by_tma)
-    detail::Sm90UnitNote units[Stages + 1];  // unit u in slot u % (Stages + 1), from the producer (sm90_produce_tiles)
+    detail::Sm90UnitNote units[UnitNotes ? Stages + 1 : 1];  // unit u in slot u % (Stages + 1), from the producer (UnitNotes)
   };
   // The dynamic shared memory asked for: the storage plus room to align it to 1024 bytes.
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;
@@ -499,8 +503,13 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       // The unit arrives with its first k-tile: the producer worked it out (sm90_produce_tiles) and
       // left it in slot u % (Stages + 1), which holds it until this unit's epilogue is done. The
       // k-tile range is read now; where the tile lies, where it is used (after the mainloop).
-      s.pipeline.consumer_wait(st);
-      detail::Sm90UnitNote const& w = s.units[int(u % (Stages + 1))];
+      detail::Sm90UnitNote own{};  // (a kernel without UnitNotes)
+      if constexpr (Config::UnitNotes) {
+        s.pipeline.consumer_wait(st);
+      } else {
+        own = detail::sm90_unit_note<Config>(detail::sm90_unit(p, cluster, u, Config::PromotionKTiles), cta_rank, p.batch);
+      }
+      detail::Sm90UnitNote const& w = Config::UnitNotes ? s.units[int(u % (Stages + 1))] : own;
       // Whole promotion blocks per K slice (an fp8 kernel may read one zero-filled k-tile past K).
       int const k_begin = w.k_begin, k_end = w.k_end;
       tile_stamp(u, 1);
