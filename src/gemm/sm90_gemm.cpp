@@ -231,16 +231,6 @@ bool c_tma_loadable(GemmArguments const& g) {
 // rows of X) -- as it stands, the long side would fall on the 64-wide tile columns.
 bool sm90_swaps_problem(Sm90Instance const& t, CanonicalGemm const& c) { return t.tile_n == 64 && c.m <= 64 && c.n > 64; }
 
-// TESSEL_SM90_DIRECT_TAIL=1 (experiment): the half-tile-buffer kernels store the tile's second half
-// straight from registers (Sm90GemmParams::direct_tail).
-bool direct_tail_requested() {
-  static bool const on = [] {
-    char const* v = std::getenv("TESSEL_SM90_DIRECT_TAIL");
-    return v != nullptr && std::atoi(v) > 0;
-  }();
-  return on;
-}
-
 // TESSEL_SM90_TRACE=1 (diagnostics): a skinny kernel's launch records global-timer stamps per
 // CTA, and the call waits for it and prints one line to stderr -- per stamp, over the CTAs, the
 // earliest, median and latest time after the first CTA's start (us): 0 the start, 1 the prologue
@@ -453,7 +443,6 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     // (Stream-K was chosen only where D needs no row copies; should the driver refuse tma_d
     // after all, D leaves from registers.)
     p.staged_rows = row_copies(p.tma_store) && !p.stream_k && !transposed;
-    p.direct_tail = p.tma_store && t.epilogue_slabs > 1 && !p.c_by_tma && direct_tail_requested();
   }
 
   static unsigned long long* trace = nullptr;  // TESSEL_SM90_TRACE: one buffer for the process

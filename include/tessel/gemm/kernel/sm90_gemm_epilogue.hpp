@@ -78,9 +78,7 @@ TESSEL_DEVICE void sm90_epilogue_registers_transposed(Sm90GemmParams const& p, f
 // selects D's batch (or the split-K partial-sum slice), `c_batch` C's. Interior tiles with
 // aligned pairs store without checks. A skinny kernel (TileN 64; the only ones compiled with the
 // branch) may run a swapped problem (p.d_transposed).
-// FirstGroup: only the column groups j >= FirstGroup (columns 8 * FirstGroup on), the rest having
-// left otherwise (sm90_epilogue_staged's direct tail).
-template <class Out, int TileN, int FirstGroup = 0>
+template <class Out, int TileN>
 TESSEL_DEVICE void sm90_epilogue_registers(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::int64_t row0,
                                            std::int64_t col0, bool full_cols, std::int64_t d_slice, std::int64_t c_batch) {
   if constexpr (TileN == 64) {
@@ -98,14 +96,14 @@ TESSEL_DEVICE void sm90_epilogue_registers(Sm90GemmParams const& p, float const 
     Out* const d_row = d_base + row * p.ldd + col0;
     if (full_cols && p.d_pairs && c_base == nullptr) {
       TESSEL_UNROLL
-      for (int j = FirstGroup; j < TileN / 8; ++j)
+      for (int j = 0; j < TileN / 8; ++j)
         *reinterpret_cast<typename Sm90Pair<Out>::Storage*>(d_row + 8 * j) =
             Sm90Pair<Out>::pack(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
       continue;
     }
     Out const* const c_row = c_base ? c_base + row * p.ldc + col0 : nullptr;
     TESSEL_UNROLL
-    for (int j = FirstGroup; j < TileN / 8; ++j) {
+    for (int j = 0; j < TileN / 8; ++j) {
       std::int64_t const col = col0 + 8 * j;
       if (col >= p.n) continue;
       bool const two = col + 1 < p.n;

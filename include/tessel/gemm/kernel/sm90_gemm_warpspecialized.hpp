@@ -281,17 +281,6 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
         tma_store_commit();
       }
     };
-    if (p.direct_tail) {
-      // The first SlabN columns by TMA (their boxes were read long ago: no wait), the rest
-      // straight from registers, 4-byte pair stores (D's rows are 16-byte aligned: tma_store).
-      [&]<int... K>(std::integer_sequence<int, K...>) {
-        (block(std::integral_constant<int, K>{}), ...);
-      }(std::make_integer_sequence<int, Boxes>{});
-      std::int64_t const row0 = std::int64_t(m0) + (wg_thread / 32) * 16 + (wg_thread % 32) / 4;
-      std::int64_t const col0 = std::int64_t(n0) + 2 * (wg_thread % 4);
-      sm90_epilogue_registers<Out, TileN, SlabN / 8>(p, acc, row0, col0, std::int64_t(n0) + TileN <= p.n, batch, batch);
-      return;
-    }
     [&]<int... K>(std::integer_sequence<int, K...>) {
       (block(std::integral_constant<int, K>{}), ...);
     }(std::make_integer_sequence<int, TileN / 64>{});
