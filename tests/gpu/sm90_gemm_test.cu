@@ -672,6 +672,25 @@ TEST(Sm90Sweep, ManyTilesPerCtaAndALongK) {
   }
 }
 
+TEST(Sm90Sweep, ShortTilesLetTheProducerRunUnitsAhead) {
+  TESSEL_REQUIRE_SM90();
+  // Units of 1, 2 and 3 k-tiles (K = 64, 100, 130 -- the last ragged), several per CTA: with fewer
+  // k-tiles per unit than stages, the producer hands the consumers several units ahead through its
+  // ring of unit notes (Stages + 1 slots), which must not be overwritten before the consumers'
+  // epilogues have read them. Every kernel that takes the notes (TileN > 64), C read by TMA (the
+  // _tmac kernel reads its note in the mainloop) and not, batched.
+  for (char const* name : {"sm90_bf16_128x256x64_c2_s4", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2",
+                           "sm90_bf16_128x128x64_c2", "sm90_bf16_128x256x64_c2_tmac", "sm90_bf16_128x256x64"}) {
+    for (std::int64_t k : {64, 100, 130}) {
+      // (D's 2104-element columns are 16-byte aligned: TMA stores it, and loads C for _tmac.)
+      GemmArguments g = problem(2104, 4300, k, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16, 3);
+      g.beta = std::string(name).find("tmac") != std::string::npos ? 0.75f : 0.0f;
+      Operands ops(g, 23 + int(k));
+      expect_good(run_and_check(name, g), what(name, g, "tn") + " k " + std::to_string(k), g.a_type);
+    }
+  }
+}
+
 TEST(Sm90Sweep, PingpongEveryTileCountPerCta) {
   TESSEL_REQUIRE_SM90();
   // The ping-pong consumers take turns over a CTA's tiles: every cluster with one tile (consumer
