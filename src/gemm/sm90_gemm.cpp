@@ -295,6 +295,10 @@ void print_trace(unsigned long long const* device_stamps, int ctas, cudaStream_t
     if (!wait.empty()) std::fprintf(stderr, "  first stage wait "), summary(wait);
     if (!lead.empty()) std::fprintf(stderr, " (issued->seen "), summary(lead), std::fprintf(stderr, ")");
     std::fprintf(stderr, "  mainloop "), summary(loop);
+    std::vector<double> starved;  // slot 56 + u: SM clocks in stage waits after the first, as us at 1.98 GHz
+    for (int c = 0; c < ctas; ++c)
+      if (unsigned long long const t = h[std::size_t(c) * S + 56 + u]; t != 0) starved.push_back(double(t) / 1980.0);
+    if (!starved.empty()) std::fprintf(stderr, " (waiting for stages "), summary(starved), std::fprintf(stderr, ")");
     std::fprintf(stderr, "  epilogue "), summary(epi);
     std::fprintf(stderr, "\n");
   }

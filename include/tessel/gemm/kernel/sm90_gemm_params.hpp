@@ -41,11 +41,12 @@ namespace tessel::kernel {
 // 0-7 in the skinny kernels (TileN 64); with the build option TESSEL_SM90_TRACE_TILES (CMake) every
 // cooperative kernel records them, and also slots 8 + 6u + {0, ..., 5} for its units u < 8:
 // consumer 0's loop top, unit in hand (first stage arrived, the producer's note read), mainloop's first stage,
-// mainloop end, epilogue issued; the producer's first load of the unit issued.
+// mainloop end, epilogue issued; the producer's first load of the unit issued; and in slot 56 + u
+// the SM clocks consumer 0's mainloop of unit u spent waiting for its stages after the first.
 #ifndef TESSEL_SM90_TRACE_TILES
 #define TESSEL_SM90_TRACE_TILES 0
 #endif
-inline constexpr int kSm90TraceSlots = 64;
+inline constexpr int kSm90TraceSlots = 64;  // 8 + 6 x 8 + 8
 inline constexpr bool kSm90TraceTiles = TESSEL_SM90_TRACE_TILES != 0;
 
 struct Sm90GemmParams {

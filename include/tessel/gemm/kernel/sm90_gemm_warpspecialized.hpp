@@ -492,6 +492,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     // The promoted mainloop's per-k-tile tiles (unused, and optimised away, otherwise).
     float part0[Config::PartialRegisters], part1[Config::Partials > 1 ? Config::PartialRegisters : 1];
     std::uint32_t c_parity = 0;  // of c_full[consumer] (p.c_by_tma)
+    long long waited = 0;  // TESSEL_SM90_TRACE_TILES: SM clocks this unit's mainloop spent waiting for stages after its first
     auto const tile_stamp = [&](long long u, int j) {  // TESSEL_SM90_TRACE_TILES only
       if constexpr (kSm90TraceTiles) {
         if (u < 8 && wg_thread == 0 && consumer == 0) stamp(8 + 6 * int(u) + j);
@@ -628,7 +629,13 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
             int kt = k_begin;
             auto k_tiles_to = [&](int end) {
               for (; kt < end; ++kt) {
-                s.pipeline.consumer_wait(st);
+                if constexpr (kSm90TraceTiles) {  // diagnostics: the mainloop's time in stage waits
+                  long long const t0 = clock64();
+                  s.pipeline.consumer_wait(st);
+                  if (kt > k_begin) waited += clock64() - t0;
+                } else {
+                  s.pipeline.consumer_wait(st);
+                }
                 if (u == 0 && kt == k_begin && wg_thread == 0 && consumer == 0) stamp(2);
                 if (kt == k_begin) tile_stamp(u, 2);
                 std::uint64_t const desc_a = OperandTile::template descriptor<TransA>(s.a[st.index] + consumer * 64 * TileK);
@@ -683,6 +690,11 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
           if (u == 0 && wg_thread == 0 && consumer == 0) stamp(3);
           tile_stamp(u, 3);
+          if constexpr (kSm90TraceTiles) {
+            if (u < 8 && wg_thread == 0 && consumer == 0 && p.trace != nullptr)
+              p.trace[std::size_t(blockIdx.x) * kSm90TraceSlots + 56 + int(u)] = static_cast<unsigned long long>(waited);
+            waited = 0;
+          }
         }
       };
       if constexpr (Config::Fp8Pairs) {
