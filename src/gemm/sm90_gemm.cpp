@@ -231,16 +231,6 @@ bool c_tma_loadable(GemmArguments const& g) {
 // rows of X) -- as it stands, the long side would fall on the 64-wide tile columns.
 bool sm90_swaps_problem(Sm90Instance const& t, CanonicalGemm const& c) { return t.tile_n == 64 && c.m <= 64 && c.n > 64; }
 
-// TESSEL_SM90_HOLD=0 (experiment): the half-buffer kernels wait for their boxes' TMA reads
-// instead of staging the tile's other half in the last k-tile's stage (Sm90GemmParams::hold_last_stage).
-bool hold_last_stage_allowed() {
-  static bool const on = [] {
-    char const* v = std::getenv("TESSEL_SM90_HOLD");
-    return v == nullptr || std::atoi(v) != 0;
-  }();
-  return on;
-}
-
 // TESSEL_SM90_TRACE=1 (diagnostics): a skinny kernel's launch records global-timer stamps per
 // CTA, and the call waits for it and prints one line to stderr -- per stamp, over the CTAs, the
 // earliest, median and latest time after the first CTA's start (us): 0 the start, 1 the prologue
@@ -457,7 +447,6 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     // (Stream-K was chosen only where D needs no row copies; should the driver refuse tma_d
     // after all, D leaves from registers.)
     p.staged_rows = row_copies(p.tma_store) && !p.stream_k && !transposed;
-    p.hold_last_stage = p.tma_store && t.epilogue_slabs > 1 && !p.c_by_tma && !p.stream_k && hold_last_stage_allowed();
   }
 
   static unsigned long long* trace = nullptr;  // TESSEL_SM90_TRACE: one buffer for the process

@@ -16,7 +16,6 @@
 //                              CTA `cta_rank` of the cluster; the default CTA-scope release: a
 //                              .release.cluster arrive costs a GPU-wide memory barrier per call,
 //                              which halved the 2x1-cluster GEMM's speed)
-//   mbarrier_arrive_cluster_n  the same, `count` arrivals at once (one thread arriving for several)
 //   mbarrier_try_wait          mbarrier.try_wait.parity.shared::cta.b64 (bounded wait, true once
 //                              the phase of that parity completed)
 //   mbarrier_wait              try_wait until it succeeds
@@ -76,20 +75,6 @@ TESSEL_DEVICE inline void mbarrier_arrive_cluster(std::uint64_t* bar, std::uint3
 #else
   (void)bar, (void)cta_rank;
   detail::arch_unavailable("mbarrier.arrive on a cluster peer (needs sm_90)");
-#endif
-}
-
-TESSEL_DEVICE inline void mbarrier_arrive_cluster_n(std::uint64_t* bar, std::uint32_t cta_rank, std::uint32_t count) {
-#if defined(TESSEL_ARCH_SM90)
-  asm volatile(
-      "{\n.reg .b32 remote;\n"
-      "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.shared::cluster.b64 _, [remote], %2;\n}\n" ::"r"(detail::smem_address(bar)),
-      "r"(cta_rank), "r"(count)
-      : "memory");
-#else
-  (void)bar, (void)cta_rank, (void)count;
-  detail::arch_unavailable("mbarrier.arrive with a count on a cluster peer (needs sm_90)");
 #endif
 }
 

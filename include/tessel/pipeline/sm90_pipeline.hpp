@@ -83,14 +83,6 @@ struct TmaPipeline {
 
   // Consumer warp (one lane): stage `index` may be refilled. With a multicast cluster of
   // ClusterSize CTAs, every CTA whose producer writes into this stage is told.
-  // The same for `count` consumer warps at once, by one thread (every CTA of the cluster is
-  // told, as a multicast stage needs; with one CTA the count goes to this CTA's barrier).
-  template <int ClusterSize>
-  TESSEL_DEVICE void consumer_release_n(int index, std::uint32_t count) {
-    TESSEL_UNROLL
-    for (int r = 0; r < ClusterSize; ++r) mbarrier_arrive_cluster_n(&empty[index], std::uint32_t(r), count);
-  }
-
   template <int ClusterSize>
   TESSEL_DEVICE void consumer_release(int index) {
     if constexpr (ClusterSize == 1) {

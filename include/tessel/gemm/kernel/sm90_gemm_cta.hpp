@@ -19,8 +19,6 @@ TESSEL_HOST_DEVICE constexpr int sm90_consumer_barrier(int consumer) { return 1 
 TESSEL_HOST_DEVICE constexpr int sm90_drained_barrier(int consumer) { return 3 + consumer; }
 TESSEL_HOST_DEVICE constexpr int sm90_staged_barrier(int consumer) { return 5 + consumer; }
 inline constexpr int kSm90HandoffThreads = 128 + 32;
-// Both consumer warpgroups (256 threads): the held-stage epilogue (Sm90GemmConfig::HoldsLastStage).
-TESSEL_HOST_DEVICE constexpr int sm90_consumers_barrier() { return 7; }
 
 // The ping-pong schedule's order barriers (kernel/sm90_gemm_pingpong.hpp): consumer c may start
 // its next mainloop once the other consumer has issued its own; 256 threads, the other

@@ -70,9 +70,6 @@ struct Sm90GemmParams {
   bool tma_store = false;  // D (16-bit) leaves through shared memory and tma_d (beta == 0, or c_by_tma)
   bool c_by_tma = false;   // C (16-bit, beta != 0) arrives in the staging buffer through tma_c (tma_store too)
   bool staged_rows = false;  // D (16-bit, no pair stores) leaves through shared memory, row by row (beta == 0)
-  // A half-buffer kernel (Sm90GemmConfig::HoldsLastStage) stages the rest of a TMA-stored tile in
-  // its last k-tile's stage, held until those stores have read it.
-  bool hold_last_stage = false;
   // The kernel runs the swapped problem: element (row, col) of D and C is at col * ld + row (a
   // skinny kernel on a canonical D at most 64 rows tall): from registers, or (tma_store) staged
   // transposed and stored by tma_d, which then describes the caller's D. Not set with split-K:

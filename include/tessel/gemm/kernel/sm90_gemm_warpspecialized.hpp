@@ -192,11 +192,6 @@ struct Sm90GemmConfig {
   // A D that TMA cannot store leaves through the copy warps' row copies (a row of the tile is 8,
   // 16 or 32 16-byte chunks); other widths take the register epilogue.
   static constexpr bool RowCopyEpilogue = EpilogueSlabs_ == 1 && (TileN == 64 || TileN == 128 || TileN == 256);
-  // A half-buffer kernel's TMA-stored tile (p.hold_last_stage) stages its other half in the stage of
-  // its last k-tile -- each consumer in its own 64 rows of A and 64 rows of B there, one 64 x 64
-  // box each -- and frees that stage only once those stores have read it, during the next tile's
-  // first k-tile: no box waits for a TMA read in the epilogue.
-  static constexpr bool HoldsLastStage = EpilogueSlabs_ == 2 && Consumers_ == 2 && TileN_ == 256;
   // A 16-bit C arrives by TMA in the staging buffer (p.c_by_tma), which holds a whole tile; the
   // fast-accumulating mainloop issues the load part-way through.
   static constexpr bool TmaLoadsC = LoadsC_;
@@ -265,33 +260,8 @@ namespace detail {
 template <class Out, int TileN, int SlabN, bool TmaC>
 TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::uint16_t* staging,
                                         int wg_thread, int consumer, int m0, int n0, int batch, bool last,
-                                        std::uint64_t* c_full, std::uint32_t& c_parity, char* held_a = nullptr,
-                                        char* held_b = nullptr) {
+                                        std::uint64_t* c_full, std::uint32_t& c_parity) {
   char* const base = reinterpret_cast<char*>(staging);
-  if constexpr (SlabN * 2 == TileN && TileN == 256) {
-    if (held_a != nullptr) {
-      // The held stage (Sm90GemmConfig::HoldsLastStage): blocks 0 and 1 in the buffer's two boxes
-      // (the previous tile's stores read them long ago), blocks 2 and 3 in this consumer's rows of
-      // the last k-tile's A and B tiles, once both consumers' wgmmas are done with that stage; one
-      // fence, one barrier, four stores.
-      if (wg_thread == 0) tma_store_wait_read<0>();
-      named_barrier_sync(sm90_consumers_barrier(), 256);
-      sm90_stage_accumulators<Out, TileN, 64, 0>(acc, base, wg_thread);
-      sm90_stage_accumulators<Out, TileN, 64, 1>(acc, base + 8192, wg_thread);
-      sm90_stage_accumulators<Out, TileN, 64, 2>(acc, held_a, wg_thread);
-      sm90_stage_accumulators<Out, TileN, 64, 3>(acc, held_b, wg_thread);
-      fence_proxy_async_shared();
-      named_barrier_sync(sm90_consumer_barrier(consumer), 128);
-      if (wg_thread == 0) {
-        tma_store_3d(&p.tma_d, base, n0, m0, batch);
-        tma_store_3d(&p.tma_d, base + 8192, n0 + 64, m0, batch);
-        tma_store_3d(&p.tma_d, held_a, n0 + 128, m0, batch);
-        tma_store_3d(&p.tma_d, held_b, n0 + 192, m0, batch);
-        tma_store_commit();
-      }
-      return;
-    }
-  }
   if constexpr (SlabN < TileN) {  // TMA stores only (the host's rule)
     // The tile leaves in 64-column blocks that rotate through the buffer's SlabN / 64 boxes: block
     // k waits only for the store of block k - Boxes (committed Boxes - 1 groups ago), so staging
@@ -522,7 +492,6 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     // The promoted mainloop's per-k-tile tiles (unused, and optimised away, otherwise).
     float part0[Config::PartialRegisters], part1[Config::Partials > 1 ? Config::PartialRegisters : 1];
     std::uint32_t c_parity = 0;  // of c_full[consumer] (p.c_by_tma)
-    int held = -1;  // the stage the last epilogue's stores read (HoldsLastStage), freed in the next mainloop
     long long waited = 0;  // TESSEL_SM90_TRACE_TILES: SM clocks this unit's mainloop spent waiting for stages after its first
     auto const tile_stamp = [&](long long u, int j) {  // TESSEL_SM90_TRACE_TILES only
       if constexpr (kSm90TraceTiles) {
@@ -681,15 +650,6 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
                 }
                 wgmma_commit_group();
                 wgmma_fence_operand(acc);
-                if constexpr (Config::HoldsLastStage) {
-                  if (held >= 0) {  // the previous tile's stores have had this long to read it
-                    if (wg_thread == 0) {
-                      tma_store_wait_read<0>();
-                      s.pipeline.template consumer_release_n<ClusterSize>(held, 4);  // for the warpgroup's 4 warps
-                    }
-                    held = -1;
-                  }
-                }
                 wgmma_wait_group<1>();
                 if (previous >= 0 && lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
                 previous = st.index;
@@ -727,11 +687,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           }
           wgmma_wait_group<0>();
           wgmma_fence_operand(acc);
-          if (Config::HoldsLastStage && p.hold_last_stage) {
-            held = previous;  // the epilogue stages half the tile there
-          } else if (lane == 0) {
-            s.pipeline.template consumer_release<ClusterSize>(previous);
-          }
+          if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
           if (u == 0 && wg_thread == 0 && consumer == 0) stamp(3);
           tile_stamp(u, 3);
           if constexpr (kSm90TraceTiles) {
@@ -776,22 +732,12 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       // column pairs 2 * (lane % 4) + 8j.
       if (p.tma_store || p.staged_rows) {
         bool const last = u + 1 == units;
-        char* held_a = nullptr;
-        char* held_b = nullptr;
-        if constexpr (Config::HoldsLastStage) {
-          if (held >= 0) {  // this consumer's 64 rows of the held stage's A and of its B: 8 KiB each
-            held_a = reinterpret_cast<char*>(s.a[held] + consumer * 64 * TileK);
-            held_b = reinterpret_cast<char*>(s.b[held] + consumer * 64 * TileK);
-          }
-        }
         if (p.out_f16) {
           detail::sm90_epilogue_staged<half_t, TileN, Config::SlabN, Config::TmaLoadsC>(
-              p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last, &s.c_full[consumer], c_parity,
-              held_a, held_b);
+              p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last, &s.c_full[consumer], c_parity);
         } else {
           detail::sm90_epilogue_staged<bfloat16_t, TileN, Config::SlabN, Config::TmaLoadsC>(
-              p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last, &s.c_full[consumer], c_parity,
-              held_a, held_b);
+              p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last, &s.c_full[consumer], c_parity);
         }
         if constexpr (Config::RowCopyEpilogue) {
           if (p.staged_rows && last) detail::sm90_copy_tile_rows<Config>(p, s.d[consumer], consumer, m0, n0, batch, et % 32, et / 32, 4);
