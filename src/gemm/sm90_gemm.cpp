@@ -279,7 +279,7 @@ void print_trace(unsigned long long const* device_stamps, int ctas, cudaStream_t
   for (int u = 0; u < 8; ++u) {
     std::vector<double> turn, prep, wait, loop, epi, lead;
     for (int c = 0; c < ctas; ++c) {
-      unsigned long long const* t = h.data() + std::size_t(c) * S + 8 + 6 * u;  // top, computed, arrived, looped, issued, loaded
+      unsigned long long const* t = h.data() + std::size_t(c) * S + kernel::sm90_trace_unit_slot(u, 0);  // top, in hand, arrived, looped, issued, loaded
       if (t[2] == 0 || t[3] == 0 || t[4] == 0) continue;
       if (u > 0 && t[-2] != 0 && t[0] != 0) turn.push_back(span(t[-2], t[0]));  // previous epilogue -> loop top
       if (t[0] != 0 && t[1] != 0) prep.push_back(span(t[0], t[1]));
@@ -295,9 +295,10 @@ void print_trace(unsigned long long const* device_stamps, int ctas, cudaStream_t
     if (!wait.empty()) std::fprintf(stderr, "  first stage wait "), summary(wait);
     if (!lead.empty()) std::fprintf(stderr, " (issued->seen "), summary(lead), std::fprintf(stderr, ")");
     std::fprintf(stderr, "  mainloop "), summary(loop);
-    std::vector<double> starved;  // slot 56 + u: SM clocks in stage waits after the first, as us at 1.98 GHz
+    std::vector<double> starved;  // SM clocks in stage waits after the first, as us at 1.98 GHz
     for (int c = 0; c < ctas; ++c)
-      if (unsigned long long const t = h[std::size_t(c) * S + 56 + u]; t != 0) starved.push_back(double(t) / 1980.0);
+      if (unsigned long long const t = h[std::size_t(c) * S + kernel::sm90_trace_wait_slot(u)]; t != 0)
+        starved.push_back(double(t) / 1980.0);
     if (!starved.empty()) std::fprintf(stderr, " (waiting for stages "), summary(starved), std::fprintf(stderr, ")");
     std::fprintf(stderr, "  epilogue "), summary(epi);
     std::fprintf(stderr, "\n");

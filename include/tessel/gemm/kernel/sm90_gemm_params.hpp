@@ -48,6 +48,9 @@ namespace tessel::kernel {
 #endif
 inline constexpr int kSm90TraceSlots = 64;  // 8 + 6 x 8 + 8
 inline constexpr bool kSm90TraceTiles = TESSEL_SM90_TRACE_TILES != 0;
+// Stamp j (0..5) of unit u (< 8), and unit u's stage-wait clocks, in a CTA's slots.
+constexpr int sm90_trace_unit_slot(int u, int j) { return 8 + 6 * u + j; }
+constexpr int sm90_trace_wait_slot(int u) { return 8 + 6 * 8 + u; }
 
 struct Sm90GemmParams {
   TmaDescriptor tma_a;  // (K, M, batch) of A, box (TileK, TileM / ClusterN, 1); a_mn_major: (M, K, batch), box (64, TileK, 1)

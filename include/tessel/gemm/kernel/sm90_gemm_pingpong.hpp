@@ -79,6 +79,7 @@ struct Sm90PingpongConfig {
   using Mma = Sm90PingpongMma<Element, TileN>;
   static constexpr int BlockAccumulators = TileN / 2;  // fp32 registers per thread per row block
   static constexpr std::uint32_t StageBytes = std::uint32_t((TileM + TileN) * TileK * int(sizeof(Element)));
+  static constexpr bool UnitNotes = false;  // the consumers walk their own tiles (sm90_produce_tiles)
   // setmaxnreg: 40 * 128 + 232 * 256 = 64512 <= 65536.
   static constexpr int ProducerRegisters = 40, ConsumerRegisters = 232;
 

@@ -30,8 +30,7 @@ namespace tessel::kernel::detail {
 // PromotionKTiles: the K slices hold whole blocks of that many k-tiles (sm90_k_range), as the
 // consumers of an fp8 kernel promoted every few k-tiles read them.
 template <class Config, bool MnMajorOperands = false, int PromotionKTiles = 1>
-TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::SharedStorage& s, int cta_rank, int cluster,
-                                      unsigned long long* trace = nullptr) {
+TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::SharedStorage& s, int cta_rank, int cluster) {
   using OperandTile = collective::Sm90OperandTile<typename Config::Element, Config::TileK>;
   constexpr int TileK = Config::TileK, ClusterM = Config::ClusterM, ClusterN = Config::ClusterN;
   // In a cluster, this CTA copies its share of the shared tile (RowsA of A or RowsB of B) and
@@ -45,10 +44,6 @@ TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::
   // H100, on their critical path). The slot is free again by then: that stage was released
   // Stages k-tiles back, after the consumers had finished unit u - Stages - 1 (units are at least
   // one k-tile long).
-  constexpr bool PublishesUnits = [] {
-    if constexpr (requires { Config::UnitNotes; }) return Config::UnitNotes;
-    return false;
-  }();
   PipelineState st;
   for (long long u = 0, units = sm90_unit_count(p, cluster); u < units; ++u) {
     Sm90Unit const w = sm90_unit(p, cluster, u, PromotionKTiles);
@@ -64,13 +59,14 @@ TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::
       st.advance<Config::Stages>();
     };
     int kt = w.k_begin;
-    if constexpr (PublishesUnits) {  // the first k-tile apart: w is not held through the loop
+    if constexpr (Config::UnitNotes) {  // the first k-tile apart: w is not held through the loop
       s.pipeline.producer_wait(st);
       s.units[u % (Config::Stages + 1)] = sm90_unit_note<Config>(w, cta_rank, p.batch);
       load(s.pipeline.producer_expect(st, Config::StageBytes), kt++);
     }
     if constexpr (kSm90TraceTiles) {  // diagnostics: the unit's first load issued (sm90_gemm_params.hpp)
-      if (trace != nullptr && u < 8) trace[std::size_t(blockIdx.x) * kSm90TraceSlots + 8 + 6 * int(u) + 5] = sm90_global_timer();
+      if (p.trace != nullptr && u < 8)
+        p.trace[std::size_t(blockIdx.x) * kSm90TraceSlots + sm90_trace_unit_slot(int(u), 5)] = sm90_global_timer();
     }
     for (; kt < w.k_end; ++kt) load(s.pipeline.producer_acquire(st, Config::StageBytes), kt);
   }

@@ -470,7 +470,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     // ---- producer ------------------------------------------------------------------------------
     warpgroup_reg_dealloc<Config::ProducerRegisters>();
     if (wg_thread == 0) {
-      detail::sm90_produce_tiles<Config, MnMajorOperands, Config::PromotionKTiles>(p, s, cta_rank, cluster, p.trace);
+      detail::sm90_produce_tiles<Config, MnMajorOperands, Config::PromotionKTiles>(p, s, cta_rank, cluster);
       stamp(6);
     } else if constexpr (Config::RowCopyEpilogue) {
       if (p.staged_rows && wg_thread >= 64 && wg_thread < 64 + 32 * Config::Consumers) {
@@ -495,7 +495,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     long long waited = 0;  // TESSEL_SM90_TRACE_TILES: SM clocks this unit's mainloop spent waiting for stages after its first
     auto const tile_stamp = [&](long long u, int j) {  // TESSEL_SM90_TRACE_TILES only
       if constexpr (kSm90TraceTiles) {
-        if (u < 8 && wg_thread == 0 && consumer == 0) stamp(8 + 6 * int(u) + j);
+        if (u < 8 && wg_thread == 0 && consumer == 0) stamp(sm90_trace_unit_slot(int(u), j));
       }
     };
 
@@ -692,7 +692,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           tile_stamp(u, 3);
           if constexpr (kSm90TraceTiles) {
             if (u < 8 && wg_thread == 0 && consumer == 0 && p.trace != nullptr)
-              p.trace[std::size_t(blockIdx.x) * kSm90TraceSlots + 56 + int(u)] = static_cast<unsigned long long>(waited);
+              p.trace[std::size_t(blockIdx.x) * kSm90TraceSlots + sm90_trace_wait_slot(int(u))] = static_cast<unsigned long long>(waited);
             waited = 0;
           }
         }
