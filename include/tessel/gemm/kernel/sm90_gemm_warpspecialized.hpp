@@ -203,6 +203,14 @@ struct Sm90GemmConfig {
   // walk several tiles per CTA. The skinny kernels (TileN 64: a tile or two per CTA, their first
   // stage slow to arrive anyway) work it out themselves, which spills less in them.
   static constexpr bool UnitNotes = TileN > 64;
+  // Held epilogue (fast-accumulating two-slab kernels with unit notes): a two-slab epilogue's
+  // last SlabN / 64 blocks would wait for the first ones' stores to read the buffer, with both
+  // consumers' wgmmas stopped. Each consumer keeps them instead, packed to 16 bits (16 registers
+  // per block), goes on to the next unit, and stages and stores them once it has issued that
+  // unit's first k-tile. (Holding the whole tile, stored over the first two k-tiles, measured no
+  // better and spilled more; the promoted fp8 mainloop has no registers to spare.)
+  static constexpr int HeldBlocks =
+      EpilogueSlabs == 2 && Accumulation == Sm90Accumulation::Fast && UnitNotes ? (TileN - SlabN) / 64 : 0;
   // setmaxnreg: the producer needs few registers; 40 * 128 + 232 * 256 = 64512 <= 65536.
   static constexpr int ProducerRegisters = 40, ConsumerRegisters = 232;
 
@@ -257,33 +265,47 @@ namespace detail {
 // With p.c_by_tma the buffer already holds this block of C (sm90_load_c, issued during the
 // mainloop, completing on c_full with phase c_parity): each thread turns its C values into D
 // values in place, and the TMA stores follow.
-template <class Out, int TileN, int SlabN, bool TmaC>
+//
+// A two-slab kernel with HeldBlocks (Held > 0) stages only the tile's first TileN / 64 - Held
+// blocks here and packs the rest into `held`, for sm90_epilogue_held after the next unit's first
+// k-tile.
+template <class Out, int TileN, int SlabN, bool TmaC, int Held = 0>
 TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::uint16_t* staging,
                                         int wg_thread, int consumer, int m0, int n0, int batch, bool last,
-                                        std::uint64_t* c_full, std::uint32_t& c_parity) {
+                                        std::uint64_t* c_full, std::uint32_t& c_parity,
+                                        std::uint32_t (&held)[Held > 0 ? 16 * Held : 1]) {
   char* const base = reinterpret_cast<char*>(staging);
   if constexpr (SlabN < TileN) {  // TMA stores only (the host's rule)
     // The tile leaves in 64-column blocks that rotate through the buffer's SlabN / 64 boxes: block
     // k waits only for the store of block k - Boxes (committed Boxes - 1 groups ago), so staging
     // one block overlaps the TMA unit's read of the last. (Two 128-column slabs, each waiting for
     // the other's read to finish, left that read's whole latency in every tile's epilogue.)
-    constexpr int Boxes = SlabN / 64;
+    constexpr int Boxes = SlabN / 64, Blocks = TileN / 64;
+    static_assert(Held == 0 || Held == Blocks - Boxes, "sm90_epilogue_staged: the held blocks are those that would wait");
     auto const block = [&](auto which) {
       constexpr int K = decltype(which)::value;
-      char* const box = base + (K % Boxes) * 8192;
-      if (wg_thread == 0) tma_store_wait_read<Boxes - 1>();
-      named_barrier_sync(sm90_consumer_barrier(consumer), 128);
-      sm90_stage_accumulators<Out, TileN, 64, K>(acc, box, wg_thread);
-      fence_proxy_async_shared();
-      named_barrier_sync(sm90_consumer_barrier(consumer), 128);
-      if (wg_thread == 0) {
-        tma_store_3d(&p.tma_d, box, n0 + 64 * K, m0, batch);
-        tma_store_commit();
+      if constexpr (K < Blocks - Held) {
+        char* const box = base + (K % Boxes) * 8192;
+        if (wg_thread == 0) tma_store_wait_read<Boxes - 1>();
+        named_barrier_sync(sm90_consumer_barrier(consumer), 128);
+        sm90_stage_accumulators<Out, TileN, 64, K>(acc, box, wg_thread);
+        fence_proxy_async_shared();
+        named_barrier_sync(sm90_consumer_barrier(consumer), 128);
+        if (wg_thread == 0) {
+          tma_store_3d(&p.tma_d, box, n0 + 64 * K, m0, batch);
+          tma_store_commit();
+        }
+      } else {
+        constexpr int First = K * epilogue::sm90_staged_stores(64), Into = (K - (Blocks - Held)) * epilogue::sm90_staged_stores(64);
+        TESSEL_UNROLL
+        for (int i = 0; i < epilogue::sm90_staged_stores(64); ++i)
+          held[Into + i] = Sm90Pair<Out>::pack(acc[epilogue::sm90_staged_register(First + i, 0)],
+                                               acc[epilogue::sm90_staged_register(First + i, 1)]);
       }
     };
     [&]<int... K>(std::integer_sequence<int, K...>) {
       (block(std::integral_constant<int, K>{}), ...);
-    }(std::make_integer_sequence<int, TileN / 64>{});
+    }(std::make_integer_sequence<int, Blocks>{});
     return;
   }
   if (TmaC && p.c_by_tma) {
@@ -326,6 +348,36 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
       for (int box = 0; box < TileN / 64; ++box) tma_store_3d(&p.tma_d, base + box * 8192, n0 + 64 * box, m0, batch);
     }
     tma_store_commit();
+  }
+}
+
+// The held blocks of a two-slab epilogue (sm90_epilogue_staged with Held > 0), already packed:
+// staged and stored as the other blocks were, block k once block k - Boxes's store has read its
+// box. A consumer runs it after issuing its next unit's first k-tile (or after its last tile):
+// by then the first blocks' stores have read the buffer, and the tensor core has that k-tile's
+// wgmmas to run meanwhile. m0, n0, batch: the held tile's (this consumer's rows).
+template <int TileN, int SlabN, int Held>
+TESSEL_DEVICE void sm90_epilogue_held(Sm90GemmParams const& p, std::uint32_t const (&held)[16 * Held], std::uint16_t* staging,
+                                      int wg_thread, int consumer, int m0, int n0, int batch) {
+  constexpr int Boxes = SlabN / 64, Blocks = TileN / 64;
+  char* const base = reinterpret_cast<char*>(staging);
+  TESSEL_UNROLL
+  for (int h = 0; h < Held; ++h) {
+    int const k = Blocks - Held + h;
+    char* const box = base + (k % Boxes) * 8192;
+    if (wg_thread == 0) tma_store_wait_read<Boxes - 1>();
+    named_barrier_sync(sm90_consumer_barrier(consumer), 128);
+    TESSEL_UNROLL
+    for (int i = 0; i < epilogue::sm90_staged_stores(64); ++i) {
+      epilogue::Sm90StagedStore const at = epilogue::sm90_staged_store(wg_thread, i);
+      *reinterpret_cast<std::uint32_t*>(box + epilogue::sm90_staging_offset(at.row, at.col)) = held[16 * h + i];
+    }
+    fence_proxy_async_shared();
+    named_barrier_sync(sm90_consumer_barrier(consumer), 128);
+    if (wg_thread == 0) {
+      tma_store_3d(&p.tma_d, box, n0 + 64 * k, m0, batch);
+      tma_store_commit();
+    }
   }
 }
 
@@ -492,6 +544,22 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     // The promoted mainloop's per-k-tile tiles (unused, and optimised away, otherwise).
     float part0[Config::PartialRegisters], part1[Config::Partials > 1 ? Config::PartialRegisters : 1];
     std::uint32_t c_parity = 0;  // of c_full[consumer] (p.c_by_tma)
+    // The previous tile's held epilogue blocks (Config::HeldBlocks), packed, and where they go.
+    constexpr int Held = Config::HeldBlocks;
+    std::uint32_t held[Held > 0 ? 16 * Held : 1];
+    int held_m0 = 0, held_n0 = 0, held_batch = 0;
+    bool holding = false;
+    auto const release_held = [&] {  // (sm90_epilogue_held)
+      if constexpr (Held > 0) {
+        if (holding) {  // uniform
+          int ht = wg_thread;
+          asm volatile("" : "+r"(ht));  // (as for the epilogue below: its addresses computed here)
+          detail::sm90_epilogue_held<TileN, Config::SlabN, Held>(p, held, s.d[consumer], ht, consumer, held_m0, held_n0,
+                                                                 held_batch);
+          holding = false;
+        }
+      }
+    };
     long long waited = 0;  // TESSEL_SM90_TRACE_TILES: SM clocks this unit's mainloop spent waiting for stages after its first
     auto const tile_stamp = [&](long long u, int j) {  // TESSEL_SM90_TRACE_TILES only
       if constexpr (kSm90TraceTiles) {
@@ -670,6 +738,10 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
                 return previous;
               }
             }
+            if constexpr (Held > 0) {  // the previous tile's held blocks leave once this tile's first k-tile is issued
+              k_tiles_to(k_begin + 1 < k_end ? k_begin + 1 : k_end);
+              release_held();
+            }
             k_tiles_to(k_end);
             return previous;
           };
@@ -733,11 +805,15 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       if (p.tma_store || p.staged_rows) {
         bool const last = u + 1 == units;
         if (p.out_f16) {
-          detail::sm90_epilogue_staged<half_t, TileN, Config::SlabN, Config::TmaLoadsC>(
-              p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last, &s.c_full[consumer], c_parity);
+          detail::sm90_epilogue_staged<half_t, TileN, Config::SlabN, Config::TmaLoadsC, Held>(
+              p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last, &s.c_full[consumer], c_parity, held);
         } else {
-          detail::sm90_epilogue_staged<bfloat16_t, TileN, Config::SlabN, Config::TmaLoadsC>(
-              p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last, &s.c_full[consumer], c_parity);
+          detail::sm90_epilogue_staged<bfloat16_t, TileN, Config::SlabN, Config::TmaLoadsC, Held>(
+              p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last, &s.c_full[consumer], c_parity, held);
+        }
+        if constexpr (Held > 0) {
+          holding = true;
+          held_m0 = m0 + 64 * consumer, held_n0 = n0, held_batch = batch;
         }
         if constexpr (Config::RowCopyEpilogue) {
           if (p.staged_rows && last) detail::sm90_copy_tile_rows<Config>(p, s.d[consumer], consumer, m0, n0, batch, et % 32, et / 32, 4);
@@ -756,6 +832,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       }
       tile_stamp(u, 4);
     }
+    release_held();  // the last tile's
     if (wg_thread == 0 && consumer == 0) stamp(4);
     if (p.tma_store && wg_thread == 0) tma_store_wait<0>();  // the staging buffer outlives its stores
     if (wg_thread == 0 && consumer == 0) stamp(5);
