@@ -266,41 +266,50 @@ namespace detail {
 // mainloop, completing on c_full with phase c_parity): each thread turns its C values into D
 // values in place, and the TMA stores follow.
 //
-// A two-slab kernel with HeldBlocks (Held > 0) stages only the tile's first TileN / 64 - Held
-// blocks here and packs the rest into `held`, for sm90_epilogue_held after the next unit's first
-// k-tile.
+// A two-slab kernel with HeldBlocks (Held > 0) finds the buffer free (sm90_epilogue_drain ran in
+// this unit's mainloop), stages the tile's first SlabN / 64 blocks at once, stores them, and
+// packs the rest into `held`, for sm90_epilogue_held after the next unit's first k-tile.
 template <class Out, int TileN, int SlabN, bool TmaC, int Held = 0>
 TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::uint16_t* staging,
                                         int wg_thread, int consumer, int m0, int n0, int batch, bool last,
                                         std::uint64_t* c_full, std::uint32_t& c_parity,
                                         std::uint32_t (&held)[Held > 0 ? 16 * Held : 1]) {
   char* const base = reinterpret_cast<char*>(staging);
-  if constexpr (SlabN < TileN) {  // TMA stores only (the host's rule)
+  constexpr int Boxes = SlabN / 64, Blocks = TileN / 64;
+  if constexpr (Held > 0) {  // TMA stores only (the host's rule)
+    static_assert(SlabN < TileN && Held == Blocks - Boxes, "sm90_epilogue_staged: the held blocks are those the buffer has no room for");
+    [&]<int... K>(std::integer_sequence<int, K...>) {
+      (sm90_stage_accumulators<Out, TileN, 64, K>(acc, base + K * 8192, wg_thread), ...);
+    }(std::make_integer_sequence<int, Boxes>{});
+    fence_proxy_async_shared();
+    named_barrier_sync(sm90_consumer_barrier(consumer), 128);
+    if (wg_thread == 0) {
+      TESSEL_UNROLL
+      for (int k = 0; k < Boxes; ++k) tma_store_3d(&p.tma_d, base + k * 8192, n0 + 64 * k, m0, batch);
+      tma_store_commit();
+    }
+    TESSEL_UNROLL
+    for (int i = 0; i < 16 * Held; ++i) {
+      constexpr int First = Boxes * epilogue::sm90_staged_stores(64);
+      held[i] = Sm90Pair<Out>::pack(acc[epilogue::sm90_staged_register(First + i, 0)], acc[epilogue::sm90_staged_register(First + i, 1)]);
+    }
+    return;
+  } else if constexpr (SlabN < TileN) {  // TMA stores only (the host's rule)
     // The tile leaves in 64-column blocks that rotate through the buffer's SlabN / 64 boxes: block
     // k waits only for the store of block k - Boxes (committed Boxes - 1 groups ago), so staging
     // one block overlaps the TMA unit's read of the last. (Two 128-column slabs, each waiting for
     // the other's read to finish, left that read's whole latency in every tile's epilogue.)
-    constexpr int Boxes = SlabN / 64, Blocks = TileN / 64;
-    static_assert(Held == 0 || Held == Blocks - Boxes, "sm90_epilogue_staged: the held blocks are those that would wait");
     auto const block = [&](auto which) {
       constexpr int K = decltype(which)::value;
-      if constexpr (K < Blocks - Held) {
-        char* const box = base + (K % Boxes) * 8192;
-        if (wg_thread == 0) tma_store_wait_read<Boxes - 1>();
-        named_barrier_sync(sm90_consumer_barrier(consumer), 128);
-        sm90_stage_accumulators<Out, TileN, 64, K>(acc, box, wg_thread);
-        fence_proxy_async_shared();
-        named_barrier_sync(sm90_consumer_barrier(consumer), 128);
-        if (wg_thread == 0) {
-          tma_store_3d(&p.tma_d, box, n0 + 64 * K, m0, batch);
-          tma_store_commit();
-        }
-      } else {
-        constexpr int First = K * epilogue::sm90_staged_stores(64), Into = (K - (Blocks - Held)) * epilogue::sm90_staged_stores(64);
-        TESSEL_UNROLL
-        for (int i = 0; i < epilogue::sm90_staged_stores(64); ++i)
-          held[Into + i] = Sm90Pair<Out>::pack(acc[epilogue::sm90_staged_register(First + i, 0)],
-                                               acc[epilogue::sm90_staged_register(First + i, 1)]);
+      char* const box = base + (K % Boxes) * 8192;
+      if (wg_thread == 0) tma_store_wait_read<Boxes - 1>();
+      named_barrier_sync(sm90_consumer_barrier(consumer), 128);
+      sm90_stage_accumulators<Out, TileN, 64, K>(acc, box, wg_thread);
+      fence_proxy_async_shared();
+      named_barrier_sync(sm90_consumer_barrier(consumer), 128);
+      if (wg_thread == 0) {
+        tma_store_3d(&p.tma_d, box, n0 + 64 * K, m0, batch);
+        tma_store_commit();
       }
     };
     [&]<int... K>(std::integer_sequence<int, K...>) {
@@ -352,33 +361,41 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
 }
 
 // The held blocks of a two-slab epilogue (sm90_epilogue_staged with Held > 0), already packed:
-// staged and stored as the other blocks were, block k once block k - Boxes's store has read its
-// box. A consumer runs it after issuing its next unit's first k-tile (or after its last tile):
-// by then the first blocks' stores have read the buffer, and the tensor core has that k-tile's
-// wgmmas to run meanwhile. m0, n0, batch: the held tile's (this consumer's rows).
+// once the first blocks' stores have read the buffer, staged into its boxes at once and stored.
+// A consumer runs it after issuing its next unit's first k-tile (or after its last tile): the
+// tensor core has that k-tile's wgmmas to run meanwhile. m0, n0, batch: the held tile's (this
+// consumer's rows).
 template <int TileN, int SlabN, int Held>
 TESSEL_DEVICE void sm90_epilogue_held(Sm90GemmParams const& p, std::uint32_t const (&held)[16 * Held], std::uint16_t* staging,
                                       int wg_thread, int consumer, int m0, int n0, int batch) {
-  constexpr int Boxes = SlabN / 64, Blocks = TileN / 64;
+  constexpr int Blocks = TileN / 64;
+  static_assert(Held == SlabN / 64, "sm90_epilogue_held: the held blocks fill the buffer's boxes");
   char* const base = reinterpret_cast<char*>(staging);
+  if (wg_thread == 0) tma_store_wait_read<0>();
+  named_barrier_sync(sm90_consumer_barrier(consumer), 128);
   TESSEL_UNROLL
   for (int h = 0; h < Held; ++h) {
-    int const k = Blocks - Held + h;
-    char* const box = base + (k % Boxes) * 8192;
-    if (wg_thread == 0) tma_store_wait_read<Boxes - 1>();
-    named_barrier_sync(sm90_consumer_barrier(consumer), 128);
     TESSEL_UNROLL
     for (int i = 0; i < epilogue::sm90_staged_stores(64); ++i) {
       epilogue::Sm90StagedStore const at = epilogue::sm90_staged_store(wg_thread, i);
-      *reinterpret_cast<std::uint32_t*>(box + epilogue::sm90_staging_offset(at.row, at.col)) = held[16 * h + i];
-    }
-    fence_proxy_async_shared();
-    named_barrier_sync(sm90_consumer_barrier(consumer), 128);
-    if (wg_thread == 0) {
-      tma_store_3d(&p.tma_d, box, n0 + 64 * k, m0, batch);
-      tma_store_commit();
+      *reinterpret_cast<std::uint32_t*>(base + h * 8192 + epilogue::sm90_staging_offset(at.row, at.col)) = held[16 * h + i];
     }
   }
+  fence_proxy_async_shared();
+  named_barrier_sync(sm90_consumer_barrier(consumer), 128);
+  if (wg_thread == 0) {
+    TESSEL_UNROLL
+    for (int h = 0; h < Held; ++h) tma_store_3d(&p.tma_d, base + h * 8192, n0 + 64 * (Blocks - Held + h), m0, batch);
+    tma_store_commit();
+  }
+}
+
+// After sm90_epilogue_held: the buffer is the epilogue's again once those stores have read it --
+// thread 0 waits for that, and the warpgroup meets. Run a k-tile after them, inside the mainloop,
+// where the wait is normally over and the tensor core has wgmmas queued.
+TESSEL_DEVICE inline void sm90_epilogue_drain(int wg_thread, int consumer) {
+  if (wg_thread == 0) tma_store_wait_read<0>();
+  named_barrier_sync(sm90_consumer_barrier(consumer), 128);
 }
 
 // C's block of this consumer's tile rows (64 x TileN at row m0, column n0, batch `batch`) into its
@@ -548,7 +565,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     constexpr int Held = Config::HeldBlocks;
     std::uint32_t held[Held > 0 ? 16 * Held : 1];
     int held_m0 = 0, held_n0 = 0, held_batch = 0;
-    bool holding = false;
+    bool holding = false, draining = false;  // blocks held; their stores not yet seen reading the buffer
     auto const release_held = [&] {  // (sm90_epilogue_held)
       if constexpr (Held > 0) {
         if (holding) {  // uniform
@@ -556,7 +573,15 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           asm volatile("" : "+r"(ht));  // (as for the epilogue below: its addresses computed here)
           detail::sm90_epilogue_held<TileN, Config::SlabN, Held>(p, held, s.d[consumer], ht, consumer, held_m0, held_n0,
                                                                  held_batch);
-          holding = false;
+          holding = false, draining = true;
+        }
+      }
+    };
+    auto const drain_staging = [&] {  // (sm90_epilogue_drain)
+      if constexpr (Held > 0) {
+        if (draining) {  // uniform
+          detail::sm90_epilogue_drain(wg_thread, consumer);
+          draining = false;
         }
       }
     };
@@ -738,9 +763,13 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
                 return previous;
               }
             }
-            if constexpr (Held > 0) {  // the previous tile's held blocks leave once this tile's first k-tile is issued
+            if constexpr (Held > 0) {
+              // The previous tile's held blocks leave once this tile's first k-tile is issued; the
+              // staging buffer is seen free again after the second (or at once, a 1-k-tile unit).
               k_tiles_to(k_begin + 1 < k_end ? k_begin + 1 : k_end);
               release_held();
+              k_tiles_to(k_begin + 2 < k_end ? k_begin + 2 : k_end);
+              drain_staging();
             }
             k_tiles_to(k_end);
             return previous;
