@@ -49,7 +49,7 @@ struct Sm90Family {
 };
 
 // clang-format off
-constexpr std::array<Sm90Family, 20> kFamilies = {{
+constexpr std::array<Sm90Family, 22> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c1x2},
@@ -70,6 +70,8 @@ constexpr std::array<Sm90Family, 20> kFamilies = {{
     {DType::f16,  kernel::detail::sm90_instance_f16_128x256x64_c2_tmac},
     {DType::bf16, kernel::detail::sm90_instance_bf16_64x64x64},
     {DType::f16,  kernel::detail::sm90_instance_f16_64x64x64},
+    {DType::bf16, kernel::detail::sm90_instance_bf16_64x16x64},
+    {DType::f16,  kernel::detail::sm90_instance_f16_64x16x64},
 }};
 // clang-format on
 
@@ -229,7 +231,9 @@ bool c_tma_loadable(GemmArguments const& g) {
 // Whether entry t runs g as the swapped problem: a skinny kernel (64-wide tiles) on a canonical D
 // at most 64 rows tall and wider than 64 (row-major D of BLAS M <= 64, e.g. Y = X W^T with few
 // rows of X) -- as it stands, the long side would fall on the 64-wide tile columns.
-bool sm90_swaps_problem(Sm90Instance const& t, CanonicalGemm const& c) { return t.tile_n == 64 && c.m <= 64 && c.n > 64; }
+bool sm90_swaps_problem(Sm90Instance const& t, CanonicalGemm const& c) {
+  return t.tile_n <= 64 && c.m <= t.tile_n && c.n > t.tile_n;
+}
 
 // TESSEL_SM90_TRACE=1 (diagnostics): a skinny kernel's launch records global-timer stamps per
 // CTA, and the call waits for it and prints one line to stderr -- per stamp, over the CTAs, the
@@ -436,7 +440,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
                  encode_operand(&p.tma_c, encode, g.c_type, g.c, c.n, c.m, g.ldc, batch, g.batch_stride_c, 64, 64, &c_step);
     // tma_d describes the caller's canonical D (c0): the kernel's D, or for the swapped problem
     // (never c_by_tma) its transpose, which the kernel stages transposed.
-    p.tma_store = (reads_c ? p.c_by_tma : d_tma_storable(g)) &&
+    p.tma_store = t.tma_store && (reads_c ? p.c_by_tma : d_tma_storable(g)) &&
                   encode_operand(&p.tma_d, encode, g.c_type, g.d, c0.n, c0.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
     p.c_by_tma = p.c_by_tma && p.tma_store;
     // Any other 16-bit D with C unread: coalesced row copies out of shared memory by the producer
@@ -523,6 +527,9 @@ constexpr char kSummary64[] =
 constexpr char kSummary64x64[] =
     "tensor cores, sm_90a: as the 128x64x64 kernel with one consumer warpgroup on 64-row tiles (twice the CTAs on "
     "the long operand of a skinny problem) and 12 stages";
+constexpr char kSummary64x16[] =
+    "tensor cores, sm_90a: as the 64x64x64 kernel with 16-wide tiles (wgmma m64n16k16): a stage holds 10 KiB "
+    "instead of 16, so 21 stages keep 1.75x the long operand's bytes in flight; D from registers";
 constexpr char kSummaryC2[] =
     "tensor cores, sm_90a: as the 1x1 kernel, in 2x1 clusters whose CTAs multicast halves of the shared B tile";
 constexpr char kSummaryS4[] =
@@ -543,7 +550,7 @@ constexpr char kSummaryC1x2[] =
   GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
 
 // clang-format off
-std::array<GemmKernelInfo, 20> const kEntries = {{
+std::array<GemmKernelInfo, 22> const kEntries = {{
     TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128), or where its tiles fill the SMs' rounds enough better than the clusters'"),
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128) where C is read or D cannot take TMA stores"),
     TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
@@ -562,8 +569,10 @@ std::array<GemmKernelInfo, 20> const kEntries = {{
     TESSEL_SM90_ENTRY(15, "sm90_bf16_128x128x64_pingpong_c2", kSummaryPingpong, "128x128x64 per consumer, 3 warpgroups (ping-pong), 5 stages, cluster 2x1, 225 KiB smem", kBf16, "bf16 on sm_90a: by name (the ping-pong schedule; not measured faster yet)"),
     TESSEL_SM90_ENTRY(16, "sm90_bf16_128x256x64_c2_tmac", kSummaryTmaC, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default where C is read (beta != 0) and TMA can load C and store D (M > 128, N > 128)"),
     TESSEL_SM90_ENTRY(17, "sm90_fp16_128x256x64_c2_tmac", kSummaryTmaC, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x256x64_c2_tmac"),
-    TESSEL_SM90_ENTRY(18, "sm90_bf16_64x64x64",      kSummary64x64, "64x64x64, 2 warpgroups, 12 stages, cluster 1x1, 202 KiB smem", kBf16, "bf16 on sm_90a: a D at most 64 wide or tall (skinny; the tall one runs swapped) where its tiles fit one round, unless few 128-row tiles split a long K"),
+    TESSEL_SM90_ENTRY(18, "sm90_bf16_64x64x64",      kSummary64x64, "64x64x64, 2 warpgroups, 12 stages, cluster 1x1, 202 KiB smem", kBf16, "bf16 on sm_90a: a D 17 to 64 wide or tall (skinny; the tall one runs swapped) where its tiles fit one round, unless few 128-row tiles split a long K"),
     TESSEL_SM90_ENTRY(19, "sm90_fp16_64x64x64",      kSummary64x64, "64x64x64, 2 warpgroups, 12 stages, cluster 1x1, 202 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_64x64x64"),
+    TESSEL_SM90_ENTRY(20, "sm90_bf16_64x16x64",      kSummary64x16, "64x16x64, 2 warpgroups, 21 stages, cluster 1x1, 214 KiB smem", kBf16, "bf16 on sm_90a: a D at most 16 wide or tall (skinny; the tall one runs swapped) where its tiles fit one round, unless few 128-row tiles split a long K"),
+    TESSEL_SM90_ENTRY(21, "sm90_fp16_64x16x64",      kSummary64x16, "64x16x64, 2 warpgroups, 21 stages, cluster 1x1, 214 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_64x16x64"),
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY
@@ -571,7 +580,7 @@ std::array<GemmKernelInfo, 20> const kEntries = {{
 // Entries per 16-bit input type (bf16 from 0, fp16 from kFp16) and the fp8 ones.
 constexpr std::size_t kTile256 = 0, kTile256C2 = 1, kTile256C1x2 = 2, kTile128C2 = 3, kTile64 = 4, kFp16Entries = 5,
                       kFp8Narrow = 10, kTile256C2S4 = 12, kFp8Entry = 13, kTile256C2TmaC = 16, kTile256C2TmaCF16 = 17,
-                      kTile64x64 = 18, kTile64x64F16 = 19;
+                      kTile64x64 = 18, kTile64x64F16 = 19, kTile64x16 = 20, kTile64x16F16 = 21;
 
 
 // Rounds of tiles the busiest SM (cluster) runs for entry i on a canonical m x n x batch problem,
@@ -616,8 +625,12 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     // 4 K slices); but 16x4096x8192 41 against 37 and 16x4096x14336 63 against 55 (4 slices of
     // 128x64 stream on every SM and K is long enough to pay for the reduction); with more than
     // one round 128x64 (16x28672x8192: 162 us against 177).
-    std::int64_t const rows = n <= 64 ? m : n;
-    std::size_t const narrow = g.a_type == DType::bf16 ? kTile64x64 : kTile64x64F16;
+    // At most 16 wide, 16-wide tiles: a stage then carries 2 KiB of the narrow operand instead of
+    // 8, and 21 stages keep 1.75x the long operand's bytes in flight (H200, same runs,
+    // bench/results/skinny-ab-s8-*: 16x8192x8192 40 us against 50, 16x4096x4096 16 against 20).
+    std::int64_t const rows = n <= 64 ? m : n, side = n <= 64 ? n : m;
+    bool const bf16 = g.a_type == DType::bf16;
+    std::size_t const narrow = side <= 16 ? (bf16 ? kTile64x16 : kTile64x16F16) : (bf16 ? kTile64x64 : kTile64x64F16);
     int narrow_clusters = 0, clusters = 0;
     bool const known = resident_clusters(narrow, kFamilies[narrow].instance(), &narrow_clusters).ok() &&
                        resident_clusters(first + kTile64, kFamilies[first + kTile64].instance(), &clusters).ok();

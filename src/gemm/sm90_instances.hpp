@@ -17,6 +17,7 @@ struct Sm90Instance {
   int stages = 0;
   int epilogue_slabs = 1;  // 2: the staging buffer holds half a tile (TMA-stored D only)
   bool row_copies = true;  // a D that TMA cannot store may leave through the copy warps (else from registers: odd-width tiles, the ping-pong kernel)
+  bool tma_store = true;   // a 16-bit D may leave by TMA stores (tiles of whole 64-column boxes; not the 16-wide skinny ones)
   bool fp8_pairs = false;  // an fp8 kernel that takes every e4m3/e5m2 pair (else e4m3 x e4m3 only)
   int threads = 0;
   int smem_bytes = 0;
@@ -38,6 +39,8 @@ Sm90Instance sm90_instance_bf16_128x256x64_c2();
 Sm90Instance sm90_instance_bf16_128x256x64_c2_tmac();
 Sm90Instance sm90_instance_bf16_128x256x64_c1x2();
 Sm90Instance sm90_instance_bf16_128x256x64_c2_s4();
+Sm90Instance sm90_instance_bf16_64x16x64();
+Sm90Instance sm90_instance_f16_64x16x64();
 Sm90Instance sm90_instance_bf16_128x128x64_c2();
 Sm90Instance sm90_instance_bf16_128x128x64_pingpong_c2();
 Sm90Instance sm90_instance_bf16_128x64x64();

@@ -77,7 +77,7 @@ Sm90Instance make_sm90_instance() {
     t.row_copies = false;  // no copy warps: its register epilogue overlaps the other consumer's mainloop
     t.mn_major = false;    // its producer loads K-major tiles only: MN-major operands are staged
   } else {
-    t.row_copies = Config::RowCopyEpilogue, t.fp8_pairs = Config::Fp8Pairs;
+    t.row_copies = Config::RowCopyEpilogue, t.fp8_pairs = Config::Fp8Pairs, t.tma_store = Config::TmaStoreEpilogue;
     t.mn_major = kSm90MnMajorOperands<Config>;
     t.stream_k = Config::PromotionKTiles == 1;
     t.consumers = Config::Consumers;

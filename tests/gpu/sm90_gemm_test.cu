@@ -68,14 +68,15 @@ struct DtypeCase {
   char const* narrow;   // 128x128 tiles, cluster 2x1
   char const* skinny;   // 128x64 tiles, 8 stages
   char const* skinny64;  // 64x64 tiles, one consumer warpgroup, 12 stages
+  char const* skinny16;  // 64x16 tiles, one consumer warpgroup, 21 stages, D from registers
   char const* pingpong;  // ping-pong schedule, 128x128 tiles per consumer, cluster 2x1 (bf16 only: nullptr)
   char const* c_tma;     // as `cluster`, C loaded by TMA into the staging buffer when beta != 0
 };
 constexpr DtypeCase kDtypes[] = {
-    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_64x64x64", "sm90_bf16_128x128x64_pingpong_c2", "sm90_bf16_128x256x64_c2_tmac"},
-    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_64x64x64", "sm90_bf16_128x128x64_pingpong_c2", "sm90_bf16_128x256x64_c2_tmac"},
-    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", "sm90_fp16_64x64x64", nullptr, "sm90_fp16_128x256x64_c2_tmac"},
-    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", "sm90_fp16_64x64x64", nullptr, "sm90_fp16_128x256x64_c2_tmac"},
+    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_64x64x64", "sm90_bf16_64x16x64", "sm90_bf16_128x128x64_pingpong_c2", "sm90_bf16_128x256x64_c2_tmac"},
+    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_64x64x64", "sm90_bf16_64x16x64", "sm90_bf16_128x128x64_pingpong_c2", "sm90_bf16_128x256x64_c2_tmac"},
+    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", "sm90_fp16_64x64x64", "sm90_fp16_64x16x64", nullptr, "sm90_fp16_128x256x64_c2_tmac"},
+    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", "sm90_fp16_64x64x64", "sm90_fp16_64x16x64", nullptr, "sm90_fp16_128x256x64_c2_tmac"},
 };
 constexpr char kPingpong[] = "sm90_bf16_128x128x64_pingpong_c2";
 
@@ -207,7 +208,7 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
                             {4095, 4097, "sm90_bf16_128x256x64_c1x2"},
                             {128, 8192, "sm90_bf16_128x128x64_c2"},
                             {8192, 100, "sm90_bf16_128x256x64"},
-                            {16, 4096, "sm90_bf16_64x64x64"},
+                            {16, 4096, "sm90_bf16_64x16x64"},
                             {16, 12288, "sm90_bf16_128x64x64"}};
   for (Case const& c : cases) {
     if ((c.m == 4095 || c.n == 12288) && sms != 132) continue;  // the round counts above assume 132 SMs
@@ -222,7 +223,9 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
     GemmArguments const long_k = problem(16, 4096, 8192, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
     EXPECT_STREQ(select_gemm_kernel(long_k)->name, "sm90_bf16_128x64x64");
     GemmArguments const short_k = problem(16, 4096, 4096, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
-    EXPECT_STREQ(select_gemm_kernel(short_k)->name, "sm90_bf16_64x64x64");
+    EXPECT_STREQ(select_gemm_kernel(short_k)->name, "sm90_bf16_64x16x64");
+    GemmArguments const wider = problem(40, 4096, 4096, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+    EXPECT_STREQ(select_gemm_kernel(wider)->name, "sm90_bf16_64x64x64");  // more than 16 wide: 64-wide tiles
   }
   // C unread and D fit for TMA stores: the 4-stage two-slab kernel takes the 2x1-cluster problems.
   GemmArguments g = problem(4096, 4096, 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
@@ -329,7 +332,7 @@ TEST(Sm90Sweep, SkinnyKernelsRunTheSwappedProblem) {
   for (DtypeCase const& dt : kDtypes) {
     for (Shape const& sh : shapes) {
       for (char const* layout : {"tn", "nt"}) {
-        for (char const* name : {dt.skinny, dt.skinny64}) {
+        for (char const* name : {dt.skinny, dt.skinny64, dt.skinny16}) {
           for (float beta : {0.0f, -0.5f}) {
             for (int pad : {0, 3}) {
               GemmArguments g = problem(sh.m, sh.n, sh.k, layout, MatrixOrder::row_major, dt.ab, dt.cd, sh.batch);
@@ -345,9 +348,10 @@ TEST(Sm90Sweep, SkinnyKernelsRunTheSwappedProblem) {
       }
     }
   }
-  // The heuristic sends the row-major 16 x 8192 D there too (the long side: 128 tiles of 64 rows).
+  // The heuristic sends the row-major 16 x 8192 D there too (the long side: 128 tiles of 64 rows;
+  // at most 16 wide, the 16-wide tiles).
   GemmArguments g = problem(16, 8192, 512, "tn", MatrixOrder::row_major, DType::bf16, DType::bf16);
-  EXPECT_STREQ(select_gemm_kernel(g)->name, "sm90_bf16_64x64x64");
+  EXPECT_STREQ(select_gemm_kernel(g)->name, "sm90_bf16_64x16x64");
 }
 
 TEST(Sm90Small, Fp8EntriesOnRaggedShapes) {
@@ -910,6 +914,10 @@ TEST(Sm90Large, OddAndAlignedShapesAgainstCublas) {
       {16, 8192, 8191, "tn", DType::bf16, DType::bf16, "sm90_bf16_128x64x64"},        // skinny, odd K
       {16, 8192, 8191, "tn", DType::bf16, DType::bf16, "sm90_bf16_64x64x64"},         // skinny, 64-row tiles, odd K
       {8192, 40, 8192, "tn", DType::f16, DType::f16, "sm90_fp16_64x64x64"},            // the other side narrow
+      {16, 8192, 8191, "tn", DType::bf16, DType::bf16, "sm90_bf16_64x16x64"},         // 16-wide tiles (swapped), odd K
+      {13, 8192, 4096, "nt", DType::bf16, DType::f32, "sm90_bf16_64x16x64"},          // MN-major operands staged, fp32 D
+      {8192, 9, 4099, "tn", DType::f16, DType::f16, "sm90_fp16_64x16x64"},            // the other side narrow, odd K
+      {1000, 40, 3000, "tn", DType::bf16, DType::bf16, "sm90_bf16_64x16x64"},         // wider than a tile: 3 tile columns
       {4095, 4097, 4099, "tn", DType::bf16, DType::bf16, kPingpong},                    // register epilogue (odd ldd)
       {4096, 4096, 4096, "tn", DType::bf16, DType::bf16, kPingpong},                    // TMA-store epilogue
       {4096, 4096, 4096, "nt", DType::bf16, DType::f32, kPingpong},                     // fp32 D from registers

@@ -63,6 +63,14 @@ struct Sm90WgmmaOf {
   static_assert(sizeof(Element) == 0, "Sm90WgmmaOf: the sm_90a GEMM takes bfloat16_t or half_t inputs with TileN 64, 128 or 256, or float_e4m3_t (any fp8 pair) with 128 or 256");
 };
 template <>
+struct Sm90WgmmaOf<bfloat16_t, 16> {  // (no MN-major operands: 16 rows are not a 64-row TMA box)
+  using Op = SM90_64x16x16_F32BF16BF16_SS<0, 0>;
+};
+template <>
+struct Sm90WgmmaOf<half_t, 16> {
+  using Op = SM90_64x16x16_F32F16F16_SS<0, 0>;
+};
+template <>
 struct Sm90WgmmaOf<bfloat16_t, 256> {
   template <int TransA, int TransB>
   using Transposed = SM90_64x256x16_F32BF16BF16_SS<TransA, TransB>;
@@ -192,6 +200,10 @@ struct Sm90GemmConfig {
   // A D that TMA cannot store leaves through the copy warps' row copies (a row of the tile is 8,
   // 16 or 32 16-byte chunks); other widths take the register epilogue.
   static constexpr bool RowCopyEpilogue = EpilogueSlabs_ == 1 && (TileN == 64 || TileN == 128 || TileN == 256);
+  // D leaves through the staging buffer and TMA stores of 64 x 64 boxes only from tiles of whole
+  // boxes; the 16-wide skinny tiles (a D of at most 16 columns, or rows when swapped) always take
+  // the register epilogue.
+  static constexpr bool TmaStoreEpilogue = TileN % 64 == 0;
   // A 16-bit C arrives by TMA in the staging buffer (p.c_by_tma), which holds a whole tile; the
   // fast-accumulating mainloop issues the load part-way through.
   static constexpr bool TmaLoadsC = LoadsC_;
@@ -224,8 +236,11 @@ struct Sm90GemmConfig {
                 "Sm90GemmConfig: a cluster runs along one dimension: ClusterM > 1 (B shared) or ClusterN > 1 (A shared)");
   static_assert(TileN % (8 * ClusterM) == 0, "Sm90GemmConfig: each CTA of a cluster multicasts TileN / ClusterM rows of B");
   static_assert(TileM % (8 * ClusterN) == 0, "Sm90GemmConfig: each CTA of a cluster multicasts TileM / ClusterN rows of A");
-  static_assert(TileN % 64 == 0, "Sm90GemmConfig: the TMA-store epilogue writes 64-column boxes; TileN must be a multiple of 64");
-  static_assert((EpilogueSlabs == 1 || EpilogueSlabs == 2) && SlabN % 64 == 0,
+  static_assert(TileN % 64 == 0 || (TileN == 16 && Consumers == 1 && ClusterSize == 1 && EpilogueSlabs == 1 &&
+                                     Accumulation == Sm90Accumulation::Fast && !LoadsC_),
+                "Sm90GemmConfig: the TMA-store epilogue writes 64-column boxes; TileN must be a multiple of 64 (or 16: the "
+                "one-consumer skinny kernel without clusters, D from registers)");
+  static_assert((EpilogueSlabs == 1 || EpilogueSlabs == 2) && (SlabN % 64 == 0 || !TmaStoreEpilogue),
                 "Sm90GemmConfig: the epilogue stages a tile in 1 or 2 slabs of whole 64-column boxes");
   static_assert(PromotionKTiles == 1 || (PromotionKTiles == 2 && Accumulation == Sm90Accumulation::Promoted && TileN > 128 && Stages >= 4),
                 "Sm90GemmConfig: promotion every 2 k-tiles is for the one-partial promoted mainloop (TileN 256) with at least 4 stages (it holds two)");
@@ -831,23 +846,28 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       int const m0 = w.m0, n0 = w.n0, slice = w.slice, batch = w.batch;
       // Thread (warp, lane) holds tile rows r and r + 8 (r = 64 * consumer + 16 * warp + lane / 4),
       // column pairs 2 * (lane % 4) + 8j.
-      if (p.tma_store || p.staged_rows) {
-        bool const last = u + 1 == units;
-        if (p.out_f16) {
-          detail::sm90_epilogue_staged<half_t, TileN, Config::SlabN, Config::TmaLoadsC, Held>(
-              p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last, &s.c_full[consumer], c_parity, held);
-        } else {
-          detail::sm90_epilogue_staged<bfloat16_t, TileN, Config::SlabN, Config::TmaLoadsC, Held>(
-              p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last, &s.c_full[consumer], c_parity, held);
+      bool staged = false;  // D left through the staging buffer (TMA stores, or the copy warps' rows)
+      if constexpr (Config::TmaStoreEpilogue) {
+        staged = p.tma_store || p.staged_rows;
+        if (staged) {
+          bool const last = u + 1 == units;
+          if (p.out_f16) {
+            detail::sm90_epilogue_staged<half_t, TileN, Config::SlabN, Config::TmaLoadsC, Held>(
+                p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last, &s.c_full[consumer], c_parity, held);
+          } else {
+            detail::sm90_epilogue_staged<bfloat16_t, TileN, Config::SlabN, Config::TmaLoadsC, Held>(
+                p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last, &s.c_full[consumer], c_parity, held);
+          }
+          if constexpr (Held > 0) {
+            holding = true;
+            held_m0 = m0 + 64 * consumer, held_n0 = n0, held_batch = batch;
+          }
+          if constexpr (Config::RowCopyEpilogue) {
+            if (p.staged_rows && last) detail::sm90_copy_tile_rows<Config>(p, s.d[consumer], consumer, m0, n0, batch, et % 32, et / 32, 4);
+          }
         }
-        if constexpr (Held > 0) {
-          holding = true;
-          held_m0 = m0 + 64 * consumer, held_n0 = n0, held_batch = batch;
-        }
-        if constexpr (Config::RowCopyEpilogue) {
-          if (p.staged_rows && last) detail::sm90_copy_tile_rows<Config>(p, s.d[consumer], consumer, m0, n0, batch, et % 32, et / 32, 4);
-        }
-      } else {
+      }
+      if (!staged) {
         std::int64_t const row0 = std::int64_t(m0) + consumer * 64 + (et / 32) * 16 + (et % 32) / 4;
         std::int64_t const col0 = std::int64_t(n0) + 2 * (et % 4);
         bool const full_cols = std::int64_t(n0) + TileN <= p.n;
