@@ -8,7 +8,8 @@
 # The HBM floor of a GEMM = the bytes it must move (A + B + D, + C when beta != 0) / the copy
 # bandwidth (bytes read + written per second of a 1 GiB device-to-device cudaMemcpy).
 # bench/skinny.txt holds the targets (auto = the heuristic); the old choice (sm80_bf16_64x64x64)
-# and the skinny kernel by name at M = 128 follow.
+# and the skinny kernel by name at M = 128 follow, then the sm90 skinny kernels by name (the
+# 16-wide one also at M = 32 and 64, where it runs several tile columns).
 #
 #   scripts/bench-skinny.sh [BUILD_DIR]        default build-gpu (built with tessel_cli, bench_copy_bandwidth)
 set -uo pipefail
@@ -35,7 +36,7 @@ variants="$OUT/skinny-variants.txt"
   echo "--m 128 --n 8192 --k 8192 --dtype bf16 --kernel sm80_bf16_128x128x32 --iters 20 --warmup 3 --no-verify"
   echo "--m 16 --n 8192 --k 8192 --dtype bf16 --kernel sm90_bf16_128x256x64 --iters 20 --warmup 3 --no-verify"
   echo "--m 128 --n 8192 --k 8192 --dtype bf16 --kernel sm90_bf16_128x256x64 --iters 20 --warmup 3 --no-verify"
-  for kernel in sm90_bf16_128x64x64 sm90_bf16_64x64x64; do
+  for kernel in sm90_bf16_128x64x64 sm90_bf16_64x64x64 sm90_bf16_64x16x64; do
     for m in 1 16 64; do
       echo "--m $m --n 8192 --k 8192 --dtype bf16 --kernel $kernel --iters 20 --warmup 3"
     done

@@ -250,13 +250,14 @@ GemmKernelInfo const* select_gemm_kernel(GemmArguments const& g, Status* why) {
   bool const tensor_core_dtype = g.a_type == DType::bf16 || g.a_type == DType::f16 || g.a_type == DType::tf32;
   // sm_90a images run on compute capability 9.0 only (arch-specific features). A skinny problem
   // streams its long operand at memory bandwidth: a canonical D at most 64 wide or 64 tall in the
-  // sm_90a skinny kernels (64x64 or 128x64 tiles; the tall-and-narrow orientation runs swapped,
+  // sm_90a skinny kernels (64x16, 64x64 or 128x64 tiles; the tall-and-narrow orientation runs swapped,
   // D addressed transposed) -- measured on the H100 against the sm_80 skinny kernel: 16x8192x8192
   // 52.4 us against 59.5, 64x8192x8192 60.2 against 89.6 (docs/skinny_gemm.md). fp8 pairs without
   // an sm_90a kernel fall through to SIMT.
   if ((tensor_core_dtype || is_fp8(g.a_type)) && have_device && h.cc == 90) {
     GemmKernelInfo const* k90 = sm90_select_gemm_kernel(g);
-    bool const narrow90 = k90 != nullptr && std::string_view(k90->name).find("x64x64") != std::string_view::npos;
+    bool const narrow90 = k90 != nullptr && (std::string_view(k90->name).find("x64x64") != std::string_view::npos ||
+                                             std::string_view(k90->name).find("x16x64") != std::string_view::npos);
     if (GemmKernelInfo const* k80 = sm80_select_gemm_kernel(g, sms);
         !narrow90 && k80 != nullptr && std::string_view(k80->name).find("skinny") != std::string_view::npos && k80->check(g).ok())
       return find_gemm_kernel(k80->name);

@@ -915,7 +915,7 @@ TEST(Sm90Large, OddAndAlignedShapesAgainstCublas) {
       {16, 8192, 8191, "tn", DType::bf16, DType::bf16, "sm90_bf16_64x64x64"},         // skinny, 64-row tiles, odd K
       {8192, 40, 8192, "tn", DType::f16, DType::f16, "sm90_fp16_64x64x64"},            // the other side narrow
       {16, 8192, 8191, "tn", DType::bf16, DType::bf16, "sm90_bf16_64x16x64"},         // 16-wide tiles (swapped), odd K
-      {13, 8192, 4096, "nt", DType::bf16, DType::f32, "sm90_bf16_64x16x64"},          // MN-major operands staged, fp32 D
+      {13, 8192, 4096, "nt", DType::bf16, DType::bf16, "sm90_bf16_64x16x64"},         // MN-major operands staged
       {8192, 9, 4099, "tn", DType::f16, DType::f16, "sm90_fp16_64x16x64"},            // the other side narrow, odd K
       {1000, 40, 3000, "tn", DType::bf16, DType::bf16, "sm90_bf16_64x16x64"},         // wider than a tile: 3 tile columns
       {4095, 4097, 4099, "tn", DType::bf16, DType::bf16, kPingpong},                    // register epilogue (odd ldd)
