@@ -627,10 +627,15 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     // one round 128x64 (16x28672x8192: 162 us against 177).
     // At most 16 wide, 16-wide tiles: a stage then carries 2 KiB of the narrow operand instead of
     // 8, and 21 stages keep 1.75x the long operand's bytes in flight (H200, same runs,
-    // bench/results/skinny-ab-s8-*: 16x8192x8192 40 us against 50, 16x4096x4096 16 against 20).
+    // bench/results/skinny-*-s8-*: 16x8192x8192 40 us against 50, 16x4096x4096 16 against 20;
+    // H100 51.6 against 52.6). Their operands must be K-major: an MN-major one is staged (16
+    // rows are not a 64-row TMA box), which cost 16x8192x8192 `nt` 173 us against 56 in place.
     std::int64_t const rows = n <= 64 ? m : n, side = n <= 64 ? n : m;
+    detail::CanonicalGemm const cg = detail::canonical_gemm(g);
+    bool const k_major = cg.a.k_stride == 1 && cg.b.k_stride == 1;
     bool const bf16 = g.a_type == DType::bf16;
-    std::size_t const narrow = side <= 16 ? (bf16 ? kTile64x16 : kTile64x16F16) : (bf16 ? kTile64x64 : kTile64x64F16);
+    std::size_t const narrow =
+        side <= 16 && k_major ? (bf16 ? kTile64x16 : kTile64x16F16) : (bf16 ? kTile64x64 : kTile64x64F16);
     int narrow_clusters = 0, clusters = 0;
     bool const known = resident_clusters(narrow, kFamilies[narrow].instance(), &narrow_clusters).ok() &&
                        resident_clusters(first + kTile64, kFamilies[first + kTile64].instance(), &clusters).ok();

@@ -226,6 +226,9 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
     EXPECT_STREQ(select_gemm_kernel(short_k)->name, "sm90_bf16_64x16x64");
     GemmArguments const wider = problem(40, 4096, 4096, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
     EXPECT_STREQ(select_gemm_kernel(wider)->name, "sm90_bf16_64x64x64");  // more than 16 wide: 64-wide tiles
+    // An MN-major operand: the 64-wide tiles read it in place (the 16-wide ones would stage it).
+    GemmArguments const mn_major = problem(16, 4096, 4096, "nt", MatrixOrder::col_major, DType::bf16, DType::bf16);
+    EXPECT_STREQ(select_gemm_kernel(mn_major)->name, "sm90_bf16_64x64x64");
   }
   // C unread and D fit for TMA stores: the 4-stage two-slab kernel takes the 2x1-cluster problems.
   GemmArguments g = problem(4096, 4096, 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
