@@ -7,7 +7,7 @@ regular, so they are generated rather than typed. Run from the repository root:
 """
 import pathlib
 
-NS = (16, 32, 64, 128, 192, 256)
+NS = (16, 64, 128, 192, 256)
 # (struct tag, ptx types, K per instruction, has transpose immediates)
 TYPES = (
     ("F16F16", "f16.f16", 16, True),

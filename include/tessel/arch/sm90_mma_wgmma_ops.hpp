@@ -7,37 +7,31 @@
 // wgmma_wait_group). Accumulator register i of thread t holds the element given by
 // wgmma_accumulator_coord (sm90_mma_wgmma.hpp).
 //   SM90_64x16x16_F32F16F16_SS
-//   SM90_64x32x16_F32F16F16_SS
 //   SM90_64x64x16_F32F16F16_SS
 //   SM90_64x128x16_F32F16F16_SS
 //   SM90_64x192x16_F32F16F16_SS
 //   SM90_64x256x16_F32F16F16_SS
 //   SM90_64x16x16_F32BF16BF16_SS
-//   SM90_64x32x16_F32BF16BF16_SS
 //   SM90_64x64x16_F32BF16BF16_SS
 //   SM90_64x128x16_F32BF16BF16_SS
 //   SM90_64x192x16_F32BF16BF16_SS
 //   SM90_64x256x16_F32BF16BF16_SS
 //   SM90_64x16x32_F32E4M3E4M3_SS
-//   SM90_64x32x32_F32E4M3E4M3_SS
 //   SM90_64x64x32_F32E4M3E4M3_SS
 //   SM90_64x128x32_F32E4M3E4M3_SS
 //   SM90_64x192x32_F32E4M3E4M3_SS
 //   SM90_64x256x32_F32E4M3E4M3_SS
 //   SM90_64x16x32_F32E4M3E5M2_SS
-//   SM90_64x32x32_F32E4M3E5M2_SS
 //   SM90_64x64x32_F32E4M3E5M2_SS
 //   SM90_64x128x32_F32E4M3E5M2_SS
 //   SM90_64x192x32_F32E4M3E5M2_SS
 //   SM90_64x256x32_F32E4M3E5M2_SS
 //   SM90_64x16x32_F32E5M2E4M3_SS
-//   SM90_64x32x32_F32E5M2E4M3_SS
 //   SM90_64x64x32_F32E5M2E4M3_SS
 //   SM90_64x128x32_F32E5M2E4M3_SS
 //   SM90_64x192x32_F32E5M2E4M3_SS
 //   SM90_64x256x32_F32E5M2E4M3_SS
 //   SM90_64x16x32_F32E5M2E5M2_SS
-//   SM90_64x32x32_F32E5M2E5M2_SS
 //   SM90_64x64x32_F32E5M2E5M2_SS
 //   SM90_64x128x32_F32E5M2E5M2_SS
 //   SM90_64x192x32_F32E5M2E5M2_SS
@@ -69,27 +63,6 @@ struct SM90_64x16x16_F32F16F16_SS {
 #else
     (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
     detail::arch_unavailable("wgmma (SM90_64x16x16_F32F16F16_SS, needs sm_90a)");
-#endif
-  }
-};
-
-// wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16; TransA/TransB: 0 = K-major, 1 = MN-major operand in shared memory.
-template <int TransA, int TransB>
-struct SM90_64x32x16_F32F16F16_SS {
-  static constexpr int M = 64, N = 32, K = 16;
-  using CRegisters = float[16];
-  // d = A * B + (scale_d ? d : 0), A and B read through the shared-memory descriptors.
-  TESSEL_HOST_DEVICE static void fma(std::uint64_t desc_a, std::uint64_t desc_b, float (&d)[16], int scale_d) {
-#if defined(TESSEL_ARCH_SM90A)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, %19, %20, %21, %22;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1), "n"(TransA), "n"(TransB));
-#else
-    (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
-    detail::arch_unavailable("wgmma (SM90_64x32x16_F32F16F16_SS, needs sm_90a)");
 #endif
   }
 };
@@ -199,27 +172,6 @@ struct SM90_64x16x16_F32BF16BF16_SS {
   }
 };
 
-// wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16; TransA/TransB: 0 = K-major, 1 = MN-major operand in shared memory.
-template <int TransA, int TransB>
-struct SM90_64x32x16_F32BF16BF16_SS {
-  static constexpr int M = 64, N = 32, K = 16;
-  using CRegisters = float[16];
-  // d = A * B + (scale_d ? d : 0), A and B read through the shared-memory descriptors.
-  TESSEL_HOST_DEVICE static void fma(std::uint64_t desc_a, std::uint64_t desc_b, float (&d)[16], int scale_d) {
-#if defined(TESSEL_ARCH_SM90A)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, %19, %20, %21, %22;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1), "n"(TransA), "n"(TransB));
-#else
-    (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
-    detail::arch_unavailable("wgmma (SM90_64x32x16_F32BF16BF16_SS, needs sm_90a)");
-#endif
-  }
-};
-
 // wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16; TransA/TransB: 0 = K-major, 1 = MN-major operand in shared memory.
 template <int TransA, int TransB>
 struct SM90_64x64x16_F32BF16BF16_SS {
@@ -324,26 +276,6 @@ struct SM90_64x16x32_F32E4M3E4M3_SS {
   }
 };
 
-// wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3; fp8 operands are K-major only.
-struct SM90_64x32x32_F32E4M3E4M3_SS {
-  static constexpr int M = 64, N = 32, K = 32;
-  using CRegisters = float[16];
-  // d = A * B + (scale_d ? d : 0), A and B read through the shared-memory descriptors.
-  TESSEL_HOST_DEVICE static void fma(std::uint64_t desc_a, std::uint64_t desc_b, float (&d)[16], int scale_d) {
-#if defined(TESSEL_ARCH_SM90A)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, %19, %20;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1));
-#else
-    (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
-    detail::arch_unavailable("wgmma (SM90_64x32x32_F32E4M3E4M3_SS, needs sm_90a)");
-#endif
-  }
-};
-
 // wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3; fp8 operands are K-major only.
 struct SM90_64x64x32_F32E4M3E4M3_SS {
   static constexpr int M = 64, N = 64, K = 32;
@@ -440,26 +372,6 @@ struct SM90_64x16x32_F32E4M3E5M2_SS {
 #else
     (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
     detail::arch_unavailable("wgmma (SM90_64x16x32_F32E4M3E5M2_SS, needs sm_90a)");
-#endif
-  }
-};
-
-// wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e5m2; fp8 operands are K-major only.
-struct SM90_64x32x32_F32E4M3E5M2_SS {
-  static constexpr int M = 64, N = 32, K = 32;
-  using CRegisters = float[16];
-  // d = A * B + (scale_d ? d : 0), A and B read through the shared-memory descriptors.
-  TESSEL_HOST_DEVICE static void fma(std::uint64_t desc_a, std::uint64_t desc_b, float (&d)[16], int scale_d) {
-#if defined(TESSEL_ARCH_SM90A)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e5m2 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, %19, %20;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1));
-#else
-    (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
-    detail::arch_unavailable("wgmma (SM90_64x32x32_F32E4M3E5M2_SS, needs sm_90a)");
 #endif
   }
 };
@@ -564,26 +476,6 @@ struct SM90_64x16x32_F32E5M2E4M3_SS {
   }
 };
 
-// wgmma.mma_async.sync.aligned.m64n32k32.f32.e5m2.e4m3; fp8 operands are K-major only.
-struct SM90_64x32x32_F32E5M2E4M3_SS {
-  static constexpr int M = 64, N = 32, K = 32;
-  using CRegisters = float[16];
-  // d = A * B + (scale_d ? d : 0), A and B read through the shared-memory descriptors.
-  TESSEL_HOST_DEVICE static void fma(std::uint64_t desc_a, std::uint64_t desc_b, float (&d)[16], int scale_d) {
-#if defined(TESSEL_ARCH_SM90A)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n32k32.f32.e5m2.e4m3 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, %19, %20;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1));
-#else
-    (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
-    detail::arch_unavailable("wgmma (SM90_64x32x32_F32E5M2E4M3_SS, needs sm_90a)");
-#endif
-  }
-};
-
 // wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e4m3; fp8 operands are K-major only.
 struct SM90_64x64x32_F32E5M2E4M3_SS {
   static constexpr int M = 64, N = 64, K = 32;
@@ -680,26 +572,6 @@ struct SM90_64x16x32_F32E5M2E5M2_SS {
 #else
     (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
     detail::arch_unavailable("wgmma (SM90_64x16x32_F32E5M2E5M2_SS, needs sm_90a)");
-#endif
-  }
-};
-
-// wgmma.mma_async.sync.aligned.m64n32k32.f32.e5m2.e5m2; fp8 operands are K-major only.
-struct SM90_64x32x32_F32E5M2E5M2_SS {
-  static constexpr int M = 64, N = 32, K = 32;
-  using CRegisters = float[16];
-  // d = A * B + (scale_d ? d : 0), A and B read through the shared-memory descriptors.
-  TESSEL_HOST_DEVICE static void fma(std::uint64_t desc_a, std::uint64_t desc_b, float (&d)[16], int scale_d) {
-#if defined(TESSEL_ARCH_SM90A)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n32k32.f32.e5m2.e5m2 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, %19, %20;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1));
-#else
-    (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
-    detail::arch_unavailable("wgmma (SM90_64x32x32_F32E5M2E5M2_SS, needs sm_90a)");
 #endif
   }
 };
