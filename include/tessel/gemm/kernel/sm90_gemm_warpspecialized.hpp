@@ -18,8 +18,10 @@
 //       epilogue writes D: a 16-bit D with C unread through a swizzled shared-memory buffer --
 //       TMA stores when its rows are 16-byte aligned; when they are not, warps 2 and 3 of the
 //       producer warpgroup copy the buffers out in coalesced rows while the consumers go on (the
-//       consumers copy their CTA's last tile themselves) --
-//       else alpha * accumulators + beta * C straight from registers.
+//       consumers copy their CTA's last tile themselves; the two-slab kernel keeps the tile's
+//       last blocks in registers and stores them after the next unit's first k-tile, HeldBlocks) --
+//       else (C read without a TMA load, fp32 D, 16-wide skinny tiles) alpha * accumulators +
+//       beta * C straight from registers.
 // The producer runs ahead across tile boundaries, so the next tile's loads overlap this tile's
 // epilogue. Tiles come from a PersistentTileScheduler (schedule/persistent.hpp) over cluster
 // tiles: grid = clusters that fit at once, each walking every grid-th cluster tile in grouped
