@@ -256,8 +256,7 @@ GemmKernelInfo const* select_gemm_kernel(GemmArguments const& g, Status* why) {
   // an sm_90a kernel fall through to SIMT.
   if ((tensor_core_dtype || is_fp8(g.a_type)) && have_device && h.cc == 90) {
     GemmKernelInfo const* k90 = sm90_select_gemm_kernel(g);
-    bool const narrow90 = k90 != nullptr && (std::string_view(k90->name).find("x64x64") != std::string_view::npos ||
-                                             std::string_view(k90->name).find("x16x64") != std::string_view::npos);
+    bool const narrow90 = k90 != nullptr && sm90_is_skinny(*k90);
     if (GemmKernelInfo const* k80 = sm80_select_gemm_kernel(g, sms);
         !narrow90 && k80 != nullptr && std::string_view(k80->name).find("skinny") != std::string_view::npos && k80->check(g).ok())
       return find_gemm_kernel(k80->name);

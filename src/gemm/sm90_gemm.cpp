@@ -228,9 +228,9 @@ bool c_tma_loadable(GemmArguments const& g) {
   return gemm_reads_c(g) && tma_box_matrix(g, g.c, g.ldc, g.batch_stride_c) && tma_box_matrix(g, g.d, g.ldd, g.batch_stride_d);
 }
 
-// Whether entry t runs g as the swapped problem: a skinny kernel (64-wide tiles) on a canonical D
-// at most 64 rows tall and wider than 64 (row-major D of BLAS M <= 64, e.g. Y = X W^T with few
-// rows of X) -- as it stands, the long side would fall on the 64-wide tile columns.
+// Whether entry t runs g as the swapped problem: a skinny kernel (tiles 64 or 16 wide) on a
+// canonical D at most a tile tall and wider than one (row-major D of BLAS M <= 64, e.g. Y = X W^T
+// with few rows of X) -- as it stands, the long side would fall on the narrow tile columns.
 bool sm90_swaps_problem(Sm90Instance const& t, CanonicalGemm const& c) {
   return t.tile_n <= 64 && c.m <= t.tile_n && c.n > t.tile_n;
 }
@@ -668,6 +668,11 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   if (cluster == kTile256C2 && c_tma_loadable(g))
     return &kEntries[g.a_type == DType::bf16 ? kTile256C2TmaC : kTile256C2TmaCF16];
   return &kEntries[first + cluster];
+}
+
+bool sm90_is_skinny(GemmKernelInfo const& k) {
+  std::size_t const i = static_cast<std::size_t>(&k - kEntries.data());
+  return i < kEntries.size() && kFamilies[i].instance().tile_n <= 64;
 }
 
 int sm90_resident_ctas(GemmKernelInfo const& k) {

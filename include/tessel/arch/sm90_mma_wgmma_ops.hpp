@@ -16,22 +16,18 @@
 //   SM90_64x128x16_F32BF16BF16_SS
 //   SM90_64x192x16_F32BF16BF16_SS
 //   SM90_64x256x16_F32BF16BF16_SS
-//   SM90_64x16x32_F32E4M3E4M3_SS
 //   SM90_64x64x32_F32E4M3E4M3_SS
 //   SM90_64x128x32_F32E4M3E4M3_SS
 //   SM90_64x192x32_F32E4M3E4M3_SS
 //   SM90_64x256x32_F32E4M3E4M3_SS
-//   SM90_64x16x32_F32E4M3E5M2_SS
 //   SM90_64x64x32_F32E4M3E5M2_SS
 //   SM90_64x128x32_F32E4M3E5M2_SS
 //   SM90_64x192x32_F32E4M3E5M2_SS
 //   SM90_64x256x32_F32E4M3E5M2_SS
-//   SM90_64x16x32_F32E5M2E4M3_SS
 //   SM90_64x64x32_F32E5M2E4M3_SS
 //   SM90_64x128x32_F32E5M2E4M3_SS
 //   SM90_64x192x32_F32E5M2E4M3_SS
 //   SM90_64x256x32_F32E5M2E4M3_SS
-//   SM90_64x16x32_F32E5M2E5M2_SS
 //   SM90_64x64x32_F32E5M2E5M2_SS
 //   SM90_64x128x32_F32E5M2E5M2_SS
 //   SM90_64x192x32_F32E5M2E5M2_SS
@@ -256,26 +252,6 @@ struct SM90_64x256x16_F32BF16BF16_SS {
   }
 };
 
-// wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3; fp8 operands are K-major only.
-struct SM90_64x16x32_F32E4M3E4M3_SS {
-  static constexpr int M = 64, N = 16, K = 32;
-  using CRegisters = float[8];
-  // d = A * B + (scale_d ? d : 0), A and B read through the shared-memory descriptors.
-  TESSEL_HOST_DEVICE static void fma(std::uint64_t desc_a, std::uint64_t desc_b, float (&d)[8], int scale_d) {
-#if defined(TESSEL_ARCH_SM90A)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, %11, %12;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1));
-#else
-    (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
-    detail::arch_unavailable("wgmma (SM90_64x16x32_F32E4M3E4M3_SS, needs sm_90a)");
-#endif
-  }
-};
-
 // wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3; fp8 operands are K-major only.
 struct SM90_64x64x32_F32E4M3E4M3_SS {
   static constexpr int M = 64, N = 64, K = 32;
@@ -352,26 +328,6 @@ struct SM90_64x256x32_F32E4M3E4M3_SS {
 #else
     (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
     detail::arch_unavailable("wgmma (SM90_64x256x32_F32E4M3E4M3_SS, needs sm_90a)");
-#endif
-  }
-};
-
-// wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e5m2; fp8 operands are K-major only.
-struct SM90_64x16x32_F32E4M3E5M2_SS {
-  static constexpr int M = 64, N = 16, K = 32;
-  using CRegisters = float[8];
-  // d = A * B + (scale_d ? d : 0), A and B read through the shared-memory descriptors.
-  TESSEL_HOST_DEVICE static void fma(std::uint64_t desc_a, std::uint64_t desc_b, float (&d)[8], int scale_d) {
-#if defined(TESSEL_ARCH_SM90A)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e5m2 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, %11, %12;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1));
-#else
-    (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
-    detail::arch_unavailable("wgmma (SM90_64x16x32_F32E4M3E5M2_SS, needs sm_90a)");
 #endif
   }
 };
@@ -456,26 +412,6 @@ struct SM90_64x256x32_F32E4M3E5M2_SS {
   }
 };
 
-// wgmma.mma_async.sync.aligned.m64n16k32.f32.e5m2.e4m3; fp8 operands are K-major only.
-struct SM90_64x16x32_F32E5M2E4M3_SS {
-  static constexpr int M = 64, N = 16, K = 32;
-  using CRegisters = float[8];
-  // d = A * B + (scale_d ? d : 0), A and B read through the shared-memory descriptors.
-  TESSEL_HOST_DEVICE static void fma(std::uint64_t desc_a, std::uint64_t desc_b, float (&d)[8], int scale_d) {
-#if defined(TESSEL_ARCH_SM90A)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n16k32.f32.e5m2.e4m3 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, %11, %12;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1));
-#else
-    (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
-    detail::arch_unavailable("wgmma (SM90_64x16x32_F32E5M2E4M3_SS, needs sm_90a)");
-#endif
-  }
-};
-
 // wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e4m3; fp8 operands are K-major only.
 struct SM90_64x64x32_F32E5M2E4M3_SS {
   static constexpr int M = 64, N = 64, K = 32;
@@ -552,26 +488,6 @@ struct SM90_64x256x32_F32E5M2E4M3_SS {
 #else
     (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
     detail::arch_unavailable("wgmma (SM90_64x256x32_F32E5M2E4M3_SS, needs sm_90a)");
-#endif
-  }
-};
-
-// wgmma.mma_async.sync.aligned.m64n16k32.f32.e5m2.e5m2; fp8 operands are K-major only.
-struct SM90_64x16x32_F32E5M2E5M2_SS {
-  static constexpr int M = 64, N = 16, K = 32;
-  using CRegisters = float[8];
-  // d = A * B + (scale_d ? d : 0), A and B read through the shared-memory descriptors.
-  TESSEL_HOST_DEVICE static void fma(std::uint64_t desc_a, std::uint64_t desc_b, float (&d)[8], int scale_d) {
-#if defined(TESSEL_ARCH_SM90A)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n16k32.f32.e5m2.e5m2 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, %11, %12;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1));
-#else
-    (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
-    detail::arch_unavailable("wgmma (SM90_64x16x32_F32E5M2E5M2_SS, needs sm_90a)");
 #endif
   }
 };

@@ -34,4 +34,8 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& args);
 // clusters times the cluster size. -1 when `k` is not an sm_90a entry or the query fails.
 int sm90_resident_ctas(GemmKernelInfo const& k);
 
+// Whether `k` is one of the sm_90a skinny entries (tiles at most 64 wide, streaming the long
+// operand of a D at most 64 wide or tall); false for any other entry.
+bool sm90_is_skinny(GemmKernelInfo const& k);
+
 }  // namespace tessel

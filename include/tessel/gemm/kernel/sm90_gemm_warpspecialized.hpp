@@ -62,7 +62,7 @@ namespace tessel::kernel {
 // bits; fp8 wgmma has none).
 template <class Element, int N>
 struct Sm90WgmmaOf {
-  static_assert(sizeof(Element) == 0, "Sm90WgmmaOf: the sm_90a GEMM takes bfloat16_t or half_t inputs with TileN 64, 128 or 256, or float_e4m3_t (any fp8 pair) with 128 or 256");
+  static_assert(sizeof(Element) == 0, "Sm90WgmmaOf: the sm_90a GEMM takes bfloat16_t or half_t inputs with TileN 16, 64, 128 or 256, or float_e4m3_t (any fp8 pair) with 128 or 256");
 };
 template <>
 struct Sm90WgmmaOf<bfloat16_t, 16> {  // (no MN-major operands: 16 rows are not a 64-row TMA box)
@@ -214,7 +214,7 @@ struct Sm90GemmConfig {
                 "fp8 kernels spilled with it)");
   static constexpr std::uint32_t StageBytes = std::uint32_t((TileM + TileN) * TileK * int(sizeof(Element)));
   // The producer hands each unit to the consumers in shared memory (Sm90UnitNote): kernels that
-  // walk several tiles per CTA. The skinny kernels (TileN 64: a tile or two per CTA, their first
+  // walk several tiles per CTA. The skinny kernels (TileN 64 or 16: a tile or two per CTA, their first
   // stage slow to arrive anyway) work it out themselves, which spills less in them.
   static constexpr bool UnitNotes = TileN > 64;
   // Held epilogue (fast-accumulating two-slab kernels with unit notes): a two-slab epilogue's
@@ -305,11 +305,10 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
       for (int k = 0; k < Boxes; ++k) tma_store_3d(&p.tma_d, base + k * 8192, n0 + 64 * k, m0, batch);
       tma_store_commit();
     }
+    constexpr int First = Boxes * epilogue::sm90_staged_stores(64);  // the first held block's first store
     TESSEL_UNROLL
-    for (int i = 0; i < 16 * Held; ++i) {
-      constexpr int First = Boxes * epilogue::sm90_staged_stores(64);
+    for (int i = 0; i < 16 * Held; ++i)
       held[i] = Sm90Pair<Out>::pack(acc[epilogue::sm90_staged_register(First + i, 0)], acc[epilogue::sm90_staged_register(First + i, 1)]);
-    }
     return;
   } else if constexpr (SlabN < TileN) {  // TMA stores only (the host's rule)
     // The tile leaves in 64-column blocks that rotate through the buffer's SlabN / 64 boxes: block
