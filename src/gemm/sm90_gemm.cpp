@@ -49,7 +49,7 @@ struct Sm90Family {
 };
 
 // clang-format off
-constexpr std::array<Sm90Family, 22> kFamilies = {{
+constexpr std::array<Sm90Family, 23> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c1x2},
@@ -72,6 +72,7 @@ constexpr std::array<Sm90Family, 22> kFamilies = {{
     {DType::f16,  kernel::detail::sm90_instance_f16_64x64x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_64x16x64},
     {DType::f16,  kernel::detail::sm90_instance_f16_64x16x64},
+    {DType::bf16, kernel::detail::sm90_instance_bf16_64x16x64_c2},
 }};
 // clang-format on
 
@@ -530,6 +531,9 @@ constexpr char kSummary64x64[] =
 constexpr char kSummary64x16[] =
     "tensor cores, sm_90a: as the 64x64x64 kernel with 16-wide tiles (wgmma m64n16k16): a stage holds 10 KiB "
     "instead of 16, so 21 stages keep 1.75x the long operand's bytes in flight; D from registers";
+constexpr char kSummary64x16C2[] =
+    "tensor cores, sm_90a: as the 64x16x64 kernel in 2x1 clusters whose CTAs multicast 8-row halves of the shared "
+    "16-row B tile (the narrow operand is read from L2 once per pair)";
 constexpr char kSummaryC2[] =
     "tensor cores, sm_90a: as the 1x1 kernel, in 2x1 clusters whose CTAs multicast halves of the shared B tile";
 constexpr char kSummaryS4[] =
@@ -550,7 +554,7 @@ constexpr char kSummaryC1x2[] =
   GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
 
 // clang-format off
-std::array<GemmKernelInfo, 22> const kEntries = {{
+std::array<GemmKernelInfo, 23> const kEntries = {{
     TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128), or where its tiles fill the SMs' rounds enough better than the clusters'"),
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128) where C is read or D cannot take TMA stores"),
     TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
@@ -573,6 +577,7 @@ std::array<GemmKernelInfo, 22> const kEntries = {{
     TESSEL_SM90_ENTRY(19, "sm90_fp16_64x64x64",      kSummary64x64, "64x64x64, 2 warpgroups, 12 stages, cluster 1x1, 202 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_64x64x64"),
     TESSEL_SM90_ENTRY(20, "sm90_bf16_64x16x64",      kSummary64x16, "64x16x64, 2 warpgroups, 21 stages, cluster 1x1, 214 KiB smem", kBf16, "bf16 on sm_90a: a D at most 16 wide or tall (skinny; the tall one runs swapped) where its tiles fit one round, unless few 128-row tiles split a long K"),
     TESSEL_SM90_ENTRY(21, "sm90_fp16_64x16x64",      kSummary64x16, "64x16x64, 2 warpgroups, 21 stages, cluster 1x1, 214 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_64x16x64"),
+    TESSEL_SM90_ENTRY(22, "sm90_bf16_64x16x64_c2",   kSummary64x16C2, "64x16x64, 2 warpgroups, 21 stages, cluster 2x1, 214 KiB smem", kBf16, "bf16 on sm_90a: by name (the 16-wide skinny kernel in 2x1 clusters)"),
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY
