@@ -49,7 +49,7 @@ struct Sm90Family {
 };
 
 // clang-format off
-constexpr std::array<Sm90Family, 23> kFamilies = {{
+constexpr std::array<Sm90Family, 22> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c1x2},
@@ -72,7 +72,6 @@ constexpr std::array<Sm90Family, 23> kFamilies = {{
     {DType::f16,  kernel::detail::sm90_instance_f16_64x64x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_64x16x64},
     {DType::f16,  kernel::detail::sm90_instance_f16_64x16x64},
-    {DType::bf16, kernel::detail::sm90_instance_bf16_64x16x64_c2},
 }};
 // clang-format on
 
@@ -86,7 +85,7 @@ using detail::encode_tiled_entry;  // cuTensorMapEncodeTiled (src/runtime/tma_en
 // it (the caller stages the operand, or takes the register epilogue, instead).
 bool encode_operand(TmaDescriptor* desc, EncodeTiled encode, DType t, void const* ptr, std::int64_t k, std::int64_t rows,
                     std::int64_t row_stride, std::int64_t batch, std::int64_t batch_stride, int box_k, int box_rows,
-                    int* batch_step) {
+                    int* batch_step, CUtensorMapL2promotion l2 = CU_TENSOR_MAP_L2_PROMOTION_L2_256B) {
   std::uint64_t const eb = size_of(t);
   bool const broadcast = batch > 1 && batch_stride == 0;
   *batch_step = broadcast ? 0 : 1;
@@ -103,8 +102,7 @@ bool encode_operand(TmaDescriptor* desc, EncodeTiled encode, DType t, void const
                                                       : CU_TENSOR_MAP_DATA_TYPE_UINT8;  // fp8: raw bytes
   CUresult const r = encode(&map, type, 3,
                             const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                            CU_TENSOR_MAP_SWIZZLE_128B, l2, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) return false;
   std::memcpy(desc, &map, sizeof(map));
   return true;
@@ -236,7 +234,7 @@ bool sm90_swaps_problem(Sm90Instance const& t, CanonicalGemm const& c) {
   return t.tile_n <= 64 && c.m <= t.tile_n && c.n > t.tile_n;
 }
 
-// TESSEL_SM90_TRACE=1 (diagnostics): a skinny kernel's launch records global-timer stamps per
+// TESSEL_SM90_TRACE=1 (diagnostics): a skinny kernel's (tiles 64 or 16 wide) launch records global-timer stamps per
 // CTA, and the call waits for it and prints one line to stderr -- per stamp, over the CTAs, the
 // earliest, median and latest time after the first CTA's start (us): 0 the start, 1 the prologue
 // done, 2 the first stage arrived (consumer 0), 3 the first tile's mainloop done, 4 the tiles'
@@ -343,15 +341,31 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   // driver refuses) are staged into aligned K-major copies and described after.
   int const box_a = t.tile_m / t.cluster_n, box_b = t.tile_n / t.cluster_m;  // what one CTA of a cluster copies
   int const box_mn = 128 / t.element_bytes;  // MN-major: rows per box (one 128-byte swizzle row)
+  // L2 promotion of the operands' TMA reads: 256 bytes, but 128 for the 16-wide skinny kernels,
+  // whose long operand streams in 128-byte row pieces (H200, session 9, alternating in one run:
+  // 16x8192x8192 0.91-0.92x cuBLAS with 128 or none against 0.87-0.89 with 256; the 64- and
+  // 128-wide kernels' skinny shapes and 4096^3 moved by less than the noise, the multi-round
+  // 16x28672x8192 on 128x64 tiles lost 1.5% without it). ncu: with 256 a 128-byte row piece
+  // brings its neighbour into L2 (L2 hit rate 30% against cuBLAS's 9%, for the same DRAM bytes).
+  // TESSEL_SM90_L2PROMO = 0 none, 1 64 B, 2 128 B, 3 256 B overrides it for every kernel (A/Bs).
+  static int const promo_forced = [] {
+    char const* v = std::getenv("TESSEL_SM90_L2PROMO");
+    return v != nullptr ? std::atoi(v) : -1;
+  }();
+  int const promo = promo_forced >= 0 ? promo_forced : t.tile_n == 16 ? 2 : 3;
+  CUtensorMapL2promotion const l2 = promo == 0   ? CU_TENSOR_MAP_L2_PROMOTION_NONE
+                                    : promo == 1 ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+                                    : promo == 2 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                                                 : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
   auto const in_place = [&](OperandView const& v, std::int64_t rows, int box_rows, TmaDescriptor* desc, int* step,
                             bool* mn_major) {
     Sm90OperandRead const read = sm90_operand_read(reinterpret_cast<std::uintptr_t>(v.ptr), v.row_stride, v.k_stride,
                                                    v.batch_stride, batch, t.element_bytes, t.mn_major);
     *mn_major = read == Sm90OperandRead::mn_major;
     if (read == Sm90OperandRead::k_major)
-      return encode_operand(desc, encode, f.ab, v.ptr, g.k, rows, v.row_stride, batch, v.batch_stride, t.tile_k, box_rows, step);
+      return encode_operand(desc, encode, f.ab, v.ptr, g.k, rows, v.row_stride, batch, v.batch_stride, t.tile_k, box_rows, step, l2);
     if (read == Sm90OperandRead::mn_major)
-      return encode_operand(desc, encode, f.ab, v.ptr, rows, g.k, v.k_stride, batch, v.batch_stride, box_mn, t.tile_k, step);
+      return encode_operand(desc, encode, f.ab, v.ptr, rows, g.k, v.k_stride, batch, v.batch_stride, box_mn, t.tile_k, step, l2);
     return false;
   };
   bool const a_in_place = in_place(c.a, c.m, box_a, &p.tma_a, &p.a_batch_step, &p.a_mn_major);
@@ -396,10 +410,10 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     if (result.ok()) result = std::move(s);
   };
   if (!a_in_place && !encode_operand(&p.tma_a, encode, f.ab, w.a.ptr, g.k, c.m, w.a.ld, batch, w.a.batch_stride,
-                                     t.tile_k, box_a, &p.a_batch_step))
+                                     t.tile_k, box_a, &p.a_batch_step, l2))
     fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged A"));
   if (!b_in_place && !encode_operand(&p.tma_b, encode, f.ab, w.b.ptr, g.k, c.n, w.b.ld, batch, w.b.batch_stride,
-                                     t.tile_k, box_b, &p.b_batch_step))
+                                     t.tile_k, box_b, &p.b_batch_step, l2))
     fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged B"));
 
   p.m = c.m, p.n = c.n, p.k = g.k;
@@ -458,7 +472,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   static unsigned long long* trace = nullptr;  // TESSEL_SM90_TRACE: one buffer for the process
   int const trace_ctas = int(p.scheduler.grid_size()) * t.cluster_m * t.cluster_n;
   constexpr std::size_t slots = kernel::kSm90TraceSlots;
-  bool const traced = trace_requested() && (t.tile_n == 64 || kernel::kSm90TraceTiles) && trace_ctas <= 4096 &&
+  bool const traced = trace_requested() && (t.tile_n <= 64 || kernel::kSm90TraceTiles) && trace_ctas <= 4096 &&
                       (trace != nullptr || cudaMalloc(reinterpret_cast<void**>(&trace), 4096 * slots * sizeof(unsigned long long)) == cudaSuccess);
   if (traced) {
     p.trace = trace;
@@ -531,9 +545,6 @@ constexpr char kSummary64x64[] =
 constexpr char kSummary64x16[] =
     "tensor cores, sm_90a: as the 64x64x64 kernel with 16-wide tiles (wgmma m64n16k16): a stage holds 10 KiB "
     "instead of 16, so 21 stages keep 1.75x the long operand's bytes in flight; D from registers";
-constexpr char kSummary64x16C2[] =
-    "tensor cores, sm_90a: as the 64x16x64 kernel in 2x1 clusters whose CTAs multicast 8-row halves of the shared "
-    "16-row B tile (the narrow operand is read from L2 once per pair)";
 constexpr char kSummaryC2[] =
     "tensor cores, sm_90a: as the 1x1 kernel, in 2x1 clusters whose CTAs multicast halves of the shared B tile";
 constexpr char kSummaryS4[] =
@@ -554,7 +565,7 @@ constexpr char kSummaryC1x2[] =
   GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
 
 // clang-format off
-std::array<GemmKernelInfo, 23> const kEntries = {{
+std::array<GemmKernelInfo, 22> const kEntries = {{
     TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128), or where its tiles fill the SMs' rounds enough better than the clusters'"),
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128) where C is read or D cannot take TMA stores"),
     TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
@@ -577,7 +588,6 @@ std::array<GemmKernelInfo, 23> const kEntries = {{
     TESSEL_SM90_ENTRY(19, "sm90_fp16_64x64x64",      kSummary64x64, "64x64x64, 2 warpgroups, 12 stages, cluster 1x1, 202 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_64x64x64"),
     TESSEL_SM90_ENTRY(20, "sm90_bf16_64x16x64",      kSummary64x16, "64x16x64, 2 warpgroups, 21 stages, cluster 1x1, 214 KiB smem", kBf16, "bf16 on sm_90a: a D at most 16 wide or tall (skinny; the tall one runs swapped) where its tiles fit one round, unless few 128-row tiles split a long K"),
     TESSEL_SM90_ENTRY(21, "sm90_fp16_64x16x64",      kSummary64x16, "64x16x64, 2 warpgroups, 21 stages, cluster 1x1, 214 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_64x16x64"),
-    TESSEL_SM90_ENTRY(22, "sm90_bf16_64x16x64_c2",   kSummary64x16C2, "64x16x64, 2 warpgroups, 21 stages, cluster 2x1, 214 KiB smem", kBf16, "bf16 on sm_90a: by name (the 16-wide skinny kernel in 2x1 clusters)"),
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY

@@ -40,7 +40,6 @@ Sm90Instance sm90_instance_bf16_128x256x64_c2_tmac();
 Sm90Instance sm90_instance_bf16_128x256x64_c1x2();
 Sm90Instance sm90_instance_bf16_128x256x64_c2_s4();
 Sm90Instance sm90_instance_bf16_64x16x64();
-Sm90Instance sm90_instance_bf16_64x16x64_c2();
 Sm90Instance sm90_instance_f16_64x16x64();
 Sm90Instance sm90_instance_bf16_128x128x64_c2();
 Sm90Instance sm90_instance_bf16_128x128x64_pingpong_c2();

@@ -69,15 +69,14 @@ struct DtypeCase {
   char const* skinny;   // 128x64 tiles, 8 stages
   char const* skinny64;  // 64x64 tiles, one consumer warpgroup, 12 stages
   char const* skinny16;  // 64x16 tiles, one consumer warpgroup, 21 stages, D from registers
-  char const* skinny16_c2;  // as skinny16 in 2x1 clusters multicasting B (bf16 only: nullptr)
   char const* pingpong;  // ping-pong schedule, 128x128 tiles per consumer, cluster 2x1 (bf16 only: nullptr)
   char const* c_tma;     // as `cluster`, C loaded by TMA into the staging buffer when beta != 0
 };
 constexpr DtypeCase kDtypes[] = {
-    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_64x64x64", "sm90_bf16_64x16x64", "sm90_bf16_64x16x64_c2", "sm90_bf16_128x128x64_pingpong_c2", "sm90_bf16_128x256x64_c2_tmac"},
-    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_64x64x64", "sm90_bf16_64x16x64", "sm90_bf16_64x16x64_c2", "sm90_bf16_128x128x64_pingpong_c2", "sm90_bf16_128x256x64_c2_tmac"},
-    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", "sm90_fp16_64x64x64", "sm90_fp16_64x16x64", nullptr, nullptr, "sm90_fp16_128x256x64_c2_tmac"},
-    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", "sm90_fp16_64x64x64", "sm90_fp16_64x16x64", nullptr, nullptr, "sm90_fp16_128x256x64_c2_tmac"},
+    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_64x64x64", "sm90_bf16_64x16x64", "sm90_bf16_128x128x64_pingpong_c2", "sm90_bf16_128x256x64_c2_tmac"},
+    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_64x64x64", "sm90_bf16_64x16x64", "sm90_bf16_128x128x64_pingpong_c2", "sm90_bf16_128x256x64_c2_tmac"},
+    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", "sm90_fp16_64x64x64", "sm90_fp16_64x16x64", nullptr, "sm90_fp16_128x256x64_c2_tmac"},
+    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", "sm90_fp16_64x64x64", "sm90_fp16_64x16x64", nullptr, "sm90_fp16_128x256x64_c2_tmac"},
 };
 constexpr char kPingpong[] = "sm90_bf16_128x128x64_pingpong_c2";
 
@@ -336,8 +335,7 @@ TEST(Sm90Sweep, SkinnyKernelsRunTheSwappedProblem) {
   for (DtypeCase const& dt : kDtypes) {
     for (Shape const& sh : shapes) {
       for (char const* layout : {"tn", "nt"}) {
-        for (char const* name : {dt.skinny, dt.skinny64, dt.skinny16, dt.skinny16_c2}) {
-          if (name == nullptr) continue;
+        for (char const* name : {dt.skinny, dt.skinny64, dt.skinny16}) {
           for (float beta : {0.0f, -0.5f}) {
             for (int pad : {0, 3}) {
               GemmArguments g = problem(sh.m, sh.n, sh.k, layout, MatrixOrder::row_major, dt.ab, dt.cd, sh.batch);
@@ -923,9 +921,6 @@ TEST(Sm90Large, OddAndAlignedShapesAgainstCublas) {
       {13, 8192, 4096, "nt", DType::bf16, DType::bf16, "sm90_bf16_64x16x64"},         // MN-major operands staged
       {8192, 9, 4099, "tn", DType::f16, DType::f16, "sm90_fp16_64x16x64"},            // the other side narrow, odd K
       {1000, 40, 3000, "tn", DType::bf16, DType::bf16, "sm90_bf16_64x16x64"},         // wider than a tile: 3 tile columns
-      {16, 8192, 8191, "tn", DType::bf16, DType::bf16, "sm90_bf16_64x16x64_c2"},      // 2x1 clusters (swapped), odd K
-      {9, 8200, 4099, "tn", DType::bf16, DType::bf16, "sm90_bf16_64x16x64_c2"},       // 129 tile rows: the last pair half empty
-      {1000, 40, 3000, "tn", DType::bf16, DType::bf16, "sm90_bf16_64x16x64_c2"},      // 16 tile rows x 3 tile columns
       {4095, 4097, 4099, "tn", DType::bf16, DType::bf16, kPingpong},                    // register epilogue (odd ldd)
       {4096, 4096, 4096, "tn", DType::bf16, DType::bf16, kPingpong},                    // TMA-store epilogue
       {4096, 4096, 4096, "nt", DType::bf16, DType::f32, kPingpong},                     // fp32 D from registers

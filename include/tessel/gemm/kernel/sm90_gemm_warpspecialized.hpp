@@ -238,10 +238,10 @@ struct Sm90GemmConfig {
                 "Sm90GemmConfig: a cluster runs along one dimension: ClusterM > 1 (B shared) or ClusterN > 1 (A shared)");
   static_assert(TileN % (8 * ClusterM) == 0, "Sm90GemmConfig: each CTA of a cluster multicasts TileN / ClusterM rows of B");
   static_assert(TileM % (8 * ClusterN) == 0, "Sm90GemmConfig: each CTA of a cluster multicasts TileM / ClusterN rows of A");
-  static_assert(TileN % 64 == 0 || (TileN == 16 && Consumers == 1 && ClusterN == 1 && EpilogueSlabs == 1 &&
+  static_assert(TileN % 64 == 0 || (TileN == 16 && Consumers == 1 && ClusterSize == 1 && EpilogueSlabs == 1 &&
                                      Accumulation == Sm90Accumulation::Fast && !LoadsC_),
                 "Sm90GemmConfig: the TMA-store epilogue writes 64-column boxes; TileN must be a multiple of 64 (or 16: the "
-                "one-consumer skinny kernel, alone or in 2x1 clusters sharing the 16-row B tile, D from registers)");
+                "one-consumer skinny kernel without clusters, D from registers)");
   static_assert((EpilogueSlabs == 1 || EpilogueSlabs == 2) && (SlabN % 64 == 0 || !TmaStoreEpilogue),
                 "Sm90GemmConfig: the epilogue stages a tile in 1 or 2 slabs of whole 64-column boxes");
   static_assert(PromotionKTiles == 1 || (PromotionKTiles == 2 && Accumulation == Sm90Accumulation::Promoted && TileN > 128 && Stages >= 4),
@@ -539,7 +539,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
   // global-timer stamps of this CTA's progress, slot i of kSm90TraceSlots (sm90_gemm_params.hpp and
   // src/gemm/sm90_gemm.cpp, TESSEL_SM90_TRACE, say which is which).
   auto const stamp = [&](int i) {
-    if constexpr (Config::TileN == 64 || kSm90TraceTiles) {
+    if constexpr (Config::TileN <= 64 || kSm90TraceTiles) {
       if (p.trace != nullptr) p.trace[std::size_t(blockIdx.x) * kSm90TraceSlots + i] = detail::sm90_global_timer();
     }
   };
