@@ -252,7 +252,8 @@ bool sm90_swaps_problem(Sm90Instance const& t, CanonicalGemm const& c) {
 // CTA, and the call waits for it and prints one line to stderr -- per stamp, over the CTAs, the
 // earliest, median and latest time after the first CTA's start (us): 0 the start, 1 the prologue
 // done, 2 the first stage arrived (consumer 0), 3 the first tile's mainloop done, 4 the tiles'
-// epilogues issued, 5 the last TMA store complete, 6 the producer's last load issued; built with
+// epilogues issued, 5 the last TMA store complete, 6 the producer's last load issued (7 the
+// producer's first unit worked out, in TESSEL_SM90_TRACE_TILES builds); built with
 // TESSEL_SM90_TRACE_TILES (cmake -DTESSEL_SM90_TRACE_TILES=ON), every cooperative kernel records
 // them and a line per unit (tile) follows. One buffer for the process, on the device of the first
 // traced call: a diagnostic for one-GPU runs.
@@ -278,7 +279,7 @@ void print_trace(unsigned long long const* device_stamps, int ctas, cudaStream_t
     std::fprintf(stderr, "%.2f/%.2f/%.2f", v.front(), v[v.size() / 2], v.back());
   };
   std::fprintf(stderr, "sm90 trace, %d CTAs, us after the first start (min/median/max):", ctas);
-  for (int i = 0; i < 7; ++i) {
+  for (int i = 0; i < 8; ++i) {
     std::vector<double> v;
     for (int c = 0; c < ctas; ++c)
       if (unsigned long long const t = h[std::size_t(c) * S + i]; t != 0) v.push_back(double(t - t0) * 1e-3);

@@ -38,11 +38,16 @@
 namespace tessel::kernel {
 
 // Diagnostics (TESSEL_SM90_TRACE=1, src/gemm/sm90_gemm.cpp): global-timer stamps per CTA -- slots
-// 0-7 in the skinny kernels (TileN 64); with the build option TESSEL_SM90_TRACE_TILES (CMake) every
+// 0-7 in the skinny kernels (TileN 64 or 16); with the build option TESSEL_SM90_TRACE_TILES (CMake) every
 // cooperative kernel records them, and also slots 8 + 6u + {0, ..., 5} for its units u < 8:
 // consumer 0's loop top, unit in hand (first stage arrived, the producer's note read), mainloop's first stage,
 // mainloop end, epilogue issued; the producer's first load of the unit issued; and in slot 56 + u
-// the SM clocks consumer 0's mainloop of unit u spent waiting for its stages after the first.
+// the SM clocks consumer 0's mainloop of unit u spent waiting for its stages after the first; slot
+// 7: the producer has its first unit worked out (TESSEL_SM90_TRACE_TILES).
+// (What slot 7 showed, H200, 4096^3: the prologue ends at ~0.55 us and the first unit is worked out
+// at ~1.8 us -- the kernel's first parameter reads, misses in the constant cache. Working the unit
+// out in another warp during the prologue only moved the wait into the prologue's barrier, and cost
+// 0.5-2.5%: not kept.)
 #ifndef TESSEL_SM90_TRACE_TILES
 #define TESSEL_SM90_TRACE_TILES 0
 #endif

@@ -58,6 +58,9 @@ TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::
                                                                          at.n0 + share_b * RowsB, batch * p.b_batch_step);
       st.advance<Config::Stages>();
     };
+    if constexpr (kSm90TraceTiles) {  // diagnostics: the first unit worked out (slot 7)
+      if (p.trace != nullptr && u == 0) p.trace[std::size_t(blockIdx.x) * kSm90TraceSlots + 7] = sm90_global_timer();
+    }
     int kt = w.k_begin;
     if constexpr (Config::UnitNotes) {  // the first k-tile apart: w is not held through the loop
       s.pipeline.producer_wait(st);
