@@ -29,7 +29,7 @@ fn = None; counts = collections.OrderedDict()
 for line in open(sys.argv[1]):
     m = re.search(r'Function : (\S+)', line)
     if m: fn = m.group(1); counts[fn] = collections.Counter(); continue
-    m = re.match(r'\s+/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)', line)
+    m = re.match(r'\s+/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)', line)
     if m and fn: counts[fn][m.group(1).split('.')[0]] += 1
 for fn, c in counts.items():
     if 'Sm80GemmConfigIf' not in fn: continue
