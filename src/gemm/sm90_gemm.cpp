@@ -130,20 +130,6 @@ Status resident_clusters(std::size_t family, Sm90Instance const& t, int* out) {
   return Status::success();
 }
 
-// The current device's L2 size in bytes (0 if unknown), per device.
-int l2_bytes() {
-  static std::mutex mu;
-  static std::map<int, int> seen;
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
-  std::lock_guard<std::mutex> lock(mu);
-  if (auto it = seen.find(dev); it != seen.end()) return it->second;
-  int bytes = 0;
-  if (cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, dev) != cudaSuccess) bytes = 0;
-  seen.emplace(dev, bytes);
-  return bytes;
-}
-
 // ---- running one entry -------------------------------------------------------------------------------
 
 Status family_check(std::size_t i, GemmArguments const& g) {
@@ -220,6 +206,32 @@ PersistentArguments forced_raster(PersistentArguments args) {
   if (std::strchr(v, 'm')) args.raster = RasterOrderOption::kAlongM;
   if (std::strchr(v, 'n')) args.raster = RasterOrderOption::kAlongN;
   return args;
+}
+
+// The L2 promotion of an entry's operand tensor maps: 256 bytes, but 128 for the 16-wide skinny
+// kernels on an H200-class GPU (told apart by its 60 MB L2), whose long operand streams in
+// 128-byte row pieces. Session 9, alternating in one run (bench/results/skinny-s9-*): on the H200
+// 128 bytes gave 16x8192x8192 0.91-0.92x cuBLAS against 0.90 with 256, 16x8192x16384 0.99 against
+// 0.975; on the H100 (50 MB) 128 bytes lost 0.3-1.5% (0.961-0.965 against 0.964-0.967,
+// 0.977-0.987 against 0.992-0.995). ncu on the H200: with 256 a 128-byte row piece brings its
+// neighbour into L2 (L2 hit rate 30% against cuBLAS's 9%, the same DRAM bytes). The 64- and
+// 128-wide kernels' skinny shapes and 4096^3 moved by less than the noise; the multi-round
+// 16x28672x8192 on 128x64 tiles lost 1.5% with 128. TESSEL_SM90_L2PROMO = 0 none, 1 64 B, 2 128 B,
+// 3 256 B overrides it for every kernel (A/Bs).
+CUtensorMapL2promotion operand_l2_promotion(Sm90Instance const& t) {
+  static constexpr CUtensorMapL2promotion kPromotions[] = {CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_64B,
+                                                           CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B};
+  static int const forced = [] {
+    char const* v = std::getenv("TESSEL_SM90_L2PROMO");
+    int const p = v != nullptr ? std::atoi(v) : -1;
+    return p >= 0 && p <= 3 ? p : -1;
+  }();
+  if (forced >= 0) return kPromotions[forced];
+  if (t.tile_n != 16) return CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  int dev = 0, l2 = 0;
+  bool const h200_class = cudaGetDevice(&dev) == cudaSuccess &&
+                          cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) == cudaSuccess && l2 >= (55 << 20);
+  return h200_class ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
 }
 
 // Whether a 16-bit matrix of D's shape at p (ld, batch stride) is TMA's to load or store in 64 x 64
@@ -356,25 +368,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   // driver refuses) are staged into aligned K-major copies and described after.
   int const box_a = t.tile_m / t.cluster_n, box_b = t.tile_n / t.cluster_m;  // what one CTA of a cluster copies
   int const box_mn = 128 / t.element_bytes;  // MN-major: rows per box (one 128-byte swizzle row)
-  // L2 promotion of the operands' TMA reads: 256 bytes, but 128 for the 16-wide skinny kernels on
-  // an H200-class GPU (told apart by its 60 MB L2), whose long operand streams in 128-byte row
-  // pieces. Session 9, alternating in one run (bench/results/skinny-s9-*): on the H200 128 bytes
-  // gave 16x8192x8192 0.91-0.92x cuBLAS against 0.90 with 256, 16x8192x16384 0.99 against 0.975;
-  // on the H100 (50 MB) 128 bytes lost 0.3-1.5% (0.961-0.965 against 0.964-0.967, 0.977-0.987
-  // against 0.992-0.995). ncu on the H200: with 256 a 128-byte row piece brings its neighbour into
-  // L2 (L2 hit rate 30% against cuBLAS's 9%, the same DRAM bytes). The 64- and 128-wide kernels'
-  // skinny shapes and 4096^3 moved by less than the noise; the multi-round 16x28672x8192 on 128x64
-  // tiles lost 1.5% with 128. TESSEL_SM90_L2PROMO = 0 none, 1 64 B, 2 128 B, 3 256 B overrides it
-  // for every kernel (A/Bs).
-  static int const promo_forced = [] {
-    char const* v = std::getenv("TESSEL_SM90_L2PROMO");
-    return v != nullptr ? std::atoi(v) : -1;
-  }();
-  int const promo = promo_forced >= 0 ? promo_forced : t.tile_n == 16 && l2_bytes() >= (55 << 20) ? 2 : 3;
-  CUtensorMapL2promotion const l2 = promo == 0   ? CU_TENSOR_MAP_L2_PROMOTION_NONE
-                                    : promo == 1 ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
-                                    : promo == 2 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
-                                                 : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  CUtensorMapL2promotion const l2 = operand_l2_promotion(t);
   auto const in_place = [&](OperandView const& v, std::int64_t rows, int box_rows, TmaDescriptor* desc, int* step,
                             bool* mn_major) {
     Sm90OperandRead const read = sm90_operand_read(reinterpret_cast<std::uintptr_t>(v.ptr), v.row_stride, v.k_stride,
