@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <ostream>
 #include <string>
 #include <type_traits>
@@ -188,6 +189,33 @@ TEST(Persistent, TheCheckerCatchesBrokenWalks) {
   // Striding one too far skips tiles; one too short visits tiles twice.
   EXPECT_NE(check_walk(s, 3, [&](long long t) { return t + s.grid_size() + 1; }), "");
   EXPECT_NE(check_walk(s, 3, [&](long long t) { return t + s.grid_size() - 1; }), "");
+}
+
+TEST(Persistent, BalancedGridTakesTheSameWavesWithTheFewestCtas) {
+  PersistentArguments args;
+  args.sm_count = 66;  // 132 SMs in clusters of 2
+  args.balance_rounds = true;
+  // 4096^3 in 128x256 tiles, 2x1 clusters: 256 cluster tiles, 4 waves on 66 clusters or on 64.
+  EXPECT_EQ(PersistentTileScheduler::make(GemmCoord(16, 16, 1), args).grid_size(), 64);
+  // 8192x28672x4096: 3584 cluster tiles, 55 waves on 66; 65 would need 56.
+  EXPECT_EQ(PersistentTileScheduler::make(GemmCoord(32, 112, 1), args).grid_size(), 66);
+  EXPECT_EQ(PersistentTileScheduler::make(GemmCoord(5, 13, 1), args).grid_size(), 65);  // fewer tiles than CTAs
+  EXPECT_EQ(PersistentTileScheduler::make(GemmCoord(67, 1, 1), args).grid_size(), 34);  // 2 waves: 34 + 33
+  EXPECT_EQ(PersistentTileScheduler::make(GemmCoord(0, 4, 1), args).grid_size(), 0);
+  // The property, by brute force: the waves of the full grid, and no smaller grid takes as few.
+  for (int sms : {1, 7, 64, 66, 132}) {
+    for (long long tiles = 1; tiles <= 700; ++tiles) {
+      args.sm_count = sms;
+      int const g = PersistentTileScheduler::make(GemmCoord(tiles, 1, 1), args).grid_size();
+      long long const full = std::min<long long>(sms, tiles);
+      auto const waves = [&](long long grid) { return (tiles + grid - 1) / grid; };
+      ASSERT_TRUE(g >= 1 && g <= full) << tiles << " tiles, " << sms << " CTAs: grid " << g;
+      ASSERT_EQ(waves(g), waves(full)) << tiles << " tiles, " << sms << " CTAs: grid " << g;
+      if (g > 1) ASSERT_GT(waves(g - 1), waves(full)) << tiles << " tiles, " << sms << " CTAs: grid " << g;
+      auto const s = PersistentTileScheduler::make(GemmCoord(tiles, 1, 1), args);
+      ASSERT_EQ(check_persistent(s, 1), "") << tiles << " tiles, " << sms << " CTAs";
+    }
+  }
 }
 
 TEST(Persistent, CoversEveryTileAndKIterationOnce) {
