@@ -218,6 +218,31 @@ TEST(Persistent, BalancedGridTakesTheSameWavesWithTheFewestCtas) {
   }
 }
 
+// tiles_for and tile_offset take 32-bit paths where the tile count allows; they must agree with
+// the plain 64-bit formulas, on both sides of 2^31 and 2^32 tiles.
+TEST(Persistent, ThirtyTwoBitPathsAgreeWithSixtyFourBitFormulas) {
+  PersistentArguments args;
+  args.sm_count = 132;
+  args.group = 8;
+  for (GemmCoord shape : {GemmCoord(32, 16, 1), GemmCoord(37, 53, 3), GemmCoord(1000, 1000, 2000),  // 2e9 tiles
+                          GemmCoord(1000, 1000, 3000),                                              // 3e9: 64-bit tiles_for
+                          GemmCoord(70000, 70000, 2)}) {                                            // 9.8e9: 64-bit both
+    auto const s = PersistentTileScheduler::make(shape, args);
+    long long const tiles = shape.m() * shape.n() * shape.k(), per_batch = shape.m() * shape.n();
+    ASSERT_EQ(s.tile_count(), tiles);
+    for (int cta : {0, 1, 65, s.grid_size() - 1})
+      EXPECT_EQ(s.tiles_for(cta), (tiles - cta + s.grid_size() - 1) / s.grid_size()) << shape.m() << "x" << shape.n();
+    for (long long linear : {0LL, 1LL, per_batch - 1, per_batch, tiles / 2 + 7, 0xffffffffLL, 0x100000000LL, tiles - 1}) {
+      if (linear < 0 || linear >= tiles) continue;
+      GemmCoord const t = s.tile_offset(linear);
+      GemmCoord const mn = s.raster()(linear % per_batch);
+      EXPECT_EQ(t.m(), mn.m()) << linear;
+      EXPECT_EQ(t.n(), mn.n()) << linear;
+      EXPECT_EQ(t.k(), linear / per_batch) << linear;
+    }
+  }
+}
+
 TEST(Persistent, CoversEveryTileAndKIterationOnce) {
   long long configs = 0;
   for (long long tm = 1; tm <= 37; ++tm) {

@@ -112,14 +112,24 @@ class PersistentTileScheduler {
   }
 
   // How many tiles CTA `cta` processes: ceil((tile_count - cta) / grid). Pre: 0 <= cta < grid.
+  // (In 32-bit arithmetic when the tile count allows, as tile_offset: on the GPU a 64-bit division
+  // is a call of a ~70-instruction routine, and the kernel's first unit waits for it.)
   TESSEL_HOST_DEVICE constexpr long long tiles_for(int cta) const {
     long long const t = tile_count();
-    return cta < t ? (t - cta + grid_ - 1) / grid_ : 0;
+    if (cta >= t) return 0;
+    if (t <= 0x7fffffffLL) return (unsigned(t) - unsigned(cta) + unsigned(grid_) - 1u) / unsigned(grid_);
+    return (t - cta + grid_ - 1) / grid_;
   }
 
   // The tile (m, n, batch) of linear id `linear`. Pre: is_valid(linear).
   TESSEL_HOST_DEVICE constexpr GemmCoord tile_offset(long long linear) const {
     long long const per_batch = raster_.size();
+    if (batches_ == 1) return raster_(linear);
+    if (linear <= 0xffffffffLL && per_batch <= 0xffffffffLL) {
+      unsigned const l = unsigned(linear), b = unsigned(per_batch);
+      GemmCoord const mn = raster_(l % b);
+      return GemmCoord(mn.m(), mn.n(), l / b);
+    }
     GemmCoord const mn = raster_(linear % per_batch);
     return GemmCoord(mn.m(), mn.n(), linear / per_batch);
   }

@@ -116,7 +116,12 @@ TESSEL_DEVICE inline Sm90Unit sm90_unit(Sm90GemmParams const& p, int cluster, lo
     return {w.tile_offset, int(w.k_begin), int(w.k_end), w.finishes_tile, w.first_peer, w.last_peer};
   }
   GemmCoord const tile = p.scheduler.tile_offset(p.scheduler.linear_tile(cluster, u));
-  Sm90KRange const k = sm90_k_range(p.k_tiles, p.splits, int(tile.k() / p.batch), block);
+  // tile.k() = slice * batch + b < splits * batch (the host keeps that below 2^31 per factor;
+  // only a split-K launch divides, and in 32 bits when it fits).
+  int const slice = p.splits == 1                  ? 0
+                    : tile.k() <= 0xffffffffLL     ? int(unsigned(tile.k()) / unsigned(p.batch))
+                                                   : int(tile.k() / p.batch);
+  Sm90KRange const k = sm90_k_range(p.k_tiles, p.splits, slice, block);
   return {tile, k.begin, k.end, true, 0, -1};
 }
 

@@ -48,7 +48,7 @@ TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::
   for (long long u = 0, units = sm90_unit_count(p, cluster); u < units; ++u) {
     Sm90Unit const w = sm90_unit(p, cluster, u, PromotionKTiles);
     Sm90TileOrigin<Config> const at(w.tile, cta_rank);
-    int const batch = int(w.tile.k() % p.batch);
+    int const batch = p.batch == 1 ? 0 : int(w.tile.k() % p.batch);
     auto const load = [&](std::uint64_t* full, int kt) {
       OperandTile::template load<RowsA, (ClusterN > 1), MnMajorOperands>(&p.tma_a, full, s.a[st.index] + share_a * RowsA * TileK,
                                                                          everyone, p.a_mn_major, kt * TileK,
