@@ -209,12 +209,12 @@ PersistentArguments forced_raster(PersistentArguments args) {
 }
 
 // Whether the persistent walk launches only as many clusters as finish its tiles in the same
-// number of waves (PersistentArguments::balance_rounds): yes unless TESSEL_SM90_BALANCE=0 (an A/B
+// number of waves (PersistentArguments::balance_waves): yes unless TESSEL_SM90_BALANCE=0 (an A/B
 // diagnostic). Session 10, H200, alternating in one run: 4096^3 0.991-0.993x cuBLAS -> 1.004-1.006
 // (64 clusters for 66: 4 full waves instead of a last one 58/66 full), 8192^3 1.013-1.014 ->
 // 1.029, 6144^3 0.990 -> 1.011, fp8 e4m3 8192^3 0.934 -> 0.954 (bench/results/balance-*-s10.txt).
 // Not with split-K or Stream-K, whose units are not whole tiles of one wave each.
-bool balance_waves() {
+bool balanced_grid() {
   static bool const on = [] {
     char const* v = std::getenv("TESSEL_SM90_BALANCE");
     return v == nullptr || std::atoi(v) != 0;
@@ -411,7 +411,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   args.sm_count = clusters;
   args.ctas_per_sm = 1;
   args.group = 8;
-  args.balance_rounds = splits == 1 && !stream_k && balance_waves();
+  args.balance_waves = splits == 1 && !stream_k && balanced_grid();
   args = forced_raster(args);
   p.scheduler = PersistentTileScheduler::make(GemmCoord(cluster_rows, cluster_cols, batch * splits), args);
   // Per CTA of the grid: a tile_m x tile_n fp32 partial, then one 8-byte flag per consumer.

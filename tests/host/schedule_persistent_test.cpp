@@ -194,7 +194,7 @@ TEST(Persistent, TheCheckerCatchesBrokenWalks) {
 TEST(Persistent, BalancedGridTakesTheSameWavesWithTheFewestCtas) {
   PersistentArguments args;
   args.sm_count = 66;  // 132 SMs in clusters of 2
-  args.balance_rounds = true;
+  args.balance_waves = true;
   // 4096^3 in 128x256 tiles, 2x1 clusters: 256 cluster tiles, 4 waves on 66 clusters or on 64.
   EXPECT_EQ(PersistentTileScheduler::make(GemmCoord(16, 16, 1), args).grid_size(), 64);
   // 8192x28672x4096: 3584 cluster tiles, 55 waves on 66; 65 would need 56.

@@ -14,7 +14,7 @@
 //        CTA 1: tiles 1,4,7,10,13   = (0,1) (1,0) (1,3) (2,2) (3,1)
 //        CTA 2: tiles 2,5,8,11,14   = (0,2) (1,1) (2,0) (2,3) (3,2)
 //
-// balance_rounds: launch only as many CTAs as finish the tiles in the same number of waves as
+// balance_waves: launch only as many CTAs as finish the tiles in the same number of waves as
 // the full grid, grid = ceil(tiles / waves), so the last wave is (nearly) full instead of part
 // idle -- e.g. 256 tiles on 66 resident CTAs are 4 waves, the last with 58 tiles; balanced, 64
 // CTAs run 4 full waves. No wave more, and the CTAs left out would have idled in the last one.
@@ -34,7 +34,7 @@ struct PersistentArguments {
   int ctas_per_sm = 1;                                     // resident CTAs per SM the kernel fits (>= 1)
   RasterOrderOption raster = RasterOrderOption::kHeuristic;
   int group = 1;                                           // band width of the raster, 1..8
-  bool balance_rounds = false;                             // the fewest CTAs that take as few waves
+  bool balance_waves = false;                             // the fewest CTAs that take as few waves
 };
 
 namespace detail {
@@ -67,7 +67,7 @@ class PersistentTileScheduler {
   //        checked on the host (ScheduleError). The grid's CTAs must all be resident at once
   //        (ctas_per_sm is what the kernel's resources allow), or a persistent kernel gains nothing.
   //   Post: grid_size() == g = min(sm_count * ctas_per_sm, tile_count()); 0 when there are no tiles.
-  //         With balance_rounds, ceil(tile_count() / w) for w = ceil(tile_count() / g) waves: the
+  //         With balance_waves, ceil(tile_count() / w) for w = ceil(tile_count() / g) waves: the
   //         smallest grid that still needs only w.
   static constexpr PersistentTileScheduler make(GemmCoord tiled_shape, PersistentArguments const& args) {
     detail::check_scheduler_arguments("PersistentTileScheduler", tiled_shape, args.sm_count, args.ctas_per_sm,
@@ -81,7 +81,7 @@ class PersistentTileScheduler {
                              " CTAs does not fit a CUDA grid's x extent (2^31-1)");
     long long const tiles = s.tile_count();
     long long grid = want < tiles ? want : tiles;
-    if (args.balance_rounds && grid > 0) {
+    if (args.balance_waves && grid > 0) {
       long long const waves = (tiles + grid - 1) / grid;
       grid = (tiles + waves - 1) / waves;
     }

@@ -44,10 +44,10 @@ namespace tessel::kernel {
 // mainloop end, epilogue issued; the producer's first load of the unit issued; and in slot 56 + u
 // the SM clocks consumer 0's mainloop of unit u spent waiting for its stages after the first; slot
 // 7: the producer has its first unit worked out (TESSEL_SM90_TRACE_TILES).
-// (What slot 7 showed, H200, 4096^3: the prologue ends at ~0.55 us and the first unit is worked out
-// at ~1.8 us -- the kernel's first parameter reads, misses in the constant cache. Working the unit
-// out in another warp during the prologue only moved the wait into the prologue's barrier, and cost
-// 0.5-2.5%: not kept.)
+// (What slot 7 showed, H200, 4096^3: the prologue ends at ~0.55 us and the first unit was worked
+// out at ~1.8 us, most of it 64-bit division calls -- the scheduler's arithmetic is 32-bit where it
+// fits since session 10, 0.26-0.29 us earlier. Warming the constant cache from other warps, or
+// working the unit out in another warp or during the prologue's barrier, did not help: not kept.)
 #ifndef TESSEL_SM90_TRACE_TILES
 #define TESSEL_SM90_TRACE_TILES 0
 #endif
