@@ -12,6 +12,7 @@ OUT=${OUT:-$PWD/gpu-out}
 TRACE_DIR=${TRACE_DIR:-build-trace}
 KERNELS=${KERNELS:-sm90_bf16_128x256x64_c2_s4}
 SHAPES=${SHAPES:-"4096x4096x4096 8192x8192x8192 8192x28672x4096"}
+DTYPE=${DTYPE:-bf16}  # e4m3: the fp8 kernels (tn layout)
 txt="$OUT/trace-tiles.txt"
 UNTRACED=${UNTRACED:-$TRACE_DIR/tessel}  # the same-run times (stamps compiled in but not taken: TESSEL_SM90_TRACE unset)
 mkdir -p "$OUT"
@@ -23,10 +24,10 @@ for shape in $SHAPES; do
   IFS=x read -r m n k <<< "$shape"
   for kern in $KERNELS; do
     echo "== $shape $kern (traced: the last call's stamps)" | tee -a "$txt"
-    TESSEL_SM90_TRACE=1 "$TRACE_DIR/tessel" gemm --m "$m" --n "$n" --k "$k" --dtype bf16 --kernel "$kern" \
+    TESSEL_SM90_TRACE=1 "$TRACE_DIR/tessel" gemm --m "$m" --n "$n" --k "$k" --dtype "$DTYPE" --layout tn --kernel "$kern" \
       --iters 3 --warmup 2 --no-verify --compare none 2>&1 | awk '/^sm90 trace/{buf=""} /^sm90 trace|^  unit/{buf=buf $0 "\n"} END{printf "%s", buf}' | tee -a "$txt"
     if [ -x "$UNTRACED" ]; then
-      "$UNTRACED" gemm --m "$m" --n "$n" --k "$k" --dtype bf16 --kernel "$kern" --iters 30 --warmup 5 \
+      "$UNTRACED" gemm --m "$m" --n "$n" --k "$k" --dtype "$DTYPE" --layout tn --kernel "$kern" --iters 30 --warmup 5 \
         2>&1 | grep -E '^[0-9]+x[0-9]+x[0-9]+ ' | head -1 | sed 's/^/untraced: /' | tee -a "$txt"
     fi
   done

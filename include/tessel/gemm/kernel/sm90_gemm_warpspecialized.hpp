@@ -649,6 +649,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
             TESSEL_UNROLL
             for (int j = 0; j < Every; ++j) {
               s.pipeline.consumer_wait(st);
+              if (kt == k_begin && j == 0) tile_stamp(u, 2);
               stage[j] = st.index;
               desc_a[j] = OperandTile::template descriptor<0>(s.a[st.index] + consumer * 64 * TileK);
               desc_b[j] = OperandTile::template descriptor<0>(s.b[st.index]);
@@ -675,6 +676,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
               for (int i = 0; i < Part; ++i) acc[h * Part + i] += part0[i];
             }
           }
+          tile_stamp(u, 3);
         } else if constexpr (Config::Partials == 2) {
           // Mainloop, promoted, with two partial tiles: k-tile t's wgmmas start a fresh tile in
           // part[t % 2] while k-tile t - 1's, retired, is added to acc and its stage freed -- the
