@@ -631,7 +631,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         (void)op, (void)op_part;
         if constexpr (Config::Partials == 1) {
           // Mainloop, promoted, with one partial tile: each k-tile's wgmmas start it afresh and
-          // retire before it is added to acc; the stage is freed as soon as they have. The tensor
+          // retire before it is added to acc; the stage is freed once they have. The tensor
           // core runs the other consumer warpgroup's wgmmas meanwhile (its k-tile was issued while
           // this one's ran). A 256-wide tile does this per 128-column half: instruction OpPart
           // on B's rows [128h, 128h + 128) (+1024 in the descriptor's 16-byte units: 128 rows of
@@ -646,7 +646,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           // the top of the loop put the barrier's ~60 cycles there every k-tile, with none of this
           // warpgroup's wgmmas in flight. H100, session 11, same runs: 8192^3 0.95 -> 0.99 and
           // 0.975 -> 0.998 for the late free.) Promotion blocks of two k-tiles keep the wait at
-          // the top: waiting for the next block early holds all four stages (0.94 -> 0.92).
+          // the top: waiting for the next block early holds all four stages (promote2 read
+          // 0.92-0.94 with it, 0.96-0.99 without, on other H100s of the same session).
           constexpr int Splits = Config::PartialSplits, Part = Config::PartialRegisters;
           constexpr int Every = Config::PromotionKTiles;
           static_assert(Splits == 2, "sm90_gemm_kernel: the one-partial promoted mainloop works a 256-wide tile in two halves");
