@@ -686,19 +686,17 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
               TESSEL_UNROLL
               for (int i = 0; i < Part; ++i) acc[i] += part0[i];
               issue_half(1);
-              // (The wgmmas have their descriptors once issued: the next k-tile's may replace them.)
-              int const done = stage;
               bool const more = kt + 1 < k_end;
-              if (more) wait_stage(stage, desc_a, desc_b);
+              int next = stage;
+              std::uint64_t next_a = desc_a, next_b = desc_b;
+              if (more) wait_stage(next, next_a, next_b);
               wgmma_wait_group<0>();
               wgmma_fence_operand(part0);
-              if (more) {
-                owed = done;
-              } else {
-                release(done);
-              }
+              owed = more ? stage : -1;
+              if (!more) release(stage);
               TESSEL_UNROLL
               for (int i = 0; i < Part; ++i) acc[Part + i] += part0[i];
+              stage = next, desc_a = next_a, desc_b = next_b;
             }
             tile_stamp(u, 3);
           } else {
