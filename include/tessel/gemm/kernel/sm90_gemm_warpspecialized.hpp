@@ -686,6 +686,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
               TESSEL_UNROLL
               for (int i = 0; i < Part; ++i) acc[i] += part0[i];
               issue_half(1);
+              // (The next k-tile's stage and descriptors go to their own variables: overwriting the
+              // current ones in place measured 0.7-1% slower, H100, session 11.)
               bool const more = kt + 1 < k_end;
               int next = stage;
               std::uint64_t next_a = desc_a, next_b = desc_b;
