@@ -184,7 +184,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_pingpong_kernel(
   constexpr std::uint64_t BlockStep = std::uint64_t(64 * TileK * int(sizeof(typename Config::Element)) / 16);
 
   extern __shared__ char smem_raw[];
-  int const warpgroup = int(threadIdx.x) / 128, wg_thread = int(threadIdx.x) % 128;
+  // (Shuffled from lane 0 so that ptxas keeps what derives from it warp-uniform: sm90_gemm_kernel.)
+  int const warpgroup = __shfl_sync(0xffffffffu, int(threadIdx.x) / 128, 0), wg_thread = int(threadIdx.x) % 128;
   int const cta_rank = ClusterSize > 1 ? int(cluster_cta_rank()) : 0;
   // The 4 warps of the consumer that reads a stage free it, in every CTA it is written in.
   SharedStorage& s = detail::sm90_cta_prologue<SharedStorage, ClusterSize>(smem_raw, p, int(threadIdx.x), 4 * ClusterSize);

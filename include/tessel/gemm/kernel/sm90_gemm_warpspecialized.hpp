@@ -533,7 +533,10 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
   constexpr bool MnMajorOperands = kSm90MnMajorOperands<Config>;
 
   extern __shared__ char smem_raw[];
-  int const warpgroup = int(threadIdx.x) / 128, wg_thread = int(threadIdx.x) % 128;
+  // The warpgroup index through a shuffle from lane 0: ptxas then knows it is the same in every lane
+  // of a warp, and keeps what derives from it (a consumer's A rows in the wgmma descriptors) in
+  // uniform registers instead of moving each descriptor there (R2UR) before every wgmma.
+  int const warpgroup = __shfl_sync(0xffffffffu, int(threadIdx.x) / 128, 0), wg_thread = int(threadIdx.x) % 128;
   int const cta_rank = ClusterSize > 1 ? int(cluster_cta_rank()) : 0;
   // Diagnostics (p.trace; compiled into the skinny kernels, and into all with TESSEL_SM90_TRACE_TILES):
   // global-timer stamps of this CTA's progress, slot i of kSm90TraceSlots (sm90_gemm_params.hpp and
