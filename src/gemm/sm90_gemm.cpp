@@ -687,8 +687,25 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     bool const narrow_pays = tiles64 <= narrow_clusters && (!wide_splits_k || k_tiles < 128);
     return &kEntries[known && narrow_pays ? narrow : first + kTile64];
   }
+  // A D 65 to 128 wide or tall, still memory-bound: the 128x64 tiles, where they fit one round on
+  // the SMs and fill most of them or K is short, put twice as many CTAs on the long operand as
+  // 128x128 ones (H100, session 12, same run: 128x8192x8192 0.955x cuBLAS against 0.83 on 128x128
+  // in 2x1 clusters; 8192x128x8192 0.966 against 0.83 on 128x256; 128x4096x4096 0.77 against
+  // 0.61). With half the SMs idle and a long K, 128x128 in K slices stays ahead (128x4096x14336:
+  // 0.90 against 0.83 on 64 CTAs of 128x64).
+  if (m <= 128 || n <= 128) {
+    int ctas = 0;
+    std::int64_t const tiles = (m + 127) / 128 * ((n + 63) / 64) * g.batch_count;
+    if (resident_clusters(first + kTile64, kFamilies[first + kTile64].instance(), &ctas).ok() && tiles <= ctas &&
+        (4 * tiles >= 3 * std::int64_t(ctas) || g.k < 128 * 64))
+      return &kEntries[first + kTile64];
+  }
   if (m <= 128) return &kEntries[first + kTile256];
   if (n <= 128) return &kEntries[first + kTile128C2];
+  // 225 to 256 wide: two 128-wide tile columns in 2x1 clusters where they fit one round, rather
+  // than one 256-wide column on half as many SMs (256x8192x8192: 0.907 against 0.755). Not at
+  // 192 (0.676 against 0.764: a quarter of each second tile is padding).
+  if (n > 224 && n <= 256 && tile_rounds(first + kTile128C2, m, n, g.batch_count) == 1) return &kEntries[first + kTile128C2];
   // Where the 2x1 clusters leave the last round nearly empty (4097 rows: 17 cluster rows of 256,
   // the last with one row in it, 5 rounds on 66 clusters where 128-row tiles need 4 on 132 SMs),
   // 1x2 clusters pair the tile columns instead (33 x 8 cluster tiles: 4 rounds); where both do,

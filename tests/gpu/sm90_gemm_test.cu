@@ -188,10 +188,12 @@ TEST(Sm90Small, EveryEntryOnARaggedProblem) {
 
 TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
   TESSEL_REQUIRE_SM90();
-  // Column-major D: the canonical M is the BLAS N. One tile row -> no cluster; one narrow tile
-  // column -> 128x128, at most 64 wide -> 64x64 where its tiles fit one round (64 of them for 4096
-  // rows), else 128x64 (12288 rows: 192 tiles of 64); otherwise 128x256 in 2x1 clusters unless the
-  // 1x1 kernel needs fewer rounds of tiles (enough fewer to make up for its slower tile).
+  // Column-major D: the canonical M is the BLAS N. At most 128 wide or tall -> 128x64 where its
+  // tiles fit one round and fill most SMs (or K is short), else one tile row -> no cluster and one
+  // narrow tile column -> 128x128 in 2x1 clusters; at most 64 wide -> 64x64 where its tiles fit one
+  // round (64 of them for 4096 rows), else 128x64 (12288 rows: 192 tiles of 64); otherwise 128x256
+  // in 2x1 clusters unless the 1x1 kernel needs fewer rounds of tiles (enough fewer to make up for
+  // its slower tile).
   struct Case {
     std::int64_t m, n;
     char const* entry;
@@ -206,12 +208,14 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
   // the kernel that loads C by TMA.)
   constexpr Case cases[] = {{4096, 4096, "sm90_bf16_128x256x64_c2_tmac"},
                             {4095, 4097, "sm90_bf16_128x256x64_c1x2"},
-                            {128, 8192, "sm90_bf16_128x128x64_c2"},
-                            {8192, 100, "sm90_bf16_128x256x64"},
+                            {128, 8192, "sm90_bf16_128x64x64"},    // 128 tiles of 128x64
+                            {8192, 100, "sm90_bf16_128x64x64"},    // one tile row of 128 tiles
+                            {128, 28672, "sm90_bf16_128x128x64_c2"},  // 448 tiles of 128x64: more than one round
+                            {8192, 120, "sm90_bf16_128x64x64"},
                             {16, 4096, "sm90_bf16_64x16x64"},
                             {16, 12288, "sm90_bf16_128x64x64"}};
   for (Case const& c : cases) {
-    if ((c.m == 4095 || c.n == 12288) && sms != 132) continue;  // the round counts above assume 132 SMs
+    if ((c.m == 4095 || c.n == 12288 || c.n == 8192 || c.m == 8192) && sms != 132) continue;  // the round counts above assume 132 SMs
     GemmArguments g = problem(c.m, c.n, c.m == 16 ? 64 : 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
     GemmKernelInfo const* k = select_gemm_kernel(g);
     ASSERT_NE(k, nullptr);
@@ -220,6 +224,15 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
   // Few skinny tiles with a long K: 32 tiles of 128 rows split K in 4 slices on every SM and beat
   // 64 unsplit tiles of 64 rows (on a 132-SM GPU); with a short K the 64-row tiles.
   if (sms == 132) {
+    // 64 tiles of 128x64 would leave half the SMs idle: with a long K, 128x128 in K slices; with a
+    // short one, 128x64.
+    GemmArguments const half_long = problem(128, 4096, 14336, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+    EXPECT_STREQ(select_gemm_kernel(half_long)->name, "sm90_bf16_128x128x64_c2");
+    GemmArguments const half_short = problem(128, 4096, 4096, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+    EXPECT_STREQ(select_gemm_kernel(half_short)->name, "sm90_bf16_128x64x64");
+    // 240 wide: two 128-wide tile columns in 2x1 clusters, one round.
+    GemmArguments const w240 = problem(240, 8192, 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+    EXPECT_STREQ(select_gemm_kernel(w240)->name, "sm90_bf16_128x128x64_c2");
     GemmArguments const long_k = problem(16, 4096, 8192, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
     EXPECT_STREQ(select_gemm_kernel(long_k)->name, "sm90_bf16_128x64x64");
     GemmArguments const short_k = problem(16, 4096, 4096, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
