@@ -702,10 +702,11 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   }
   if (m <= 128) return &kEntries[first + kTile256];
   if (n <= 128) return &kEntries[first + kTile128C2];
-  // 225 to 256 wide: two 128-wide tile columns in 2x1 clusters where they fit one round, rather
-  // than one 256-wide column on half as many SMs (256x8192x8192: 0.907 against 0.755). Not at
-  // 192 (0.676 against 0.764: a quarter of each second tile is padding).
-  if (n > 224 && n <= 256 && tile_rounds(first + kTile128C2, m, n, g.batch_count) == 1) return &kEntries[first + kTile128C2];
+  // 225 to 256 wide or tall: 128x128 tiles in 2x1 clusters where they fit one round, rather than
+  // 128x256 ones on half as many SMs (256x8192x8192: 0.907 against 0.755). Not at 192 wide (0.676
+  // against 0.764: a quarter of each second tile is padding).
+  if (((n > 224 && n <= 256) || (m > 224 && m <= 256)) && tile_rounds(first + kTile128C2, m, n, g.batch_count) == 1)
+    return &kEntries[first + kTile128C2];
   // Where the 2x1 clusters leave the last round nearly empty (4097 rows: 17 cluster rows of 256,
   // the last with one row in it, 5 rounds on 66 clusters where 128-row tiles need 4 on 132 SMs),
   // 1x2 clusters pair the tile columns instead (33 x 8 cluster tiles: 4 rounds); where both do,

@@ -230,9 +230,11 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
     EXPECT_STREQ(select_gemm_kernel(half_long)->name, "sm90_bf16_128x128x64_c2");
     GemmArguments const half_short = problem(128, 4096, 4096, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
     EXPECT_STREQ(select_gemm_kernel(half_short)->name, "sm90_bf16_128x64x64");
-    // 240 wide: two 128-wide tile columns in 2x1 clusters, one round.
+    // 240 wide: two 128-wide tile columns in 2x1 clusters, one round; 256 tall: two tile rows.
     GemmArguments const w240 = problem(240, 8192, 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
     EXPECT_STREQ(select_gemm_kernel(w240)->name, "sm90_bf16_128x128x64_c2");
+    GemmArguments const t256 = problem(8192, 256, 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+    EXPECT_STREQ(select_gemm_kernel(t256)->name, "sm90_bf16_128x128x64_c2");  // 256 tall, the same
     GemmArguments const long_k = problem(16, 4096, 8192, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
     EXPECT_STREQ(select_gemm_kernel(long_k)->name, "sm90_bf16_128x64x64");
     GemmArguments const short_k = problem(16, 4096, 4096, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
