@@ -156,10 +156,13 @@ bool pairs_aligned(void const* p, std::int64_t ld, std::int64_t batch_stride, st
 // least 4 k-tiles; never more units than clusters. (16x8192x8192 on the H100: 64 unsplit tiles of
 // the 128x64 kernel 55.2 us, 2 slices on 128 SMs plus the reduction pass 57.4; the compute-bound
 // 128x256 tiles 145 us unsplit, 99 us in 2 slices.)
+// The wide tiles' slices keep at least 16 k-tiles each: with fewer, the reduction pass costs more
+// than the slices save (H100, session 12: 1024^3 in 4 slices of 4 k-tiles 29 us, unsplit 19).
 int choose_splits(std::int64_t cluster_tiles, int k_tiles, int clusters, int tile_n) {
   int const fill = tile_n <= 64 ? 4 : 2;
+  int const per_slice = tile_n <= 64 ? 4 : 16;
   if (cluster_tiles * fill > clusters || k_tiles < 8) return 1;
-  return int(std::max<std::int64_t>(1, std::min<std::int64_t>({clusters / cluster_tiles, k_tiles / 4, 16})));
+  return int(std::max<std::int64_t>(1, std::min<std::int64_t>({clusters / cluster_tiles, k_tiles / per_slice, 16})));
 }
 
 // TESSEL_SM90_SPLITS=S (a diagnostic for benchmarks): S K-slices instead of choose_splits's.
@@ -707,6 +710,21 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // against 0.764: a quarter of each second tile is padding).
   if (((n > 224 && n <= 256) || (m > 224 && m <= 256)) && tile_rounds(first + kTile128C2, m, n, g.batch_count) == 1)
     return &kEntries[first + kTile128C2];
+  // Small problems (the 128x256 tiles in 2x1 clusters fill less than half the GPU) with a K short
+  // enough to do without slices: 128x64 tiles where they fit one round, else 128x128 in 2x1
+  // clusters where those do (H100, session 12, same runs: 1024^3 12 us against 29 on 128x256 in 4
+  // slices and 19 unsplit; 512^3 9 against 18; 1024x1024x4096 0.675x cuBLAS against 0.48 in 4
+  // slices; 1024x2048x1024 on 128x128 0.775 against 0.60; 1024x1024x8192 even, so not from there).
+  if (g.k < 8192) {
+    int clusters = 0, ctas = 0;
+    std::int64_t const c2_tiles = ((m + 255) / 256) * ((n + 255) / 256) * g.batch_count;
+    std::int64_t const tiles64 = ((m + 127) / 128) * ((n + 63) / 64) * g.batch_count;
+    if (resident_clusters(first + kTile256C2, kFamilies[first + kTile256C2].instance(), &clusters).ok() &&
+        resident_clusters(first + kTile64, kFamilies[first + kTile64].instance(), &ctas).ok() && 2 * c2_tiles < clusters) {
+      if (tiles64 <= ctas) return &kEntries[first + kTile64];
+      if (tile_rounds(first + kTile128C2, m, n, g.batch_count) == 1) return &kEntries[first + kTile128C2];
+    }
+  }
   // Where the 2x1 clusters leave the last round nearly empty (4097 rows: 17 cluster rows of 256,
   // the last with one row in it, 5 rounds on 66 clusters where 128-row tiles need 4 on 132 SMs),
   // 1x2 clusters pair the tile columns instead (33 x 8 cluster tiles: 4 rounds); where both do,

@@ -235,6 +235,15 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
     EXPECT_STREQ(select_gemm_kernel(w240)->name, "sm90_bf16_128x128x64_c2");
     GemmArguments const t256 = problem(8192, 256, 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
     EXPECT_STREQ(select_gemm_kernel(t256)->name, "sm90_bf16_128x128x64_c2");  // 256 tall, the same
+    // Small problems, K short: 128x64 where its tiles fit one round, else 128x128 in 2x1 clusters;
+    // with a long K, the 128x256 tiles in K slices.
+    GemmArguments const small = problem(1024, 1024, 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+    EXPECT_STREQ(select_gemm_kernel(small)->name, "sm90_bf16_128x64x64");
+    GemmArguments const small_wide = problem(1024, 2048, 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+    EXPECT_STREQ(select_gemm_kernel(small_wide)->name, "sm90_bf16_128x128x64_c2");
+    GemmArguments const small_long_k = problem(1024, 1024, 65536, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+    EXPECT_EQ(std::string(select_gemm_kernel(small_long_k)->name).rfind("sm90_bf16_128x256x64_c2", 0), 0u)
+        << select_gemm_kernel(small_long_k)->name;
     GemmArguments const long_k = problem(16, 4096, 8192, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
     EXPECT_STREQ(select_gemm_kernel(long_k)->name, "sm90_bf16_128x64x64");
     GemmArguments const short_k = problem(16, 4096, 4096, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
@@ -258,7 +267,7 @@ TEST(Sm90Small, HeuristicLoadsCByTmaWhereItCan) {
   // beta != 0 on a problem for 2x1 clusters: the _tmac kernel where TMA can load C and store D
   // (16-byte aligned rows), the register-epilogue kernel where C's rows are not aligned.
   for (DType t : {DType::bf16, DType::f16}) {
-    GemmArguments g = problem(1024, 2048, 512, "tn", MatrixOrder::col_major, t, t);
+    GemmArguments g = problem(2048, 4096, 512, "tn", MatrixOrder::col_major, t, t);  // (not small: 128 cluster tiles)
     g.beta = 1.0f;
     GemmKernelInfo const* k = select_gemm_kernel(g);
     ASSERT_NE(k, nullptr);
