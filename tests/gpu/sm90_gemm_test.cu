@@ -244,6 +244,11 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
     GemmArguments const small_long_k = problem(1024, 1024, 65536, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
     EXPECT_EQ(std::string(select_gemm_kernel(small_long_k)->name).rfind("sm90_bf16_128x256x64_c2", 0), 0u)
         << select_gemm_kernel(small_long_k)->name;
+    // fp8 likewise: a small problem on the 128-wide tiles, a large one on the 256-wide default.
+    GemmArguments const fp8_small = problem(1024, 1024, 1024, "tn", MatrixOrder::col_major, DType::e4m3, DType::bf16);
+    EXPECT_STREQ(select_gemm_kernel(fp8_small)->name, "sm90_e4m3_128x128x128_c2");
+    GemmArguments const fp8_large = problem(4096, 4096, 1024, "tn", MatrixOrder::col_major, DType::e4m3, DType::bf16);
+    EXPECT_STREQ(select_gemm_kernel(fp8_large)->name, "sm90_e4m3_128x256x128_c2");
     GemmArguments const long_k = problem(16, 4096, 8192, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
     EXPECT_STREQ(select_gemm_kernel(long_k)->name, "sm90_bf16_128x64x64");
     GemmArguments const short_k = problem(16, 4096, 4096, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
