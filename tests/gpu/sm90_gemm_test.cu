@@ -194,70 +194,61 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
   // round (64 of them for 4096 rows), else 128x64 (12288 rows: 192 tiles of 64); otherwise 128x256
   // in 2x1 clusters unless the 1x1 kernel needs fewer rounds of tiles (enough fewer to make up for
   // its slower tile).
-  struct Case {
-    std::int64_t m, n;
-    char const* entry;
-  };
-  // 4095 x 4097 (canonical 4097 x 4095): 2x1 clusters of 128 x 256 tiles need 17 x 16 cluster
-  // tiles, 5 rounds on 66 clusters, 1x2 clusters 33 x 8 = 4 rounds, as many as the slower 1x1
-  // kernel's 33 x 16 tiles on 132 SMs: 1x2 (on a 132-SM GPU). 16 x 4096 with a short K (not the sm_80 skinny kernel's size): 64-wide tiles.
   int dev = 0, sms = 0;
   ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
+  struct Pick {
+    std::int64_t m, n, k;
+    char const* layout;
+    DType ab;
+    char const* entry;  // the name, or the start of it
+    bool any_gpu;       // false: the round counts assume 132 SMs
+  };
+  constexpr DType bf16 = DType::bf16, e4m3 = DType::e4m3;
   // (problem()'s beta is not 0 and its C and D rows are 16-byte aligned: 2x1-cluster problems take
   // the kernel that loads C by TMA.)
-  constexpr Case cases[] = {{4096, 4096, "sm90_bf16_128x256x64_c2_tmac"},
-                            {4095, 4097, "sm90_bf16_128x256x64_c1x2"},
-                            {128, 8192, "sm90_bf16_128x64x64"},    // 128 tiles of 128x64
-                            {8192, 100, "sm90_bf16_128x64x64"},    // one tile row of 128 tiles
-                            {128, 28672, "sm90_bf16_128x128x64_c2"},  // 448 tiles of 128x64: more than one round
-                            {8192, 120, "sm90_bf16_128x64x64"},
-                            {16, 4096, "sm90_bf16_64x16x64"},
-                            {16, 12288, "sm90_bf16_128x64x64"}};
-  for (Case const& c : cases) {
-    if ((c.m == 4095 || c.n == 12288 || c.n == 8192 || c.m == 8192) && sms != 132) continue;  // the round counts above assume 132 SMs
-    GemmArguments g = problem(c.m, c.n, c.m == 16 ? 64 : 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
+  constexpr Pick picks[] = {
+      {4096, 4096, 1024, "tn", bf16, "sm90_bf16_128x256x64_c2_tmac", true},
+      // 4095 x 4097 (canonical 4097 x 4095): 2x1 clusters of 128 x 256 tiles need 17 x 16 cluster
+      // tiles, 5 rounds on 66 clusters, 1x2 clusters 33 x 8 = 4 rounds, as many as the slower 1x1
+      // kernel's 33 x 16 tiles on 132 SMs: 1x2.
+      {4095, 4097, 1024, "tn", bf16, "sm90_bf16_128x256x64_c1x2", false},
+      {128, 8192, 1024, "tn", bf16, "sm90_bf16_128x64x64", false},        // 128 tiles of 128x64
+      {8192, 100, 1024, "tn", bf16, "sm90_bf16_128x64x64", false},        // one tile row of 128 tiles
+      {8192, 120, 1024, "tn", bf16, "sm90_bf16_128x64x64", false},
+      {128, 28672, 1024, "tn", bf16, "sm90_bf16_128x128x64_c2", true},    // 448 tiles of 128x64: several rounds
+      // 64 tiles of 128x64 would leave half the SMs idle: with a long K, 128x128 in K slices;
+      // with a short one, 128x64.
+      {128, 4096, 14336, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
+      {128, 4096, 4096, "tn", bf16, "sm90_bf16_128x64x64", false},
+      // 240 wide: two 128-wide tile columns in 2x1 clusters, one round; 256 tall: two tile rows.
+      {240, 8192, 1024, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
+      {8192, 256, 1024, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
+      // Small problems, K short: 128x64 where its tiles fit one round, else 128x128 in 2x1
+      // clusters; with a long K, the 128x256 tiles in K slices. fp8 likewise: a small problem on
+      // the 128-wide tiles, a large one on the 256-wide default.
+      {1024, 1024, 1024, "tn", bf16, "sm90_bf16_128x64x64", false},
+      {1024, 2048, 1024, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
+      {1024, 1024, 65536, "tn", bf16, "sm90_bf16_128x256x64_c2", false},
+      {1024, 1024, 1024, "tn", e4m3, "sm90_e4m3_128x128x128_c2", false},
+      {4096, 4096, 1024, "tn", e4m3, "sm90_e4m3_128x256x128_c2", true},
+      // At most 16 wide: 64x16 tiles where they fit one round (16 x 4096 with a short K), else
+      // 128x64 (12288 rows: 192 tiles of 64); few tiles with a long K: 32 tiles of 128 rows split K
+      // in 4 slices on every SM and beat 64 unsplit tiles of 64 rows; 64 wide above 16.
+      {16, 4096, 64, "tn", bf16, "sm90_bf16_64x16x64", true},
+      {16, 12288, 64, "tn", bf16, "sm90_bf16_128x64x64", false},
+      {16, 4096, 8192, "tn", bf16, "sm90_bf16_128x64x64", false},
+      {16, 4096, 4096, "tn", bf16, "sm90_bf16_64x16x64", false},
+      {40, 4096, 4096, "tn", bf16, "sm90_bf16_64x64x64", false},
+      // An MN-major operand: the 64-wide tiles read it in place (the 16-wide ones would stage it).
+      {16, 4096, 4096, "nt", bf16, "sm90_bf16_64x64x64", false},
+  };
+  for (Pick const& c : picks) {
+    if (!c.any_gpu && sms != 132) continue;
+    GemmArguments const g = problem(c.m, c.n, c.k, c.layout, MatrixOrder::col_major, c.ab, is_fp8(c.ab) ? DType::bf16 : c.ab);
     GemmKernelInfo const* k = select_gemm_kernel(g);
     ASSERT_NE(k, nullptr);
-    EXPECT_STREQ(k->name, c.entry) << c.m << "x" << c.n;
-  }
-  // Few skinny tiles with a long K: 32 tiles of 128 rows split K in 4 slices on every SM and beat
-  // 64 unsplit tiles of 64 rows (on a 132-SM GPU); with a short K the 64-row tiles.
-  if (sms == 132) {
-    // 64 tiles of 128x64 would leave half the SMs idle: with a long K, 128x128 in K slices; with a
-    // short one, 128x64.
-    GemmArguments const half_long = problem(128, 4096, 14336, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
-    EXPECT_STREQ(select_gemm_kernel(half_long)->name, "sm90_bf16_128x128x64_c2");
-    GemmArguments const half_short = problem(128, 4096, 4096, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
-    EXPECT_STREQ(select_gemm_kernel(half_short)->name, "sm90_bf16_128x64x64");
-    // 240 wide: two 128-wide tile columns in 2x1 clusters, one round; 256 tall: two tile rows.
-    GemmArguments const w240 = problem(240, 8192, 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
-    EXPECT_STREQ(select_gemm_kernel(w240)->name, "sm90_bf16_128x128x64_c2");
-    GemmArguments const t256 = problem(8192, 256, 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
-    EXPECT_STREQ(select_gemm_kernel(t256)->name, "sm90_bf16_128x128x64_c2");  // 256 tall, the same
-    // Small problems, K short: 128x64 where its tiles fit one round, else 128x128 in 2x1 clusters;
-    // with a long K, the 128x256 tiles in K slices.
-    GemmArguments const small = problem(1024, 1024, 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
-    EXPECT_STREQ(select_gemm_kernel(small)->name, "sm90_bf16_128x64x64");
-    GemmArguments const small_wide = problem(1024, 2048, 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
-    EXPECT_STREQ(select_gemm_kernel(small_wide)->name, "sm90_bf16_128x128x64_c2");
-    GemmArguments const small_long_k = problem(1024, 1024, 65536, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
-    EXPECT_EQ(std::string(select_gemm_kernel(small_long_k)->name).rfind("sm90_bf16_128x256x64_c2", 0), 0u)
-        << select_gemm_kernel(small_long_k)->name;
-    // fp8 likewise: a small problem on the 128-wide tiles, a large one on the 256-wide default.
-    GemmArguments const fp8_small = problem(1024, 1024, 1024, "tn", MatrixOrder::col_major, DType::e4m3, DType::bf16);
-    EXPECT_STREQ(select_gemm_kernel(fp8_small)->name, "sm90_e4m3_128x128x128_c2");
-    GemmArguments const fp8_large = problem(4096, 4096, 1024, "tn", MatrixOrder::col_major, DType::e4m3, DType::bf16);
-    EXPECT_STREQ(select_gemm_kernel(fp8_large)->name, "sm90_e4m3_128x256x128_c2");
-    GemmArguments const long_k = problem(16, 4096, 8192, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
-    EXPECT_STREQ(select_gemm_kernel(long_k)->name, "sm90_bf16_128x64x64");
-    GemmArguments const short_k = problem(16, 4096, 4096, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
-    EXPECT_STREQ(select_gemm_kernel(short_k)->name, "sm90_bf16_64x16x64");
-    GemmArguments const wider = problem(40, 4096, 4096, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
-    EXPECT_STREQ(select_gemm_kernel(wider)->name, "sm90_bf16_64x64x64");  // more than 16 wide: 64-wide tiles
-    // An MN-major operand: the 64-wide tiles read it in place (the 16-wide ones would stage it).
-    GemmArguments const mn_major = problem(16, 4096, 4096, "nt", MatrixOrder::col_major, DType::bf16, DType::bf16);
-    EXPECT_STREQ(select_gemm_kernel(mn_major)->name, "sm90_bf16_64x64x64");
+    EXPECT_EQ(std::string(k->name).rfind(c.entry, 0), 0u) << c.m << "x" << c.n << "x" << c.k << " " << c.layout << ": " << k->name;
   }
   // C unread and D fit for TMA stores: the 4-stage two-slab kernel takes the 2x1-cluster problems.
   GemmArguments g = problem(4096, 4096, 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
