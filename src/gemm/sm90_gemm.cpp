@@ -628,16 +628,31 @@ constexpr std::size_t kTile256 = 0, kTile256C2 = 1, kTile256C1x2 = 2, kTile128C2
                       kTile64x64 = 18, kTile64x64F16 = 19, kTile64x16 = 20, kTile64x16F16 = 21;
 
 
+// Clusters (CTAs, for a 1x1 kernel) of entry i resident at once on this GPU, or 0 when unknown.
+int resident(std::size_t i) {
+  int clusters = 0;
+  return resident_clusters(i, kFamilies[i].instance(), &clusters).ok() ? clusters : 0;
+}
+
+// Cluster tiles of entry i on a canonical m x n x batch problem.
+std::int64_t cluster_tiles(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch) {
+  Sm90Instance const t = kFamilies[i].instance();
+  std::int64_t const rows = ((m + t.tile_m - 1) / t.tile_m + t.cluster_m - 1) / t.cluster_m;
+  std::int64_t const cols = ((n + t.tile_n - 1) / t.tile_n + t.cluster_n - 1) / t.cluster_n;
+  return rows * cols * batch;
+}
+
 // Rounds of tiles the busiest SM (cluster) runs for entry i on a canonical m x n x batch problem,
 // or 0 when the resident count is unknown.
 std::int64_t tile_rounds(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch) {
-  Sm90Instance const t = kFamilies[i].instance();
-  int clusters = 0;
-  if (!resident_clusters(i, t, &clusters).ok()) return 0;
-  std::int64_t const rows = ((m + t.tile_m - 1) / t.tile_m + t.cluster_m - 1) / t.cluster_m;
-  std::int64_t const cols = ((n + t.tile_n - 1) / t.tile_n + t.cluster_n - 1) / t.cluster_n;
-  std::int64_t const units = rows * cols * batch;
-  return (units + clusters - 1) / clusters;
+  int const clusters = resident(i);
+  return clusters > 0 ? (cluster_tiles(i, m, n, batch) + clusters - 1) / clusters : 0;
+}
+
+// Whether entry i's cluster tiles would keep less than half of its resident clusters busy: a small
+// problem for it.
+bool fills_under_half(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch) {
+  return 2 * cluster_tiles(i, m, n, batch) < resident(i);
 }
 
 }  // namespace
@@ -655,14 +670,10 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // Small fp8 problems (the 256-wide tiles in 2x1 clusters would fill less than half the GPU) with
   // K below 8192 take the 128-wide tiles where those fit one round (H100, session 12, same run:
   // 1024^3 0.70x cuBLASLt against 0.53, 512^3 0.63 against 0.50; 2048^3 stays: 0.88 against 0.81).
+  std::int64_t const batch = g.batch_count;
   if (is_fp8(g.a_type) && is_fp8(g.b_type)) {
-    if (n <= 128) return &kEntries[kFp8Narrow];
-    int clusters = 0;
-    std::int64_t const c2_tiles = ((m + 255) / 256) * ((n + 255) / 256) * g.batch_count;
-    if (g.k < 8192 && resident_clusters(kFp8Entry, kFamilies[kFp8Entry].instance(), &clusters).ok() &&
-        2 * c2_tiles < clusters && tile_rounds(kFp8Narrow, m, n, g.batch_count) == 1)
-      return &kEntries[kFp8Narrow];
-    return &kEntries[kFp8Entry];
+    bool const small = g.k < 8192 && fills_under_half(kFp8Entry, m, n, batch) && tile_rounds(kFp8Narrow, m, n, batch) == 1;
+    return &kEntries[n <= 128 || small ? kFp8Narrow : kFp8Entry];
   }
   if (g.a_type != DType::bf16 && g.a_type != DType::f16) return nullptr;
   std::size_t const first = g.a_type == DType::bf16 ? 0 : kFp16Entries;
@@ -708,41 +719,32 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // 0.61). With half the SMs idle and a long K, 128x128 in K slices stays ahead (128x4096x14336:
   // 0.90 against 0.83 on 64 CTAs of 128x64).
   if (m <= 128 || n <= 128) {
-    int ctas = 0;
-    std::int64_t const tiles = (m + 127) / 128 * ((n + 63) / 64) * g.batch_count;
-    if (resident_clusters(first + kTile64, kFamilies[first + kTile64].instance(), &ctas).ok() && tiles <= ctas &&
-        (4 * tiles >= 3 * std::int64_t(ctas) || g.k < 128 * 64))
-      return &kEntries[first + kTile64];
+    std::int64_t const tiles = cluster_tiles(first + kTile64, m, n, batch), ctas = resident(first + kTile64);
+    if (tiles <= ctas && (4 * tiles >= 3 * ctas || g.k < 128 * 64)) return &kEntries[first + kTile64];
   }
   if (m <= 128) return &kEntries[first + kTile256];
   if (n <= 128) return &kEntries[first + kTile128C2];
   // 225 to 256 wide or tall: 128x128 tiles in 2x1 clusters where they fit one round, rather than
   // 128x256 ones on half as many SMs (256x8192x8192: 0.907 against 0.755). Not at 192 wide (0.676
   // against 0.764: a quarter of each second tile is padding).
-  if (((n > 224 && n <= 256) || (m > 224 && m <= 256)) && tile_rounds(first + kTile128C2, m, n, g.batch_count) == 1)
+  if (((n > 224 && n <= 256) || (m > 224 && m <= 256)) && tile_rounds(first + kTile128C2, m, n, batch) == 1)
     return &kEntries[first + kTile128C2];
   // Small problems (the 128x256 tiles in 2x1 clusters fill less than half the GPU) with a K short
   // enough to do without slices: 128x64 tiles where they fit one round, else 128x128 in 2x1
   // clusters where those do (H100, session 12, same runs: 1024^3 12 us against 29 on 128x256 in 4
   // slices and 19 unsplit; 512^3 9 against 18; 1024x1024x4096 0.675x cuBLAS against 0.48 in 4
   // slices; 1024x2048x1024 on 128x128 0.775 against 0.60; 1024x1024x8192 even, so not from there).
-  if (g.k < 8192) {
-    int clusters = 0, ctas = 0;
-    std::int64_t const c2_tiles = ((m + 255) / 256) * ((n + 255) / 256) * g.batch_count;
-    std::int64_t const tiles64 = ((m + 127) / 128) * ((n + 63) / 64) * g.batch_count;
-    if (resident_clusters(first + kTile256C2, kFamilies[first + kTile256C2].instance(), &clusters).ok() &&
-        resident_clusters(first + kTile64, kFamilies[first + kTile64].instance(), &ctas).ok() && 2 * c2_tiles < clusters) {
-      if (tiles64 <= ctas) return &kEntries[first + kTile64];
-      if (tile_rounds(first + kTile128C2, m, n, g.batch_count) == 1) return &kEntries[first + kTile128C2];
-    }
+  if (g.k < 8192 && fills_under_half(first + kTile256C2, m, n, batch)) {
+    if (tile_rounds(first + kTile64, m, n, batch) == 1) return &kEntries[first + kTile64];
+    if (tile_rounds(first + kTile128C2, m, n, batch) == 1) return &kEntries[first + kTile128C2];
   }
   // Where the 2x1 clusters leave the last round nearly empty (4097 rows: 17 cluster rows of 256,
   // the last with one row in it, 5 rounds on 66 clusters where 128-row tiles need 4 on 132 SMs),
   // 1x2 clusters pair the tile columns instead (33 x 8 cluster tiles: 4 rounds); where both do,
   // the 1x1 kernel may finish first.
-  std::int64_t const c2 = tile_rounds(first + kTile256C2, m, n, g.batch_count);
-  std::int64_t const c1x2 = tile_rounds(first + kTile256C1x2, m, n, g.batch_count);
-  std::int64_t const single = tile_rounds(first + kTile256, m, n, g.batch_count);
+  std::int64_t const c2 = tile_rounds(first + kTile256C2, m, n, batch);
+  std::int64_t const c1x2 = tile_rounds(first + kTile256C1x2, m, n, batch);
+  std::int64_t const single = tile_rounds(first + kTile256, m, n, batch);
   if (c2 <= 0 || c1x2 <= 0 || single <= 0) return &kEntries[first + kTile256C2];
   std::size_t const cluster = c1x2 < c2 ? kTile256C1x2 : kTile256C2;
   constexpr double kSingleTileTime = 1.15;  // per tile, against the cluster kernels
