@@ -703,9 +703,8 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     bool const bf16 = g.a_type == DType::bf16;
     std::size_t const narrow =
         side <= 16 && k_major ? (bf16 ? kTile64x16 : kTile64x16F16) : (bf16 ? kTile64x64 : kTile64x64F16);
-    int narrow_clusters = 0, clusters = 0;
-    bool const known = resident_clusters(narrow, kFamilies[narrow].instance(), &narrow_clusters).ok() &&
-                       resident_clusters(first + kTile64, kFamilies[first + kTile64].instance(), &clusters).ok();
+    int const narrow_clusters = resident(narrow), clusters = resident(first + kTile64);
+    bool const known = narrow_clusters > 0 && clusters > 0;
     std::int64_t const tiles64 = (rows + 63) / 64 * g.batch_count, tiles128 = (rows + 127) / 128 * g.batch_count;
     int const k_tiles = int(std::min<std::int64_t>((g.k + 63) / 64, INT_MAX));
     bool const wide_splits_k = choose_splits(tiles128, k_tiles, clusters, 64) > 1;
