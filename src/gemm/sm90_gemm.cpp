@@ -446,6 +446,25 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
                                      t.tile_k, box_b, &p.b_batch_step, l2))
     fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged B"));
 
+  // Edge maps: a K-major operand whose rows end inside a CTA's share of a tile gets a second map
+  // whose box is the rows of that share inside, rounded up to whole 8-row swizzle atoms (one box:
+  // the H100 ran 1000^3 on 128x64 tiles 7% slower with the edge share in 16-row boxes than
+  // zero-filled whole). The producer copies that share through it (kernel/sm90_gemm_producer.hpp).
+  // Without one (MN-major, the rounding reaches the share's size, or the driver refuses) the share
+  // is copied whole and TMA zero-fills the rest. Returns the box's rows, or 0.
+  auto const edge_map = [&](bool k_major, void const* ptr, std::int64_t rows, std::int64_t row_stride,
+                            std::int64_t batch_stride, int share_rows, TmaDescriptor* desc) {
+    int const edge = int((rows % share_rows + 7) / 8 * 8);
+    int step = 0;
+    return k_major && rows % share_rows != 0 && edge < share_rows &&
+                   encode_operand(desc, encode, f.ab, ptr, g.k, rows, row_stride, batch, batch_stride, t.tile_k, edge, &step, l2)
+               ? edge
+               : 0;
+  };
+  p.a_edge_rows = a_in_place ? edge_map(!p.a_mn_major, c.a.ptr, c.m, c.a.row_stride, c.a.batch_stride, box_a, &p.tma_a_edge)
+                             : edge_map(true, w.a.ptr, c.m, w.a.ld, w.a.batch_stride, box_a, &p.tma_a_edge);
+  p.b_edge_rows = b_in_place ? edge_map(!p.b_mn_major, c.b.ptr, c.n, c.b.row_stride, c.b.batch_stride, box_b, &p.tma_b_edge)
+                             : edge_map(true, w.b.ptr, c.n, w.b.ld, w.b.batch_stride, box_b, &p.tma_b_edge);
   p.m = c.m, p.n = c.n, p.k = g.k;
   if (f.ab == DType::e4m3) {  // the canonical pair: a column-major D swaps A and B
     bool const col_d = g.c_order == MatrixOrder::col_major;
@@ -723,11 +742,6 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   }
   if (m <= 128) return &kEntries[first + kTile256];
   if (n <= 128) return &kEntries[first + kTile128C2];
-  // 225 to 256 wide or tall: 128x128 tiles in 2x1 clusters where they fit one round, rather than
-  // 128x256 ones on half as many SMs (256x8192x8192: 0.907 against 0.755). Not at 192 wide (0.676
-  // against 0.764: a quarter of each second tile is padding).
-  if (((n > 224 && n <= 256) || (m > 224 && m <= 256)) && tile_rounds(first + kTile128C2, m, n, batch) == 1)
-    return &kEntries[first + kTile128C2];
   // Small problems (the 128x256 tiles in 2x1 clusters fill less than half the GPU) with a K short
   // enough to do without slices: 128x64 tiles where they fit one round, else 128x128 in 2x1
   // clusters where those do (H100, session 12, same runs: 1024^3 12 us against 29 on 128x256 in 4
@@ -737,6 +751,12 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     if (tile_rounds(first + kTile64, m, n, batch) == 1) return &kEntries[first + kTile64];
     if (tile_rounds(first + kTile128C2, m, n, batch) == 1) return &kEntries[first + kTile128C2];
   }
+  // 129 to 256 wide or tall: 128x128 tiles in 2x1 clusters where they fit one round, rather than
+  // 128x256 ones on half as many SMs (H100, same runs: 256x8192x8192 0.907x cuBLAS against 0.755;
+  // 192x8192x8192 0.88 against 0.76 once the shares past the edge were no longer zero-filled by TMA,
+  // kernel/sm90_gemm_producer.hpp -- before, 0.68).
+  if (((n > 128 && n <= 256) || (m > 128 && m <= 256)) && tile_rounds(first + kTile128C2, m, n, batch) == 1)
+    return &kEntries[first + kTile128C2];
   // Where the 2x1 clusters leave the last round nearly empty (4097 rows: 17 cluster rows of 256,
   // the last with one row in it, 5 rounds on 66 clusters where 128-row tiles need 4 on 132 SMs),
   // 1x2 clusters pair the tile columns instead (33 x 8 cluster tiles: 4 rounds); where both do,

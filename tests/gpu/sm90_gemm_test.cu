@@ -186,6 +186,48 @@ TEST(Sm90Small, EveryEntryOnARaggedProblem) {
   }
 }
 
+// Shares of a tile past M or N (kernel/sm90_gemm_producer.hpp): the producer skips a share wholly
+// past the edge and copies a share that ends past it as one edge box of the rows inside (K-major
+// operands) or whole (MN-major, zero-filled), announcing to every CTA of the cluster only the bytes
+// that come. D row-major, so the canonical extents are (m, n): 100 x 192 puts the second CTA of a
+// 2x1 cluster wholly past M and, in 128x128 tiles, the second B share of tile column 1 wholly past
+// N; 70 x 200 leaves a 1x2 cluster's second A share 6 rows (an 8-row edge box) and a 128x128
+// column's second B share 8; 300 x 150 splits a 2x1 cluster row into a 44-row tile and one wholly
+// past M, and a B tile column into 22 rows and nothing. A miscounted byte hangs the stage (the
+// test's timeout) or lets the consumers read it early (wrong D). Every entry, K-major (tn) and,
+// on aligned leading dimensions, MN-major (nt) operands, batched once.
+TEST(Sm90Small, SharesPastTheEdgeAreSkippedOrCopiedInEdgeBoxes) {
+  TESSEL_REQUIRE_SM90();
+  struct Shape {
+    std::int64_t m, n, k, batch;
+  };
+  constexpr Shape kShapes[] = {{100, 192, 136, 1}, {70, 200, 200, 1}, {300, 150, 72, 2}};
+  for (GemmKernelInfo const& k : sm90_gemm_kernels()) {
+    std::string const name = k.name;
+    bool const fp8 = name.find("e4m3") != std::string::npos;
+    DType const ab = name.find("bf16") != std::string::npos ? DType::bf16 : fp8 ? DType::e4m3 : DType::f16;
+    for (Shape const& sh : kShapes) {
+      for (char const* layout : {"tn", "nt"}) {
+        if (fp8 && layout[0] == 'n') continue;  // fp8 MN-major operands are staged K-major: tn covers them
+        GemmArguments g = problem(sh.m, sh.n, sh.k, layout, MatrixOrder::row_major, ab, fp8 ? DType::bf16 : ab, sh.batch);
+        g.b_type = ab;
+        if (layout[0] == 'n') align_leading_dimensions(g);
+        if (sh.batch > 1) g.beta = 0.0f;  // D by TMA stores where the entry has them: rows past the edge clipped
+        Operands ops(g, 17, 0, -2.0f, 2.0f);
+        // fp8 has no cublasGemmEx; and cuBLAS's own kernel for `nt` reads 16 bytes past the end of
+        // B's last row on these padded leading dimensions (memcheck, H100, cuBLAS 13), so under the
+        // sanitizer only the fp64 reference judges those.
+        if (fp8 || layout[0] == 'n') {
+          Verdict const v = run_and_check(k.name, g, /*with_cublas=*/false);
+          EXPECT_TRUE(v.ours.passed()) << what(k.name, g, layout) << ": " << v.ours.describe();
+        } else {
+          expect_good(run_and_check(k.name, g), what(k.name, g, layout), ab);
+        }
+      }
+    }
+  }
+}
+
 TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
   TESSEL_REQUIRE_SM90();
   // Column-major D: the canonical M is the BLAS N. At most 128 wide or tall -> 128x64 where its
@@ -221,9 +263,14 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
       // with a short one, 128x64.
       {128, 4096, 14336, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
       {128, 4096, 4096, "tn", bf16, "sm90_bf16_128x64x64", false},
-      // 240 wide: two 128-wide tile columns in 2x1 clusters, one round; 256 tall: two tile rows.
+      // 129 to 256 wide or tall: two 128-wide tile columns (or rows) in 2x1 clusters, one round;
+      // with a short K and 128x64 tiles that fit one round, those (the small-problem rule first).
       {240, 8192, 1024, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
       {8192, 256, 1024, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
+      {192, 8192, 8192, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
+      {8192, 160, 8192, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
+      {256, 4096, 4096, "tn", bf16, "sm90_bf16_128x64x64", false},   // 128 tiles of 128x64
+      {192, 4096, 4096, "tn", bf16, "sm90_bf16_128x64x64", false},
       // Small problems, K short: 128x64 where its tiles fit one round, else 128x128 in 2x1
       // clusters; with a long K, the 128x256 tiles in K slices. fp8 likewise: a small problem on
       // the 128-wide tiles, a large one on the 256-wide default.

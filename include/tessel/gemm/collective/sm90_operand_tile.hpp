@@ -66,6 +66,20 @@ struct Sm90OperandTile {
     copy(smem, k0, row0);
   }
 
+  // The rows of a K-major share that ends past the operand's edge, as one box of `desc` (the
+  // operand's map whose box holds just the rows inside, rounded up to whole 8-row swizzle atoms):
+  // the share's base is 1024-byte aligned, so they land where the full box would put them, and
+  // the rows after them are not written.
+  template <bool Multicast>
+  TESSEL_DEVICE static void load_edge(TmaDescriptor const* desc, std::uint64_t* full, Element* smem, std::uint16_t ctas,
+                                      int k0, int row0, int batch) {
+    if constexpr (Multicast) {
+      tma_load_3d_multicast(desc, full, smem, ctas, k0, row0, batch);
+    } else {
+      tma_load_3d(desc, full, smem, k0, row0, batch);
+    }
+  }
+
   // Two swizzle atoms of a K-major stage tile (16 rows: the offsets do not depend on how many rows
   // follow, and nvcc's constexpr step limit stops the full tile's check).
   static constexpr auto k_major_stage_layout() {

@@ -94,6 +94,15 @@ struct Sm90GemmParams {
   unsigned long long* sk_flags = nullptr;   // [grid][ClusterSize][Consumers]
   unsigned long long sk_epoch = 0;
   unsigned long long* trace = nullptr;  // diagnostics: kSm90TraceSlots global-timer stamps per CTA (TESSEL_SM90_TRACE)
+  // Edge boxes (kernel/sm90_gemm_producer.hpp): where A's rows end inside a CTA's share of an A
+  // tile (M not a multiple of the share's rows), the producer copies that share as one box of
+  // a_edge_rows rows -- M's remainder rounded up to whole 8-row swizzle atoms -- through
+  // tma_a_edge, a K-major map of A with that box; likewise B. 0: no such map (MN-major operands,
+  // or no share ends inside); the share is then copied whole, TMA zero-filling its rows past the
+  // edge. At the end of the block, away from the fields every unit reads.
+  int a_edge_rows = 0, b_edge_rows = 0;
+  TmaDescriptor tma_a_edge;  // (K, M, batch) of A, box (TileK, a_edge_rows, 1)
+  TmaDescriptor tma_b_edge;  // (K, N, batch) of B, box (TileK, b_edge_rows, 1)
 };
 
 }  // namespace tessel::kernel

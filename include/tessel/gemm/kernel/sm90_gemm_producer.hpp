@@ -1,11 +1,13 @@
 // tessel/gemm/kernel/sm90_gemm_producer.hpp -- the producer of an sm_90a GEMM CTA: one thread that
 // walks the CTA's tiles in order and fills the ring of pipeline stages with their k-tiles by TMA.
 //
-// Per k-tile it waits for a free stage (empty[s]), announces Config::StageBytes on full[s] and
+// Per k-tile it waits for a free stage (empty[s]), announces the bytes coming on full[s] and
 // issues the copies of the A tile (TileM x TileK) and the B tile (TileN x TileK) in the 128-byte
-// swizzle, each K-major or (a kernel that takes them) MN-major. In a cluster of ClusterM CTAs (consecutive tile rows, one tile column)
-// CTA r copies rows [r, r+1) * TileN / ClusterM of the B tile and multicasts them to every CTA of
-// the cluster; ClusterN CTAs (one tile row) share the A tile the same way. The producer does not
+// swizzle, each K-major or (a kernel that takes them) MN-major. In a cluster of ClusterM CTAs
+// (consecutive tile rows, one tile column) CTA r copies rows [r, r+1) * TileN / ClusterM of the B
+// tile and multicasts them to every CTA of the cluster; ClusterN CTAs (one tile row) share the A
+// tile the same way. On a tile that reaches past M or N the shares past the edge are copied in
+// part or not at all (sm90_stage_copies), and the bytes announced are those. The producer does not
 // know which consumer reads a stage: that is the schedule's business (both the cooperative kernel,
 // kernel/sm90_gemm_warpspecialized.hpp, and the ping-pong kernel, kernel/sm90_gemm_pingpong.hpp,
 // run it; the ping-pong kernel's operands are K-major).
@@ -22,8 +24,66 @@
 #include <tessel/pipeline/sm90_pipeline.hpp>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace tessel::kernel::detail {
+
+// The rows of an operand share a CTA copies: the whole share (one box), none (every row past the
+// operand's edge), or -- where the share ends past the edge and the operand has an edge map
+// (edge_rows > 0, Sm90GemmParams::a_edge_rows) -- one edge box of edge_rows rows, the share's rows
+// inside rounded up to whole swizzle atoms. (Shares start at multiples of their rows, so the one
+// that holds the edge has the extent's remainder inside, which edge_rows covers.) Rows past the
+// edge feed only rows or columns of D past its edge, which the epilogue never writes, so they need
+// not be copied: TMA would zero-fill them, but slowly. H100, 2x1-cluster 128x128 kernel, a D
+// 8192 x n (K = 8192): n = 256 (no share past the edge) 64 us; n = 192, the second CTA's B share
+// of every second tile wholly past N, 80 us zero-filled, 62 us not copied; n = 224 (that share
+// half past N) 68 us zero-filled, 63 us in an edge box.
+TESSEL_DEVICE constexpr int sm90_share_rows(std::int64_t first, std::int64_t extent, int rows, int edge_rows) {
+  std::int64_t const inside = extent - first;
+  if (inside >= rows) return rows;
+  if (inside <= 0) return 0;
+  return edge_rows > 0 ? edge_rows : rows;
+}
+
+// The shares of one operand tile: `Shares` shares of Rows rows from row `first` (Shares > 1: the
+// tile a cluster shares, this CTA's being share `mine`; else the CTA's own tile, mine = 0). Adds
+// the rows every share brings to *total and returns this CTA's.
+template <int Shares, int Rows>
+TESSEL_DEVICE int sm90_count_shares(std::int64_t first, std::int64_t extent, int edge_rows, int mine, int* total) {
+  int own = 0;
+  TESSEL_UNROLL
+  for (int r = 0; r < Shares; ++r) {
+    int const rows = sm90_share_rows(first + r * Rows, extent, Rows, edge_rows);
+    *total += rows;
+    if (r == mine) own = rows;
+  }
+  return own;
+}
+
+// What a CTA copies into each stage of a unit: the rows of its A share and B share
+// (sm90_share_rows), and the bytes its stage receives (expect_tx) -- every share of a shared tile,
+// from whichever CTA of the cluster copies it.
+struct Sm90StageCopies {
+  bool whole;  // every share of both tiles whole (a_rows, b_rows and bytes as for an interior tile)
+  int a_rows, b_rows;
+  std::uint32_t bytes;
+};
+template <class Config>
+TESSEL_DEVICE Sm90StageCopies sm90_stage_copies(Sm90GemmParams const& p, Sm90TileOrigin<Config> const& at, int cta_rank) {
+  constexpr int ClusterM = Config::ClusterM, ClusterN = Config::ClusterN;
+  constexpr int RowsA = Config::TileM / ClusterN, RowsB = Config::TileN / ClusterM;
+  constexpr std::uint32_t RowBytes = std::uint32_t(Config::TileK * int(sizeof(typename Config::Element)));
+  // A tile inside M and N (with ClusterN > 1 the CTAs share tile row at.m0, with ClusterM > 1 tile
+  // column at.n0; an unshared tile is the CTA's own): every share whole.
+  if (at.m0 + Config::TileM <= p.m && at.n0 + Config::TileN <= p.n)
+    return {true, RowsA, RowsB, Config::StageBytes};
+  int rows = 0;
+  int const a = sm90_count_shares<ClusterN, RowsA>(at.m0, p.m, p.a_edge_rows, ClusterN > 1 ? cta_rank : 0, &rows);
+  int const b = sm90_count_shares<ClusterM, RowsB>(at.n0, p.n, p.b_edge_rows, ClusterM > 1 ? cta_rank : 0, &rows);
+  std::uint32_t const bytes = std::uint32_t(rows) * RowBytes;
+  // (Shares past the edge copied whole, where no edge map was made, leave it whole.)
+  return {bytes == Config::StageBytes && a == RowsA && b == RowsB, a, b, bytes};
+}
 
 // The producer thread of a CTA: the k-tiles of its cluster's work units (sm90_unit), in order. MnMajorOperands: the kernel reads MN-major operands in place
 // (p.a_mn_major / p.b_mn_major pick each operand's boxes, collective/sm90_operand_tile.hpp);
@@ -49,29 +109,51 @@ TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::
     Sm90Unit const w = sm90_unit(p, cluster, u, PromotionKTiles);
     Sm90TileOrigin<Config> const at(w.tile, cta_rank);
     int const batch = p.batch == 1 ? 0 : int(w.tile.k() % p.batch);
-    auto const load = [&](std::uint64_t* full, int kt) {
-      OperandTile::template load<RowsA, (ClusterN > 1), MnMajorOperands>(&p.tma_a, full, s.a[st.index] + share_a * RowsA * TileK,
-                                                                         everyone, p.a_mn_major, kt * TileK,
-                                                                         at.m0 + share_a * RowsA, batch * p.a_batch_step);
-      OperandTile::template load<RowsB, (ClusterM > 1), MnMajorOperands>(&p.tma_b, full, s.b[st.index] + share_b * RowsB * TileK,
-                                                                         everyone, p.b_mn_major, kt * TileK,
-                                                                         at.n0 + share_b * RowsB, batch * p.b_batch_step);
-      st.advance<Config::Stages>();
+    Sm90StageCopies const copies = sm90_stage_copies<Config>(p, at, cta_rank);
+    int const a0 = at.m0 + share_a * RowsA, b0 = at.n0 + share_b * RowsB;
+    // Edge: a tile whose shares are not all copied whole takes the loop that asks per share. The
+    // other loop is the one every interior tile runs, kept free of it: the producer works in the
+    // few registers setmaxnreg leaves it, and the share tests in its k-loop cost the H100 4 us of
+    // stage waits in 16 (192x4096x4096 on 128x64 tiles, which has no edge tile at all).
+    auto const run = [&](auto edge) {
+      constexpr bool Edge = decltype(edge)::value;
+      auto const load = [&](std::uint64_t* full, int kt) {
+        typename Config::Element* const a = s.a[st.index] + share_a * RowsA * TileK;
+        typename Config::Element* const b = s.b[st.index] + share_b * RowsB * TileK;
+        if (!Edge || copies.a_rows == RowsA)
+          OperandTile::template load<RowsA, (ClusterN > 1), MnMajorOperands>(&p.tma_a, full, a, everyone, p.a_mn_major,
+                                                                             kt * TileK, a0, batch * p.a_batch_step);
+        else if (copies.a_rows > 0)
+          OperandTile::template load_edge<(ClusterN > 1)>(&p.tma_a_edge, full, a, everyone, kt * TileK, a0,
+                                                          batch * p.a_batch_step);
+        if (!Edge || copies.b_rows == RowsB)
+          OperandTile::template load<RowsB, (ClusterM > 1), MnMajorOperands>(&p.tma_b, full, b, everyone, p.b_mn_major,
+                                                                             kt * TileK, b0, batch * p.b_batch_step);
+        else if (copies.b_rows > 0)
+          OperandTile::template load_edge<(ClusterM > 1)>(&p.tma_b_edge, full, b, everyone, kt * TileK, b0,
+                                                          batch * p.b_batch_step);
+        st.advance<Config::Stages>();
+      };
+      std::uint32_t const bytes = Edge ? copies.bytes : Config::StageBytes;
+      if constexpr (kSm90TraceTiles) {  // diagnostics: the first unit worked out (slot 7)
+        if (p.trace != nullptr && u == 0) p.trace[std::size_t(blockIdx.x) * kSm90TraceSlots + 7] = sm90_global_timer();
+      }
+      int kt = w.k_begin;
+      if constexpr (Config::UnitNotes) {  // the first k-tile apart: w is not held through the loop
+        s.pipeline.producer_wait(st);
+        s.units[u % (Config::Stages + 1)] = sm90_unit_note<Config>(w, cta_rank, p.batch);
+        load(s.pipeline.producer_expect(st, bytes), kt++);
+      }
+      if constexpr (kSm90TraceTiles) {  // diagnostics: the unit's first load issued (sm90_gemm_params.hpp)
+        if (p.trace != nullptr && u < 8)
+          p.trace[std::size_t(blockIdx.x) * kSm90TraceSlots + sm90_trace_unit_slot(int(u), 5)] = sm90_global_timer();
+      }
+      for (; kt < w.k_end; ++kt) load(s.pipeline.producer_acquire(st, bytes), kt);
     };
-    if constexpr (kSm90TraceTiles) {  // diagnostics: the first unit worked out (slot 7)
-      if (p.trace != nullptr && u == 0) p.trace[std::size_t(blockIdx.x) * kSm90TraceSlots + 7] = sm90_global_timer();
-    }
-    int kt = w.k_begin;
-    if constexpr (Config::UnitNotes) {  // the first k-tile apart: w is not held through the loop
-      s.pipeline.producer_wait(st);
-      s.units[u % (Config::Stages + 1)] = sm90_unit_note<Config>(w, cta_rank, p.batch);
-      load(s.pipeline.producer_expect(st, Config::StageBytes), kt++);
-    }
-    if constexpr (kSm90TraceTiles) {  // diagnostics: the unit's first load issued (sm90_gemm_params.hpp)
-      if (p.trace != nullptr && u < 8)
-        p.trace[std::size_t(blockIdx.x) * kSm90TraceSlots + sm90_trace_unit_slot(int(u), 5)] = sm90_global_timer();
-    }
-    for (; kt < w.k_end; ++kt) load(s.pipeline.producer_acquire(st, Config::StageBytes), kt);
+    if (copies.whole)
+      run(std::false_type{});
+    else
+      run(std::true_type{});
   }
 }
 
