@@ -42,6 +42,7 @@ Sm90Instance sm90_instance_bf16_128x256x64_c2_s4();
 Sm90Instance sm90_instance_bf16_64x16x64();
 Sm90Instance sm90_instance_f16_64x16x64();
 Sm90Instance sm90_instance_bf16_128x128x64_c2();
+Sm90Instance sm90_instance_bf16_128x192x64_c2();
 Sm90Instance sm90_instance_bf16_128x128x64_pingpong_c2();
 Sm90Instance sm90_instance_bf16_128x64x64();
 Sm90Instance sm90_instance_bf16_64x64x64();

@@ -303,6 +303,30 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
   EXPECT_STREQ(select_gemm_kernel(g)->name, "sm90_bf16_128x256x64_c2_s4");
   g.ldd += 1;  // an odd leading dimension: the copy warps of the 3-stage kernel
   EXPECT_STREQ(select_gemm_kernel(g)->name, "sm90_bf16_128x256x64_c2");
+  // 192-wide tiles where their rounds take under 0.9 of the 256-wide ones' (132 SMs: 66 clusters):
+  // 1536^3, 48 cluster tiles in one round against 36; 1536x4096x4096 (canonical 4096 x 1536) 128
+  // in two against 96. Not 2048^3 (88 tiles, two rounds, against 64 in one), not with an MN-major
+  // operand (its 96-row shares would be staged), not where C is read.
+  if (sms == 132) {
+    struct Pick192 {
+      std::int64_t m, n, k;
+      char const* layout;
+      float beta;
+      char const* entry;
+    };
+    constexpr Pick192 picks192[] = {
+        {1536, 1536, 1536, "tn", 0.0f, "sm90_bf16_128x192x64_c2"},
+        {1536, 4096, 4096, "tn", 0.0f, "sm90_bf16_128x192x64_c2"},
+        {2048, 2048, 2048, "tn", 0.0f, "sm90_bf16_128x256x64_c2_s4"},
+        {1536, 1536, 1536, "nn", 0.0f, "sm90_bf16_128x256x64_c2_s4"},
+        {1536, 1536, 1536, "tn", 1.0f, "sm90_bf16_128x256x64_c2_tmac"},
+    };
+    for (Pick192 const& c : picks192) {
+      GemmArguments h = problem(c.m, c.n, c.k, c.layout, MatrixOrder::col_major, DType::bf16, DType::bf16);
+      h.beta = c.beta;
+      EXPECT_STREQ(select_gemm_kernel(h)->name, c.entry) << c.m << "x" << c.n << "x" << c.k << " " << c.layout << " beta " << c.beta;
+    }
+  }
 }
 
 TEST(Sm90Small, HeuristicLoadsCByTmaWhereItCan) {
