@@ -49,7 +49,7 @@ struct Sm90Family {
 };
 
 // clang-format off
-constexpr std::array<Sm90Family, 23> kFamilies = {{
+constexpr std::array<Sm90Family, 24> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c1x2},
@@ -73,6 +73,7 @@ constexpr std::array<Sm90Family, 23> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_64x16x64},
     {DType::f16,  kernel::detail::sm90_instance_f16_64x16x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x192x64_c2},
+    {DType::f16,  kernel::detail::sm90_instance_f16_128x192x64_c2},
 }};
 // clang-format on
 
@@ -618,7 +619,7 @@ constexpr char kSummaryC1x2[] =
   GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
 
 // clang-format off
-std::array<GemmKernelInfo, 23> const kEntries = {{
+std::array<GemmKernelInfo, 24> const kEntries = {{
     TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128), or where its tiles fill the SMs' rounds enough better than the clusters'"),
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128) where C is read or D cannot take TMA stores"),
     TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
@@ -642,6 +643,7 @@ std::array<GemmKernelInfo, 23> const kEntries = {{
     TESSEL_SM90_ENTRY(20, "sm90_bf16_64x16x64",      kSummary64x16, "64x16x64, 2 warpgroups, 21 stages, cluster 1x1, 214 KiB smem", kBf16, "bf16 on sm_90a: a D at most 16 wide or tall (skinny; the tall one runs swapped) where its tiles fit one round, unless few 128-row tiles split a long K"),
     TESSEL_SM90_ENTRY(21, "sm90_fp16_64x16x64",      kSummary64x16, "64x16x64, 2 warpgroups, 21 stages, cluster 1x1, 214 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_64x16x64"),
     TESSEL_SM90_ENTRY(22, "sm90_bf16_128x192x64_c2", kSummary192, "128x192x64, 3 warpgroups, 4 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: where its rounds of tiles take enough less than the 128x256 ones' (K-major operands, C unread, D by TMA stores)"),
+    TESSEL_SM90_ENTRY(23, "sm90_fp16_128x192x64_c2", kSummary192, "128x192x64, 3 warpgroups, 4 stages, cluster 2x1, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x192x64_c2"),
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY
@@ -649,7 +651,7 @@ std::array<GemmKernelInfo, 23> const kEntries = {{
 // Entries per 16-bit input type (bf16 from 0, fp16 from kFp16) and the fp8 ones.
 constexpr std::size_t kTile256 = 0, kTile256C2 = 1, kTile256C1x2 = 2, kTile128C2 = 3, kTile64 = 4, kFp16Entries = 5,
                       kFp8Narrow = 10, kTile256C2S4 = 12, kFp8Entry = 13, kTile256C2TmaC = 16, kTile256C2TmaCF16 = 17,
-                      kTile64x64 = 18, kTile64x64F16 = 19, kTile64x16 = 20, kTile64x16F16 = 21, kTile192C2 = 22;
+                      kTile64x64 = 18, kTile64x64F16 = 19, kTile64x16 = 20, kTile64x16F16 = 21, kTile192C2 = 22, kTile192C2F16 = 23;
 
 
 // Clusters (CTAs, for a 1x1 kernel) of entry i resident at once on this GPU, or 0 when unknown.
@@ -777,14 +779,15 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // the 256-wide ones' (H100, session 13, same runs: 1536^3 25 -> 21 us, 1536x4096x4096 0.79 ->
   // 0.97x cuBLAS, 768x4096x4096 0.74 -> 0.93, 2304^3 0.67 -> 0.85, 3072^3 97 -> 90 us; where the
   // rounds say no it lost: 2048^3 0.88 -> 0.71, 4096^3 1.00 -> 0.89, 1024x8192x8192 0.98 -> 0.87;
-  // 5120^3 and 1536x8192x8192, near the line, even). bf16 with K-major operands (a 96-row share is
+  // 5120^3 and 1536x8192x8192, near the line, even). K-major operands (a 96-row share is
   // not whole 64-row MN-major boxes: those would be staged), C unread and D for TMA stores (it has
   // neither the C-by-TMA nor the row-copy epilogue).
-  if (g.a_type == DType::bf16 && d_tma_storable(g)) {
+  if (d_tma_storable(g)) {
     detail::CanonicalGemm const cg = detail::canonical_gemm(g);
-    std::int64_t const r192 = tile_rounds(kTile192C2, m, n, batch);
+    std::size_t const wide192 = g.a_type == DType::bf16 ? kTile192C2 : kTile192C2F16;
+    std::int64_t const r192 = tile_rounds(wide192, m, n, batch);
     if (cg.a.k_stride == 1 && cg.b.k_stride == 1 && r192 > 0 && 10 * 192 * r192 < 9 * 256 * std::min(c2, c1x2))
-      return &kEntries[kTile192C2];
+      return &kEntries[wide192];
   }
   // bf16 in 2x1 clusters with a TMA-stored D: 4 stages and the two-slab epilogue (H100, same runs,
   // against the 3-stage kernel: 4096^3 0.981 vs 0.959 and 0.967 vs 0.956, 8192^3 1.028 vs 1.008 and

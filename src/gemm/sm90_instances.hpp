@@ -51,6 +51,7 @@ Sm90Instance sm90_instance_f16_128x256x64_c2();
 Sm90Instance sm90_instance_f16_128x256x64_c2_tmac();
 Sm90Instance sm90_instance_f16_128x256x64_c1x2();
 Sm90Instance sm90_instance_f16_128x128x64_c2();
+Sm90Instance sm90_instance_f16_128x192x64_c2();
 Sm90Instance sm90_instance_f16_128x64x64();
 Sm90Instance sm90_instance_f16_64x64x64();
 Sm90Instance sm90_instance_e4m3_128x128x128_c2();

@@ -312,19 +312,22 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
       std::int64_t m, n, k;
       char const* layout;
       float beta;
+      DType ab;
       char const* entry;
     };
     constexpr Pick192 picks192[] = {
-        {1536, 1536, 1536, "tn", 0.0f, "sm90_bf16_128x192x64_c2"},
-        {1536, 4096, 4096, "tn", 0.0f, "sm90_bf16_128x192x64_c2"},
-        {2048, 2048, 2048, "tn", 0.0f, "sm90_bf16_128x256x64_c2_s4"},
-        {1536, 1536, 1536, "nn", 0.0f, "sm90_bf16_128x256x64_c2_s4"},
-        {1536, 1536, 1536, "tn", 1.0f, "sm90_bf16_128x256x64_c2_tmac"},
+        {1536, 1536, 1536, "tn", 0.0f, DType::bf16, "sm90_bf16_128x192x64_c2"},
+        {1536, 4096, 4096, "tn", 0.0f, DType::bf16, "sm90_bf16_128x192x64_c2"},
+        {1536, 1536, 1536, "tn", 0.0f, DType::f16, "sm90_fp16_128x192x64_c2"},
+        {2048, 2048, 2048, "tn", 0.0f, DType::bf16, "sm90_bf16_128x256x64_c2_s4"},
+        {1536, 1536, 1536, "nn", 0.0f, DType::bf16, "sm90_bf16_128x256x64_c2_s4"},
+        {1536, 1536, 1536, "tn", 1.0f, DType::bf16, "sm90_bf16_128x256x64_c2_tmac"},
     };
     for (Pick192 const& c : picks192) {
-      GemmArguments h = problem(c.m, c.n, c.k, c.layout, MatrixOrder::col_major, DType::bf16, DType::bf16);
+      GemmArguments h = problem(c.m, c.n, c.k, c.layout, MatrixOrder::col_major, c.ab, c.ab);
       h.beta = c.beta;
-      EXPECT_STREQ(select_gemm_kernel(h)->name, c.entry) << c.m << "x" << c.n << "x" << c.k << " " << c.layout << " beta " << c.beta;
+      EXPECT_STREQ(select_gemm_kernel(h)->name, c.entry)
+          << c.m << "x" << c.n << "x" << c.k << " " << to_string(c.ab) << " " << c.layout << " beta " << c.beta;
     }
   }
 }

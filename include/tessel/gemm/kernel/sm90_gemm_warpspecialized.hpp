@@ -62,7 +62,7 @@ namespace tessel::kernel {
 // bits; fp8 wgmma has none).
 template <class Element, int N>
 struct Sm90WgmmaOf {
-  static_assert(sizeof(Element) == 0, "Sm90WgmmaOf: the sm_90a GEMM takes bfloat16_t or half_t inputs with TileN 16, 64, 128 or 256 (bfloat16_t also 192), or float_e4m3_t (any fp8 pair) with 128 or 256");
+  static_assert(sizeof(Element) == 0, "Sm90WgmmaOf: the sm_90a GEMM takes bfloat16_t or half_t inputs with TileN 16, 64, 128, 192 or 256, or float_e4m3_t (any fp8 pair) with 128 or 256");
 };
 template <>
 struct Sm90WgmmaOf<bfloat16_t, 16> {  // (no MN-major operands: 16 rows are not a 64-row TMA box)
@@ -100,6 +100,12 @@ template <>
 struct Sm90WgmmaOf<half_t, 256> {
   template <int TransA, int TransB>
   using Transposed = SM90_64x256x16_F32F16F16_SS<TransA, TransB>;
+  using Op = Transposed<0, 0>;
+};
+template <>
+struct Sm90WgmmaOf<half_t, 192> {
+  template <int TransA, int TransB>
+  using Transposed = SM90_64x192x16_F32F16F16_SS<TransA, TransB>;
   using Op = Transposed<0, 0>;
 };
 template <>
