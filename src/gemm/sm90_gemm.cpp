@@ -456,9 +456,9 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   // is copied whole and TMA zero-fills the rest. Returns the box's rows, or 0.
   auto const edge_map = [&](bool k_major, void const* ptr, std::int64_t rows, std::int64_t row_stride,
                             std::int64_t batch_stride, int share_rows, TmaDescriptor* desc) {
-    int const edge = int((rows % share_rows + 7) / 8 * 8);
+    int const edge = kernel::detail::sm90_edge_rows(rows, share_rows);
     int step = 0;
-    return k_major && rows % share_rows != 0 && edge < share_rows &&
+    return k_major && edge > 0 &&
                    encode_operand(desc, encode, f.ab, ptr, g.k, rows, row_stride, batch, batch_stride, t.tile_k, edge, &step, l2)
                ? edge
                : 0;

@@ -31,10 +31,77 @@ inline constexpr int kSm90OrderThreads = 128 + 128;
 template <class Config>
 struct Sm90TileOrigin {
   int m0, n0;
-  TESSEL_DEVICE Sm90TileOrigin(GemmCoord const& tile, int cta_rank)
+  TESSEL_HOST_DEVICE Sm90TileOrigin(GemmCoord const& tile, int cta_rank)
       : m0(int((tile.m() * Config::ClusterM + (Config::ClusterM > 1 ? cta_rank : 0)) * Config::TileM)),
         n0(int((tile.n() * Config::ClusterN + (Config::ClusterN > 1 ? cta_rank : 0)) * Config::TileN)) {}
 };
+
+// The rows of an operand share a CTA copies: the whole share (one box), none (every row past the
+// operand's edge), or -- where the share ends past the edge and the operand has an edge map
+// (edge_rows > 0, Sm90GemmParams::a_edge_rows) -- one edge box of edge_rows rows, the share's rows
+// inside rounded up to whole swizzle atoms. (Shares start at multiples of their rows, so the one
+// that holds the edge has the extent's remainder inside, which edge_rows covers.) Rows past the
+// edge feed only rows or columns of D past its edge, which the epilogue never writes, so they need
+// not be copied: TMA would zero-fill them, but slowly (the producer, kernel/sm90_gemm_producer.hpp). H100, 2x1-cluster 128x128 kernel, a D
+// 8192 x n (K = 8192): n = 256 (no share past the edge) 64 us; n = 192, the second CTA's B share
+// of every second tile wholly past N, 80 us zero-filled, 62 us not copied; n = 224 (that share
+// half past N) 68 us zero-filled, 63 us in an edge box.
+TESSEL_HOST_DEVICE constexpr int sm90_share_rows(std::int64_t first, std::int64_t extent, int rows, int edge_rows) {
+  std::int64_t const inside = extent - first;
+  if (inside >= rows) return rows;
+  if (inside <= 0) return 0;
+  return edge_rows > 0 ? edge_rows : rows;
+}
+
+// The rows of the edge box of an operand of `extent` rows cut into shares of `share_rows` (the
+// host makes its map, src/gemm/sm90_gemm.cpp): the remainder rounded up to whole 8-row swizzle
+// atoms, or 0 where no share ends inside the operand or the rounding reaches a whole share (the
+// full box serves then).
+TESSEL_HOST_DEVICE constexpr int sm90_edge_rows(std::int64_t extent, int share_rows) {
+  int const rest = int(extent % share_rows);
+  int const edge = (rest + 7) / 8 * 8;
+  return rest != 0 && edge < share_rows ? edge : 0;
+}
+
+// The shares of one operand tile: `Shares` shares of Rows rows from row `first` (Shares > 1: the
+// tile a cluster shares, this CTA's being share `mine`; else the CTA's own tile, mine = 0). Adds
+// the rows every share brings to *total and returns this CTA's.
+template <int Shares, int Rows>
+TESSEL_HOST_DEVICE int sm90_count_shares(std::int64_t first, std::int64_t extent, int edge_rows, int mine, int* total) {
+  int own = 0;
+  TESSEL_UNROLL
+  for (int r = 0; r < Shares; ++r) {
+    int const rows = sm90_share_rows(first + r * Rows, extent, Rows, edge_rows);
+    *total += rows;
+    if (r == mine) own = rows;
+  }
+  return own;
+}
+
+// What a CTA copies into each stage of a unit: the rows of its A share and B share
+// (sm90_share_rows), and the bytes its stage receives (expect_tx) -- every share of a shared tile,
+// from whichever CTA of the cluster copies it.
+struct Sm90StageCopies {
+  bool whole;  // every share of both tiles whole (a_rows, b_rows and bytes as for an interior tile)
+  int a_rows, b_rows;
+  std::uint32_t bytes;
+};
+template <class Config>
+TESSEL_HOST_DEVICE Sm90StageCopies sm90_stage_copies(Sm90GemmParams const& p, Sm90TileOrigin<Config> const& at, int cta_rank) {
+  constexpr int ClusterM = Config::ClusterM, ClusterN = Config::ClusterN;
+  constexpr int RowsA = Config::TileM / ClusterN, RowsB = Config::TileN / ClusterM;
+  constexpr std::uint32_t RowBytes = std::uint32_t(Config::TileK * int(sizeof(typename Config::Element)));
+  // A tile inside M and N (with ClusterN > 1 the CTAs share tile row at.m0, with ClusterM > 1 tile
+  // column at.n0; an unshared tile is the CTA's own): every share whole.
+  if (at.m0 + Config::TileM <= p.m && at.n0 + Config::TileN <= p.n)
+    return {true, RowsA, RowsB, Config::StageBytes};
+  int rows = 0;
+  int const a = sm90_count_shares<ClusterN, RowsA>(at.m0, p.m, p.a_edge_rows, ClusterN > 1 ? cta_rank : 0, &rows);
+  int const b = sm90_count_shares<ClusterM, RowsB>(at.n0, p.n, p.b_edge_rows, ClusterM > 1 ? cta_rank : 0, &rows);
+  std::uint32_t const bytes = std::uint32_t(rows) * RowBytes;
+  // (Shares past the edge copied whole, where no edge map was made, leave it whole.)
+  return {bytes == Config::StageBytes && a == RowsA && b == RowsB, a, b, bytes};
+}
 
 // The k-tiles [begin, end) of K slice `split` of `splits` (parallel split-K; splits == 1: all
 // k_tiles), in whole blocks of `block` k-tiles (an fp8 kernel's promotion blocks; 1 otherwise).
