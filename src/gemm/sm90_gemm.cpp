@@ -681,6 +681,12 @@ bool fills_under_half(std::size_t i, std::int64_t m, std::int64_t n, std::int64_
   return 2 * cluster_tiles(i, m, n, batch) < resident(i);
 }
 
+// Whether entry i reads both operands of cg where they lie: K-major ones always, MN-major ones
+// only if the kernel takes them (its instance's mn_major; the others stage them first).
+bool reads_in_place(std::size_t i, detail::CanonicalGemm const& cg) {
+  return kFamilies[i].instance().mn_major || (cg.a.k_stride == 1 && cg.b.k_stride == 1);
+}
+
 }  // namespace
 
 std::span<GemmKernelInfo const> sm90_gemm_kernels() { return kEntries; }
@@ -724,11 +730,11 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     // H100 51.6 against 52.6). Their operands must be K-major: an MN-major one is staged (16
     // rows are not a 64-row TMA box), which cost 16x8192x8192 `nt` 173 us against 56 in place.
     std::int64_t const rows = n <= 64 ? m : n, side = n <= 64 ? n : m;
-    detail::CanonicalGemm const cg = detail::canonical_gemm(g);
-    bool const k_major = cg.a.k_stride == 1 && cg.b.k_stride == 1;
     bool const bf16 = g.a_type == DType::bf16;
-    std::size_t const narrow =
-        side <= 16 && k_major ? (bf16 ? kTile64x16 : kTile64x16F16) : (bf16 ? kTile64x64 : kTile64x64F16);
+    std::size_t const narrow16 = bf16 ? kTile64x16 : kTile64x16F16;
+    std::size_t const narrow = side <= 16 && reads_in_place(narrow16, detail::canonical_gemm(g))
+                                   ? narrow16
+                                   : (bf16 ? kTile64x64 : kTile64x64F16);
     int const narrow_clusters = resident(narrow), clusters = resident(first + kTile64);
     bool const known = narrow_clusters > 0 && clusters > 0;
     std::int64_t const tiles64 = (rows + 63) / 64 * g.batch_count, tiles128 = (rows + 127) / 128 * g.batch_count;
@@ -779,16 +785,14 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // the 256-wide ones' (H100, session 13, same runs: 1536^3 25 -> 21 us, 1536x4096x4096 0.79 ->
   // 0.97x cuBLAS, 768x4096x4096 0.74 -> 0.93, 2304^3 0.67 -> 0.85, 3072^3 97 -> 90 us; where the
   // rounds say no it lost: 2048^3 0.88 -> 0.71, 4096^3 1.00 -> 0.89, 1024x8192x8192 0.98 -> 0.87;
-  // 5120^3 and 1536x8192x8192, near the line, even). K-major operands (a 96-row share is
-  // not whole 64-row MN-major boxes: those would be staged), C unread and D for TMA stores (it has
-  // neither the C-by-TMA nor the row-copy epilogue).
-  if (d_tma_storable(g)) {
-    detail::CanonicalGemm const cg = detail::canonical_gemm(g);
-    std::size_t const wide192 = g.a_type == DType::bf16 ? kTile192C2 : kTile192C2F16;
-    std::int64_t const r192 = tile_rounds(wide192, m, n, batch);
-    if (cg.a.k_stride == 1 && cg.b.k_stride == 1 && r192 > 0 && 10 * 192 * r192 < 9 * 256 * std::min(c2, c1x2))
-      return &kEntries[wide192];
-  }
+  // 5120^3 and 1536x8192x8192, near the line, even). Only where it reads the operands in place (a
+  // cluster CTA's 96-row share is not whole 64-row MN-major boxes: it stages those), C is unread
+  // and D takes TMA stores (it has neither the C-by-TMA nor the row-copy epilogue).
+  std::size_t const wide192 = g.a_type == DType::bf16 ? kTile192C2 : kTile192C2F16;
+  if (std::int64_t const r192 = tile_rounds(wide192, m, n, batch);
+      r192 > 0 && 10 * 192 * r192 < 9 * 256 * std::min(c2, c1x2) && d_tma_storable(g) &&
+      reads_in_place(wide192, detail::canonical_gemm(g)))
+    return &kEntries[wide192];
   // bf16 in 2x1 clusters with a TMA-stored D: 4 stages and the two-slab epilogue (H100, same runs,
   // against the 3-stage kernel: 4096^3 0.981 vs 0.959 and 0.967 vs 0.956, 8192^3 1.028 vs 1.008 and
   // 0.995 vs 1.018, 8192x28672x4096 0.984 vs 0.977; bench/results/sm90-h100-20261125.json and

@@ -233,9 +233,10 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
   // Column-major D: the canonical M is the BLAS N. At most 128 wide or tall -> 128x64 where its
   // tiles fit one round and fill most SMs (or K is short), else one tile row -> no cluster and one
   // narrow tile column -> 128x128 in 2x1 clusters; at most 64 wide -> 64x64 where its tiles fit one
-  // round (64 of them for 4096 rows), else 128x64 (12288 rows: 192 tiles of 64); otherwise 128x256
-  // in 2x1 clusters unless the 1x1 kernel needs fewer rounds of tiles (enough fewer to make up for
-  // its slower tile).
+  // round (64 of them for 4096 rows), else 128x64 (12288 rows: 192 tiles of 64); 129 to 256 wide
+  // or tall -> 128x128 in 2x1 clusters where they fit one round; otherwise 128x256 in 2x1 clusters
+  // unless the 1x1 kernel needs fewer rounds of tiles (enough fewer to make up for its slower
+  // tile), or 128x192 ones need enough fewer (below).
   int dev = 0, sms = 0;
   ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
