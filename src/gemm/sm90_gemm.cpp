@@ -154,16 +154,20 @@ bool pairs_aligned(void const* p, std::int64_t ld, std::int64_t batch_stride, st
 }
 
 // Parallel split-K slices: only when the cluster tiles cannot fill half the resident clusters --
-// a quarter for the memory-bound 64-wide tiles -- and K is long enough that each slice keeps at
-// least 4 k-tiles; never more units than clusters. (16x8192x8192 on the H100: 64 unsplit tiles of
-// the 128x64 kernel 55.2 us, 2 slices on 128 SMs plus the reduction pass 57.4; the compute-bound
-// 128x256 tiles 145 us unsplit, 99 us in 2 slices.)
+// a quarter for the memory-bound 64-wide tiles -- and K has at least 32 k-tiles, each slice
+// keeping at least 4; never more units than clusters. (16x8192x8192 on the H100: 64 unsplit tiles
+// of the 128x64 kernel 55.2 us, 2 slices on 128 SMs plus the reduction pass 57.4; the
+// compute-bound 128x256 tiles 145 us unsplit, 99 us in 2 slices.)
 // The wide tiles' slices keep at least 16 k-tiles each: with fewer, the reduction pass costs more
 // than the slices save (H100, session 12: 1024^3 in 4 slices of 4 k-tiles 29 us, unsplit 19).
+// Below 32 k-tiles no slices at all (H100, session 14, bench_api_overhead, GPU time per call
+// queued back to back: 512^3 5.1 us unsplit against 7.1 in 2 slices, 384x384x1024 6.7 against 7.4
+// in 4; at 32 k-tiles and more the slices won: 16x2048x2048 6.3 against 6.9, 256x256x2048 7.5
+// against 10.0, 16x1024x4096 6.8 against 10.8).
 int choose_splits(std::int64_t cluster_tiles, int k_tiles, int clusters, int tile_n) {
   int const fill = tile_n <= 64 ? 4 : 2;
   int const per_slice = tile_n <= 64 ? 4 : 16;
-  if (cluster_tiles * fill > clusters || k_tiles < 8) return 1;
+  if (cluster_tiles * fill > clusters || k_tiles < 32) return 1;
   return int(std::max<std::int64_t>(1, std::min<std::int64_t>({clusters / cluster_tiles, k_tiles / per_slice, 16})));
 }
 

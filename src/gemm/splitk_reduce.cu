@@ -6,42 +6,103 @@
 // leading dimensions and batch strides (the canonical D of the tensor-core adapters), or with
 // `transposed` column-major (a skinny kernel ran the swapped problem): then consecutive threads
 // take consecutive rows, so D's stores stay contiguous.
+//
+// The GEMM's kernel and this one are a split-K call's whole GPU cost beyond the unsplit kernel,
+// so this one is kept short: four elements a thread where D's rows allow (float4 reads of the
+// partials), 32-bit index arithmetic where the problem fits, and a programmatic dependent launch.
+// H100, session 14 (bench/results/splitk-api-overhead-h100-20261126-s14.txt, GPU time a call,
+// queued): 512^3 in 2 slices 11.1 -> 7.1 us against the one-element, 64-bit, plain-launched form;
+// the launch attribute alone is ~2.5 us of that (128x1024x4096: 12.2 -> 9.8 us).
 #include "sm90_instances.hpp"
 
+#include <tessel/arch/sm90_cluster.hpp>
 #include <tessel/gemm/kernel/element_io.hpp>
 
 #include <algorithm>
+#include <cstdint>
 
 namespace tessel::kernel::detail {
 
 namespace {
 
-template <class T>
+// Four consecutive elements of D (and C) per thread where rows allow it: the slices' partials
+// read as float4s, D written in 16-byte (fp32) or 8-byte (16-bit) stores.
+bool four_wide(SplitKReduceParams const& p, std::size_t element_bytes) {
+  auto const aligned = [&](void const* ptr, std::int64_t ld, std::int64_t batch_stride) {
+    return reinterpret_cast<std::uintptr_t>(ptr) % (4 * element_bytes) == 0 && ld % 4 == 0 &&
+           (p.batch == 1 || batch_stride % 4 == 0);
+  };
+  return !p.transposed && p.cols % 4 == 0 && reinterpret_cast<std::uintptr_t>(p.partials) % 16 == 0 &&
+         aligned(p.d, p.ldd, p.batch_stride_d) && (p.beta == 0.0f || aligned(p.c, p.ldc, p.batch_stride_c));
+}
+
+// Thread i takes elements [V * i, V * i + V) of the flattened (batch, row, column) index space --
+// in the transposed case (V = 1) of (batch, column, row), so that consecutive threads write
+// consecutive elements of D. I: the index type, 32-bit where the element count allows (the
+// divisions below are then a few instructions instead of a 64-bit division routine each).
+template <class T, int V, class I>
 __global__ void splitk_reduce_kernel(SplitKReduceParams const p) {
-  std::int64_t const plane = p.rows * p.cols, total = p.batch * plane;
-  T const* c = static_cast<T const*>(p.c);
-  T* d = static_cast<T*>(p.d);
-  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += std::int64_t(gridDim.x) * blockDim.x) {
-    std::int64_t const b = i / plane, in = i % plane;
-    std::int64_t const r = p.transposed ? in % p.rows : in / p.cols, col = p.transposed ? in / p.rows : in % p.cols;
-    float sum = 0.0f;
-    for (int s = 0; s < p.splits; ++s) sum += p.partials[(std::int64_t(s) * p.batch + b) * plane + r * p.cols + col];
-    float v = p.alpha * sum;
-    std::int64_t const c_at = p.transposed ? col * p.ldc + r : r * p.ldc + col;
-    std::int64_t const d_at = p.transposed ? col * p.ldd + r : r * p.ldd + col;
-    if (p.beta != 0.0f) v += p.beta * to_float(c[b * p.batch_stride_c + c_at]);
-    d[b * p.batch_stride_d + d_at] = from_float<T>(v);
+  // Launched as a programmatic dependent of the GEMM: its partials are complete and visible after this.
+  grid_dependency_wait();
+  I const rows = I(p.rows), cols = I(p.cols), plane = rows * cols;
+  I const fast = p.transposed ? rows : cols;  // the extent consecutive threads walk
+  I const units = I(p.batch) * plane / V;
+  T const* const c = static_cast<T const*>(p.c);
+  T* const d = static_cast<T*>(p.d);
+  for (I i = I(blockIdx.x) * blockDim.x + threadIdx.x; i < units; i += I(gridDim.x) * blockDim.x) {
+    I const e = V * i, line = e / fast, along = e - line * fast;  // line: (batch, slow index)
+    I const slow_extent = p.transposed ? cols : rows;
+    I const b = line / slow_extent, slow = line - b * slow_extent;
+    I const r = p.transposed ? along : slow, col = p.transposed ? slow : along;
+    std::int64_t const at_c = p.transposed ? std::int64_t(col) * p.ldc + r : std::int64_t(r) * p.ldc + col;
+    std::int64_t const at_d = p.transposed ? std::int64_t(col) * p.ldd + r : std::int64_t(r) * p.ldd + col;
+    float const* src = p.partials + std::int64_t(b) * plane + std::int64_t(r) * cols + col;
+    std::int64_t const slice = std::int64_t(p.batch) * plane;
+    if constexpr (V == 4) {
+      float4 sum = __ldcs(reinterpret_cast<float4 const*>(src));
+      for (int s = 1; s < p.splits; ++s) {
+        float4 const v = __ldcs(reinterpret_cast<float4 const*>(src + s * slice));
+        sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+      }
+      float4 out = make_float4(p.alpha * sum.x, p.alpha * sum.y, p.alpha * sum.z, p.alpha * sum.w);
+      if (p.beta != 0.0f) {
+        float4 const cv = load_float4(c + std::int64_t(b) * p.batch_stride_c + at_c);
+        out.x += p.beta * cv.x, out.y += p.beta * cv.y, out.z += p.beta * cv.z, out.w += p.beta * cv.w;
+      }
+      store_float4(d + std::int64_t(b) * p.batch_stride_d + at_d, out);
+    } else {
+      float sum = __ldcs(src);
+      for (int s = 1; s < p.splits; ++s) sum += __ldcs(src + s * slice);
+      float v = p.alpha * sum;
+      if (p.beta != 0.0f) v += p.beta * to_float(c[std::int64_t(b) * p.batch_stride_c + at_c]);
+      d[std::int64_t(b) * p.batch_stride_d + at_d] = from_float<T>(v);
+    }
   }
 }
 
 template <class T>
 cudaError_t reduce(SplitKReduceParams const& p, cudaStream_t stream) {
   std::int64_t const total = p.batch * p.rows * p.cols;
+  bool const wide = four_wide(p, sizeof(T));
   int const threads = 256;
-  std::int64_t const blocks = std::min<std::int64_t>((total + threads - 1) / threads, 132LL * 16);
-  splitk_reduce_kernel<T><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(p);
-  return cudaGetLastError();
+  std::int64_t const units = wide ? total / 4 : total;
+  std::int64_t const blocks = std::max<std::int64_t>(1, std::min<std::int64_t>((units + threads - 1) / threads, 132LL * 16));
+  // 32-bit indices while every flattened index, and the stride of the grid walk past it, fits.
+  bool const narrow = total + blocks * threads <= 0xffffffffLL;
+  void (*kernel)(SplitKReduceParams) = wide ? (narrow ? splitk_reduce_kernel<T, 4, unsigned> : splitk_reduce_kernel<T, 4, long long>)
+                                            : (narrow ? splitk_reduce_kernel<T, 1, unsigned> : splitk_reduce_kernel<T, 1, long long>);
+  // A programmatic dependent launch: the reduction's CTAs are launched as the GEMM's leave, and
+  // wait in griddepcontrol.wait for its partials, instead of after the whole GEMM has retired.
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned(blocks));
+  cfg.blockDim = dim3(unsigned(threads));
+  cfg.stream = stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelEx(&cfg, kernel, p);
 }
 
 }  // namespace

@@ -401,15 +401,22 @@ TEST(Sm90Small, PersistentGridCoversTheGpu) {
 
 TEST(Sm90Sweep, ParallelSplitKForFewTiles) {
   TESSEL_REQUIRE_SM90();
-  // 2 x 2 tiles with 79 k-tiles: the heuristic splits K; the reduction applies alpha, beta, C.
+  // 2 x 2 tiles with 79 k-tiles: the heuristic splits K; the reduction applies alpha, beta, C --
+  // four elements a thread where D's rows allow (200 x 300), one where they do not (203 x 301, D
+  // and C one element past their packed leading dimension).
   for (DtypeCase const& dt : kDtypes) {
     for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
-      GemmArguments g = problem(200, 300, 5000, "tn", co, dt.ab, dt.cd, 2);
-      Operands ops(g, 17);
-      expect_good(run_and_check(dt.single, g), what(dt.single, g, "tn") + " split-K", g.a_type);
-      expect_good(run_and_check(dt.cluster, g), what(dt.cluster, g, "tn") + " split-K", g.a_type);
-      expect_good(run_and_check(dt.narrow, g), what(dt.narrow, g, "tn") + " split-K", g.a_type);
-      if (dt.pingpong) expect_good(run_and_check(dt.pingpong, g), what(dt.pingpong, g, "tn") + " split-K", g.a_type);
+      for (int odd : {0, 1}) {
+        GemmArguments g = problem(200 + 3 * odd, 300 + odd, 5000, "tn", co, dt.ab, dt.cd, 2);
+        g.ldc += odd, g.ldd += odd;
+        if (odd) g.batch_stride_c = g.batch_stride_d = g.ldd * (co == MatrixOrder::row_major ? g.m : g.n);
+        Operands ops(g, 17 + odd);
+        expect_good(run_and_check(dt.single, g), what(dt.single, g, "tn") + " split-K", g.a_type);
+        expect_good(run_and_check(dt.cluster, g), what(dt.cluster, g, "tn") + " split-K", g.a_type);
+        expect_good(run_and_check(dt.narrow, g), what(dt.narrow, g, "tn") + " split-K", g.a_type);
+        if (dt.pingpong) expect_good(run_and_check(dt.pingpong, g), what(dt.pingpong, g, "tn") + " split-K", g.a_type);
+        if (odd) expect_padding_untouched(g, ops.nd, what(dt.single, g, "tn") + " split-K, ldd+1");
+      }
     }
   }
 }
