@@ -3,7 +3,8 @@
 // of the same size and the CLI's per-call event timing (which starts before the host enqueues)
 // sees the larger.
 //
-//   bench_api_overhead [MxNxK ...]        (bf16 in and out, fp32 accumulation, "tn": A and B K-major)
+//   bench_api_overhead [MxNxK[+P] ...]    (bf16 in and out, fp32 accumulation, "tn": A and B K-major,
+//                                         their rows K + P elements apart; P = 0 by default)
 //
 // Per problem and side, three numbers in microseconds:
 //   host   wall time of one call that only enqueues (median over 200 calls, the stream kept busy
@@ -104,9 +105,10 @@ int main(int argc, char** argv) {
   std::printf("%-18s %-28s %8s %8s %8s   %8s %8s %8s\n", "problem", "tessel kernel", "host", "alone", "queued",
               "cuBLAS:h", "alone", "queued");
   for (std::string const& s : shapes) {
-    long long m = 0, n = 0, k = 0;
-    if (std::sscanf(s.c_str(), "%lldx%lldx%lld", &m, &n, &k) != 3 || m < 1 || n < 1 || k < 1) {
-      std::fprintf(stderr, "bench_api_overhead: problem '%s' is not MxNxK with positive extents\n", s.c_str());
+    long long m = 0, n = 0, k = 0, pad = 0;
+    int const fields = std::sscanf(s.c_str(), "%lldx%lldx%lld+%lld", &m, &n, &k, &pad);
+    if (fields < 3 || m < 1 || n < 1 || k < 1 || pad < 0) {
+      std::fprintf(stderr, "bench_api_overhead: problem '%s' is not MxNxK[+P] with positive extents (P: elements of padding per row of A and B)\n", s.c_str());
       return 2;
     }
     // BLAS "tn": op(A) = A^T with A stored K x M column-major, B K x N column-major, D M x N
@@ -114,12 +116,14 @@ int main(int argc, char** argv) {
     tessel::GemmArguments g = tessel::make_packed_gemm(m, n, k, 1, tessel::DType::bf16, tessel::DType::bf16,
                                                        tessel::MatrixOrder::row_major, tessel::MatrixOrder::col_major,
                                                        tessel::MatrixOrder::col_major);
+    long long const ld = k + pad;  // A's and B's rows (K-major) are ld elements apart
+    g.lda = g.ldb = ld;
     void *a = nullptr, *b = nullptr, *d = nullptr;
-    check(cudaMalloc(&a, std::size_t(m * k) * 2), "cudaMalloc A");
-    check(cudaMalloc(&b, std::size_t(n * k) * 2), "cudaMalloc B");
+    check(cudaMalloc(&a, std::size_t(m * ld) * 2), "cudaMalloc A");
+    check(cudaMalloc(&b, std::size_t(n * ld) * 2), "cudaMalloc B");
     check(cudaMalloc(&d, std::size_t(m * n) * 2), "cudaMalloc D");
-    check(cudaMemset(a, 0x3c, std::size_t(m * k) * 2), "fill A");  // bf16 0x3c3c: ~0.0115, finite
-    check(cudaMemset(b, 0x3c, std::size_t(n * k) * 2), "fill B");
+    check(cudaMemset(a, 0x3c, std::size_t(m * ld) * 2), "fill A");  // bf16 0x3c3c: ~0.0115, finite
+    check(cudaMemset(b, 0x3c, std::size_t(n * ld) * 2), "fill B");
     g.a = a, g.b = b, g.c = d, g.d = d;
     std::string kernel = "?";
     if (tessel::Status st = tessel::gemm(g, stream); !st) {
@@ -130,8 +134,8 @@ int main(int argc, char** argv) {
     Times const t = measure([&] { (void)tessel::gemm(g, stream); }, stream);
     float const one = 1.0f, zero = 0.0f;
     auto const blas = [&] {
-      (void)cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, int(m), int(n), int(k), &one, a, CUDA_R_16BF, int(k), b,
-                         CUDA_R_16BF, int(k), &zero, d, CUDA_R_16BF, int(m), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      (void)cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, int(m), int(n), int(k), &one, a, CUDA_R_16BF, int(ld), b,
+                         CUDA_R_16BF, int(ld), &zero, d, CUDA_R_16BF, int(m), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     };
     Times const c = measure(blas, stream);
     std::printf("%-18s %-28s %8.2f %8.2f %8.2f   %8.2f %8.2f %8.2f\n", s.c_str(), kernel.c_str(), t.host, t.alone,

@@ -171,6 +171,19 @@ int choose_splits(std::int64_t cluster_tiles, int k_tiles, int clusters, int til
   return int(std::max<std::int64_t>(1, std::min<std::int64_t>({clusters / cluster_tiles, k_tiles / per_slice, 16})));
 }
 
+// The row alignment an operand needs to be read in place (sm90_operand_read): TMA's 16 bytes, or
+// -- for a large D, where a staged copy costs little beside the GEMM -- 32. TMA reads rows that
+// start off the L2's 32-byte sectors far more slowly: a 16-byte multiple pitch that is not a
+// 32-byte one (K = 4104 bf16, 8208 bytes) puts every other row there. H100, session 14
+// (bench/results/pitch-h100-20261126-s14.txt, GPU time a call, A and B rows K + 8 elements apart):
+// 8192x8192x8192 1665-1683 us read in place, 1375-1379 staged (cuBLAS 1367-1372); 4096^3 210 ->
+// 203; but 2048^3 29.5 -> 38, 1024x1024x1000 even, 16x8192x8192 49 -> 148 (a skinny problem
+// streams B once: copying it first triples its traffic). Staged from M N / (M + N) >= 2048, for
+// 16-bit operands (fp8 not measured).
+int operand_align(std::int64_t m, std::int64_t n, int element_bytes) {
+  return element_bytes == 2 && m > 0 && n > 0 && double(m) * double(n) / double(m + n) >= 2048.0 ? 32 : 16;
+}
+
 // TESSEL_SM90_SPLITS=S (a diagnostic for benchmarks): S K-slices instead of choose_splits's.
 int forced_splits() {
   static int const s = [] {
@@ -386,8 +399,8 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
 
   Sm90GemmParams p;
   // Operands TMA can read in place (sm90_operand_read: K-major, or MN-major for the 16-bit kernels,
-  // with 16-byte aligned strides -- TMA needs aligned box starts as well) get their descriptors
-  // now; the others (odd leading dimensions, unaligned pointers, fp8 MN-major operands, any the
+  // with 16-byte aligned strides -- TMA needs aligned box starts as well; 32-byte ones for a large
+  // D, operand_align) get their descriptors now; the others (odd leading dimensions, unaligned pointers, fp8 MN-major operands, any the
   // driver refuses) are staged into aligned K-major copies and described after.
   int const box_a = t.tile_m / t.cluster_n, box_b = t.tile_n / t.cluster_m;  // what one CTA of a cluster copies
   int const box_mn = 128 / t.element_bytes;  // MN-major: rows per box (one 128-byte swizzle row)
@@ -395,7 +408,8 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   auto const in_place = [&](OperandView const& v, std::int64_t rows, int box_rows, TmaDescriptor* desc, int* step,
                             bool* mn_major) {
     Sm90OperandRead const read = sm90_operand_read(reinterpret_cast<std::uintptr_t>(v.ptr), v.row_stride, v.k_stride,
-                                                   v.batch_stride, batch, t.element_bytes, t.mn_major);
+                                                   v.batch_stride, batch, t.element_bytes, t.mn_major,
+                                                   operand_align(c.m, c.n, t.element_bytes));
     *mn_major = read == Sm90OperandRead::mn_major;
     if (read == Sm90OperandRead::k_major)
       return encode_operand(desc, encode, f.ab, v.ptr, g.k, rows, v.row_stride, batch, v.batch_stride, t.tile_k, box_rows, step, l2);

@@ -966,6 +966,25 @@ TEST(Sm90Sweep, LeadingDimensionsOffEveryAlignment) {
   }
 }
 
+TEST(Sm90Sweep, LargeDWithRowsOffTheSectorsReadsAStagedCopy) {
+  TESSEL_REQUIRE_SM90();
+  // A 4096 x 4096 D (M N / (M + N) = 2048: large enough that the host stages 16-bit operands
+  // whose rows are 16-byte aligned but off the L2's 32-byte sectors, src/gemm/sm90_gemm.cpp
+  // operand_align): leading dimensions 8 elements past a multiple of 16, K-major (`tn`) and
+  // MN-major (`nn`: A's rows 4104 elements apart), a ragged K.
+  for (DtypeCase const& dt : kDtypes) {
+    if (dt.cd != dt.ab) continue;  // 16-bit D: the TMA-store kernels
+    for (char const* layout : {"tn", "nn"}) {
+      GemmArguments g = problem(4096, 4096, 200, layout, MatrixOrder::col_major, dt.ab, dt.cd);
+      g.lda += 8, g.ldb += 8;
+      Operands ops(g, 53);
+      std::string const s4 = dt.ab == DType::bf16 ? "sm90_bf16_128x256x64_c2_s4" : dt.cluster;
+      for (std::string const& name : {s4, std::string(dt.cluster)})
+        expect_good(run_and_check(name.c_str(), g), what(name.c_str(), g, layout) + " lda+8 ldb+8", g.a_type);
+    }
+  }
+}
+
 TEST(Sm90Sweep, OddLeadingDimensionsWithFewRowsOrBatches) {
   TESSEL_REQUIRE_SM90();
   // Fewer rows than one 8-row swizzle atom (5 x 300) with odd leading dimensions, and batches

@@ -19,13 +19,13 @@ constexpr std::uintptr_t kBase = 0x10000;  // a 16-byte aligned address
 // a 128-byte k-tile along K, MN-major boxes at any K-row and at multiples of 128 bytes of rows --
 // in every batch (a batch stride of 0 is one tensor read for every batch).
 bool boxes_aligned(std::uintptr_t address, std::int64_t row_stride, std::int64_t k_stride, std::int64_t batch_stride,
-                   std::int64_t batch, int bytes, bool mn_major) {
+                   std::int64_t batch, int bytes, bool mn_major, int align = 16) {
   std::int64_t const row_step = mn_major ? 128 / bytes : 1, k_step = mn_major ? 1 : 128 / bytes;
   for (std::int64_t b = 0; b < (batch > 1 ? 4 : 1); ++b)
     for (std::int64_t i = 0; i < 24; ++i)
       for (std::int64_t j = 0; j < 24; ++j) {
         std::int64_t const element = b * batch_stride + i * row_step * row_stride + j * k_step * k_stride;
-        if ((address + std::uintptr_t(element * bytes)) % 16 != 0) return false;
+        if ((address + std::uintptr_t(element * bytes)) % std::uintptr_t(align) != 0) return false;
       }
   return true;
 }
@@ -34,27 +34,29 @@ bool boxes_aligned(std::uintptr_t address, std::int64_t row_stride, std::int64_t
 
 TEST(Sm90OperandRead, MatchesTheAlignedBoxStartsRule) {
   int checked = 0;
-  for (int bytes : {1, 2}) {
-    for (bool kernel_mn : {false, true}) {
-      for (std::uintptr_t offset : {0, 1, 2, 4, 8}) {
-        if (offset % std::uintptr_t(bytes) != 0) continue;
-        for (std::int64_t ld = 1; ld <= 40; ++ld) {
-          for (std::int64_t batch : {1, 3}) {
-            for (std::int64_t bs : {0, 1, 8, 9, 16, 1000, 1024}) {
-              // K-major (k stride 1, rows ld apart), then MN-major (row stride 1, K-rows ld apart).
-              for (bool mn : {false, true}) {
-                std::int64_t const rs = mn ? 1 : ld, ks = mn ? ld : 1;
-                Sm90OperandRead const got = sm90_operand_read(kBase + offset, rs, ks, bs, batch, bytes, kernel_mn);
-                Sm90OperandRead expected = Sm90OperandRead::staged;
-                if (ks == 1 && boxes_aligned(kBase + offset, rs, ks, bs, batch, bytes, false)) {
-                  expected = Sm90OperandRead::k_major;
-                } else if (rs == 1 && kernel_mn && boxes_aligned(kBase + offset, rs, ks, bs, batch, bytes, true)) {
-                  expected = Sm90OperandRead::mn_major;
+  for (int align : {16, 32}) {
+    for (int bytes : {1, 2}) {
+      for (bool kernel_mn : {false, true}) {
+        for (std::uintptr_t offset : {0, 1, 2, 4, 8, 16}) {
+          if (offset % std::uintptr_t(bytes) != 0) continue;
+          for (std::int64_t ld = 1; ld <= 40; ++ld) {
+            for (std::int64_t batch : {1, 3}) {
+              for (std::int64_t bs : {0, 1, 8, 9, 16, 24, 1000, 1024}) {
+                // K-major (k stride 1, rows ld apart), then MN-major (row stride 1, K-rows ld apart).
+                for (bool mn : {false, true}) {
+                  std::int64_t const rs = mn ? 1 : ld, ks = mn ? ld : 1;
+                  Sm90OperandRead const got = sm90_operand_read(kBase + offset, rs, ks, bs, batch, bytes, kernel_mn, align);
+                  Sm90OperandRead expected = Sm90OperandRead::staged;
+                  if (ks == 1 && boxes_aligned(kBase + offset, rs, ks, bs, batch, bytes, false, align)) {
+                    expected = Sm90OperandRead::k_major;
+                  } else if (rs == 1 && kernel_mn && boxes_aligned(kBase + offset, rs, ks, bs, batch, bytes, true, align)) {
+                    expected = Sm90OperandRead::mn_major;
+                  }
+                  EXPECT_EQ(int(got), int(expected)) << "bytes " << bytes << " offset " << offset << " ld " << ld << " batch "
+                                                     << batch << " batch stride " << bs << (mn ? " MN-major" : " K-major")
+                                                     << (kernel_mn ? "" : ", kernel without MN-major operands") << ", align " << align;
+                  ++checked;
                 }
-                EXPECT_EQ(int(got), int(expected)) << "bytes " << bytes << " offset " << offset << " ld " << ld << " batch "
-                                                   << batch << " batch stride " << bs << (mn ? " MN-major" : " K-major")
-                                                   << (kernel_mn ? "" : ", kernel without MN-major operands");
-                ++checked;
               }
             }
           }
@@ -84,4 +86,12 @@ TEST(Sm90OperandRead, TheSweepsCases) {
   EXPECT_EQ(sm90_operand_read(kBase, 256, 1, 0, 1, 1, false), Sm90OperandRead::k_major);
   // K = 1 with ld = 1 (both strides 1, neither aligned): staged.
   EXPECT_EQ(sm90_operand_read(kBase, 1, 1, 0, 1, 2, true), Sm90OperandRead::staged);
+  // Asked for 32-byte rows (the host, for a bf16 operand with a 1032-element pitch: every other
+  // row off the L2's sectors): staged; a 1000-element (2000-byte) pitch too, 1024 not.
+  EXPECT_EQ(sm90_operand_read(kBase, 1032, 1, 0, 1, 2, true), Sm90OperandRead::k_major);
+  EXPECT_EQ(sm90_operand_read(kBase, 1032, 1, 0, 1, 2, true, 32), Sm90OperandRead::staged);
+  EXPECT_EQ(sm90_operand_read(kBase, 1000, 1, 0, 1, 2, true, 32), Sm90OperandRead::staged);
+  EXPECT_EQ(sm90_operand_read(kBase, 1024, 1, 0, 1, 2, true, 32), Sm90OperandRead::k_major);
+  EXPECT_EQ(sm90_operand_read(kBase + 16, 1024, 1, 0, 1, 2, true, 32), Sm90OperandRead::staged);
+  EXPECT_EQ(sm90_operand_read(kBase, 1, 1032, 0, 1, 2, true, 32), Sm90OperandRead::staged);
 }

@@ -23,13 +23,17 @@ namespace tessel {
 
 enum class Sm90OperandRead { k_major, mn_major, staged };
 
+//
+// `align` (16 or 32 bytes) raises the 16 bytes TMA needs: with 32, rows whose starts are off the
+// 32-byte sectors of the L2 -- every other row of a 16-byte multiple pitch like 2064 bytes --
+// are staged too (the host's choice, src/gemm/sm90_gemm.cpp: TMA reads them far slower).
 constexpr Sm90OperandRead sm90_operand_read(std::uintptr_t address, std::int64_t row_stride, std::int64_t k_stride,
                                             std::int64_t batch_stride, std::int64_t batch, int element_bytes,
-                                            bool kernel_reads_mn_major) {
-  std::int64_t const per16 = 16 / element_bytes;  // elements in 16 bytes
-  bool const base_aligned = address % 16 == 0 && (batch == 1 || batch_stride % per16 == 0);
-  if (k_stride == 1 && base_aligned && row_stride % per16 == 0) return Sm90OperandRead::k_major;
-  if (row_stride == 1 && kernel_reads_mn_major && base_aligned && k_stride % per16 == 0) return Sm90OperandRead::mn_major;
+                                            bool kernel_reads_mn_major, int align = 16) {
+  std::int64_t const per = align / element_bytes;  // elements in `align` bytes
+  bool const base_aligned = address % std::uintptr_t(align) == 0 && (batch == 1 || batch_stride % per == 0);
+  if (k_stride == 1 && base_aligned && row_stride % per == 0) return Sm90OperandRead::k_major;
+  if (row_stride == 1 && kernel_reads_mn_major && base_aligned && k_stride % per == 0) return Sm90OperandRead::mn_major;
   return Sm90OperandRead::staged;
 }
 
