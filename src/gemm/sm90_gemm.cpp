@@ -173,15 +173,22 @@ int choose_splits(std::int64_t cluster_tiles, int k_tiles, int clusters, int til
 
 // The row alignment an operand needs to be read in place (sm90_operand_read): TMA's 16 bytes, or
 // -- for a large D, where a staged copy costs little beside the GEMM -- 32. TMA reads rows that
-// start off the L2's 32-byte sectors far more slowly: a 16-byte multiple pitch that is not a
-// 32-byte one (K = 4104 bf16, 8208 bytes) puts every other row there. H100, session 14
-// (bench/results/pitch-h100-20261126-s14.txt, GPU time a call, A and B rows K + 8 elements apart):
-// 8192x8192x8192 1665-1683 us read in place, 1375-1379 staged (cuBLAS 1367-1372); 4096^3 210 ->
-// 203; but 2048^3 29.5 -> 38, 1024x1024x1000 even, 16x8192x8192 49 -> 148 (a skinny problem
-// streams B once: copying it first triples its traffic). Staged from M N / (M + N) >= 2048, for
-// 16-bit operands (fp8 not measured).
+// start off the L2's 32-byte sectors more slowly: a 16-byte multiple pitch that is not a 32-byte
+// one (K = 8200 bf16, 16400 bytes) puts every other row there. H100, session 14, random inputs
+// (bench/results/pitch-h100-20261126-s14.txt, GPU time a call, A's and B's rows K + 8 elements
+// apart, in place against staged, twice): 8192^3 1734 -> 1691 us (cuBLAS 1563-1589), 6144^3 768
+// -> 727-733 (cuBLAS 666-676), but 4096^3 219-236 -> 243, and a skinny problem streams B once,
+// so copying it first triples its traffic (16x8192x8192 49 -> 148 us). Staged from
+// M N / (M + N) >= 3072, for 16-bit operands (fp8 not measured).
+// TESSEL_SM90_ALIGN=16 or 32 (a diagnostic for benchmarks) asks that alignment of every operand.
 int operand_align(std::int64_t m, std::int64_t n, int element_bytes) {
-  return element_bytes == 2 && m > 0 && n > 0 && double(m) * double(n) / double(m + n) >= 2048.0 ? 32 : 16;
+  static int const forced = [] {
+    char const* v = std::getenv("TESSEL_SM90_ALIGN");
+    int const a = v != nullptr ? std::atoi(v) : 0;
+    return a == 16 || a == 32 ? a : 0;
+  }();
+  if (forced > 0) return forced;
+  return element_bytes == 2 && m > 0 && n > 0 && double(m) * double(n) / double(m + n) >= 3072.0 ? 32 : 16;
 }
 
 // TESSEL_SM90_SPLITS=S (a diagnostic for benchmarks): S K-slices instead of choose_splits's.

@@ -968,14 +968,14 @@ TEST(Sm90Sweep, LeadingDimensionsOffEveryAlignment) {
 
 TEST(Sm90Sweep, LargeDWithRowsOffTheSectorsReadsAStagedCopy) {
   TESSEL_REQUIRE_SM90();
-  // A 4096 x 4096 D (M N / (M + N) = 2048: large enough that the host stages 16-bit operands
+  // A 6144 x 6144 D (M N / (M + N) = 3072: large enough that the host stages 16-bit operands
   // whose rows are 16-byte aligned but off the L2's 32-byte sectors, src/gemm/sm90_gemm.cpp
   // operand_align): leading dimensions 8 elements past a multiple of 16, K-major (`tn`) and
-  // MN-major (`nn`: A's rows 4104 elements apart), a ragged K.
+  // MN-major (`nn`: A's rows 6152 elements apart), a ragged K.
   for (DtypeCase const& dt : kDtypes) {
     if (dt.cd != dt.ab) continue;  // 16-bit D: the TMA-store kernels
     for (char const* layout : {"tn", "nn"}) {
-      GemmArguments g = problem(4096, 4096, 200, layout, MatrixOrder::col_major, dt.ab, dt.cd);
+      GemmArguments g = problem(6144, 6144, 200, layout, MatrixOrder::col_major, dt.ab, dt.cd);
       g.lda += 8, g.ldb += 8;
       Operands ops(g, 53);
       std::string const s4 = dt.ab == DType::bf16 ? "sm90_bf16_128x256x64_c2_s4" : dt.cluster;
