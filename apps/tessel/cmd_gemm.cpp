@@ -68,6 +68,8 @@ constexpr char const* kUsage =
     "  --out-dtype T       C/D dtype: default fp32 for fp32/tf32, bf16 for fp8, else the input dtype\n"
     "  --a-scale S --b-scale S      fp8 per-tensor scales: D = alpha*(S_a*A)(S_b*B) + beta*C (default 1)\n"
     "  --layout L          tn (default), nn, nt, tt: BLAS transposes of A and B, C/D column-major\n"
+    "  --lda L --ldb L --ldc L      leading dimensions of A, B and C/D as stored (default: packed;\n"
+    "                               BLAS rules: at least the stored rows, K for a 't' A)\n"
     "  --alpha A --beta B  scalars (default 1 and 0)\n"
     "  --kernel NAME       a kernel from `tessel list`, or auto (default: the heuristic)\n"
     "method:\n"
@@ -103,6 +105,7 @@ bool is_known(std::string const& name) {
   static char const* const known[] = {"--m",      "--n",       "--k",      "--batch",   "--dtype",   "--b-dtype",
                                       "--out-dtype", "--a-scale", "--b-scale", "--layout", "--alpha", "--beta",
                                       "--kernel", "--iters",   "--warmup", "--gap-ms",  "--compare", "--seed",
+                                      "--lda",    "--ldb",     "--ldc",
                                       "--csv",    "--json",    "--suite",  "--sweep"};
   for (char const* k : known)
     if (name == k) return true;
@@ -169,6 +172,7 @@ struct Problem {
   long long m = 4096, n = 4096, k = 4096, batch = 1;
   DType ab = DType::f32, bt = DType::f32, cd = DType::f32;  // A, B, C/D
   std::string layout = "tn";
+  long long lda = 0, ldb = 0, ldc = 0;  // 0: packed (the smallest legal leading dimension)
   float alpha = 1.0f, beta = 0.0f;
   float a_scale = 1.0f, b_scale = 1.0f;
   std::string kernel = "auto";
@@ -180,8 +184,11 @@ struct Problem {
   std::string shape() const {
     std::string s = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
     if (batch != 1) s = std::to_string(batch) + "x" + s;
+    if (lda != 0 || ldb != 0 || ldc != 0)  // e.g. 1024x1024x1000/ld1008,1008,-: '-' packed
+      s += "/ld" + ld_text(lda) + "," + ld_text(ldb) + "," + ld_text(ldc);
     return s;
   }
+  static std::string ld_text(long long ld) { return ld != 0 ? std::to_string(ld) : "-"; }
   std::string dtype_name() const {
     std::string s = tessel::to_string(ab);
     if (bt != ab) s += std::string("x") + tessel::to_string(bt);
@@ -228,6 +235,9 @@ Problem make_problem(Options const& o) {
       throw UsageError("--layout: '" + *v + "' is not one of tn, nn, nt, tt");
     p.layout = *v;
   }
+  if (auto v = get("--lda")) p.lda = parse_int("--lda", *v, 1, kMax);
+  if (auto v = get("--ldb")) p.ldb = parse_int("--ldb", *v, 1, kMax);
+  if (auto v = get("--ldc")) p.ldc = parse_int("--ldc", *v, 1, kMax);
   if (auto v = get("--alpha")) p.alpha = parse_float("--alpha", *v);
   if (auto v = get("--beta")) p.beta = parse_float("--beta", *v);
   if (auto v = get("--kernel")) {
@@ -253,6 +263,11 @@ GemmArguments gemm_arguments(Problem const& p) {
   MatrixOrder const ao = p.layout[0] == 't' ? MatrixOrder::row_major : MatrixOrder::col_major;
   MatrixOrder const bo = p.layout[1] == 't' ? MatrixOrder::row_major : MatrixOrder::col_major;
   GemmArguments g = tessel::make_packed_gemm(p.m, p.n, p.k, p.batch, p.ab, p.cd, ao, bo, MatrixOrder::col_major);
+  // Leading dimensions asked for: the matrices stay packed back to back, each ld * (stored
+  // columns) elements (a stored row-major r x c matrix has r rows of ld; column-major, c columns).
+  if (p.lda != 0) g.lda = p.lda, g.batch_stride_a = p.lda * (ao == MatrixOrder::row_major ? p.m : p.k);
+  if (p.ldb != 0) g.ldb = p.ldb, g.batch_stride_b = p.ldb * (bo == MatrixOrder::row_major ? p.k : p.n);
+  if (p.ldc != 0) g.ldc = g.ldd = p.ldc, g.batch_stride_c = g.batch_stride_d = p.ldc * p.n;
   g.b_type = p.bt;
   g.alpha = p.alpha, g.beta = p.beta;
   g.a_scale = p.a_scale, g.b_scale = p.b_scale;
@@ -699,6 +714,13 @@ std::string json_string(std::string const& s) {
   return o + "\"";
 }
 
+// The leading dimensions asked for (--lda/--ldb/--ldc), or nothing for a packed problem.
+std::string ld_json(Problem const& p) {
+  if (p.lda == 0 && p.ldb == 0 && p.ldc == 0) return "";
+  auto const one = [](long long ld) { return ld != 0 ? std::to_string(ld) : std::string("null"); };
+  return ", \"lda\": " + one(p.lda) + ", \"ldb\": " + one(p.ldb) + ", \"ldc\": " + one(p.ldc);
+}
+
 void write_json(std::string const& path, GpuReport const& gpu, std::string const& suite, std::vector<Result> const& rs) {
   std::ofstream f(path);
   if (!f) throw std::runtime_error("cannot write --json file '" + path + "'");
@@ -724,7 +746,7 @@ void write_json(std::string const& path, GpuReport const& gpu, std::string const
     first = false;
     double const ratio = r.cublas_tflops() > 0 ? r.tflops() / r.cublas_tflops() : 0.0;
     f << "    {\"op\": \"gemm\", \"m\": " << r.p.m << ", \"n\": " << r.p.n << ", \"k\": " << r.p.k
-      << ", \"batch\": " << r.p.batch << ", \"dtype\": " << json_string(r.p.dtype_name())
+      << ", \"batch\": " << r.p.batch << ld_json(r.p) << ", \"dtype\": " << json_string(r.p.dtype_name())
       << ", \"layout\": " << json_string(r.p.layout) << ", \"alpha\": " << json_number(r.p.alpha)
       << ", \"beta\": " << json_number(r.p.beta) << ", \"kernel\": " << json_string(r.kernel)
       << ", \"ms\": " << json_number(r.tessel.median_ms) << ", \"tflops\": " << json_number(r.tflops())

@@ -178,17 +178,18 @@ int choose_splits(std::int64_t cluster_tiles, int k_tiles, int clusters, int til
 // (bench/results/pitch-h100-20261126-s14.txt, GPU time a call, A's and B's rows K + 8 elements
 // apart, in place against staged, twice): 8192^3 1734 -> 1691 us (cuBLAS 1563-1589), 6144^3 768
 // -> 727-733 (cuBLAS 666-676), but 4096^3 219-236 -> 243, and a skinny problem streams B once,
-// so copying it first triples its traffic (16x8192x8192 49 -> 148 us). Staged from
-// M N / (M + N) >= 3072, for 16-bit operands (fp8 not measured).
+// so copying it first triples its traffic (16x8192x8192 49 -> 148 us). fp8 alike (CLI, same
+// machine, twice: 8192^3 with 8208-byte rows 0.848-0.851 ms in place, 0.831-0.837 staged; 4096^3
+// with 4112-byte rows 0.114 in place, 0.122-0.123 staged). Staged from M N / (M + N) >= 3072.
 // TESSEL_SM90_ALIGN=16 or 32 (a diagnostic for benchmarks) asks that alignment of every operand.
-int operand_align(std::int64_t m, std::int64_t n, int element_bytes) {
+int operand_align(std::int64_t m, std::int64_t n) {
   static int const forced = [] {
     char const* v = std::getenv("TESSEL_SM90_ALIGN");
     int const a = v != nullptr ? std::atoi(v) : 0;
     return a == 16 || a == 32 ? a : 0;
   }();
   if (forced > 0) return forced;
-  return element_bytes == 2 && m > 0 && n > 0 && double(m) * double(n) / double(m + n) >= 3072.0 ? 32 : 16;
+  return m > 0 && n > 0 && double(m) * double(n) / double(m + n) >= 3072.0 ? 32 : 16;
 }
 
 // TESSEL_SM90_SPLITS=S (a diagnostic for benchmarks): S K-slices instead of choose_splits's.
@@ -407,8 +408,9 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   Sm90GemmParams p;
   // Operands TMA can read in place (sm90_operand_read: K-major, or MN-major for the 16-bit kernels,
   // with 16-byte aligned strides -- TMA needs aligned box starts as well; 32-byte ones for a large
-  // D, operand_align) get their descriptors now; the others (odd leading dimensions, unaligned pointers, fp8 MN-major operands, any the
-  // driver refuses) are staged into aligned K-major copies and described after.
+  // D, operand_align) get their descriptors now; the others (odd leading dimensions, unaligned
+  // pointers, fp8 MN-major operands, any the driver refuses) are staged into aligned K-major
+  // copies and described after.
   int const box_a = t.tile_m / t.cluster_n, box_b = t.tile_n / t.cluster_m;  // what one CTA of a cluster copies
   int const box_mn = 128 / t.element_bytes;  // MN-major: rows per box (one 128-byte swizzle row)
   CUtensorMapL2promotion const l2 = operand_l2_promotion(t);
@@ -416,7 +418,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
                             bool* mn_major) {
     Sm90OperandRead const read = sm90_operand_read(reinterpret_cast<std::uintptr_t>(v.ptr), v.row_stride, v.k_stride,
                                                    v.batch_stride, batch, t.element_bytes, t.mn_major,
-                                                   operand_align(c.m, c.n, t.element_bytes));
+                                                   operand_align(c.m, c.n));
     *mn_major = read == Sm90OperandRead::mn_major;
     if (read == Sm90OperandRead::k_major)
       return encode_operand(desc, encode, f.ab, v.ptr, g.k, rows, v.row_stride, batch, v.batch_stride, t.tile_k, box_rows, step, l2);

@@ -63,7 +63,8 @@ TEST_F(CliGemm, BadFlagsGiveOneLineAndExit2) {
                            "gemm --layout xx", "gemm --iters 0", "gemm stray", "gemm --kernel no_such_kernel",
                            "gemm --dtype fp32 --out-dtype fp16", "gemm --compare mkl", "list --bogus",
                            "gemm --b-dtype fp64", "gemm --dtype e4m3 --out-dtype e4m3", "gemm --a-scale x",
-                           "gemm --dtype e5m2", "gemm --dtype e4m3 --b-dtype bf16", "gemm --dtype bf16 --a-scale 2"}) {
+                           "gemm --dtype e5m2", "gemm --dtype e4m3 --b-dtype bf16", "gemm --dtype bf16 --a-scale 2",
+                           "gemm --lda x", "gemm --ldb 0", "gemm --ldc -3"}) {
     CliRun r = run(args);
     EXPECT_EQ(r.code, 2) << args << ": " << r.err;
     EXPECT_EQ(lines(r.err), 1) << args << ": stderr was\n" << r.err;
@@ -76,6 +77,21 @@ TEST_F(CliGemm, ValidationReasonsNameTheArgument) {
   CliRun r = run("gemm --dtype bf16 --out-dtype fp16");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("c_type:"), std::string::npos) << r.err;
+}
+
+TEST_F(CliGemm, LeadingDimensionsAreCheckedAndShown) {
+  if (!cuda_build()) GTEST_SKIP() << "tessel was built without CUDA";
+  // tn: A is stored row-major M x K, so lda must be at least K (16); B column-major K x N, ldb >= K.
+  CliRun r = run("gemm --dry-run --m 64 --n 32 --k 16 --lda 8");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("lda"), std::string::npos) << r.err;
+  r = run("gemm --dry-run --m 1024 --n 1024 --k 1000 --dtype bf16 --lda 1008 --ldb 1024");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("1024x1024x1000/ld1008,1024,- "), std::string::npos) << r.out;
+  r = run("gemm --dry-run --m 64 --n 32 --k 16 --layout nn --ldc 70");  // C/D column-major: ldc >= M
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("64x32x16/ld-,-,70 "), std::string::npos) << r.out;
 }
 
 TEST_F(CliGemm, Fp8ArgumentsAreCheckedBeforeAnyGpuWork) {
