@@ -414,11 +414,11 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   int const box_a = t.tile_m / t.cluster_n, box_b = t.tile_n / t.cluster_m;  // what one CTA of a cluster copies
   int const box_mn = 128 / t.element_bytes;  // MN-major: rows per box (one 128-byte swizzle row)
   CUtensorMapL2promotion const l2 = operand_l2_promotion(t);
+  int align = operand_align(c.m, c.n);
   auto const in_place = [&](OperandView const& v, std::int64_t rows, int box_rows, TmaDescriptor* desc, int* step,
                             bool* mn_major) {
     Sm90OperandRead const read = sm90_operand_read(reinterpret_cast<std::uintptr_t>(v.ptr), v.row_stride, v.k_stride,
-                                                   v.batch_stride, batch, t.element_bytes, t.mn_major,
-                                                   operand_align(c.m, c.n));
+                                                   v.batch_stride, batch, t.element_bytes, t.mn_major, align);
     *mn_major = read == Sm90OperandRead::mn_major;
     if (read == Sm90OperandRead::k_major)
       return encode_operand(desc, encode, f.ab, v.ptr, g.k, rows, v.row_stride, batch, v.batch_stride, t.tile_k, box_rows, step, l2);
@@ -426,9 +426,13 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
       return encode_operand(desc, encode, f.ab, v.ptr, rows, g.k, v.k_stride, batch, v.batch_stride, box_mn, t.tile_k, step, l2);
     return false;
   };
-  bool const a_in_place = in_place(c.a, c.m, box_a, &p.tma_a, &p.a_batch_step, &p.a_mn_major);
-  bool const b_in_place = in_place(c.b, c.n, box_b, &p.tma_b, &p.b_batch_step, &p.b_mn_major);
-  p.a_mn_major = a_in_place && p.a_mn_major, p.b_mn_major = b_in_place && p.b_mn_major;  // staged copies are K-major
+  bool a_in_place = false, b_in_place = false;
+  auto const read_in_place = [&] {
+    a_in_place = in_place(c.a, c.m, box_a, &p.tma_a, &p.a_batch_step, &p.a_mn_major);
+    b_in_place = in_place(c.b, c.n, box_b, &p.tma_b, &p.b_batch_step, &p.b_mn_major);
+    p.a_mn_major = a_in_place && p.a_mn_major, p.b_mn_major = b_in_place && p.b_mn_major;  // staged copies are K-major
+  };
+  read_in_place();
   // Stream-K: the clusters' persistent walk becomes the kTail stream-K schedule (same grid).
   bool const reads_c = gemm_reads_c(g);
   // D leaves through the copy warps' row copies when TMA cannot store it, C is unread and D is
@@ -460,10 +464,20 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
                                : p.stream_k ? sk_partial_floats + 2 * sk_ctas * std::size_t(t.consumers)
                                             : 0;
   CallWorkspace w;
-  if (Status s = prepare_operands(c, g.k, batch, t.element_bytes, a_in_place ? Staging::never : Staging::always,
-                                  b_in_place ? Staging::never : Staging::always, partials, 0, stream, &w);
-      !s)
-    return s;
+  auto const prepare = [&] {
+    return prepare_operands(c, g.k, batch, t.element_bytes, a_in_place ? Staging::never : Staging::always,
+                            b_in_place ? Staging::never : Staging::always, partials, 0, stream, &w);
+  };
+  Status prepared = prepare();
+  if (!prepared && align > 16) {
+    // The 32-byte rows were asked for speed alone: where their copy cannot be had (no memory for
+    // it), the operands TMA can read as they are are read in place, and only the rest staged.
+    (void)cudaGetLastError();
+    align = 16;
+    read_in_place();
+    prepared = prepare();
+  }
+  if (!prepared) return prepared;
   Status result = Status::success();
   auto const fail = [&](Status s) {
     if (result.ok()) result = std::move(s);

@@ -26,7 +26,7 @@ enum class Sm90OperandRead { k_major, mn_major, staged };
 //
 // `align` (16 or 32 bytes) raises the 16 bytes TMA needs: with 32, rows whose starts are off the
 // 32-byte sectors of the L2 -- every other row of a 16-byte multiple pitch like 2064 bytes --
-// are staged too (the host's choice, src/gemm/sm90_gemm.cpp: TMA reads them far slower).
+// are staged too (the host's choice for a large D, src/gemm/sm90_gemm.cpp: TMA reads them more slowly).
 constexpr Sm90OperandRead sm90_operand_read(std::uintptr_t address, std::int64_t row_stride, std::int64_t k_stride,
                                             std::int64_t batch_stride, std::int64_t batch, int element_bytes,
                                             bool kernel_reads_mn_major, int align = 16) {
