@@ -153,34 +153,8 @@ bool pairs_aligned(void const* p, std::int64_t ld, std::int64_t batch_stride, st
          (batch == 1 || batch_stride % 2 == 0);
 }
 
-// Parallel split-K slices: only when the cluster tiles cannot fill half the resident clusters --
-// a quarter for the memory-bound 64-wide tiles -- and K has at least 32 k-tiles, each slice
-// keeping at least 4; never more units than clusters. (16x8192x8192 on the H100: 64 unsplit tiles
-// of the 128x64 kernel 55.2 us, 2 slices on 128 SMs plus the reduction pass 57.4; the
-// compute-bound 128x256 tiles 145 us unsplit, 99 us in 2 slices.)
-// The wide tiles' slices keep at least 16 k-tiles each: with fewer, the reduction pass costs more
-// than the slices save (H100, session 12: 1024^3 in 4 slices of 4 k-tiles 29 us, unsplit 19).
-// Below 32 k-tiles no slices at all (H100, session 14, bench_api_overhead, GPU time per call
-// queued back to back: 512^3 5.1 us unsplit against 7.1 in 2 slices, 384x384x1024 6.7 against 7.4
-// in 4; at 32 k-tiles and more the slices won: 16x2048x2048 6.3 against 6.9, 256x256x2048 7.5
-// against 10.0, 16x1024x4096 6.8 against 10.8).
-int choose_splits(std::int64_t cluster_tiles, int k_tiles, int clusters, int tile_n) {
-  int const fill = tile_n <= 64 ? 4 : 2;
-  int const per_slice = tile_n <= 64 ? 4 : 16;
-  if (cluster_tiles * fill > clusters || k_tiles < 32) return 1;
-  return int(std::max<std::int64_t>(1, std::min<std::int64_t>({clusters / cluster_tiles, k_tiles / per_slice, 16})));
-}
 
-// The row alignment an operand needs to be read in place (sm90_operand_read): TMA's 16 bytes, or
-// -- for a large D, where a staged copy costs little beside the GEMM -- 32. TMA reads rows that
-// start off the L2's 32-byte sectors more slowly: a 16-byte multiple pitch that is not a 32-byte
-// one (K = 8200 bf16, 16400 bytes) puts every other row there. H100, session 14, random inputs
-// (bench/results/pitch-h100-20261126-s14.txt, GPU time a call, A's and B's rows K + 8 elements
-// apart, in place against staged, twice): 8192^3 1734 -> 1691 us (cuBLAS 1563-1589), 6144^3 768
-// -> 727-733 (cuBLAS 666-676), but 4096^3 219-236 -> 243, and a skinny problem streams B once,
-// so copying it first triples its traffic (16x8192x8192 49 -> 148 us). fp8 alike (CLI, same
-// machine, twice: 8192^3 with 8208-byte rows 0.848-0.851 ms in place, 0.831-0.837 staged; 4096^3
-// with 4112-byte rows 0.114 in place, 0.122-0.123 staged). Staged from M N / (M + N) >= 3072.
+// The row alignment asked of the operands (sm90_operand_align, gemm/device/sm90_operand_read.hpp);
 // TESSEL_SM90_ALIGN=16 or 32 (a diagnostic for benchmarks) asks that alignment of every operand.
 int operand_align(std::int64_t m, std::int64_t n) {
   static int const forced = [] {
@@ -188,11 +162,10 @@ int operand_align(std::int64_t m, std::int64_t n) {
     int const a = v != nullptr ? std::atoi(v) : 0;
     return a == 16 || a == 32 ? a : 0;
   }();
-  if (forced > 0) return forced;
-  return m > 0 && n > 0 && double(m) * double(n) / double(m + n) >= 3072.0 ? 32 : 16;
+  return forced > 0 ? forced : sm90_operand_align(m, n);
 }
 
-// TESSEL_SM90_SPLITS=S (a diagnostic for benchmarks): S K-slices instead of choose_splits's.
+// TESSEL_SM90_SPLITS=S (a diagnostic for benchmarks): S K-slices instead of sm90_choose_splits's.
 int forced_splits() {
   static int const s = [] {
     char const* v = std::getenv("TESSEL_SM90_SPLITS");
@@ -403,7 +376,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   int const k_tiles = int((g.k + t.tile_k - 1) / t.tile_k);
   int const forced = forced_splits();
   int const splits = forced > 0 ? std::min(forced, k_tiles)
-                                : choose_splits(cluster_rows * cluster_cols * batch, k_tiles, clusters, t.tile_n);
+                                : kernel::detail::sm90_choose_splits(cluster_rows * cluster_cols * batch, k_tiles, clusters, t.tile_n);
 
   Sm90GemmParams p;
   // Operands TMA can read in place (sm90_operand_read: K-major, or MN-major for the 16-bit kernels,
@@ -780,7 +753,7 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     bool const known = narrow_clusters > 0 && clusters > 0;
     std::int64_t const tiles64 = (rows + 63) / 64 * g.batch_count, tiles128 = (rows + 127) / 128 * g.batch_count;
     int const k_tiles = int(std::min<std::int64_t>((g.k + 63) / 64, INT_MAX));
-    bool const wide_splits_k = choose_splits(tiles128, k_tiles, clusters, 64) > 1;
+    bool const wide_splits_k = kernel::detail::sm90_choose_splits(tiles128, k_tiles, clusters, 64) > 1;
     bool const narrow_pays = tiles64 <= narrow_clusters && (!wide_splits_k || k_tiles < 128);
     return &kEntries[known && narrow_pays ? narrow : first + kTile64];
   }

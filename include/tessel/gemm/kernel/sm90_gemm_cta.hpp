@@ -118,6 +118,29 @@ TESSEL_HOST_DEVICE constexpr Sm90KRange sm90_k_range(int k_tiles, int splits, in
           block * int(static_cast<long long>(split + 1) * blocks / splits)};
 }
 
+// Parallel split-K slices (the host's rule, src/gemm/sm90_gemm.cpp): only when the cluster tiles cannot fill half the resident clusters --
+// a quarter for the memory-bound 64-wide tiles -- and K has at least 32 k-tiles, each slice
+// keeping at least 4; never more units than clusters. (16x8192x8192 on the H100: 64 unsplit tiles
+// of the 128x64 kernel 55.2 us, 2 slices on 128 SMs plus the reduction pass 57.4; the
+// compute-bound 128x256 tiles 145 us unsplit, 99 us in 2 slices.)
+// The wide tiles' slices keep at least 16 k-tiles each: with fewer, the reduction pass costs more
+// than the slices save (H100, session 12: 1024^3 in 4 slices of 4 k-tiles 29 us, unsplit 19).
+// Below 32 k-tiles no slices at all (H100, session 14, bench_api_overhead, GPU time per call
+// queued back to back: 512^3 5.1 us unsplit against 7.1 in 2 slices, 384x384x1024 6.7 against 7.4
+// in 4; at 32 k-tiles and more the slices won: 16x2048x2048 6.3 against 6.9, 256x256x2048 7.5
+// against 10.0, 16x1024x4096 6.8 against 10.8).
+// Returns the slice count S (1: no split) for `cluster_tiles` cluster tiles of `k_tiles` k-tiles on
+// `clusters` resident clusters, tiles `tile_n` wide.
+TESSEL_HOST_DEVICE constexpr int sm90_choose_splits(long long cluster_tiles, int k_tiles, int clusters, int tile_n) {
+  int const fill = tile_n <= 64 ? 4 : 2;
+  int const per_slice = tile_n <= 64 ? 4 : 16;
+  if (cluster_tiles < 1 || cluster_tiles * fill > clusters || k_tiles < 32) return 1;
+  long long s = clusters / cluster_tiles;
+  s = s < k_tiles / per_slice ? s : k_tiles / per_slice;
+  s = s < 16 ? s : 16;
+  return s > 1 ? int(s) : 1;
+}
+
 // Whether the kTail Stream-K schedule (schedule/stream_k.hpp) should pay, by tile rounds, for `cluster_tiles` cluster tiles of `k_tiles`
 // k-tiles on `clusters` resident clusters: more tiles than clusters but not a whole number of
 // rounds, the data-parallel walk leaving at least 1% of the clusters' time idle (the last round

@@ -1,0 +1,82 @@
+// Two of the sm_90a GEMM host's rules, on the shapes their measurements name (session 14, H100)
+// and over every small case: how many K slices a problem gets (sm90_choose_splits,
+// kernel/sm90_gemm_cta.hpp), and the row alignment asked of an operand before it is read in
+// place (sm90_operand_align, gemm/device/sm90_operand_read.hpp). No GPU.
+#include <tessel/gemm/device/sm90_operand_read.hpp>
+#include <tessel/gemm/kernel/sm90_gemm_cta.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+using namespace tessel;
+using kernel::detail::sm90_choose_splits;
+
+TEST(Sm90HostRules, KSlicesOnlyFromThirtyTwoKTiles) {
+  struct Case {
+    long long cluster_tiles;
+    int k_tiles, clusters, tile_n, slices;
+    char const* what;
+  };
+  constexpr Case cases[] = {
+      // 64-wide tiles, 132 resident 1x1 clusters: below 32 k-tiles one pass.
+      {32, 8, 132, 64, 1, "512^3 on 128x64 tiles"},
+      {18, 16, 132, 64, 1, "384x384x1024"},
+      {32, 31, 132, 64, 1, "31 k-tiles"},
+      // From 32: as many slices as clusters allow, at least 4 k-tiles each, at most 16.
+      {32, 32, 132, 64, 4, "16x2048x2048 on 64x16 tiles: 132 / 32 clusters a tile"},
+      {8, 32, 132, 64, 8, "256x256x2048: 32 / 4 k-tiles"},
+      {8, 64, 132, 64, 16, "256x256x4096: capped at 16"},
+      // 64-wide tiles split only while they fill at most a quarter of the clusters.
+      {33, 64, 132, 64, 4, "33 tiles fill a quarter"},
+      {34, 64, 132, 64, 1, "34 tiles fill more"},
+      // Wider tiles: at most half the clusters, at least 16 k-tiles a slice.
+      {24, 128, 66, 192, 2, "1024x1024x8192 on 128x192 tiles in 2x1 clusters"},
+      {1, 128, 132, 256, 8, "128x128x8192 on one 128x256 tile"},
+      {1, 47, 66, 256, 2, "47 k-tiles: 2 slices of 16 or more"},
+      {1, 31, 66, 256, 1, "31 k-tiles"},
+      {34, 128, 66, 256, 1, "34 cluster tiles fill more than half"},
+      {0, 128, 66, 256, 1, "no tiles: nothing to split"},
+  };
+  for (Case const& c : cases)
+    EXPECT_EQ(sm90_choose_splits(c.cluster_tiles, c.k_tiles, c.clusters, c.tile_n), c.slices) << c.what;
+
+  // Every case: no more units than clusters, no slice below its k-tiles, at most 16 slices.
+  int split = 0;
+  for (int clusters : {1, 66, 132}) {
+    for (int tile_n : {16, 64, 128, 192, 256}) {
+      int const per_slice = tile_n <= 64 ? 4 : 16;
+      for (long long tiles = 1; tiles <= 40; ++tiles) {
+        for (int k_tiles = 1; k_tiles <= 300; ++k_tiles) {
+          int const s = sm90_choose_splits(tiles, k_tiles, clusters, tile_n);
+          ASSERT_GE(s, 1);
+          if (s == 1) continue;
+          ++split;
+          EXPECT_GE(k_tiles, 32) << tiles << " tiles, " << k_tiles << " k-tiles, " << clusters << " clusters, " << tile_n;
+          EXPECT_LE(s, 16);
+          EXPECT_LE(s * tiles, clusters) << tiles << " tiles, " << k_tiles << " k-tiles, " << clusters << " clusters";
+          EXPECT_GE(k_tiles / s, per_slice) << tiles << " tiles, " << k_tiles << " k-tiles, tile_n " << tile_n;
+        }
+      }
+    }
+  }
+  EXPECT_GT(split, 1000);
+}
+
+TEST(Sm90HostRules, RowsOffTheSectorsAreStagedOnlyForALargeD) {
+  // M N / (M + N) >= 3072: 8192^3, 6144^3 and 4096 x 12288 ask 32-byte rows; 4096^3, 1024^3 and
+  // the skinny 16 x 8192 (whose B a copy would read twice more) keep TMA's 16.
+  EXPECT_EQ(sm90_operand_align(8192, 8192), 32);
+  EXPECT_EQ(sm90_operand_align(6144, 6144), 32);
+  EXPECT_EQ(sm90_operand_align(4096, 12288), 32);
+  EXPECT_EQ(sm90_operand_align(4096, 4096), 16);
+  EXPECT_EQ(sm90_operand_align(1024, 1024), 16);
+  EXPECT_EQ(sm90_operand_align(16, 8192), 16);
+  EXPECT_EQ(sm90_operand_align(0, 8192), 16);
+  // With sm90_operand_read: bf16 K-major rows K + 8 elements apart (16 mod 32 bytes) are staged
+  // at 8192^3 and read in place at 4096^3; 32-byte multiple rows are read in place at any size.
+  constexpr std::uintptr_t base = 0x10000;
+  EXPECT_EQ(sm90_operand_read(base, 8200, 1, 0, 1, 2, true, sm90_operand_align(8192, 8192)), Sm90OperandRead::staged);
+  EXPECT_EQ(sm90_operand_read(base, 4104, 1, 0, 1, 2, true, sm90_operand_align(4096, 4096)), Sm90OperandRead::k_major);
+  EXPECT_EQ(sm90_operand_read(base, 8208, 1, 0, 1, 2, true, sm90_operand_align(8192, 8192)), Sm90OperandRead::k_major);
+}
