@@ -12,9 +12,9 @@
 //   alone  GPU time between events around one call on an idle stream (the CLI's measure);
 //   queued GPU time per call of 200 calls enqueued back to back behind a busy stream (kernels only).
 #include <tessel/gemm.hpp>
+#include <tessel/reference/gemm_device.hpp>
 
 #include <cublas_v2.h>
-#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -37,16 +37,6 @@ void check(cudaError_t e, char const* what) {
 __global__ void hold_gpu(long long ns) {
   long long const start = clock64();
   while (clock64() - start < ns * 2) {  // ~2 clocks a nanosecond: long enough to cover the enqueues
-  }
-}
-
-// Uniform(-1, 1) bf16 values from a hash of the index: random enough that the tensor cores draw the
-// power they do on real data (a constant fill draws less, and both sides then run faster).
-__global__ void fill_random(__nv_bfloat16* p, std::size_t n, unsigned seed) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
-    unsigned h = unsigned(i) * 0x9E3779B1u ^ unsigned(i >> 32) * 0x85EBCA77u ^ seed;
-    h ^= h >> 15, h *= 0x2C1B3C6Du, h ^= h >> 12, h *= 0x297A2D39u, h ^= h >> 15;
-    p[i] = __float2bfloat16(float(h) * (2.0f / 4294967296.0f) - 1.0f);
   }
 }
 
@@ -132,8 +122,13 @@ int main(int argc, char** argv) {
     check(cudaMalloc(&a, std::size_t(m * ld) * 2), "cudaMalloc A");
     check(cudaMalloc(&b, std::size_t(n * ld) * 2), "cudaMalloc B");
     check(cudaMalloc(&d, std::size_t(m * n) * 2), "cudaMalloc D");
-    fill_random<<<1024, 256>>>(static_cast<__nv_bfloat16*>(a), std::size_t(m * ld), 1u);
-    fill_random<<<1024, 256>>>(static_cast<__nv_bfloat16*>(b), std::size_t(n * ld), 2u);
+    // Random inputs, as the CLI's: a constant fill lets the tensor cores run below the power cap,
+    // and large problems then read ~15% faster on either side.
+    if (!tessel::reference::fill_uniform_device(a, tessel::DType::bf16, m * ld, 1) ||
+        !tessel::reference::fill_uniform_device(b, tessel::DType::bf16, n * ld, 2)) {
+      std::fprintf(stderr, "bench_api_overhead: filling A and B failed\n");
+      return 1;
+    }
     check(cudaDeviceSynchronize(), "fill A and B");
     g.a = a, g.b = b, g.c = d, g.d = d;
     std::string kernel = "?";

@@ -1,4 +1,5 @@
 // src/gemm/gemm.cpp -- the GEMM host API: validation, the kernel registry, the heuristic, launch.
+#include "gemm_canonical.hpp"
 #include "simt_instances.hpp"
 
 #include <tessel/gemm/device/gemm.hpp>
@@ -56,9 +57,9 @@ SimtInstance simt_instance(SimtTileShape tile, GemmArguments const& g) {
   return {};
 }
 
+// Four consecutive elements of each row as one access (the SIMT kernels' vector loads and stores).
 bool aligned4(void const* p, DType t, std::int64_t ld, std::int64_t batch_stride, std::int64_t batch) {
-  auto const addr = reinterpret_cast<std::uintptr_t>(p);
-  return addr % (4 * size_of(t)) == 0 && ld % 4 == 0 && (batch == 1 || batch_stride % 4 == 0);
+  return detail::vector_aligned(p, ld, batch_stride, batch, size_of(t), 4);
 }
 
 // Bring the problem to a row-major D: a column-major D is D^T = B^T A^T (swap A and B, M and N).

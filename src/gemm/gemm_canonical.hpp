@@ -31,6 +31,15 @@ struct CanonicalGemm {
 
 CanonicalGemm canonical_gemm(GemmArguments const& g);
 
+// `elements` consecutive elements of each row of a matrix at p (rows ld elements apart, batches
+// batch_stride) can be read or written as one access: p is a multiple of their bytes, ld and --
+// when batch > 1 -- the batch stride multiples of `elements`. A null p is not.
+inline bool vector_aligned(void const* p, std::int64_t ld, std::int64_t batch_stride, std::int64_t batch,
+                           std::size_t bytes, int elements) {
+  return p != nullptr && reinterpret_cast<std::uintptr_t>(p) % (std::size_t(elements) * bytes) == 0 &&
+         ld % elements == 0 && (batch == 1 || batch_stride % elements == 0);
+}
+
 // p, ld and (when batch > 1) the batch stride are multiples of 16 bytes.
 bool aligned16(void const* p, std::int64_t ld, std::int64_t batch_stride, std::int64_t batch, std::size_t bytes);
 

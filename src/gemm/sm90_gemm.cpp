@@ -148,12 +148,6 @@ Status family_check(std::size_t i, GemmArguments const& g) {
   return Status::success();
 }
 
-bool pairs_aligned(void const* p, std::int64_t ld, std::int64_t batch_stride, std::int64_t batch, std::size_t bytes) {
-  return p != nullptr && reinterpret_cast<std::uintptr_t>(p) % (2 * bytes) == 0 && ld % 2 == 0 &&
-         (batch == 1 || batch_stride % 2 == 0);
-}
-
-
 // The row alignment asked of the operands (sm90_operand_align, gemm/device/sm90_operand_read.hpp);
 // TESSEL_SM90_ALIGN=16 or 32 (a diagnostic for benchmarks) asks that alignment of every operand.
 int operand_align(std::int64_t m, std::int64_t n) {
@@ -498,14 +492,14 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   if (splits > 1) {  // fp32 partial sums, then the reduction forms D
     p.d = w.partials, p.ldd = c.n, p.batch_stride_d = c.m * c.n;
     p.out_f32 = true, p.alpha = 1.0f, p.beta = 0.0f;
-    p.d_pairs = pairs_aligned(w.partials, c.n, c.m * c.n, batch * splits, sizeof(float));
+    p.d_pairs = detail::vector_aligned(w.partials, c.n, c.m * c.n, batch * splits, sizeof(float), 2);
   } else {
     p.c = reads_c ? g.c : nullptr, p.ldc = g.ldc, p.batch_stride_c = g.batch_stride_c;
     p.d = g.d, p.ldd = g.ldd, p.batch_stride_d = g.batch_stride_d;
     p.alpha = gemm_product_scale(g), p.beta = reads_c ? g.beta : 0.0f;
     p.out_f32 = g.c_type == DType::f32, p.out_f16 = g.c_type == DType::f16;
-    p.c_pairs = p.c != nullptr && pairs_aligned(g.c, g.ldc, g.batch_stride_c, batch, ob);
-    p.d_pairs = pairs_aligned(g.d, g.ldd, g.batch_stride_d, batch, ob);
+    p.c_pairs = detail::vector_aligned(p.c, g.ldc, g.batch_stride_c, batch, ob, 2);
+    p.d_pairs = detail::vector_aligned(g.d, g.ldd, g.batch_stride_d, batch, ob, 2);
     p.d_transposed = transposed;
     // D through shared memory and TMA: C unread, a 16-bit D with 16-byte aligned rows whose width
     // is whole 16-byte units too -- the unit clips a box at the tensor's edge only to 16 bytes (on

@@ -13,6 +13,7 @@
 // H100, session 14 (bench/results/splitk-api-overhead-h100-20261126-s14.txt, GPU time a call,
 // queued): 512^3 in 2 slices 11.1 -> 7.1 us against the one-element, 64-bit, plain-launched form;
 // the launch attribute alone is ~2.5 us of that (128x1024x4096: 12.2 -> 9.8 us).
+#include "gemm_canonical.hpp"
 #include "sm90_instances.hpp"
 
 #include <tessel/arch/sm90_cluster.hpp>
@@ -28,12 +29,10 @@ namespace {
 // Four consecutive elements of D (and C) per thread where rows allow it: the slices' partials
 // read as float4s, D written in 16-byte (fp32) or 8-byte (16-bit) stores.
 bool four_wide(SplitKReduceParams const& p, std::size_t element_bytes) {
-  auto const aligned = [&](void const* ptr, std::int64_t ld, std::int64_t batch_stride) {
-    return reinterpret_cast<std::uintptr_t>(ptr) % (4 * element_bytes) == 0 && ld % 4 == 0 &&
-           (p.batch == 1 || batch_stride % 4 == 0);
-  };
-  return !p.transposed && p.cols % 4 == 0 && reinterpret_cast<std::uintptr_t>(p.partials) % 16 == 0 &&
-         aligned(p.d, p.ldd, p.batch_stride_d) && (p.beta == 0.0f || aligned(p.c, p.ldc, p.batch_stride_c));
+  using tessel::detail::vector_aligned;
+  return !p.transposed && vector_aligned(p.partials, p.cols, p.rows * p.cols, p.batch, sizeof(float), 4) &&
+         vector_aligned(p.d, p.ldd, p.batch_stride_d, p.batch, element_bytes, 4) &&
+         (p.beta == 0.0f || vector_aligned(p.c, p.ldc, p.batch_stride_c, p.batch, element_bytes, 4));
 }
 
 // Thread i takes elements [V * i, V * i + V) of the flattened (batch, row, column) index space --

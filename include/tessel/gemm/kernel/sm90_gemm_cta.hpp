@@ -42,8 +42,8 @@ struct Sm90TileOrigin {
 // inside rounded up to whole swizzle atoms. (Shares start at multiples of their rows, so the one
 // that holds the edge has the extent's remainder inside, which edge_rows covers.) Rows past the
 // edge feed only rows or columns of D past its edge, which the epilogue never writes, so they need
-// not be copied: TMA would zero-fill them, but slowly (the producer, kernel/sm90_gemm_producer.hpp). H100, 2x1-cluster 128x128 kernel, a D
-// 8192 x n (K = 8192): n = 256 (no share past the edge) 64 us; n = 192, the second CTA's B share
+// not be copied: TMA would zero-fill them, but slowly (the producer, kernel/sm90_gemm_producer.hpp).
+// H100, 2x1-cluster 128x128 kernel, a D 8192 x n (K = 8192): n = 256 (no share past the edge) 64 us; n = 192, the second CTA's B share
 // of every second tile wholly past N, 80 us zero-filled, 62 us not copied; n = 224 (that share
 // half past N) 68 us zero-filled, 63 us in an edge box.
 TESSEL_HOST_DEVICE constexpr int sm90_share_rows(std::int64_t first, std::int64_t extent, int rows, int edge_rows) {
@@ -118,9 +118,9 @@ TESSEL_HOST_DEVICE constexpr Sm90KRange sm90_k_range(int k_tiles, int splits, in
           block * int(static_cast<long long>(split + 1) * blocks / splits)};
 }
 
-// Parallel split-K slices (the host's rule, src/gemm/sm90_gemm.cpp): only when the cluster tiles cannot fill half the resident clusters --
-// a quarter for the memory-bound 64-wide tiles -- and K has at least 32 k-tiles, each slice
-// keeping at least 4; never more units than clusters. (16x8192x8192 on the H100: 64 unsplit tiles
+// Parallel split-K slices (the host's rule, src/gemm/sm90_gemm.cpp): only when the cluster tiles
+// cannot fill half the resident clusters -- a quarter for the memory-bound 64-wide tiles -- and K
+// has at least 32 k-tiles, each slice keeping at least 4; never more units than clusters. (16x8192x8192 on the H100: 64 unsplit tiles
 // of the 128x64 kernel 55.2 us, 2 slices on 128 SMs plus the reduction pass 57.4; the
 // compute-bound 128x256 tiles 145 us unsplit, 99 us in 2 slices.)
 // The wide tiles' slices keep at least 16 k-tiles each: with fewer, the reduction pass costs more
