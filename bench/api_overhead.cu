@@ -3,8 +3,10 @@
 // of the same size and the CLI's per-call event timing (which starts before the host enqueues)
 // sees the larger.
 //
-//   bench_api_overhead [MxNxK[+P] ...]    (bf16 in and out, fp32 accumulation, "tn": A and B K-major,
-//                                         their rows K + P elements apart; P = 0 by default)
+//   bench_api_overhead [MxNxK[+P][@KERNEL] ...]
+//                                         (bf16 in and out, fp32 accumulation, "tn": A and B K-major,
+//                                         their rows K + P elements apart; P = 0 by default; KERNEL
+//                                         a registry name, as `tessel gemm --kernel`, else the heuristic)
 //
 // Per problem and side, three numbers in microseconds:
 //   host   wall time of one call that only enqueues (median over 200 calls, the stream kept busy
@@ -106,9 +108,15 @@ int main(int argc, char** argv) {
               "cuBLAS:h", "alone", "queued");
   for (std::string const& s : shapes) {
     long long m = 0, n = 0, k = 0, pad = 0;
-    int const fields = std::sscanf(s.c_str(), "%lldx%lldx%lld+%lld", &m, &n, &k, &pad);
+    std::string::size_type const at = s.find('@');
+    std::string const shape = s.substr(0, at), name = at == std::string::npos ? "" : s.substr(at + 1);
+    int const fields = std::sscanf(shape.c_str(), "%lldx%lldx%lld+%lld", &m, &n, &k, &pad);
     if (fields < 3 || m < 1 || n < 1 || k < 1 || pad < 0) {
-      std::fprintf(stderr, "bench_api_overhead: problem '%s' is not MxNxK[+P] with positive extents (P: elements of padding per row of A and B)\n", s.c_str());
+      std::fprintf(stderr, "bench_api_overhead: problem '%s' is not MxNxK[+P][@KERNEL] with positive extents (P: elements of padding per row of A and B)\n", s.c_str());
+      return 2;
+    }
+    if (at != std::string::npos && tessel::find_gemm_kernel(name) == nullptr) {
+      std::fprintf(stderr, "bench_api_overhead: problem '%s': no kernel named '%s' (tessel list)\n", s.c_str(), name.c_str());
       return 2;
     }
     // BLAS "tn": op(A) = A^T with A stored K x M column-major, B K x N column-major, D M x N
@@ -131,6 +139,7 @@ int main(int argc, char** argv) {
     }
     check(cudaDeviceSynchronize(), "fill A and B");
     g.a = a, g.b = b, g.c = d, g.d = d;
+    if (!name.empty()) g.kernel = name.c_str();
     std::string kernel = "?";
     if (tessel::Status st = tessel::gemm(g, stream); !st) {
       std::fprintf(stderr, "bench_api_overhead: tessel::gemm %s: %s\n", s.c_str(), st.reason.c_str());

@@ -632,7 +632,7 @@ std::array<GemmKernelInfo, 24> const kEntries = {{
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128) where C is read or D cannot take TMA stores"),
     TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
     TESSEL_SM90_ENTRY(3, "sm90_bf16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kBf16, "bf16 on sm_90a: a single tile column of at most 128 (64 < N <= 128)"),
-    TESSEL_SM90_ENTRY(4, "sm90_bf16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a D at most 64 wide or tall (skinny) where 64-row tiles would need more than one round, or few 128-row tiles split a long K"),
+    TESSEL_SM90_ENTRY(4, "sm90_bf16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a D at most 64 wide or tall (skinny) where 64-row tiles would need more than one round, or few 128-row tiles split a long K; 65 to 128 wide or tall where its tiles fit one round and fill most SMs, K is below 8192, or its K slices put as many CTAs to work as the wider tiles'; a small problem with a long K where its slices put more"),
     TESSEL_SM90_ENTRY(5, "sm90_fp16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_128x256x64"),
     TESSEL_SM90_ENTRY(6, "sm90_fp16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kF16,  "fp16 on sm_90a: default (M > 128, N > 128)"),
     TESSEL_SM90_ENTRY(7, "sm90_fp16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x256x64_c1x2"),
@@ -681,6 +681,19 @@ std::int64_t cluster_tiles(std::size_t i, std::int64_t m, std::int64_t n, std::i
 std::int64_t tile_rounds(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch) {
   int const clusters = resident(i);
   return clusters > 0 ? (cluster_tiles(i, m, n, batch) + clusters - 1) / clusters : 0;
+}
+
+// CTAs entry i puts to work on a canonical m x n x batch problem of depth k: its cluster tiles (at
+// most one round of them) times the K slices sm90_choose_splits gives them, times the CTAs of a
+// cluster; 0 when the resident count is unknown.
+std::int64_t busy_ctas(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k) {
+  Sm90Instance const t = kFamilies[i].instance();
+  int const clusters = resident(i);
+  if (clusters <= 0) return 0;
+  std::int64_t const tiles = cluster_tiles(i, m, n, batch);
+  int const k_tiles = int(std::min<std::int64_t>((k + t.tile_k - 1) / t.tile_k, INT_MAX));
+  int const splits = kernel::detail::sm90_choose_splits(tiles, k_tiles, clusters, t.tile_n);
+  return std::min<std::int64_t>(tiles, clusters) * splits * t.cluster_m * t.cluster_n;
 }
 
 // Whether entry i's cluster tiles would keep less than half of its resident clusters busy: a small
@@ -757,12 +770,25 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // in 2x1 clusters; 8192x128x8192 0.966 against 0.83 on 128x256; 128x4096x4096 0.77 against
   // 0.61). With half the SMs idle and a long K, 128x128 in K slices stays ahead (128x4096x14336:
   // 0.90 against 0.83 on 64 CTAs of 128x64).
+  // With a long K, the 128x64 tiles too where they put at least as many CTAs to work as the wider
+  // tiles in their K slices, or half as many with K at most 8192, where the unsplit tiles finish
+  // before the slices' reduction pass pays (H100, session 15, bench_api_overhead, GPU time per
+  // call queued back to back, bench/results/long-k-small-h100-20261126-s15.txt): 128x128x8192 8.7
+  // us in 16 slices of 128x64 against 17.6 in 8 of 128x256, 128x128x65536 21.8 against 46.1,
+  // 1024x128x8192 11.7 against 17.7; against 128x128 in 2x1 clusters, 128x1024x8192 13.2 against
+  // 14.0, 128x2048x8192 (128 CTAs either way) 20.0 against 21.8, and 64 unsplit tiles against 128
+  // CTAs in slices, 128x4096x8192 33.0-34.8 against 36.9-37.2 (two machines). With a longer K the
+  // slices won: 128x4096x14336 58.1-58.9 against 54.0-54.2 (even on another machine),
+  // 128x4096x32768 129.5 against 107.5. The tie goes to 128x64, which costs 2% at 128x1024x65536
+  // (128 CTAs either way: 66.0 against 64.7).
   if (m <= 128 || n <= 128) {
     std::int64_t const tiles = cluster_tiles(first + kTile64, m, n, batch), ctas = resident(first + kTile64);
     if (tiles <= ctas && (4 * tiles >= 3 * ctas || g.k < 128 * 64)) return &kEntries[first + kTile64];
+    std::size_t const wide = first + (m <= 128 ? kTile256 : kTile128C2);
+    std::int64_t const narrow = busy_ctas(first + kTile64, m, n, batch, g.k), other = busy_ctas(wide, m, n, batch, g.k);
+    if (tiles <= ctas && (narrow >= other || (g.k <= 8192 && 2 * narrow >= other))) return &kEntries[first + kTile64];
+    return &kEntries[wide];
   }
-  if (m <= 128) return &kEntries[first + kTile256];
-  if (n <= 128) return &kEntries[first + kTile128C2];
   // Small problems (the 128x256 tiles in 2x1 clusters fill less than half the GPU) with a K short
   // enough to do without slices: 128x64 tiles where they fit one round, else 128x128 in 2x1
   // clusters where those do (H100, session 12, same runs: 1024^3 12 us against 29 on 128x256 in 4
@@ -771,6 +797,15 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   if (g.k < 8192 && fills_under_half(first + kTile256C2, m, n, batch)) {
     if (tile_rounds(first + kTile64, m, n, batch) == 1) return &kEntries[first + kTile64];
     if (tile_rounds(first + kTile128C2, m, n, batch) == 1) return &kEntries[first + kTile128C2];
+  }
+  // With a long K, 128x64 where its K slices put more CTAs to work than either clustered tile's
+  // (H100, session 15, same runs: 256x256x8192 11.1 us in 16 slices of 128x64 against 12.7 on
+  // 128x128 in 2x1 clusters in 8). Where they tie the wider tiles stay (256x1024x8192 18.0 against
+  // 19.0 on 128x64, 1024x1024x8192 41.1 against 46.3, 512x512x8192 18.1 against 18.8).
+  if (g.k >= 8192 && fills_under_half(first + kTile256C2, m, n, batch) && tile_rounds(first + kTile64, m, n, batch) == 1) {
+    std::int64_t const narrow = busy_ctas(first + kTile64, m, n, batch, g.k);
+    if (narrow > busy_ctas(first + kTile128C2, m, n, batch, g.k) && narrow > busy_ctas(first + kTile256C2, m, n, batch, g.k))
+      return &kEntries[first + kTile64];
   }
   // 129 to 256 wide or tall: 128x128 tiles in 2x1 clusters where they fit one round, rather than
   // 128x256 ones on half as many SMs (H100, same runs: 256x8192x8192 0.907x cuBLAS against 0.755;

@@ -260,10 +260,23 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
       {8192, 100, 1024, "tn", bf16, "sm90_bf16_128x64x64", false},        // one tile row of 128 tiles
       {8192, 120, 1024, "tn", bf16, "sm90_bf16_128x64x64", false},
       {128, 28672, 1024, "tn", bf16, "sm90_bf16_128x128x64_c2", true},    // 448 tiles of 128x64: several rounds
-      // 64 tiles of 128x64 would leave half the SMs idle: with a long K, 128x128 in K slices;
-      // with a short one, 128x64.
+      // Few tiles and a long K: 128x64 where it puts at least as many CTAs to work as the wider
+      // tiles in their K slices (128 x 128: 2 tiles in 16 slices, against one 128x256 tile in 8),
+      // or half as many with K at most 8192 (128 x 4096, canonical 4096 x 128: 64 unsplit tiles
+      // against 16 cluster tiles of 128x128 in 4 slices, 128 CTAs; with K 14336, 128x128 in
+      // slices); with a short K, 128x64 where its tiles fit one round.
+      {128, 128, 8192, "tn", bf16, "sm90_bf16_128x64x64", false},
+      {1024, 128, 8192, "tn", bf16, "sm90_bf16_128x64x64", false},
+      {128, 1024, 8192, "tn", bf16, "sm90_bf16_128x64x64", false},
+      {128, 4096, 8192, "tn", bf16, "sm90_bf16_128x64x64", false},
       {128, 4096, 14336, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
       {128, 4096, 4096, "tn", bf16, "sm90_bf16_128x64x64", false},
+      {128, 12288, 8192, "tn", bf16, "sm90_bf16_128x128x64_c2", false},  // 192 tiles of 128x64: two rounds
+      // A small problem with a long K: 128x64 where its slices put more CTAs to work than both
+      // clustered tiles' (256 x 256: 8 tiles in 16 slices against 2 cluster tiles in 8), not where
+      // they tie (1024 x 1024: 128 unsplit tiles against 32 cluster tiles of 128x128 in 2 slices).
+      {256, 256, 8192, "tn", bf16, "sm90_bf16_128x64x64", false},
+      {1024, 1024, 8192, "tn", bf16, "sm90_bf16_128x256x64_c2", false},
       // 129 to 256 wide or tall: two 128-wide tile columns (or rows) in 2x1 clusters, one round;
       // with a short K and 128x64 tiles that fit one round, those (the small-problem rule first).
       {240, 8192, 1024, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
