@@ -370,7 +370,8 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   int const k_tiles = int((g.k + t.tile_k - 1) / t.tile_k);
   int const forced = forced_splits();
   int const splits = forced > 0 ? std::min(forced, k_tiles)
-                                : kernel::detail::sm90_choose_splits(cluster_rows * cluster_cols * batch, k_tiles, clusters, t.tile_n);
+                                : kernel::detail::sm90_choose_splits(cluster_rows * cluster_cols * batch, k_tiles, clusters, t.tile_n,
+                                                                                    std::min(c.m, c.n) <= 64);
 
   Sm90GemmParams p;
   // Operands TMA can read in place (sm90_operand_read: K-major, or MN-major for the 16-bit kernels,
@@ -631,7 +632,7 @@ std::array<GemmKernelInfo, 24> const kEntries = {{
     TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128), or where its tiles fill the SMs' rounds enough better than the clusters'"),
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128) where C is read or D cannot take TMA stores"),
     TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
-    TESSEL_SM90_ENTRY(3, "sm90_bf16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kBf16, "bf16 on sm_90a: a single tile column of at most 128 (64 < N <= 128)"),
+    TESSEL_SM90_ENTRY(3, "sm90_bf16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kBf16, "bf16 on sm_90a: a single tile column of at most 128 (64 < N <= 128) with a long K; a D 129 to 256 wide or tall where its tiles fit one round; a small problem where 128x64 tiles would take more than one round, or whose rows are off the L2's 32-byte sectors"),
     TESSEL_SM90_ENTRY(4, "sm90_bf16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a D at most 64 wide or tall (skinny) where 64-row tiles would need more than one round, or few 128-row tiles split a long K; 65 to 128 wide or tall where its tiles fit one round and fill most SMs, K is below 8192, or its K slices put as many CTAs to work as the wider tiles'; a small problem with a long K where its slices put more"),
     TESSEL_SM90_ENTRY(5, "sm90_fp16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_128x256x64"),
     TESSEL_SM90_ENTRY(6, "sm90_fp16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kF16,  "fp16 on sm_90a: default (M > 128, N > 128)"),
@@ -692,8 +693,22 @@ std::int64_t busy_ctas(std::size_t i, std::int64_t m, std::int64_t n, std::int64
   if (clusters <= 0) return 0;
   std::int64_t const tiles = cluster_tiles(i, m, n, batch);
   int const k_tiles = int(std::min<std::int64_t>((k + t.tile_k - 1) / t.tile_k, INT_MAX));
-  int const splits = kernel::detail::sm90_choose_splits(tiles, k_tiles, clusters, t.tile_n);
+  int const splits = kernel::detail::sm90_choose_splits(tiles, k_tiles, clusters, t.tile_n, std::min(m, n) <= 64);
   return std::min<std::int64_t>(tiles, clusters) * splits * t.cluster_m * t.cluster_n;
+}
+
+// Whether entry i would read an operand of cg in place whose rows start off the L2's 32-byte
+// sectors (a pitch that is a 16-byte multiple but not a 32-byte one: sm90_operand_align).
+bool rows_off_sectors(std::size_t i, detail::CanonicalGemm const& cg, std::int64_t batch) {
+  Sm90Instance const t = kFamilies[i].instance();
+  auto const off = [&](OperandView const& v) {
+    auto const read = [&](int align) {
+      return sm90_operand_read(reinterpret_cast<std::uintptr_t>(v.ptr), v.row_stride, v.k_stride, v.batch_stride, batch,
+                               t.element_bytes, t.mn_major, align);
+    };
+    return read(16) != Sm90OperandRead::staged && read(32) == Sm90OperandRead::staged;
+  };
+  return off(cg.a) || off(cg.b);
 }
 
 // Whether entry i's cluster tiles would keep less than half of its resident clusters busy: a small
@@ -760,7 +775,7 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     bool const known = narrow_clusters > 0 && clusters > 0;
     std::int64_t const tiles64 = (rows + 63) / 64 * g.batch_count, tiles128 = (rows + 127) / 128 * g.batch_count;
     int const k_tiles = int(std::min<std::int64_t>((g.k + 63) / 64, INT_MAX));
-    bool const wide_splits_k = kernel::detail::sm90_choose_splits(tiles128, k_tiles, clusters, 64) > 1;
+    bool const wide_splits_k = kernel::detail::sm90_choose_splits(tiles128, k_tiles, clusters, 64, true) > 1;
     bool const narrow_pays = tiles64 <= narrow_clusters && (!wide_splits_k || k_tiles < 128);
     return &kEntries[known && narrow_pays ? narrow : first + kTile64];
   }
@@ -768,19 +783,18 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // the SMs and fill most of them or K is short, put twice as many CTAs on the long operand as
   // 128x128 ones (H100, session 12, same run: 128x8192x8192 0.955x cuBLAS against 0.83 on 128x128
   // in 2x1 clusters; 8192x128x8192 0.966 against 0.83 on 128x256; 128x4096x4096 0.77 against
-  // 0.61). With half the SMs idle and a long K, 128x128 in K slices stays ahead (128x4096x14336:
-  // 0.90 against 0.83 on 64 CTAs of 128x64).
+  // 0.61). With half the SMs idle and a long K, 128x128 in K slices was ahead of 64 unsplit CTAs
+  // of 128x64 (128x4096x14336: 0.90 against 0.83) -- no longer of those 64 tiles in 2 slices:
   // With a long K, the 128x64 tiles too where they put at least as many CTAs to work as the wider
   // tiles in their K slices, or half as many with K at most 8192, where the unsplit tiles finish
   // before the slices' reduction pass pays (H100, session 15, bench_api_overhead, GPU time per
   // call queued back to back, bench/results/long-k-small-h100-20261126-s15.txt): 128x128x8192 8.7
   // us in 16 slices of 128x64 against 17.6 in 8 of 128x256, 128x128x65536 21.8 against 46.1,
   // 1024x128x8192 11.7 against 17.7; against 128x128 in 2x1 clusters, 128x1024x8192 13.2 against
-  // 14.0, 128x2048x8192 (128 CTAs either way) 20.0 against 21.8, and 64 unsplit tiles against 128
-  // CTAs in slices, 128x4096x8192 33.0-34.8 against 36.9-37.2 (two machines). With a longer K the
-  // slices won: 128x4096x14336 58.1-58.9 against 54.0-54.2 (even on another machine),
-  // 128x4096x32768 129.5 against 107.5. The tie goes to 128x64, which costs 2% at 128x1024x65536
-  // (128 CTAs either way: 66.0 against 64.7).
+  // 14.0, 128x2048x8192 (128 CTAs either way) 20.0 against 21.8. The 64 tiles of 128x4096 take 2
+  // slices since their D is not skinny (sm90_choose_splits): 128x4096x8192 33.4 against 36.8,
+  // 128x4096x14336 51.1-51.6 against 54.2-54.4 (cuBLAS 52.9-53.5), 4096x128x14336 50.3 against
+  // 60.5 on 128x256, 128x2048x16384 33.6 against 37.6; 128x4096x32768 106.1 against 104.0-104.5.
   if (m <= 128 || n <= 128) {
     std::int64_t const tiles = cluster_tiles(first + kTile64, m, n, batch), ctas = resident(first + kTile64);
     if (tiles <= ctas && (4 * tiles >= 3 * ctas || g.k < 128 * 64)) return &kEntries[first + kTile64];
@@ -794,8 +808,19 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // clusters where those do (H100, session 12, same runs: 1024^3 12 us against 29 on 128x256 in 4
   // slices and 19 unsplit; 512^3 9 against 18; 1024x1024x4096 0.675x cuBLAS against 0.48 in 4
   // slices; 1024x2048x1024 on 128x128 0.775 against 0.60; 1024x1024x8192 even, so not from there).
+  // Operand rows off the L2's 32-byte sectors (read in place below sm90_operand_align's size) cost
+  // the 128x64 tiles most: 128x128 in 2x1 clusters instead where those fit one round and put as
+  // many CTAs to work (H100, session 15, bench_api_overhead, GPU time per call queued:
+  // 1024x1024x3000, 6000-byte rows, 31.4 us on 128x64 against 24.4 -- cuBLAS 18.3 --; 768x384x3000
+  // 17.8 against 15.8-16.2; 4096x192x3000 27.7-28.1 against 20.8-21.0). Not with fewer: 192x192x3000
+  // 8.6 us in 11 slices of 128x64 against 15.2 on 4 CTAs, 1024x192x3000 12.4 against 15.1.
   if (g.k < 8192 && fills_under_half(first + kTile256C2, m, n, batch)) {
-    if (tile_rounds(first + kTile64, m, n, batch) == 1) return &kEntries[first + kTile64];
+    bool const narrow_fits = tile_rounds(first + kTile64, m, n, batch) == 1;
+    if (narrow_fits && rows_off_sectors(first + kTile128C2, detail::canonical_gemm(g), batch) &&
+        tile_rounds(first + kTile128C2, m, n, batch) == 1 &&
+        busy_ctas(first + kTile128C2, m, n, batch, g.k) >= busy_ctas(first + kTile64, m, n, batch, g.k))
+      return &kEntries[first + kTile128C2];
+    if (narrow_fits) return &kEntries[first + kTile64];
     if (tile_rounds(first + kTile128C2, m, n, batch) == 1) return &kEntries[first + kTile128C2];
   }
   // With a long K, 128x64 where its K slices put more CTAs to work than either clustered tile's

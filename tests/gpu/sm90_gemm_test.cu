@@ -261,15 +261,15 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
       {8192, 120, 1024, "tn", bf16, "sm90_bf16_128x64x64", false},
       {128, 28672, 1024, "tn", bf16, "sm90_bf16_128x128x64_c2", true},    // 448 tiles of 128x64: several rounds
       // Few tiles and a long K: 128x64 where it puts at least as many CTAs to work as the wider
-      // tiles in their K slices (128 x 128: 2 tiles in 16 slices, against one 128x256 tile in 8),
-      // or half as many with K at most 8192 (128 x 4096, canonical 4096 x 128: 64 unsplit tiles
-      // against 16 cluster tiles of 128x128 in 4 slices, 128 CTAs; with K 14336, 128x128 in
-      // slices); with a short K, 128x64 where its tiles fit one round.
+      // tiles in their K slices (128 x 128: 2 tiles in 16 slices, against one 128x256 tile in 8;
+      // 128 x 4096, canonical 4096 x 128: 64 tiles in 2 slices against 16 cluster tiles of 128x128
+      // in 4, 128 CTAs either way); with a short K, 128x64 where its tiles fit one round. Where its
+      // tiles take two rounds, 128x128 in 2x1 clusters.
       {128, 128, 8192, "tn", bf16, "sm90_bf16_128x64x64", false},
       {1024, 128, 8192, "tn", bf16, "sm90_bf16_128x64x64", false},
       {128, 1024, 8192, "tn", bf16, "sm90_bf16_128x64x64", false},
       {128, 4096, 8192, "tn", bf16, "sm90_bf16_128x64x64", false},
-      {128, 4096, 14336, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
+      {128, 4096, 14336, "tn", bf16, "sm90_bf16_128x64x64", false},
       {128, 4096, 4096, "tn", bf16, "sm90_bf16_128x64x64", false},
       {128, 12288, 8192, "tn", bf16, "sm90_bf16_128x128x64_c2", false},  // 192 tiles of 128x64: two rounds
       // A small problem with a long K: 128x64 where its slices put more CTAs to work than both
@@ -290,6 +290,12 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
       // the 128-wide tiles, a large one on the 256-wide default.
       {1024, 1024, 1024, "tn", bf16, "sm90_bf16_128x64x64", false},
       {1024, 2048, 1024, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
+      // Rows off the L2's 32-byte sectors (K = 3000: 6000-byte rows): 128x128 in 2x1 clusters
+      // where they put as many CTAs to work (32 cluster tiles in 2 slices against 128 tiles), not
+      // where they would put fewer (1024 x 192: 8 cluster tiles against 32 tiles in 4 slices).
+      {1024, 1024, 3000, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
+      {1024, 1024, 3008, "tn", bf16, "sm90_bf16_128x64x64", false},
+      {1024, 192, 3000, "tn", bf16, "sm90_bf16_128x64x64", false},
       {1024, 1024, 65536, "tn", bf16, "sm90_bf16_128x256x64_c2", false},
       {1024, 1024, 1024, "tn", e4m3, "sm90_e4m3_128x128x128_c2", false},
       {4096, 4096, 1024, "tn", e4m3, "sm90_e4m3_128x256x128_c2", true},

@@ -1,4 +1,4 @@
-// Two of the sm_90a GEMM host's rules, on the shapes their measurements name (session 14, H100)
+// Two of the sm_90a GEMM host's rules, on the shapes their measurements name (sessions 14-15, H100)
 // and over every small case: how many K slices a problem gets (sm90_choose_splits,
 // kernel/sm90_gemm_cta.hpp), and the row alignment asked of an operand before it is read in
 // place (sm90_operand_align, gemm/device/sm90_operand_read.hpp). No GPU.
@@ -15,40 +15,51 @@ using kernel::detail::sm90_choose_splits;
 TEST(Sm90HostRules, KSlicesOnlyFromThirtyTwoKTiles) {
   struct Case {
     long long cluster_tiles;
-    int k_tiles, clusters, tile_n, slices;
+    int k_tiles, clusters, tile_n;
+    bool skinny;
+    int slices;
     char const* what;
   };
   constexpr Case cases[] = {
       // 64-wide tiles, 132 resident 1x1 clusters: below 32 k-tiles one pass.
-      {32, 8, 132, 64, 1, "512^3 on 128x64 tiles"},
-      {18, 16, 132, 64, 1, "384x384x1024"},
-      {32, 31, 132, 64, 1, "31 k-tiles"},
+      {32, 8, 132, 64, false, 1, "512^3 on 128x64 tiles"},
+      {18, 16, 132, 64, false, 1, "384x384x1024"},
+      {32, 31, 132, 64, true, 1, "31 k-tiles"},
       // From 32: as many slices as clusters allow, at least 4 k-tiles each, at most 16.
-      {32, 32, 132, 64, 4, "16x2048x2048 on 64x16 tiles: 132 / 32 clusters a tile"},
-      {8, 32, 132, 64, 8, "256x256x2048: 32 / 4 k-tiles"},
-      {8, 64, 132, 64, 16, "256x256x4096: capped at 16"},
-      // 64-wide tiles split only while they fill at most a quarter of the clusters.
-      {33, 64, 132, 64, 4, "33 tiles fill a quarter"},
-      {34, 64, 132, 64, 1, "34 tiles fill more"},
+      {32, 32, 132, 64, true, 4, "16x2048x2048 on 64x16 tiles: 132 / 32 clusters a tile"},
+      {8, 32, 132, 64, false, 8, "256x256x2048: 32 / 4 k-tiles"},
+      {8, 64, 132, 64, false, 16, "256x256x4096: capped at 16"},
+      // 64-wide tiles of a skinny D split only while they fill at most a quarter of the clusters;
+      // of a wider one with 64 k-tiles or more, while they fill at most half (session 15).
+      {33, 64, 132, 64, true, 4, "33 tiles fill a quarter"},
+      {34, 64, 132, 64, true, 1, "34 tiles fill more"},
+      {36, 64, 132, 64, false, 3, "768x384x4096 on 128x64 tiles"},
+      {48, 64, 132, 64, false, 2, "256x1536x4096"},
+      {64, 64, 132, 64, false, 2, "2048x256x4096"},
+      {67, 64, 132, 64, false, 1, "67 tiles fill more than half"},
+      {64, 32, 132, 64, false, 1, "512x1024x2048: 32 k-tiles, a quarter"},
+      {8, 64, 132, 64, true, 16, "16x1024x4096 on 64x16 tiles: capped at 16"},
       // Wider tiles: at most half the clusters, at least 16 k-tiles a slice.
-      {24, 128, 66, 192, 2, "1024x1024x8192 on 128x192 tiles in 2x1 clusters"},
-      {1, 128, 132, 256, 8, "128x128x8192 on one 128x256 tile"},
-      {1, 47, 66, 256, 2, "47 k-tiles: 2 slices of 16 or more"},
-      {1, 31, 66, 256, 1, "31 k-tiles"},
-      {34, 128, 66, 256, 1, "34 cluster tiles fill more than half"},
-      {0, 128, 66, 256, 1, "no tiles: nothing to split"},
+      {24, 128, 66, 192, false, 2, "1024x1024x8192 on 128x192 tiles in 2x1 clusters"},
+      {1, 128, 132, 256, false, 8, "128x128x8192 on one 128x256 tile"},
+      {1, 47, 66, 256, false, 2, "47 k-tiles: 2 slices of 16 or more"},
+      {1, 31, 66, 256, false, 1, "31 k-tiles"},
+      {34, 128, 66, 256, false, 1, "34 cluster tiles fill more than half"},
+      {0, 128, 66, 256, false, 1, "no tiles: nothing to split"},
   };
   for (Case const& c : cases)
-    EXPECT_EQ(sm90_choose_splits(c.cluster_tiles, c.k_tiles, c.clusters, c.tile_n), c.slices) << c.what;
+    EXPECT_EQ(sm90_choose_splits(c.cluster_tiles, c.k_tiles, c.clusters, c.tile_n, c.skinny), c.slices) << c.what;
 
   // Every case: no more units than clusters, no slice below its k-tiles, at most 16 slices.
   int split = 0;
   for (int clusters : {1, 66, 132}) {
     for (int tile_n : {16, 64, 128, 192, 256}) {
       int const per_slice = tile_n <= 64 ? 4 : 16;
-      for (long long tiles = 1; tiles <= 40; ++tiles) {
+      for (long long tiles = 1; tiles <= 80; ++tiles) {
         for (int k_tiles = 1; k_tiles <= 300; ++k_tiles) {
-          int const s = sm90_choose_splits(tiles, k_tiles, clusters, tile_n);
+          bool const skinny = (tiles + k_tiles) % 2 == 0;
+          int const s = sm90_choose_splits(tiles, k_tiles, clusters, tile_n, skinny);
+          if (s > 1 && 2 * tiles > clusters) ADD_FAILURE() << "more than half the clusters: " << tiles << " tiles";
           ASSERT_GE(s, 1);
           if (s == 1) continue;
           ++split;

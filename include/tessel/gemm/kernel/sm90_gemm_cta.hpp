@@ -129,10 +129,16 @@ TESSEL_HOST_DEVICE constexpr Sm90KRange sm90_k_range(int k_tiles, int splits, in
 // queued back to back: 512^3 5.1 us unsplit against 7.1 in 2 slices, 384x384x1024 6.7 against 7.4
 // in 4; at 32 k-tiles and more the slices won: 16x2048x2048 6.3 against 6.9, 256x256x2048 7.5
 // against 10.0, 16x1024x4096 6.8 against 10.8).
+// The 64-wide tiles of a D wider and taller than 64 (not `skinny`) with at least 64 k-tiles split
+// like the wider ones, while they fill at most half the clusters (H100, session 15,
+// bench_api_overhead, GPU time per call queued, 128x64 tiles: 256x1536x4096, 48 tiles, 17.7 us
+// unsplit against 13.8 in 2 slices; 768x384x4096, 36 tiles, 17.5 against 11.7 in 3;
+// 2048x256x4096 17.7 against 14.4; with 32 k-tiles 512x1024x2048, 64 tiles, 10.9 against 11.9).
 // Returns the slice count S (1: no split) for `cluster_tiles` cluster tiles of `k_tiles` k-tiles on
-// `clusters` resident clusters, tiles `tile_n` wide.
-TESSEL_HOST_DEVICE constexpr int sm90_choose_splits(long long cluster_tiles, int k_tiles, int clusters, int tile_n) {
-  int const fill = tile_n <= 64 ? 4 : 2;
+// `clusters` resident clusters, tiles `tile_n` wide, of a D at most 64 wide or tall (`skinny`) or not.
+TESSEL_HOST_DEVICE constexpr int sm90_choose_splits(long long cluster_tiles, int k_tiles, int clusters, int tile_n,
+                                                    bool skinny) {
+  int const fill = tile_n <= 64 && (skinny || k_tiles < 64) ? 4 : 2;
   int const per_slice = tile_n <= 64 ? 4 : 16;
   if (cluster_tiles < 1 || cluster_tiles * fill > clusters || k_tiles < 32) return 1;
   long long s = clusters / cluster_tiles;
