@@ -684,17 +684,38 @@ std::int64_t tile_rounds(std::size_t i, std::int64_t m, std::int64_t n, std::int
   return clusters > 0 ? (cluster_tiles(i, m, n, batch) + clusters - 1) / clusters : 0;
 }
 
-// CTAs entry i puts to work on a canonical m x n x batch problem of depth k: its cluster tiles (at
-// most one round of them) times the K slices sm90_choose_splits gives them, times the CTAs of a
-// cluster; 0 when the resident count is unknown.
-std::int64_t busy_ctas(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k) {
+// The K slices entry i would run a canonical m x n x batch problem of depth k in (family_run's
+// sm90_choose_splits), with its k-tile count; 0 slices when the resident count is unknown.
+struct Slicing {
+  int splits, k_tiles;
+};
+Slicing slicing(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k) {
   Sm90Instance const t = kFamilies[i].instance();
   int const clusters = resident(i);
-  if (clusters <= 0) return 0;
-  std::int64_t const tiles = cluster_tiles(i, m, n, batch);
   int const k_tiles = int(std::min<std::int64_t>((k + t.tile_k - 1) / t.tile_k, INT_MAX));
-  int const splits = kernel::detail::sm90_choose_splits(tiles, k_tiles, clusters, t.tile_n, std::min(m, n) <= 64);
-  return std::min<std::int64_t>(tiles, clusters) * splits * t.cluster_m * t.cluster_n;
+  if (clusters <= 0) return {0, k_tiles};
+  return {kernel::detail::sm90_choose_splits(cluster_tiles(i, m, n, batch), k_tiles, clusters, t.tile_n, std::min(m, n) <= 64),
+          k_tiles};
+}
+
+// CTAs entry i puts to work on that problem: its cluster tiles (at most one round of them) times
+// their K slices, times the CTAs of a cluster; 0 when the resident count is unknown.
+std::int64_t busy_ctas(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k) {
+  Sm90Instance const t = kFamilies[i].instance();
+  Slicing const sl = slicing(i, m, n, batch, k);
+  if (sl.splits <= 0) return 0;
+  return std::min<std::int64_t>(cluster_tiles(i, m, n, batch), resident(i)) * sl.splits * t.cluster_m * t.cluster_n;
+}
+
+// The busiest cluster's share of the work on that problem, for tiles of one height (128 rows):
+// its rounds of units times the k-tiles of a unit times the tile's width; 0 when unknown. Without
+// K slices, rounds x k-tiles x width.
+double cluster_work(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k) {
+  Sm90Instance const t = kFamilies[i].instance();
+  Slicing const sl = slicing(i, m, n, batch, k);
+  if (sl.splits <= 0) return 0.0;
+  std::int64_t const units = cluster_tiles(i, m, n, batch) * sl.splits, clusters = resident(i);
+  return double((units + clusters - 1) / clusters) * double((sl.k_tiles + sl.splits - 1) / sl.splits) * double(t.tile_n);
 }
 
 // Whether entry i would read an operand of cg in place whose rows start off the L2's 32-byte
@@ -856,11 +877,27 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // 5120^3 and 1536x8192x8192, near the line, even). Only where it reads the operands in place (a
   // cluster CTA's 96-row share is not whole 64-row MN-major boxes: it stages those), C is unread
   // and D takes TMA stores (it has neither the C-by-TMA nor the row-copy epilogue).
+  // Rounds of units with their K slices (cluster_work), since session 15: where the 256-wide tiles
+  // take more slices, their rounds are as many but shorter (H100, bench_api_overhead, GPU time per
+  // call queued: 1024x1024x16384 68.9 us on 192-wide tiles in 2 slices against 58.6 on 256-wide in
+  // 4; 1000x1024x16384 69.2 against 58.5; 512x1536x16384 53.3 against 50.7; 1024x1024x8192 41.1
+  // against 38.8 -- and where the work says 192, 192 stayed ahead: 384x2048x16384 51.2 against
+  // 55.9, 1536x1024x16384 77.3 against 89.9). Lost: 768x1024x16384, whose 192-wide work is 0.92 of
+  // the 256-wide tiles' (4 slices against 5), 48.2 -> 50.8.
   std::size_t const wide192 = g.a_type == DType::bf16 ? kTile192C2 : kTile192C2F16;
-  if (std::int64_t const r192 = tile_rounds(wide192, m, n, batch);
-      r192 > 0 && 10 * 192 * r192 < 9 * 256 * std::min(c2, c1x2) && d_tma_storable(g) &&
-      reads_in_place(wide192, detail::canonical_gemm(g)))
+  double const work256 = std::min(cluster_work(first + kTile256C2, m, n, batch, g.k),
+                                  cluster_work(first + kTile256C1x2, m, n, batch, g.k));
+  if (double const work192 = cluster_work(wide192, m, n, batch, g.k);
+      work192 > 0.0 && 10.0 * work192 < 9.0 * work256 && d_tma_storable(g) && reads_in_place(wide192, detail::canonical_gemm(g)))
     return &kEntries[wide192];
+  // 128x128 in 2x1 clusters where they do the 256-wide tiles' work per cluster in one pass and
+  // those would need K slices (H100, session 15, same measure: 1024x2048x8192 48.2 us against
+  // 57.7 in 2 slices; 1024x2048x16384 92.0 against 98.0). C unread: this kernel adds C from
+  // registers.
+  if (!gemm_reads_c(g) && slicing(first + kTile128C2, m, n, batch, g.k).splits == 1 &&
+      slicing(first + cluster, m, n, batch, g.k).splits > 1 &&
+      cluster_work(first + kTile128C2, m, n, batch, g.k) <= cluster_work(first + cluster, m, n, batch, g.k))
+    return &kEntries[first + kTile128C2];
   // bf16 in 2x1 clusters with a TMA-stored D: 4 stages and the two-slab epilogue (H100, same runs,
   // against the 3-stage kernel: 4096^3 0.981 vs 0.959 and 0.967 vs 0.956, 8192^3 1.028 vs 1.008 and
   // 0.995 vs 1.018, 8192x28672x4096 0.984 vs 0.977; bench/results/sm90-h100-20261125.json and

@@ -342,6 +342,14 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
         {2048, 2048, 2048, "tn", 0.0f, DType::bf16, "sm90_bf16_128x256x64_c2_s4"},
         {1536, 1536, 1536, "nn", 0.0f, DType::bf16, "sm90_bf16_128x256x64_c2_s4"},
         {1536, 1536, 1536, "tn", 1.0f, DType::bf16, "sm90_bf16_128x256x64_c2_tmac"},
+        // With K slices the work per cluster decides (session 15): 1024 x 1024 x 16384, 24 cluster
+        // tiles of 192 in 2 slices of 128 k-tiles against 16 of 256 in 4 of 64; 384 x 2048 x 16384
+        // (canonical 2048 x 384) 16 of 192 in 4 against 16 of 256 in 4. 1024 x 2048 x 8192 (canonical
+        // 2048 x 1024): 64 of 128x128 in one pass against 32 of 256 in 2 slices.
+        {1024, 1024, 16384, "tn", 0.0f, DType::bf16, "sm90_bf16_128x256x64_c2_s4"},
+        {384, 2048, 16384, "tn", 0.0f, DType::bf16, "sm90_bf16_128x192x64_c2"},
+        {1024, 2048, 8192, "tn", 0.0f, DType::bf16, "sm90_bf16_128x128x64_c2"},
+        {1024, 2048, 8192, "tn", 1.0f, DType::bf16, "sm90_bf16_128x256x64_c2_tmac"},
     };
     for (Pick192 const& c : picks192) {
       GemmArguments h = problem(c.m, c.n, c.k, c.layout, MatrixOrder::col_major, c.ab, c.ab);
