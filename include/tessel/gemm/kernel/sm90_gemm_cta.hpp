@@ -119,7 +119,8 @@ TESSEL_HOST_DEVICE constexpr Sm90KRange sm90_k_range(int k_tiles, int splits, in
 }
 
 // Parallel split-K slices (the host's rule, src/gemm/sm90_gemm.cpp): only when the cluster tiles
-// cannot fill half the resident clusters -- a quarter for the memory-bound 64-wide tiles -- and K
+// cannot fill half the resident clusters -- a quarter for the 64-wide tiles of a skinny (memory-
+// bound) D, and of any D below 64 k-tiles (below) -- and K
 // has at least 32 k-tiles, each slice keeping at least 4; never more units than clusters. (16x8192x8192 on the H100: 64 unsplit tiles
 // of the 128x64 kernel 55.2 us, 2 slices on 128 SMs plus the reduction pass 57.4; the
 // compute-bound 128x256 tiles 145 us unsplit, 99 us in 2 slices.)
