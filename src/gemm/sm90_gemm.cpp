@@ -804,12 +804,13 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // the SMs and fill most of them or K is short, put twice as many CTAs on the long operand as
   // 128x128 ones (H100, session 12, same run: 128x8192x8192 0.955x cuBLAS against 0.83 on 128x128
   // in 2x1 clusters; 8192x128x8192 0.966 against 0.83 on 128x256; 128x4096x4096 0.77 against
-  // 0.61). With half the SMs idle and a long K, 128x128 in K slices was ahead of 64 unsplit CTAs
-  // of 128x64 (128x4096x14336: 0.90 against 0.83) -- no longer of those 64 tiles in 2 slices:
-  // With a long K, the 128x64 tiles too where they put at least as many CTAs to work as the wider
-  // tiles in their K slices, or half as many with K at most 8192, where the unsplit tiles finish
-  // before the slices' reduction pass pays (H100, session 15, bench_api_overhead, GPU time per
-  // call queued back to back, bench/results/long-k-small-h100-20261126-s15.txt): 128x128x8192 8.7
+  // 0.61).
+  // With a long K (session 15), 128x64 also where its tiles in their K slices put at least as many
+  // CTAs to work as the wider tiles in theirs, or half as many with K at most 8192, where the
+  // unsplit tiles finish before the slices' reduction pass pays; else the wider tiles in slices
+  // (session 12 had 128x4096x14336 at 0.90x cuBLAS on 128x128 in slices against 0.83 on 64
+  // unsplit 128x64 tiles; those 64 tiles now take 2 slices). H100, bench_api_overhead, GPU time
+  // per call queued back to back (bench/results/long-k-small-h100-20261126-s15.txt): 128x128x8192 8.7
   // us in 16 slices of 128x64 against 17.6 in 8 of 128x256, 128x128x65536 21.8 against 46.1,
   // 1024x128x8192 11.7 against 17.7; against 128x128 in 2x1 clusters, 128x1024x8192 13.2 against
   // 14.0, 128x2048x8192 (128 CTAs either way) 20.0 against 21.8. The 64 tiles of 128x4096 take 2
