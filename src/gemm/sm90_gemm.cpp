@@ -884,7 +884,9 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // 4; 1000x1024x16384 69.2 against 58.5; 512x1536x16384 53.3 against 50.7; 1024x1024x8192 41.1
   // against 38.8 -- and where the work says 192, 192 stayed ahead: 384x2048x16384 51.2 against
   // 55.9, 1536x1024x16384 77.3 against 89.9). Lost: 768x1024x16384, whose 192-wide work is 0.92 of
-  // the 256-wide tiles' (4 slices against 5), 48.2 -> 50.8.
+  // the 256-wide tiles' (4 slices against 5), 48.2 -> 50.8, and 1000x384x8192 (5 against 8) 22.4
+  // -> 25.0: the reduction pass of the extra slices is not in cluster_work (next step: a term for
+  // it, ~2.9 us per slice per million elements of D on the H100 by these lines' fit).
   std::size_t const wide192 = g.a_type == DType::bf16 ? kTile192C2 : kTile192C2F16;
   double const work256 = std::min(cluster_work(first + kTile256C2, m, n, batch, g.k),
                                   cluster_work(first + kTile256C1x2, m, n, batch, g.k));
