@@ -664,9 +664,19 @@ constexpr std::size_t kTile256 = 0, kTile256C2 = 1, kTile256C1x2 = 2, kTile128C2
 
 
 // Clusters (CTAs, for a 1x1 kernel) of entry i resident at once on this GPU, or 0 when unknown.
+// Only the heuristic asks, a few dozen times a call: each entry's answer is kept for the call
+// (resident_clusters's own cache costs a device query and a lock per look), and
+// sm90_select_gemm_kernel forgets them all when it starts, so a call on another device or thread
+// asks afresh.
+thread_local std::array<int, kEntries.size()> resident_this_call;  // -1: not asked in this call
+
 int resident(std::size_t i) {
-  int clusters = 0;
-  return resident_clusters(i, kFamilies[i].instance(), &clusters).ok() ? clusters : 0;
+  int& known = resident_this_call[i];
+  if (known < 0) {
+    int clusters = 0;
+    known = resident_clusters(i, kFamilies[i].instance(), &clusters).ok() ? clusters : 0;
+  }
+  return known;
 }
 
 // Cluster tiles of entry i on a canonical m x n x batch problem.
@@ -684,18 +694,19 @@ std::int64_t tile_rounds(std::size_t i, std::int64_t m, std::int64_t n, std::int
   return clusters > 0 ? (cluster_tiles(i, m, n, batch) + clusters - 1) / clusters : 0;
 }
 
-// The K slices entry i would run a canonical m x n x batch problem of depth k in (family_run's
-// sm90_choose_splits), with its k-tile count; 0 slices when the resident count is unknown.
+// How entry i would run a canonical m x n x batch problem of depth k: its cluster tiles, its
+// resident clusters, its k-tiles and the K slices family_run's sm90_choose_splits gives them (0
+// slices when the resident count is unknown).
 struct Slicing {
-  int splits, k_tiles;
+  std::int64_t tiles;
+  int clusters, k_tiles, splits;
 };
 Slicing slicing(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k) {
   Sm90Instance const t = kFamilies[i].instance();
-  int const clusters = resident(i);
-  int const k_tiles = int(std::min<std::int64_t>((k + t.tile_k - 1) / t.tile_k, INT_MAX));
-  if (clusters <= 0) return {0, k_tiles};
-  return {kernel::detail::sm90_choose_splits(cluster_tiles(i, m, n, batch), k_tiles, clusters, t.tile_n, std::min(m, n) <= 64),
-          k_tiles};
+  Slicing sl{cluster_tiles(i, m, n, batch), resident(i), int(std::min<std::int64_t>((k + t.tile_k - 1) / t.tile_k, INT_MAX)), 0};
+  if (sl.clusters > 0)
+    sl.splits = kernel::detail::sm90_choose_splits(sl.tiles, sl.k_tiles, sl.clusters, t.tile_n, std::min(m, n) <= 64);
+  return sl;
 }
 
 // CTAs entry i puts to work on that problem: its cluster tiles (at most one round of them) times
@@ -703,19 +714,17 @@ Slicing slicing(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batc
 std::int64_t busy_ctas(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k) {
   Sm90Instance const t = kFamilies[i].instance();
   Slicing const sl = slicing(i, m, n, batch, k);
-  if (sl.splits <= 0) return 0;
-  return std::min<std::int64_t>(cluster_tiles(i, m, n, batch), resident(i)) * sl.splits * t.cluster_m * t.cluster_n;
+  return std::min<std::int64_t>(sl.tiles, sl.clusters) * sl.splits * t.cluster_m * t.cluster_n;
 }
 
 // The busiest cluster's share of the work on that problem, for tiles of one height (128 rows):
 // its rounds of units times the k-tiles of a unit times the tile's width; 0 when unknown. Without
 // K slices, rounds x k-tiles x width.
 double cluster_work(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k) {
-  Sm90Instance const t = kFamilies[i].instance();
   Slicing const sl = slicing(i, m, n, batch, k);
   if (sl.splits <= 0) return 0.0;
-  std::int64_t const units = cluster_tiles(i, m, n, batch) * sl.splits, clusters = resident(i);
-  return double((units + clusters - 1) / clusters) * double((sl.k_tiles + sl.splits - 1) / sl.splits) * double(t.tile_n);
+  std::int64_t const rounds = (sl.tiles * sl.splits + sl.clusters - 1) / sl.clusters;
+  return double(rounds) * double((sl.k_tiles + sl.splits - 1) / sl.splits) * double(kFamilies[i].instance().tile_n);
 }
 
 // Whether entry i would read an operand of cg in place whose rows start off the L2's 32-byte
@@ -749,6 +758,7 @@ bool reads_in_place(std::size_t i, detail::CanonicalGemm const& cg) {
 std::span<GemmKernelInfo const> sm90_gemm_kernels() { return kEntries; }
 
 GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
+  resident_this_call.fill(-1);
   bool const col_d = g.c_order == MatrixOrder::col_major;
   std::int64_t const m = col_d ? g.n : g.m, n = col_d ? g.m : g.n;  // of the canonical D
   // fp8 (H100, bench/results/fp8-h100-20261125-*.json): 256-wide tiles promoted after every
