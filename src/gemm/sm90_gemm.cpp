@@ -668,7 +668,11 @@ constexpr std::size_t kTile256 = 0, kTile256C2 = 1, kTile256C1x2 = 2, kTile128C2
 // (resident_clusters's own cache costs a device query and a lock per look), and
 // sm90_select_gemm_kernel forgets them all when it starts, so a call on another device or thread
 // asks afresh.
-thread_local std::array<int, kEntries.size()> resident_this_call;  // -1: not asked in this call
+thread_local std::array<int, kEntries.size()> resident_this_call = [] {  // -1: not asked in this call
+  std::array<int, kEntries.size()> none;
+  none.fill(-1);
+  return none;
+}();
 
 int resident(std::size_t i) {
   int& known = resident_this_call[i];
