@@ -731,6 +731,19 @@ double cluster_work(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t 
   return double(rounds) * double((sl.k_tiles + sl.splits - 1) / sl.splits) * double(kFamilies[i].instance().tile_n);
 }
 
+// An estimate of entry i's time on that problem where K slices are in play (H100, session 15, a
+// fit to the 192- and 256-wide pairs of bench/results/mid-splits-h100-20261126-s15.txt): 0.002 us
+// per unit of cluster_work, plus ~2.9 us per slice per million elements of D for the partials the
+// slices write and the reduction pass reads. Measured against the rounds-only rule on 98 survey
+// and mid-size problems (session 16, bench/results/reduction-term-ab-h100-20261126-s16.txt): it
+// moved only the two lines that rule had lost, 768x1024x16384 50.6 -> 48.0 us and 1000x384x8192
+// 24.9 -> 22.8.
+double sliced_time_us(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k) {
+  Slicing const sl = slicing(i, m, n, batch, k);
+  double const reduce = sl.splits > 1 ? 2.9e-6 * double(sl.splits) * double(m) * double(n) * double(batch) : 0.0;
+  return 0.002 * cluster_work(i, m, n, batch, k) + reduce;
+}
+
 // Whether entry i would read an operand of cg in place whose rows start off the L2's 32-byte
 // sectors (a pitch that is a 16-byte multiple but not a 32-byte one: sm90_operand_align).
 bool rows_off_sectors(std::size_t i, detail::CanonicalGemm const& cg, std::int64_t batch) {
@@ -897,15 +910,20 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // call queued: 1024x1024x16384 68.9 us on 192-wide tiles in 2 slices against 58.6 on 256-wide in
   // 4; 1000x1024x16384 69.2 against 58.5; 512x1536x16384 53.3 against 50.7; 1024x1024x8192 41.1
   // against 38.8 -- and where the work says 192, 192 stayed ahead: 384x2048x16384 51.2 against
-  // 55.9, 1536x1024x16384 77.3 against 89.9). Lost: 768x1024x16384, whose 192-wide work is 0.92 of
-  // the 256-wide tiles' (4 slices against 5), 48.2 -> 50.8, and 1000x384x8192 (5 against 8) 22.4
-  // -> 25.0: the reduction pass of the extra slices is not in cluster_work (next step: a term for
-  // it, ~2.9 us per slice per million elements of D on the H100 by these lines' fit).
+  // 55.9, 1536x1024x16384 77.3 against 89.9). That rule lost 768x1024x16384, whose 192-wide work
+  // is 0.92 of the 256-wide tiles', 48.2 -> 50.8, and 1000x384x8192 22.4 -> 25.0: it left out the
+  // extra slices' reduction. Since session 16, where either side slices K, sliced_time_us (work
+  // plus a reduction term) decides instead; it took both back (48.0 and 22.8 us) and moved no other
+  // line of the 98-problem A/B.
   std::size_t const wide192 = g.a_type == DType::bf16 ? kTile192C2 : kTile192C2F16;
   double const work256 = std::min(cluster_work(first + kTile256C2, m, n, batch, g.k),
                                   cluster_work(first + kTile256C1x2, m, n, batch, g.k));
+  std::size_t const wide256 = first + (cluster_work(first + kTile256C2, m, n, batch, g.k) <= work256 ? kTile256C2 : kTile256C1x2);
+  bool const sliced = slicing(wide192, m, n, batch, g.k).splits > 1 || slicing(wide256, m, n, batch, g.k).splits > 1;
   if (double const work192 = cluster_work(wide192, m, n, batch, g.k);
-      work192 > 0.0 && 10.0 * work192 < 9.0 * work256 && d_tma_storable(g) && reads_in_place(wide192, detail::canonical_gemm(g)))
+      work192 > 0.0 &&
+      (sliced ? sliced_time_us(wide192, m, n, batch, g.k) < sliced_time_us(wide256, m, n, batch, g.k) : 10.0 * work192 < 9.0 * work256) &&
+      d_tma_storable(g) && reads_in_place(wide192, detail::canonical_gemm(g)))
     return &kEntries[wide192];
   // 128x128 in 2x1 clusters where they do the 256-wide tiles' work per cluster in one pass and
   // those would need K slices (H100, session 15, same measure: 1024x2048x8192 48.2 us against

@@ -350,6 +350,11 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
         {384, 2048, 16384, "tn", 0.0f, DType::bf16, "sm90_bf16_128x192x64_c2"},
         {1024, 2048, 8192, "tn", 0.0f, DType::bf16, "sm90_bf16_128x128x64_c2"},
         {1024, 2048, 8192, "tn", 1.0f, DType::bf16, "sm90_bf16_128x256x64_c2_tmac"},
+        // Where either side slices K, an estimate that counts the slices' reduction decides
+        // (session 16): 768 x 1024 x 16384 (48.0 us against 50.6 for 256 wide on the H100) and
+        // 1000 x 384 x 8192 (22.8 against 24.9), both of which the work-only rule gave to 256.
+        {768, 1024, 16384, "tn", 0.0f, DType::bf16, "sm90_bf16_128x192x64_c2"},
+        {1000, 384, 8192, "tn", 0.0f, DType::bf16, "sm90_bf16_128x192x64_c2"},
     };
     for (Pick192 const& c : picks192) {
       GemmArguments h = problem(c.m, c.n, c.k, c.layout, MatrixOrder::col_major, c.ab, c.ab);
