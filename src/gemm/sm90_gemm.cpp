@@ -770,6 +770,22 @@ bool reads_in_place(std::size_t i, detail::CanonicalGemm const& cg) {
   return kFamilies[i].instance().mn_major || (cg.a.k_stride == 1 && cg.b.k_stride == 1);
 }
 
+// Where the heuristic would take 128x64 tiles (entry first + kTile64) for a D wider and taller
+// than 64: the 64x64 tiles of the skinny kernel instead (one consumer warpgroup, 12 stages), when
+// they fit one round and, with their K slices, put at least 1.5 times as many CTAs to work. On
+// these latency-bound problems the count of CTAs streaming decides. H200, session 16,
+// bench_api_overhead, GPU time per call queued (bench/results/small-mn-sweep-h200-20261126-s16.txt):
+// 256x192x1000 6.2 us against 8.1, 128x384x1024 6.0 against 6.8, 1536x192x2048 9.1 against 11.7,
+// 192x128x16384 9.7 against 10.6, 768x384x3000 14.3 against 15.4 (on 128x128 in 2x1 clusters); not
+// where the 128x64 tiles' slices put more to work (1024x192x3000: 48 CTAs against 128, 12.8 us
+// against 11.9) or the 64x64 tiles need two rounds (1024x1024x4096 28.4 against 21.8).
+std::size_t narrow_tile(std::size_t first, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k,
+                        detail::CanonicalGemm const& cg) {
+  std::size_t const small = first == 0 ? kTile64x64 : kTile64x64F16;
+  if (tile_rounds(small, m, n, batch) != 1 || !reads_in_place(small, cg)) return first + kTile64;
+  return 2 * busy_ctas(small, m, n, batch, k) >= 3 * busy_ctas(first + kTile64, m, n, batch, k) ? small : first + kTile64;
+}
+
 }  // namespace
 
 std::span<GemmKernelInfo const> sm90_gemm_kernels() { return kEntries; }
@@ -846,10 +862,11 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // 60.5 on 128x256, 128x2048x16384 33.6 against 37.6; 128x4096x32768 106.1 against 104.0-104.5.
   if (m <= 128 || n <= 128) {
     std::int64_t const tiles = cluster_tiles(first + kTile64, m, n, batch), ctas = resident(first + kTile64);
-    if (tiles <= ctas && (4 * tiles >= 3 * ctas || g.k < 128 * 64)) return &kEntries[first + kTile64];
+    std::size_t const narrowest = narrow_tile(first, m, n, batch, g.k, detail::canonical_gemm(g));
+    if (tiles <= ctas && (4 * tiles >= 3 * ctas || g.k < 128 * 64)) return &kEntries[narrowest];
     std::size_t const wide = first + (m <= 128 ? kTile256 : kTile128C2);
     std::int64_t const narrow = busy_ctas(first + kTile64, m, n, batch, g.k), other = busy_ctas(wide, m, n, batch, g.k);
-    if (tiles <= ctas && (narrow >= other || (g.k <= 8192 && 2 * narrow >= other))) return &kEntries[first + kTile64];
+    if (tiles <= ctas && (narrow >= other || (g.k <= 8192 && 2 * narrow >= other))) return &kEntries[narrowest];
     return &kEntries[wide];
   }
   // Small problems (the 128x256 tiles in 2x1 clusters fill less than half the GPU) with a K short
@@ -865,6 +882,9 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // 8.6 us in 11 slices of 128x64 against 15.2 on 4 CTAs, 1024x192x3000 12.4 against 15.1.
   if (g.k < 8192 && fills_under_half(first + kTile256C2, m, n, batch)) {
     bool const narrow_fits = tile_rounds(first + kTile64, m, n, batch) == 1;
+    if (std::size_t const narrowest = narrow_tile(first, m, n, batch, g.k, detail::canonical_gemm(g));
+        narrow_fits && narrowest != first + kTile64)
+      return &kEntries[narrowest];
     if (narrow_fits && rows_off_sectors(first + kTile128C2, detail::canonical_gemm(g), batch) &&
         tile_rounds(first + kTile128C2, m, n, batch) == 1 &&
         busy_ctas(first + kTile128C2, m, n, batch, g.k) >= busy_ctas(first + kTile64, m, n, batch, g.k))
@@ -879,7 +899,7 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   if (g.k >= 8192 && fills_under_half(first + kTile256C2, m, n, batch) && tile_rounds(first + kTile64, m, n, batch) == 1) {
     std::int64_t const narrow = busy_ctas(first + kTile64, m, n, batch, g.k);
     if (narrow > busy_ctas(first + kTile128C2, m, n, batch, g.k) && narrow > busy_ctas(first + kTile256C2, m, n, batch, g.k))
-      return &kEntries[first + kTile64];
+      return &kEntries[narrow_tile(first, m, n, batch, g.k, detail::canonical_gemm(g))];
   }
   // 129 to 256 wide or tall: 128x128 tiles in 2x1 clusters where they fit one round, rather than
   // 128x256 ones on half as many SMs (H100, same runs: 256x8192x8192 0.907x cuBLAS against 0.755;

@@ -265,7 +265,11 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
       // 128 x 4096, canonical 4096 x 128: 64 tiles in 2 slices against 16 cluster tiles of 128x128
       // in 4, 128 CTAs either way); with a short K, 128x64 where its tiles fit one round. Where its
       // tiles take two rounds, 128x128 in 2x1 clusters.
-      {128, 128, 8192, "tn", bf16, "sm90_bf16_128x64x64", false},
+      // Where 64x64 tiles fit one round and put at least 1.5x as many CTAs to work (128 x 128: 4
+      // tiles in 16 slices against 2), those instead (session 16); not at 1024 x 128 (32 tiles in
+      // 4 slices against 16 in 8).
+      {128, 128, 8192, "tn", bf16, "sm90_bf16_64x64x64", false},
+      {192, 128, 16384, "tn", bf16, "sm90_bf16_64x64x64", false},
       {1024, 128, 8192, "tn", bf16, "sm90_bf16_128x64x64", false},
       {128, 1024, 8192, "tn", bf16, "sm90_bf16_128x64x64", false},
       {128, 4096, 8192, "tn", bf16, "sm90_bf16_128x64x64", false},
@@ -290,6 +294,12 @@ TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
       // the 128-wide tiles, a large one on the 256-wide default.
       {1024, 1024, 1024, "tn", bf16, "sm90_bf16_128x64x64", false},
       {1024, 2048, 1024, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
+      // 64x64 tiles where they fit one round with 1.5x the 128x64 tiles' CTAs (256 x 192: 12
+      // against 8; 1536 x 192, canonical 192 x 1536: 72 against 48; 768 x 384 x 3000: 72 against
+      // 36, before the rule for rows off the sectors below).
+      {256, 192, 1000, "tn", bf16, "sm90_bf16_64x64x64", false},
+      {1536, 192, 2048, "tn", bf16, "sm90_bf16_64x64x64", false},
+      {768, 384, 3000, "tn", bf16, "sm90_bf16_64x64x64", false},
       // Rows off the L2's 32-byte sectors (K = 3000: 6000-byte rows): 128x128 in 2x1 clusters
       // where they put as many CTAs to work (32 cluster tiles in 2 slices against 128 tiles), not
       // where they would put fewer (1024 x 192: 8 cluster tiles against 32 tiles in 4 slices).
