@@ -445,7 +445,8 @@ TEST(Sm90Sweep, ParallelSplitKForFewTiles) {
   TESSEL_REQUIRE_SM90();
   // 2 x 2 tiles with 79 k-tiles: the heuristic splits K; the reduction applies alpha, beta, C --
   // four elements a thread where D's rows allow (200 x 300), one where they do not (203 x 301, D
-  // and C one element past their packed leading dimension).
+  // and C one element past their packed leading dimension). The 64-wide tiles split it too (the
+  // 64x64 ones into 3 slices on 132 SMs), on a D wider and taller than 64 that they do not swap.
   for (DtypeCase const& dt : kDtypes) {
     for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
       for (int odd : {0, 1}) {
@@ -456,6 +457,8 @@ TEST(Sm90Sweep, ParallelSplitKForFewTiles) {
         expect_good(run_and_check(dt.single, g), what(dt.single, g, "tn") + " split-K", g.a_type);
         expect_good(run_and_check(dt.cluster, g), what(dt.cluster, g, "tn") + " split-K", g.a_type);
         expect_good(run_and_check(dt.narrow, g), what(dt.narrow, g, "tn") + " split-K", g.a_type);
+        expect_good(run_and_check(dt.skinny, g), what(dt.skinny, g, "tn") + " split-K", g.a_type);
+        expect_good(run_and_check(dt.skinny64, g), what(dt.skinny64, g, "tn") + " split-K", g.a_type);
         if (dt.pingpong) expect_good(run_and_check(dt.pingpong, g), what(dt.pingpong, g, "tn") + " split-K", g.a_type);
         if (odd) expect_padding_untouched(g, ops.nd, what(dt.single, g, "tn") + " split-K, ldd+1");
       }
