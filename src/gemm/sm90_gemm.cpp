@@ -25,6 +25,7 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -674,7 +675,12 @@ thread_local std::array<int, kEntries.size()> resident_this_call = [] {  // -1: 
   return none;
 }();
 
+// The resident counts of an assumed GPU (sm90_select_gemm_kernel's second form), for this
+// thread's selection in progress; empty: the device is asked.
+thread_local std::span<int const> assumed_resident;
+
 int resident(std::size_t i) {
+  if (!assumed_resident.empty()) return i < assumed_resident.size() ? std::max(0, assumed_resident[i]) : 0;
   int& known = resident_this_call[i];
   if (known < 0) {
     int clusters = 0;
@@ -936,9 +942,10 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // plus a reduction term) decides instead; it took both back (48.0 and 22.8 us) and moved no other
   // line of the 98-problem A/B.
   std::size_t const wide192 = g.a_type == DType::bf16 ? kTile192C2 : kTile192C2F16;
-  double const work256 = std::min(cluster_work(first + kTile256C2, m, n, batch, g.k),
-                                  cluster_work(first + kTile256C1x2, m, n, batch, g.k));
-  std::size_t const wide256 = first + (cluster_work(first + kTile256C2, m, n, batch, g.k) <= work256 ? kTile256C2 : kTile256C1x2);
+  double const work256c2 = cluster_work(first + kTile256C2, m, n, batch, g.k);
+  double const work256c1x2 = cluster_work(first + kTile256C1x2, m, n, batch, g.k);
+  double const work256 = std::min(work256c2, work256c1x2);
+  std::size_t const wide256 = first + (work256c2 <= work256c1x2 ? kTile256C2 : kTile256C1x2);
   bool const sliced = slicing(wide192, m, n, batch, g.k).splits > 1 || slicing(wide256, m, n, batch, g.k).splits > 1;
   if (double const work192 = cluster_work(wide192, m, n, batch, g.k);
       work192 > 0.0 &&
@@ -963,6 +970,22 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   if (cluster == kTile256C2 && c_tma_loadable(g))
     return &kEntries[g.a_type == DType::bf16 ? kTile256C2TmaC : kTile256C2TmaCF16];
   return &kEntries[first + cluster];
+}
+
+GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& args, std::span<int const> resident_clusters) {
+  if (resident_clusters.empty()) return sm90_select_gemm_kernel(args);
+  struct Forget {
+    ~Forget() { assumed_resident = {}; }
+  } const forget;
+  assumed_resident = resident_clusters;
+  return sm90_select_gemm_kernel(args);
+}
+
+int sm90_cluster_size(GemmKernelInfo const& k) {
+  std::size_t const i = static_cast<std::size_t>(&k - kEntries.data());
+  if (i >= kEntries.size()) return -1;
+  Sm90Instance const t = kFamilies[i].instance();
+  return t.cluster_m * t.cluster_n;
 }
 
 bool sm90_is_skinny(GemmKernelInfo const& k) {

@@ -14,6 +14,7 @@
 // refuse with arch_mismatch instead of launching.
 #include "gpu/gemm_verdict.hpp"
 #include "gpu/gpu_test.hpp"
+#include "sm90_pick_cases.hpp"
 
 #include <tessel/gemm/device/gemm.hpp>
 #include <tessel/gemm/device/gemm_registry.hpp>
@@ -228,177 +229,20 @@ TEST(Sm90Small, SharesPastTheEdgeAreSkippedOrCopiedInEdgeBoxes) {
   }
 }
 
-TEST(Sm90Small, HeuristicPicksTheTileByTheCanonicalExtents) {
+// The heuristic's measured picks (tests/sm90_pick_cases.hpp) on this GPU, through the registry's
+// selection; the cases that count rounds on 132 SMs only where it has 132.
+TEST(Sm90Small, HeuristicPicksTheMeasuredEntries) {
   TESSEL_REQUIRE_SM90();
-  // Column-major D: the canonical M is the BLAS N. At most 128 wide or tall -> 128x64 where its
-  // tiles fit one round and fill most SMs (or K is short), else one tile row -> no cluster and one
-  // narrow tile column -> 128x128 in 2x1 clusters; at most 64 wide -> 64x64 where its tiles fit one
-  // round (64 of them for 4096 rows), else 128x64 (12288 rows: 192 tiles of 64); 129 to 256 wide
-  // or tall -> 128x128 in 2x1 clusters where they fit one round; otherwise 128x256 in 2x1 clusters
-  // unless the 1x1 kernel needs fewer rounds of tiles (enough fewer to make up for its slower
-  // tile), or 128x192 ones need enough fewer (below).
   int dev = 0, sms = 0;
   ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
-  struct Pick {
-    std::int64_t m, n, k;
-    char const* layout;
-    DType ab;
-    char const* entry;  // the name, or the start of it
-    bool any_gpu;       // false: the round counts assume 132 SMs
-  };
-  constexpr DType bf16 = DType::bf16, e4m3 = DType::e4m3;
-  // (problem()'s beta is not 0 and its C and D rows are 16-byte aligned: 2x1-cluster problems take
-  // the kernel that loads C by TMA.)
-  constexpr Pick picks[] = {
-      {4096, 4096, 1024, "tn", bf16, "sm90_bf16_128x256x64_c2_tmac", true},
-      // 4095 x 4097 (canonical 4097 x 4095): 2x1 clusters of 128 x 256 tiles need 17 x 16 cluster
-      // tiles, 5 rounds on 66 clusters, 1x2 clusters 33 x 8 = 4 rounds, as many as the slower 1x1
-      // kernel's 33 x 16 tiles on 132 SMs: 1x2.
-      {4095, 4097, 1024, "tn", bf16, "sm90_bf16_128x256x64_c1x2", false},
-      {128, 8192, 1024, "tn", bf16, "sm90_bf16_128x64x64", false},        // 128 tiles of 128x64
-      {8192, 100, 1024, "tn", bf16, "sm90_bf16_128x64x64", false},        // one tile row of 128 tiles
-      {8192, 120, 1024, "tn", bf16, "sm90_bf16_128x64x64", false},
-      {128, 28672, 1024, "tn", bf16, "sm90_bf16_128x128x64_c2", true},    // 448 tiles of 128x64: several rounds
-      // Few tiles and a long K: 128x64 where it puts at least as many CTAs to work as the wider
-      // tiles in their K slices (128 x 128: 2 tiles in 16 slices, against one 128x256 tile in 8;
-      // 128 x 4096, canonical 4096 x 128: 64 tiles in 2 slices against 16 cluster tiles of 128x128
-      // in 4, 128 CTAs either way); with a short K, 128x64 where its tiles fit one round. Where its
-      // tiles take two rounds, 128x128 in 2x1 clusters.
-      // Where 64x64 tiles fit one round and put at least 1.5x as many CTAs to work (128 x 128: 4
-      // tiles in 16 slices against 2), those instead (session 16); not at 1024 x 128 (32 tiles in
-      // 4 slices against 16 in 8).
-      {128, 128, 8192, "tn", bf16, "sm90_bf16_64x64x64", false},
-      {192, 128, 16384, "tn", bf16, "sm90_bf16_64x64x64", false},
-      {1024, 128, 8192, "tn", bf16, "sm90_bf16_128x64x64", false},
-      {128, 1024, 8192, "tn", bf16, "sm90_bf16_128x64x64", false},
-      {128, 4096, 8192, "tn", bf16, "sm90_bf16_128x64x64", false},
-      {128, 4096, 14336, "tn", bf16, "sm90_bf16_128x64x64", false},
-      {128, 4096, 4096, "tn", bf16, "sm90_bf16_128x64x64", false},
-      {128, 12288, 8192, "tn", bf16, "sm90_bf16_128x128x64_c2", false},  // 192 tiles of 128x64: two rounds
-      // A small problem with a long K: 128x64 where its slices put more CTAs to work than both
-      // clustered tiles' (256 x 256: 8 tiles in 16 slices against 2 cluster tiles in 8), not where
-      // they tie (1024 x 1024: 128 unsplit tiles against 32 cluster tiles of 128x128 in 2 slices).
-      {256, 256, 8192, "tn", bf16, "sm90_bf16_128x64x64", false},
-      {1024, 1024, 8192, "tn", bf16, "sm90_bf16_128x256x64_c2", false},
-      // 129 to 256 wide or tall: two 128-wide tile columns (or rows) in 2x1 clusters, one round;
-      // with a short K and 128x64 tiles that fit one round, those (the small-problem rule first).
-      {240, 8192, 1024, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
-      {8192, 256, 1024, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
-      {192, 8192, 8192, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
-      {8192, 160, 8192, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
-      {256, 4096, 4096, "tn", bf16, "sm90_bf16_128x64x64", false},   // 128 tiles of 128x64
-      {192, 4096, 4096, "tn", bf16, "sm90_bf16_128x64x64", false},
-      // Small problems, K short: 128x64 where its tiles fit one round, else 128x128 in 2x1
-      // clusters; with a long K, the 128x256 tiles in K slices. fp8 likewise: a small problem on
-      // the 128-wide tiles, a large one on the 256-wide default.
-      {1024, 1024, 1024, "tn", bf16, "sm90_bf16_128x64x64", false},
-      {1024, 2048, 1024, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
-      // 64x64 tiles where they fit one round with 1.5x the 128x64 tiles' CTAs (256 x 192: 12
-      // against 8; 1536 x 192, canonical 192 x 1536: 72 against 48; 768 x 384 x 3000: 72 against
-      // 36, before the rule for rows off the sectors below).
-      {256, 192, 1000, "tn", bf16, "sm90_bf16_64x64x64", false},
-      {1536, 192, 2048, "tn", bf16, "sm90_bf16_64x64x64", false},
-      {768, 384, 3000, "tn", bf16, "sm90_bf16_64x64x64", false},
-      // Rows off the L2's 32-byte sectors (K = 3000: 6000-byte rows): 128x128 in 2x1 clusters
-      // where they put as many CTAs to work (32 cluster tiles in 2 slices against 128 tiles), not
-      // where they would put fewer (1024 x 192: 8 cluster tiles against 32 tiles in 4 slices).
-      {1024, 1024, 3000, "tn", bf16, "sm90_bf16_128x128x64_c2", false},
-      {1024, 1024, 3008, "tn", bf16, "sm90_bf16_128x64x64", false},
-      {1024, 192, 3000, "tn", bf16, "sm90_bf16_128x64x64", false},
-      {1024, 1024, 65536, "tn", bf16, "sm90_bf16_128x256x64_c2", false},
-      {1024, 1024, 1024, "tn", e4m3, "sm90_e4m3_128x128x128_c2", false},
-      {4096, 4096, 1024, "tn", e4m3, "sm90_e4m3_128x256x128_c2", true},
-      // At most 16 wide: 64x16 tiles where they fit one round (16 x 4096 with a short K), else
-      // 128x64 (12288 rows: 192 tiles of 64); few tiles with a long K: 32 tiles of 128 rows split K
-      // in 4 slices on every SM and beat 64 unsplit tiles of 64 rows; 64 wide above 16.
-      {16, 4096, 64, "tn", bf16, "sm90_bf16_64x16x64", true},
-      {16, 12288, 64, "tn", bf16, "sm90_bf16_128x64x64", false},
-      {16, 4096, 8192, "tn", bf16, "sm90_bf16_128x64x64", false},
-      {16, 4096, 4096, "tn", bf16, "sm90_bf16_64x16x64", false},
-      {40, 4096, 4096, "tn", bf16, "sm90_bf16_64x64x64", false},
-      // An MN-major operand: the 64-wide tiles read it in place (the 16-wide ones would stage it).
-      {16, 4096, 4096, "nt", bf16, "sm90_bf16_64x64x64", false},
-  };
-  for (Pick const& c : picks) {
+  for (test::Sm90PickCase const& c : test::kSm90Picks) {
     if (!c.any_gpu && sms != 132) continue;
-    GemmArguments const g = problem(c.m, c.n, c.k, c.layout, MatrixOrder::col_major, c.ab, is_fp8(c.ab) ? DType::bf16 : c.ab);
-    GemmKernelInfo const* k = select_gemm_kernel(g);
-    ASSERT_NE(k, nullptr);
-    EXPECT_EQ(std::string(k->name).rfind(c.entry, 0), 0u) << c.m << "x" << c.n << "x" << c.k << " " << c.layout << ": " << k->name;
-  }
-  // C unread and D fit for TMA stores: the 4-stage two-slab kernel takes the 2x1-cluster problems.
-  GemmArguments g = problem(4096, 4096, 1024, "tn", MatrixOrder::col_major, DType::bf16, DType::bf16);
-  g.beta = 0.0f;
-  EXPECT_STREQ(select_gemm_kernel(g)->name, "sm90_bf16_128x256x64_c2_s4");
-  g.ldd += 1;  // an odd leading dimension: the copy warps of the 3-stage kernel
-  EXPECT_STREQ(select_gemm_kernel(g)->name, "sm90_bf16_128x256x64_c2");
-  // 192-wide tiles where their rounds take under 0.9 of the 256-wide ones' (132 SMs: 66 clusters):
-  // 1536^3, 48 cluster tiles in one round against 36; 1536x4096x4096 (canonical 4096 x 1536) 128
-  // in two against 96. Not 2048^3 (88 tiles, two rounds, against 64 in one), not with an MN-major
-  // operand (its 96-row shares would be staged), not where C is read.
-  if (sms == 132) {
-    struct Pick192 {
-      std::int64_t m, n, k;
-      char const* layout;
-      float beta;
-      DType ab;
-      char const* entry;
-    };
-    constexpr Pick192 picks192[] = {
-        {1536, 1536, 1536, "tn", 0.0f, DType::bf16, "sm90_bf16_128x192x64_c2"},
-        {1536, 4096, 4096, "tn", 0.0f, DType::bf16, "sm90_bf16_128x192x64_c2"},
-        {1536, 1536, 1536, "tn", 0.0f, DType::f16, "sm90_fp16_128x192x64_c2"},
-        {2048, 2048, 2048, "tn", 0.0f, DType::bf16, "sm90_bf16_128x256x64_c2_s4"},
-        {1536, 1536, 1536, "nn", 0.0f, DType::bf16, "sm90_bf16_128x256x64_c2_s4"},
-        {1536, 1536, 1536, "tn", 1.0f, DType::bf16, "sm90_bf16_128x256x64_c2_tmac"},
-        // With K slices the work per cluster decides (session 15): 1024 x 1024 x 16384, 24 cluster
-        // tiles of 192 in 2 slices of 128 k-tiles against 16 of 256 in 4 of 64; 384 x 2048 x 16384
-        // (canonical 2048 x 384) 16 of 192 in 4 against 16 of 256 in 4. 1024 x 2048 x 8192 (canonical
-        // 2048 x 1024): 64 of 128x128 in one pass against 32 of 256 in 2 slices.
-        {1024, 1024, 16384, "tn", 0.0f, DType::bf16, "sm90_bf16_128x256x64_c2_s4"},
-        {384, 2048, 16384, "tn", 0.0f, DType::bf16, "sm90_bf16_128x192x64_c2"},
-        {1024, 2048, 8192, "tn", 0.0f, DType::bf16, "sm90_bf16_128x128x64_c2"},
-        {1024, 2048, 8192, "tn", 1.0f, DType::bf16, "sm90_bf16_128x256x64_c2_tmac"},
-        // Where either side slices K, an estimate that counts the slices' reduction decides
-        // (session 16): 768 x 1024 x 16384 (48.0 us against 50.6 for 256 wide on the H100) and
-        // 1000 x 384 x 8192 (22.8 against 24.9), both of which the work-only rule gave to 256.
-        {768, 1024, 16384, "tn", 0.0f, DType::bf16, "sm90_bf16_128x192x64_c2"},
-        {1000, 384, 8192, "tn", 0.0f, DType::bf16, "sm90_bf16_128x192x64_c2"},
-    };
-    for (Pick192 const& c : picks192) {
-      GemmArguments h = problem(c.m, c.n, c.k, c.layout, MatrixOrder::col_major, c.ab, c.ab);
-      h.beta = c.beta;
-      EXPECT_STREQ(select_gemm_kernel(h)->name, c.entry)
-          << c.m << "x" << c.n << "x" << c.k << " " << to_string(c.ab) << " " << c.layout << " beta " << c.beta;
-    }
-  }
-}
-
-TEST(Sm90Small, HeuristicLoadsCByTmaWhereItCan) {
-  TESSEL_REQUIRE_SM90();
-  // beta != 0 on a problem for 2x1 clusters: the _tmac kernel where TMA can load C and store D
-  // (16-byte aligned rows), the register-epilogue kernel where C's rows are not aligned.
-  for (DType t : {DType::bf16, DType::f16}) {
-    GemmArguments g = problem(2048, 4096, 512, "tn", MatrixOrder::col_major, t, t);  // (not small: 128 cluster tiles)
-    g.beta = 1.0f;
-    GemmKernelInfo const* k = select_gemm_kernel(g);
-    ASSERT_NE(k, nullptr);
-    EXPECT_EQ(std::string(k->name), t == DType::bf16 ? "sm90_bf16_128x256x64_c2_tmac" : "sm90_fp16_128x256x64_c2_tmac");
-    g.ldc += 1;
-    k = select_gemm_kernel(g);
-    ASSERT_NE(k, nullptr);
-    EXPECT_EQ(std::string(k->name), t == DType::bf16 ? "sm90_bf16_128x256x64_c2" : "sm90_fp16_128x256x64_c2");
-  }
-}
-
-TEST(Sm90Small, HeuristicPicksAnSm90EntryForBf16AndFp16) {
-  TESSEL_REQUIRE_SM90();
-  for (DType t : {DType::bf16, DType::f16}) {
-    GemmArguments g = problem(512, 512, 512, "tn", MatrixOrder::col_major, t, t);
-    GemmKernelInfo const* k = select_gemm_kernel(g);
-    ASSERT_NE(k, nullptr);
-    EXPECT_EQ(std::string(k->name).rfind("sm90_", 0), 0u) << "picked " << k->name;
+    GemmKernelInfo const* k = select_gemm_kernel(test::sm90_pick_problem(c));
+    ASSERT_NE(k, nullptr) << c.m << "x" << c.n << "x" << c.k;
+    EXPECT_EQ(std::string(k->name).rfind(c.entry, 0), 0u)
+        << c.m << "x" << c.n << "x" << c.k << " " << to_string(c.ab) << " " << c.layout << " beta " << c.beta << " ldc+"
+        << c.ldc_pad << " ldd+" << c.ldd_pad << ": " << k->name;
   }
 }
 

@@ -30,6 +30,16 @@ std::span<GemmKernelInfo const> sm90_gemm_kernels();
 // takes its dtypes.
 GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& args);
 
+// The same choice on an assumed GPU, without asking the device: `resident_clusters[i]` clusters
+// of entry i of sm90_gemm_kernels() fit on it at once (0, or an entry past the span's end: not
+// known, as when the device query fails). On a 132-SM H100 or H200 each entry holds one CTA per
+// SM, so 132 / sm90_cluster_size. For tests and for planning on a machine without the GPU.
+GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& args, std::span<int const> resident_clusters);
+
+// CTAs in one cluster of sm_90a entry `k` (1, or 2 for the 2x1 and 1x2 entries); -1 when `k` is
+// not an sm_90a entry.
+int sm90_cluster_size(GemmKernelInfo const& k);
+
 // CTAs of sm_90a entry `k` resident at once on the current GPU (its persistent grid): resident
 // clusters times the cluster size. -1 when `k` is not an sm_90a entry or the query fails.
 int sm90_resident_ctas(GemmKernelInfo const& k);

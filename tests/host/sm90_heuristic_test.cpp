@@ -1,0 +1,60 @@
+// tests/host/sm90_heuristic_test.cpp -- the sm_90a heuristic's picks without a GPU: the measured
+// cases of tests/sm90_pick_cases.hpp on an assumed 132-SM H100/H200, whose resident counts
+// sm90_select_gemm_kernel(args, resident) takes instead of asking the device. (The GPU test runs
+// the same table on the device in hand.)
+#include "sm90_pick_cases.hpp"
+
+#include <gtest/gtest.h>
+#include <tessel/gemm/device/sm90_gemm_kernels.hpp>
+
+#include <string>
+#include <vector>
+
+namespace tessel {
+namespace {
+
+// Every sm_90a entry holds one CTA per SM (each takes more than half of the 227 KiB of shared
+// memory), so a 132-SM GPU fits 132 / cluster size of its clusters at once.
+std::vector<int> resident_on_132_sms() {
+  std::vector<int> resident;
+  for (GemmKernelInfo const& k : sm90_gemm_kernels()) resident.push_back(132 / sm90_cluster_size(k));
+  return resident;
+}
+
+TEST(Sm90Heuristic, PicksTheMeasuredEntriesOnA132SmGpu) {
+  std::vector<int> const resident = resident_on_132_sms();
+  ASSERT_FALSE(resident.empty());
+  for (test::Sm90PickCase const& c : test::kSm90Picks) {
+    GemmKernelInfo const* k = sm90_select_gemm_kernel(test::sm90_pick_problem(c), resident);
+    ASSERT_NE(k, nullptr) << c.m << "x" << c.n << "x" << c.k;
+    EXPECT_EQ(std::string(k->name).rfind(c.entry, 0), 0u)
+        << c.m << "x" << c.n << "x" << c.k << " " << to_string(c.ab) << " " << c.layout << " beta " << c.beta << " ldc+"
+        << c.ldc_pad << " ldd+" << c.ldd_pad << ": " << k->name;
+  }
+}
+
+TEST(Sm90Heuristic, ClusterSizesFollowTheEntryNames) {
+  for (GemmKernelInfo const& k : sm90_gemm_kernels()) {
+    std::string const name = k.name;
+    bool const pair = name.find("_c2") != std::string::npos || name.find("_c1x2") != std::string::npos;
+    EXPECT_EQ(sm90_cluster_size(k), pair ? 2 : 1) << name;
+  }
+  GemmKernelInfo const other{};
+  EXPECT_EQ(sm90_cluster_size(other), -1);
+}
+
+// The assumed counts are the ones used: with them the small problem takes 64x64 tiles; with none
+// known (as after a failed device query) not, since that rule needs the counts -- whatever GPU
+// this host has.
+TEST(Sm90Heuristic, TheAssumedCountsAreTheOnesUsed) {
+  test::Sm90PickCase const c{256, 192, 1000, "tn", test::bf16, "", true, 0.0f};
+  std::vector<int> const resident = resident_on_132_sms();
+  EXPECT_STREQ(sm90_select_gemm_kernel(test::sm90_pick_problem(c), resident)->name, "sm90_bf16_64x64x64");
+  std::vector<int> const unknown(resident.size(), 0);
+  GemmKernelInfo const* k = sm90_select_gemm_kernel(test::sm90_pick_problem(c), unknown);
+  ASSERT_NE(k, nullptr);
+  EXPECT_NE(std::string(k->name), "sm90_bf16_64x64x64");
+}
+
+}  // namespace
+}  // namespace tessel
