@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <random>
@@ -675,6 +676,15 @@ thread_local std::array<int, kEntries.size()> resident_this_call = [] {  // -1: 
   return none;
 }();
 
+// Entry k's index in kEntries, or kEntries.size() when k is not one of them (std::less orders
+// pointers into different objects as well, where < and - would not be defined).
+std::size_t entry_index(GemmKernelInfo const& k) {
+  std::less<GemmKernelInfo const*> const before;
+  GemmKernelInfo const* const first = kEntries.data();
+  if (before(&k, first) || !before(&k, first + kEntries.size())) return kEntries.size();
+  return static_cast<std::size_t>(&k - first);
+}
+
 // The resident counts of an assumed GPU (sm90_select_gemm_kernel's second form), for this
 // thread's selection in progress; empty: the device is asked.
 thread_local std::span<int const> assumed_resident;
@@ -888,9 +898,10 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // 8.6 us in 11 slices of 128x64 against 15.2 on 4 CTAs, 1024x192x3000 12.4 against 15.1.
   if (g.k < 8192 && fills_under_half(first + kTile256C2, m, n, batch)) {
     bool const narrow_fits = tile_rounds(first + kTile64, m, n, batch) == 1;
-    if (std::size_t const narrowest = narrow_tile(first, m, n, batch, g.k, detail::canonical_gemm(g));
-        narrow_fits && narrowest != first + kTile64)
-      return &kEntries[narrowest];
+    if (narrow_fits) {
+      std::size_t const narrowest = narrow_tile(first, m, n, batch, g.k, detail::canonical_gemm(g));
+      if (narrowest != first + kTile64) return &kEntries[narrowest];
+    }
     if (narrow_fits && rows_off_sectors(first + kTile128C2, detail::canonical_gemm(g), batch) &&
         tile_rounds(first + kTile128C2, m, n, batch) == 1 &&
         busy_ctas(first + kTile128C2, m, n, batch, g.k) >= busy_ctas(first + kTile64, m, n, batch, g.k))
@@ -982,19 +993,19 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& args, std::sp
 }
 
 int sm90_cluster_size(GemmKernelInfo const& k) {
-  std::size_t const i = static_cast<std::size_t>(&k - kEntries.data());
+  std::size_t const i = entry_index(k);
   if (i >= kEntries.size()) return -1;
   Sm90Instance const t = kFamilies[i].instance();
   return t.cluster_m * t.cluster_n;
 }
 
 bool sm90_is_skinny(GemmKernelInfo const& k) {
-  std::size_t const i = static_cast<std::size_t>(&k - kEntries.data());
+  std::size_t const i = entry_index(k);
   return i < kEntries.size() && kFamilies[i].instance().tile_n <= 64;
 }
 
 int sm90_resident_ctas(GemmKernelInfo const& k) {
-  std::size_t const i = static_cast<std::size_t>(&k - kEntries.data());
+  std::size_t const i = entry_index(k);
   if (i >= kEntries.size()) return -1;
   Sm90Instance const t = kFamilies[i].instance();
   int clusters = 0;
