@@ -7,7 +7,8 @@
 # (a file of bench_api_overhead problems, default bench/small-survey.shapes) ROUNDS times, base and
 # new alternating, and prints per problem the kernel and the best queued GPU time of each side
 # with cuBLAS's, the lines that moved by more than 4% first, and the geometric mean of the ratios
-# to cuBLAS. Raw runs and the summary go under $OUT.
+# to cuBLAS. The summary goes to $OUT/survey-ab.txt; the raw runs and build logs into
+# $OUT/survey-raw.tgz (the device tool brings back only a few files a call).
 #
 #   OUT=$OUT BASE_SRC=build-base-src scripts/gpu-survey-ab.sh
 set -uo pipefail
@@ -59,3 +60,5 @@ for moved, p, kb, tb, kn, tn, blas in sorted(lines, key=lambda l: not l[0]):
 n = len(lines)
 print(f"geometric mean of cuBLAS / tessel over {n} problems: base {math.exp(logs['base'] / n):.3f}, new {math.exp(logs['new'] / n):.3f}")
 PY
+( cd "$OUT" && tar czf survey-raw.tgz survey-base-*.txt survey-new-*.txt build-build-gpu.log build-build-base.log 2>/dev/null &&
+  rm -f survey-base-*.txt survey-new-*.txt build-build-gpu.log build-build-base.log )
