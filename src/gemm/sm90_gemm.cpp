@@ -170,6 +170,13 @@ int forced_splits() {
   return s;
 }
 
+// The K slices sm90_choose_splits gives `cluster_tiles` cluster tiles of instance t on a canonical
+// m x n problem (skinny: a D at most 64 wide or tall): what family_run launches and what the
+// heuristic (slicing, below) counts.
+int k_slices(Sm90Instance const& t, std::int64_t cluster_tiles, int k_tiles, int clusters, std::int64_t m, std::int64_t n) {
+  return kernel::detail::sm90_choose_splits(cluster_tiles, k_tiles, clusters, t.tile_n, std::min(m, n) <= 64);
+}
+
 // Stream-K (the kTail schedule of schedule/stream_k.hpp over cluster tiles): opt-in, with
 // TESSEL_SM90_STREAMK=1, where sm90_stream_k_pays (kernel/sm90_gemm_cta.hpp). Correct on every
 // entry that can run it, but measured slower on the H100 (2026-11-25, same-run A/B: 4096^3 bf16
@@ -372,8 +379,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   int const k_tiles = int((g.k + t.tile_k - 1) / t.tile_k);
   int const forced = forced_splits();
   int const splits = forced > 0 ? std::min(forced, k_tiles)
-                                : kernel::detail::sm90_choose_splits(cluster_rows * cluster_cols * batch, k_tiles, clusters, t.tile_n,
-                                                                                    std::min(c.m, c.n) <= 64);
+                                : k_slices(t, cluster_rows * cluster_cols * batch, k_tiles, clusters, c.m, c.n);
 
   Sm90GemmParams p;
   // Operands TMA can read in place (sm90_operand_read: K-major, or MN-major for the 16-bit kernels,
@@ -724,8 +730,7 @@ struct Slicing {
 Slicing slicing(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k) {
   Sm90Instance const t = kFamilies[i].instance();
   Slicing sl{cluster_tiles(i, m, n, batch), resident(i), int(std::min<std::int64_t>((k + t.tile_k - 1) / t.tile_k, INT_MAX)), 0};
-  if (sl.clusters > 0)
-    sl.splits = kernel::detail::sm90_choose_splits(sl.tiles, sl.k_tiles, sl.clusters, t.tile_n, std::min(m, n) <= 64);
+  if (sl.clusters > 0) sl.splits = k_slices(t, sl.tiles, sl.k_tiles, sl.clusters, m, n);
   return sl;
 }
 
@@ -740,8 +745,7 @@ std::int64_t busy_ctas(std::size_t i, std::int64_t m, std::int64_t n, std::int64
 // The busiest cluster's share of the work on that problem, for tiles of one height (128 rows):
 // its rounds of units times the k-tiles of a unit times the tile's width; 0 when unknown. Without
 // K slices, rounds x k-tiles x width.
-double cluster_work(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k) {
-  Slicing const sl = slicing(i, m, n, batch, k);
+double cluster_work(std::size_t i, Slicing const& sl) {
   if (sl.splits <= 0) return 0.0;
   std::int64_t const rounds = (sl.tiles * sl.splits + sl.clusters - 1) / sl.clusters;
   return double(rounds) * double((sl.k_tiles + sl.splits - 1) / sl.splits) * double(kFamilies[i].instance().tile_n);
@@ -754,10 +758,9 @@ double cluster_work(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t 
 // and mid-size problems (session 16, bench/results/reduction-term-ab-h100-20261126-s16.txt): it
 // moved only the two lines that rule had lost, 768x1024x16384 50.6 -> 48.0 us and 1000x384x8192
 // 24.9 -> 22.8.
-double sliced_time_us(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k) {
-  Slicing const sl = slicing(i, m, n, batch, k);
+double sliced_time_us(std::size_t i, Slicing const& sl, std::int64_t m, std::int64_t n, std::int64_t batch) {
   double const reduce = sl.splits > 1 ? 2.9e-6 * double(sl.splits) * double(m) * double(n) * double(batch) : 0.0;
-  return 0.002 * cluster_work(i, m, n, batch, k) + reduce;
+  return 0.002 * cluster_work(i, sl) + reduce;
 }
 
 // Whether entry i would read an operand of cg in place whose rows start off the L2's 32-byte
@@ -825,6 +828,7 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   }
   if (g.a_type != DType::bf16 && g.a_type != DType::f16) return nullptr;
   std::size_t const first = g.a_type == DType::bf16 ? 0 : kFp16Entries;
+  detail::CanonicalGemm const cg = detail::canonical_gemm(g);
   // Measured on the H100 (bench/results/sm90-h100-*.json): 128x256 tiles in 2x1 clusters are the
   // fastest per tile (the 1x1 kernel's tile takes 1.09x as long at 4096^3, 1.2x at 8192^3), except
   // on a single tile row (the cluster's second CTA idles) and a single tile column narrower than
@@ -848,14 +852,14 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     std::int64_t const rows = n <= 64 ? m : n, side = n <= 64 ? n : m;
     bool const bf16 = g.a_type == DType::bf16;
     std::size_t const narrow16 = bf16 ? kTile64x16 : kTile64x16F16;
-    std::size_t const narrow = side <= 16 && reads_in_place(narrow16, detail::canonical_gemm(g))
+    std::size_t const narrow = side <= 16 && reads_in_place(narrow16, cg)
                                    ? narrow16
                                    : (bf16 ? kTile64x64 : kTile64x64F16);
     int const narrow_clusters = resident(narrow), clusters = resident(first + kTile64);
     bool const known = narrow_clusters > 0 && clusters > 0;
     std::int64_t const tiles64 = (rows + 63) / 64 * g.batch_count, tiles128 = (rows + 127) / 128 * g.batch_count;
     int const k_tiles = int(std::min<std::int64_t>((g.k + 63) / 64, INT_MAX));
-    bool const wide_splits_k = kernel::detail::sm90_choose_splits(tiles128, k_tiles, clusters, 64, true) > 1;
+    bool const wide_splits_k = k_slices(kFamilies[first + kTile64].instance(), tiles128, k_tiles, clusters, m, n) > 1;
     bool const narrow_pays = tiles64 <= narrow_clusters && (!wide_splits_k || k_tiles < 128);
     return &kEntries[known && narrow_pays ? narrow : first + kTile64];
   }
@@ -878,11 +882,11 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // 60.5 on 128x256, 128x2048x16384 33.6 against 37.6; 128x4096x32768 106.1 against 104.0-104.5.
   if (m <= 128 || n <= 128) {
     std::int64_t const tiles = cluster_tiles(first + kTile64, m, n, batch), ctas = resident(first + kTile64);
-    std::size_t const narrowest = narrow_tile(first, m, n, batch, g.k, detail::canonical_gemm(g));
-    if (tiles <= ctas && (4 * tiles >= 3 * ctas || g.k < 128 * 64)) return &kEntries[narrowest];
+    if (tiles <= ctas && (4 * tiles >= 3 * ctas || g.k < 128 * 64)) return &kEntries[narrow_tile(first, m, n, batch, g.k, cg)];
     std::size_t const wide = first + (m <= 128 ? kTile256 : kTile128C2);
     std::int64_t const narrow = busy_ctas(first + kTile64, m, n, batch, g.k), other = busy_ctas(wide, m, n, batch, g.k);
-    if (tiles <= ctas && (narrow >= other || (g.k <= 8192 && 2 * narrow >= other))) return &kEntries[narrowest];
+    if (tiles <= ctas && (narrow >= other || (g.k <= 8192 && 2 * narrow >= other)))
+      return &kEntries[narrow_tile(first, m, n, batch, g.k, cg)];
     return &kEntries[wide];
   }
   // Small problems (the 128x256 tiles in 2x1 clusters fill less than half the GPU) with a K short
@@ -899,10 +903,10 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   if (g.k < 8192 && fills_under_half(first + kTile256C2, m, n, batch)) {
     bool const narrow_fits = tile_rounds(first + kTile64, m, n, batch) == 1;
     if (narrow_fits) {
-      std::size_t const narrowest = narrow_tile(first, m, n, batch, g.k, detail::canonical_gemm(g));
+      std::size_t const narrowest = narrow_tile(first, m, n, batch, g.k, cg);
       if (narrowest != first + kTile64) return &kEntries[narrowest];
     }
-    if (narrow_fits && rows_off_sectors(first + kTile128C2, detail::canonical_gemm(g), batch) &&
+    if (narrow_fits && rows_off_sectors(first + kTile128C2, cg, batch) &&
         tile_rounds(first + kTile128C2, m, n, batch) == 1 &&
         busy_ctas(first + kTile128C2, m, n, batch, g.k) >= busy_ctas(first + kTile64, m, n, batch, g.k))
       return &kEntries[first + kTile128C2];
@@ -916,7 +920,7 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   if (g.k >= 8192 && fills_under_half(first + kTile256C2, m, n, batch) && tile_rounds(first + kTile64, m, n, batch) == 1) {
     std::int64_t const narrow = busy_ctas(first + kTile64, m, n, batch, g.k);
     if (narrow > busy_ctas(first + kTile128C2, m, n, batch, g.k) && narrow > busy_ctas(first + kTile256C2, m, n, batch, g.k))
-      return &kEntries[narrow_tile(first, m, n, batch, g.k, detail::canonical_gemm(g))];
+      return &kEntries[narrow_tile(first, m, n, batch, g.k, cg)];
   }
   // 129 to 256 wide or tall: 128x128 tiles in 2x1 clusters where they fit one round, rather than
   // 128x256 ones on half as many SMs (H100, same runs: 256x8192x8192 0.907x cuBLAS against 0.755;
@@ -953,23 +957,28 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // plus a reduction term) decides instead; it took both back (48.0 and 22.8 us) and moved no other
   // line of the 98-problem A/B.
   std::size_t const wide192 = g.a_type == DType::bf16 ? kTile192C2 : kTile192C2F16;
-  double const work256c2 = cluster_work(first + kTile256C2, m, n, batch, g.k);
-  double const work256c1x2 = cluster_work(first + kTile256C1x2, m, n, batch, g.k);
-  double const work256 = std::min(work256c2, work256c1x2);
-  std::size_t const wide256 = first + (work256c2 <= work256c1x2 ? kTile256C2 : kTile256C1x2);
-  bool const sliced = slicing(wide192, m, n, batch, g.k).splits > 1 || slicing(wide256, m, n, batch, g.k).splits > 1;
-  if (double const work192 = cluster_work(wide192, m, n, batch, g.k);
-      work192 > 0.0 &&
-      (sliced ? sliced_time_us(wide192, m, n, batch, g.k) < sliced_time_us(wide256, m, n, batch, g.k) : 10.0 * work192 < 9.0 * work256) &&
-      d_tma_storable(g) && reads_in_place(wide192, detail::canonical_gemm(g)))
+  Slicing const s192 = slicing(wide192, m, n, batch, g.k);
+  Slicing const s256c2 = slicing(first + kTile256C2, m, n, batch, g.k);
+  Slicing const s256c1x2 = slicing(first + kTile256C1x2, m, n, batch, g.k);
+  double const work256c2 = cluster_work(first + kTile256C2, s256c2), work256c1x2 = cluster_work(first + kTile256C1x2, s256c1x2);
+  bool const c2_less = work256c2 <= work256c1x2;
+  std::size_t const wide256 = first + (c2_less ? kTile256C2 : kTile256C1x2);
+  Slicing const& s256 = c2_less ? s256c2 : s256c1x2;
+  double const work192 = cluster_work(wide192, s192), work256 = std::min(work256c2, work256c1x2);
+  bool const sliced = s192.splits > 1 || s256.splits > 1;
+  if (work192 > 0.0 &&
+      (sliced ? sliced_time_us(wide192, s192, m, n, batch) < sliced_time_us(wide256, s256, m, n, batch)
+              : 10.0 * work192 < 9.0 * work256) &&
+      d_tma_storable(g) && reads_in_place(wide192, cg))
     return &kEntries[wide192];
   // 128x128 in 2x1 clusters where they do the 256-wide tiles' work per cluster in one pass and
   // those would need K slices (H100, session 15, same measure: 1024x2048x8192 48.2 us against
   // 57.7 in 2 slices; 1024x2048x16384 92.0 against 98.0). C unread: this kernel adds C from
   // registers.
-  if (!gemm_reads_c(g) && slicing(first + kTile128C2, m, n, batch, g.k).splits == 1 &&
-      slicing(first + cluster, m, n, batch, g.k).splits > 1 &&
-      cluster_work(first + kTile128C2, m, n, batch, g.k) <= cluster_work(first + cluster, m, n, batch, g.k))
+  if (Slicing const s128 = slicing(first + kTile128C2, m, n, batch, g.k),
+      s_cluster = cluster == kTile256C2 ? s256c2 : s256c1x2;
+      !gemm_reads_c(g) && s128.splits == 1 && s_cluster.splits > 1 &&
+      cluster_work(first + kTile128C2, s128) <= cluster_work(first + cluster, s_cluster))
     return &kEntries[first + kTile128C2];
   // bf16 in 2x1 clusters with a TMA-stored D: 4 stages and the two-slab epilogue (H100, same runs,
   // against the 3-stage kernel: 4096^3 0.981 vs 0.959 and 0.967 vs 0.956, 8192^3 1.028 vs 1.008 and
