@@ -170,6 +170,34 @@ int forced_splits() {
   return s;
 }
 
+// TESSEL_SM90_INFLIGHT=L (experiments): the 16-wide skinny kernels keep at most L k-tiles in
+// flight (0: no limit) instead of sm90_skinny_in_flight's choice. Read once per process; -1 unset.
+int forced_in_flight() {
+  static int const s = [] {
+    char const* v = std::getenv("TESSEL_SM90_INFLIGHT");
+    return v != nullptr ? std::max(0, std::atoi(v)) : -1;
+  }();
+  return s;
+}
+
+// Whether the current device's HBM peaks at 4 TB/s or more (memory clock x bus width, double
+// data rate): the H200 (6144 bits at 3.2 GHz), not the H100 SXM (5120 at 2.6). Per device, cached.
+bool fast_hbm() {
+  static std::mutex mu;
+  static std::map<int, bool> seen;
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return false;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = seen.find(dev); it != seen.end()) return it->second;
+  int khz = 0, bits = 0;
+  bool const ok = cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, dev) == cudaSuccess &&
+                  cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, dev) == cudaSuccess;
+  double const bytes_per_s = 2.0 * double(khz) * 1e3 * double(bits) / 8.0;
+  bool const fast = ok && bytes_per_s >= 4e12;
+  seen.emplace(dev, fast);
+  return fast;
+}
+
 // The K slices sm90_choose_splits gives `cluster_tiles` cluster tiles of instance t on a canonical
 // m x n problem (skinny: a D at most 64 wide or tall): what family_run launches and what the
 // heuristic (slicing, below) counts.
@@ -491,6 +519,13 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     p.fp8_pair = (a_e5m2 ? 2 : 0) + (b_e5m2 ? 1 : 0);
   }
   p.k_tiles = k_tiles;
+  if (t.tile_n == 16 && splits == 1) {
+    int const forced_limit = forced_in_flight();
+    int const limit = forced_limit >= 0 ? forced_limit
+                      : cluster_cols == 1 ? kernel::detail::sm90_skinny_in_flight(cluster_tiles, k_tiles, clusters, fast_hbm())
+                                          : 0;
+    p.in_flight = limit < t.stages ? limit : 0;
+  }
   p.batch = int(batch);
   p.splits = splits;
   if (p.stream_k) {

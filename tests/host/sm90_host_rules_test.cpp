@@ -1,6 +1,7 @@
-// Two of the sm_90a GEMM host's rules, on the shapes their measurements name (sessions 14-15, H100)
+// Three of the sm_90a GEMM host's rules, on the shapes their measurements name (sessions 14-17)
 // and over every small case: how many K slices a problem gets (sm90_choose_splits,
-// kernel/sm90_gemm_cta.hpp), and the row alignment asked of an operand before it is read in
+// kernel/sm90_gemm_cta.hpp), the 16-wide skinny kernel's in-flight limit (sm90_skinny_in_flight),
+// and the row alignment asked of an operand before it is read in
 // place (sm90_operand_align, gemm/device/sm90_operand_read.hpp). No GPU.
 #include <tessel/gemm/device/sm90_operand_read.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_cta.hpp>
@@ -72,6 +73,41 @@ TEST(Sm90HostRules, KSlicesOnlyFromThirtyTwoKTiles) {
     }
   }
   EXPECT_GT(split, 1000);
+}
+
+TEST(Sm90HostRules, SkinnyInFlightLimitOnlyWhereItWasMeasuredToPay) {
+  // The 16-wide skinny kernel's in-flight limit (session 17, bench/results/inflight-*-s17.txt; a
+  // D one tile column wide, 132 resident CTAs): the H200 limits a full round of tiles with a long
+  // K and leaves half a round alone; the H100 limits half a round and leaves a full one alone.
+  struct Case {
+    long long tiles;
+    int k_tiles;
+    bool fast_hbm;
+    int limit;
+    char const* what;
+  };
+  constexpr Case cases[] = {
+      {128, 128, true, 9, "H200 16x8192x8192: 0.92 -> 0.95"},
+      {448, 128, true, 9, "H200 16x28672x8192: 0.99 -> 1.03"},
+      {64, 64, true, 0, "H200 16x4096x4096: 0.97 -> 0.83 with a limit"},
+      {64, 224, true, 0, "H200 16x4096x14336: 0.86 -> 0.68 with a limit"},
+      {128, 64, true, 0, "H200, 64 k-tiles: not measured, left alone"},
+      {64, 64, false, 10, "H100 16x4096x4096: 0.92 -> 0.99"},
+      {64, 224, false, 10, "H100 16x4096x14336: 0.90 -> 0.93-0.96"},
+      {128, 128, false, 0, "H100 16x8192x8192: 0.99 -> 0.98 with a limit"},
+      {448, 128, false, 0, "H100 16x28672x8192: even"},
+      {16, 64, false, 0, "a few tiles (split K instead)"},
+  };
+  for (Case const& c : cases)
+    EXPECT_EQ(kernel::detail::sm90_skinny_in_flight(c.tiles, c.k_tiles, 132, c.fast_hbm), c.limit) << c.what;
+  // Any case: no limit, or one below the 16-wide kernel's 21 stages that still keeps several
+  // k-tiles in flight.
+  for (bool fast : {false, true})
+    for (long long tiles = 1; tiles <= 600; tiles += 7)
+      for (int k_tiles = 1; k_tiles <= 400; k_tiles += 3) {
+        int const l = kernel::detail::sm90_skinny_in_flight(tiles, k_tiles, 132, fast);
+        EXPECT_TRUE(l == 0 || (l >= 8 && l < 21)) << tiles << " tiles, " << k_tiles << " k-tiles: " << l;
+      }
 }
 
 TEST(Sm90HostRules, RowsOffTheSectorsAreStagedOnlyForALargeD) {

@@ -103,6 +103,9 @@ struct Sm90GemmParams {
   int a_edge_rows = 0, b_edge_rows = 0;
   TmaDescriptor tma_a_edge;  // (K, M, batch) of A, box (TileK, a_edge_rows, 1)
   TmaDescriptor tma_b_edge;  // (K, N, batch) of B, box (TileK, b_edge_rows, 1)
+  // The 16-wide skinny kernels' producer keeps at most this many k-tiles announced and not yet
+  // arrived, 0 < in_flight < Stages (sm90_skinny_in_flight); 0: as many as the ring holds.
+  int in_flight = 0;
 };
 
 }  // namespace tessel::kernel

@@ -48,6 +48,23 @@ TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::
   // Stages k-tiles back, after the consumers had finished unit u - Stages - 1 (units are at least
   // one k-tile long).
   PipelineState st;
+  // The 16-wide skinny kernels' in-flight limit (p.in_flight): before announcing a k-tile, the
+  // producer waits until the one announced in_flight k-tiles before it has arrived (its full
+  // barrier, which only this thread rearms, and not before the stage is freed). `lag` trails st
+  // by in_flight stages.
+  PipelineState lag;
+  int announced = 0;
+  auto const limit_in_flight = [&] {
+    if constexpr (Config::TileN == 16) {
+      if (p.in_flight > 0 && p.in_flight < Config::Stages) {
+        if (announced >= p.in_flight) {
+          s.pipeline.consumer_wait(lag);
+          lag.advance<Config::Stages>();
+        }
+        ++announced;
+      }
+    }
+  };
   for (long long u = 0, units = sm90_unit_count(p, cluster); u < units; ++u) {
     Sm90Unit const w = sm90_unit(p, cluster, u, PromotionKTiles);
     Sm90TileOrigin<Config> const at(w.tile, cta_rank);
@@ -61,6 +78,7 @@ TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::
     auto const run = [&](auto edge) {
       constexpr bool Edge = decltype(edge)::value;
       auto const load = [&](std::uint64_t* full, int kt) {
+        limit_in_flight();
         typename Config::Element* const a = s.a[st.index] + share_a * RowsA * TileK;
         typename Config::Element* const b = s.b[st.index] + share_b * RowsB * TileK;
         if (!Edge || copies.a_rows == RowsA)
