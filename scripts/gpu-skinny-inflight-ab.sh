@@ -3,15 +3,15 @@
 # (TESSEL_SM90_INFLIGHT=0), on skinny shapes and two controls under the heuristic, three rounds
 # alternating, in one GPU call (~2 min): builds tessel_cli, leaves $OUT/inflight-ab.txt (the CLI
 # lines, then the median TFLOP/s and ratio to cuBLAS of each side).
-#   OUT=$OUT scripts/gpu-skinny-inflight-ab.sh
+#   OUT=$OUT [ROUNDS=3] [SHAPES="MxNxK:dtype ..."] scripts/gpu-skinny-inflight-ab.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a &&
   cmake --build build-gpu -j 16 -- tessel_cli; } > $OUT/build.log 2>&1 || { echo BUILD FAILED; grep error $OUT/build.log | head; exit 1; }
 f=$OUT/inflight-ab.txt
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | tee $f
-shapes="16x8192x8192:bf16 16x8192x8192:fp16 1x8192x8192:bf16 8192x16x8192:bf16 16x28672x8192:bf16 16x4096x4096:bf16 16x4096x14336:bf16 16x4096x8192:bf16 16x8192x4096:bf16 16x8192x16384:bf16 16x16384x8192:bf16 8x12288x12288:bf16 16x6144x8192:bf16 32x4096x4096:bf16 64x8192x8192:bf16"
-for round in 1 2 3; do
+shapes=${SHAPES:-"16x8192x8192:bf16 16x8192x8192:fp16 1x8192x8192:bf16 8192x16x8192:bf16 16x28672x8192:bf16 16x4096x4096:bf16 16x4096x14336:bf16 16x4096x8192:bf16 16x3072x8192:bf16 16x8192x4096:bf16 16x8192x16384:bf16 16x16384x8192:bf16 8x12288x12288:bf16 16x6144x8192:bf16 32x4096x4096:bf16 64x8192x8192:bf16"}
+for round in $(seq ${ROUNDS:-3}); do
   for mode in off rule; do
     for sh in $shapes; do
       IFS=x: read -r m n k dt <<< "$sh"

@@ -21,6 +21,7 @@
 #include <tessel/gemm/device/sm90_gemm_kernels.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_cta.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
@@ -340,6 +341,17 @@ TEST(Sm90Sweep, SkinnyKernelsRunTheSwappedProblem) {
           }
         }
       }
+    }
+  }
+  // The 16-wide kernel's in-flight limit (sm90_skinny_in_flight): 63 tiles of 65 k-tiles take it
+  // on the H100 (10 k-tiles), 125 tiles of 129 on the H200 (9); each GPU runs the other one
+  // unlimited. Ragged in every dimension, C read.
+  for (DtypeCase const& dt : kDtypes) {
+    for (auto [m, n, k] : {std::array<std::int64_t, 3>{13, 4000, 4100}, std::array<std::int64_t, 3>{16, 7999, 8250}}) {
+      GemmArguments g = problem(m, n, k, "tn", MatrixOrder::row_major, dt.ab, dt.cd);
+      g.beta = 0.5f;
+      Operands ops(g, std::uint64_t(n + k));
+      expect_good(run_and_check(dt.skinny16, g), what(dt.skinny16, g, "tn") + " (in-flight limit)", g.a_type);
     }
   }
   // The heuristic sends the row-major 16 x 8192 D there too (the long side: 128 tiles of 64 rows;

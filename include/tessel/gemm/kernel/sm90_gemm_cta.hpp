@@ -151,16 +151,19 @@ TESSEL_HOST_DEVICE constexpr int sm90_choose_splits(long long cluster_tiles, int
 // The in-flight limit of a 16-wide skinny kernel (Sm90GemmParams::in_flight; 0: none) for a D one
 // tile column wide in `tiles` tiles of `k_tiles` k-tiles on `ctas` resident CTAs, on a GPU whose
 // HBM is `fast_hbm` (peak 4 TB/s or more: the H200) or not (the H100). Measured, not derived
-// (bench/results/inflight-*-s17.txt, the 64x16x64 kernel, 21 stages, ratio to cuBLAS in the same
-// run): on the H200 a full round of tiles streams faster with 9 k-tiles in flight -- 16x8192x8192
-// 0.92-0.93 -> 0.95-0.96, 16x28672x8192 0.99 -> 1.03, the CTAs' mainloops ending within 3.6 us of
-// each other instead of 10 -- but half a round (64 tiles, 16x4096xK) falls from 0.97 to 0.83; on
-// the H100 it is the other way round: 64 tiles gain with 10 (16x4096x4096 0.92 -> 0.99,
-// 16x4096x14336 0.90 -> 0.93-0.96) and 128 lose 1.5% with any limit.
+// (bench/results/inflight-*-s17.txt and skinny-split-*-s17.txt: the 64x16x64 kernel, 21 stages of
+// 10 KiB, ratio to cuBLAS in the same run). Fewer k-tiles in flight per SM serve the SMs more
+// evenly -- on the H200 at 16x8192x8192 the CTAs' mainloops ended within 3.6 us of each other
+// instead of 10 -- but cap what each SM can pull (~10 KiB a k-tile over a ~2 us loaded latency),
+// so they pay only where enough CTAs stream: on the H200 a full round of tiles with a long K
+// (16x8192x8192 0.92-0.94 -> 0.95-0.96, 16x28672x8192 0.99 -> 1.03) while 64 tiles starve (16x4096x4096
+// 0.97 -> 0.83); on the H100 64 tiles gain (16x4096x4096 0.91-0.92 -> 0.98, 16x4096x8192 0.88 ->
+// 0.96, 16x4096x14336 0.89-0.90 -> 0.92-0.93) while 48 starve (16x3072x8192 1.00 -> 0.84) and 128
+// lose 1.5% (16x8192x8192).
 //   e.g. sm90_skinny_in_flight(128, 128, 132, true) == 9; sm90_skinny_in_flight(64, 64, 132, false) == 10
 TESSEL_HOST_DEVICE constexpr int sm90_skinny_in_flight(long long tiles, int k_tiles, int ctas, bool fast_hbm) {
   if (fast_hbm) return 10 * tiles >= 9LL * ctas && k_tiles >= 128 ? 9 : 0;
-  return 2 * tiles <= ctas && 4 * tiles >= ctas && k_tiles >= 64 ? 10 : 0;
+  return 2 * tiles <= ctas && 100 * tiles >= 45LL * ctas && k_tiles >= 64 ? 10 : 0;
 }
 
 // Whether the kTail Stream-K schedule (schedule/stream_k.hpp) should pay, by tile rounds, for `cluster_tiles` cluster tiles of `k_tiles`
