@@ -21,7 +21,7 @@ for round in $(seq ${ROUNDS:-3}); do
     done
   done
 done
-python3 - $f <<'PY'
+python3 - $f <<'PY' | tee -a $f
 import sys, collections, statistics
 d = collections.defaultdict(list)
 for line in open(sys.argv[1]):

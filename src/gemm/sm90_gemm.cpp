@@ -647,7 +647,8 @@ constexpr char kSummary64x64[] =
     "the long operand of a skinny problem) and 12 stages";
 constexpr char kSummary64x16[] =
     "tensor cores, sm_90a: as the 64x64x64 kernel with 16-wide tiles (wgmma m64n16k16): a stage holds 10 KiB "
-    "instead of 16, so 21 stages keep 1.75x the long operand's bytes in flight; D from registers";
+    "instead of 16, so 21 stages keep 1.75x the long operand's bytes in flight (fewer where that measured faster); "
+    "each k-tile's products added to fp32 registers; D from registers";
 constexpr char kSummaryC2[] =
     "tensor cores, sm_90a: as the 1x1 kernel, in 2x1 clusters whose CTAs multicast halves of the shared B tile";
 constexpr char kSummary192[] =
@@ -895,7 +896,13 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     std::int64_t const tiles64 = (rows + 63) / 64 * g.batch_count, tiles128 = (rows + 127) / 128 * g.batch_count;
     int const k_tiles = int(std::min<std::int64_t>((g.k + 63) / 64, INT_MAX));
     bool const wide_splits_k = k_slices(kFamilies[first + kTile64].instance(), tiles128, k_tiles, clusters, m, n) > 1;
-    bool const narrow_pays = tiles64 <= narrow_clusters && (!wide_splits_k || k_tiles < 128);
+    // The 16-wide tiles keep the long K themselves where they fill at least 45% of the SMs
+    // (60-66 tiles on 132; session 17, ratios to cuBLAS, the 64x16 kernel by name against the
+    // heuristic's 4 slices of 128x64, bench/results/skinny-split-*-s17.txt and inflight-ab-*-s17.txt):
+    // 16x4096x8192 0.96 against 0.86 on the H100 (with its in-flight limit), 0.94 against 0.85 on
+    // the H200; 16x4096x14336 0.92 against 0.91 and 0.87 against 0.86.
+    bool const narrow_keeps_k = narrow == narrow16 && 100 * tiles64 >= 45LL * narrow_clusters;
+    bool const narrow_pays = tiles64 <= narrow_clusters && (!wide_splits_k || k_tiles < 128 || narrow_keeps_k);
     return &kEntries[known && narrow_pays ? narrow : first + kTile64];
   }
   // A D 65 to 128 wide or tall, still memory-bound: the 128x64 tiles, where they fit one round on

@@ -162,7 +162,10 @@ inline constexpr bool kSm90MnMajorOperands =
 // How the fp32 accumulation of an fp8 GEMM is done: inside the tensor core for the whole K
 // (Fast), or promoted -- each k-tile's wgmmas (4 x k32 = 128 deep) accumulate into a fresh
 // register tile that is then added to the fp32 accumulators (Promoted: the tensor core's fp8
-// accumulation keeps fewer mantissa bits than fp32, so long K drifts). 16-bit inputs: Fast.
+// accumulation keeps fewer mantissa bits than fp32, so long K drifts). 16-bit inputs: Fast, but
+// for the 16-wide skinny kernels, whose long, unsplit K drifted past cuBLAS's error with an fp32 D
+// (k16 steps summed in the tensor core: 3-15x at K = 8250) and whose memory-bound mainloop has
+// time for the additions.
 // Promoted tiles up to 128 wide keep two partial tiles that alternate (the next k-tile's wgmmas
 // run while the previous partial is added); 256-wide ones keep one, a 128-column half at a time:
 // each half's wgmmas retire before the addition, and the other consumer warpgroup's wgmmas keep
@@ -250,16 +253,16 @@ struct Sm90GemmConfig {
                 "Sm90GemmConfig: a cluster runs along one dimension: ClusterM > 1 (B shared) or ClusterN > 1 (A shared)");
   static_assert(TileN % (8 * ClusterM) == 0, "Sm90GemmConfig: each CTA of a cluster multicasts TileN / ClusterM rows of B");
   static_assert(TileM % (8 * ClusterN) == 0, "Sm90GemmConfig: each CTA of a cluster multicasts TileM / ClusterN rows of A");
-  static_assert(TileN % 64 == 0 || (TileN == 16 && Consumers == 1 && ClusterSize == 1 && EpilogueSlabs == 1 &&
-                                     Accumulation == Sm90Accumulation::Fast && !LoadsC_),
+  static_assert(TileN % 64 == 0 || (TileN == 16 && Consumers == 1 && ClusterSize == 1 && EpilogueSlabs == 1 && !LoadsC_),
                 "Sm90GemmConfig: the TMA-store epilogue writes 64-column boxes; TileN must be a multiple of 64 (or 16: the "
                 "one-consumer skinny kernel without clusters, D from registers)");
   static_assert((EpilogueSlabs == 1 || EpilogueSlabs == 2) && (SlabN % 64 == 0 || !TmaStoreEpilogue),
                 "Sm90GemmConfig: the epilogue stages a tile in 1 or 2 slabs of whole 64-column boxes");
   static_assert(PromotionKTiles == 1 || (PromotionKTiles == 2 && Accumulation == Sm90Accumulation::Promoted && TileN > 128 && Stages >= 4),
                 "Sm90GemmConfig: promotion every 2 k-tiles is for the one-partial promoted mainloop (TileN 256) with at least 4 stages (it holds two)");
-  static_assert(Accumulation == Sm90Accumulation::Fast || TileN == 128 || TileN == 256,
-                "Sm90GemmConfig: promoted accumulation keeps the sum and partial tiles in registers; use TileN 128 or 256");
+  static_assert(Accumulation == Sm90Accumulation::Fast || TileN == 16 || TileN == 128 || TileN == 256,
+                "Sm90GemmConfig: promoted accumulation keeps the sum and partial tiles in registers, and its mainloop reads "
+                "K-major operands only; use TileN 16 (16-bit), 128 or 256 (fp8)");
 
   // The TMA-store epilogue's staging: per consumer, its 64 rows as TileN / 64 boxes of 64 x 64,
   // each in the 128-byte swizzle (what tma_d's descriptor reads).
