@@ -51,7 +51,7 @@ struct Sm90Family {
 };
 
 // clang-format off
-constexpr std::array<Sm90Family, 24> kFamilies = {{
+constexpr std::array<Sm90Family, 28> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c1x2},
@@ -76,6 +76,10 @@ constexpr std::array<Sm90Family, 24> kFamilies = {{
     {DType::f16,  kernel::detail::sm90_instance_f16_64x16x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x192x64_c2},
     {DType::f16,  kernel::detail::sm90_instance_f16_128x192x64_c2},
+    {DType::bf16, kernel::detail::sm90_instance_bf16_64x64x64_promoted},
+    {DType::f16,  kernel::detail::sm90_instance_f16_64x64x64_promoted},
+    {DType::bf16, kernel::detail::sm90_instance_bf16_128x64x64_promoted},
+    {DType::f16,  kernel::detail::sm90_instance_f16_128x64x64_promoted},
 }};
 // clang-format on
 
@@ -649,6 +653,10 @@ constexpr char kSummary64x16[] =
     "tensor cores, sm_90a: as the 64x64x64 kernel with 16-wide tiles (wgmma m64n16k16): a stage holds 10 KiB "
     "instead of 16, so 21 stages keep 1.75x the long operand's bytes in flight (fewer where that measured faster); "
     "each k-tile's products added to fp32 registers; D from registers";
+constexpr char kSummaryPromoted[] =
+    "tensor cores, sm_90a: as the kernel of the same tiles without _promoted, with each k-tile's products added to "
+    "fp32 registers (the tensor core's own sum over a long K drifted 3-15x past cuBLAS's error with an fp32 D); "
+    "MN-major operands staged";
 constexpr char kSummaryC2[] =
     "tensor cores, sm_90a: as the 1x1 kernel, in 2x1 clusters whose CTAs multicast halves of the shared B tile";
 constexpr char kSummary192[] =
@@ -672,7 +680,7 @@ constexpr char kSummaryC1x2[] =
   GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
 
 // clang-format off
-std::array<GemmKernelInfo, 24> const kEntries = {{
+std::array<GemmKernelInfo, 28> const kEntries = {{
     TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128), or where its tiles fill the SMs' rounds enough better than the clusters'"),
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128) where C is read or D cannot take TMA stores"),
     TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
@@ -697,6 +705,10 @@ std::array<GemmKernelInfo, 24> const kEntries = {{
     TESSEL_SM90_ENTRY(21, "sm90_fp16_64x16x64",      kSummary64x16, "64x16x64, 2 warpgroups, 21 stages, cluster 1x1, 214 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_64x16x64"),
     TESSEL_SM90_ENTRY(22, "sm90_bf16_128x192x64_c2", kSummary192, "128x192x64, 3 warpgroups, 4 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: where its rounds of tiles take enough less than the 128x256 ones' (K-major operands, C unread, D by TMA stores)"),
     TESSEL_SM90_ENTRY(23, "sm90_fp16_128x192x64_c2", kSummary192, "128x192x64, 3 warpgroups, 4 stages, cluster 2x1, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x192x64_c2"),
+    TESSEL_SM90_ENTRY(24, "sm90_bf16_64x64x64_promoted", kSummaryPromoted, "64x64x64, 2 warpgroups, 12 stages, cluster 1x1, 202 KiB smem", kBf16, "bf16 on sm_90a: where sm90_bf16_64x64x64 would run a skinny problem with an fp32 D and K of 2048 or more"),
+    TESSEL_SM90_ENTRY(25, "sm90_fp16_64x64x64_promoted", kSummaryPromoted, "64x64x64, 2 warpgroups, 12 stages, cluster 1x1, 202 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_64x64x64_promoted"),
+    TESSEL_SM90_ENTRY(26, "sm90_bf16_128x64x64_promoted", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: where sm90_bf16_128x64x64 would run a skinny problem with an fp32 D and K of 2048 or more"),
+    TESSEL_SM90_ENTRY(27, "sm90_fp16_128x64x64_promoted", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x64x64_promoted"),
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY
@@ -704,7 +716,8 @@ std::array<GemmKernelInfo, 24> const kEntries = {{
 // Entries per 16-bit input type (bf16 from 0, fp16 from kFp16) and the fp8 ones.
 constexpr std::size_t kTile256 = 0, kTile256C2 = 1, kTile256C1x2 = 2, kTile128C2 = 3, kTile64 = 4, kFp16Entries = 5,
                       kFp8Narrow = 10, kTile256C2S4 = 12, kFp8Entry = 13, kTile256C2TmaC = 16, kTile256C2TmaCF16 = 17,
-                      kTile64x64 = 18, kTile64x64F16 = 19, kTile64x16 = 20, kTile64x16F16 = 21, kTile192C2 = 22, kTile192C2F16 = 23;
+                      kTile64x64 = 18, kTile64x64F16 = 19, kTile64x16 = 20, kTile64x16F16 = 21, kTile192C2 = 22, kTile192C2F16 = 23,
+                      kTile64x64Promoted = 24, kTile64Promoted = 26;  // (+1: fp16)
 
 
 // Clusters (CTAs, for a 1x1 kernel) of entry i resident at once on this GPU, or 0 when unknown.
@@ -903,7 +916,15 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     // the H200; 16x4096x14336 0.92 against 0.91 and 0.87 against 0.86.
     bool const narrow_keeps_k = narrow == narrow16 && 100 * tiles64 >= 45LL * narrow_clusters;
     bool const narrow_pays = tiles64 <= narrow_clusters && (!wide_splits_k || k_tiles < 128 || narrow_keeps_k);
-    return &kEntries[known && narrow_pays ? narrow : first + kTile64];
+    std::size_t const pick = known && narrow_pays ? narrow : first + kTile64;
+    // An fp32 D with K of 2048 or more: the 64-wide tiles' promoted siblings (session 17, H100: summed
+    // in the tensor core, 65-129 k-tiles read 3-15x cuBLAS's error; promoted 3.3e-8 against cuBLAS's
+    // 1.1e-7 at 40x4000x4100, at the same speed: bench/results/skinny-promoted-h100-20261127-s17.txt)
+    // -- where both operands are K-major: they stage an MN-major one, which cost 32x8192x8192 nt
+    // 3x its time. (The 16-wide tiles always promote.)
+    std::size_t const sibling = (pick == narrow ? kTile64x64Promoted : kTile64Promoted) + (bf16 ? 0 : 1);
+    if (g.c_type == DType::f32 && g.k >= 2048 && pick != narrow16 && reads_in_place(sibling, cg)) return &kEntries[sibling];
+    return &kEntries[pick];
   }
   // A D 65 to 128 wide or tall, still memory-bound: the 128x64 tiles, where they fit one round on
   // the SMs and fill most of them or K is short, put twice as many CTAs on the long operand as

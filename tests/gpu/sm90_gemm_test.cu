@@ -348,14 +348,33 @@ TEST(Sm90Sweep, SkinnyKernelsRunTheSwappedProblem) {
   // unlimited. Ragged in every dimension, C read. With an fp32 D these long, unsplit K also check
   // the kernel's promoted accumulation: the tensor core's own fp32 sum over 129 k-tiles read 3-15x
   // cuBLAS's error (session 17, H100: max 7.2e-7 against 2.2e-7 at K = 8250); added up one
-  // k-tile at a time in registers it is within 2x. (The 64-wide skinny kernels still sum in the
-  // tensor core and miss this check on these two shapes: docs/sm90_gemm.md, "Accuracy".)
+  // k-tile at a time in registers it is within 2x. (The 64-wide skinny kernels, which sum in the
+  // tensor core, miss it on these shapes; their _promoted siblings below do not.)
   for (DtypeCase const& dt : kDtypes) {
     for (auto [m, n, k] : {std::array<std::int64_t, 3>{13, 4000, 4100}, std::array<std::int64_t, 3>{16, 7999, 8250}}) {
       GemmArguments g = problem(m, n, k, "tn", MatrixOrder::row_major, dt.ab, dt.cd);
       g.beta = 0.5f;
       Operands ops(g, std::uint64_t(n + k));
       expect_good(run_and_check(dt.skinny16, g), what(dt.skinny16, g, "tn") + " (in-flight limit)", g.a_type);
+    }
+  }
+  // An fp32 D 17-64 wide with a long K and K-major operands: the heuristic takes the 64-wide
+  // tiles' promoted siblings (the 64x64 tiles for 63 tiles of 64 rows, the 128x64 ones for 188),
+  // which pass the same check. By name they also take an MN-major operand (nt), staged.
+  for (DtypeCase const& dt : kDtypes) {
+    if (dt.cd != DType::f32) continue;
+    for (auto [m, n, k] : {std::array<std::int64_t, 3>{40, 4000, 4100}, std::array<std::int64_t, 3>{40, 12000, 8250}}) {
+      GemmArguments g = problem(m, n, k, "tn", MatrixOrder::row_major, dt.ab, dt.cd);
+      g.beta = 0.5f;
+      Operands ops(g, std::uint64_t(n + k + 1));
+      GemmKernelInfo const* pick = select_gemm_kernel(g);
+      ASSERT_NE(pick, nullptr);
+      std::string const name = pick->name;
+      EXPECT_NE(name.find("_promoted"), std::string::npos) << name << " for " << describe_problem(g, "tn");
+      expect_good(run_and_check(pick->name, g), what(pick->name, g, "tn") + " (promoted)", g.a_type);
+      GemmArguments h = problem(m, n, k, "nt", MatrixOrder::row_major, dt.ab, dt.cd);
+      Operands ops_nt(h, std::uint64_t(n + k + 2));
+      expect_good(run_and_check(pick->name, h), what(pick->name, h, "nt") + " (promoted, staged)", h.a_type);
     }
   }
   // The heuristic sends the row-major 16 x 8192 D there too (the long side: 128 tiles of 64 rows;

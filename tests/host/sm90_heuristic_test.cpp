@@ -5,6 +5,7 @@
 #include "sm90_pick_cases.hpp"
 
 #include <gtest/gtest.h>
+#include <tessel/gemm/device/gemm_arguments.hpp>
 #include <tessel/gemm/device/sm90_gemm_kernels.hpp>
 
 #include <string>
@@ -54,6 +55,29 @@ TEST(Sm90Heuristic, TheAssumedCountsAreTheOnesUsed) {
   GemmKernelInfo const* k = sm90_select_gemm_kernel(test::sm90_pick_problem(c), unknown);
   ASSERT_NE(k, nullptr);
   EXPECT_NE(std::string(k->name), "sm90_bf16_64x64x64");
+}
+
+// An fp32 D 17-64 wide with K of 2048 or more takes the 64-wide tiles' promoted siblings where
+// both operands are K-major (session 17: the tensor core's own sum read 3-15x cuBLAS's error),
+// the fast kernels otherwise: a 16-bit D, a shorter K, or an MN-major operand (staged for the
+// promoted kernels, 3x the time at 32x8192x8192 nt).
+TEST(Sm90Heuristic, AnFp32DWithALongKTakesThePromotedKernels) {
+  std::vector<int> const resident = resident_on_132_sms();
+  auto pick = [&](std::int64_t m, std::int64_t n, std::int64_t k, DType ab, DType cd, char const* layout) {
+    MatrixOrder const ao = layout[0] == 't' ? MatrixOrder::row_major : MatrixOrder::col_major;
+    MatrixOrder const bo = layout[1] == 't' ? MatrixOrder::row_major : MatrixOrder::col_major;
+    GemmArguments const g = make_packed_gemm(m, n, k, 1, ab, cd, ao, bo, MatrixOrder::col_major);
+    GemmKernelInfo const* e = sm90_select_gemm_kernel(g, resident);
+    return std::string(e != nullptr ? e->name : "(none)");
+  };
+  // Column-major D: the canonical M is the BLAS N, so 4000 x 40 is a D 40 wide.
+  EXPECT_EQ(pick(4000, 40, 4100, DType::bf16, DType::f32, "tn"), "sm90_bf16_64x64x64_promoted");
+  EXPECT_EQ(pick(4000, 40, 4100, DType::f16, DType::f32, "tn"), "sm90_fp16_64x64x64_promoted");
+  EXPECT_EQ(pick(12000, 40, 8250, DType::bf16, DType::f32, "tn"), "sm90_bf16_128x64x64_promoted");
+  EXPECT_EQ(pick(4000, 40, 4100, DType::bf16, DType::bf16, "tn"), "sm90_bf16_64x64x64");
+  EXPECT_EQ(pick(4000, 40, 1024, DType::bf16, DType::f32, "tn"), "sm90_bf16_64x64x64");
+  EXPECT_EQ(pick(4000, 40, 4100, DType::bf16, DType::f32, "nt"), "sm90_bf16_64x64x64");
+  EXPECT_EQ(pick(8192, 16, 8192, DType::bf16, DType::f32, "tn"), "sm90_bf16_64x16x64");
 }
 
 }  // namespace

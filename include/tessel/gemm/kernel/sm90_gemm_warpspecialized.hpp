@@ -153,19 +153,23 @@ struct Sm90MmaFor<Config, 0, 0> {
 };
 
 // Whether a configuration reads MN-major operands in place (the host stages them otherwise):
-// 16-bit inputs (wgmma's transpose bits) and each CTA's share of a tile whole 64-row TMA boxes.
+// 16-bit inputs (wgmma's transpose bits), each CTA's share of a tile whole 64-row TMA boxes, and
+// the fast mainloop.
 template <class Config>
 inline constexpr bool kSm90MnMajorOperands =
     requires { typename Sm90WgmmaOf<typename Config::Element, Config::TileN>::template Transposed<1, 1>; } &&
-    (Config::TileM / Config::ClusterN) % 64 == 0 && (Config::TileN / Config::ClusterM) % 64 == 0;
+    (Config::TileM / Config::ClusterN) % 64 == 0 && (Config::TileN / Config::ClusterM) % 64 == 0 &&
+    Config::Partials == 0;  // (the promoted mainloops read K-major stages only)
 
 // How the fp32 accumulation of an fp8 GEMM is done: inside the tensor core for the whole K
 // (Fast), or promoted -- each k-tile's wgmmas (4 x k32 = 128 deep) accumulate into a fresh
 // register tile that is then added to the fp32 accumulators (Promoted: the tensor core's fp8
 // accumulation keeps fewer mantissa bits than fp32, so long K drifts). 16-bit inputs: Fast, but
-// for the 16-wide skinny kernels, whose long, unsplit K drifted past cuBLAS's error with an fp32 D
-// (k16 steps summed in the tensor core: 3-15x at K = 8250) and whose memory-bound mainloop has
-// time for the additions.
+// for the 16-wide skinny kernels and the _promoted 64-wide ones, whose long, unsplit K drifted
+// past cuBLAS's error with an fp32 D (k16 steps summed in the tensor core: 3-15x at K = 8250) and
+// whose memory-bound mainloop has time for the additions. The promoted mainloops read K-major
+// stages only (MN-major operands are staged for them: kSm90MnMajorOperands); a kernel with both
+// loops made ptxas serialize every wgmma (C7515), hence separate kernels.
 // Promoted tiles up to 128 wide keep two partial tiles that alternate (the next k-tile's wgmmas
 // run while the previous partial is added); 256-wide ones keep one, a 128-column half at a time:
 // each half's wgmmas retire before the addition, and the other consumer warpgroup's wgmmas keep
@@ -260,9 +264,9 @@ struct Sm90GemmConfig {
                 "Sm90GemmConfig: the epilogue stages a tile in 1 or 2 slabs of whole 64-column boxes");
   static_assert(PromotionKTiles == 1 || (PromotionKTiles == 2 && Accumulation == Sm90Accumulation::Promoted && TileN > 128 && Stages >= 4),
                 "Sm90GemmConfig: promotion every 2 k-tiles is for the one-partial promoted mainloop (TileN 256) with at least 4 stages (it holds two)");
-  static_assert(Accumulation == Sm90Accumulation::Fast || TileN == 16 || TileN == 128 || TileN == 256,
-                "Sm90GemmConfig: promoted accumulation keeps the sum and partial tiles in registers, and its mainloop reads "
-                "K-major operands only; use TileN 16 (16-bit), 128 or 256 (fp8)");
+  static_assert(Accumulation == Sm90Accumulation::Fast || TileN == 16 || TileN == 64 || TileN == 128 || TileN == 256,
+                "Sm90GemmConfig: promoted accumulation keeps the sum and partial tiles in registers; use TileN 16 or 64 "
+                "(16-bit), 128 or 256 (fp8)");
 
   // The TMA-store epilogue's staging: per consumer, its 64 rows as TileN / 64 boxes of 64 x 64,
   // each in the 128-byte swizzle (what tma_d's descriptor reads).
