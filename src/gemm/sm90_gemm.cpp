@@ -9,6 +9,7 @@
 #include <tessel/gemm/device/sm90_gemm_kernels.hpp>
 #include <tessel/gemm/device/sm90_operand_read.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_cta.hpp>
+#include <tessel/runtime/device.hpp>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -25,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -184,22 +186,29 @@ int forced_in_flight() {
   return s;
 }
 
-// Whether the current device's HBM peaks at 4 TB/s or more (memory clock x bus width, double
-// data rate): the H200 (6144 bits at 3.2 GHz), not the H100 SXM (5120 at 2.6). Per device, cached.
-bool fast_hbm() {
+// The current device's memory system, asked once per device through query_device
+// (runtime/device.hpp): its L2 and its HBM's peak rate (memory clock x bus width, double data
+// rate: the H200's 6144 bits at 3.2 GHz are 4.9 TB/s, the H100 SXM's 5120 at 2.6 3.35). Zeros
+// where the device cannot be asked. The 16-wide skinny kernels' L2 promotion and in-flight limit
+// depend on it.
+struct MemorySystem {
+  std::size_t l2_bytes = 0;
+  double hbm_bytes_per_s = 0.0;
+};
+MemorySystem memory_system() {
   static std::mutex mu;
-  static std::map<int, bool> seen;
+  static std::map<int, MemorySystem> seen;
   int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return false;
+  if (cudaGetDevice(&dev) != cudaSuccess) return {};
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = seen.find(dev); it != seen.end()) return it->second;
-  int khz = 0, bits = 0;
-  bool const ok = cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, dev) == cudaSuccess &&
-                  cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, dev) == cudaSuccess;
-  double const bytes_per_s = 2.0 * double(khz) * 1e3 * double(bits) / 8.0;
-  bool const fast = ok && bytes_per_s >= 4e12;
-  seen.emplace(dev, fast);
-  return fast;
+  MemorySystem m;
+  if (std::optional<DeviceInfo> const d = query_device(dev)) {
+    m.l2_bytes = d->l2_bytes;
+    m.hbm_bytes_per_s = 2.0 * double(d->memory_clock_mhz) * 1e6 * double(d->memory_bus_bits) / 8.0;
+  }
+  seen.emplace(dev, m);
+  return m;
 }
 
 // The K slices sm90_choose_splits gives `cluster_tiles` cluster tiles of instance t on a canonical
@@ -280,10 +289,7 @@ CUtensorMapL2promotion operand_l2_promotion(Sm90Instance const& t) {
   }();
   if (forced >= 0) return kPromotions[forced];
   if (t.tile_n != 16) return CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
-  int dev = 0, l2 = 0;
-  bool const h200_class = cudaGetDevice(&dev) == cudaSuccess &&
-                          cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) == cudaSuccess && l2 >= (55 << 20);
-  return h200_class ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  return memory_system().l2_bytes >= (55u << 20) ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
 }
 
 // Whether a 16-bit matrix of D's shape at p (ld, batch stride) is TMA's to load or store in 64 x 64
@@ -523,12 +529,11 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     p.fp8_pair = (a_e5m2 ? 2 : 0) + (b_e5m2 ? 1 : 0);
   }
   p.k_tiles = k_tiles;
-  if (t.tile_n == 16 && splits == 1) {
-    int const forced_limit = forced_in_flight();
-    int const limit = forced_limit >= 0 ? forced_limit
-                      : cluster_cols == 1 ? kernel::detail::sm90_skinny_in_flight(cluster_tiles, k_tiles, clusters, fast_hbm())
+  if (t.tile_n == 16 && splits == 1) {  // (the producer takes no limit of its stages or more)
+    bool const fast_hbm = memory_system().hbm_bytes_per_s >= 4e12;
+    p.in_flight = forced_in_flight() >= 0 ? forced_in_flight()
+                  : cluster_cols == 1     ? kernel::detail::sm90_skinny_in_flight(cluster_tiles, k_tiles, clusters, fast_hbm)
                                           : 0;
-    p.in_flight = limit < t.stages ? limit : 0;
   }
   p.batch = int(batch);
   p.splits = splits;

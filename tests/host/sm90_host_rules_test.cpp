@@ -77,10 +77,9 @@ TEST(Sm90HostRules, KSlicesOnlyFromThirtyTwoKTiles) {
 
 TEST(Sm90HostRules, SkinnyInFlightLimitOnlyWhereItWasMeasuredToPay) {
   // The 16-wide skinny kernel's in-flight limit (session 17, bench/results/inflight-*-s17.txt and
-  // skinny-split-*-s17.txt; a
-  // D one tile column wide, 132 resident CTAs): the H200 limits a full round of tiles with a long
-  // K and leaves half a round alone; the H100 limits about half a round (60-66 tiles) and leaves
-  // fewer (starved) and more alone.
+  // skinny-split-*-s17.txt; a D one tile column wide, 132 resident CTAs): the H200 limits a full
+  // round of tiles with a long K and leaves half a round alone; the H100 limits about half a round
+  // (60-66 tiles) and leaves fewer (starved) and more alone.
   struct Case {
     long long tiles;
     int k_tiles;
