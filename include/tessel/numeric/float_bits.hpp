@@ -69,23 +69,4 @@ TESSEL_HOST_DEVICE constexpr float round_to_tf32(float f) {
   return bits_float((x + 0xfffu + ((x >> 13) & 1u)) & 0xffffe000u);
 }
 
-// The same rounding by Veltkamp's split in three fp32 operations, c = x * 8193 (2^13 + 1), then
-// c - (c - x): x to 11 significant bits, nearest even -- round_to_tf32's bits for every normal
-// |x| below 2^114 (tests/host/tf32_rounding_test.cpp samples them). From 2^114 on (x * 8193 could
-// overflow) and for infinities x is returned as it is, for a tf32 consumer to truncate; NaN stays
-// NaN; a subnormal x keeps its low bits (an error below 2^-136). Each step is rounded on its own
-// (no fused multiply-add may join them: __fmul_rn / __fsub_rn on the device, volatile here).
-// For the tf32 MMA's operands, where it runs on the FMA pipe instead of the conversion unit.
-TESSEL_HOST_DEVICE inline float round_to_tf32_split(float x) {
-#if defined(__CUDA_ARCH__)
-  float const c = __fmul_rn(x, 8193.0f);
-  float const hi = __fsub_rn(c, __fsub_rn(c, x));
-#else
-  volatile float const c = x * 8193.0f;
-  volatile float const d = c - x;
-  float const hi = c - d;
-#endif
-  return !(x >= 0x1p114f || x <= -0x1p114f) ? hi : x;
-}
-
 }  // namespace tessel::detail

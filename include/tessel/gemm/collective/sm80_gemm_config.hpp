@@ -58,9 +58,6 @@ enum class Tf32Rounding {
   nearest_away,  // cvt.rna.tf32.f32: round to nearest, ties away (3 instructions per element on sm_90)
   nearest_even,  // cvt.rn.tf32.f32 on sm_90 (one instruction per element); cvt.rna where that does not exist
   truncate,      // none: the tensor core drops the low bits (toward zero; twice the input error of rounding)
-  split,         // Veltkamp's split, three fp32 operations on the FMA pipe instead of the conversion
-                 // (round_to_tf32_split, numeric/float_bits.hpp): cvt.rn's bits below 2^114; for the
-                 // mainloop experiment (bench/sm80_experiment), not a registry entry's choice
 };
 
 // The order in which CollectiveMma<MainloopSm80CpAsync> issues its work; every choice computes the

@@ -45,7 +45,6 @@
 #include <tessel/gemm/collective/sm80_gemm_config.hpp>
 #include <tessel/gemm/collective/swizzle_hoist.hpp>
 #include <tessel/gemm/dispatch_policy.hpp>
-#include <tessel/numeric/float_bits.hpp>
 #include <tessel/tensor.hpp>
 
 #include <cstdint>
@@ -82,8 +81,6 @@ TESSEL_DEVICE inline float round_to_tf32(float x) {
 #if defined(TESSEL_ARCH_SM80)
   if constexpr (R == Tf32Rounding::truncate) {
     return x;  // the MMA ignores the 13 low mantissa bits
-  } else if constexpr (R == Tf32Rounding::split) {
-    return tessel::detail::round_to_tf32_split(x);
   } else {
     std::uint32_t r;
 #if defined(TESSEL_ARCH_SM90)
