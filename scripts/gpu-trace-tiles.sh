@@ -2,7 +2,8 @@
 # Where a large sm_90a GEMM's time goes per tile, on the GPU machine: builds tessel_cli with the
 # per-tile trace compiled in (TESSEL_SM90_TRACE_TILES, its own build directory) and runs a few
 # shapes with TESSEL_SM90_TRACE=1 -- per unit, over the CTAs (us, min/median/max): the loop's turn,
-# the wait for the unit, its first stage, the mainloop and its stage waits, the epilogue -- then the same lines untraced against
+# the wait for the unit, its first stage (and how long before the last mainloop's end its load went out), the mainloop and
+# its stage waits, the epilogue -- then the same lines untraced against
 # cuBLAS (UNTRACED: by default the same binary with TESSEL_SM90_TRACE unset). Output: $OUT/trace-tiles.txt.
 #
 #   OUT=$OUT KERNELS="sm90_bf16_128x256x64_c2_s4 sm90_bf16_128x256x64_c2" scripts/gpu-trace-tiles.sh

@@ -360,12 +360,13 @@ void print_trace(unsigned long long const* device_stamps, int ctas, cudaStream_t
   std::fprintf(stderr, "\n");
   // Per unit (TESSEL_SM90_TRACE_TILES builds), over the CTAs that ran it: from the previous unit's
   // epilogue to the loop's top, from there to the unit in hand (its first stage and the producer's
-  // note of it), the wait for its first stage, the time from the
-  // producer's first load to that stage seen arriving, the mainloop, the epilogue.
+  // note of it), the wait for its first stage, the time from the producer's first load to that
+  // stage seen arriving, how long before the previous unit's mainloop ended that load went out,
+  // the mainloop, the epilogue.
   // (ns -> us; a difference of two stamps of one CTA, where both were taken.)
   auto const span = [](unsigned long long from, unsigned long long to) { return double(to - from) * 1e-3; };
   for (int u = 0; u < 8; ++u) {
-    std::vector<double> turn, prep, wait, loop, epi, lead;
+    std::vector<double> turn, prep, wait, loop, epi, lead, early;
     for (int c = 0; c < ctas; ++c) {
       unsigned long long const* t = h.data() + std::size_t(c) * S + kernel::sm90_trace_unit_slot(u, 0);  // top, in hand, arrived, looped, issued, loaded
       if (t[2] == 0 || t[3] == 0 || t[4] == 0) continue;
@@ -375,6 +376,8 @@ void print_trace(unsigned long long const* device_stamps, int ctas, cudaStream_t
       loop.push_back(span(t[2], t[3]));
       epi.push_back(span(t[3], t[4]));
       if (t[5] != 0) lead.push_back(span(t[5], t[2]));  // first load issued -> arrived (as the consumer saw it)
+      if (u > 0 && t[5] != 0 && t[-3] != 0)  // first load issued -> the previous unit's mainloop ended (< 0: after)
+        early.push_back(double(static_cast<long long>(t[-3] - t[5])) * 1e-3);
     }
     if (loop.empty()) break;
     std::fprintf(stderr, "  unit %d (%zu CTAs):", u, loop.size());
@@ -382,6 +385,7 @@ void print_trace(unsigned long long const* device_stamps, int ctas, cudaStream_t
     if (!prep.empty()) std::fprintf(stderr, "  unit in hand "), summary(prep);
     if (!wait.empty()) std::fprintf(stderr, "  first stage wait "), summary(wait);
     if (!lead.empty()) std::fprintf(stderr, " (issued->seen "), summary(lead), std::fprintf(stderr, ")");
+    if (!early.empty()) std::fprintf(stderr, " (issued before the last mainloop's end "), summary(early), std::fprintf(stderr, ")");
     std::fprintf(stderr, "  mainloop "), summary(loop);
     std::vector<double> starved;  // SM clocks in stage waits after the first, as us at 1.98 GHz
     for (int c = 0; c < ctas; ++c)
