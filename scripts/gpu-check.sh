@@ -35,6 +35,13 @@ for stage in "${stages[@]}"; do
       note "ctest $(date -u +%H:%M:%S)"
       ctest --test-dir "$BUILD_DIR" --output-on-failure -j 4 ${TEST_REGEX:+-R "$TEST_REGEX"} > "$OUT/ctest.log" 2>&1 || status=1
       grep -E "tests passed|tests failed|\(Failed\)|\(Skipped\)|Timeout" "$OUT/ctest.log" | tail -25 | tee -a "$OUT/summary.txt"
+      # The random correctness sweep through the CLI (240 problems, ~20 s): every line verified.
+      if [ -x "$BUILD_DIR/tessel" ] && [ -z "${TEST_REGEX:-}" ]; then
+        "$BUILD_DIR/tessel" gemm --sweep bench/fuzz.txt --iters 1 --warmup 0 > "$OUT/fuzz.log" 2> /dev/null
+        rc=$?
+        echo "fuzz sweep: $(grep -c ' ok ' "$OUT/fuzz.log") of $(grep -vc '^#' bench/fuzz.txt) verified, exit $rc" | tee -a "$OUT/summary.txt"
+        [ $rc -ne 0 ] && status=1
+      fi
       ;;
     sanitize)
       note "compute-sanitizer $(date -u +%H:%M:%S)"
