@@ -12,7 +12,9 @@ NS = (16, 64, 128, 192, 256)
 
 def widths(k):
     """N of the instructions emitted for a type of K per instruction: n16 for the 16-bit types only
-    (the 16-wide skinny tiles); fp8 (k32) from 64."""
+    (the 16-wide skinny tiles); fp8 (k32) from 64; tf32 (k8) 128 and 256 (its kernels' tiles)."""
+    if k == 8:
+        return (128, 256)
     return NS if k == 16 else tuple(n for n in NS if n >= 64)
 
 
@@ -24,6 +26,7 @@ TYPES = (
     ("E4M3E5M2", "e4m3.e5m2", 32, False),
     ("E5M2E4M3", "e5m2.e4m3", 32, False),
     ("E5M2E5M2", "e5m2.e5m2", 32, False),
+    ("TF32TF32", "tf32.tf32", 8, False),
 )
 
 
@@ -37,7 +40,7 @@ def op(n, tag, ptx, k, trans):
     ins = '"l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1)' + (', "n"(TransA), "n"(TransB)' if trans else "")
     tmpl = "template <int TransA, int TransB>\n" if trans else ""
     doc = ("TransA/TransB: 0 = K-major, 1 = MN-major operand in shared memory" if trans
-           else "fp8 operands are K-major only")
+           else "tf32 operands are K-major only" if k == 8 else "fp8 operands are K-major only")
     return f"""// wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ptx}; {doc}.
 {tmpl}struct {name} {{
   static constexpr int M = 64, N = {n}, K = {k};

@@ -23,7 +23,7 @@ namespace tessel::test {
 struct Sm90PickCase {
   std::int64_t m, n, k;
   char const* layout;  // op(A), op(B): 't' row-major, 'n' column-major
-  DType ab;            // A and B (fp8: D is bf16; otherwise D and C are ab)
+  DType ab;            // A and B (fp8: D is bf16; tf32: fp32; otherwise D and C are ab)
   char const* entry;   // the name, or the start of it
   bool any_gpu;        // false: the round counts assume 132 SMs
   float beta = -0.5f;  // C is read unless 0
@@ -36,7 +36,8 @@ struct Sm90PickCase {
 inline GemmArguments sm90_pick_problem(Sm90PickCase const& c) {
   MatrixOrder const ao = c.layout[0] == 't' ? MatrixOrder::row_major : MatrixOrder::col_major;
   MatrixOrder const bo = c.layout[1] == 't' ? MatrixOrder::row_major : MatrixOrder::col_major;
-  GemmArguments g = make_packed_gemm(c.m, c.n, c.k, 1, c.ab, is_fp8(c.ab) ? DType::bf16 : c.ab, ao, bo, MatrixOrder::col_major);
+  DType const cd = is_fp8(c.ab) ? DType::bf16 : c.ab == DType::tf32 ? DType::f32 : c.ab;
+  GemmArguments g = make_packed_gemm(c.m, c.n, c.k, 1, c.ab, cd, ao, bo, MatrixOrder::col_major);
   g.alpha = 1.25f, g.beta = c.beta;
   g.ldd += c.ldd_pad;
   g.ldc = g.ldd + c.ldc_pad;
@@ -44,7 +45,7 @@ inline GemmArguments sm90_pick_problem(Sm90PickCase const& c) {
   return g;
 }
 
-constexpr DType bf16 = DType::bf16, f16 = DType::f16, e4m3 = DType::e4m3;
+constexpr DType bf16 = DType::bf16, f16 = DType::f16, e4m3 = DType::e4m3, tf32 = DType::tf32;
 
 inline constexpr Sm90PickCase kSm90Picks[] = {
     {4096, 4096, 1024, "tn", bf16, "sm90_bf16_128x256x64_c2_tmac", true},
@@ -105,6 +106,10 @@ inline constexpr Sm90PickCase kSm90Picks[] = {
     {1024, 1024, 65536, "tn", bf16, "sm90_bf16_128x256x64_c2", false},
     {1024, 1024, 1024, "tn", e4m3, "sm90_e4m3_128x128x128_c2", false},
     {4096, 4096, 1024, "tn", e4m3, "sm90_e4m3_128x256x128_c2", true},
+    // tf32: the 128x256 tiles where they fill at least half the SMs' first round (the smaller
+    // problems go to the sm80 tf32 kernels: sm90_select_gemm_kernel returns none for them).
+    {4096, 4096, 4096, "tn", tf32, "sm90_tf32_128x256x32_c2", true},
+    {2048, 2048, 1024, "nt", tf32, "sm90_tf32_128x256x32_c2", true},
     // At most 16 wide: 64x16 tiles where they fit one round (16 x 4096 with a short K), else
     // 128x64 (12288 rows: 192 tiles of 64); few tiles with a long K: 128-row tiles split K in 4
     // slices on every SM where the 64-row tiles would fill under 45% of the SMs, but 64 of them keep K

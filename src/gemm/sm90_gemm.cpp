@@ -53,7 +53,7 @@ struct Sm90Family {
 };
 
 // clang-format off
-constexpr std::array<Sm90Family, 28> kFamilies = {{
+constexpr std::array<Sm90Family, 29> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c1x2},
@@ -82,6 +82,7 @@ constexpr std::array<Sm90Family, 28> kFamilies = {{
     {DType::f16,  kernel::detail::sm90_instance_f16_64x64x64_promoted},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x64x64_promoted},
     {DType::f16,  kernel::detail::sm90_instance_f16_128x64x64_promoted},
+    {DType::tf32, kernel::detail::sm90_instance_tf32_128x256x32_c2},
 }};
 // clang-format on
 
@@ -89,6 +90,17 @@ constexpr std::array<Sm90Family, 28> kFamilies = {{
 
 using detail::EncodeTiled;
 using detail::encode_tiled_entry;  // cuTensorMapEncodeTiled (src/runtime/tma_encode_entry.hpp)
+
+// The tensor map type of a tf32 operand: TFLOAT32 (TMA rounds each fp32 element to tf32 as it
+// copies it), or with TESSEL_SM90_TF32_MAP=f32 (an A/B diagnostic) FLOAT32, whose low mantissa bits
+// wgmma then ignores (truncation).
+CUtensorMapDataType tf32_map_type() {
+  static bool const f32 = [] {
+    char const* v = std::getenv("TESSEL_SM90_TF32_MAP");
+    return v != nullptr && std::string_view(v) == "f32";
+  }();
+  return f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_TFLOAT32;
+}
 
 // A (cols, rows, batch) row-contiguous matrix (a K-major operand: cols = K; an MN-major one: rows
 // = K) with a (box_cols, box_rows, 1) box in the 128-byte swizzle. False when the driver refuses
@@ -107,8 +119,9 @@ bool encode_operand(TmaDescriptor* desc, EncodeTiled encode, DType t, void const
   cuuint32_t const elem_strides[3] = {1, 1, 1};
   CUtensorMap map;
   static_assert(sizeof(CUtensorMap) == sizeof(TmaDescriptor), "TmaDescriptor must mirror CUtensorMap");
-  CUtensorMapDataType const type = t == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+  CUtensorMapDataType const type = t == DType::bf16   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                    : t == DType::f16  ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                   : t == DType::tf32 ? tf32_map_type()
                                                       : CU_TENSOR_MAP_DATA_TYPE_UINT8;  // fp8: raw bytes
   CUresult const r = encode(&map, type, 3,
                             const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
@@ -153,6 +166,8 @@ Status family_check(std::size_t i, GemmArguments const& g) {
   if (g.m > INT_MAX || g.n > INT_MAX || g.batch_count > INT_MAX)
     return Status::error(StatusCode::not_supported, "m, n, batch_count: the sm90 kernels take extents up to 2^31 - 1 (TMA coordinates are 32-bit)");
   if ((g.k + t.tile_k - 1) / t.tile_k > INT_MAX) return Status::error(StatusCode::not_supported, "k: more than 2^31 - 1 k-tiles");
+  if (f.ab == DType::tf32 && g.c_type != DType::f32)
+    return Status::error(StatusCode::not_supported, std::string("c_type: the sm90 tf32 kernel writes an fp32 D, not ") + to_string(g.c_type));
   return Status::success();
 }
 
@@ -636,6 +651,10 @@ constexpr char kBf16[] = "bf16 -> bf16|fp32";
 constexpr char kF16[] = "fp16 -> fp16|fp32";
 constexpr char kE4m3[] = "e4m3|e5m2 x e4m3|e5m2 -> bf16|fp16|fp32 (a_scale, b_scale)";
 constexpr char kE4m3Only[] = "e4m3 x e4m3 -> bf16|fp16|fp32 (a_scale, b_scale)";
+constexpr char kTf32[] = "tf32 (fp32 operands, rounded to tf32) -> fp32";
+constexpr char kSummaryTf32[] =
+    "tensor cores, sm_90a: as sm90_bf16_128x256x64_c2_s4 with wgmma m64n256k8 tf32 on 32-deep k-tiles of fp32 "
+    "operands, which TMA rounds to tf32 as it loads them; D from registers";
 constexpr char kSummaryFp8[] =
     "tensor cores, sm_90a: as the bf16 kernels with wgmma m64nNk32 e4m3; fp32 accumulators promoted from the tensor "
     "core after every 128-deep k-tile";
@@ -689,7 +708,7 @@ constexpr char kSummaryC1x2[] =
   GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
 
 // clang-format off
-std::array<GemmKernelInfo, 28> const kEntries = {{
+std::array<GemmKernelInfo, 29> const kEntries = {{
     TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128), or where its tiles fill the SMs' rounds enough better than the clusters'"),
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128) where C is read or D cannot take TMA stores"),
     TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
@@ -718,6 +737,7 @@ std::array<GemmKernelInfo, 28> const kEntries = {{
     TESSEL_SM90_ENTRY(25, "sm90_fp16_64x64x64_promoted", kSummaryPromoted, "64x64x64, 2 warpgroups, 12 stages, cluster 1x1, 202 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_64x64x64_promoted"),
     TESSEL_SM90_ENTRY(26, "sm90_bf16_128x64x64_promoted", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: where sm90_bf16_128x64x64 would run a skinny problem with an fp32 D and K of 2048 or more"),
     TESSEL_SM90_ENTRY(27, "sm90_fp16_128x64x64_promoted", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x64x64_promoted"),
+    TESSEL_SM90_ENTRY(28, "sm90_tf32_128x256x32_c2", kSummaryTf32, "128x256x32, 3 warpgroups, 4 stages, cluster 2x1, 224 KiB smem", kTf32, "tf32 on sm_90a: M > 128 and N > 128 where its tiles fill at least half the SMs' first round (smaller problems: the sm80 tf32 kernels)"),
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY
@@ -726,7 +746,7 @@ std::array<GemmKernelInfo, 28> const kEntries = {{
 constexpr std::size_t kTile256 = 0, kTile256C2 = 1, kTile256C1x2 = 2, kTile128C2 = 3, kTile64 = 4, kFp16Entries = 5,
                       kFp8Narrow = 10, kTile256C2S4 = 12, kFp8Entry = 13, kTile256C2TmaC = 16, kTile256C2TmaCF16 = 17,
                       kTile64x64 = 18, kTile64x64F16 = 19, kTile64x16 = 20, kTile64x16F16 = 21, kTile192C2 = 22, kTile192C2F16 = 23,
-                      kTile64x64Promoted = 24, kTile64Promoted = 26;  // (+1: fp16)
+                      kTile64x64Promoted = 24, kTile64Promoted = 26, kTf32Entry = 28;  // (+1: fp16)
 
 
 // Clusters (CTAs, for a 1x1 kernel) of entry i resident at once on this GPU, or 0 when unknown.
@@ -884,6 +904,10 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     bool const small = g.k < 8192 && fills_under_half(kFp8Entry, m, n, batch) && tile_rounds(kFp8Narrow, m, n, batch) == 1;
     return &kEntries[n <= 128 || small ? kFp8Narrow : kFp8Entry];
   }
+  // tf32: the 128x256 tiles in 2x1 clusters wherever they fill at least half the SMs' first round;
+  // smaller problems and narrow ones keep the sm80 tf32 kernels (128x128 and 64x64 tiles, more CTAs).
+  if (g.a_type == DType::tf32 && g.b_type == DType::tf32)
+    return m > 128 && n > 128 && !fills_under_half(kTf32Entry, m, n, batch) ? &kEntries[kTf32Entry] : nullptr;
   if (g.a_type != DType::bf16 && g.a_type != DType::f16) return nullptr;
   std::size_t const first = g.a_type == DType::bf16 ? 0 : kFp16Entries;
   detail::CanonicalGemm const cg = detail::canonical_gemm(g);

@@ -62,6 +62,7 @@ Sm90Instance sm90_instance_e4m3_128x128x128_c2();
 Sm90Instance sm90_instance_e4m3_128x256x128_c2_fastacc();
 Sm90Instance sm90_instance_e4m3_128x256x128_c2();
 Sm90Instance sm90_instance_e4m3_128x256x128_c2_promote2();
+Sm90Instance sm90_instance_tf32_128x256x32_c2();
 // clang-format on
 
 // D = alpha * (sum over the splits of the fp32 partials) + beta * C (src/gemm/splitk_reduce.cu).

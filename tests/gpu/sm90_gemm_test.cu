@@ -168,15 +168,28 @@ void align_leading_dimensions(GemmArguments& g) {
   g.batch_stride_c = g.batch_stride_d = g.ldd * (g.c_order == MatrixOrder::row_major ? g.m : g.n);
 }
 
+// An entry's input type, from its name, and the D type the entry tests give it (fp8: bf16; tf32:
+// fp32, the only D it writes; else the input type).
+DType entry_input(std::string const& name) {
+  if (name.find("bf16") != std::string::npos) return DType::bf16;
+  if (name.find("e4m3") != std::string::npos) return DType::e4m3;
+  if (name.find("tf32") != std::string::npos) return DType::tf32;
+  return DType::f16;
+}
+DType entry_output(std::string const& name) {
+  DType const ab = entry_input(name);
+  return ab == DType::e4m3 ? DType::bf16 : ab == DType::tf32 ? DType::f32 : ab;
+}
+
 }  // namespace
 
 TEST(Sm90Small, EveryEntryOnARaggedProblem) {
   TESSEL_REQUIRE_SM90();
   for (GemmKernelInfo const& k : sm90_gemm_kernels()) {
     std::string const name = k.name;
-    bool const fp8 = name.find("e4m3") != std::string::npos;
-    DType const ab = name.find("bf16") != std::string::npos ? DType::bf16 : fp8 ? DType::e4m3 : DType::f16;
-    GemmArguments g = problem(137, 263, 97, "tn", MatrixOrder::col_major, ab, fp8 ? DType::bf16 : ab);
+    DType const ab = entry_input(name);
+    bool const fp8 = ab == DType::e4m3;
+    GemmArguments g = problem(137, 263, 97, "tn", MatrixOrder::col_major, ab, entry_output(name));
     g.b_type = ab;
     Operands ops(g, 11, 0, -2.0f, 2.0f);
     if (fp8) {  // no cuBLAS GemmEx for fp8: the fp64 reference of the dequantized inputs judges
@@ -186,6 +199,38 @@ TEST(Sm90Small, EveryEntryOnARaggedProblem) {
       expect_good(run_and_check(k.name, g), what(k.name, g, "tn"), ab);
     }
   }
+}
+
+// The tf32 entry (fp32 operands rounded to tf32 by TMA, fp32 D from registers): ragged shapes in
+// every layout (MN-major operands are staged K-major) and both D orders, C read or not, a batch;
+// several tiles per CTA; a long K (the tensor core's sum over 4100 products). Each against the
+// fp64 reference and within 2x cuBLAS's fast-tf32 error (expect_good's tf32 floor).
+TEST(Sm90Small, Tf32EntryOnRaggedShapesEveryLayout) {
+  TESSEL_REQUIRE_SM90();
+  constexpr char kTf32[] = "sm90_tf32_128x256x32_c2";
+  struct Shape {
+    std::int64_t m, n, k, batch;
+  };
+  constexpr Shape kShapes[] = {{1, 1, 1, 1}, {17, 33, 65, 1}, {129, 257, 33, 1}, {300, 520, 200, 2}};
+  int i = 0;
+  for (Shape const& sh : kShapes) {
+    for (char const* layout : kLayouts) {
+      for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
+        GemmArguments g = problem(sh.m, sh.n, sh.k, layout, co, DType::tf32, DType::f32, sh.batch);
+        g.beta = ++i % 2 ? -0.5f : 0.0f;
+        Operands ops(g, std::uint64_t(31 * i + 7));
+        expect_good(run_and_check(kTf32, g), what(kTf32, g, layout) + " beta " + std::to_string(g.beta), DType::tf32);
+      }
+    }
+  }
+  for (char const* layout : {"tn", "nt"}) {  // 8 x 5 tiles per batch: several per CTA
+    GemmArguments g = problem(1000, 1200, 2000, layout, MatrixOrder::col_major, DType::tf32, DType::f32, 3);
+    Operands ops(g, 41);
+    expect_good(run_and_check(kTf32, g), what(kTf32, g, layout), DType::tf32);
+  }
+  GemmArguments g = problem(257, 300, 4100, "tn", MatrixOrder::row_major, DType::tf32, DType::f32);
+  Operands ops(g, 43);
+  expect_good(run_and_check(kTf32, g), what(kTf32, g, "tn"), DType::tf32);
 }
 
 // Shares of a tile past M or N (kernel/sm90_gemm_producer.hpp): the producer skips a share wholly
@@ -206,12 +251,13 @@ TEST(Sm90Small, SharesPastTheEdgeAreSkippedOrCopiedInEdgeBoxes) {
   constexpr Shape kShapes[] = {{100, 192, 136, 1}, {70, 200, 200, 1}, {300, 150, 72, 2}};
   for (GemmKernelInfo const& k : sm90_gemm_kernels()) {
     std::string const name = k.name;
-    bool const fp8 = name.find("e4m3") != std::string::npos;
-    DType const ab = name.find("bf16") != std::string::npos ? DType::bf16 : fp8 ? DType::e4m3 : DType::f16;
+    DType const ab = entry_input(name);
+    bool const fp8 = ab == DType::e4m3;
     for (Shape const& sh : kShapes) {
       for (char const* layout : {"tn", "nt"}) {
-        if (fp8 && layout[0] == 'n') continue;  // fp8 MN-major operands are staged K-major: tn covers them
-        GemmArguments g = problem(sh.m, sh.n, sh.k, layout, MatrixOrder::row_major, ab, fp8 ? DType::bf16 : ab, sh.batch);
+        // fp8 and tf32 MN-major operands are staged K-major: tn covers them
+        if ((fp8 || ab == DType::tf32) && layout[0] == 'n') continue;
+        GemmArguments g = problem(sh.m, sh.n, sh.k, layout, MatrixOrder::row_major, ab, entry_output(name), sh.batch);
         g.b_type = ab;
         if (layout[0] == 'n') align_leading_dimensions(g);
         if (sh.batch > 1) g.beta = 0.0f;  // D by TMA stores where the entry has them: rows past the edge clipped
@@ -553,8 +599,8 @@ TEST(Sm90Small, OddLeadingDimensionOfDLeavesThroughTheCopyWarps) {
   // barriers cycle); every entry, both D orders, a batch of 2; D's padding untouched.
   for (GemmKernelInfo const& k : sm90_gemm_kernels()) {
     std::string const name = k.name;
-    if (name.find("e4m3") != std::string::npos) continue;
-    DType const ab = name.find("bf16") != std::string::npos ? DType::bf16 : DType::f16;
+    DType const ab = entry_input(name);
+    if (ab == DType::e4m3 || ab == DType::tf32) continue;  // a 16-bit D only
     for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
       GemmArguments g = problem(1100, 2100, 70, "tn", co, ab, ab, 2);
       g.ldc += 1, g.ldd += 1, g.beta = 0.0f;

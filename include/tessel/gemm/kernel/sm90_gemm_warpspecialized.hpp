@@ -46,6 +46,7 @@
 #include <tessel/numeric/bfloat16.hpp>
 #include <tessel/numeric/float8.hpp>
 #include <tessel/numeric/half.hpp>
+#include <tessel/numeric/tfloat32.hpp>
 #include <tessel/pipeline/sm90_pipeline.hpp>
 
 #include <cuda_bf16.h>
@@ -62,7 +63,7 @@ namespace tessel::kernel {
 // bits; fp8 wgmma has none).
 template <class Element, int N>
 struct Sm90WgmmaOf {
-  static_assert(sizeof(Element) == 0, "Sm90WgmmaOf: the sm_90a GEMM takes bfloat16_t or half_t inputs with TileN 16, 64, 128, 192 or 256, or float_e4m3_t (any fp8 pair) with 128 or 256");
+  static_assert(sizeof(Element) == 0, "Sm90WgmmaOf: the sm_90a GEMM takes bfloat16_t or half_t inputs with TileN 16, 64, 128, 192 or 256, float_e4m3_t (any fp8 pair) or tfloat32_t with 128 or 256");
 };
 template <>
 struct Sm90WgmmaOf<bfloat16_t, 16> {  // (no MN-major operands: 16 rows are not a 64-row TMA box)
@@ -140,6 +141,17 @@ template <> struct Sm90Fp8WgmmaOf<float_e5m2_t, float_e4m3_t, 256> { using Op = 
 template <int N>
 struct Sm90WgmmaOf<float_e4m3_t, N> {
   using Op = typename Sm90Fp8WgmmaOf<float_e4m3_t, float_e4m3_t, N>::Op;
+};
+
+// tf32 (fp32 operands; TMA rounds them to tf32 on the way into shared memory, the tensor map's
+// data type being TFLOAT32): K-major A and B, k8 -- 32 bytes per k-slice, as the other types.
+template <>
+struct Sm90WgmmaOf<tfloat32_t, 128> {
+  using Op = SM90_64x128x8_F32TF32TF32_SS;
+};
+template <>
+struct Sm90WgmmaOf<tfloat32_t, 256> {
+  using Op = SM90_64x256x8_F32TF32TF32_SS;
 };
 
 // A configuration's wgmma with A (TransA) and B (TransB) K-major (0) or MN-major (1).
