@@ -106,10 +106,12 @@ inline constexpr Sm90PickCase kSm90Picks[] = {
     {1024, 1024, 65536, "tn", bf16, "sm90_bf16_128x256x64_c2", false},
     {1024, 1024, 1024, "tn", e4m3, "sm90_e4m3_128x128x128_c2", false},
     {4096, 4096, 1024, "tn", e4m3, "sm90_e4m3_128x256x128_c2", true},
-    // tf32: the 128x256 tiles where they fill at least half the SMs' first round (the smaller
-    // problems go to the sm80 tf32 kernels: sm90_select_gemm_kernel returns none for them).
+    // tf32: the 128x256 tiles where they fill at least half the SMs' first round or K >= 4096
+    // (split-K; the smaller problems with a shorter K go to the sm80 tf32 kernels:
+    // sm90_select_gemm_kernel returns none for them).
     {4096, 4096, 4096, "tn", tf32, "sm90_tf32_128x256x32_c2", true},
     {2048, 2048, 1024, "nt", tf32, "sm90_tf32_128x256x32_c2", true},
+    {1024, 1024, 4096, "tn", tf32, "sm90_tf32_128x256x32_c2", true},
     // At most 16 wide: 64x16 tiles where they fit one round (16 x 4096 with a short K), else
     // 128x64 (12288 rows: 192 tiles of 64); few tiles with a long K: 128-row tiles split K in 4
     // slices on every SM where the 64-row tiles would fill under 45% of the SMs, but 64 of them keep K

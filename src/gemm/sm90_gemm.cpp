@@ -737,7 +737,7 @@ std::array<GemmKernelInfo, 29> const kEntries = {{
     TESSEL_SM90_ENTRY(25, "sm90_fp16_64x64x64_promoted", kSummaryPromoted, "64x64x64, 2 warpgroups, 12 stages, cluster 1x1, 202 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_64x64x64_promoted"),
     TESSEL_SM90_ENTRY(26, "sm90_bf16_128x64x64_promoted", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: where sm90_bf16_128x64x64 would run a skinny problem with an fp32 D and K of 2048 or more"),
     TESSEL_SM90_ENTRY(27, "sm90_fp16_128x64x64_promoted", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x64x64_promoted"),
-    TESSEL_SM90_ENTRY(28, "sm90_tf32_128x256x32_c2", kSummaryTf32, "128x256x32, 3 warpgroups, 4 stages, cluster 2x1, 224 KiB smem", kTf32, "tf32 on sm_90a: M > 128 and N > 128 where its tiles fill at least half the SMs' first round (smaller problems: the sm80 tf32 kernels)"),
+    TESSEL_SM90_ENTRY(28, "sm90_tf32_128x256x32_c2", kSummaryTf32, "128x256x32, 3 warpgroups, 4 stages, cluster 2x1, 224 KiB smem", kTf32, "tf32 on sm_90a: M > 128 and N > 128 where its tiles fill at least half the SMs' first round or K >= 4096 (split-K); smaller problems: the sm80 tf32 kernels"),
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY
@@ -904,10 +904,16 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     bool const small = g.k < 8192 && fills_under_half(kFp8Entry, m, n, batch) && tile_rounds(kFp8Narrow, m, n, batch) == 1;
     return &kEntries[n <= 128 || small ? kFp8Narrow : kFp8Entry];
   }
-  // tf32: the 128x256 tiles in 2x1 clusters wherever they fill at least half the SMs' first round;
-  // smaller problems and narrow ones keep the sm80 tf32 kernels (128x128 and 64x64 tiles, more CTAs).
-  if (g.a_type == DType::tf32 && g.b_type == DType::tf32)
-    return m > 128 && n > 128 && !fills_under_half(kTf32Entry, m, n, batch) ? &kEntries[kTf32Entry] : nullptr;
+  // tf32: the 128x256 tiles in 2x1 clusters wherever they fill at least half the SMs' first round,
+  // or K is long enough for their split-K to put the SMs to work; smaller problems with a short K,
+  // and narrow ones, keep the sm80 tf32 kernels (64x64 tiles, many CTAs). H100, session 19
+  // (bench/results/tf32-mid-h100-20261127-s19.txt): 1024x1024x4096 1.01x cuBLAS against 0.53 for
+  // the sm80 pick; 1024^3 0.62 against 0.74 and 512^3 0.42 against 0.75 for sm80_tf32_64x64x32
+  // (a 128x128 tf32 entry measured between them, 0.71 and 0.78, and was not kept).
+  if (g.a_type == DType::tf32 && g.b_type == DType::tf32) {
+    bool const takes = m > 128 && n > 128 && (!fills_under_half(kTf32Entry, m, n, batch) || g.k >= 4096);
+    return takes ? &kEntries[kTf32Entry] : nullptr;
+  }
   if (g.a_type != DType::bf16 && g.a_type != DType::f16) return nullptr;
   std::size_t const first = g.a_type == DType::bf16 ? 0 : kFp16Entries;
   detail::CanonicalGemm const cg = detail::canonical_gemm(g);
