@@ -242,8 +242,9 @@ GemmKernelInfo const* select_gemm_kernel(GemmArguments const& g, Status* why) {
     return k;
   }
   // Heuristic: bf16, fp16, fp8 and tf32 on an sm_90 GPU take the sm_90a kernels where the sm_90a
-  // heuristic has one (tf32: problems that fill half the SMs with 128x256 tiles); tensor-core
-  // dtypes (bf16, fp16, tf32) on sm_80 or newer otherwise take the sm_80 kernels' own heuristic.
+  // heuristic has one (tf32: problems that fill half the SMs with 128x256 tiles, or K >= 4096);
+  // tensor-core dtypes (bf16, fp16, tf32) on sm_80 or newer otherwise take the sm_80 kernels' own
+  // heuristic.
   // Otherwise (fp32, and the other fp8 pairs) SIMT: 128x128 tiles unless they leave SMs idle,
   // then 64x64 (4x the CTAs).
   Here h;
