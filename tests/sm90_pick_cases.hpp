@@ -31,13 +31,16 @@ struct Sm90PickCase {
   int ldd_pad = 0;     // elements past D's (and C's) packed leading dimension
 };
 
+// The D (and C) type the sm90 tests give inputs of type ab: bf16 for fp8, fp32 for tf32 (what
+// tf32 inputs write), else ab.
+inline DType sm90_test_output(DType ab) { return is_fp8(ab) ? DType::bf16 : ab == DType::tf32 ? DType::f32 : ab; }
+
 // The problem of a case: packed operands, column-major D, alpha 1.25, null pointers (the
 // heuristic reads only their alignment, and 0 is aligned).
 inline GemmArguments sm90_pick_problem(Sm90PickCase const& c) {
   MatrixOrder const ao = c.layout[0] == 't' ? MatrixOrder::row_major : MatrixOrder::col_major;
   MatrixOrder const bo = c.layout[1] == 't' ? MatrixOrder::row_major : MatrixOrder::col_major;
-  DType const cd = is_fp8(c.ab) ? DType::bf16 : c.ab == DType::tf32 ? DType::f32 : c.ab;
-  GemmArguments g = make_packed_gemm(c.m, c.n, c.k, 1, c.ab, cd, ao, bo, MatrixOrder::col_major);
+  GemmArguments g = make_packed_gemm(c.m, c.n, c.k, 1, c.ab, sm90_test_output(c.ab), ao, bo, MatrixOrder::col_major);
   g.alpha = 1.25f, g.beta = c.beta;
   g.ldd += c.ldd_pad;
   g.ldc = g.ldd + c.ldc_pad;

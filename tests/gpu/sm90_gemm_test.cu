@@ -168,18 +168,15 @@ void align_leading_dimensions(GemmArguments& g) {
   g.batch_stride_c = g.batch_stride_d = g.ldd * (g.c_order == MatrixOrder::row_major ? g.m : g.n);
 }
 
-// An entry's input type, from its name, and the D type the entry tests give it (fp8: bf16; tf32:
-// fp32, the only D it writes; else the input type).
+// An entry's input type, from its name, and the D type the entry tests give it
+// (test::sm90_test_output).
 DType entry_input(std::string const& name) {
   if (name.find("bf16") != std::string::npos) return DType::bf16;
   if (name.find("e4m3") != std::string::npos) return DType::e4m3;
   if (name.find("tf32") != std::string::npos) return DType::tf32;
   return DType::f16;
 }
-DType entry_output(std::string const& name) {
-  DType const ab = entry_input(name);
-  return ab == DType::e4m3 ? DType::bf16 : ab == DType::tf32 ? DType::f32 : ab;
-}
+DType entry_output(std::string const& name) { return test::sm90_test_output(entry_input(name)); }
 
 }  // namespace
 
