@@ -243,6 +243,15 @@ bool choose_stream_k(std::int64_t cluster_tiles, int clusters, int k_tiles) {
   return v != nullptr && std::atoi(v) > 0 && kernel::detail::sm90_stream_k_pays(cluster_tiles, clusters, k_tiles);
 }
 
+// The split tail (kSplitTail over cluster tiles: the last partial round's tiles cut into 2-3
+// aligned K slices on as many clusters, fixed up like Stream-K) where sm90_split_tail_slices says
+// so; its slices, or 0. TESSEL_SM90_SPLIT_TAIL=0 turns it off (read per call, for A/B runs).
+int choose_split_tail(std::int64_t cluster_tiles, int clusters, int k_tiles) {
+  char const* const v = std::getenv("TESSEL_SM90_SPLIT_TAIL");
+  if (v != nullptr && v[0] == '0' && v[1] == '\0') return 0;
+  return kernel::detail::sm90_split_tail_slices(cluster_tiles, clusters, k_tiles);
+}
+
 // The epoch a Stream-K launch raises its flags to: unique in the process (a counter) and salted
 // per process, so no flag left in a reused workspace -- by an earlier launch, or as other data --
 // reads as raised (the flags are never cleared: a clearing pass would cost a launch).
@@ -464,7 +473,8 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     p.a_mn_major = a_in_place && p.a_mn_major, p.b_mn_major = b_in_place && p.b_mn_major;  // staged copies are K-major
   };
   read_in_place();
-  // Stream-K: the clusters' persistent walk becomes the kTail stream-K schedule (same grid).
+  // Stream-K (opt-in) or the split tail: the clusters' persistent walk becomes the kTail or the
+  // kSplitTail stream-K schedule (same grid).
   bool const reads_c = gemm_reads_c(g);
   // D leaves through the copy warps' row copies when TMA cannot store it, C is unread and D is
   // 16-bit, in the kernels that have copy warps (the rule p.staged_rows applies below, once the
@@ -472,24 +482,33 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   auto const row_copies = [&](bool tma_store) { return !tma_store && !reads_c && g.c_type != DType::f32 && t.row_copies; };
   bool const row_copy_path = !transposed && row_copies(d_tma_storable(g));
   std::int64_t const cluster_tiles = cluster_rows * cluster_cols * batch;
-  bool const stream_k =
-      splits == 1 && t.stream_k && !row_copy_path && !transposed && choose_stream_k(cluster_tiles, clusters, k_tiles);
+  bool const sk_able = splits == 1 && t.stream_k && !row_copy_path && !transposed;
+  bool const stream_k = sk_able && choose_stream_k(cluster_tiles, clusters, k_tiles);
+  // (Not where C is read: the _tmac kernels' C by TMA, which Stream-K gives up, is worth more.
+  // Not for an fp32 D: with 3 slices its error reached 2.1-2.3x cuBLAS's at K = 3195, past the
+  // tests' 2x; a 16-bit D's own rounding hides the sum's order.)
+  int const tail_slices = sk_able && !stream_k && !reads_c && g.c_type != DType::f32
+                              ? choose_split_tail(cluster_tiles, clusters, k_tiles)
+                              : 0;
   PersistentArguments args;
   args.sm_count = clusters;
   args.ctas_per_sm = 1;
   args.group = 8;
-  args.balance_waves = splits == 1 && !stream_k && balanced_grid();
+  args.balance_waves = splits == 1 && !stream_k && tail_slices == 0 && balanced_grid();
   args = forced_raster(args);
   p.scheduler = PersistentTileScheduler::make(GemmCoord(cluster_rows, cluster_cols, batch * splits), args);
   // Per CTA of the grid: a tile_m x tile_n fp32 partial, then one 8-byte flag per consumer.
   std::size_t const sk_ctas = std::size_t(p.scheduler.grid_size()) * std::size_t(t.cluster_m * t.cluster_n);
   std::size_t const sk_partial_floats = sk_ctas * std::size_t(t.tile_m) * std::size_t(t.tile_n);
-  if (stream_k) {
+  if (stream_k || tail_slices > 0) {
     StreamKArguments sk;
     sk.sm_count = clusters, sk.ctas_per_sm = 1, sk.raster = args.raster, sk.group = args.group;
-    sk.decomposition = StreamKDecomposition::kTail;
+    sk.decomposition = stream_k ? StreamKDecomposition::kTail : StreamKDecomposition::kSplitTail;
+    sk.max_tail_slices = std::max(2, tail_slices);
     p.sk = StreamKScheduler::make(GemmCoord(cluster_rows, cluster_cols, batch), k_tiles, sk);
     p.stream_k = p.sk.grid_size() == p.scheduler.grid_size() && p.sk.sk_tile_count() > 0;
+    // The whole rounds a tail schedule runs first, as the persistent walk does (sm90_unit).
+    p.sk_rounds = p.stream_k && p.sk.sk_first_tile() > 0 ? p.sk.sk_first_tile() / p.sk.grid_size() : 0;
   }
   std::size_t const partials = splits > 1  ? std::size_t(splits * batch * c.m * c.n)
                                : p.stream_k ? sk_partial_floats + 2 * sk_ctas * std::size_t(t.consumers)

@@ -831,6 +831,66 @@ void check_stream_k(StreamKEntry const& e, int extra, int k_tiles, float beta, D
   }
 }
 
+// The split tail (the default where sm90_split_tail_slices says so: kSplitTail of
+// schedule/stream_k.hpp): `clusters + extra` cluster tiles in one tile column, so the last round
+// holds `extra` tiles, each cut into 2 or 3 aligned K slices on as many clusters and fixed up as
+// Stream-K is. K ragged (41 or 64 k-tiles: 2 or 3 slices). C unread and a 16-bit D (the rule): D
+// through TMA stores.
+void check_split_tail(StreamKEntry const& e, int extra, int k_tiles, DType cd) {
+  GemmKernelInfo const* info = nullptr;
+  for (GemmKernelInfo const& k : sm90_gemm_kernels())
+    if (std::string(k.name) == e.name) info = &k;
+  ASSERT_NE(info, nullptr) << e.name;
+  int const clusters = sm90_resident_ctas(*info) / (e.cluster_m * e.cluster_n);
+  int const tiles = clusters + extra;
+  int const slices = kernel::detail::sm90_split_tail_slices(tiles, clusters, k_tiles);
+  ASSERT_GE(slices, 2) << e.name << ": " << tiles << " cluster tiles on " << clusters << " clusters, " << k_tiles << " k-tiles";
+  std::int64_t const m = std::int64_t(128) * e.cluster_m * tiles - 37, n = std::int64_t(e.tile_n) * e.cluster_n - 8;
+  std::int64_t const k = std::int64_t(e.tile_k) * k_tiles - 5;
+  GemmArguments g = problem(m, n, k, "tn", MatrixOrder::row_major, e.ab, cd);
+  g.beta = 0.0f;
+  bool const fp8 = e.ab == DType::e4m3;
+  if (fp8) g.a_scale = 0.5f, g.b_scale = 2.0f;
+  Operands ops(g, std::uint64_t(tiles * 71 + k_tiles), 0, fp8 ? -2.0f : -1.0f, fp8 ? 2.0f : 1.0f);
+  std::string const w = what(e.name, g, "tn") + " " + std::to_string(tiles) + " cluster tiles on " + std::to_string(clusters) +
+                        " clusters, " + std::to_string(k_tiles) + " k-tiles, the last round in " + std::to_string(slices) +
+                        " slices";
+  Verdict const v = run_and_check(e.name, g, /*with_cublas=*/!fp8);
+  if (fp8) {
+    EXPECT_TRUE(v.ours.passed()) << w << ": " << v.ours.describe();
+  } else {
+    expect_good(v, w, g.a_type);
+  }
+  // The slices sum in a fixed order: a second run gives the same bits.
+  std::size_t const bytes = ops.nd * size_of(g.c_type);
+  auto const first = download(g.d, bytes);
+  ASSERT_TRUE(reference::fill_constant_device(g.d, g.c_type, ops.nd, NAN).ok());
+  g.kernel = e.name;
+  ASSERT_TRUE(gemm(g, nullptr).ok());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_TRUE(download(g.d, bytes) == first) << w << ": two runs differ";
+}
+
+TEST(Sm90Small, SplitTailOnTheDefaultKernel) {
+  TESSEL_REQUIRE_SM90();
+  check_split_tail({"sm90_bf16_128x256x64_c2_s4", 2, 1, 256, 64, DType::bf16}, 9, 50, DType::bf16);
+}
+
+TEST(Sm90Sweep, SplitTailSlicesTheLastRoundsTiles) {
+  TESSEL_REQUIRE_SM90();
+  StreamKEntry const entries[] = {
+      {"sm90_bf16_128x256x64_c2_s4", 2, 1, 256, 64, DType::bf16}, {"sm90_bf16_128x256x64_c2", 2, 1, 256, 64, DType::bf16},
+      {"sm90_bf16_128x256x64", 1, 1, 256, 64, DType::bf16},       {"sm90_bf16_128x256x64_c1x2", 1, 2, 256, 64, DType::bf16},
+      {"sm90_fp16_128x128x64_c2", 2, 1, 128, 64, DType::f16},     {"sm90_e4m3_128x256x128_c2", 2, 1, 256, 128, DType::e4m3}};
+  for (StreamKEntry const& e : entries) {
+    for (int extra : {3, 9}) {
+      for (int k_tiles : {41, 64}) {
+        check_split_tail(e, extra, k_tiles, e.ab == DType::e4m3 ? DType::bf16 : e.ab);
+      }
+    }
+  }
+}
+
 TEST(Sm90Small, StreamKFixUpOnTheDefaultKernel) {
   TESSEL_REQUIRE_SM90();
   check_stream_k({"sm90_bf16_128x256x64_c2_s4", 2, 1, 256, 64, DType::bf16}, 5, 17, 0.0f, DType::bf16);

@@ -95,6 +95,44 @@ TEST(StreamK, GridAndDecomposition) {
   }
   EXPECT_EQ(t.tile_owner(24), 0);
   EXPECT_EQ(t.tile_last_contributor(24), 3);
+  // Split tail, 26 tiles on 8 CTAs, 9 k-iterations: 24 data-parallel tiles (3 each), then tiles 24
+  // and 25 in 8 / 2 = 4 slices each (capped at max_tail_slices = 4): CTA 4u + s takes slice s of
+  // tile 24 + u, k [9s/4, 9(s+1)/4) -- the same k-range for both tiles.
+  auto const st = StreamKScheduler::make(GemmCoord(2, 13, 1), 9, args_for(8, StreamKDecomposition::kSplitTail));
+  EXPECT_EQ(st.grid_size(), 8);
+  EXPECT_EQ(st.tail_slices(), 4);
+  EXPECT_EQ(st.sk_tile_count(), 2);
+  EXPECT_EQ(st.sk_first_tile(), 24);
+  int const cuts[5] = {0, 2, 4, 6, 9};
+  for (int c = 0; c < 8; ++c) {
+    EXPECT_EQ(st.dp_unit_count(c), 3);
+    ASSERT_EQ(st.unit_count(c), 4);
+    StreamKWork const w = st.unit(c, 3);
+    EXPECT_EQ(w.tile, 24 + c / 4);
+    EXPECT_EQ(w.k_begin, cuts[c % 4]);
+    EXPECT_EQ(w.k_end, cuts[c % 4 + 1]);
+    EXPECT_EQ(w.finishes_tile, c % 4 == 0);
+    EXPECT_EQ(st.stores_partial(c), c % 4 != 0);
+  }
+  EXPECT_EQ(st.tile_owner(25), 4);
+  EXPECT_EQ(st.tile_last_contributor(25), 7);
+  // A last wave more than half full (no room for 2 slices each), or none: all data-parallel.
+  EXPECT_EQ(StreamKScheduler::make(GemmCoord(1, 13, 1), 4, args_for(8, StreamKDecomposition::kSplitTail)).sk_tile_count(), 0);
+  EXPECT_EQ(StreamKScheduler::make(GemmCoord(4, 4, 1), 4, args_for(8, StreamKDecomposition::kSplitTail)).sk_tile_count(), 0);
+  // 8192x28672x4096 on 2x1 clusters of 128x256 tiles, 66 clusters: 3584 cluster tiles, 20 left over
+  // after 54 rounds, in 3 slices of 64 k-tiles (21, 21, 22) on clusters 0..59.
+  auto const big = StreamKScheduler::make(GemmCoord(32, 112, 1), 64, args_for(66, StreamKDecomposition::kSplitTail));
+  EXPECT_EQ(big.tail_slices(), 3);
+  EXPECT_EQ(big.sk_tile_count(), 20);
+  EXPECT_EQ(big.unit_count(59), 55);
+  EXPECT_EQ(big.unit_count(60), 54);
+  EXPECT_EQ(big.unit(59, 54).k_begin, 42);
+  EXPECT_EQ(big.unit(59, 54).k_end, 64);
+  StreamKArguments two = args_for(66, StreamKDecomposition::kSplitTail);
+  two.max_tail_slices = 2;
+  EXPECT_EQ(StreamKScheduler::make(GemmCoord(32, 112, 1), 64, two).tail_slices(), 2);
+  two.max_tail_slices = 1;
+  EXPECT_THROW(StreamKScheduler::make(GemmCoord(32, 112, 1), 64, two), ScheduleError);
   EXPECT_THROW(StreamKScheduler::make(GemmCoord(2, 2, 1), 0, args_for(8)), ScheduleError);
   EXPECT_THROW(StreamKScheduler::make(GemmCoord(2, 2, 1), 4, args_for(0)), ScheduleError);
   EXPECT_THROW(StreamKScheduler::make(GemmCoord(2, 2, 1), 4, args_for(8, StreamKDecomposition::kStreamK, 9)),
@@ -145,7 +183,18 @@ std::string check_units(StreamKScheduler const& s, UnitOf unit_of) {
     if (partials > 1) return "a CTA stores more than one partial";
     if (partials == 0 && s.stores_partial(c)) return "stores_partial without a partial unit";
   }
-  if (hi - lo > 1) return "stream-K iteration ranges are unbalanced";
+  if (s.tail_slices() == 0 && hi - lo > 1) return "stream-K iteration ranges are unbalanced";
+  if (s.tail_slices() > 0) {  // kSplitTail: the slices of a tile within one iteration of each other, aligned across tiles
+    long long const S = s.tail_slices();
+    for (int c = 0; c < s.grid_size(); ++c) {
+      long long const work = s.iteration_end(c) - s.iteration_begin(c);
+      if (c < s.sk_tile_count() * S) {
+        if (work != (c % S + 1) * I / S - (c % S) * I / S) return "a tail slice is not its even share of the tile";
+      } else if (work != 0) {
+        return "a CTA past the tail's slices has tail work";
+      }
+    }
+  }
   for (int h : hits)
     if (h != 1) return "a (tile, k-iteration) covered " + std::to_string(h) + " times";
   // Fix-up order: the owner's piece starts the tile, the peers owner+1 .. last follow in CTA
@@ -177,12 +226,14 @@ TEST(StreamK, CoversEveryTileAndKIterationOnceWithOrderedFixup) {
     for (long long tn = 1; tn <= 53; tn += (tm % 2 == 0 ? 1 : 2)) {
       for (long long iters : {1, 2, 5, 8}) {
         for (int sms : {1, 3, 7, 132}) {
-          for (auto d : {StreamKDecomposition::kStreamK, StreamKDecomposition::kHybrid, StreamKDecomposition::kTail}) {
+          for (auto d : {StreamKDecomposition::kStreamK, StreamKDecomposition::kHybrid, StreamKDecomposition::kTail,
+                         StreamKDecomposition::kSplitTail}) {
             int const group = static_cast<int>((tm + tn) % 8) + 1;
             long long const batch = (tm * tn) % 2 + 1;
             auto const s = StreamKScheduler::make(GemmCoord(tm, tn, batch), iters, args_for(sms, d, group));
             ASSERT_EQ(check_stream_k(s), "") << tm << "x" << tn << "x" << batch << " iters " << iters << " sms "
-                                             << sms << (d == StreamKDecomposition::kHybrid ? " hybrid" : d == StreamKDecomposition::kTail ? " tail" : "");
+                                             << sms << (d == StreamKDecomposition::kHybrid ? " hybrid" : d == StreamKDecomposition::kTail ? " tail"
+                                                 : d == StreamKDecomposition::kSplitTail ? " split tail" : "");
             ++configs;
           }
         }

@@ -15,6 +15,7 @@
 using namespace tessel;
 using kernel::Sm90GemmParams;
 using kernel::detail::sm90_stream_k_pays;
+using kernel::detail::sm90_split_tail_slices;
 using kernel::detail::sm90_unit;
 using kernel::detail::sm90_unit_count;
 using kernel::detail::Sm90Unit;
@@ -58,15 +59,35 @@ TEST(Sm90StreamKWalk, HybridUnitsCoverEveryKTileOnceAndPeersMatch) {
     long long rows, cols;
     int batch, k_tiles, clusters;
   };
-  for (auto const d : {StreamKDecomposition::kHybrid, StreamKDecomposition::kTail}) {
+  for (auto const d : {StreamKDecomposition::kHybrid, StreamKDecomposition::kTail, StreamKDecomposition::kSplitTail}) {
   for (Case const cs : {Case{16, 16, 1, 64, 66}, Case{9, 8, 1, 17, 66}, Case{5, 7, 3, 9, 13}, Case{3, 3, 1, 8, 4},
-                        Case{25, 21, 1, 41, 66}}) {
+                        Case{25, 21, 1, 41, 66}, Case{16, 112, 1, 64, 66}}) {
     Sm90GemmParams p = persistent(cs.rows, cs.cols, cs.batch, 1, cs.k_tiles, cs.clusters);
     StreamKArguments a;
     a.sm_count = cs.clusters, a.group = 8, a.decomposition = d;
     p.sk = StreamKScheduler::make(GemmCoord(cs.rows, cs.cols, cs.batch), cs.k_tiles, a);
     p.stream_k = true;
     ASSERT_EQ(p.sk.grid_size(), p.scheduler.grid_size());
+    // The host's shortcut for a tail schedule's whole rounds (src/gemm/sm90_gemm.cpp): the same
+    // units as the Stream-K scheduler's own, unit by unit.
+    Sm90GemmParams q = p;
+    q.sk_rounds = p.sk.sk_first_tile() > 0 ? p.sk.sk_first_tile() / p.sk.grid_size() : 0;
+    if (d != StreamKDecomposition::kHybrid && p.sk.sk_tile_count() > 0) {
+      EXPECT_EQ(q.sk_rounds * p.sk.grid_size(), p.sk.sk_first_tile());
+    }
+    for (int c = 0; c < p.sk.grid_size(); ++c) {
+      ASSERT_EQ(sm90_unit_count(q, c), sm90_unit_count(p, c)) << "cluster " << c << " decomposition " << int(d) << " case " << cs.rows << "x" << cs.cols << "x" << cs.batch << " on " << cs.clusters << ", rounds " << q.sk_rounds << ", sk tiles " << p.sk.sk_tile_count() << " first " << p.sk.sk_first_tile();
+      for (long long u = 0, n = sm90_unit_count(p, c); u < n; ++u) {
+        Sm90Unit const a = sm90_unit(p, c, u, 1), b = sm90_unit(q, c, u, 1);
+        bool const no_peers = a.first_peer > a.last_peer && b.first_peer > b.last_peer;
+        EXPECT_TRUE(a.tile == b.tile && a.k_begin == b.k_begin && a.k_end == b.k_end && a.finishes == b.finishes &&
+                    (!a.finishes || no_peers || (a.first_peer == b.first_peer && a.last_peer == b.last_peer)))
+            << "cluster " << c << " unit " << u << " decomposition " << int(d) << " case " << cs.rows << "x" << cs.cols
+            << " rounds " << q.sk_rounds << ": (" << a.tile.m() << "," << a.tile.n() << "," << a.tile.k() << ") k[" << a.k_begin
+            << "," << a.k_end << ") against (" << b.tile.m() << "," << b.tile.n() << "," << b.tile.k() << ") k[" << b.k_begin
+            << "," << b.k_end << ")";
+      }
+    }
     std::map<std::vector<long long>, std::vector<int>> covered;    // tile -> count per k-tile
     std::map<std::vector<long long>, std::set<int>> holders;       // tile -> clusters with a piece
     std::map<std::vector<long long>, std::vector<int>> finishers;  // tile -> (finisher, first, last)
@@ -104,6 +125,25 @@ TEST(Sm90StreamKWalk, HybridUnitsCoverEveryKTileOnceAndPeersMatch) {
     }
   }
   }
+}
+
+TEST(Sm90StreamKWalk, SplitTailWhereTheLastRoundIsAtMostHalfFull) {
+  EXPECT_EQ(sm90_split_tail_slices(162, 66, 64), 2);    // 2304x4608x4096: 2 rounds + 30 tiles
+  EXPECT_EQ(sm90_split_tail_slices(144, 66, 64), 3);    // 3072x3072x4096: 2 rounds + 12 tiles
+  EXPECT_EQ(sm90_split_tail_slices(144, 66, 40), 2);    // 20 k-tiles a slice at least
+  EXPECT_EQ(sm90_split_tail_slices(144, 66, 39), 0);
+  EXPECT_EQ(sm90_split_tail_slices(160, 66, 32), 0);    // 2560x4096x2048: slices of 16 lost
+  EXPECT_EQ(sm90_split_tail_slices(4 * 66 + 20, 66, 64), 3);  // 4 whole rounds: still
+  EXPECT_EQ(sm90_split_tail_slices(5 * 66 + 20, 66, 64), 0);  // 5: no (power-capped, no gain)
+  EXPECT_EQ(sm90_split_tail_slices(3584, 66, 64), 0);   // 8192x28672x4096: 54 rounds + 20 tiles
+  EXPECT_EQ(sm90_split_tail_slices(256, 66, 64), 0);    // 4096^3: 58 of 66 in the last round
+  EXPECT_EQ(sm90_split_tail_slices(1024, 66, 128), 0);  // 8192^3: 34 of 66
+  EXPECT_EQ(sm90_split_tail_slices(99, 66, 64), 2);     // 33 of 66: exactly half
+  EXPECT_EQ(sm90_split_tail_slices(70, 66, 4096), 3);   // at most 3 slices
+  EXPECT_EQ(sm90_split_tail_slices(132, 66, 64), 0);    // whole rounds
+  EXPECT_EQ(sm90_split_tail_slices(40, 66, 64), 0);     // no whole round (split-K's domain)
+  EXPECT_EQ(sm90_split_tail_slices(66, 66, 64), 0);
+  EXPECT_EQ(sm90_split_tail_slices(70, 0, 64), 0);
 }
 
 TEST(Sm90StreamKWalk, StreamKPaysWhereTheLastRoundIsPartFilled) {

@@ -34,6 +34,14 @@
 //             A and B panels in L2; stream-K pieces start at staggered k and share less (an
 //             sm_90a GEMM lost 11% at 4096^3 running kHybrid's stream-K waves first). rem == 0,
 //             full == 0, or fewer tail iterations than CTAs: as kHybrid.
+//   kSplitTail data-parallel first, then the last partial wave's rem tiles each cut into
+//             S = min(G / rem, I, max_tail_slices) equal K slices: slice s of tail tile u is CTA
+//             u*S + s's last unit, k-iterations [s*I/S, (s+1)*I/S); the CTAs from rem*S on have
+//             none. Unlike kTail's pieces, the slices of different tiles cover the same k-range,
+//             so the tail CTAs, like a data-parallel wave, read the same k-slices of A and B
+//             together (kTail's staggered pieces ran at about half speed on the H100). It
+//             balances less finely: the tail takes 1/S of a tile's time. S < 2 (the last wave
+//             more than half full, or rem == 0): all data-parallel.
 //
 //   e.g. 2x2 tiles, I = 3, G = 3 CTAs (kStreamK): 12 iterations, 4 per CTA.
 //        CTA 0: tile 0 k[0,3) (complete), tile 1 k[0,1) (owner; peer CTA 1)
@@ -51,7 +59,7 @@
 namespace tessel {
 
 // StreamKDecomposition: which tiles are shared by stream-K (file comment).
-enum class StreamKDecomposition { kStreamK, kHybrid, kTail };
+enum class StreamKDecomposition { kStreamK, kHybrid, kTail, kSplitTail };
 
 // StreamKArguments: what the host chooses for a Stream-K schedule.
 struct StreamKArguments {
@@ -60,6 +68,7 @@ struct StreamKArguments {
   RasterOrderOption raster = RasterOrderOption::kHeuristic;
   int group = 1;                                           // raster band width, 1..8
   StreamKDecomposition decomposition = StreamKDecomposition::kStreamK;
+  int max_tail_slices = 4;  // kSplitTail: at most this many K slices per tail tile (>= 2)
 };
 
 // StreamKWork: one unit of a CTA's work, k-iterations [k_begin, k_end) of one tile.
@@ -104,6 +113,20 @@ class StreamKScheduler {
     s.batches_ = tiled_shape.k();
     s.iters_ = k_iterations;
     long long const tiles = s.tile_count();
+    if (args.decomposition == StreamKDecomposition::kSplitTail) {
+      detail::schedule_require(args.max_tail_slices >= 2, "StreamKScheduler: max_tail_slices = ", args.max_tail_slices,
+                               " must be >= 2 (kSplitTail cuts each tail tile into that many K slices at most)");
+      long long const rem = tiles % want;
+      long long slices = rem == 0 ? 0 : want / rem;
+      slices = slices < k_iterations ? slices : k_iterations;
+      slices = slices < args.max_tail_slices ? slices : args.max_tail_slices;
+      s.split_ = slices >= 2 ? static_cast<int>(slices) : 0;
+      s.tail_ = s.split_ > 0;
+      s.sk_tiles_ = s.split_ > 0 ? rem : 0;
+      long long const grid = tiles >= want ? want : s.split_ > 0 ? rem * s.split_ : tiles;
+      s.grid_ = static_cast<int>(grid);
+      return s;
+    }
     long long sk = tiles;
     long long grid = want;
     if (args.decomposition != StreamKDecomposition::kStreamK && tiles >= want) {
@@ -145,14 +168,25 @@ class StreamKScheduler {
 
   // CTA c's stream-K iterations: [iteration_begin(c), iteration_end(c)). Pre: 0 <= c < grid.
   TESSEL_HOST_DEVICE constexpr long long iteration_begin(int cta) const {
+    if (split_ > 0) {  // kSplitTail: slice cta % S of tail tile cta / S; none from rem * S on
+      if (cta >= sk_tiles_ * split_) return sk_iteration_count();
+      long long const u = cta / split_, slice = cta % split_;
+      return u * iters_ + slice * iters_ / split_;
+    }
     return grid_ == 0 ? 0 : cta * sk_iteration_count() / grid_;
   }
   TESSEL_HOST_DEVICE constexpr long long iteration_end(int cta) const { return iteration_begin(cta + 1); }
 
   // The CTA whose range holds stream-K iteration `it`. Pre: 0 <= it < sk_iteration_count().
   TESSEL_HOST_DEVICE constexpr int cta_of_iteration(long long it) const {
+    if (split_ > 0) {
+      long long const u = it / iters_, k = it % iters_;
+      return static_cast<int>(u * split_ + ((k + 1) * split_ - 1) / iters_);
+    }
     return static_cast<int>(((it + 1) * grid_ - 1) / sk_iteration_count());
   }
+  // kSplitTail's K slices per tail tile (0: another decomposition, or no tail).
+  TESSEL_HOST_DEVICE constexpr int tail_slices() const { return split_; }
 
   // The tile (m, n, batch) of linear id `linear`.
   TESSEL_HOST_DEVICE constexpr GemmCoord tile_offset(long long linear) const {
@@ -228,7 +262,8 @@ class StreamKScheduler {
   long long iters_ = 1;
   long long sk_tiles_ = 0;
   int grid_ = 0;
-  bool tail_ = false;  // kTail with both kinds of tiles: data-parallel first, stream-K tiles last
+  bool tail_ = false;  // kTail with both kinds of tiles (or kSplitTail): data-parallel first, stream-K tiles last
+  int split_ = 0;      // kSplitTail: K slices per tail tile
 };
 
 }  // namespace tessel

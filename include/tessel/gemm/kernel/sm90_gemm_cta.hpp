@@ -179,6 +179,31 @@ TESSEL_HOST_DEVICE constexpr bool sm90_stream_k_pays(long long cluster_tiles, in
   return 100 * (rounds * clusters - cluster_tiles) >= rounds * clusters;  // idle >= 1%
 }
 
+// The K slices per tail tile of the kSplitTail schedule (schedule/stream_k.hpp) for
+// `cluster_tiles` cluster tiles of `k_tiles` k-tiles on `clusters` resident clusters, or 0 where
+// the data-parallel walk stays: one to four whole rounds, a last round at most half full (2
+// slices or more per tile fit the clusters), at most 3 slices (the finisher adds each peer's
+// 128 KiB partial from L2, ~1 us apiece) and at least 20 k-tiles a slice. The last round then
+// takes 1/S of a tile's time instead of a whole one. H100, 66 clusters, same-run A/B (session
+// 20, bench/results/split-tail-h100-20261127-s20.txt): 2304x4608x4096 (2 rounds and 30 tiles, 2
+// slices) 0.887x cuBLAS against 0.847-0.849, fp16 0.842-0.845 against 0.823-0.826;
+// 4352x4096x4096 (4 rounds and 8 tiles, 3 slices) 0.960-0.961 against 0.924. Slices of 16
+// k-tiles lost (2560x4096x2048: 0.802-0.810 against 0.839-0.864): each unit's turn, fix-up and
+// epilogue weigh more on a short slice. Long runs
+// gain nothing: under the power cap the idle SMs of a last round let the others clock higher,
+// and with more clusters busy the clocks fall (8192x28672x4096, 54 rounds and 20 tiles, 0.984-
+// 0.986 against 0.971-0.986; 8192x14336x4096, whose balanced grid runs 28 whole rounds on 64
+// clusters, 1.003-1.006 against 1.011-1.013; H100, session 20).
+TESSEL_HOST_DEVICE constexpr int sm90_split_tail_slices(long long cluster_tiles, int clusters, int k_tiles) {
+  if (clusters < 1 || cluster_tiles <= clusters || cluster_tiles > 5LL * clusters) return 0;
+  long long const rem = cluster_tiles % clusters;
+  if (rem == 0) return 0;
+  long long s = clusters / rem;
+  s = s < k_tiles / 20 ? s : k_tiles / 20;
+  s = s < 3 ? s : 3;
+  return s >= 2 ? int(s) : 0;
+}
+
 // One work unit of a cluster: k-tiles [k_begin, k_end) of cluster tile `tile` (m, n, batch and
 // K slice: tile.k() = slice * batch + b). Stream-K units (p.stream_k) also say their part in the
 // tile's fix-up: a unit that starts inside the tile (!finishes) stores a partial; the one that
@@ -223,10 +248,14 @@ TESSEL_DEVICE inline unsigned long long sm90_global_timer() {
 // the consumers walk the same list. `block`: the promoted fp8 kernels' K slices hold whole
 // blocks of that many k-tiles (sm90_k_range); stream-K is not used with block > 1.
 TESSEL_DEVICE inline long long sm90_unit_count(Sm90GemmParams const& p, int cluster) {
-  return p.stream_k ? p.sk.unit_count(cluster) : p.scheduler.tiles_for(cluster);
+  if (p.stream_k) return p.sk_rounds > 0 ? p.sk_rounds + p.sk.sk_unit_count(cluster) : p.sk.unit_count(cluster);
+  return p.scheduler.tiles_for(cluster);
 }
 TESSEL_DEVICE inline Sm90Unit sm90_unit(Sm90GemmParams const& p, int cluster, long long u, int block) {
-  if (p.stream_k) {
+  // (A tail schedule's whole rounds are the persistent walk's tiles: p.sk_rounds. Through the
+  // Stream-K scheduler's 64-bit divisions each took the producer ~1.4 us more to work out, and
+  // 8192x28672x4096 ran 3% slower with its 55 units per cluster.)
+  if (p.stream_k && u >= p.sk_rounds) {
     StreamKWork const w = p.sk.unit(cluster, u);
     return {w.tile_offset, int(w.k_begin), int(w.k_end), w.finishes_tile, w.first_peer, w.last_peer};
   }

@@ -90,6 +90,10 @@ struct Sm90GemmParams {
   PersistentTileScheduler scheduler;
   bool stream_k = false;
   StreamKScheduler sk;                      // over cluster tiles, grid = scheduler's grid
+  // Tail schedules (kTail, kSplitTail) run whole rounds first: every cluster's first sk_rounds
+  // units are the persistent walk's (scheduler's) tiles, which sm90_unit works out with the
+  // persistent scheduler's 32-bit arithmetic instead of the Stream-K scheduler's 64-bit one.
+  long long sk_rounds = 0;
   float* sk_partials = nullptr;             // [grid][ClusterSize][Consumers][Accumulators / 4][128] float4
   unsigned long long* sk_flags = nullptr;   // [grid][ClusterSize][Consumers]
   unsigned long long sk_epoch = 0;
