@@ -60,8 +60,10 @@ constexpr char const* kUsage =
     "  --raster R         persistent, streamk: auto, m or n (default auto: along the dimension\n"
     "                     with fewer tiles)\n"
     "  --group G          persistent, streamk: raster band width in tiles, 1..8 (default 1)\n"
-    "  --decomposition D  streamk: streamk (all tiles shared) or hybrid (data-parallel full\n"
-    "                     waves + stream-K for the last two)\n"
+    "  --decomposition D  streamk: streamk (all tiles shared), hybrid (data-parallel full\n"
+    "                     waves + stream-K for the last two), tail (data-parallel first, the\n"
+    "                     last partial wave's tiles shared) or split-tail (data-parallel first,\n"
+    "                     each of the last partial wave's tiles cut into equal K slices)\n"
     "  --locality         print the L2-locality figure: distinct A row + B column panels per\n"
     "                     wave (default 8192x8192x8192, tile 128x256x64, --wave 132)\n"
     "  --wave W           --locality: CTAs per wave (default 132)\n"
@@ -378,8 +380,9 @@ void show_stream_k(tessel::StreamKScheduler const& s, tessel::StreamKArguments c
               "%lld data-parallel tiles; raster %s, group %d\n",
               s.grid_size(), args.sm_count, args.ctas_per_sm,
               args.decomposition == tessel::StreamKDecomposition::kHybrid ? "hybrid"
-              : args.decomposition == tessel::StreamKDecomposition::kTail ? "tail"
-                                                                           : "streamk",
+              : args.decomposition == tessel::StreamKDecomposition::kTail      ? "tail"
+              : args.decomposition == tessel::StreamKDecomposition::kSplitTail ? "split-tail"
+                                                                                : "streamk",
               s.sk_tile_count(),
               s.sk_iteration_count(), s.tile_count() - s.sk_tile_count(), raster_name(s.raster().order).c_str(),
               s.raster().group);
@@ -392,7 +395,8 @@ void show_stream_k(tessel::StreamKScheduler const& s, tessel::StreamKArguments c
       line += (i ? " |" : "") + std::string(" tile ") + std::to_string(w.tile) + " (" +
               coord2(w.tile_offset.m(), w.tile_offset.n()) + ") k[" + std::to_string(w.k_begin) + "," +
               std::to_string(w.k_end) + ")";
-      if (i >= s.sk_unit_count(c)) {
+      long long const first_sk = s.sk_unit_offset(c);  // a tail schedule runs its data-parallel tiles first
+      if (i < first_sk || i >= first_sk + s.sk_unit_count(c)) {
         line += " data-parallel";
       } else if (!w.finishes_tile) {
         line += " partial->slot " + std::to_string(c);
@@ -636,7 +640,9 @@ int run_swizzle(std::vector<std::string> const& args) {
           std::string const v = o.get("--decomposition");
           if (v == "hybrid") d = tessel::StreamKDecomposition::kHybrid;
           else if (v == "tail") d = tessel::StreamKDecomposition::kTail;
-          else if (v != "streamk") throw UsageError("--decomposition: '" + v + "' is not one of streamk, hybrid, tail");
+          else if (v == "split-tail") d = tessel::StreamKDecomposition::kSplitTail;
+          else if (v != "streamk")
+            throw UsageError("--decomposition: '" + v + "' is not one of streamk, hybrid, tail, split-tail");
         }
         tessel::StreamKArguments a{sms, cps, raster, group, d};
         show_stream_k(tessel::StreamKScheduler::make(tiled, k_iters, a), a, svg);

@@ -145,6 +145,14 @@ TEST(CliSwizzle, OtherKinds) {
   ASSERT_EQ(s2.code, 0) << s2.err;
   EXPECT_TRUE(contains(s2.out, "5 stream-K tiles (20 iterations), 20 data-parallel tiles")) << s2.out;
   EXPECT_EQ(count_of(slurp(svg), "<rect x="), 25);
+
+  // The split tail: 26 tiles on 8 CTAs, 24 of them data-parallel, tiles 24 and 25 in 4 K slices of
+  // 9 k-iterations each ([0,2) [2,4) [4,6) [6,9)): CTA 1 stores slice 1 of tile 24 for CTA 0.
+  Result const s3 = run("--kind streamk --tiles 2x13 --k-iters 9 --sms 8 --decomposition split-tail");
+  ASSERT_EQ(s3.code, 0) << s3.err;
+  EXPECT_TRUE(contains(s3.out, "decomposition split-tail: 2 stream-K tiles (18 iterations), 24 data-parallel tiles")) << s3.out;
+  EXPECT_TRUE(contains(s3.out, "k[2,4) partial->slot 1")) << s3.out;
+  EXPECT_TRUE(contains(s3.out, "k[6,9) partial->slot 7")) << s3.out;
 }
 
 TEST(CliSwizzle, LocalityFigure) {
