@@ -189,11 +189,10 @@ TESSEL_HOST_DEVICE constexpr bool sm90_stream_k_pays(long long cluster_tiles, in
 // slices) 0.887x cuBLAS against 0.847-0.849, fp16 0.842-0.845 against 0.823-0.826;
 // 4352x4096x4096 (4 rounds and 8 tiles, 3 slices) 0.960-0.961 against 0.924. Slices of 16
 // k-tiles lost (2560x4096x2048: 0.802-0.810 against 0.839-0.864): each unit's turn, fix-up and
-// epilogue weigh more on a short slice. Long runs
-// gain nothing: under the power cap the idle SMs of a last round let the others clock higher,
-// and with more clusters busy the clocks fall (8192x28672x4096, 54 rounds and 20 tiles, 0.984-
-// 0.986 against 0.971-0.986; 8192x14336x4096, whose balanced grid runs 28 whole rounds on 64
-// clusters, 1.003-1.006 against 1.011-1.013; H100, session 20).
+// epilogue weigh more on a short slice. Long runs gain nothing: under the power cap the idle SMs
+// of a last round let the others clock higher, and with more clusters busy the clocks fall
+// (8192x28672x4096, 54 rounds and 20 tiles, 0.984-0.986 against 0.971-0.986; 8192x14336x4096,
+// whose balanced grid runs 28 whole rounds on 64 clusters, 1.003-1.006 against 1.011-1.013).
 TESSEL_HOST_DEVICE constexpr int sm90_split_tail_slices(long long cluster_tiles, int clusters, int k_tiles) {
   if (clusters < 1 || cluster_tiles <= clusters || cluster_tiles > 5LL * clusters) return 0;
   long long const rem = cluster_tiles % clusters;
