@@ -133,8 +133,8 @@ TEST(Sm90StreamKWalk, SplitTailWhereTheLastRoundIsAtMostHalfFull) {
   EXPECT_EQ(sm90_split_tail_slices(144, 66, 40), 2);    // 20 k-tiles a slice at least
   EXPECT_EQ(sm90_split_tail_slices(144, 66, 39), 0);
   EXPECT_EQ(sm90_split_tail_slices(160, 66, 32), 0);    // 2560x4096x2048: slices of 16 lost
-  EXPECT_EQ(sm90_split_tail_slices(8 * 66 + 20, 66, 64), 3);  // 8 whole rounds: still
-  EXPECT_EQ(sm90_split_tail_slices(9 * 66 + 20, 66, 64), 0);  // 9: no (long runs are power-capped: no gain)
+  EXPECT_EQ(sm90_split_tail_slices(16 * 66 + 20, 66, 64), 3);  // 16 whole rounds: still
+  EXPECT_EQ(sm90_split_tail_slices(17 * 66 + 20, 66, 64), 0);  // 17: no (long runs are power-capped: no gain)
   EXPECT_EQ(sm90_split_tail_slices(3584, 66, 64), 0);   // 8192x28672x4096: 54 rounds + 20 tiles
   EXPECT_EQ(sm90_split_tail_slices(256, 66, 64), 0);    // 4096^3: 58 of 66 in the last round
   EXPECT_EQ(sm90_split_tail_slices(1024, 66, 128), 0);  // 8192^3: 34 of 66

@@ -181,7 +181,7 @@ TESSEL_HOST_DEVICE constexpr bool sm90_stream_k_pays(long long cluster_tiles, in
 
 // The K slices per tail tile of the kSplitTail schedule (schedule/stream_k.hpp) for
 // `cluster_tiles` cluster tiles of `k_tiles` k-tiles on `clusters` resident clusters, or 0 where
-// the data-parallel walk stays: one to eight whole rounds, a last round at most half full (2
+// the data-parallel walk stays: one to sixteen whole rounds, a last round at most half full (2
 // slices or more per tile fit the clusters), at most 3 slices (the finisher adds each peer's
 // 128 KiB partial from L2, ~1 us apiece) and at least 20 k-tiles a slice. The last round then
 // takes 1/S of a tile's time instead of a whole one. H100, 66 clusters, same-run A/B (session
@@ -191,12 +191,14 @@ TESSEL_HOST_DEVICE constexpr bool sm90_stream_k_pays(long long cluster_tiles, in
 // k-tiles lost (2560x4096x2048: 0.802-0.810 against 0.839-0.864): each unit's turn, fix-up and
 // epilogue weigh more on a short slice. 6-8 rounds still gain: 4352x6144x4096 (6 and 12) 0.288-0.289
 // ms against 0.295, 3328x8192x4096 (6 and 20) 0.292 against 0.299-0.300, 5120x6912x4096 (8 and
-// 12) ~1%. Long runs gain nothing: under the power cap the idle SMs
+// 12) ~1%; 9-14 rounds ~1% (6144x6400x4096 0.407-0.409 ms against 0.412-0.413 on the balanced
+// grid's 60 clusters, 7424x8192x4096 0.619-0.623 against 0.627-0.629). Long runs gain nothing:
+// under the power cap the idle SMs
 // of a last round let the others clock higher, and with more clusters busy the clocks fall
 // (8192x28672x4096, 54 rounds and 20 tiles, 0.984-0.986 against 0.971-0.986; 8192x14336x4096,
 // whose balanced grid runs 28 whole rounds on 64 clusters, 1.003-1.006 against 1.011-1.013).
 TESSEL_HOST_DEVICE constexpr int sm90_split_tail_slices(long long cluster_tiles, int clusters, int k_tiles) {
-  if (clusters < 1 || cluster_tiles <= clusters || cluster_tiles > 9LL * clusters) return 0;
+  if (clusters < 1 || cluster_tiles <= clusters || cluster_tiles > 17LL * clusters) return 0;
   long long const rem = cluster_tiles % clusters;
   if (rem == 0) return 0;
   long long s = clusters / rem;
