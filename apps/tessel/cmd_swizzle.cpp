@@ -390,12 +390,12 @@ void show_stream_k(tessel::StreamKScheduler const& s, tessel::StreamKArguments c
   for (int c = 0; c < s.grid_size(); ++c) {
     std::string line = "  CTA " + std::to_string(c) + " [" + std::to_string(s.iteration_begin(c)) + "," +
                        std::to_string(s.iteration_end(c)) + "):";
+    long long const first_sk = s.sk_unit_offset(c);  // a tail schedule runs its data-parallel tiles first
     for (long long i = 0; i < s.unit_count(c); ++i) {
       tessel::StreamKWork const w = s.unit(c, i);
       line += (i ? " |" : "") + std::string(" tile ") + std::to_string(w.tile) + " (" +
               coord2(w.tile_offset.m(), w.tile_offset.n()) + ") k[" + std::to_string(w.k_begin) + "," +
               std::to_string(w.k_end) + ")";
-      long long const first_sk = s.sk_unit_offset(c);  // a tail schedule runs its data-parallel tiles first
       if (i < first_sk || i >= first_sk + s.sk_unit_count(c)) {
         line += " data-parallel";
       } else if (!w.finishes_tile) {

@@ -504,7 +504,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     StreamKArguments sk;
     sk.sm_count = clusters, sk.ctas_per_sm = 1, sk.raster = args.raster, sk.group = args.group;
     sk.decomposition = stream_k ? StreamKDecomposition::kTail : StreamKDecomposition::kSplitTail;
-    sk.max_tail_slices = std::max(2, tail_slices);
+    if (tail_slices > 0) sk.max_tail_slices = tail_slices;  // the rule's slices (the scheduler finds the same)
     p.sk = StreamKScheduler::make(GemmCoord(cluster_rows, cluster_cols, batch), k_tiles, sk);
     p.stream_k = p.sk.grid_size() == p.scheduler.grid_size() && p.sk.sk_tile_count() > 0;
     // The whole rounds a tail schedule runs first, as the persistent walk does (sm90_unit).
