@@ -802,33 +802,50 @@ struct StreamKEntry {
   int cluster_m, cluster_n, tile_n, tile_k;
   DType ab;
 };
-void check_stream_k(StreamKEntry const& e, int extra, int k_tiles, float beta, DType cd) {
-  GemmKernelInfo const* info = nullptr;
+// The clusters of entry `e` that are resident at once (0, with a failure, for an unknown name).
+int resident_clusters(StreamKEntry const& e) {
   for (GemmKernelInfo const& k : sm90_gemm_kernels())
-    if (std::string(k.name) == e.name) info = &k;
-  ASSERT_NE(info, nullptr) << e.name;
-  int const clusters = sm90_resident_ctas(*info) / (e.cluster_m * e.cluster_n);
-  ASSERT_GT(clusters, 1) << e.name;
-  int const tiles = clusters + extra;
-  ASSERT_TRUE(kernel::detail::sm90_stream_k_pays(tiles, clusters, k_tiles)) << e.name << ": " << tiles << " cluster tiles";
-  // Canonical (row-major D) M x N: `tiles` cluster tiles in one cluster column, the last ragged.
-  std::int64_t const m = std::int64_t(128) * e.cluster_m * tiles - 37, n = std::int64_t(e.tile_n) * e.cluster_n - 8;  // 16-byte rows: TMA-stored when beta is 0
+    if (std::string(k.name) == e.name) return sm90_resident_ctas(k) / (e.cluster_m * e.cluster_n);
+  ADD_FAILURE() << e.name << ": not an sm_90a kernel";
+  return 0;
+}
+
+// The problem both checks below run: `tiles` cluster tiles in one cluster column, the last
+// ragged; N 8 short of the cluster tile (16-byte rows: TMA-stored when beta is 0); K 5 short of
+// `k_tiles` k-tiles. fp8 is scaled (Operands then draws its inputs from [-2, 2]).
+GemmArguments one_column_problem(StreamKEntry const& e, int tiles, int k_tiles, float beta, DType cd) {
+  std::int64_t const m = std::int64_t(128) * e.cluster_m * tiles - 37, n = std::int64_t(e.tile_n) * e.cluster_n - 8;
   std::int64_t const k = std::int64_t(e.tile_k) * k_tiles - 5;
   GemmArguments g = problem(m, n, k, "tn", MatrixOrder::row_major, e.ab, cd);
   g.beta = beta;
+  if (e.ab == DType::e4m3) g.a_scale = 0.5f, g.b_scale = 2.0f;
+  return g;
+}
+
+// fp8 against its dequantized inputs only (cuBLASLt's fp8 is not run here); the rest also
+// against cuBLAS's error.
+void expect_verdict(Verdict const& v, std::string const& w, GemmArguments const& g) {
+  if (g.a_type == DType::e4m3) {
+    EXPECT_TRUE(v.ours.passed()) << w << ": " << v.ours.describe();
+  } else {
+    expect_good(v, w, g.a_type);
+  }
+}
+
+void check_stream_k(StreamKEntry const& e, int extra, int k_tiles, float beta, DType cd) {
+  int const clusters = resident_clusters(e);
+  ASSERT_GT(clusters, 1) << e.name;
+  int const tiles = clusters + extra;
+  ASSERT_TRUE(kernel::detail::sm90_stream_k_pays(tiles, clusters, k_tiles)) << e.name << ": " << tiles << " cluster tiles";
+  GemmArguments g = one_column_problem(e, tiles, k_tiles, beta, cd);
   bool const fp8 = e.ab == DType::e4m3;
-  if (fp8) g.a_scale = 0.5f, g.b_scale = 2.0f;
   Operands ops(g, std::uint64_t(tiles * 131 + k_tiles), 0, fp8 ? -2.0f : -1.0f, fp8 ? 2.0f : 1.0f);
   std::string const w = what(e.name, g, "tn") + " " + std::to_string(tiles) + " cluster tiles on " + std::to_string(clusters) +
                         " clusters, " + std::to_string(k_tiles) + " k-tiles";
   setenv("TESSEL_SM90_STREAMK", "1", 1);  // opt-in (src/gemm/sm90_gemm.cpp: measured slower so far)
   Verdict const v = run_and_check(e.name, g, /*with_cublas=*/!fp8);
   unsetenv("TESSEL_SM90_STREAMK");
-  if (fp8) {
-    EXPECT_TRUE(v.ours.passed()) << w << ": " << v.ours.describe();
-  } else {
-    expect_good(v, w, g.a_type);
-  }
+  expect_verdict(v, w, g);
 }
 
 // The split tail (the default where sm90_split_tail_slices says so: kSplitTail of
@@ -837,30 +854,18 @@ void check_stream_k(StreamKEntry const& e, int extra, int k_tiles, float beta, D
 // Stream-K is. K ragged (41 or 64 k-tiles: 2 or 3 slices). C unread and a 16-bit D (the rule): D
 // through TMA stores.
 void check_split_tail(StreamKEntry const& e, int extra, int k_tiles, DType cd) {
-  GemmKernelInfo const* info = nullptr;
-  for (GemmKernelInfo const& k : sm90_gemm_kernels())
-    if (std::string(k.name) == e.name) info = &k;
-  ASSERT_NE(info, nullptr) << e.name;
-  int const clusters = sm90_resident_ctas(*info) / (e.cluster_m * e.cluster_n);
+  int const clusters = resident_clusters(e);
+  ASSERT_GT(clusters, 1) << e.name;
   int const tiles = clusters + extra;
   int const slices = kernel::detail::sm90_split_tail_slices(tiles, clusters, k_tiles);
   ASSERT_GE(slices, 2) << e.name << ": " << tiles << " cluster tiles on " << clusters << " clusters, " << k_tiles << " k-tiles";
-  std::int64_t const m = std::int64_t(128) * e.cluster_m * tiles - 37, n = std::int64_t(e.tile_n) * e.cluster_n - 8;
-  std::int64_t const k = std::int64_t(e.tile_k) * k_tiles - 5;
-  GemmArguments g = problem(m, n, k, "tn", MatrixOrder::row_major, e.ab, cd);
-  g.beta = 0.0f;
+  GemmArguments g = one_column_problem(e, tiles, k_tiles, 0.0f, cd);
   bool const fp8 = e.ab == DType::e4m3;
-  if (fp8) g.a_scale = 0.5f, g.b_scale = 2.0f;
   Operands ops(g, std::uint64_t(tiles * 71 + k_tiles), 0, fp8 ? -2.0f : -1.0f, fp8 ? 2.0f : 1.0f);
   std::string const w = what(e.name, g, "tn") + " " + std::to_string(tiles) + " cluster tiles on " + std::to_string(clusters) +
                         " clusters, " + std::to_string(k_tiles) + " k-tiles, the last round in " + std::to_string(slices) +
                         " slices";
-  Verdict const v = run_and_check(e.name, g, /*with_cublas=*/!fp8);
-  if (fp8) {
-    EXPECT_TRUE(v.ours.passed()) << w << ": " << v.ours.describe();
-  } else {
-    expect_good(v, w, g.a_type);
-  }
+  expect_verdict(run_and_check(e.name, g, /*with_cublas=*/!fp8), w, g);
   // The slices sum in a fixed order: a second run gives the same bits.
   std::size_t const bytes = ops.nd * size_of(g.c_type);
   auto const first = download(g.d, bytes);
