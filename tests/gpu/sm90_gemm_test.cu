@@ -791,17 +791,13 @@ TEST(Sm90Sweep, PingpongEveryTileCountPerCta) {
   }
 }
 
-// Stream-K (opt-in: TESSEL_SM90_STREAMK=1, set around each call; kernel/sm90_gemm_cta.hpp,
-// sm90_stream_k_pays): one tile column of `clusters + extra` cluster tiles, so the persistent walk
-// would leave most of a last round idle and the entries share the last round's tiles out by
-// k-tiles instead. K ragged, 17 or 47 k-tiles: the pieces cut
-// tiles in two or three, the finisher adds one or two peers' partials. D through TMA stores (beta
-// 0), from registers (beta != 0), and fp32; fp8 judged against its dequantized inputs.
+// An sm_90a entry, its cluster shape and tile, for the Stream-K and split-tail checks below.
 struct StreamKEntry {
   char const* name;
   int cluster_m, cluster_n, tile_n, tile_k;
   DType ab;
 };
+
 // The clusters of entry `e` that are resident at once (0, with a failure, for an unknown name).
 int resident_clusters(StreamKEntry const& e) {
   for (GemmKernelInfo const& k : sm90_gemm_kernels())
@@ -832,6 +828,12 @@ void expect_verdict(Verdict const& v, std::string const& w, GemmArguments const&
   }
 }
 
+// Stream-K (opt-in: TESSEL_SM90_STREAMK=1, set around each call; kernel/sm90_gemm_cta.hpp,
+// sm90_stream_k_pays): one tile column of `clusters + extra` cluster tiles, so the persistent walk
+// would leave most of a last round idle and the entries share the last round's tiles out by
+// k-tiles instead. K ragged, 17 or 47 k-tiles: the pieces cut tiles in two or three, the
+// finisher adds one or two peers' partials. D through TMA stores (beta 0), from registers (beta
+// != 0), and fp32; fp8 judged against its dequantized inputs.
 void check_stream_k(StreamKEntry const& e, int extra, int k_tiles, float beta, DType cd) {
   int const clusters = resident_clusters(e);
   ASSERT_GT(clusters, 1) << e.name;
