@@ -251,8 +251,7 @@ TESSEL_DEVICE inline unsigned long long sm90_global_timer() {
 // the consumers walk the same list. `block`: the promoted fp8 kernels' K slices hold whole
 // blocks of that many k-tiles (sm90_k_range); stream-K is not used with block > 1.
 TESSEL_DEVICE inline long long sm90_unit_count(Sm90GemmParams const& p, int cluster) {
-  if (p.stream_k) return p.sk_rounds > 0 ? p.sk_rounds + p.sk.sk_unit_count(cluster) : p.sk.unit_count(cluster);
-  return p.scheduler.tiles_for(cluster);
+  return p.stream_k ? p.sk.unit_count(cluster) : p.scheduler.tiles_for(cluster);
 }
 TESSEL_DEVICE inline Sm90Unit sm90_unit(Sm90GemmParams const& p, int cluster, long long u, int block) {
   // (A tail schedule's whole rounds are the persistent walk's tiles: p.sk_rounds. Through the
