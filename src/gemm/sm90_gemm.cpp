@@ -199,6 +199,25 @@ int forced_in_flight() {
   return s;
 }
 
+// TESSEL_SM90_L2HINT=a,b (A/Bs and tests; 0 none, 1 evict-first, 2 evict-last): every 16-wide
+// skinny launch gives A's and B's loads these L2 priorities, instead of sm90_skinny_l2_hints
+// choosing between (evict-first, evict-last) and none. Read once per process.
+struct ForcedL2Priorities {
+  bool forced = false;
+  L2Priority a = L2Priority::none, b = L2Priority::none;
+};
+ForcedL2Priorities forced_l2_priorities() {
+  static ForcedL2Priorities const chosen = [] {
+    ForcedL2Priorities h;
+    int a = -1, b = -1;
+    if (char const* v = std::getenv("TESSEL_SM90_L2HINT"); v != nullptr && std::sscanf(v, "%d,%d", &a, &b) == 2 &&
+                                                          a >= 0 && a <= 2 && b >= 0 && b <= 2)
+      h.forced = true, h.a = L2Priority(a), h.b = L2Priority(b);
+    return h;
+  }();
+  return chosen;
+}
+
 // The current device's memory system, asked once per device through query_device
 // (runtime/device.hpp): its L2 and its HBM's peak rate (memory clock x bus width, double data
 // rate: the H200's 6144 bits at 3.2 GHz are 4.9 TB/s, the H100 SXM's 5120 at 2.6 3.35). Zeros
@@ -570,6 +589,12 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     p.in_flight = forced_in_flight() >= 0 ? forced_in_flight()
                   : cluster_cols == 1     ? kernel::detail::sm90_skinny_in_flight(cluster_tiles, k_tiles, clusters, fast_hbm)
                                           : 0;
+  }
+  if (t.tile_n == 16) {  // the long operand evict-first, the narrow one evict-last (sm90_skinny_l2_hints)
+    ForcedL2Priorities const forced = forced_l2_priorities();
+    bool const hints = splits == 1 && kernel::detail::sm90_skinny_l2_hints(cluster_tiles, clusters);  // as measured
+    p.l2_priority_a = forced.forced ? forced.a : hints ? L2Priority::evict_first : L2Priority::none;
+    p.l2_priority_b = forced.forced ? forced.b : hints ? L2Priority::evict_last : L2Priority::none;
   }
   p.batch = int(batch);
   p.splits = splits;

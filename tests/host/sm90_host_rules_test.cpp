@@ -1,8 +1,8 @@
-// Three of the sm_90a GEMM host's rules, on the shapes their measurements name (sessions 14-17)
+// Four of the sm_90a GEMM host's rules, on the shapes their measurements name (sessions 14-22)
 // and over every small case: how many K slices a problem gets (sm90_choose_splits,
-// kernel/sm90_gemm_cta.hpp), the 16-wide skinny kernel's in-flight limit (sm90_skinny_in_flight),
-// and the row alignment asked of an operand before it is read in
-// place (sm90_operand_align, gemm/device/sm90_operand_read.hpp). No GPU.
+// kernel/sm90_gemm_cta.hpp), the 16-wide skinny kernel's in-flight limit (sm90_skinny_in_flight)
+// and L2 cache hints (sm90_skinny_l2_hints), and the row alignment asked of an operand before it
+// is read in place (sm90_operand_align, gemm/device/sm90_operand_read.hpp). No GPU.
 #include <tessel/gemm/device/sm90_operand_read.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_cta.hpp>
 
@@ -112,6 +112,17 @@ TEST(Sm90HostRules, SkinnyInFlightLimitOnlyWhereItWasMeasuredToPay) {
         int const l = kernel::detail::sm90_skinny_in_flight(tiles, k_tiles, 132, fast);
         EXPECT_TRUE(l == 0 || (l >= 8 && l < 21)) << tiles << " tiles, " << k_tiles << " k-tiles: " << l;
       }
+}
+
+TEST(Sm90HostRules, SkinnyL2HintsFromNineTenthsOfARound) {
+  // On 132 SMs (one 16-wide CTA each): 16x8192x8192 and 8192x16x8192 (128 tiles) and 16x28672 (448)
+  // take them; 16x4096x8192 (64 tiles, 2.8% slower with them on the H200) does not.
+  EXPECT_TRUE(kernel::detail::sm90_skinny_l2_hints(128, 132));
+  EXPECT_TRUE(kernel::detail::sm90_skinny_l2_hints(448, 132));
+  EXPECT_TRUE(kernel::detail::sm90_skinny_l2_hints(119, 132));
+  EXPECT_FALSE(kernel::detail::sm90_skinny_l2_hints(118, 132));
+  EXPECT_FALSE(kernel::detail::sm90_skinny_l2_hints(64, 132));
+  EXPECT_FALSE(kernel::detail::sm90_skinny_l2_hints(1, 132));
 }
 
 TEST(Sm90HostRules, RowsOffTheSectorsAreStagedOnlyForALargeD) {

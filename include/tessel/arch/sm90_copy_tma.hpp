@@ -11,6 +11,8 @@
 //   tma_load_3d            cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 //   tma_load_3d_multicast  the same, .multicast::cluster: one read lands in every CTA of cta_mask
 //                          (same shared offset, each CTA's own mbarrier)
+//   ..._hint variants      the same with .L2::cache_hint: the lines read carry an L2 eviction
+//                          priority made by l2_cache_policy (createpolicy.fractional)
 //   tma_store_3d           cp.async.bulk.tensor.3d.global.shared::cta.bulk_group
 //   tma_store_commit       cp.async.bulk.commit_group
 //   tma_store_wait_read<N> cp.async.bulk.wait_group.read N (shared source reusable)
@@ -56,6 +58,51 @@ TESSEL_DEVICE inline void tma_load_3d_multicast(TmaDescriptor const* desc, std::
       : "memory");
 #else
   (void)desc, (void)bar, (void)smem_dst, (void)cta_mask, (void)c0, (void)c1, (void)c2;
+  detail::arch_unavailable("cp.async.bulk.tensor multicast (TMA load, needs sm_90)");
+#endif
+}
+
+// An L2 eviction priority for every line a hinted copy touches (createpolicy.fractional, fraction
+// 1.0), as the 64-bit policy operand of the _hint copies; L2Priority::none gives 0 (use the plain copy).
+enum class L2Priority : int { none = 0, evict_first = 1, evict_last = 2 };
+TESSEL_DEVICE inline std::uint64_t l2_cache_policy(L2Priority priority) {
+  std::uint64_t policy = 0;
+#if defined(TESSEL_ARCH_SM90)
+  if (priority == L2Priority::evict_first) {
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  } else if (priority == L2Priority::evict_last) {
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
+  }
+#else
+  (void)priority;
+#endif
+  return policy;
+}
+
+TESSEL_DEVICE inline void tma_load_3d_hint(TmaDescriptor const* desc, std::uint64_t* bar, void* smem_dst, int c0, int c1,
+                                           int c2, std::uint64_t policy) {
+#if defined(TESSEL_ARCH_SM90)
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], "
+      "[%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(detail::smem_address(smem_dst)),
+      "l"(desc), "r"(c0), "r"(c1), "r"(c2), "r"(detail::smem_address(bar)), "l"(policy)
+      : "memory");
+#else
+  (void)desc, (void)bar, (void)smem_dst, (void)c0, (void)c1, (void)c2, (void)policy;
+  detail::arch_unavailable("cp.async.bulk.tensor (TMA load, needs sm_90)");
+#endif
+}
+
+TESSEL_DEVICE inline void tma_load_3d_multicast_hint(TmaDescriptor const* desc, std::uint64_t* bar, void* smem_dst,
+                                                     std::uint16_t cta_mask, int c0, int c1, int c2, std::uint64_t policy) {
+#if defined(TESSEL_ARCH_SM90)
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      ".L2::cache_hint [%0], [%1, {%3, %4, %5}], [%2], %6, %7;\n" ::"r"(detail::smem_address(smem_dst)),
+      "l"(desc), "r"(detail::smem_address(bar)), "r"(c0), "r"(c1), "r"(c2), "h"(cta_mask), "l"(policy)
+      : "memory");
+#else
+  (void)desc, (void)bar, (void)smem_dst, (void)cta_mask, (void)c0, (void)c1, (void)c2, (void)policy;
   detail::arch_unavailable("cp.async.bulk.tensor multicast (TMA load, needs sm_90)");
 #endif
 }

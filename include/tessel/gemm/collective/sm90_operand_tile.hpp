@@ -44,15 +44,24 @@ struct Sm90OperandTile {
 
   // The copies of rows [row0, row0 + Rows) of k-tile k0 / TileK, batch `batch`, into `smem` (1024-byte
   // aligned), completing on `full`; Multicast: into the same offset of every CTA in `ctas`.
-  // `mn_major` is read only when the kernel takes MN-major operands (MnMajorKernel).
+  // `mn_major` is read only when the kernel takes MN-major operands (MnMajorKernel). A non-zero
+  // `policy` (l2_cache_policy) goes with the copies as their L2 cache hint.
   template <int Rows, bool Multicast, bool MnMajorKernel>
   TESSEL_DEVICE static void load(TmaDescriptor const* desc, std::uint64_t* full, Element* smem, std::uint16_t ctas,
-                                 bool mn_major, int k0, int row0, int batch) {
+                                 bool mn_major, int k0, int row0, int batch, std::uint64_t policy = 0) {
     auto const copy = [&](Element* dst, int c0, int c1) {
       if constexpr (Multicast) {
-        tma_load_3d_multicast(desc, full, dst, ctas, c0, c1, batch);
+        if (policy != 0) {
+          tma_load_3d_multicast_hint(desc, full, dst, ctas, c0, c1, batch, policy);
+        } else {
+          tma_load_3d_multicast(desc, full, dst, ctas, c0, c1, batch);
+        }
       } else {
-        tma_load_3d(desc, full, dst, c0, c1, batch);
+        if (policy != 0) {
+          tma_load_3d_hint(desc, full, dst, c0, c1, batch, policy);
+        } else {
+          tma_load_3d(desc, full, dst, c0, c1, batch);
+        }
       }
     };
     if constexpr (MnMajorKernel) {

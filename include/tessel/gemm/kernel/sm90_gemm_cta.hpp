@@ -166,6 +166,16 @@ TESSEL_HOST_DEVICE constexpr int sm90_skinny_in_flight(long long tiles, int k_ti
   return 2 * tiles <= ctas && 100 * tiles >= 45LL * ctas && k_tiles >= 64 ? 10 : 0;
 }
 
+// Whether a 16-wide skinny kernel's loads carry L2 cache hints (Sm90GemmParams::l2_priority_a/b:
+// the long operand, read once, evict-first; the narrow one, which every CTA reads whole,
+// evict-last) for `tiles` tiles on `ctas` resident CTAs: where the tiles fill at least 90% of a
+// round. Measured on the H200 (bench/results/skinny-l2hint-ab-h200-20261127-s22.txt, same binary,
+// alternating): 16x8192x8192 0.98-1.00x cuBLAS against 0.96-0.97 unhinted, 8192x16x8192 0.975-0.98
+// against 0.94, 16x8192x16384 1.03-1.04 against 1.00-1.01; half a round loses (16x4096x8192 2.8%
+// slower), 1x8192x8192 even.
+//   e.g. sm90_skinny_l2_hints(128, 132) == true; sm90_skinny_l2_hints(64, 132) == false
+TESSEL_HOST_DEVICE constexpr bool sm90_skinny_l2_hints(long long tiles, int ctas) { return 10 * tiles >= 9LL * ctas; }
+
 // Whether the kTail Stream-K schedule (schedule/stream_k.hpp) should pay, by tile rounds, for `cluster_tiles` cluster tiles of `k_tiles`
 // k-tiles on `clusters` resident clusters: more tiles than clusters but not a whole number of
 // rounds, the data-parallel walk leaving at least 1% of the clusters' time idle (the last round

@@ -110,6 +110,9 @@ struct Sm90GemmParams {
   // The 16-wide skinny kernels' producer keeps at most this many k-tiles announced and not yet
   // arrived, 0 < in_flight < Stages (sm90_skinny_in_flight); 0: as many as the ring holds.
   int in_flight = 0;
+  // The 16-wide skinny kernels' L2 eviction priorities for A's loads (the long operand, read once)
+  // and B's (the narrow one every CTA reads); the other kernels' loads carry no hint.
+  L2Priority l2_priority_a = L2Priority::none, l2_priority_b = L2Priority::none;
 };
 
 }  // namespace tessel::kernel

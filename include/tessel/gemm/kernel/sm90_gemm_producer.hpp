@@ -48,6 +48,10 @@ TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::
   // Stages k-tiles back, after the consumers had finished unit u - Stages - 1 (units are at least
   // one k-tile long).
   PipelineState st;
+  // L2 cache hints (p.l2_priority_a/b): the 16-wide skinny kernels only; elsewhere the policies are
+  // the constant 0 and the plain copies are all that is compiled.
+  std::uint64_t const policy_a = Config::TileN == 16 ? l2_cache_policy(p.l2_priority_a) : 0;
+  std::uint64_t const policy_b = Config::TileN == 16 ? l2_cache_policy(p.l2_priority_b) : 0;
   // The 16-wide skinny kernels' in-flight limit (p.in_flight): before announcing a k-tile, the
   // producer waits until the one announced in_flight k-tiles before it has arrived (its full
   // barrier, which only this thread rearms, and not before the stage is freed). `lag` trails st
@@ -83,13 +87,13 @@ TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::
         typename Config::Element* const b = s.b[st.index] + share_b * RowsB * TileK;
         if (!Edge || copies.a_rows == RowsA)
           OperandTile::template load<RowsA, (ClusterN > 1), MnMajorOperands>(&p.tma_a, full, a, everyone, p.a_mn_major,
-                                                                             kt * TileK, a0, batch * p.a_batch_step);
+                                                                             kt * TileK, a0, batch * p.a_batch_step, policy_a);
         else if (copies.a_rows > 0)
           OperandTile::template load_edge<(ClusterN > 1)>(&p.tma_a_edge, full, a, everyone, kt * TileK, a0,
                                                           batch * p.a_batch_step);
         if (!Edge || copies.b_rows == RowsB)
           OperandTile::template load<RowsB, (ClusterM > 1), MnMajorOperands>(&p.tma_b, full, b, everyone, p.b_mn_major,
-                                                                             kt * TileK, b0, batch * p.b_batch_step);
+                                                                             kt * TileK, b0, batch * p.b_batch_step, policy_b);
         else if (copies.b_rows > 0)
           OperandTile::template load_edge<(ClusterM > 1)>(&p.tma_b_edge, full, b, everyone, kt * TileK, b0,
                                                           batch * p.b_batch_step);
