@@ -19,11 +19,8 @@ for shape in "--m 16 --n 8192 --k 8192 --dtype bf16" "--m 16 --n 8192 --k 8192 -
              "--m 16 --n 4096 --k 8192 --dtype bf16" "--m 16 --n 8192 --k 16384 --dtype bf16"; do
   for r in $(seq "$ROUNDS"); do
     for hint in default 0,0; do
-      if [ $hint = default ]; then
-        line=$("$T" gemm $shape --iters 30 --warmup 5 2>&1 | grep -E '^ *[0-9]+x[0-9]+' | head -1)
-      else
-        line=$(TESSEL_SM90_L2HINT=$hint "$T" gemm $shape --iters 30 --warmup 5 2>&1 | grep -E '^ *[0-9]+x[0-9]+' | head -1)
-      fi
+      line=$( ([ $hint = default ] || export TESSEL_SM90_L2HINT=$hint; "$T" gemm $shape --iters 30 --warmup 5 2>&1) |
+             grep -E '^ *[0-9]+x[0-9]+' | head -1)
       echo "$hint $line" | tee -a "$txt"
     done
   done

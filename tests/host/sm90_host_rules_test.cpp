@@ -115,8 +115,9 @@ TEST(Sm90HostRules, SkinnyInFlightLimitOnlyWhereItWasMeasuredToPay) {
 }
 
 TEST(Sm90HostRules, SkinnyL2HintsFromNineTenthsOfARound) {
-  // On 132 SMs (one 16-wide CTA each): 16x8192x8192 and 8192x16x8192 (128 tiles) and 16x28672 (448)
-  // take them; 16x4096x8192 (64 tiles, 2.8% slower with them on the H200) does not.
+  // On 132 SMs (one 16-wide CTA each): 16x8192x8192 and 8192x16x8192 (128 tiles) take them, and
+  // so would 448 tiles (16x28672x8192 by name; the heuristic runs it on 128x64 tiles);
+  // 16x4096x8192 (64 tiles, 2.8% slower with them on the H200) does not.
   EXPECT_TRUE(kernel::detail::sm90_skinny_l2_hints(128, 132));
   EXPECT_TRUE(kernel::detail::sm90_skinny_l2_hints(448, 132));
   EXPECT_TRUE(kernel::detail::sm90_skinny_l2_hints(119, 132));
