@@ -53,7 +53,7 @@ struct Sm90Family {
 };
 
 // clang-format off
-constexpr std::array<Sm90Family, 29> kFamilies = {{
+constexpr std::array<Sm90Family, 31> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c1x2},
@@ -83,6 +83,8 @@ constexpr std::array<Sm90Family, 29> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x64x64_promoted},
     {DType::f16,  kernel::detail::sm90_instance_f16_128x64x64_promoted},
     {DType::tf32, kernel::detail::sm90_instance_tf32_128x256x32_c2},
+    {DType::bf16, kernel::detail::sm90_instance_bf16_128x64x64_c1x2},
+    {DType::f16,  kernel::detail::sm90_instance_f16_128x64x64_c1x2},
 }};
 // clang-format on
 
@@ -746,11 +748,15 @@ constexpr char kSummaryC1x2[] =
     "tensor cores, sm_90a: as the 1x1 kernel, in 1x2 clusters (two tile columns) whose CTAs multicast halves of the "
     "shared A tile";
 
+constexpr char kSummary64C1x2[] =
+    "tensor cores, sm_90a: as the 128x64x64 kernel, in 1x2 clusters whose CTAs multicast halves of the shared A "
+    "tile (a D two tiles wide reads each strip of its long operand from L2 once instead of twice)";
+
 #define TESSEL_SM90_ENTRY(I, NAME, SUMMARY, TILE, DT, SELECT) \
   GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
 
 // clang-format off
-std::array<GemmKernelInfo, 29> const kEntries = {{
+std::array<GemmKernelInfo, 31> const kEntries = {{
     TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128), or where its tiles fill the SMs' rounds enough better than the clusters'"),
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128) where C is read or D cannot take TMA stores"),
     TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
@@ -780,6 +786,8 @@ std::array<GemmKernelInfo, 29> const kEntries = {{
     TESSEL_SM90_ENTRY(26, "sm90_bf16_128x64x64_promoted", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: where sm90_bf16_128x64x64 would run a skinny problem with an fp32 D and K of 2048 or more"),
     TESSEL_SM90_ENTRY(27, "sm90_fp16_128x64x64_promoted", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x64x64_promoted"),
     TESSEL_SM90_ENTRY(28, "sm90_tf32_128x256x32_c2", kSummaryTf32, "128x256x32, 3 warpgroups, 4 stages, cluster 2x1, 224 KiB smem", kTf32, "tf32 on sm_90a: M > 128 and N > 128 where its tiles fill at least half the SMs' first round or K >= 4096 (split-K); smaller problems: the sm80 tf32 kernels"),
+    TESSEL_SM90_ENTRY(29, "sm90_bf16_128x64x64_c1x2", kSummary64C1x2, "128x64x64, 3 warpgroups, 8 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where sm90_bf16_128x64x64 would run a D 65 to 128 wide (two tile columns): the two CTAs of a tile row share the long operand's strip"),
+    TESSEL_SM90_ENTRY(30, "sm90_fp16_128x64x64_c1x2", kSummary64C1x2, "128x64x64, 3 warpgroups, 8 stages, cluster 1x2, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x64x64_c1x2")
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY
@@ -788,7 +796,7 @@ std::array<GemmKernelInfo, 29> const kEntries = {{
 constexpr std::size_t kTile256 = 0, kTile256C2 = 1, kTile256C1x2 = 2, kTile128C2 = 3, kTile64 = 4, kFp16Entries = 5,
                       kFp8Narrow = 10, kTile256C2S4 = 12, kFp8Entry = 13, kTile256C2TmaC = 16, kTile256C2TmaCF16 = 17,
                       kTile64x64 = 18, kTile64x64F16 = 19, kTile64x16 = 20, kTile64x16F16 = 21, kTile192C2 = 22, kTile192C2F16 = 23,
-                      kTile64x64Promoted = 24, kTile64Promoted = 26, kTf32Entry = 28;  // (+1: fp16)
+                      kTile64x64Promoted = 24, kTile64Promoted = 26, kTf32Entry = 28, kTile64C1x2 = 29;  // (+1: fp16)
 
 
 // Clusters (CTAs, for a 1x1 kernel) of entry i resident at once on this GPU, or 0 when unknown.
@@ -814,6 +822,7 @@ std::size_t entry_index(GemmKernelInfo const& k) {
 // The resident counts of an assumed GPU (sm90_select_gemm_kernel's second form), for this
 // thread's selection in progress; empty: the device is asked.
 thread_local std::span<int const> assumed_resident;
+thread_local double assumed_hbm = 0.0;  // with assumed_resident: the assumed GPU's HBM bytes per second
 
 int resident(std::size_t i) {
   if (!assumed_resident.empty()) return i < assumed_resident.size() ? std::max(0, assumed_resident[i]) : 0;
@@ -824,6 +833,10 @@ int resident(std::size_t i) {
   }
   return known;
 }
+
+// The HBM bandwidth the heuristic assumes: the assumed GPU's (sm90_select_gemm_kernel with counts
+// given; 0 when not given), else this GPU's (0 when it cannot be asked).
+double hbm_bytes_per_s() { return !assumed_resident.empty() ? assumed_hbm : memory_system().hbm_bytes_per_s; }
 
 // Cluster tiles of entry i on a canonical m x n x batch problem.
 std::int64_t cluster_tiles(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch) {
@@ -923,6 +936,30 @@ std::size_t narrow_tile(std::size_t first, std::int64_t m, std::int64_t n, std::
   std::size_t const small = first == 0 ? kTile64x64 : kTile64x64F16;
   if (tile_rounds(small, m, n, batch) != 1 || !reads_in_place(small, cg)) return first + kTile64;
   return 2 * busy_ctas(small, m, n, batch, k) >= 3 * busy_ctas(first + kTile64, m, n, batch, k) ? small : first + kTile64;
+}
+
+// Where the heuristic would take 128x64 tiles (entry first + kTile64, or what narrow_tile made of
+// it) for a D 65 to 128 wide: two tile columns, each reading every strip of the long operand. In
+// 1x2 clusters the two CTAs of a tile row multicast halves of that strip, which then leaves L2 once
+// (where their cluster tiles fit one round) -- on a GPU with fast HBM (>= 4 TB/s: the H200), and
+// a long operand of at least 2^25 elements (64 MiB). Same runs, by name against the 1x1 kernel
+// (bench/results/skinny-c1x2-{h200,h100}-20261127-s23.txt), ratios to cuBLAS:
+//   H200: 128x8192x8192 0.92 against 0.80, fp16 0.91-0.92 against 0.80-0.81, 128x8192x16384 0.92
+//         against 0.79-0.80, 128x8192x4096 0.87 against 0.80-0.82, 128x4096x8192 0.84 against
+//         0.78-0.79, 128x4096x14336 0.88-0.89 against 0.80-0.81, 96x8192x8192 0.87 against 0.82;
+//         even at 2^24 elements (128x4096x4096, 128x2048x8192), slower below (128x6000x4096 0.73
+//         against 0.78; bench_api_overhead, GPU time queued: 128x8192x1024 8.6 us against 7.4,
+//         128x2048x4096 11.6 against 10.8, 100x4500x700 15.5 against 14.9).
+//   H100: slower everywhere measured (128x8192x8192 0.94-0.95 against 0.96-0.97, 128x6000x4096
+//         0.87 against 0.92): its HBM, not the L2, bounds these problems.
+std::size_t shared_strip(std::size_t pick, std::size_t first, std::int64_t m, std::int64_t n, std::int64_t batch,
+                         std::int64_t k) {
+  std::size_t const clustered = kTile64C1x2 + (first == 0 ? 0 : 1);
+  bool const long_operand = m * batch * k >= (std::int64_t(1) << 25);
+  if (pick != first + kTile64 || n <= 64 || n > 128 || !long_operand || hbm_bytes_per_s() < 4e12 ||
+      tile_rounds(clustered, m, n, batch) != 1)
+    return pick;
+  return clustered;
 }
 
 }  // namespace
@@ -1026,11 +1063,11 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // 60.5 on 128x256, 128x2048x16384 33.6 against 37.6; 128x4096x32768 106.1 against 104.0-104.5.
   if (m <= 128 || n <= 128) {
     std::int64_t const tiles = cluster_tiles(first + kTile64, m, n, batch), ctas = resident(first + kTile64);
-    if (tiles <= ctas && (4 * tiles >= 3 * ctas || g.k < 128 * 64)) return &kEntries[narrow_tile(first, m, n, batch, g.k, cg)];
+    auto const narrowest = [&] { return &kEntries[shared_strip(narrow_tile(first, m, n, batch, g.k, cg), first, m, n, batch, g.k)]; };
+    if (tiles <= ctas && (4 * tiles >= 3 * ctas || g.k < 128 * 64)) return narrowest();
     std::size_t const wide = first + (m <= 128 ? kTile256 : kTile128C2);
     std::int64_t const narrow = busy_ctas(first + kTile64, m, n, batch, g.k), other = busy_ctas(wide, m, n, batch, g.k);
-    if (tiles <= ctas && (narrow >= other || (g.k <= 8192 && 2 * narrow >= other)))
-      return &kEntries[narrow_tile(first, m, n, batch, g.k, cg)];
+    if (tiles <= ctas && (narrow >= other || (g.k <= 8192 && 2 * narrow >= other))) return narrowest();
     return &kEntries[wide];
   }
   // Small problems (the 128x256 tiles in 2x1 clusters fill less than half the GPU) with a K short
@@ -1136,12 +1173,14 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   return &kEntries[first + cluster];
 }
 
-GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& args, std::span<int const> resident_clusters) {
+GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& args, std::span<int const> resident_clusters,
+                                              double hbm_bytes_per_s) {
   if (resident_clusters.empty()) return sm90_select_gemm_kernel(args);
   struct Forget {
-    ~Forget() { assumed_resident = {}; }
+    ~Forget() { assumed_resident = {}, assumed_hbm = 0.0; }
   } const forget;
   assumed_resident = resident_clusters;
+  assumed_hbm = hbm_bytes_per_s;
   return sm90_select_gemm_kernel(args);
 }
 

@@ -49,6 +49,8 @@ Sm90Instance sm90_instance_f16_128x64x64_promoted();
 Sm90Instance sm90_instance_bf16_128x192x64_c2();
 Sm90Instance sm90_instance_bf16_128x128x64_pingpong_c2();
 Sm90Instance sm90_instance_bf16_128x64x64();
+Sm90Instance sm90_instance_bf16_128x64x64_c1x2();
+Sm90Instance sm90_instance_f16_128x64x64_c1x2();
 Sm90Instance sm90_instance_bf16_64x64x64();
 Sm90Instance sm90_instance_f16_128x256x64();
 Sm90Instance sm90_instance_f16_128x256x64_c2();

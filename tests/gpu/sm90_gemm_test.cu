@@ -73,12 +73,13 @@ struct DtypeCase {
   char const* skinny16;  // 64x16 tiles, one consumer warpgroup, 21 stages, D from registers
   char const* pingpong;  // ping-pong schedule, 128x128 tiles per consumer, cluster 2x1 (bf16 only: nullptr)
   char const* c_tma;     // as `cluster`, C loaded by TMA into the staging buffer when beta != 0
+  char const* skinny_c1x2;  // 128x64 tiles, 8 stages, cluster 1x2 (A multicast)
 };
 constexpr DtypeCase kDtypes[] = {
-    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_64x64x64", "sm90_bf16_64x16x64", "sm90_bf16_128x128x64_pingpong_c2", "sm90_bf16_128x256x64_c2_tmac"},
-    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_64x64x64", "sm90_bf16_64x16x64", "sm90_bf16_128x128x64_pingpong_c2", "sm90_bf16_128x256x64_c2_tmac"},
-    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", "sm90_fp16_64x64x64", "sm90_fp16_64x16x64", nullptr, "sm90_fp16_128x256x64_c2_tmac"},
-    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", "sm90_fp16_64x64x64", "sm90_fp16_64x16x64", nullptr, "sm90_fp16_128x256x64_c2_tmac"},
+    {DType::bf16, DType::bf16, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_64x64x64", "sm90_bf16_64x16x64", "sm90_bf16_128x128x64_pingpong_c2", "sm90_bf16_128x256x64_c2_tmac", "sm90_bf16_128x64x64_c1x2"},
+    {DType::bf16, DType::f32, "sm90_bf16_128x256x64", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x256x64_c1x2", "sm90_bf16_128x128x64_c2", "sm90_bf16_128x64x64", "sm90_bf16_64x64x64", "sm90_bf16_64x16x64", "sm90_bf16_128x128x64_pingpong_c2", "sm90_bf16_128x256x64_c2_tmac", "sm90_bf16_128x64x64_c1x2"},
+    {DType::f16, DType::f16, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", "sm90_fp16_64x64x64", "sm90_fp16_64x16x64", nullptr, "sm90_fp16_128x256x64_c2_tmac", "sm90_fp16_128x64x64_c1x2"},
+    {DType::f16, DType::f32, "sm90_fp16_128x256x64", "sm90_fp16_128x256x64_c2", "sm90_fp16_128x256x64_c1x2", "sm90_fp16_128x128x64_c2", "sm90_fp16_128x64x64", "sm90_fp16_64x64x64", "sm90_fp16_64x16x64", nullptr, "sm90_fp16_128x256x64_c2_tmac", "sm90_fp16_128x64x64_c1x2"},
 };
 constexpr char kPingpong[] = "sm90_bf16_128x128x64_pingpong_c2";
 
@@ -301,7 +302,7 @@ TEST(Sm90Sweep, RaggedShapesEveryLayoutAndOrder) {
     for (Shape const& s : shapes) {
       for (char const* layout : kLayouts) {
         for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
-          for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.skinny64, dt.pingpong, dt.c_tma}) {
+          for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.skinny64, dt.pingpong, dt.c_tma, dt.skinny_c1x2}) {
             if (name == nullptr) continue;
             for (float beta : {-0.5f, 0.0f}) {  // beta = 0 with D of the input type: the TMA-store epilogue
               GemmArguments g = problem(s.m, s.n, s.k, layout, co, dt.ab, dt.cd);
@@ -347,10 +348,46 @@ TEST(Sm90Sweep, ParallelSplitKForFewTiles) {
         expect_good(run_and_check(dt.narrow, g), what(dt.narrow, g, "tn") + " split-K", g.a_type);
         expect_good(run_and_check(dt.skinny, g), what(dt.skinny, g, "tn") + " split-K", g.a_type);
         expect_good(run_and_check(dt.skinny64, g), what(dt.skinny64, g, "tn") + " split-K", g.a_type);
+        expect_good(run_and_check(dt.skinny_c1x2, g), what(dt.skinny_c1x2, g, "tn") + " split-K", g.a_type);
         if (dt.pingpong) expect_good(run_and_check(dt.pingpong, g), what(dt.pingpong, g, "tn") + " split-K", g.a_type);
         if (odd) expect_padding_untouched(g, ops.nd, what(dt.single, g, "tn") + " split-K, ldd+1");
       }
     }
+  }
+}
+
+TEST(Sm90Sweep, TwoTileColumnsShareTheLongOperand) {
+  TESSEL_REQUIRE_SM90();
+  // A D 65 to 128 wide (canonical; a column-major D of 65-128 BLAS rows) on 128x64 tiles in 1x2
+  // clusters, whose two CTAs multicast halves of the long operand's strip (the heuristic's pick on
+  // an H200 where that operand is large; by name here). The second tile column ragged (36 and 8
+  // wide) or whole; 36-47 tile rows on as many clusters, fewer than any sm_90 GPU's resident
+  // ones; K ragged; C read and not; either D order (a row-major D 100 wide is the same canonical
+  // problem); a batch of 2. Then the heuristic's own pick on a problem large enough for the
+  // H200's rule (the 1x1 kernel on an H100): the 128x64 tiles either way.
+  struct Shape {
+    std::int64_t m, n, k, batch;
+  };
+  constexpr Shape shapes[] = {{100, 4500, 700, 1}, {128, 6000, 1024, 1}, {72, 2400, 2051, 2}};
+  for (DtypeCase const& dt : kDtypes) {
+    for (Shape const& sh : shapes) {
+      for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
+        for (float beta : {0.0f, -0.5f}) {
+          bool const col = co == MatrixOrder::col_major;
+          GemmArguments g = problem(col ? sh.m : sh.n, col ? sh.n : sh.m, sh.k, "tn", co, dt.ab, dt.cd, sh.batch);
+          g.beta = beta;
+          Operands ops(g, std::uint64_t(sh.m + sh.k));
+          expect_good(run_and_check(dt.skinny_c1x2, g), what(dt.skinny_c1x2, g, "tn") + " beta " + std::to_string(beta),
+                      g.a_type);
+        }
+      }
+    }
+    GemmArguments g = problem(112, 8192, 4100, "tn", MatrixOrder::col_major, dt.ab, dt.cd);
+    Operands ops(g, 29);
+    GemmKernelInfo const* pick = select_gemm_kernel(g);
+    ASSERT_NE(pick, nullptr);
+    EXPECT_EQ(std::string(pick->name).rfind(dt.skinny, 0), 0u) << pick->name << " for " << describe_problem(g, "tn");
+    expect_good(run_and_check(pick->name, g), what(pick->name, g, "tn"), g.a_type);
   }
 }
 
@@ -370,7 +407,7 @@ TEST(Sm90Sweep, SkinnyKernelsRunTheSwappedProblem) {
   for (DtypeCase const& dt : kDtypes) {
     for (Shape const& sh : shapes) {
       for (char const* layout : {"tn", "nt"}) {
-        for (char const* name : {dt.skinny, dt.skinny64, dt.skinny16}) {
+        for (char const* name : {dt.skinny, dt.skinny64, dt.skinny16, dt.skinny_c1x2}) {
           for (float beta : {0.0f, -0.5f}) {
             for (int pad : {0, 3}) {
               GemmArguments g = problem(sh.m, sh.n, sh.k, layout, MatrixOrder::row_major, dt.ab, dt.cd, sh.batch);
@@ -655,7 +692,7 @@ TEST(Sm90Sweep, MnMajorOperandsReadInPlace) {
     for (Shape const& sh : shapes) {
       for (char const* layout : kLayouts) {
         for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
-          for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.skinny64}) {
+          for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.skinny64, dt.skinny_c1x2}) {
             GemmArguments g = problem(sh.m, sh.n, sh.k, layout, co, dt.ab, dt.cd);
             align_leading_dimensions(g);
             g.beta = run++ % 2 == 0 ? 0.0f : -0.5f;
@@ -983,7 +1020,7 @@ TEST(Sm90Sweep, LeadingDimensionsOffEveryAlignment) {
       for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
         for (int offset : {0, 1}) {
           for (float beta : {0.0f, -0.5f}) {
-            for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.skinny64, dt.pingpong, dt.c_tma}) {
+            for (char const* name : {dt.single, dt.cluster, dt.cluster_n, dt.narrow, dt.skinny, dt.skinny64, dt.pingpong, dt.c_tma, dt.skinny_c1x2}) {
               if (name == nullptr) continue;
               GemmArguments g = problem(150, 170, 203, "tn", co, dt.ab, dt.cd);
               g.lda += x.a, g.ldb += x.b, g.ldc += x.d, g.ldd += x.d, g.beta = beta;

@@ -44,6 +44,35 @@ TEST(Sm90Heuristic, ClusterSizesFollowTheEntryNames) {
   EXPECT_EQ(sm90_cluster_size(other), -1);
 }
 
+// A D 65 to 128 wide (two tile columns of 128x64) whose long operand has at least 2^25
+// elements takes the 1x2 clusters, which multicast each strip of it to both columns, on a GPU
+// with fast HBM (the H200); the 1x1 kernel on the H100, and on the H200 below that size (session
+// 23, bench/results/skinny-c1x2-*-s23.txt). Column-major D: BLAS 128 x 8192 is canonical 8192 x 128.
+TEST(Sm90Heuristic, TwoTileColumnsShareTheLongOperandOnFastHbm) {
+  std::vector<int> const resident = resident_on_132_sms();
+  auto pick = [&](std::int64_t m, std::int64_t n, std::int64_t k, DType ab, double hbm) {
+    GemmArguments const g = make_packed_gemm(m, n, k, 1, ab, ab, MatrixOrder::row_major, MatrixOrder::col_major,
+                                             MatrixOrder::col_major);
+    GemmKernelInfo const* e = sm90_select_gemm_kernel(g, resident, hbm);
+    return std::string(e != nullptr ? e->name : "(none)");
+  };
+  double const h200 = 4.8e12, h100 = 3.35e12;
+  EXPECT_EQ(pick(128, 8192, 8192, DType::bf16, h200), "sm90_bf16_128x64x64_c1x2");
+  EXPECT_EQ(pick(128, 8192, 8192, DType::f16, h200), "sm90_fp16_128x64x64_c1x2");
+  EXPECT_EQ(pick(96, 8192, 8192, DType::bf16, h200), "sm90_bf16_128x64x64_c1x2");
+  EXPECT_EQ(pick(128, 8192, 4096, DType::bf16, h200), "sm90_bf16_128x64x64_c1x2");  // 2^25 elements
+  EXPECT_EQ(pick(128, 4096, 8192, DType::bf16, h200), "sm90_bf16_128x64x64_c1x2");
+  EXPECT_EQ(pick(128, 4096, 4096, DType::bf16, h200), "sm90_bf16_128x64x64");       // 2^24: even
+  EXPECT_EQ(pick(128, 6000, 4096, DType::bf16, h200), "sm90_bf16_128x64x64");       // slower in clusters
+  EXPECT_EQ(pick(128, 8192, 1024, DType::bf16, h200), "sm90_bf16_128x64x64");
+  EXPECT_EQ(pick(128, 8192, 8192, DType::bf16, h100), "sm90_bf16_128x64x64");
+  EXPECT_EQ(pick(128, 8192, 8192, DType::f16, h100), "sm90_fp16_128x64x64");
+  EXPECT_EQ(pick(128, 8192, 8192, DType::bf16, 0.0), "sm90_bf16_128x64x64");        // not known
+  // Not a D two tiles wide: a tall one (canonical 128 x 8192, one tile row), a 64-wide one.
+  EXPECT_EQ(pick(8192, 128, 8192, DType::bf16, h200).find("_c1x2"), std::string::npos);
+  EXPECT_EQ(pick(64, 8192, 8192, DType::bf16, h200).find("_c1x2"), std::string::npos);
+}
+
 // The assumed counts are the ones used: with them the small problem takes 64x64 tiles; with none
 // known (as after a failed device query) not, since that rule needs the counts -- whatever GPU
 // this host has.

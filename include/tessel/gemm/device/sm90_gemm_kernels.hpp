@@ -32,9 +32,12 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& args);
 
 // The same choice on an assumed GPU, without asking the device: `resident_clusters[i]` clusters
 // of entry i of sm90_gemm_kernels() fit on it at once (0, or an entry past the span's end: not
-// known, as when the device query fails). On a 132-SM H100 or H200 each entry holds one CTA per
-// SM, so 132 / sm90_cluster_size. For tests and for planning on a machine without the GPU.
-GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& args, std::span<int const> resident_clusters);
+// known, as when the device query fails), and its HBM moves `hbm_bytes_per_s` (0: not known; the
+// choices of a GPU below 4 TB/s, the H100's). On a 132-SM H100 or H200 each entry holds one CTA
+// per SM, so 132 / sm90_cluster_size; the H100 SXM's HBM3 is 3.35e12 bytes/s, the H200's HBM3e
+// 4.8e12. For tests and for planning on a machine without the GPU. (An empty span: the device's.)
+GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& args, std::span<int const> resident_clusters,
+                                              double hbm_bytes_per_s = 0.0);
 
 // CTAs in one cluster of sm_90a entry `k` (1, or 2 for the 2x1 and 1x2 entries); -1 when `k` is
 // not an sm_90a entry.
