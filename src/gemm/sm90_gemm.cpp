@@ -962,6 +962,25 @@ std::size_t shared_strip(std::size_t pick, std::size_t first, std::int64_t m, st
   return clustered;
 }
 
+// An fp32 D with K of 2048 or more on 64-wide tiles (128x64 in either cluster shape, or 64x64) for
+// a D 65 to 128 wide: the tiles' promoted sibling where it reads both operands in place, as for a
+// skinny D (below). Unsplit, the tensor core's own sum read 5x cuBLAS's error there (H200, session
+// 23: 112x8192x4100 5.4e-7 on the 1x2 kernel against cuBLAS's 1.1e-7, fp16 6.1e-7 against 1.5e-7;
+// the GPU test Sm90Sweep.TwoTileColumnsShareTheLongOperand). The promoted kernels have no 1x2
+// form: such a D gives up the clusters for the accuracy.
+std::size_t promoted_for_long_k(std::size_t pick, GemmArguments const& g, detail::CanonicalGemm const& cg) {
+  if (g.c_type != DType::f32 || g.k < 2048) return pick;
+  std::size_t sibling = 0;
+  if (pick == kTile64x64 || pick == kTile64x64F16)
+    sibling = kTile64x64Promoted;
+  else if (pick == kTile64 || pick == kFp16Entries + kTile64 || pick == kTile64C1x2 || pick == kTile64C1x2 + 1)
+    sibling = kTile64Promoted;
+  else
+    return pick;
+  sibling += g.a_type == DType::bf16 ? 0 : 1;
+  return reads_in_place(sibling, cg) ? sibling : pick;
+}
+
 }  // namespace
 
 std::span<GemmKernelInfo const> sm90_gemm_kernels() { return kEntries; }
@@ -1063,7 +1082,10 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // 60.5 on 128x256, 128x2048x16384 33.6 against 37.6; 128x4096x32768 106.1 against 104.0-104.5.
   if (m <= 128 || n <= 128) {
     std::int64_t const tiles = cluster_tiles(first + kTile64, m, n, batch), ctas = resident(first + kTile64);
-    auto const narrowest = [&] { return &kEntries[shared_strip(narrow_tile(first, m, n, batch, g.k, cg), first, m, n, batch, g.k)]; };
+    auto const narrowest = [&] {
+      std::size_t const pick = shared_strip(narrow_tile(first, m, n, batch, g.k, cg), first, m, n, batch, g.k);
+      return &kEntries[promoted_for_long_k(pick, g, cg)];
+    };
     if (tiles <= ctas && (4 * tiles >= 3 * ctas || g.k < 128 * 64)) return narrowest();
     std::size_t const wide = first + (m <= 128 ? kTile256 : kTile128C2);
     std::int64_t const narrow = busy_ctas(first + kTile64, m, n, batch, g.k), other = busy_ctas(wide, m, n, batch, g.k);
