@@ -53,7 +53,7 @@ struct Sm90Family {
 };
 
 // clang-format off
-constexpr std::array<Sm90Family, 31> kFamilies = {{
+constexpr std::array<Sm90Family, 33> kFamilies = {{
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c1x2},
@@ -85,6 +85,8 @@ constexpr std::array<Sm90Family, 31> kFamilies = {{
     {DType::tf32, kernel::detail::sm90_instance_tf32_128x256x32_c2},
     {DType::bf16, kernel::detail::sm90_instance_bf16_128x64x64_c1x2},
     {DType::f16,  kernel::detail::sm90_instance_f16_128x64x64_c1x2},
+    {DType::bf16, kernel::detail::sm90_instance_bf16_128x64x64_promoted_c1x2},
+    {DType::f16,  kernel::detail::sm90_instance_f16_128x64x64_promoted_c1x2},
 }};
 // clang-format on
 
@@ -756,12 +758,12 @@ constexpr char kSummary64C1x2[] =
   GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
 
 // clang-format off
-std::array<GemmKernelInfo, 31> const kEntries = {{
+std::array<GemmKernelInfo, 33> const kEntries = {{
     TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128), or where its tiles fill the SMs' rounds enough better than the clusters'"),
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128) where C is read or D cannot take TMA stores"),
     TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
     TESSEL_SM90_ENTRY(3, "sm90_bf16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kBf16, "bf16 on sm_90a: a single tile column of at most 128 (64 < N <= 128) with a long K; a D 129 to 256 wide or tall where its tiles fit one round; a small problem where 128x64 tiles would take more than one round, or whose rows are off the L2's 32-byte sectors"),
-    TESSEL_SM90_ENTRY(4, "sm90_bf16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a D at most 64 wide or tall (skinny) where 64-row tiles would need more than one round, or few 128-row tiles split a long K; 65 to 128 wide or tall where its tiles fit one round and fill most SMs, K is below 8192, or its K slices put as many CTAs to work as the wider tiles'; a small problem with a long K where its slices put more (a skinny fp32 D with K >= 2048 and K-major operands: sm90_bf16_128x64x64_promoted)"),
+    TESSEL_SM90_ENTRY(4, "sm90_bf16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a D at most 64 wide or tall (skinny) where 64-row tiles would need more than one round, or few 128-row tiles split a long K; 65 to 128 wide or tall where its tiles fit one round and fill most SMs, K is below 8192, or its K slices put as many CTAs to work as the wider tiles'; a small problem with a long K where its slices put more (an fp32 D at most 128 wide or tall with K >= 2048 and K-major operands: sm90_bf16_128x64x64_promoted; a D 65 to 128 wide with a long operand of >= 2^25 elements on HBM of >= 4 TB/s: sm90_bf16_128x64x64_c1x2)"),
     TESSEL_SM90_ENTRY(5, "sm90_fp16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_128x256x64"),
     TESSEL_SM90_ENTRY(6, "sm90_fp16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kF16,  "fp16 on sm_90a: default (M > 128, N > 128)"),
     TESSEL_SM90_ENTRY(7, "sm90_fp16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x256x64_c1x2"),
@@ -783,11 +785,13 @@ std::array<GemmKernelInfo, 31> const kEntries = {{
     TESSEL_SM90_ENTRY(23, "sm90_fp16_128x192x64_c2", kSummary192, "128x192x64, 3 warpgroups, 4 stages, cluster 2x1, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x192x64_c2"),
     TESSEL_SM90_ENTRY(24, "sm90_bf16_64x64x64_promoted", kSummaryPromoted, "64x64x64, 2 warpgroups, 12 stages, cluster 1x1, 202 KiB smem", kBf16, "bf16 on sm_90a: where sm90_bf16_64x64x64 would run a skinny problem with an fp32 D and K of 2048 or more"),
     TESSEL_SM90_ENTRY(25, "sm90_fp16_64x64x64_promoted", kSummaryPromoted, "64x64x64, 2 warpgroups, 12 stages, cluster 1x1, 202 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_64x64x64_promoted"),
-    TESSEL_SM90_ENTRY(26, "sm90_bf16_128x64x64_promoted", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: where sm90_bf16_128x64x64 would run a skinny problem with an fp32 D and K of 2048 or more"),
+    TESSEL_SM90_ENTRY(26, "sm90_bf16_128x64x64_promoted", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: where sm90_bf16_128x64x64 (or its 1x2 sibling) would run a D at most 128 wide or tall with an fp32 D and K of 2048 or more"),
     TESSEL_SM90_ENTRY(27, "sm90_fp16_128x64x64_promoted", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x64x64_promoted"),
     TESSEL_SM90_ENTRY(28, "sm90_tf32_128x256x32_c2", kSummaryTf32, "128x256x32, 3 warpgroups, 4 stages, cluster 2x1, 224 KiB smem", kTf32, "tf32 on sm_90a: M > 128 and N > 128 where its tiles fill at least half the SMs' first round or K >= 4096 (split-K); smaller problems: the sm80 tf32 kernels"),
     TESSEL_SM90_ENTRY(29, "sm90_bf16_128x64x64_c1x2", kSummary64C1x2, "128x64x64, 3 warpgroups, 8 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where sm90_bf16_128x64x64 would run a D 65 to 128 wide (two tile columns): the two CTAs of a tile row share the long operand's strip"),
-    TESSEL_SM90_ENTRY(30, "sm90_fp16_128x64x64_c1x2", kSummary64C1x2, "128x64x64, 3 warpgroups, 8 stages, cluster 1x2, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x64x64_c1x2")
+    TESSEL_SM90_ENTRY(30, "sm90_fp16_128x64x64_c1x2", kSummary64C1x2, "128x64x64, 3 warpgroups, 8 stages, cluster 1x2, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x64x64_c1x2"),
+    TESSEL_SM90_ENTRY(31, "sm90_bf16_128x64x64_promoted_c1x2", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where sm90_bf16_128x64x64_c1x2 would run an fp32 D with K of 2048 or more"),
+    TESSEL_SM90_ENTRY(32, "sm90_fp16_128x64x64_promoted_c1x2", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x2, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x64x64_promoted_c1x2")
 }};
 // clang-format on
 #undef TESSEL_SM90_ENTRY
@@ -796,7 +800,7 @@ std::array<GemmKernelInfo, 31> const kEntries = {{
 constexpr std::size_t kTile256 = 0, kTile256C2 = 1, kTile256C1x2 = 2, kTile128C2 = 3, kTile64 = 4, kFp16Entries = 5,
                       kFp8Narrow = 10, kTile256C2S4 = 12, kFp8Entry = 13, kTile256C2TmaC = 16, kTile256C2TmaCF16 = 17,
                       kTile64x64 = 18, kTile64x64F16 = 19, kTile64x16 = 20, kTile64x16F16 = 21, kTile192C2 = 22, kTile192C2F16 = 23,
-                      kTile64x64Promoted = 24, kTile64Promoted = 26, kTf32Entry = 28, kTile64C1x2 = 29;  // (+1: fp16)
+                      kTile64x64Promoted = 24, kTile64Promoted = 26, kTf32Entry = 28, kTile64C1x2 = 29, kTile64PromotedC1x2 = 31;  // (+1: fp16)
 
 
 // Clusters (CTAs, for a 1x1 kernel) of entry i resident at once on this GPU, or 0 when unknown.
@@ -966,15 +970,18 @@ std::size_t shared_strip(std::size_t pick, std::size_t first, std::int64_t m, st
 // a D 65 to 128 wide: the tiles' promoted sibling where it reads both operands in place, as for a
 // skinny D (below). Unsplit, the tensor core's own sum read 5x cuBLAS's error there (H200, session
 // 23: 112x8192x4100 5.4e-7 on the 1x2 kernel against cuBLAS's 1.1e-7, fp16 6.1e-7 against 1.5e-7;
-// the GPU test Sm90Sweep.TwoTileColumnsShareTheLongOperand). The promoted kernels have no 1x2
-// form: such a D gives up the clusters for the accuracy.
+// the GPU test Sm90Sweep.TwoTileColumnsShareTheLongOperand). The 1x2 kernel's sibling keeps its
+// clusters: on the H200 the promoted 1x1 kernel ran 128x8192x8192 0.77-0.79x cuBLAS against the
+// fast 1x2 kernel's 0.93 (bench/results/fp32d-h200-20261127-s23.txt).
 std::size_t promoted_for_long_k(std::size_t pick, GemmArguments const& g, detail::CanonicalGemm const& cg) {
   if (g.c_type != DType::f32 || g.k < 2048) return pick;
   std::size_t sibling = 0;
   if (pick == kTile64x64 || pick == kTile64x64F16)
     sibling = kTile64x64Promoted;
-  else if (pick == kTile64 || pick == kFp16Entries + kTile64 || pick == kTile64C1x2 || pick == kTile64C1x2 + 1)
+  else if (pick == kTile64 || pick == kFp16Entries + kTile64)
     sibling = kTile64Promoted;
+  else if (pick == kTile64C1x2 || pick == kTile64C1x2 + 1)
+    sibling = kTile64PromotedC1x2;
   else
     return pick;
   sibling += g.a_type == DType::bf16 ? 0 : 1;

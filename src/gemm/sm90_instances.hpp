@@ -51,6 +51,8 @@ Sm90Instance sm90_instance_bf16_128x128x64_pingpong_c2();
 Sm90Instance sm90_instance_bf16_128x64x64();
 Sm90Instance sm90_instance_bf16_128x64x64_c1x2();
 Sm90Instance sm90_instance_f16_128x64x64_c1x2();
+Sm90Instance sm90_instance_bf16_128x64x64_promoted_c1x2();
+Sm90Instance sm90_instance_f16_128x64x64_promoted_c1x2();
 Sm90Instance sm90_instance_bf16_64x64x64();
 Sm90Instance sm90_instance_f16_128x256x64();
 Sm90Instance sm90_instance_f16_128x256x64_c2();

@@ -68,15 +68,18 @@ TEST(Sm90Heuristic, TwoTileColumnsShareTheLongOperandOnFastHbm) {
   EXPECT_EQ(pick(128, 8192, 8192, DType::bf16, h100), "sm90_bf16_128x64x64");
   EXPECT_EQ(pick(128, 8192, 8192, DType::f16, h100), "sm90_fp16_128x64x64");
   EXPECT_EQ(pick(128, 8192, 8192, DType::bf16, 0.0), "sm90_bf16_128x64x64");        // not known
-  // An fp32 D with a long K: the promoted 1x1 kernel on either GPU (the fast kernels' unsplit sum
-  // read 5x cuBLAS's error there); with K below 2048 the fast ones.
+  // An fp32 D with a long K: the promoted kernels, in the cluster shape the fast ones would take
+  // (the fast kernels' unsplit sum read 5x cuBLAS's error there); with K below 2048 the fast ones.
   auto pick32 = [&](std::int64_t m, std::int64_t n, std::int64_t k, DType ab, double hbm) {
     GemmArguments const g = make_packed_gemm(m, n, k, 1, ab, DType::f32, MatrixOrder::row_major, MatrixOrder::col_major,
                                              MatrixOrder::col_major);
     GemmKernelInfo const* e = sm90_select_gemm_kernel(g, resident, hbm);
     return std::string(e != nullptr ? e->name : "(none)");
   };
-  EXPECT_EQ(pick32(112, 8192, 4100, DType::bf16, h200), "sm90_bf16_128x64x64_promoted");
+  EXPECT_EQ(pick32(112, 8192, 4100, DType::bf16, h200), "sm90_bf16_128x64x64_promoted_c1x2");
+  EXPECT_EQ(pick32(128, 8192, 8192, DType::f16, h200), "sm90_fp16_128x64x64_promoted_c1x2");
+  EXPECT_EQ(pick32(128, 8192, 8192, DType::bf16, h100), "sm90_bf16_128x64x64_promoted");
+  EXPECT_EQ(pick32(128, 4096, 4096, DType::bf16, h200), "sm90_bf16_128x64x64_promoted");
   EXPECT_EQ(pick32(112, 8192, 4100, DType::f16, h100), "sm90_fp16_128x64x64_promoted");
   EXPECT_EQ(pick32(128, 8192, 1024, DType::bf16, h100), "sm90_bf16_128x64x64");
   // Not a D two tiles wide: a tall one (canonical 128 x 8192, one tile row), a 64-wide one.
