@@ -971,8 +971,8 @@ std::size_t shared_strip(std::size_t pick, std::size_t first, std::int64_t m, st
 // skinny D (below). Unsplit, the tensor core's own sum read 5x cuBLAS's error there (H200, session
 // 23: 112x8192x4100 5.4e-7 on the 1x2 kernel against cuBLAS's 1.1e-7, fp16 6.1e-7 against 1.5e-7;
 // the GPU test Sm90Sweep.TwoTileColumnsShareTheLongOperand). The 1x2 kernel's sibling keeps its
-// clusters: on the H200 the promoted 1x1 kernel ran 128x8192x8192 0.77-0.79x cuBLAS against the
-// fast 1x2 kernel's 0.93 (bench/results/fp32d-h200-20261127-s23.txt).
+// clusters: H200, 128x8192x8192, 0.89x cuBLAS against the promoted 1x1 kernel's 0.82 (the fast 1x2
+// kernel 0.95, at cuBLAS's own error there; bench/results/fp32d-h200-20261127-s23.txt).
 std::size_t promoted_for_long_k(std::size_t pick, GemmArguments const& g, detail::CanonicalGemm const& cg) {
   if (g.c_type != DType::f32 || g.k < 2048) return pick;
   std::size_t sibling = 0;
