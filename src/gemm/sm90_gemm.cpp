@@ -967,8 +967,8 @@ std::size_t shared_strip(std::size_t pick, std::size_t first, std::int64_t m, st
 }
 
 // An fp32 D with K of 2048 or more on 64-wide tiles (128x64 in either cluster shape, or 64x64) for
-// a D 65 to 128 wide: the tiles' promoted sibling where it reads both operands in place, as for a
-// skinny D (below). Unsplit, the tensor core's own sum read 5x cuBLAS's error there (H200, session
+// a D 65 to 128 wide or tall: the tiles' promoted sibling where it reads both operands in place, as
+// for a skinny D (below). Unsplit, the tensor core's own sum read 5x cuBLAS's error there (H200, session
 // 23: 112x8192x4100 5.4e-7 on the 1x2 kernel against cuBLAS's 1.1e-7, fp16 6.1e-7 against 1.5e-7;
 // the GPU test Sm90Sweep.TwoTileColumnsShareTheLongOperand). The 1x2 kernel's sibling keeps its
 // clusters: H200, 128x8192x8192, 0.89x cuBLAS against the promoted 1x1 kernel's 0.82 (the fast 1x2
