@@ -364,9 +364,9 @@ TEST(Sm90Sweep, TwoTileColumnsShareTheLongOperand) {
   // wide) or whole; 36-47 tile rows on as many clusters, fewer than any sm_90 GPU's resident
   // ones; K ragged; C read and not; either D order (a row-major D 100 wide is the same canonical
   // problem); a batch of 2. Then the heuristic's own pick on a problem large enough for the
-  // H200's rule (the 1x1 kernel on an H100; with an fp32 D and this K, the promoted 1x1 kernel on
+  // H200's rule (the 1x1 kernel on an H100; with an fp32 D and this K, the promoted sibling of
   // either, whose error stays within 2x cuBLAS's where the unsplit fast sum read 5x): the 128x64
-  // tiles either way.
+  // tiles in any case.
   struct Shape {
     std::int64_t m, n, k, batch;
   };
