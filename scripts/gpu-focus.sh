@@ -62,7 +62,7 @@ if [ -n "${NCU:-}" ]; then
       "$BUILD_DIR/tessel" gemm $args --iters 2 --warmup 2 --no-verify >> "$OUT/ncu.log" 2>&1
     echo "ncu $args: exit $?" | tee -a "$LOG"
   done
-  grep -E "^  [a-zA-Z_].*\(|Duration|SM Frequency|Compute \(SM\) Throughput|Memory Throughput|L2 Hit Rate|Executed Ipc A|Issue Slots Busy|DRAM Throughput|Registers Per|Achieved Occupancy|Stall|Warp Cycles Per Issued|No Eligible|Active Warps Per" "$OUT/ncu.log" |
+  grep -E "^  [a-zA-Z_].*\(|Duration|SM Frequency|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|L1/TEX Cache Throughput|L2 Hit Rate|Executed Ipc A|Issue Slots Busy|DRAM Throughput|Registers Per|Achieved Occupancy|Stall|Warp Cycles Per Issued|No Eligible|Active Warps Per" "$OUT/ncu.log" |
     sed 's/  */ /g' | cut -c1-140 | tail -80 | tee -a "$LOG"
 fi
 
