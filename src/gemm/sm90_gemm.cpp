@@ -231,6 +231,9 @@ struct MemorySystem {
   std::size_t l2_bytes = 0;
   double hbm_bytes_per_s = 0.0;
 };
+// HBM this fast or faster (the H200's, not the H100's) changes what the skinny kernels are short
+// of: sm90_skinny_in_flight's limit and the 1x2 clusters of shared_strip were measured to pay there.
+constexpr double kFastHbmBytesPerS = 4e12;
 MemorySystem memory_system() {
   static std::mutex mu;
   static std::map<int, MemorySystem> seen;
@@ -589,7 +592,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   }
   p.k_tiles = k_tiles;
   if (t.tile_n == 16 && splits == 1) {  // (the producer takes no limit of its stages or more)
-    bool const fast_hbm = memory_system().hbm_bytes_per_s >= 4e12;
+    bool const fast_hbm = memory_system().hbm_bytes_per_s >= kFastHbmBytesPerS;
     p.in_flight = forced_in_flight() >= 0 ? forced_in_flight()
                   : cluster_cols == 1     ? kernel::detail::sm90_skinny_in_flight(cluster_tiles, k_tiles, clusters, fast_hbm)
                                           : 0;
@@ -960,17 +963,18 @@ std::size_t shared_strip(std::size_t pick, std::size_t first, std::int64_t m, st
                          std::int64_t k) {
   std::size_t const clustered = kTile64C1x2 + (first == 0 ? 0 : 1);
   bool const long_operand = m * batch * k >= (std::int64_t(1) << 25);
-  if (pick != first + kTile64 || n <= 64 || n > 128 || !long_operand || hbm_bytes_per_s() < 4e12 ||
+  if (pick != first + kTile64 || n <= 64 || n > 128 || !long_operand || hbm_bytes_per_s() < kFastHbmBytesPerS ||
       tile_rounds(clustered, m, n, batch) != 1)
     return pick;
   return clustered;
 }
 
 // An fp32 D with K of 2048 or more on 64-wide tiles (128x64 in either cluster shape, or 64x64) for
-// a D 65 to 128 wide or tall: the tiles' promoted sibling where it reads both operands in place, as
-// for a skinny D (below). Unsplit, the tensor core's own sum read 5x cuBLAS's error there (H200, session
-// 23: 112x8192x4100 5.4e-7 on the 1x2 kernel against cuBLAS's 1.1e-7, fp16 6.1e-7 against 1.5e-7;
-// the GPU test Sm90Sweep.TwoTileColumnsShareTheLongOperand). The 1x2 kernel's sibling keeps its
+// a D at most 128 wide or tall: the tiles' promoted sibling where it reads both operands in place
+// (the 16-wide tiles always promote). Skinny (session 17, below in sm90_select_gemm_kernel) and,
+// since session 23, 65 to 128 wide or tall: unsplit, the tensor core's own sum read 5x cuBLAS's
+// error there too (H200: 112x8192x4100 5.4e-7 on the 1x2 kernel against cuBLAS's 1.1e-7, fp16
+// 6.1e-7 against 1.5e-7; the GPU test Sm90Sweep.TwoTileColumnsShareTheLongOperand). The 1x2 kernel's sibling keeps its
 // clusters: H200, 128x8192x8192, 0.89x cuBLAS against the promoted 1x1 kernel's 0.82 (the fast 1x2
 // kernel 0.95, at cuBLAS's own error there; bench/results/fp32d-h200-20261127-s23.txt).
 std::size_t promoted_for_long_k(std::size_t pick, GemmArguments const& g, detail::CanonicalGemm const& cg) {
@@ -1066,9 +1070,7 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     // 1.1e-7 at 40x4000x4100, at the same speed: bench/results/skinny-promoted-h100-20261127-s17.txt)
     // -- where both operands are K-major: they stage an MN-major one, which cost 32x8192x8192 nt
     // 3x its time. (The 16-wide tiles always promote.)
-    std::size_t const sibling = (pick == narrow ? kTile64x64Promoted : kTile64Promoted) + (bf16 ? 0 : 1);
-    if (g.c_type == DType::f32 && g.k >= 2048 && pick != narrow16 && reads_in_place(sibling, cg)) return &kEntries[sibling];
-    return &kEntries[pick];
+    return &kEntries[promoted_for_long_k(pick, g, cg)];
   }
   // A D 65 to 128 wide or tall, still memory-bound: the 128x64 tiles, where they fit one round on
   // the SMs and fill most of them or K is short, put twice as many CTAs on the long operand as
