@@ -13,6 +13,8 @@
 # NCU       `tessel gemm` argument lines separated by ';' to profile (the second launch of a kernel
 #           matching NCU_KERNEL, default regex:sm90_gemm_kernel)
 # NCU_METRICS  extra metrics for ncu (comma-separated)
+# NCU_CUBLAS   1: profile each NCU line a second time, cuBLAS's kernel of the same run (its nvjet
+#              or xmma kernel), for a side-by-side reading
 # SASS      regular expression of kernel names whose resources and instruction mix are summarised
 # DEADLINE  seconds for the whole script (default 500); later stages shrink their timeouts to fit
 set -uo pipefail
@@ -55,14 +57,18 @@ fi
 if [ -n "${NCU:-}" ]; then
   note "ncu"
   IFS=';' read -ra lines <<< "$NCU"
+  kernels=("${NCU_KERNEL:-regex:sm90_gemm_kernel}")
+  [ "${NCU_CUBLAS:-0}" = 1 ] && kernels+=("regex:nvjet|xmma|cutlass")
   for args in "${lines[@]}"; do
-    timeout "$(left 120)" ncu --clock-control none --kernel-name "${NCU_KERNEL:-regex:sm90_gemm_kernel}" --launch-skip 1 --launch-count 1 \
-      --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
-      ${NCU_METRICS:+--metrics $NCU_METRICS} \
-      "$BUILD_DIR/tessel" gemm $args --iters 2 --warmup 2 --no-verify >> "$OUT/ncu.log" 2>&1
-    echo "ncu $args: exit $?" | tee -a "$LOG"
+    for kn in "${kernels[@]}"; do
+      timeout "$(left 120)" ncu --clock-control none --kernel-name "$kn" --launch-skip 1 --launch-count 1 \
+        --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
+        ${NCU_METRICS:+--metrics $NCU_METRICS} \
+        "$BUILD_DIR/tessel" gemm $args --iters 2 --warmup 2 --no-verify >> "$OUT/ncu.log" 2>&1
+      echo "ncu [$kn] $args: exit $?" | tee -a "$LOG"
+    done
   done
-  grep -E "^  [a-zA-Z_].*\(|Duration|SM Frequency|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|L1/TEX Cache Throughput|L2 Hit Rate|Executed Ipc A|Issue Slots Busy|DRAM Throughput|Registers Per|Achieved Occupancy|Stall|Warp Cycles Per Issued|No Eligible|Active Warps Per" "$OUT/ncu.log" |
+  grep -E "^  [a-zA-Z_].*\(|Duration|SM Frequency|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|L1/TEX Cache Throughput|L2 Hit Rate|Executed Ipc A|Issue Slots Busy|DRAM Throughput|lts__|dram__|Registers Per|Achieved Occupancy|Stall|Warp Cycles Per Issued|No Eligible|Active Warps Per" "$OUT/ncu.log" |
     sed 's/  */ /g' | cut -c1-140 | tail -80 | tee -a "$LOG"
 fi
 
