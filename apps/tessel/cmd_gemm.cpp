@@ -571,6 +571,8 @@ Result run_problem(Problem const& p, GpuReport const& gpu, cublasHandle_t handle
       r.error = s.reason;
       return r;
     }
+    // The heuristic's pick for a row that fails before its buffers exist; replaced below by the
+    // pick on the real operands.
     tessel::GemmKernelInfo const* k = tessel::select_gemm_kernel(probe);
     r.kernel = k ? k->name : "?";
     if (!tessel::gemm_reads_ab(probe)) r.kernel = "scale (K = 0 or alpha = 0)";
@@ -614,6 +616,13 @@ Result run_problem(Problem const& p, GpuReport const& gpu, cublasHandle_t handle
     x.a = bufs[s].a.p, x.b = bufs[s].b.p, x.c = bufs[s].c.p, x.d = bufs[s].d.p;
     return x;
   };
+  // The kernel column names what runs: the pick on the operands themselves, since the heuristic
+  // reads their addresses (an operand whose rows start off the L2's 32-byte sectors takes other
+  // tiles), which the probe's placeholder on the stack does not share.
+  if (tessel::gemm_reads_ab(g)) {
+    tessel::GemmKernelInfo const* k = tessel::select_gemm_kernel(args_for(0));
+    r.kernel = k ? k->name : "?";
+  }
   // cuBLASLt can still refuse at the matmul after its heuristic chose an algorithm: one trial
   // run (into set 0's D, poisoned again after) decides, and a refusal leaves the row without a
   // baseline instead of failing it.

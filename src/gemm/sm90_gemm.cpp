@@ -755,7 +755,7 @@ constexpr char kSummaryC1x2[] =
 
 constexpr char kSummary64C1x2[] =
     "tensor cores, sm_90a: as the 128x64x64 kernel, in 1x2 clusters whose CTAs multicast halves of the shared A "
-    "tile (a D two tiles wide reads each strip of its long operand from L2 once instead of twice)";
+    "tile (a D two or four tiles wide reads each strip of its long operand from L2 half as often)";
 
 #define TESSEL_SM90_ENTRY(I, NAME, SUMMARY, TILE, DT, SELECT) \
   GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
@@ -766,7 +766,7 @@ std::array<GemmKernelInfo, 33> const kEntries = {{
     TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128) where C is read or D cannot take TMA stores"),
     TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
     TESSEL_SM90_ENTRY(3, "sm90_bf16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 193 KiB smem", kBf16, "bf16 on sm_90a: a single tile column of at most 128 (64 < N <= 128) with a long K; a D 129 to 256 wide or tall where its tiles fit one round; a small problem where 128x64 tiles would take more than one round, or whose rows are off the L2's 32-byte sectors"),
-    TESSEL_SM90_ENTRY(4, "sm90_bf16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a D at most 64 wide or tall (skinny) where 64-row tiles would need more than one round, or few 128-row tiles split a long K; 65 to 128 wide or tall where its tiles fit one round and fill most SMs, K is below 8192, or its K slices put as many CTAs to work as the wider tiles'; a small problem with a long K where its slices put more (an fp32 D at most 128 wide or tall with K >= 2048 and K-major operands: sm90_bf16_128x64x64_promoted; a D 65 to 128 wide with a long operand of >= 2^25 elements on HBM of >= 4 TB/s: sm90_bf16_128x64x64_c1x2)"),
+    TESSEL_SM90_ENTRY(4, "sm90_bf16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: a D at most 64 wide or tall (skinny) where 64-row tiles would need more than one round, or few 128-row tiles split a long K; 65 to 128 wide or tall where its tiles fit one round and fill most SMs, K is below 8192, or its K slices put as many CTAs to work as the wider tiles'; a small problem with a long K where its slices put more (an fp32 D at most 128 wide or tall with K >= 2048 and K-major operands: sm90_bf16_128x64x64_promoted; a D 65 to 128 wide with a long operand of >= 2^25 elements on HBM of >= 4 TB/s, or 193 to 256 wide with >= 2^24 and K <= 4096: sm90_bf16_128x64x64_c1x2)"),
     TESSEL_SM90_ENTRY(5, "sm90_fp16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 209 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_128x256x64"),
     TESSEL_SM90_ENTRY(6, "sm90_fp16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem", kF16,  "fp16 on sm_90a: default (M > 128, N > 128)"),
     TESSEL_SM90_ENTRY(7, "sm90_fp16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x256x64_c1x2"),
@@ -791,7 +791,7 @@ std::array<GemmKernelInfo, 33> const kEntries = {{
     TESSEL_SM90_ENTRY(26, "sm90_bf16_128x64x64_promoted", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kBf16, "bf16 on sm_90a: where sm90_bf16_128x64x64 (or its 1x2 sibling) would run a D at most 128 wide or tall with an fp32 D and K of 2048 or more"),
     TESSEL_SM90_ENTRY(27, "sm90_fp16_128x64x64_promoted", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x64x64_promoted"),
     TESSEL_SM90_ENTRY(28, "sm90_tf32_128x256x32_c2", kSummaryTf32, "128x256x32, 3 warpgroups, 4 stages, cluster 2x1, 224 KiB smem", kTf32, "tf32 on sm_90a: M > 128 and N > 128 where its tiles fill at least half the SMs' first round or K >= 4096 (split-K); smaller problems: the sm80 tf32 kernels"),
-    TESSEL_SM90_ENTRY(29, "sm90_bf16_128x64x64_c1x2", kSummary64C1x2, "128x64x64, 3 warpgroups, 8 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where sm90_bf16_128x64x64 would run a D 65 to 128 wide (two tile columns): the two CTAs of a tile row share the long operand's strip"),
+    TESSEL_SM90_ENTRY(29, "sm90_bf16_128x64x64_c1x2", kSummary64C1x2, "128x64x64, 3 warpgroups, 8 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where sm90_bf16_128x64x64 would run a D 65 to 128 wide (two tile columns; HBM >= 4 TB/s) or 193 to 256 wide (four; K <= 4096) with a long operand: the two CTAs of a tile row share that operand's strip"),
     TESSEL_SM90_ENTRY(30, "sm90_fp16_128x64x64_c1x2", kSummary64C1x2, "128x64x64, 3 warpgroups, 8 stages, cluster 1x2, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x64x64_c1x2"),
     TESSEL_SM90_ENTRY(31, "sm90_bf16_128x64x64_promoted_c1x2", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x2, 209 KiB smem", kBf16, "bf16 on sm_90a: where sm90_bf16_128x64x64_c1x2 would run an fp32 D with K of 2048 or more"),
     TESSEL_SM90_ENTRY(32, "sm90_fp16_128x64x64_promoted_c1x2", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x2, 209 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x64x64_promoted_c1x2")
@@ -946,10 +946,11 @@ std::size_t narrow_tile(std::size_t first, std::int64_t m, std::int64_t n, std::
 }
 
 // Where the heuristic would take 128x64 tiles (entry first + kTile64, or what narrow_tile made of
-// it) for a D 65 to 128 wide: two tile columns, each reading every strip of the long operand. In
-// 1x2 clusters the two CTAs of a tile row multicast halves of that strip, which then leaves L2 once
-// (where their cluster tiles fit one round) -- on a GPU with fast HBM (>= 4 TB/s: the H200), and
-// a long operand of at least 2^25 elements (64 MiB). Same runs, by name against the 1x1 kernel
+// it) for a D two or four tile columns wide: each column reads every strip of the long operand. In
+// 1x2 clusters the two CTAs of a tile row multicast halves of that strip, so it leaves L2 half as
+// often (where their cluster tiles fit one round).
+// Two columns (a D 65 to 128 wide): on a GPU with fast HBM (>= 4 TB/s: the H200), and a long
+// operand of at least 2^25 elements (64 MiB). Same runs, by name against the 1x1 kernel
 // (bench/results/skinny-c1x2-{h200,h100}-20261127-s23.txt), ratios to cuBLAS:
 //   H200: 128x8192x8192 0.92 against 0.80, fp16 0.91-0.92 against 0.80-0.81, 128x8192x16384 0.92
 //         against 0.79-0.80, 128x8192x4096 0.87 against 0.80-0.82, 128x4096x8192 0.84 against
@@ -959,14 +960,24 @@ std::size_t narrow_tile(std::size_t first, std::int64_t m, std::int64_t n, std::
 //         128x2048x4096 11.6 against 10.8, 100x4500x700 15.5 against 14.9).
 //   H100: slower everywhere measured (128x8192x8192 0.94-0.95 against 0.96-0.97, 128x6000x4096
 //         0.87 against 0.92): its HBM, not the L2, bounds these problems.
+// Four columns (a D 193 to 256 wide, which takes 128x64 tiles as a small problem with K < 8192):
+// each strip leaves L2 four times instead of twice. The clusters pay on both GPUs from 2^24
+// elements with K up to 4096 (session 24, same runs, bench/results/wide-c1x2-*-20261127-s24.txt):
+// 256x4096x4096 on the H100 0.83-0.84x cuBLAS against 0.76-0.79 (GPU time queued 21.1-21.4 us
+// against 24.1), on the H200 0.86-0.88 against 0.81-0.82, fp16 0.85-0.86 against 0.82-0.84, a
+// batch of 2 of 256x2048x4096 0.83-0.84 against 0.74-0.76. Not with a longer K (H200:
+// 256x4096x6144 0.81-0.82 against 0.87-0.88, 256x3072x6144 0.71 against 0.77), nor with three
+// columns (H100: 192x4096x4096 21 us queued against 18.6, the fourth CTA of each pair of clusters
+// idling), nor below 2^24 (256x2048x4096 even on both).
 std::size_t shared_strip(std::size_t pick, std::size_t first, std::int64_t m, std::int64_t n, std::int64_t batch,
                          std::int64_t k) {
   std::size_t const clustered = kTile64C1x2 + (first == 0 ? 0 : 1);
-  bool const long_operand = m * batch * k >= (std::int64_t(1) << 25);
-  if (pick != first + kTile64 || n <= 64 || n > 128 || !long_operand || hbm_bytes_per_s() < kFastHbmBytesPerS ||
-      tile_rounds(clustered, m, n, batch) != 1)
-    return pick;
-  return clustered;
+  if (pick != first + kTile64 || tile_rounds(clustered, m, n, batch) != 1) return pick;
+  std::int64_t const long_operand = m * batch * k;
+  bool const two_columns = n > 64 && n <= 128 && long_operand >= (std::int64_t(1) << 25) &&
+                           hbm_bytes_per_s() >= kFastHbmBytesPerS;
+  bool const four_columns = n > 192 && n <= 256 && long_operand >= (std::int64_t(1) << 24) && k <= 4096;
+  return two_columns || four_columns ? clustered : pick;
 }
 
 // An fp32 D with K of 2048 or more on 64-wide tiles (128x64 in either cluster shape, or 64x64) for
@@ -1122,7 +1133,7 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
         tile_rounds(first + kTile128C2, m, n, batch) == 1 &&
         busy_ctas(first + kTile128C2, m, n, batch, g.k) >= busy_ctas(first + kTile64, m, n, batch, g.k))
       return &kEntries[first + kTile128C2];
-    if (narrow_fits) return &kEntries[first + kTile64];
+    if (narrow_fits) return &kEntries[shared_strip(first + kTile64, first, m, n, batch, g.k)];
     if (tile_rounds(first + kTile128C2, m, n, batch) == 1) return &kEntries[first + kTile128C2];
   }
   // With a long K, 128x64 where its K slices put more CTAs to work than either clustered tile's

@@ -393,6 +393,36 @@ TEST(Sm90Sweep, TwoTileColumnsShareTheLongOperand) {
   }
 }
 
+TEST(Sm90Sweep, FourTileColumnsShareTheLongOperand) {
+  TESSEL_REQUIRE_SM90();
+  // A D 193 to 256 wide (canonical) on 128x64 tiles in 1x2 clusters: four tile columns, two
+  // clusters per tile row, each multicasting halves of the long operand's strip. The last column
+  // ragged (8 and 38 wide) or whole; tile rows ragged; K ragged; C read and not; a batch of 2. Then
+  // the heuristic's own pick where the operand is long enough (256x4096x4096: the 1x2 kernel on
+  // either GPU), with a 16-bit and an fp32 D.
+  struct Shape {
+    std::int64_t m, n, k, batch;
+  };
+  constexpr Shape shapes[] = {{200, 3000, 700, 1}, {256, 2500, 1030, 1}, {230, 1800, 2051, 2}};
+  for (DtypeCase const& dt : kDtypes) {
+    for (Shape const& sh : shapes) {
+      for (float beta : {0.0f, -0.5f}) {
+        GemmArguments g = problem(sh.m, sh.n, sh.k, "tn", MatrixOrder::col_major, dt.ab, dt.cd, sh.batch);
+        g.beta = beta;
+        Operands ops(g, std::uint64_t(sh.n + sh.k));
+        expect_good(run_and_check(dt.skinny_c1x2, g), what(dt.skinny_c1x2, g, "tn") + " beta " + std::to_string(beta),
+                    g.a_type);
+      }
+    }
+    GemmArguments g = problem(256, 4096, 4096, "tn", MatrixOrder::col_major, dt.ab, dt.cd);
+    Operands ops(g, 31);
+    GemmKernelInfo const* pick = select_gemm_kernel(g);
+    ASSERT_NE(pick, nullptr);
+    EXPECT_EQ(std::string(pick->name).rfind(dt.skinny, 0), 0u) << pick->name << " for " << describe_problem(g, "tn");
+    expect_good(run_and_check(pick->name, g), what(pick->name, g, "tn"), g.a_type);
+  }
+}
+
 TEST(Sm90Sweep, SkinnyKernelsRunTheSwappedProblem) {
   TESSEL_REQUIRE_SM90();
   // A canonical D at most 64 rows tall and wider than 64 (here: row-major D with M <= 64, the

@@ -87,6 +87,32 @@ TEST(Sm90Heuristic, TwoTileColumnsShareTheLongOperandOnFastHbm) {
   EXPECT_EQ(pick(64, 8192, 8192, DType::bf16, h200).find("_c1x2"), std::string::npos);
 }
 
+TEST(Sm90Heuristic, FourTileColumnsShareTheLongOperand) {
+  // A D 193 to 256 wide (canonical: column-major, 193-256 BLAS rows) that takes 128x64 tiles as a
+  // small problem: in 1x2 clusters from 2^24 elements of the long operand with K up to 4096, on
+  // either GPU.
+  std::vector<int> const resident = resident_on_132_sms();
+  auto pick = [&](std::int64_t m, std::int64_t n, std::int64_t k, DType ab, double hbm) {
+    GemmArguments const g = make_packed_gemm(m, n, k, 1, ab, ab, MatrixOrder::row_major, MatrixOrder::col_major,
+                                             MatrixOrder::col_major);
+    GemmKernelInfo const* e = sm90_select_gemm_kernel(g, resident, hbm);
+    return std::string(e != nullptr ? e->name : "(none)");
+  };
+  double const h200 = 4.8e12, h100 = 3.35e12;
+  EXPECT_EQ(pick(256, 4096, 4096, DType::bf16, h100), "sm90_bf16_128x64x64_c1x2");
+  EXPECT_EQ(pick(256, 4096, 4096, DType::f16, h100), "sm90_fp16_128x64x64_c1x2");
+  EXPECT_EQ(pick(256, 4096, 4096, DType::bf16, h200), "sm90_bf16_128x64x64_c1x2");
+  EXPECT_EQ(pick(200, 4096, 4096, DType::bf16, h100), "sm90_bf16_128x64x64_c1x2");
+  EXPECT_EQ(pick(256, 4096, 6144, DType::bf16, h200), "sm90_bf16_128x64x64");       // a longer K: slower
+  EXPECT_EQ(pick(256, 4096, 4096, DType::bf16, 0.0), "sm90_bf16_128x64x64_c1x2");  // no HBM rule here
+  EXPECT_EQ(pick(256, 2048, 4096, DType::bf16, h100), "sm90_bf16_128x64x64");       // 2^23 elements
+  EXPECT_EQ(pick(192, 4096, 4096, DType::bf16, h100), "sm90_bf16_128x64x64");       // three tile columns
+  // K of 8192 leaves the small problems: 128x128 tiles in 2x1 clusters, as before.
+  EXPECT_EQ(pick(256, 4096, 8192, DType::bf16, h100), "sm90_bf16_128x128x64_c2");
+  // The other orientation (canonical 256 x 4096: two tile rows) is not this problem.
+  EXPECT_EQ(pick(4096, 256, 4096, DType::bf16, h100).find("_c1x2"), std::string::npos);
+}
+
 // The assumed counts are the ones used: with them the small problem takes 64x64 tiles; with none
 // known (as after a failed device query) not, since that rule needs the counts -- whatever GPU
 // this host has.
