@@ -22,6 +22,15 @@ std::vector<int> resident_on_132_sms() {
   return resident;
 }
 
+// The pick on a 132-SM GPU with `hbm` bytes/s of HBM for a packed "tn" problem with a column-major
+// D (canonical M = n, N = m) of `ab` inputs and a D of `cd`.
+std::string pick_tn(std::int64_t m, std::int64_t n, std::int64_t k, DType ab, DType cd, double hbm) {
+  GemmArguments const g = make_packed_gemm(m, n, k, 1, ab, cd, MatrixOrder::row_major, MatrixOrder::col_major,
+                                           MatrixOrder::col_major);
+  GemmKernelInfo const* e = sm90_select_gemm_kernel(g, resident_on_132_sms(), hbm);
+  return std::string(e != nullptr ? e->name : "(none)");
+}
+
 TEST(Sm90Heuristic, PicksTheMeasuredEntriesOnA132SmGpu) {
   std::vector<int> const resident = resident_on_132_sms();
   ASSERT_FALSE(resident.empty());
@@ -49,13 +58,7 @@ TEST(Sm90Heuristic, ClusterSizesFollowTheEntryNames) {
 // with fast HBM (the H200); the 1x1 kernel on the H100, and on the H200 below that size (session
 // 23, bench/results/skinny-c1x2-*-s23.txt). Column-major D: BLAS 128 x 8192 is canonical 8192 x 128.
 TEST(Sm90Heuristic, TwoTileColumnsShareTheLongOperandOnFastHbm) {
-  std::vector<int> const resident = resident_on_132_sms();
-  auto pick = [&](std::int64_t m, std::int64_t n, std::int64_t k, DType ab, double hbm) {
-    GemmArguments const g = make_packed_gemm(m, n, k, 1, ab, ab, MatrixOrder::row_major, MatrixOrder::col_major,
-                                             MatrixOrder::col_major);
-    GemmKernelInfo const* e = sm90_select_gemm_kernel(g, resident, hbm);
-    return std::string(e != nullptr ? e->name : "(none)");
-  };
+  auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k, DType ab, double hbm) { return pick_tn(m, n, k, ab, ab, hbm); };
   double const h200 = 4.8e12, h100 = 3.35e12;
   EXPECT_EQ(pick(128, 8192, 8192, DType::bf16, h200), "sm90_bf16_128x64x64_c1x2");
   EXPECT_EQ(pick(128, 8192, 8192, DType::f16, h200), "sm90_fp16_128x64x64_c1x2");
@@ -70,11 +73,8 @@ TEST(Sm90Heuristic, TwoTileColumnsShareTheLongOperandOnFastHbm) {
   EXPECT_EQ(pick(128, 8192, 8192, DType::bf16, 0.0), "sm90_bf16_128x64x64");        // not known
   // An fp32 D with a long K: the promoted kernels, in the cluster shape the fast ones would take
   // (the fast kernels' unsplit sum read 5x cuBLAS's error there); with K below 2048 the fast ones.
-  auto pick32 = [&](std::int64_t m, std::int64_t n, std::int64_t k, DType ab, double hbm) {
-    GemmArguments const g = make_packed_gemm(m, n, k, 1, ab, DType::f32, MatrixOrder::row_major, MatrixOrder::col_major,
-                                             MatrixOrder::col_major);
-    GemmKernelInfo const* e = sm90_select_gemm_kernel(g, resident, hbm);
-    return std::string(e != nullptr ? e->name : "(none)");
+  auto pick32 = [](std::int64_t m, std::int64_t n, std::int64_t k, DType ab, double hbm) {
+    return pick_tn(m, n, k, ab, DType::f32, hbm);
   };
   EXPECT_EQ(pick32(112, 8192, 4100, DType::bf16, h200), "sm90_bf16_128x64x64_promoted_c1x2");
   EXPECT_EQ(pick32(128, 8192, 8192, DType::f16, h200), "sm90_fp16_128x64x64_promoted_c1x2");
@@ -91,13 +91,7 @@ TEST(Sm90Heuristic, FourTileColumnsShareTheLongOperand) {
   // A D 193 to 256 wide (canonical: column-major, 193-256 BLAS rows) that takes 128x64 tiles as a
   // small problem: in 1x2 clusters from 2^24 elements of the long operand with K up to 4096, on
   // either GPU.
-  std::vector<int> const resident = resident_on_132_sms();
-  auto pick = [&](std::int64_t m, std::int64_t n, std::int64_t k, DType ab, double hbm) {
-    GemmArguments const g = make_packed_gemm(m, n, k, 1, ab, ab, MatrixOrder::row_major, MatrixOrder::col_major,
-                                             MatrixOrder::col_major);
-    GemmKernelInfo const* e = sm90_select_gemm_kernel(g, resident, hbm);
-    return std::string(e != nullptr ? e->name : "(none)");
-  };
+  auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k, DType ab, double hbm) { return pick_tn(m, n, k, ab, ab, hbm); };
   double const h200 = 4.8e12, h100 = 3.35e12;
   EXPECT_EQ(pick(256, 4096, 4096, DType::bf16, h100), "sm90_bf16_128x64x64_c1x2");
   EXPECT_EQ(pick(256, 4096, 4096, DType::f16, h100), "sm90_fp16_128x64x64_c1x2");
