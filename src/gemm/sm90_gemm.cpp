@@ -963,21 +963,22 @@ std::size_t narrow_tile(std::size_t first, std::int64_t m, std::int64_t n, std::
 // Four columns (a D 193 to 256 wide, which takes 128x64 tiles as a small problem with K < 8192):
 // each strip leaves L2 four times instead of twice. The clusters pay on both GPUs from 2^24
 // elements with K up to 4096 (session 24, same runs, bench/results/wide-c1x2-*-20261127-s24.txt):
-// 256x4096x4096 on the H100 0.83-0.84x cuBLAS against 0.76-0.79 (GPU time queued 21.1-21.4 us
-// against 24.1), on the H200 0.86-0.88 against 0.81-0.82, fp16 0.85-0.86 against 0.82-0.84, a
-// batch of 2 of 256x2048x4096 0.83-0.84 against 0.74-0.76. Not with a longer K (H200:
-// 256x4096x6144 0.81-0.82 against 0.87-0.88, 256x3072x6144 0.71 against 0.77), nor with three
-// columns (H100: 192x4096x4096 21 us queued against 18.6, the fourth CTA of each pair of clusters
-// idling), nor below 2^24 (256x2048x4096 even on both).
+// 256x4096x4096 on the H100 0.83-0.85x cuBLAS against 0.76-0.80 (GPU time queued 21.1-21.4 us
+// against 24.1), on the H200 0.86-0.88 against 0.81-0.82, fp16 alike; a batch of 2 of
+// 256x2048x4096 0.82-0.83 against 0.73-0.74 (H100), 0.83-0.84 against 0.74-0.76 (H200). Not with
+// a longer K, where the GPUs part (256x4096x6144: H200 0.81-0.82 against 0.87-0.88, and
+// 256x3072x6144 0.71 against 0.77; H100 0.93-0.94 against 0.78 -- one reading each), nor with
+// three columns (H100: 192x4096x4096 21 us queued against 18.6, the fourth CTA of each pair of
+// clusters idling), nor below 2^24 (256x2048x4096 even on both).
 std::size_t shared_strip(std::size_t pick, std::size_t first, std::int64_t m, std::int64_t n, std::int64_t batch,
                          std::int64_t k) {
   std::size_t const clustered = kTile64C1x2 + (first == 0 ? 0 : 1);
-  if (pick != first + kTile64 || tile_rounds(clustered, m, n, batch) != 1) return pick;
   std::int64_t const long_operand = m * batch * k;
   bool const two_columns = n > 64 && n <= 128 && long_operand >= (std::int64_t(1) << 25) &&
                            hbm_bytes_per_s() >= kFastHbmBytesPerS;
   bool const four_columns = n > 192 && n <= 256 && long_operand >= (std::int64_t(1) << 24) && k <= 4096;
-  return two_columns || four_columns ? clustered : pick;
+  if (pick != first + kTile64 || !(two_columns || four_columns) || tile_rounds(clustered, m, n, batch) != 1) return pick;
+  return clustered;
 }
 
 // An fp32 D with K of 2048 or more on 64-wide tiles (128x64 in either cluster shape, or 64x64) for
