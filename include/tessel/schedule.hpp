@@ -14,6 +14,7 @@
 #include <tessel/conv/problem_size_error.hpp>
 #include <tessel/schedule/batched_swizzle.hpp>
 #include <tessel/schedule/dim3.hpp>
+#include <tessel/schedule/fast_divisor.hpp>
 #include <tessel/schedule/gemm_coord.hpp>
 #include <tessel/schedule/horizontal_swizzle.hpp>
 #include <tessel/schedule/identity_swizzle.hpp>

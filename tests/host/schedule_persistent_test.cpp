@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <type_traits>
@@ -241,6 +242,65 @@ TEST(Persistent, ThirtyTwoBitPathsAgreeWithSixtyFourBitFormulas) {
       EXPECT_EQ(t.k(), linear / per_batch) << linear;
     }
   }
+}
+
+// FastDivisor32 against the hardware's division: every divisor up to 2^12 with dividends around
+// its multiples, powers of two and their neighbours, and divisors and dividends near 2^31.
+TEST(FastDivisor32, AgreesWithDivision) {
+  auto const check = [](long long d, long long n) {
+    if (n < 0 || n > 0x7fffffffLL) return;
+    FastDivisor32 const f = FastDivisor32::make(d);
+    ASSERT_EQ(f.divisor(), std::uint32_t(d));
+    ASSERT_EQ(f.div(std::uint32_t(n)), std::uint32_t(n / d)) << n << " / " << d;
+  };
+  for (long long d = 1; d <= 4096; ++d)
+    for (long long q : {0LL, 1LL, 2LL, 7LL, 1000LL, 0x7fffffffLL / d - 1, 0x7fffffffLL / d})
+      for (long long r : {-1LL, 0LL, 1LL, d - 1}) check(d, q * d + r);
+  for (int k = 0; k < 31; ++k) {
+    for (long long d : {(1LL << k) - 1, 1LL << k, (1LL << k) + 1}) {
+      if (d < 1 || d > 0x7fffffffLL) continue;
+      for (long long n : {0LL, d - 1, d, d + 1, 3 * d - 1, 0x7fffffffLL, 0x7ffffffeLL, 0x40000000LL, 123456789LL}) check(d, n);
+    }
+  }
+  std::uint64_t x = 0x9e3779b97f4a7c15ull;  // a fixed xorshift stream: random divisors and dividends
+  for (int i = 0; i < 200000; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    long long const d = 1 + static_cast<long long>((x >> 3) % (i % 2 ? 0x7fffffffull : 100000ull));
+    check(d, static_cast<long long>((x >> 33) & 0x7fffffff));
+  }
+  EXPECT_THROW(FastDivisor32::make(0), ScheduleError);
+  EXPECT_THROW(FastDivisor32::make(0x80000000LL), ScheduleError);
+}
+
+// The 32-bit walk (tiles_for32, tile_offset32: the divisions by FastDivisor32s make() prepared)
+// agrees with tiles_for and tile_offset on every tile of schedules with ragged last bands,
+// either raster order, one or several batches.
+TEST(Persistent, ThirtyTwoBitWalkAgreesWithTheGeneralOne) {
+  int schedules = 0;
+  for (RasterOrderOption order : {RasterOrderOption::kAlongM, RasterOrderOption::kAlongN}) {
+    for (int group : {1, 3, 8}) {
+      for (GemmCoord shape : {GemmCoord(1, 1, 1), GemmCoord(13, 5, 1), GemmCoord(32, 16, 1), GemmCoord(37, 53, 3),
+                              GemmCoord(64, 112, 1), GemmCoord(43, 150, 2), GemmCoord(9, 200, 1)}) {
+        for (int sms : {1, 7, 66, 132}) {
+          PersistentArguments args;
+          args.sm_count = sms, args.raster = order, args.group = group, args.balance_waves = sms % 2 == 0;
+          auto const s = PersistentTileScheduler::make(shape, args);
+          ASSERT_TRUE(s.fits32());
+          for (int cta = 0; cta < s.grid_size(); ++cta) ASSERT_EQ(s.tiles_for32(cta), s.tiles_for(cta)) << cta;
+          for (long long linear = 0; linear < s.tile_count(); ++linear)
+            ASSERT_EQ(s.tile_offset32(std::uint32_t(linear)), s.tile_offset(linear)) << linear;
+          ++schedules;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(schedules, 2 * 3 * 7 * 4);
+  PersistentArguments args;
+  args.sm_count = 132, args.group = 8;
+  EXPECT_TRUE(PersistentTileScheduler::make(GemmCoord(1000, 1000, 2000), args).fits32());    // 2e9 tiles
+  EXPECT_FALSE(PersistentTileScheduler::make(GemmCoord(1000, 1000, 3000), args).fits32());   // 3e9
+  args.raster = RasterOrderOption::kAlongN;
+  EXPECT_FALSE(PersistentTileScheduler::make(GemmCoord(1, 300000000, 1), args).fits32());    // bands of 2.4e9 ids
 }
 
 TEST(Persistent, CoversEveryTileAndKIterationOnce) {

@@ -22,6 +22,7 @@
 
 #include <tessel/config.hpp>
 #include <tessel/schedule/dim3.hpp>
+#include <tessel/schedule/fast_divisor.hpp>
 #include <tessel/schedule/gemm_coord.hpp>
 #include <tessel/schedule/raster.hpp>
 #include <tessel/schedule/schedule_error.hpp>
@@ -86,6 +87,17 @@ class PersistentTileScheduler {
       grid = (tiles + waves - 1) / waves;
     }
     s.grid_ = static_cast<int>(grid);
+    if (s.fits32() && grid > 0) {  // the divisors of the 32-bit walk (tiles_for32, tile_offset32)
+      GroupedRaster const& r = s.raster_;
+      bool const along_n = r.order == RasterOrder::kAlongN;
+      long long const across = along_n ? r.tiles_m : r.tiles_n, along = along_n ? r.tiles_n : r.tiles_m;
+      long long const last = across % r.group == 0 ? r.group : across % r.group;  // the last band's width
+      s.grid_div_ = FastDivisor32::make(grid);
+      s.band_div_ = FastDivisor32::make(along > 0 ? r.group * along : 1);
+      s.group_div_ = FastDivisor32::make(r.group);
+      s.last_div_ = FastDivisor32::make(last > 0 ? last : 1);
+      s.batch_div_ = FastDivisor32::make(r.size() > 0 ? r.size() : 1);
+    }
     return s;
   }
 
@@ -134,15 +146,54 @@ class PersistentTileScheduler {
     return GemmCoord(mn.m(), mn.n(), linear / per_batch);
   }
 
+  // Whether tiles_for32 and tile_offset32 serve this schedule: the tile count, and the raster's
+  // bands of ids, below 2^31.
+  TESSEL_HOST_DEVICE constexpr bool fits32() const {
+    long long const along = raster_.order == RasterOrder::kAlongN ? raster_.tiles_n : raster_.tiles_m;
+    return tile_count() <= 0x7fffffffLL && raster_.group * along <= 0x7fffffffLL;
+  }
+  // tiles_for and tile_offset in 32-bit arithmetic, every division by a divisor make() prepared
+  // (FastDivisor32), no test for the range and no 64-bit fallback. Pre: fits32().
+  // (A kernel's first unit waits for this arithmetic and for its instructions to be fetched:
+  // straight-line code with no division routine in it is short on both counts.)
+  TESSEL_HOST_DEVICE constexpr int tiles_for32(int cta) const {
+    std::uint32_t const t = static_cast<std::uint32_t>(tile_count());
+    std::uint32_t const c = static_cast<std::uint32_t>(cta);
+    return c >= t ? 0 : static_cast<int>(grid_div_.div(t - c + static_cast<std::uint32_t>(grid_) - 1u));
+  }
+  TESSEL_HOST_DEVICE constexpr GemmCoord tile_offset32(std::uint32_t linear) const {
+    if (batches_ == 1) return walk32(linear);
+    std::uint32_t const b = batch_div_.div(linear);
+    GemmCoord const mn = walk32(linear - b * batch_div_.divisor());
+    return GemmCoord(mn.m(), mn.n(), b);
+  }
+
   // The linear id of tile (m, n, batch): the inverse of tile_offset.
   TESSEL_HOST_DEVICE constexpr long long linear_of(GemmCoord tile) const {
     return tile.k() * raster_.size() + raster_.index_of(tile.m(), tile.n());
   }
 
  private:
+  // raster_(id) for id < raster_.size(), as GroupedRaster::walk with the prepared divisors.
+  TESSEL_HOST_DEVICE constexpr GemmCoord walk32(std::uint32_t id) const {
+    bool const along_n = raster_.order == RasterOrder::kAlongN;
+    std::uint32_t const across = static_cast<std::uint32_t>(along_n ? raster_.tiles_m : raster_.tiles_n);
+    std::uint32_t const band = band_div_.div(id);
+    std::uint32_t const first = band * group_div_.divisor();
+    bool const last = across - first < group_div_.divisor();
+    FastDivisor32 const& width = last ? last_div_ : group_div_;
+    std::uint32_t const local = id - band * band_div_.divisor();
+    std::uint32_t const b = width.div(local);  // position along the sweep
+    long long const a = first + (local - b * width.divisor());  // position across the bands
+    return along_n ? GemmCoord(a, b, 0) : GemmCoord(b, a, 0);
+  }
+
   GroupedRaster raster_{};
   long long batches_ = 1;
   int grid_ = 0;
+  // The 32-bit walk's divisors (fits32() schedules): the grid, a band's ids (group * the swept
+  // extent), the band width and the last band's, and one batch's tiles.
+  FastDivisor32 grid_div_{}, band_div_{}, group_div_{}, last_div_{}, batch_div_{};
 };
 
 }  // namespace tessel
