@@ -317,6 +317,19 @@ bool balanced_grid() {
   return on;
 }
 
+// Whether a persistent walk in 32 bits takes the kernels' compact unit path (Sm90GemmParams::
+// compact_units, kernel/sm90_gemm_cta.hpp): yes unless TESSEL_SM90_COMPACT=0 (an A/B diagnostic).
+// Session 25, H100, GPU time per call queued (bench_api_overhead), same binary: 1024^3 7.2 us
+// against 7.9, 512x512x4096 12.0 against 13.1-13.2, 2048^3 25.9 against 26.3-26.5, 3072x3072x1024
+// 31.1-31.3 against 31.8-32.2 -- the producer's first load out ~0.5 us sooner.
+bool compact_units_allowed() {
+  static bool const on = [] {
+    char const* v = std::getenv("TESSEL_SM90_COMPACT");
+    return v == nullptr || std::atoi(v) != 0;
+  }();
+  return on;
+}
+
 // The L2 promotion of an entry's operand tensor maps: 256 bytes, but 128 for the 16-wide skinny
 // kernels on an H200-class GPU (told apart by its 60 MB L2), whose long operand streams in
 // 128-byte row pieces. Session 9, alternating in one run (bench/results/skinny-s9-*): on the H200
@@ -536,6 +549,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     // The whole rounds a tail schedule runs first, as the persistent walk does (sm90_unit).
     p.sk_rounds = p.stream_k && p.sk.sk_first_tile() > 0 ? p.sk.sk_first_tile() / p.sk.grid_size() : 0;
   }
+  p.compact_units = !p.stream_k && p.scheduler.fits32() && compact_units_allowed();
   std::size_t const partials = splits > 1  ? std::size_t(splits * batch * c.m * c.n)
                                : p.stream_k ? sk_partial_floats + 2 * sk_ctas * std::size_t(t.consumers)
                                             : 0;

@@ -260,25 +260,56 @@ TESSEL_DEVICE inline unsigned long long sm90_global_timer() {
 // How many units cluster `cluster` runs, and its unit `u` (0 <= u < count) -- the producer and
 // the consumers walk the same list. `block`: the promoted fp8 kernels' K slices hold whole
 // blocks of that many k-tiles (sm90_k_range); stream-K is not used with block > 1.
+//
+// Two paths, chosen by p.compact_units (the host's rule). Compact: the persistent walk in 32
+// bits, every division by a divisor the host prepared (PersistentTileScheduler::tiles_for32,
+// tile_offset32) -- short straight-line code. General: Stream-K units, and schedules past 32 bits.
+// A CTA's first load waits for this code: with one path that tested for 64 bits and Stream-K at
+// each step, the producer's way to its first unit crossed ~19 KB of branches and division
+// routines: 1.0 us on an H100 for the count and unit 0, 0.25 us when the same instructions ran
+// a second time -- instruction fetch more than arithmetic. The compact path takes 0.6 (session
+// 25's trace, docs/PERF.md). (A copy of the producer's whole loop per path was not pursued: the
+// larger kernel had its consumers' mainloop outlined by the compiler, the parameters copied to a
+// 992-byte stack frame.)
+template <bool Compact>
+TESSEL_DEVICE long long sm90_unit_count_as(Sm90GemmParams const& p, int cluster) {
+  if constexpr (Compact) {
+    return p.scheduler.tiles_for32(cluster);
+  } else {
+    return p.stream_k ? p.sk.unit_count(cluster) : p.scheduler.tiles_for(cluster);
+  }
+}
+template <bool Compact>
+TESSEL_DEVICE Sm90Unit sm90_unit_as(Sm90GemmParams const& p, int cluster, long long u, int block) {
+  if constexpr (Compact) {
+    PersistentTileScheduler const& sched = p.scheduler;
+    GemmCoord const tile = sched.tile_offset32(unsigned(cluster) + unsigned(u) * unsigned(sched.grid_size()));
+    int const slice = p.splits == 1 ? 0 : int(unsigned(tile.k()) / unsigned(p.batch));
+    Sm90KRange const k = sm90_k_range(p.k_tiles, p.splits, slice, block);
+    return {tile, k.begin, k.end, true, 0, -1};
+  } else {
+    // (A tail schedule's whole rounds are the persistent walk's tiles: p.sk_rounds. Through the
+    // Stream-K scheduler's 64-bit divisions each took the producer ~1.4 us more to work out, and
+    // 8192x28672x4096 ran 3% slower with its 55 units per cluster.)
+    if (p.stream_k && u >= p.sk_rounds) {
+      StreamKWork const w = p.sk.unit(cluster, u);
+      return {w.tile_offset, int(w.k_begin), int(w.k_end), w.finishes_tile, w.first_peer, w.last_peer};
+    }
+    GemmCoord const tile = p.scheduler.tile_offset(p.scheduler.linear_tile(cluster, u));
+    // tile.k() = slice * batch + b < splits * batch (the host keeps that below 2^31 per factor;
+    // only a split-K launch divides, and in 32 bits when it fits).
+    int const slice = p.splits == 1                  ? 0
+                      : tile.k() <= 0xffffffffLL     ? int(unsigned(tile.k()) / unsigned(p.batch))
+                                                     : int(tile.k() / p.batch);
+    Sm90KRange const k = sm90_k_range(p.k_tiles, p.splits, slice, block);
+    return {tile, k.begin, k.end, true, 0, -1};
+  }
+}
 TESSEL_DEVICE inline long long sm90_unit_count(Sm90GemmParams const& p, int cluster) {
-  return p.stream_k ? p.sk.unit_count(cluster) : p.scheduler.tiles_for(cluster);
+  return p.compact_units ? sm90_unit_count_as<true>(p, cluster) : sm90_unit_count_as<false>(p, cluster);
 }
 TESSEL_DEVICE inline Sm90Unit sm90_unit(Sm90GemmParams const& p, int cluster, long long u, int block) {
-  // (A tail schedule's whole rounds are the persistent walk's tiles: p.sk_rounds. Through the
-  // Stream-K scheduler's 64-bit divisions each took the producer ~1.4 us more to work out, and
-  // 8192x28672x4096 ran 3% slower with its 55 units per cluster.)
-  if (p.stream_k && u >= p.sk_rounds) {
-    StreamKWork const w = p.sk.unit(cluster, u);
-    return {w.tile_offset, int(w.k_begin), int(w.k_end), w.finishes_tile, w.first_peer, w.last_peer};
-  }
-  GemmCoord const tile = p.scheduler.tile_offset(p.scheduler.linear_tile(cluster, u));
-  // tile.k() = slice * batch + b < splits * batch (the host keeps that below 2^31 per factor;
-  // only a split-K launch divides, and in 32 bits when it fits).
-  int const slice = p.splits == 1                  ? 0
-                    : tile.k() <= 0xffffffffLL     ? int(unsigned(tile.k()) / unsigned(p.batch))
-                                                   : int(tile.k() / p.batch);
-  Sm90KRange const k = sm90_k_range(p.k_tiles, p.splits, slice, block);
-  return {tile, k.begin, k.end, true, 0, -1};
+  return p.compact_units ? sm90_unit_as<true>(p, cluster, u, block) : sm90_unit_as<false>(p, cluster, u, block);
 }
 
 }  // namespace tessel::kernel::detail

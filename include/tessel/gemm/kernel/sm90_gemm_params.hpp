@@ -88,6 +88,9 @@ struct Sm90GemmParams {
   // batch-and-slice, one of the two 1); CTA r of a cluster takes tile row ClusterM * m + r, or
   // tile column ClusterN * n + r.
   PersistentTileScheduler scheduler;
+  // The units are the persistent walk's, worked out in 32 bits (scheduler.fits32(), no Stream-K):
+  // kernel/sm90_gemm_cta.hpp's short path. Else the general one, out of line.
+  bool compact_units = false;
   bool stream_k = false;
   StreamKScheduler sk;                      // over cluster tiles, grid = scheduler's grid
   // Tail schedules (kTail, kSplitTail) run whole rounds first: every cluster's first sk_rounds
