@@ -13,6 +13,7 @@
 # NCU       `tessel gemm` argument lines separated by ';' to profile (the second launch of a kernel
 #           matching NCU_KERNEL, default regex:sm90_gemm_kernel)
 # NCU_METRICS  extra metrics for ncu (comma-separated)
+# NCU_SECTIONS extra ncu sections, space-separated (e.g. MemoryWorkloadAnalysis_Tables: L2 by source unit)
 # NCU_CUBLAS   1: profile each NCU line a second time, cuBLAS's kernel of the same run (its nvjet
 #              or xmma kernel), for a side-by-side reading
 # SASS      regular expression of kernel names whose resources and instruction mix are summarised
@@ -63,7 +64,7 @@ if [ -n "${NCU:-}" ]; then
     for kn in "${kernels[@]}"; do
       timeout "$(left 120)" ncu --clock-control none --kernel-name "$kn" --launch-skip 1 --launch-count 1 \
         --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
-        ${NCU_METRICS:+--metrics $NCU_METRICS} \
+        ${NCU_METRICS:+--metrics $NCU_METRICS} $(for x in ${NCU_SECTIONS:-}; do printf -- '--section %s ' "$x"; done) \
         "$BUILD_DIR/tessel" gemm $args --iters 2 --warmup 2 --no-verify >> "$OUT/ncu.log" 2>&1
       echo "ncu [$kn] $args: exit $?" | tee -a "$LOG"
     done

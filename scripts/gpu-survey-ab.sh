@@ -11,6 +11,10 @@
 # $OUT/survey-raw.tgz (the device tool brings back only a few files a call).
 #
 #   OUT=$OUT BASE_SRC=build-base-src scripts/gpu-survey-ab.sh
+#
+# BASE_ENV="VAR=VALUE ..." instead compares this build with itself: the base side runs it with
+# those variables set (a run-time switch, e.g. TESSEL_SM90_COMPACT=0), and nothing else is built.
+# SKIP_BUILD=1 takes the existing build-gpu.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -22,14 +26,23 @@ build() {  # source dir, build dir
   { cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a &&
     cmake --build "$2" -j "$(nproc)" -- bench_api_overhead; } > "$OUT/build-$(basename "$2").log" 2>&1
 }
-build . build-gpu || { echo "build of this tree failed"; tail -20 "$OUT/build-build-gpu.log"; exit 1; }
-build "$BASE_SRC" build-base || { echo "build of $BASE_SRC failed"; tail -20 "$OUT/build-build-base.log"; exit 1; }
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+  build . build-gpu || { echo "build of this tree failed"; tail -20 "$OUT/build-build-gpu.log"; exit 1; }
+fi
+base_dir=build-base
+if [ -n "${BASE_ENV:-}" ]; then
+  base_dir=build-gpu
+else
+  build "$BASE_SRC" build-base || { echo "build of $BASE_SRC failed"; tail -20 "$OUT/build-build-base.log"; exit 1; }
+fi
 problems=$(grep -v '^#' "$SHAPES")
 for r in $(seq "$ROUNDS"); do
   for side in base new; do
-    dir=build-base; [ "$side" = new ] && dir=build-gpu
+    dir=$base_dir env=(); [ "$side" = new ] && dir=build-gpu
+    # shellcheck disable=SC2206
+    [ "$side" = base ] && env=(${BASE_ENV:-})
     # shellcheck disable=SC2086
-    timeout 300 "$dir/bench/bench_api_overhead" $problems > "$OUT/survey-$side-$r.txt" 2>&1 || echo "$side round $r: exit $?"
+    env "${env[@]}" timeout 300 "$dir/bench/bench_api_overhead" $problems > "$OUT/survey-$side-$r.txt" 2>&1 || echo "$side round $r: exit $?"
   done
 done
 python3 - "$OUT" "$ROUNDS" <<'PY' | tee "$OUT/survey-ab.txt"

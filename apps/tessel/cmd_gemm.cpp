@@ -594,7 +594,10 @@ Result run_problem(Problem const& p, GpuReport const& gpu, cublasHandle_t handle
   }
   // Input sets rotated so that together they are at least twice the L2 (nothing stays cached).
   std::size_t const want = std::max<std::size_t>(2, (2 * gpu.info.l2_bytes + set_bytes - 1) / std::max<std::size_t>(set_bytes, 1));
-  int const sets = int(std::min<std::size_t>({want, 64, std::max<std::size_t>(1, (budget - fixed) / std::max<std::size_t>(set_bytes, 1))}));
+  int sets = int(std::min<std::size_t>({want, 64, std::max<std::size_t>(1, (budget - fixed) / std::max<std::size_t>(set_bytes, 1))}));
+  // Diagnostics only: TESSEL_CLI_SETS=N caps the rotation at N sets, so a launch may find its code,
+  // parameters and inputs in the L2 (what a warm cache changes; the JSON records input_sets).
+  if (char const* env = std::getenv("TESSEL_CLI_SETS"); env != nullptr && std::atoi(env) > 0) sets = std::min(sets, std::atoi(env));
   r.sets = sets;
 
   struct Set {
