@@ -89,7 +89,7 @@ struct Sm90GemmParams {
   // tile column ClusterN * n + r.
   PersistentTileScheduler scheduler;
   // The units are the persistent walk's, worked out in 32 bits (scheduler.fits32(), no Stream-K):
-  // kernel/sm90_gemm_cta.hpp's short path. Else the general one, out of line.
+  // kernel/sm90_gemm_cta.hpp's compact path. Else its general one.
   bool compact_units = false;
   bool stream_k = false;
   StreamKScheduler sk;                      // over cluster tiles, grid = scheduler's grid
