@@ -73,5 +73,5 @@ for moved, p, kb, tb, kn, tn, blas in sorted(lines, key=lambda l: not l[0]):
 n = len(lines)
 print(f"geometric mean of cuBLAS / tessel over {n} problems: base {math.exp(logs['base'] / n):.3f}, new {math.exp(logs['new'] / n):.3f}")
 PY
-( cd "$OUT" && tar czf survey-raw.tgz survey-base-*.txt survey-new-*.txt build-build-gpu.log build-build-base.log 2>/dev/null &&
-  rm -f survey-base-*.txt survey-new-*.txt build-build-gpu.log build-build-base.log )
+( cd "$OUT" && raw=$(ls survey-base-*.txt survey-new-*.txt build-build-gpu.log build-build-base.log 2>/dev/null; true) &&
+  [ -n "$raw" ] && tar czf survey-raw.tgz $raw && rm -f $raw )
