@@ -303,6 +303,13 @@ PersistentArguments forced_raster(PersistentArguments args) {
   return args;
 }
 
+// An A/B diagnostic's on/off switch, the environment variable `name`: a nonzero number turns it
+// on, 0 off, and `unset` holds where it is not set. (Callers keep the answer for the process.)
+bool env_switch(char const* name, bool unset) {
+  char const* const v = std::getenv(name);
+  return v == nullptr ? unset : std::atoi(v) != 0;
+}
+
 // Whether the persistent walk launches only as many clusters as finish its tiles in the same
 // number of waves (PersistentArguments::balance_waves): yes unless TESSEL_SM90_BALANCE=0 (an A/B
 // diagnostic). Session 10, H200, alternating in one run: 4096^3 0.991-0.993x cuBLAS -> 1.004-1.006
@@ -310,10 +317,7 @@ PersistentArguments forced_raster(PersistentArguments args) {
 // 1.029, 6144^3 0.990 -> 1.011, fp8 e4m3 8192^3 0.934 -> 0.954 (bench/results/balance-*-s10.txt).
 // Not with split-K or Stream-K, whose units are not whole tiles of one wave each.
 bool balanced_grid() {
-  static bool const on = [] {
-    char const* v = std::getenv("TESSEL_SM90_BALANCE");
-    return v == nullptr || std::atoi(v) != 0;
-  }();
+  static bool const on = env_switch("TESSEL_SM90_BALANCE", true);
   return on;
 }
 
@@ -323,10 +327,7 @@ bool balanced_grid() {
 // against 7.9, 512x512x4096 12.0 against 13.1-13.2, 2048^3 25.9 against 26.3-26.5, 3072x3072x1024
 // 31.1-31.3 against 31.8-32.2 -- the producer's first load out ~0.5 us sooner.
 bool compact_units_allowed() {
-  static bool const on = [] {
-    char const* v = std::getenv("TESSEL_SM90_COMPACT");
-    return v == nullptr || std::atoi(v) != 0;
-  }();
+  static bool const on = env_switch("TESSEL_SM90_COMPACT", true);
   return on;
 }
 
@@ -389,10 +390,7 @@ bool sm90_swaps_problem(Sm90Instance const& t, CanonicalGemm const& c) {
 // them and a line per unit (tile) follows. One buffer for the process, on the device of the first
 // traced call: a diagnostic for one-GPU runs.
 bool trace_requested() {
-  static bool const on = [] {
-    char const* v = std::getenv("TESSEL_SM90_TRACE");
-    return v != nullptr && std::atoi(v) > 0;
-  }();
+  static bool const on = env_switch("TESSEL_SM90_TRACE", false);
   return on;
 }
 

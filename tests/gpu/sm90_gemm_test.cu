@@ -62,6 +62,15 @@ std::string what(char const* name, GemmArguments const& g, char const* layout) {
   return std::string(name) + " " + describe_problem(g, layout);
 }
 
+// The heuristic's pick for g (its operands in place) is an entry whose name starts with
+// `family`, and it computes g correctly.
+void expect_pick_runs(GemmArguments const& g, char const* family) {
+  GemmKernelInfo const* pick = select_gemm_kernel(g);
+  ASSERT_NE(pick, nullptr);
+  EXPECT_EQ(std::string(pick->name).rfind(family, 0), 0u) << pick->name << " for " << describe_problem(g, "tn");
+  expect_good(run_and_check(pick->name, g), what(pick->name, g, "tn"), g.a_type);
+}
+
 struct DtypeCase {
   DType ab, cd;
   char const* single;   // cluster 1x1
@@ -386,10 +395,7 @@ TEST(Sm90Sweep, TwoTileColumnsShareTheLongOperand) {
     }
     GemmArguments g = problem(112, 8192, 4100, "tn", MatrixOrder::col_major, dt.ab, dt.cd);
     Operands ops(g, 29);
-    GemmKernelInfo const* pick = select_gemm_kernel(g);
-    ASSERT_NE(pick, nullptr);
-    EXPECT_EQ(std::string(pick->name).rfind(dt.skinny, 0), 0u) << pick->name << " for " << describe_problem(g, "tn");
-    expect_good(run_and_check(pick->name, g), what(pick->name, g, "tn"), g.a_type);
+    expect_pick_runs(g, dt.skinny);
   }
 }
 
@@ -416,10 +422,7 @@ TEST(Sm90Sweep, FourTileColumnsShareTheLongOperand) {
     }
     GemmArguments g = problem(256, 4096, 4096, "tn", MatrixOrder::col_major, dt.ab, dt.cd);
     Operands ops(g, 31);
-    GemmKernelInfo const* pick = select_gemm_kernel(g);
-    ASSERT_NE(pick, nullptr);
-    EXPECT_EQ(std::string(pick->name).rfind(dt.skinny, 0), 0u) << pick->name << " for " << describe_problem(g, "tn");
-    expect_good(run_and_check(pick->name, g), what(pick->name, g, "tn"), g.a_type);
+    expect_pick_runs(g, dt.skinny);
   }
 }
 

@@ -31,6 +31,10 @@ std::string pick_tn(std::int64_t m, std::int64_t n, std::int64_t k, DType ab, DT
   return std::string(e != nullptr ? e->name : "(none)");
 }
 
+// pick_tn with a D of the input type, and the HBM bandwidths the rules tell the GPUs apart by.
+std::string pick(std::int64_t m, std::int64_t n, std::int64_t k, DType ab, double hbm) { return pick_tn(m, n, k, ab, ab, hbm); }
+constexpr double h200 = 4.8e12, h100 = 3.35e12;
+
 TEST(Sm90Heuristic, PicksTheMeasuredEntriesOnA132SmGpu) {
   std::vector<int> const resident = resident_on_132_sms();
   ASSERT_FALSE(resident.empty());
@@ -58,8 +62,6 @@ TEST(Sm90Heuristic, ClusterSizesFollowTheEntryNames) {
 // with fast HBM (the H200); the 1x1 kernel on the H100, and on the H200 below that size (session
 // 23, bench/results/skinny-c1x2-*-s23.txt). Column-major D: BLAS 128 x 8192 is canonical 8192 x 128.
 TEST(Sm90Heuristic, TwoTileColumnsShareTheLongOperandOnFastHbm) {
-  auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k, DType ab, double hbm) { return pick_tn(m, n, k, ab, ab, hbm); };
-  double const h200 = 4.8e12, h100 = 3.35e12;
   EXPECT_EQ(pick(128, 8192, 8192, DType::bf16, h200), "sm90_bf16_128x64x64_c1x2");
   EXPECT_EQ(pick(128, 8192, 8192, DType::f16, h200), "sm90_fp16_128x64x64_c1x2");
   EXPECT_EQ(pick(96, 8192, 8192, DType::bf16, h200), "sm90_bf16_128x64x64_c1x2");
@@ -91,8 +93,6 @@ TEST(Sm90Heuristic, FourTileColumnsShareTheLongOperand) {
   // A D 193 to 256 wide (canonical: column-major, 193-256 BLAS rows) that takes 128x64 tiles as a
   // small problem: in 1x2 clusters from 2^24 elements of the long operand with K up to 4096, on
   // either GPU.
-  auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k, DType ab, double hbm) { return pick_tn(m, n, k, ab, ab, hbm); };
-  double const h200 = 4.8e12, h100 = 3.35e12;
   EXPECT_EQ(pick(256, 4096, 4096, DType::bf16, h100), "sm90_bf16_128x64x64_c1x2");
   EXPECT_EQ(pick(256, 4096, 4096, DType::f16, h100), "sm90_fp16_128x64x64_c1x2");
   EXPECT_EQ(pick(256, 4096, 4096, DType::bf16, h200), "sm90_bf16_128x64x64_c1x2");
