@@ -331,6 +331,13 @@ bool compact_units_allowed() {
   return on;
 }
 
+// Whether a call that is a Lean build's case runs it (Sm90Instance::launch_lean): yes unless
+// TESSEL_SM90_LEAN=0 (an A/B diagnostic).
+bool lean_allowed() {
+  static bool const on = env_switch("TESSEL_SM90_LEAN", true);
+  return on;
+}
+
 // The L2 promotion of an entry's operand tensor maps: 256 bytes, but 128 for the 16-wide skinny
 // kernels on an H200-class GPU (told apart by its 60 MB L2), whose long operand streams in
 // 128-byte row pieces. Session 9, alternating in one run (bench/results/skinny-s9-*): on the H200
@@ -670,8 +677,16 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     p.trace = trace;
     (void)cudaMemsetAsync(trace, 0, std::size_t(trace_ctas) * slots * sizeof(unsigned long long), stream);
   }
+  // A call that is a Lean build's case runs it (Sm90GemmConfig::Lean): K-major operands in
+  // place, the compact unit path, one K slice, a D of the operands' 16-bit type stored by TMA, C
+  // unread.
+  auto launch = t.launch;
+  if (t.launch_lean != nullptr && p.compact_units && splits == 1 && !p.stream_k && p.tma_store && !p.c_by_tma &&
+      !p.staged_rows && !p.a_mn_major && !p.b_mn_major && !p.d_transposed && !p.out_f32 &&
+      p.out_f16 == (f.ab == DType::f16) && (f.ab == DType::bf16 || f.ab == DType::f16) && lean_allowed())
+    launch = t.launch_lean;
   if (result.ok()) {
-    if (cudaError_t err = t.launch(p, stream); err != cudaSuccess) fail(cuda_failure("launch of the sm90 GEMM kernel", err));
+    if (cudaError_t err = launch(p, stream); err != cudaSuccess) fail(cuda_failure("launch of the sm90 GEMM kernel", err));
   }
   if (traced && result.ok()) print_trace(trace, trace_ctas, stream);
   if (result.ok() && splits > 1) {

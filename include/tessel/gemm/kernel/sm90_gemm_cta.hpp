@@ -311,5 +311,26 @@ TESSEL_DEVICE inline long long sm90_unit_count(Sm90GemmParams const& p, int clus
 TESSEL_DEVICE inline Sm90Unit sm90_unit(Sm90GemmParams const& p, int cluster, long long u, int block) {
   return p.compact_units ? sm90_unit_as<true>(p, cluster, u, block) : sm90_unit_as<false>(p, cluster, u, block);
 }
+// As above, for a kernel's Config: a Lean one (Sm90GemmConfig) has the compact path only.
+template <class Config>
+constexpr bool sm90_lean_config() {
+  if constexpr (requires { Config::Lean; }) {
+    return Config::Lean;
+  } else {
+    return false;  // (the ping-pong kernel's Config)
+  }
+}
+template <class Config>
+inline constexpr bool kSm90LeanConfig = sm90_lean_config<Config>();
+template <class Config>
+TESSEL_DEVICE long long sm90_unit_count_of(Sm90GemmParams const& p, int cluster) {
+  if constexpr (kSm90LeanConfig<Config>) return sm90_unit_count_as<true>(p, cluster);
+  else return sm90_unit_count(p, cluster);
+}
+template <class Config>
+TESSEL_DEVICE Sm90Unit sm90_unit_of(Sm90GemmParams const& p, int cluster, long long u, int block) {
+  if constexpr (kSm90LeanConfig<Config>) return sm90_unit_as<true>(p, cluster, u, block);
+  else return sm90_unit(p, cluster, u, block);
+}
 
 }  // namespace tessel::kernel::detail

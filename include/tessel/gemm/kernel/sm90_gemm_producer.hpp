@@ -69,8 +69,8 @@ TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::
       }
     }
   };
-  for (long long u = 0, units = sm90_unit_count(p, cluster); u < units; ++u) {
-    Sm90Unit const w = sm90_unit(p, cluster, u, PromotionKTiles);
+  for (long long u = 0, units = sm90_unit_count_of<Config>(p, cluster); u < units; ++u) {
+    Sm90Unit const w = sm90_unit_of<Config>(p, cluster, u, PromotionKTiles);
     Sm90TileOrigin<Config> const at(w.tile, cta_rank);
     int const batch = p.batch == 1 ? 0 : int(w.tile.k() % p.batch);
     Sm90StageCopies const copies = sm90_stage_copies<Config>(p, at, cta_rank);

@@ -197,9 +197,15 @@ enum class Sm90Accumulation { Fast, Promoted };
 // 4096^3 on the H100, so the kernels for C unread leave it out).
 template <class Element_, int TileN_, int Stages_, int ClusterM_, int ClusterN_ = 1,
           Sm90Accumulation Accumulation_ = Sm90Accumulation::Fast, int EpilogueSlabs_ = 1, int PromotionKTiles_ = 1,
-          bool LoadsC_ = false, int Consumers_ = 2>
+          bool LoadsC_ = false, int Consumers_ = 2, bool Lean_ = false>
 struct Sm90GemmConfig {
   using Element = Element_;
+  // Lean: only the common case compiled in -- K-major operands read in place, the compact unit
+  // path, no Stream-K or split-K, a D of the element's own type leaving by TMA stores (C unread).
+  // The host launches it only for such calls (src/gemm/sm90_gemm.cpp). Its code is a tenth of
+  // the general kernel's (_c2_s4: 29 KB of SASS against 368 KB), so less of it is fetched on a
+  // CTA's way to its first loads and from one tile to the next (docs/sm90_gemm.md, "Lean twins").
+  static constexpr bool Lean = Lean_;
   // Promoted accumulation with one partial tile: the k-tiles (128 deep for fp8) the tensor core
   // accumulates before each addition to the fp32 sum -- 1 (every 128 products) or 2 (every 256:
   // half the wait-and-add turnarounds; the warpgroup holds two stages at a time).
@@ -232,7 +238,7 @@ struct Sm90GemmConfig {
   static constexpr bool Fp8Pairs = std::is_same_v<Element, float_e4m3_t> && Partials > 0;
   // A D that TMA cannot store leaves through the copy warps' row copies (a row of the tile is 8,
   // 16 or 32 16-byte chunks); other widths take the register epilogue.
-  static constexpr bool RowCopyEpilogue = EpilogueSlabs_ == 1 && (TileN == 64 || TileN == 128 || TileN == 256);
+  static constexpr bool RowCopyEpilogue = EpilogueSlabs_ == 1 && (TileN == 64 || TileN == 128 || TileN == 256) && !Lean_;
   // D leaves through the staging buffer and TMA stores of 64 x 64 boxes only from tiles of whole
   // boxes; the 16-wide skinny tiles (a D of at most 16 columns, or rows when swapped) always take
   // the register epilogue.
@@ -258,6 +264,16 @@ struct Sm90GemmConfig {
       EpilogueSlabs == 2 && Accumulation == Sm90Accumulation::Fast && UnitNotes ? (TileN - SlabN) / 64 : 0;
   // setmaxnreg: the producer needs few registers; 40 * 128 + 232 * 256 = 64512 <= 65536.
   static constexpr int ProducerRegisters = 40, ConsumerRegisters = 232;
+  // The Lean build of this configuration, compiled beside it (src/gemm/sm90_launch.cuh) for the
+  // 16-bit fast-accumulating kernels with tiles 128 to 256 wide that do not load C. (Not the
+  // 64-wide tiles yet: on the H100 the 128x64 kernel's lean build ran 1024x1024x4096 in 23.8 us
+  // against the general build's 18.1, and 1024^3 0.3 us slower, while 768^3 ran 0.8 us faster and
+  // the 1x2-cluster 128x64 kernel 256x4096x4096 2 us faster -- not understood yet; session 26.)
+  static constexpr bool HasLeanTwin =
+      !Lean_ && sizeof(Element_) == 2 && Accumulation_ == Sm90Accumulation::Fast && TileN_ % 64 == 0 && TileN_ >= 128 &&
+      !LoadsC_;
+  using LeanTwin = Sm90GemmConfig<Element_, TileN_, Stages_, ClusterM_, ClusterN_, Accumulation_, EpilogueSlabs_,
+                                  PromotionKTiles_, LoadsC_, Consumers_, true>;
 
   static_assert(Stages >= 2, "Sm90GemmConfig: the TMA pipeline needs at least 2 stages; raise Stages");
   static_assert(Consumers == 1 || Consumers == 2, "Sm90GemmConfig: 1 or 2 consumer warpgroups (64- or 128-row tiles)");
@@ -561,7 +577,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
   constexpr int TileN = Config::TileN, TileK = Config::TileK;
   constexpr int Stages = Config::Stages, ClusterSize = Config::ClusterSize;
   using OperandTile = collective::Sm90OperandTile<Element, TileK>;  // K-major or MN-major stage tiles
-  constexpr bool MnMajorOperands = kSm90MnMajorOperands<Config>;
+  constexpr bool MnMajorOperands = kSm90MnMajorOperands<Config> && !Config::Lean;
 
   extern __shared__ char smem_raw[];
   // The warpgroup index through a shuffle from lane 0: ptxas then knows it is the same in every lane
@@ -642,7 +658,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       }
     };
 
-    for (long long u = 0, units = detail::sm90_unit_count(p, cluster); u < units; ++u) {
+    for (long long u = 0, units = detail::sm90_unit_count_of<Config>(p, cluster); u < units; ++u) {
       tile_stamp(u, 0);
       // The unit arrives with its first k-tile: the producer worked it out (sm90_produce_tiles) and
       // left it in slot u % (Stages + 1), which holds it until this unit's epilogue is done. The
@@ -651,7 +667,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       if constexpr (Config::UnitNotes) {
         s.pipeline.consumer_wait(st);
       } else {
-        own = detail::sm90_unit_note<Config>(detail::sm90_unit(p, cluster, u, Config::PromotionKTiles), cta_rank, p.batch);
+        own = detail::sm90_unit_note<Config>(detail::sm90_unit_of<Config>(p, cluster, u, Config::PromotionKTiles), cta_rank, p.batch);
       }
       detail::Sm90UnitNote const& w = Config::UnitNotes ? s.units[int(u % (Stages + 1))] : own;
       // Whole promotion blocks per K slice (an fp8 kernel may read one zero-filled k-tile past K).
@@ -928,7 +944,9 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
 
       // Stream-K fix-up (sm90_stream_k_fixup): a unit that starts inside its tile leaves its
       // partial for the tile's finisher and has no epilogue.
-      if (p.stream_k && !detail::sm90_stream_k_fixup<Config>(p, w, acc, cluster, cta_rank, consumer, wg_thread)) continue;
+      if constexpr (!Config::Lean) {
+        if (p.stream_k && !detail::sm90_stream_k_fixup<Config>(p, w, acc, cluster, cta_rank, consumer, wg_thread)) continue;
+      }
 
       // Epilogue, on alpha * acc. The thread index is laundered first: every address the
       // epilogue derives from it is then computed here, per tile, instead of being hoisted out
@@ -944,7 +962,18 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       // Thread (warp, lane) holds tile rows r and r + 8 (r = 64 * consumer + 16 * warp + lane / 4),
       // column pairs 2 * (lane % 4) + 8j.
       bool staged = false;  // D left through the staging buffer (TMA stores, or the copy warps' rows)
-      if constexpr (Config::TmaStoreEpilogue) {
+      if constexpr (Config::Lean) {  // TMA stores of a D of the element's type (the host's rule)
+        using Out = std::conditional_t<std::is_same_v<Element, half_t>, half_t, bfloat16_t>;
+        detail::sm90_epilogue_staged<Out, TileN, Config::SlabN, false, Held>(
+            p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, u + 1 == units, &s.c_full[consumer], c_parity,
+            held);
+        if constexpr (Held > 0) {
+          holding = true;
+          held_m0 = m0 + 64 * consumer, held_n0 = n0, held_batch = batch;
+        }
+        staged = true;
+        (void)slice;
+      } else if constexpr (Config::TmaStoreEpilogue) {
         staged = p.tma_store || p.staged_rows;
         if (staged) {
           bool const last = u + 1 == units;
@@ -964,7 +993,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           }
         }
       }
-      if (!staged) {
+      if (!Config::Lean && !staged) {
         std::int64_t const row0 = std::int64_t(m0) + consumer * 64 + (et / 32) * 16 + (et % 32) / 4;
         std::int64_t const col0 = std::int64_t(n0) + 2 * (et % 4);
         bool const full_cols = std::int64_t(n0) + TileN <= p.n;
