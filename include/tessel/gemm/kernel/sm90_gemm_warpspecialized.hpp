@@ -268,10 +268,9 @@ struct Sm90GemmConfig {
   // 16-bit fast-accumulating kernels with tiles 128 to 256 wide that do not load C. (Not the
   // 64-wide tiles yet: on the H100 the 128x64 kernel's lean build ran 1024x1024x4096 in 23.8 us
   // against the general build's 18.1, while 768^3 ran 0.8 us faster and the 1x2-cluster 128x64
-  // kernel 256x4096x4096 2 us faster. Its SASS shows why: its consumers' k-loop works the
-  // SharedStorage base out again every k-tile -- S2UR SR_CgaCtaId and a chain of uniform ops
-  // ahead of the stage's try-wait -- where the general build keeps it in a register; a 64-wide
-  // k-tile is 128 tensor-core cycles per consumer, too few to hide that. Session 26.)
+  // kernel 256x4096x4096 2 us faster. Not understood: its k-loop recomputes the SharedStorage
+  // base every k-tile (S2UR SR_CgaCtaId) where the general build keeps it in a register, but with
+  // the base laundered into a register the time stayed (23.6 us). Session 26.)
   static constexpr bool HasLeanTwin =
       !Lean_ && sizeof(Element_) == 2 && Accumulation_ == Sm90Accumulation::Fast && TileN_ % 64 == 0 && TileN_ >= 128 &&
       !LoadsC_;
