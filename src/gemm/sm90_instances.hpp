@@ -26,7 +26,6 @@ struct Sm90Instance {
   bool stream_k = false;  // walks a Stream-K schedule when p.stream_k (the cooperative kernels with k-tile-sized K slices)
   int consumers = 2;      // consumer warpgroups (a Stream-K partial is tile_m x tile_n fp32 per CTA)
   bool tma_loads_c = false;  // a 16-bit C may arrive by TMA in the staging buffer (p.c_by_tma; the _tmac kernels)
-  bool cooperative = false;  // the cooperative schedule (kernel/sm90_gemm_warpspecialized.hpp), not ping-pong
   // Launches grid = p.scheduler.grid_size() clusters of cluster_m * cluster_n CTAs. Pre: p complete.
   cudaError_t (*launch)(Sm90GemmParams const& p, cudaStream_t stream) = nullptr;
   // The same configuration's Lean build (Sm90GemmConfig::Lean), where it has one: the host launches
