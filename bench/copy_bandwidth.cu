@@ -1,5 +1,5 @@
 // bench/copy_bandwidth.cu -- the device memory bandwidth a kernel can hope for, measured in the
-// same run as the GEMMs it bounds (scripts/bench-skinny.sh): a memory-bound GEMM's floor is the
+// same run as the GEMMs it bounds (scripts/bench.sh skinny): a memory-bound GEMM's floor is the
 // bytes it must move divided by this.
 //
 //   bench_copy_bandwidth [--mib 1024] [--iters 20]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The GPU machine's one-stop check: build with all cores, run the GPU tests, a compute-sanitizer
-# pass, and the benchmarks. Logs and bench/results/*.json go under $OUT (default: ./gpu-out).
+# The GPU machine's one-stop check: build with all cores, run every test (host, GPU, Python) and
+# the CLI's random correctness sweep, a compute-sanitizer pass, and the benchmark suites
+# (scripts/bench.sh). Logs and results/<suite>-<gpu>.json go under $OUT (default: ./gpu-out).
 #
 #   scripts/gpu-check.sh                 # all stages
 #   scripts/gpu-check.sh build test      # some stages: build | test | sanitize | bench
@@ -9,7 +10,7 @@
 # the checkout: TESSEL_GIT_COMMIT=$(git rev-parse --short=12 HEAD) on the calling side),
 # ARCHS (default 90a, the H100/H200), BUILD_DIR (default build-gpu), TARGETS (build only these),
 # TEST_REGEX (ctest -R filter for the test stage), SANITIZE_FILTER (gtest filter for the
-# sanitizer stage), BENCH_SCRIPTS (which scripts/bench-*.sh the bench stage runs).
+# sanitizer stage), SUITES (the suites the bench stage runs; default scripts/bench.sh's).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -66,7 +67,7 @@ for stage in "${stages[@]}"; do
           run_san "$tool" "$(basename "$exe") ($n tests)" env GTEST_FILTER="$filter" "$exe"
         done
         # racecheck is ~10-100x slower: one process per test, several at a time (the whole
-        # gpu_sm90_gemm_test binary did not finish in 300 s; session 19).
+        # gpu_sm90_gemm_test binary does not finish in 300 s).
         for t in $tests; do
           [[ ":$race_skip:" == *":$t:"* ]] && continue
           run_san racecheck "$(basename "$exe") $t" env GTEST_FILTER="$t" "$exe" &
@@ -106,10 +107,8 @@ for stage in "${stages[@]}"; do
       ;;
     bench)
       note "bench $(date -u +%H:%M:%S)"
-      for b in ${BENCH_SCRIPTS:-scripts/bench-*.sh}; do
-        [ -x "$b" ] || continue
-        BUILD_DIR=$BUILD_DIR OUT=$OUT "$b" 2>&1 | tail -30 | tee -a "$OUT/summary.txt" || status=1
-      done
+      BUILD_DIR=$BUILD_DIR OUT=$OUT SKIP_BUILD=1 scripts/bench.sh ${SUITES:-} 2>&1 | tee -a "$OUT/summary.txt"
+      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
       ;;
     *) echo "unknown stage: $stage (build | test | sanitize | bench)" >&2; exit 2 ;;
   esac

@@ -66,7 +66,7 @@ inline constexpr Sm90PickCase kSm90Picks[] = {
     // in 4, 128 CTAs either way); with a short K, 128x64 where its tiles fit one round. Where its
     // tiles take two rounds, 128x128 in 2x1 clusters.
     // Where 64x64 tiles fit one round and put at least 1.5x as many CTAs to work (128 x 128: 4
-    // tiles in 16 slices against 2), those instead (session 16); not at 1024 x 128 (32 tiles in
+    // tiles in 16 slices against 2), those instead; not at 1024 x 128 (32 tiles in
     // 4 slices against 16 in 8).
     {128, 128, 8192, "tn", bf16, "sm90_bf16_64x64x64", false},
     {192, 128, 16384, "tn", bf16, "sm90_bf16_64x64x64", false},
@@ -118,7 +118,7 @@ inline constexpr Sm90PickCase kSm90Picks[] = {
     // At most 16 wide: 64x16 tiles where they fit one round (16 x 4096 with a short K), else
     // 128x64 (12288 rows: 192 tiles of 64); few tiles with a long K: 128-row tiles split K in 4
     // slices on every SM where the 64-row tiles would fill under 45% of the SMs, but 64 of them keep K
-    // (session 17: 16 x 4096 x 8192 0.96 against 0.86 on the H100, 0.94 against 0.85 on the H200);
+    // (16 x 4096 x 8192 0.96 against 0.86 on the H100, 0.94 against 0.85 on the H200);
     // 64 wide above 16.
     {16, 4096, 64, "tn", bf16, "sm90_bf16_64x16x64", true},
     {16, 12288, 64, "tn", bf16, "sm90_bf16_128x64x64", false},
@@ -152,7 +152,7 @@ inline constexpr Sm90PickCase kSm90Picks[] = {
     {2048, 2048, 2048, "tn", bf16, "sm90_bf16_128x256x64_c2_s4", false, 0.0f},
     {1536, 1536, 1536, "nn", bf16, "sm90_bf16_128x256x64_c2_s4", false, 0.0f},
     {1536, 1536, 1536, "tn", bf16, "sm90_bf16_128x256x64_c2_tmac", false, 1.0f},
-    // With K slices the work per cluster decides (session 15): 1024 x 1024 x 16384, 24 cluster
+    // With K slices the work per cluster decides: 1024 x 1024 x 16384, 24 cluster
     // tiles of 192 in 2 slices of 128 k-tiles against 16 of 256 in 4 of 64; 384 x 2048 x 16384
     // (canonical 2048 x 384) 16 of 192 in 4 against 16 of 256 in 4. 1024 x 2048 x 8192 (canonical
     // 2048 x 1024): 64 of 128x128 in one pass against 32 of 256 in 2 slices.
@@ -160,8 +160,8 @@ inline constexpr Sm90PickCase kSm90Picks[] = {
     {384, 2048, 16384, "tn", bf16, "sm90_bf16_128x192x64_c2", false, 0.0f},
     {1024, 2048, 8192, "tn", bf16, "sm90_bf16_128x128x64_c2", false, 0.0f},
     {1024, 2048, 8192, "tn", bf16, "sm90_bf16_128x256x64_c2_tmac", false, 1.0f},
-    // Where either side slices K, an estimate that counts the slices' reduction decides
-    // (session 16): 768 x 1024 x 16384 (48.0 us against 50.6 for 256 wide on the H100) and
+    // Where either side slices K, an estimate that counts the slices' reduction decides:
+    // 768 x 1024 x 16384 (48.0 us against 50.6 for 256 wide on the H100) and
     // 1000 x 384 x 8192 (22.8 against 24.9), both of which the work-only rule gave to 256.
     {768, 1024, 16384, "tn", bf16, "sm90_bf16_128x192x64_c2", false, 0.0f},
     {1000, 384, 8192, "tn", bf16, "sm90_bf16_128x192x64_c2", false, 0.0f},

@@ -1,9 +1,9 @@
 // apps/tessel/cmd_gemm.cpp -- `tessel gemm`: run, verify and time one GEMM (or a sweep of them)
 // against cuBLAS in the same process.
 //
-//   tessel gemm                                     4096^3 fp32, layout tn, verified, vs cuBLAS
+//   tessel gemm                                     4096^3 bf16, layout tn, verified, vs cuBLAS
 //   tessel gemm --m 8192 --n 8192 --k 8192 --dtype bf16 --json r.json
-//   tessel gemm --sweep bench/sgemm.txt --json bench/results/sgemm-h200-20261121.json
+//   tessel gemm --sweep bench/sgemm.txt --json bench/results/sgemm-h200.json
 //
 // fp8 (--dtype e4m3|e5m2, --b-dtype for a mixed pair) compares against cuBLASLt's fp8 matmul
 // (cublasGemmEx has no fp8), which runs only the tn layout; the row says so for the others.
@@ -63,7 +63,7 @@ constexpr char const* kUsage =
     "problem:\n"
     "  --m M --n N --k K   sizes (default 4096 each)\n"
     "  --batch B           batch count, matrices packed back to back (default 1)\n"
-    "  --dtype T           A/B dtype: fp32 (default), tf32, fp16, bf16, e4m3, e5m2\n"
+    "  --dtype T           A/B dtype: bf16 (default), fp16, tf32, fp32, e4m3, e5m2\n"
     "  --b-dtype T         B's dtype when it differs from A's (fp8: e4m3 x e5m2, e5m2 x e4m3)\n"
     "  --out-dtype T       C/D dtype: default fp32 for fp32/tf32, bf16 for fp8, else the input dtype\n"
     "  --a-scale S --b-scale S      fp8 per-tensor scales: D = alpha*(S_a*A)(S_b*B) + beta*C (default 1)\n"
@@ -170,7 +170,7 @@ float parse_float(std::string const& option, std::string const& text) {
 
 struct Problem {
   long long m = 4096, n = 4096, k = 4096, batch = 1;
-  DType ab = DType::f32, bt = DType::f32, cd = DType::f32;  // A, B, C/D
+  DType ab = DType::bf16, bt = DType::bf16, cd = DType::bf16;  // A, B, C/D
   std::string layout = "tn";
   long long lda = 0, ldb = 0, ldc = 0;  // 0: packed (the smallest legal leading dimension)
   float alpha = 1.0f, beta = 0.0f;

@@ -151,7 +151,7 @@ Status family_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o
   p.tiles_m = int(tiles_m), p.tiles_n = int(tiles_n);
   p.raster_order = choose_raster_order(tiles_m, tiles_n);
   // Bands of 16 tile rows for the 128x256 tiles (8192^3 bf16 on the H100: 0.646x cuBLAS against
-  // 0.606 with bands of 8, bench_sm80_variants), 8 for the rest.
+  // 0.606 with bands of 8), 8 for the rest.
   p.raster_group = t.tile_m * t.tile_n >= 128 * 256 ? 16 : 8;
   p.splits = splits;
   p.workspace = w.partials, p.flags = w.flags;
@@ -325,7 +325,7 @@ GemmKernelInfo const* sm80_select_gemm_kernel(GemmArguments const& g, int sms) {
   std::int64_t const m = col_d ? g.n : g.m, n = col_d ? g.m : g.n;  // of the row-major D computed
   auto const tiles = [&](std::int64_t tm, std::int64_t tn) { return ((m + tm - 1) / tm) * ((n + tn - 1) / tn) * g.batch_count; };
   // 128x128 whenever its tiles fill the SMs, and for long K (split-K then fills them); 64x64 for
-  // small problems with short K. On the H200 (bench/results/sm80-h200-20261121.json) 128x128x32
+  // small problems with short K. On the H200 (bench/results/sm80-h200.json) 128x128x32
   // (4 warps, 2 CTAs per SM) beat 128x256x64 / 256x128x32 / 128x256x32 at 4096^3 (414 / 395 / 354 /
   // 312-349 TFLOP/s), and its smaller tiles quantise better on odd shapes (4097 rows: 33 tile rows
   // of 128 instead of 17 of 256, the 17th nearly empty). The larger tiles run by name.

@@ -6,7 +6,7 @@ namespace tessel::kernel::detail {
 
 Sm80Instance sm80_instance_tf32_128x128x32() {
   using Config = collective::Sm80GemmConfig<float, 128, 128, 32, /*WarpsM=*/2, /*WarpsN=*/2, /*Stages=*/3,
-                                                collective::Sm80MainloopSchedule<true, true, 2, collective::Tf32Rounding::nearest_even>>;
+                                                collective::Sm80MainloopSchedule<true, true, collective::Tf32Rounding::nearest_even>>;
   return make_sm80_instance<Config, void>();
 }
 

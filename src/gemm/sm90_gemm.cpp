@@ -312,9 +312,9 @@ bool env_switch(char const* name, bool unset) {
 
 // Whether the persistent walk launches only as many clusters as finish its tiles in the same
 // number of waves (PersistentArguments::balance_waves): yes unless TESSEL_SM90_BALANCE=0 (an A/B
-// diagnostic). Session 10, H200, alternating in one run: 4096^3 0.991-0.993x cuBLAS -> 1.004-1.006
+// diagnostic). H200, alternating in one run: 4096^3 0.991-0.993x cuBLAS -> 1.004-1.006
 // (64 clusters for 66: 4 full waves instead of a last one 58/66 full), 8192^3 1.013-1.014 ->
-// 1.029, 6144^3 0.990 -> 1.011, fp8 e4m3 8192^3 0.934 -> 0.954 (bench/results/balance-*-s10.txt).
+// 1.029, 6144^3 0.990 -> 1.011, fp8 e4m3 8192^3 0.934 -> 0.954.
 // Not with split-K or Stream-K, whose units are not whole tiles of one wave each.
 bool balanced_grid() {
   static bool const on = env_switch("TESSEL_SM90_BALANCE", true);
@@ -323,7 +323,7 @@ bool balanced_grid() {
 
 // Whether a persistent walk in 32 bits takes the kernels' compact unit path (Sm90GemmParams::
 // compact_units, kernel/sm90_gemm_cta.hpp): yes unless TESSEL_SM90_COMPACT=0 (an A/B diagnostic).
-// Session 25, H100, GPU time per call queued (bench_api_overhead), same binary: 1024^3 7.2 us
+// H100, GPU time per call queued (bench_api_overhead), same binary: 1024^3 7.2 us
 // against 7.9, 512x512x4096 12.0 against 13.1-13.2, 2048^3 25.9 against 26.3-26.5, 3072x3072x1024
 // 31.1-31.3 against 31.8-32.2 -- the producer's first load out ~0.5 us sooner.
 bool compact_units_allowed() {
@@ -339,15 +339,14 @@ bool lean_allowed() {
 }
 
 // The L2 promotion of an entry's operand tensor maps: 256 bytes, but 128 for the 16-wide skinny
-// kernels on an H200-class GPU (told apart by its 60 MB L2), whose long operand streams in
-// 128-byte row pieces. Session 9, alternating in one run (bench/results/skinny-s9-*): on the H200
-// 128 bytes gave 16x8192x8192 0.91-0.92x cuBLAS against 0.90 with 256, 16x8192x16384 0.99 against
-// 0.975; on the H100 (50 MB) 128 bytes lost 0.3-1.5% (0.961-0.965 against 0.964-0.967,
-// 0.977-0.987 against 0.992-0.995). ncu on the H200: with 256 a 128-byte row piece brings its
-// neighbour into L2 (L2 hit rate 30% against cuBLAS's 9%, the same DRAM bytes). The 64- and
-// 128-wide kernels' skinny shapes and 4096^3 moved by less than the noise; the multi-round
-// 16x28672x8192 on 128x64 tiles lost 1.5% with 128. TESSEL_SM90_L2PROMO = 0 none, 1 64 B, 2 128 B,
-// 3 256 B overrides it for every kernel (A/Bs).
+// kernels on an H200-class GPU (told apart by its 60 MB L2), whose long operand streams in 128-byte
+// row pieces. Alternating in one run: on the H200 128 bytes gave 16x8192x8192 0.91-0.92x cuBLAS
+// against 0.90 with 256, 16x8192x16384 0.99 against 0.975; on the H100 (50 MB) 128 bytes lost
+// 0.3-1.5% (0.961-0.965 against 0.964-0.967, 0.977-0.987 against 0.992-0.995). ncu on the H200:
+// with 256 a 128-byte row piece brings its neighbour into L2 (L2 hit rate 30% against cuBLAS's 9%,
+// the same DRAM bytes). The 64- and 128-wide kernels' skinny shapes and 4096^3 moved by less than
+// the noise; the multi-round 16x28672x8192 on 128x64 tiles lost 1.5% with 128.
+// TESSEL_SM90_L2PROMO = 0 none, 1 64 B, 2 128 B, 3 256 B overrides it for every kernel (A/Bs).
 CUtensorMapL2promotion operand_l2_promotion(Sm90Instance const& t) {
   static constexpr CUtensorMapL2promotion kPromotions[] = {CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_64B,
                                                            CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B};
@@ -918,13 +917,12 @@ double cluster_work(std::size_t i, Slicing const& sl) {
   return double(rounds) * double((sl.k_tiles + sl.splits - 1) / sl.splits) * double(kFamilies[i].instance().tile_n);
 }
 
-// An estimate of entry i's time on that problem where K slices are in play (H100, session 15, a
-// fit to the 192- and 256-wide pairs of bench/results/mid-splits-h100-20261126-s15.txt): 0.002 us
-// per unit of cluster_work, plus ~2.9 us per slice per million elements of D for the partials the
-// slices write and the reduction pass reads. Measured against the rounds-only rule on 98 survey
-// and mid-size problems (session 16, bench/results/reduction-term-ab-h100-20261126-s16.txt): it
-// moved only the two lines that rule had lost, 768x1024x16384 50.6 -> 48.0 us and 1000x384x8192
-// 24.9 -> 22.8.
+// An estimate of entry i's time on that problem where K slices are in play (H100, a fit to the
+// 192- and 256-wide pairs of mid-size problems run in K slices): 0.002 us per unit of cluster_work,
+// plus ~2.9 us per slice per million elements of D for the partials the slices write and the
+// reduction pass reads. Measured against the rounds-only rule on 98 survey and mid-size problems
+// (H100, same runs): it moved only the two lines that rule had lost, 768x1024x16384 50.6 -> 48.0 us
+// and 1000x384x8192 24.9 -> 22.8.
 double sliced_time_us(std::size_t i, Slicing const& sl, std::int64_t m, std::int64_t n, std::int64_t batch) {
   double const reduce = sl.splits > 1 ? 2.9e-6 * double(sl.splits) * double(m) * double(n) * double(batch) : 0.0;
   return 0.002 * cluster_work(i, sl) + reduce;
@@ -956,15 +954,14 @@ bool reads_in_place(std::size_t i, detail::CanonicalGemm const& cg) {
   return kFamilies[i].instance().mn_major || (cg.a.k_stride == 1 && cg.b.k_stride == 1);
 }
 
-// Where the heuristic would take 128x64 tiles (entry first + kTile64) for a D wider and taller
-// than 64: the 64x64 tiles of the skinny kernel instead (one consumer warpgroup, 12 stages), when
-// they fit one round and, with their K slices, put at least 1.5 times as many CTAs to work. On
-// these latency-bound problems the count of CTAs streaming decides. H200, session 16,
-// bench_api_overhead, GPU time per call queued (bench/results/small-mn-sweep-h200-20261126-s16.txt):
-// 256x192x1000 6.2 us against 8.1, 128x384x1024 6.0 against 6.8, 1536x192x2048 9.1 against 11.7,
-// 192x128x16384 9.7 against 10.6, 768x384x3000 14.3 against 15.4 (on 128x128 in 2x1 clusters); not
-// where the 128x64 tiles' slices put more to work (1024x192x3000: 48 CTAs against 128, 12.8 us
-// against 11.9) or the 64x64 tiles need two rounds (1024x1024x4096 28.4 against 21.8).
+// Where the heuristic would take 128x64 tiles (entry first + kTile64) for a D wider and taller than
+// 64: the 64x64 tiles of the skinny kernel instead (one consumer warpgroup, 12 stages), when they
+// fit one round and, with their K slices, put at least 1.5 times as many CTAs to work. On these
+// latency-bound problems the count of CTAs streaming decides. H200, bench_api_overhead, GPU time
+// per call queued: 256x192x1000 6.2 us against 8.1, 128x384x1024 6.0 against 6.8, 1536x192x2048 9.1
+// against 11.7, 192x128x16384 9.7 against 10.6, 768x384x3000 14.3 against 15.4 (on 128x128 in 2x1
+// clusters); not where the 128x64 tiles' slices put more to work (1024x192x3000: 48 CTAs against
+// 128, 12.8 us against 11.9) or the 64x64 tiles need two rounds (1024x1024x4096 28.4 against 21.8).
 std::size_t narrow_tile(std::size_t first, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k,
                         detail::CanonicalGemm const& cg) {
   std::size_t const small = first == 0 ? kTile64x64 : kTile64x64F16;
@@ -977,8 +974,8 @@ std::size_t narrow_tile(std::size_t first, std::int64_t m, std::int64_t n, std::
 // 1x2 clusters the two CTAs of a tile row multicast halves of that strip, so it leaves L2 half as
 // often (where their cluster tiles fit one round).
 // Two columns (a D 65 to 128 wide): on a GPU with fast HBM (>= 4 TB/s: the H200), and a long
-// operand of at least 2^25 elements (64 MiB). Same runs, by name against the 1x1 kernel
-// (bench/results/skinny-c1x2-{h200,h100}-20261127-s23.txt), ratios to cuBLAS:
+// operand of at least 2^25 elements (64 MiB). Same runs, by name against the 1x1 kernel, ratios to
+// cuBLAS:
 //   H200: 128x8192x8192 0.92 against 0.80, fp16 0.91-0.92 against 0.80-0.81, 128x8192x16384 0.92
 //         against 0.79-0.80, 128x8192x4096 0.87 against 0.80-0.82, 128x4096x8192 0.84 against
 //         0.78-0.79, 128x4096x14336 0.88-0.89 against 0.80-0.81, 96x8192x8192 0.87 against 0.82;
@@ -989,14 +986,13 @@ std::size_t narrow_tile(std::size_t first, std::int64_t m, std::int64_t n, std::
 //         0.87 against 0.92): its HBM, not the L2, bounds these problems.
 // Four columns (a D 193 to 256 wide, which takes 128x64 tiles as a small problem with K < 8192):
 // each strip leaves L2 four times instead of twice. The clusters pay on both GPUs from 2^24
-// elements with K up to 4096 (session 24, same runs, bench/results/wide-c1x2-*-20261127-s24.txt):
-// 256x4096x4096 on the H100 0.83-0.85x cuBLAS against 0.76-0.80 (GPU time queued 21.1-21.4 us
-// against 24.1), on the H200 0.86-0.88 against 0.81-0.82, fp16 alike; a batch of 2 of
-// 256x2048x4096 0.82-0.83 against 0.73-0.74 (H100), 0.83-0.84 against 0.74-0.76 (H200). Not with
-// a longer K, where the GPUs part (256x4096x6144: H200 0.81-0.82 against 0.87-0.88, and
-// 256x3072x6144 0.71 against 0.77; H100 0.93-0.94 against 0.78 -- one reading each), nor with
-// three columns (H100: 192x4096x4096 21 us queued against 18.6, the fourth CTA of each pair of
-// clusters idling), nor below 2^24 (256x2048x4096 even on both).
+// elements with K up to 4096 (same runs): 256x4096x4096 on the H100 0.83-0.85x cuBLAS against
+// 0.76-0.80 (GPU time queued 21.1-21.4 us against 24.1), on the H200 0.86-0.88 against 0.81-0.82,
+// fp16 alike; a batch of 2 of 256x2048x4096 0.82-0.83 against 0.73-0.74 (H100), 0.83-0.84 against
+// 0.74-0.76 (H200). Not with a longer K, where the GPUs part (256x4096x6144: H200 0.81-0.82 against
+// 0.87-0.88, and 256x3072x6144 0.71 against 0.77; H100 0.93-0.94 against 0.78 -- one reading each),
+// nor with three columns (H100: 192x4096x4096 21 us queued against 18.6, the fourth CTA of each
+// pair of clusters idling), nor below 2^24 (256x2048x4096 even on both).
 std::size_t shared_strip(std::size_t pick, std::size_t first, std::int64_t m, std::int64_t n, std::int64_t batch,
                          std::int64_t k) {
   std::size_t const clustered = kTile64C1x2 + (first == 0 ? 0 : 1);
@@ -1010,12 +1006,12 @@ std::size_t shared_strip(std::size_t pick, std::size_t first, std::int64_t m, st
 
 // An fp32 D with K of 2048 or more on 64-wide tiles (128x64 in either cluster shape, or 64x64) for
 // a D at most 128 wide or tall: the tiles' promoted sibling where it reads both operands in place
-// (the 16-wide tiles always promote). Skinny (session 17, below in sm90_select_gemm_kernel) and,
-// since session 23, 65 to 128 wide or tall: unsplit, the tensor core's own sum read 5x cuBLAS's
-// error there too (H200: 112x8192x4100 5.4e-7 on the 1x2 kernel against cuBLAS's 1.1e-7, fp16
-// 6.1e-7 against 1.5e-7; the GPU test Sm90Sweep.TwoTileColumnsShareTheLongOperand). The 1x2 kernel's sibling keeps its
-// clusters: H200, 128x8192x8192, 0.89x cuBLAS against the promoted 1x1 kernel's 0.82 (the fast 1x2
-// kernel 0.95, at cuBLAS's own error there; bench/results/fp32d-h200-20261127-s23.txt).
+// (the 16-wide tiles always promote). Skinny (below in sm90_select_gemm_kernel) and 65 to 128 wide
+// or tall: unsplit, the tensor core's own sum read 5x cuBLAS's error there too (H200: 112x8192x4100
+// 5.4e-7 on the 1x2 kernel against cuBLAS's 1.1e-7, fp16 6.1e-7 against 1.5e-7; the GPU test
+// Sm90Sweep.TwoTileColumnsShareTheLongOperand). The 1x2 kernel's sibling keeps its clusters: H200,
+// 128x8192x8192, 0.89x cuBLAS against the promoted 1x1 kernel's 0.82 (the fast 1x2 kernel 0.95, at
+// cuBLAS's own error there).
 std::size_t promoted_for_long_k(std::size_t pick, GemmArguments const& g, detail::CanonicalGemm const& cg) {
   if (g.c_type != DType::f32 || g.k < 2048) return pick;
   std::size_t sibling = 0;
@@ -1039,13 +1035,13 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   resident_this_call.fill(-1);
   bool const col_d = g.c_order == MatrixOrder::col_major;
   std::int64_t const m = col_d ? g.n : g.m, n = col_d ? g.m : g.n;  // of the canonical D
-  // fp8 (H100, bench/results/fp8-h100-20261125-*.json): 256-wide tiles promoted after every
+  // fp8 (H100, bench/results/fp8-h100.json): 256-wide tiles promoted after every
   // k-tile, 0.93-0.94x cuBLASLt at 8192^3 with cuBLASLt's error (every 256 products by name:
   // 0.95-0.96x, but up to 1.6x its error measured, and the default must stay within 2x everywhere);
   // 192-wide tiles 0.913x, 128-wide 0.835x, both with more L2 traffic per product); a D at most
   // 128 wide takes the 128-wide tile.
   // Small fp8 problems (the 256-wide tiles in 2x1 clusters would fill less than half the GPU) with
-  // K below 8192 take the 128-wide tiles where those fit one round (H100, session 12, same run:
+  // K below 8192 take the 128-wide tiles where those fit one round (H100, same run:
   // 1024^3 0.70x cuBLASLt against 0.53, 512^3 0.63 against 0.50; 2048^3 stays: 0.88 against 0.81).
   std::int64_t const batch = g.batch_count;
   if (is_fp8(g.a_type) && is_fp8(g.b_type)) {
@@ -1054,10 +1050,10 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   }
   // tf32: the 128x256 tiles in 2x1 clusters wherever they fill at least half the SMs' first round,
   // or K is long enough for their split-K to put the SMs to work; smaller problems with a short K,
-  // and narrow ones, keep the sm80 tf32 kernels (64x64 tiles, many CTAs). H100, session 19
-  // (bench/results/tf32-mid-h100-20261127-s19.txt): 1024x1024x4096 1.01x cuBLAS against 0.53 for
-  // the sm80 pick; 1024^3 0.62 against 0.74 and 512^3 0.42 against 0.75 for sm80_tf32_64x64x32
-  // (a 128x128 tf32 entry measured between them, 0.71 and 0.78, and was not kept).
+  // and narrow ones, keep the sm80 tf32 kernels (64x64 tiles, many CTAs). H100, same runs:
+  // 1024x1024x4096 1.01x cuBLAS against 0.53 for the sm80 pick; 1024^3 0.62 against 0.74 and 512^3
+  // 0.42 against 0.75 for sm80_tf32_64x64x32 (a 128x128 tf32 entry measured between them, 0.71 and
+  // 0.78, and was not kept).
   if (g.a_type == DType::tf32 && g.b_type == DType::tf32) {
     bool const takes = m > 128 && n > 128 && (!fills_under_half(kTf32Entry, m, n, batch) || g.k >= 4096);
     return takes ? &kEntries[kTf32Entry] : nullptr;
@@ -1065,26 +1061,26 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   if (g.a_type != DType::bf16 && g.a_type != DType::f16) return nullptr;
   std::size_t const first = g.a_type == DType::bf16 ? 0 : kFp16Entries;
   detail::CanonicalGemm const cg = detail::canonical_gemm(g);
-  // Measured on the H100 (bench/results/sm90-h100-*.json): 128x256 tiles in 2x1 clusters are the
-  // fastest per tile (the 1x1 kernel's tile takes 1.09x as long at 4096^3, 1.2x at 8192^3), except
-  // on a single tile row (the cluster's second CTA idles) and a single tile column narrower than
-  // 129 (half of every 256-wide B tile is padding: 128x8192x8192 runs in 68 us with 128x128,
-  // 103 us with 128x256); a D at most 64 wide takes 64-wide tiles and a deep pipeline.
+  // Measured on the H100, the sm90 suite: 128x256 tiles in 2x1 clusters are the fastest per tile
+  // (the 1x1 kernel's tile takes 1.09x as long at 4096^3, 1.2x at 8192^3), except on a single tile
+  // row (the cluster's second CTA idles) and a single tile column narrower than 129 (half of every
+  // 256-wide B tile is padding: 128x8192x8192 runs in 68 us with 128x128, 103 us with 128x256); a D
+  // at most 64 wide takes 64-wide tiles and a deep pipeline.
   if (n <= 64 || m <= 64) {
     // Skinny: memory-bound; the long side of `rows` canonical rows (a D at most 64 rows tall runs
-    // as the swapped problem, sm90_swaps_problem). The 64-row tiles (one consumer warpgroup) put
-    // up to twice as many CTAs on the long operand as 128-row tiles; they are taken where they fit
-    // one round on the SMs and the 128-row tiles would not split K, or K is short. H100, same runs
-    // (bench/results/skinny-*-s6-*): 16x8192x8192 52-53 us on 128 CTAs of 64x64 against 53-57 us
-    // on 64 CTAs of 128x64; 16x6144x8192 47 against 49; 16x4096x4096 21 against 24-25 (128x64 in
-    // 4 K slices); but 16x4096x8192 41 against 37 and 16x4096x14336 63 against 55 (4 slices of
-    // 128x64 stream on every SM and K is long enough to pay for the reduction); with more than
-    // one round 128x64 (16x28672x8192: 162 us against 177).
+    // as the swapped problem, sm90_swaps_problem). The 64-row tiles (one consumer warpgroup) put up
+    // to twice as many CTAs on the long operand as 128-row tiles; they are taken where they fit one
+    // round on the SMs and the 128-row tiles would not split K, or K is short. H100, same runs:
+    // 16x8192x8192 52-53 us on 128 CTAs of 64x64 against 53-57 us on 64 CTAs of 128x64;
+    // 16x6144x8192 47 against 49; 16x4096x4096 21 against 24-25 (128x64 in 4 K slices); but
+    // 16x4096x8192 41 against 37 and 16x4096x14336 63 against 55 (4 slices of 128x64 stream on
+    // every SM and K is long enough to pay for the reduction); with more than one round 128x64
+    // (16x28672x8192: 162 us against 177).
     // At most 16 wide, 16-wide tiles: a stage then carries 2 KiB of the narrow operand instead of
-    // 8, and 21 stages keep 1.75x the long operand's bytes in flight (H200, same runs,
-    // bench/results/skinny-*-s8-*: 16x8192x8192 40 us against 50, 16x4096x4096 16 against 20;
-    // H100 51.6 against 52.6). Their operands must be K-major: an MN-major one is staged (16
-    // rows are not a 64-row TMA box), which cost 16x8192x8192 `nt` 173 us against 56 in place.
+    // 8, and 21 stages keep 1.75x the long operand's bytes in flight (H200, same runs: 16x8192x8192
+    // 40 us against 50, 16x4096x4096 16 against 20; H100 51.6 against 52.6). Their operands must be
+    // K-major: an MN-major one is staged (16 rows are not a 64-row TMA box), which cost
+    // 16x8192x8192 `nt` 173 us against 56 in place.
     std::int64_t const rows = n <= 64 ? m : n, side = n <= 64 ? n : m;
     bool const bf16 = g.a_type == DType::bf16;
     std::size_t const narrow16 = bf16 ? kTile64x16 : kTile64x16F16;
@@ -1096,38 +1092,35 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     std::int64_t const tiles64 = (rows + 63) / 64 * g.batch_count, tiles128 = (rows + 127) / 128 * g.batch_count;
     int const k_tiles = int(std::min<std::int64_t>((g.k + 63) / 64, INT_MAX));
     bool const wide_splits_k = k_slices(kFamilies[first + kTile64].instance(), tiles128, k_tiles, clusters, m, n) > 1;
-    // The 16-wide tiles keep the long K themselves where they fill at least 45% of the SMs
-    // (60-66 tiles on 132; session 17, ratios to cuBLAS, the 64x16 kernel by name against the
-    // heuristic's 4 slices of 128x64, bench/results/skinny-split-*-s17.txt and inflight-ab-*-s17.txt):
-    // 16x4096x8192 0.96 against 0.86 on the H100 (with its in-flight limit), 0.94 against 0.85 on
-    // the H200; 16x4096x14336 0.92 against 0.91 and 0.87 against 0.86.
+    // The 16-wide tiles keep the long K themselves where they fill at least 45% of the SMs (60-66
+    // tiles on 132; ratios to cuBLAS, same runs, the 64x16 kernel by name against the heuristic's 4
+    // slices of 128x64): 16x4096x8192 0.96 against 0.86 on the H100 (with its in-flight limit),
+    // 0.94 against 0.85 on the H200; 16x4096x14336 0.92 against 0.91 and 0.87 against 0.86.
     bool const narrow_keeps_k = narrow == narrow16 && 100 * tiles64 >= 45LL * narrow_clusters;
     bool const narrow_pays = tiles64 <= narrow_clusters && (!wide_splits_k || k_tiles < 128 || narrow_keeps_k);
     std::size_t const pick = known && narrow_pays ? narrow : first + kTile64;
-    // An fp32 D with K of 2048 or more: the 64-wide tiles' promoted siblings (session 17, H100: summed
-    // in the tensor core, 65-129 k-tiles read 3-15x cuBLAS's error; promoted 3.3e-8 against cuBLAS's
-    // 1.1e-7 at 40x4000x4100, at the same speed: bench/results/skinny-promoted-h100-20261127-s17.txt)
-    // -- where both operands are K-major: they stage an MN-major one, which cost 32x8192x8192 nt
-    // 3x its time. (The 16-wide tiles always promote.)
+    // An fp32 D with K of 2048 or more: the 64-wide tiles' promoted siblings (H100: summed in the
+    // tensor core, 65-129 k-tiles read 3-15x cuBLAS's error; promoted 3.3e-8 against cuBLAS's
+    // 1.1e-7 at 40x4000x4100, at the same speed) -- where both operands are K-major: they stage an
+    // MN-major one, which cost 32x8192x8192 nt 3x its time. (The 16-wide tiles always promote.)
     return &kEntries[promoted_for_long_k(pick, g, cg)];
   }
   // A D 65 to 128 wide or tall, still memory-bound: the 128x64 tiles, where they fit one round on
   // the SMs and fill most of them or K is short, put twice as many CTAs on the long operand as
-  // 128x128 ones (H100, session 12, same run: 128x8192x8192 0.955x cuBLAS against 0.83 on 128x128
-  // in 2x1 clusters; 8192x128x8192 0.966 against 0.83 on 128x256; 128x4096x4096 0.77 against
-  // 0.61).
-  // With a long K (session 15), 128x64 also where its tiles in their K slices put at least as many
-  // CTAs to work as the wider tiles in theirs, or half as many with K at most 8192, where the
-  // unsplit tiles finish before the slices' reduction pass pays; else the wider tiles in slices
-  // (session 12 had 128x4096x14336 at 0.90x cuBLAS on 128x128 in slices against 0.83 on 64
-  // unsplit 128x64 tiles; those 64 tiles now take 2 slices). H100, bench_api_overhead, GPU time
-  // per call queued back to back (bench/results/long-k-small-h100-20261126-s15.txt): 128x128x8192 8.7
-  // us in 16 slices of 128x64 against 17.6 in 8 of 128x256, 128x128x65536 21.8 against 46.1,
-  // 1024x128x8192 11.7 against 17.7; against 128x128 in 2x1 clusters, 128x1024x8192 13.2 against
-  // 14.0, 128x2048x8192 (128 CTAs either way) 20.0 against 21.8. The 64 tiles of 128x4096 take 2
-  // slices since their D is not skinny (sm90_choose_splits): 128x4096x8192 33.4 against 36.8,
-  // 128x4096x14336 51.1-51.6 against 54.2-54.4 (cuBLAS 52.9-53.5), 4096x128x14336 50.3 against
-  // 60.5 on 128x256, 128x2048x16384 33.6 against 37.6; 128x4096x32768 106.1 against 104.0-104.5.
+  // 128x128 ones (H100, same run: 128x8192x8192 0.955x cuBLAS against 0.83 on 128x128 in 2x1
+  // clusters; 8192x128x8192 0.966 against 0.83 on 128x256; 128x4096x4096 0.77 against 0.61).
+  // With a long K, 128x64 also where its tiles in their K slices put at least as many CTAs to work
+  // as the wider tiles in theirs, or half as many with K at most 8192, where the unsplit tiles
+  // finish before the slices' reduction pass pays; else the wider tiles in slices (H100:
+  // 128x4096x14336 0.90x cuBLAS on 128x128 in slices against 0.83 on 64 unsplit 128x64 tiles; those
+  // 64 tiles take 2 slices, below). H100, bench_api_overhead, GPU time per call queued back to
+  // back: 128x128x8192 8.7 us in 16 slices of 128x64 against 17.6 in 8 of 128x256, 128x128x65536
+  // 21.8 against 46.1, 1024x128x8192 11.7 against 17.7; against 128x128 in 2x1 clusters,
+  // 128x1024x8192 13.2 against 14.0, 128x2048x8192 (128 CTAs either way) 20.0 against 21.8. The 64
+  // tiles of 128x4096 take 2 slices since their D is not skinny (sm90_choose_splits): 128x4096x8192
+  // 33.4 against 36.8, 128x4096x14336 51.1-51.6 against 54.2-54.4 (cuBLAS 52.9-53.5),
+  // 4096x128x14336 50.3 against 60.5 on 128x256, 128x2048x16384 33.6 against 37.6; 128x4096x32768
+  // 106.1 against 104.0-104.5.
   if (m <= 128 || n <= 128) {
     std::int64_t const tiles = cluster_tiles(first + kTile64, m, n, batch), ctas = resident(first + kTile64);
     auto const narrowest = [&] {
@@ -1142,15 +1135,15 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   }
   // Small problems (the 128x256 tiles in 2x1 clusters fill less than half the GPU) with a K short
   // enough to do without slices: 128x64 tiles where they fit one round, else 128x128 in 2x1
-  // clusters where those do (H100, session 12, same runs: 1024^3 12 us against 29 on 128x256 in 4
-  // slices and 19 unsplit; 512^3 9 against 18; 1024x1024x4096 0.675x cuBLAS against 0.48 in 4
-  // slices; 1024x2048x1024 on 128x128 0.775 against 0.60; 1024x1024x8192 even, so not from there).
+  // clusters where those do (H100, same runs: 1024^3 12 us against 29 on 128x256 in 4 slices and 19
+  // unsplit; 512^3 9 against 18; 1024x1024x4096 0.675x cuBLAS against 0.48 in 4 slices;
+  // 1024x2048x1024 on 128x128 0.775 against 0.60; 1024x1024x8192 even, so not from there).
   // Operand rows off the L2's 32-byte sectors (read in place below sm90_operand_align's size) cost
   // the 128x64 tiles most: 128x128 in 2x1 clusters instead where those fit one round and put as
-  // many CTAs to work (H100, session 15, bench_api_overhead, GPU time per call queued:
-  // 1024x1024x3000, 6000-byte rows, 31.4 us on 128x64 against 24.4 -- cuBLAS 18.3 --; 768x384x3000
-  // 17.8 against 15.8-16.2; 4096x192x3000 27.7-28.1 against 20.8-21.0). Not with fewer: 192x192x3000
-  // 8.6 us in 11 slices of 128x64 against 15.2 on 4 CTAs, 1024x192x3000 12.4 against 15.1.
+  // many CTAs to work (H100, bench_api_overhead, GPU time per call queued: 1024x1024x3000,
+  // 6000-byte rows, 31.4 us on 128x64 against 24.4 -- cuBLAS 18.3 --; 768x384x3000 17.8 against
+  // 15.8-16.2; 4096x192x3000 27.7-28.1 against 20.8-21.0). Not with fewer: 192x192x3000 8.6 us in
+  // 11 slices of 128x64 against 15.2 on 4 CTAs, 1024x192x3000 12.4 against 15.1.
   if (g.k < 8192 && fills_under_half(first + kTile256C2, m, n, batch)) {
     bool const narrow_fits = tile_rounds(first + kTile64, m, n, batch) == 1;
     if (narrow_fits) {
@@ -1165,9 +1158,9 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     if (tile_rounds(first + kTile128C2, m, n, batch) == 1) return &kEntries[first + kTile128C2];
   }
   // With a long K, 128x64 where its K slices put more CTAs to work than either clustered tile's
-  // (H100, session 15, same runs: 256x256x8192 11.1 us in 16 slices of 128x64 against 12.7 on
-  // 128x128 in 2x1 clusters in 8). Where they tie the wider tiles stay (256x1024x8192 18.0 against
-  // 19.0 on 128x64, 1024x1024x8192 41.1 against 46.3, 512x512x8192 18.1 against 18.8).
+  // (H100, same runs: 256x256x8192 11.1 us in 16 slices of 128x64 against 12.7 on 128x128 in 2x1
+  // clusters in 8). Where they tie the wider tiles stay (256x1024x8192 18.0 against 19.0 on 128x64,
+  // 1024x1024x8192 41.1 against 46.3, 512x512x8192 18.1 against 18.8).
   if (g.k >= 8192 && fills_under_half(first + kTile256C2, m, n, batch) && tile_rounds(first + kTile64, m, n, batch) == 1) {
     std::int64_t const narrow = busy_ctas(first + kTile64, m, n, batch, g.k);
     if (narrow > busy_ctas(first + kTile128C2, m, n, batch, g.k) && narrow > busy_ctas(first + kTile256C2, m, n, batch, g.k))
@@ -1191,22 +1184,22 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   constexpr double kSingleTileTime = 1.15;  // per tile, against the cluster kernels
   if (double(single) * kSingleTileTime < double(std::min(c2, c1x2))) return &kEntries[first + kTile256];
   // 192-wide tiles in 2x1 clusters where their rounds, of tiles 3/4 as long, take less than 0.9 of
-  // the 256-wide ones' (H100, session 13, same runs: 1536^3 25 -> 21 us, 1536x4096x4096 0.79 ->
-  // 0.97x cuBLAS, 768x4096x4096 0.74 -> 0.93, 2304^3 0.67 -> 0.85, 3072^3 97 -> 90 us; where the
-  // rounds say no it lost: 2048^3 0.88 -> 0.71, 4096^3 1.00 -> 0.89, 1024x8192x8192 0.98 -> 0.87;
-  // 5120^3 and 1536x8192x8192, near the line, even). Only where it reads the operands in place (a
-  // cluster CTA's 96-row share is not whole 64-row MN-major boxes: it stages those), C is unread
-  // and D takes TMA stores (it has neither the C-by-TMA nor the row-copy epilogue).
-  // Rounds of units with their K slices (cluster_work), since session 15: where the 256-wide tiles
-  // take more slices, their rounds are as many but shorter (H100, bench_api_overhead, GPU time per
-  // call queued: 1024x1024x16384 68.9 us on 192-wide tiles in 2 slices against 58.6 on 256-wide in
-  // 4; 1000x1024x16384 69.2 against 58.5; 512x1536x16384 53.3 against 50.7; 1024x1024x8192 41.1
+  // the 256-wide ones' (H100, same runs: 1536^3 25 -> 21 us, 1536x4096x4096 0.79 -> 0.97x cuBLAS,
+  // 768x4096x4096 0.74 -> 0.93, 2304^3 0.67 -> 0.85, 3072^3 97 -> 90 us; where the rounds say no it
+  // lost: 2048^3 0.88 -> 0.71, 4096^3 1.00 -> 0.89, 1024x8192x8192 0.98 -> 0.87; 5120^3 and
+  // 1536x8192x8192, near the line, even). Only where it reads the operands in place (a cluster
+  // CTA's 96-row share is not whole 64-row MN-major boxes: it stages those), C is unread and D
+  // takes TMA stores (it has neither the C-by-TMA nor the row-copy epilogue).
+  // The rounds count units with their K slices (cluster_work): where the 256-wide tiles take more
+  // slices, their rounds are as many but shorter (H100, bench_api_overhead, GPU time per call
+  // queued: 1024x1024x16384 68.9 us on 192-wide tiles in 2 slices against 58.6 on 256-wide in 4;
+  // 1000x1024x16384 69.2 against 58.5; 512x1536x16384 53.3 against 50.7; 1024x1024x8192 41.1
   // against 38.8 -- and where the work says 192, 192 stayed ahead: 384x2048x16384 51.2 against
-  // 55.9, 1536x1024x16384 77.3 against 89.9). That rule lost 768x1024x16384, whose 192-wide work
-  // is 0.92 of the 256-wide tiles', 48.2 -> 50.8, and 1000x384x8192 22.4 -> 25.0: it left out the
-  // extra slices' reduction. Since session 16, where either side slices K, sliced_time_us (work
-  // plus a reduction term) decides instead; it took both back (48.0 and 22.8 us) and moved no other
-  // line of the 98-problem A/B.
+  // 55.9, 1536x1024x16384 77.3 against 89.9). That rule lost 768x1024x16384, whose 192-wide work is
+  // 0.92 of the 256-wide tiles', 48.2 -> 50.8, and 1000x384x8192 22.4 -> 25.0: it left out the
+  // extra slices' reduction. So where either side slices K, sliced_time_us (work plus a reduction
+  // term) decides instead; it took both back (48.0 and 22.8 us) and moved no other line of the
+  // 98-problem A/B.
   std::size_t const wide192 = g.a_type == DType::bf16 ? kTile192C2 : kTile192C2F16;
   Slicing const s192 = slicing(wide192, m, n, batch, g.k);
   Slicing const s256c2 = slicing(first + kTile256C2, m, n, batch, g.k);
@@ -1223,9 +1216,8 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
       d_tma_storable(g) && reads_in_place(wide192, cg))
     return &kEntries[wide192];
   // 128x128 in 2x1 clusters where they do the 256-wide tiles' work per cluster in one pass and
-  // those would need K slices (H100, session 15, same measure: 1024x2048x8192 48.2 us against
-  // 57.7 in 2 slices; 1024x2048x16384 92.0 against 98.0). C unread: this kernel adds C from
-  // registers.
+  // those would need K slices (H100, same measure: 1024x2048x8192 48.2 us against 57.7 in 2 slices;
+  // 1024x2048x16384 92.0 against 98.0). C unread: this kernel adds C from registers.
   if (Slicing const s128 = slicing(first + kTile128C2, m, n, batch, g.k),
       s_cluster = cluster == kTile256C2 ? s256c2 : s256c1x2;
       !gemm_reads_c(g) && s128.splits == 1 && s_cluster.splits > 1 &&
@@ -1233,8 +1225,8 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     return &kEntries[first + kTile128C2];
   // bf16 in 2x1 clusters with a TMA-stored D: 4 stages and the two-slab epilogue (H100, same runs,
   // against the 3-stage kernel: 4096^3 0.981 vs 0.959 and 0.967 vs 0.956, 8192^3 1.028 vs 1.008 and
-  // 0.995 vs 1.018, 8192x28672x4096 0.984 vs 0.977; bench/results/sm90-h100-20261125.json and
-  // sm90-s4-h100-20261124.json). It has no copy warps, so a D that TMA cannot store stays on _c2.
+  // 0.995 vs 1.018, 8192x28672x4096 0.984 vs 0.977). It has no copy warps, so a D that TMA cannot
+  // store stays on _c2.
   if (cluster == kTile256C2 && g.a_type == DType::bf16 && d_tma_storable(g)) return &kEntries[kTile256C2S4];
   // C read, and TMA can load it and store D: the kernel that loads C into its staging buffer during
   // the mainloop (H100, 8192x8192x2048 with beta = 1: 0.89x cuBLAS against 0.60x from registers).

@@ -7,12 +7,12 @@
 // `transposed` column-major (a skinny kernel ran the swapped problem): then consecutive threads
 // take consecutive rows, so D's stores stay contiguous.
 //
-// The GEMM's kernel and this one are a split-K call's whole GPU cost beyond the unsplit kernel,
-// so this one is kept short: four elements a thread where D's rows allow (float4 reads of the
+// The GEMM's kernel and this one are a split-K call's whole GPU cost beyond the unsplit kernel, so
+// this one is kept short: four elements a thread where D's rows allow (float4 reads of the
 // partials), 32-bit index arithmetic where the problem fits, and a programmatic dependent launch.
-// H100, session 14 (bench/results/splitk-api-overhead-h100-20261126-s14.txt, GPU time a call,
-// queued): 512^3 in 2 slices 11.1 -> 7.1 us against the one-element, 64-bit, plain-launched form;
-// the launch attribute alone is ~2.5 us of that (128x1024x4096: 12.2 -> 9.8 us).
+// H100 (bench_api_overhead, GPU time a call, queued): 512^3 in 2 slices 11.1 -> 7.1 us against the
+// one-element, 64-bit, plain-launched form; the launch attribute alone is ~2.5 us of that
+// (128x1024x4096: 12.2 -> 9.8 us).
 #include "gemm_canonical.hpp"
 #include "sm90_instances.hpp"
 

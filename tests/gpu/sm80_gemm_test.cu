@@ -8,7 +8,7 @@
 // dimensions (the staging path), forced staging equal to in-place reads bit for bit, NaN/Inf
 // propagation as in cuBLAS, the whole-tile epilogue beside edge tiles, and the large odd shapes
 // 4095x4097x4099 and 8191x8193x8191.
-// Tests whose name contains "Small" are the compute-sanitizer sweep (FAMILY=sm80 scripts/gpu-family.sh); Sweep
+// Tests whose name contains "Small" are the compute-sanitizer sweep (scripts/gpu-check.sh sanitize); Sweep
 // and Large are the full ragged sweep and the large odd shapes.
 #include "gpu/gpu_test.hpp"
 #include "gpu/sm80_gemm_check.hpp"

@@ -463,7 +463,7 @@ TEST(Sm90Sweep, SkinnyKernelsRunTheSwappedProblem) {
   // unlimited. 125 tiles also take the L2 cache hints (sm90_skinny_l2_hints) on either GPU.
   // Ragged in every dimension, C read. With an fp32 D these long, unsplit K also check the
   // kernel's promoted accumulation: the tensor core's own fp32 sum over 129 k-tiles read 3-15x
-  // cuBLAS's error (session 17, H100: max 7.2e-7 against 2.2e-7 at K = 8250); added up one
+  // cuBLAS's error (H100: max 7.2e-7 against 2.2e-7 at K = 8250); added up one
   // k-tile at a time in registers it is within 2x. (The 64-wide skinny kernels, which sum in the
   // tensor core, miss it on these shapes; their _promoted siblings below do not.)
   for (DtypeCase const& dt : kDtypes) {

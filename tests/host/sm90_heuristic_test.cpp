@@ -59,8 +59,8 @@ TEST(Sm90Heuristic, ClusterSizesFollowTheEntryNames) {
 
 // A D 65 to 128 wide (two tile columns of 128x64) whose long operand has at least 2^25
 // elements takes the 1x2 clusters, which multicast each strip of it to both columns, on a GPU
-// with fast HBM (the H200); the 1x1 kernel on the H100, and on the H200 below that size (session
-// 23, bench/results/skinny-c1x2-*-s23.txt). Column-major D: BLAS 128 x 8192 is canonical 8192 x 128.
+// with fast HBM (the H200); the 1x1 kernel on the H100, and on the H200 below that size (measured:
+// src/gemm/sm90_gemm.cpp, shared_strip). Column-major D: BLAS 128 x 8192 is canonical 8192 x 128.
 TEST(Sm90Heuristic, TwoTileColumnsShareTheLongOperandOnFastHbm) {
   EXPECT_EQ(pick(128, 8192, 8192, DType::bf16, h200), "sm90_bf16_128x64x64_c1x2");
   EXPECT_EQ(pick(128, 8192, 8192, DType::f16, h200), "sm90_fp16_128x64x64_c1x2");
@@ -121,7 +121,7 @@ TEST(Sm90Heuristic, TheAssumedCountsAreTheOnesUsed) {
 }
 
 // An fp32 D 17-64 wide with K of 2048 or more takes the 64-wide tiles' promoted siblings where
-// both operands are K-major (session 17: the tensor core's own sum read 3-15x cuBLAS's error),
+// both operands are K-major (H100: the tensor core's own sum read 3-15x cuBLAS's error),
 // the fast kernels otherwise: a 16-bit D, a shorter K, or an MN-major operand (staged for the
 // promoted kernels, 3x the time at 32x8192x8192 nt).
 TEST(Sm90Heuristic, AnFp32DWithALongKTakesThePromotedKernels) {

@@ -1,5 +1,5 @@
-// Four of the sm_90a GEMM host's rules, on the shapes their measurements name (sessions 14-22)
-// and over every small case: how many K slices a problem gets (sm90_choose_splits,
+// Four of the sm_90a GEMM host's rules, on the shapes their measurements name and over every
+// small case: how many K slices a problem gets (sm90_choose_splits,
 // kernel/sm90_gemm_cta.hpp), the 16-wide skinny kernel's in-flight limit (sm90_skinny_in_flight)
 // and L2 cache hints (sm90_skinny_l2_hints), and the row alignment asked of an operand before it
 // is read in place (sm90_operand_align, gemm/device/sm90_operand_read.hpp). No GPU.
@@ -31,7 +31,7 @@ TEST(Sm90HostRules, KSlicesOnlyFromThirtyTwoKTiles) {
       {8, 32, 132, 64, false, 8, "256x256x2048: 32 / 4 k-tiles"},
       {8, 64, 132, 64, false, 16, "256x256x4096: capped at 16"},
       // 64-wide tiles of a skinny D split only while they fill at most a quarter of the clusters;
-      // of a wider one with 64 k-tiles or more, while they fill at most half (session 15).
+      // of a wider one with 64 k-tiles or more, while they fill at most half.
       {33, 64, 132, 64, true, 4, "33 tiles fill a quarter"},
       {34, 64, 132, 64, true, 1, "34 tiles fill more"},
       {36, 64, 132, 64, false, 3, "768x384x4096 on 128x64 tiles"},
@@ -76,8 +76,8 @@ TEST(Sm90HostRules, KSlicesOnlyFromThirtyTwoKTiles) {
 }
 
 TEST(Sm90HostRules, SkinnyInFlightLimitOnlyWhereItWasMeasuredToPay) {
-  // The 16-wide skinny kernel's in-flight limit (session 17, bench/results/inflight-*-s17.txt and
-  // skinny-split-*-s17.txt; a D one tile column wide, 132 resident CTAs): the H200 limits a full
+  // The 16-wide skinny kernel's in-flight limit (measured: kernel/sm90_gemm_cta.hpp; a D one tile
+  // column wide, 132 resident CTAs): the H200 limits a full
   // round of tiles with a long K and leaves half a round alone; the H100 limits about half a round
   // (60-66 tiles) and leaves fewer (starved) and more alone.
   struct Case {

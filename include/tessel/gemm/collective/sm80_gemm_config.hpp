@@ -66,37 +66,15 @@ enum class Tf32Rounding {
 //                         cp.async carry no row predicate (edge tiles keep the predicated one)
 //   SpreadCopies          the next k-tile's cp.async are spread over the k-blocks 0..KBlocks-2
 //                         instead of all issued at k-block 0
-//   FragmentBuffers       2: the next k-block's fragments load while this one computes; 1: each
-//                         k-block loads its own fragments just before its MMAs (fewer registers)
 //   Tf32                  Tf32Rounding above
-//   MbarrierStages        stages handed over by mbarriers instead of one CTA barrier per k-tile: a
-//                         "full" barrier per stage that every thread's cp.async arrive on
-//                         (cp.async.mbarrier.arrive.noinc), an "empty" one every thread arrives on
-//                         after its last ldmatrix of the stage; warps drift apart by up to a k-tile
-//                         instead of meeting every k-tile (needs sm_90 for the waits)
-//   CopiesFirst           a k-block issues its cp.async before its ldmatrix instead of after (ptxas
-//                         keeps shared-memory reads and the cp.async writes in program order)
-//   MmaOrder              the order of a k-block's MMAs over the warp's (MMA_M, MMA_N) atoms
-//                         (Sm80MmaOrder below)
-// The order of a k-block's mma.sync over the warp's atoms:
-//   m_outer      for m, for n: consecutive MMAs share A (ptxas marks A's registers .reuse)
-//   n_serpentine for n, for m (m reversed on odd n): consecutive MMAs share B, and at each turn A
-enum class Sm80MmaOrder { m_outer, n_serpentine };
-
-template <bool UnpredicatedInterior_ = false, bool SpreadCopies_ = false, int FragmentBuffers_ = 2,
-          Tf32Rounding Tf32_ = Tf32Rounding::nearest_away, bool MbarrierStages_ = false, bool CopiesFirst_ = false,
-          Sm80MmaOrder MmaOrder_ = Sm80MmaOrder::m_outer>
+// The fragments are always double-buffered (the next k-block's ldmatrix run while this one's
+// MMAs do), and a k-block's MMAs run m-outer (consecutive MMAs share A's registers).
+template <bool UnpredicatedInterior_ = false, bool SpreadCopies_ = false,
+          Tf32Rounding Tf32_ = Tf32Rounding::nearest_away>
 struct Sm80MainloopSchedule {
-  static_assert(FragmentBuffers_ == 1 || FragmentBuffers_ == 2,
-                "Sm80MainloopSchedule: FragmentBuffers is 1 (load each k-block's fragments before its MMAs) or 2 "
-                "(double-buffered)");
   static constexpr bool UnpredicatedInterior = UnpredicatedInterior_;
   static constexpr bool SpreadCopies = SpreadCopies_;
-  static constexpr int FragmentBuffers = FragmentBuffers_;
   static constexpr Tf32Rounding Tf32 = Tf32_;
-  static constexpr bool MbarrierStages = MbarrierStages_;
-  static constexpr bool CopiesFirst = CopiesFirst_;
-  static constexpr Sm80MmaOrder MmaOrder = MmaOrder_;
 };
 
 namespace detail {

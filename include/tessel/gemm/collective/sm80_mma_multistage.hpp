@@ -11,11 +11,8 @@
 // at the last k-block the next stage is awaited (cp.async.wait_group Stages-2, one barrier), which
 // also retires the reads of the stage the next copies overwrite.
 // Config::Schedule (Sm80MainloopSchedule) varies this order: the copies spread over k-blocks
-// 0..KBlocks-2 (committed as one group after the last of them), fragments loaded by each k-block
-// for itself (one register buffer; the wait and barrier then follow the last k-block's MMAs), an
-// unpredicated copy of the loop for interior tiles, how fp32 operands are rounded to tf32,
-// per-stage mbarriers in place of the CTA barrier (MbarrierStages), and whether a k-block's copies
-// precede its ldmatrix (CopiesFirst).
+// 0..KBlocks-2 (committed as one group after the last of them), an unpredicated copy of the loop
+// for interior tiles, and how fp32 operands are rounded to tf32.
 //
 // Residues. Rows past M (N) are predicated per copy (zero-fill, nothing read). K is cut into
 // k-tiles at multiples of BLK_K, so only the last k-tile can be partial; it is loaded first (the
@@ -23,10 +20,6 @@
 // wholly outside are zero-filled, and the one chunk that straddles K is read element by element
 // and stored with zeros past K. Operands must be K-major with 16-byte aligned rows (the host
 // adapter stages anything else into such a copy first).
-//
-// Parts (MainloopPart): `all` runs prologue and loop; a persistent kernel calls `prologue` for
-// its next tile (the first Stages-1 k-tiles' copies, left in flight) and later `body` for it (the
-// loop, over the stages the prologue filled), so the copies overlap the current tile's epilogue.
 //
 // operator()(gA, gB, accum, residue, k_tiles, thread, smem):
 //   gA (BLK_M,BLK_K,k) and gB (BLK_N,BLK_K,k) -- the CTA's tile row/column of A and B in global memory
@@ -40,7 +33,6 @@
 #include <tessel/algorithm/copy.hpp>
 #include <tessel/algorithm/gemm.hpp>
 #include <tessel/arch/sm80_copy_cp_async.hpp>
-#include <tessel/arch/sm90_mbarrier.hpp>
 #include <tessel/config.hpp>
 #include <tessel/gemm/collective/sm80_gemm_config.hpp>
 #include <tessel/gemm/collective/swizzle_hoist.hpp>
@@ -68,9 +60,6 @@ struct MainloopResidue {
 struct KTileRange {
   int begin, end;
 };
-
-// Which part of the mainloop a call runs (file comment).
-enum class MainloopPart { all, prologue, body };
 
 namespace detail {
 
@@ -125,18 +114,10 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
   static constexpr bool IsTf32 = std::is_same_v<Element, float>;
   using Schedule = typename Config::Schedule;
 
-  static constexpr bool Mbarriers = Schedule::MbarrierStages;
-  struct Buffers {
+  struct SharedStorage {
     alignas(128) Element a[decltype(cosize(SmemLayoutA{}))::value];
     alignas(128) Element b[decltype(cosize(SmemLayoutB{}))::value];
   };
-  // Schedule::MbarrierStages: per stage, "copies landed" and "reads done" (after the buffers, so
-  // the epilogue's staging buffer, which reuses the pipeline's memory, never overlaps them).
-  struct BuffersAndBarriers : Buffers {
-    alignas(8) std::uint64_t full[Stages];
-    alignas(8) std::uint64_t empty[Stages];
-  };
-  using SharedStorage = std::conditional_t<Mbarriers, BuffersAndBarriers, Buffers>;
 
   // The first k-tile the CTA loads is the problem's partial last one when it owns it (file comment).
   TESSEL_HOST_DEVICE static constexpr int k_tile_at(int i, KTileRange r, bool partial_last) {
@@ -188,42 +169,20 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
     }
   }
 
-  template <MainloopPart Part = MainloopPart::all, class TensorA, class TensorB, class FrgC>
+  template <class TensorA, class TensorB, class FrgC>
   TESSEL_DEVICE void operator()(TensorA const& gA, TensorB const& gB, FrgC& accum, MainloopResidue residue,
                                 KTileRange k_tiles, int thread_idx, SharedStorage& smem) const {
-    static_assert(Part == MainloopPart::all || !Mbarriers,
-                  "CollectiveMma: a mainloop split into prologue and body (persistent kernels) keeps the CTA barrier; "
-                  "use a schedule without MbarrierStages");
     if constexpr (Schedule::UnpredicatedInterior) {
       if (residue.rows_a == BlkM && residue.rows_b == BlkN) {
-        mainloop<true, Part>(gA, gB, accum, residue, k_tiles, thread_idx, smem);
+        mainloop<true>(gA, gB, accum, residue, k_tiles, thread_idx, smem);
         return;
       }
     }
-    mainloop<false, Part>(gA, gB, accum, residue, k_tiles, thread_idx, smem);
-  }
-
-  // One k-block's MMAs in the schedule's order (Sm80MmaOrder).
-  template <class FrgA, class FrgB, class FrgC>
-  TESSEL_DEVICE static void mma_k_block(TiledMma const& tiled_mma, FrgA const& tCrA, FrgB const& tCrB, FrgC& accum) {
-    if constexpr (Schedule::MmaOrder == Sm80MmaOrder::m_outer) {
-      gemm(tiled_mma, tCrA, tCrB, accum);
-    } else {
-      constexpr int MmaM = decltype(size<1>(tCrA))::value, MmaN = decltype(size<1>(tCrB))::value;
-      MMA_Atom<typename Config::MmaOp> const& atom = tiled_mma;  // the TiledMMA is its atom
-      TESSEL_UNROLL
-      for (int n = 0; n < MmaN; ++n) {
-        TESSEL_UNROLL
-        for (int i = 0; i < MmaM; ++i) {
-          int const m = n % 2 == 0 ? i : MmaM - 1 - i;
-          atom.call(accum(_, m, n), tCrA(_, m), tCrB(_, n), accum(_, m, n));
-        }
-      }
-    }
+    mainloop<false>(gA, gB, accum, residue, k_tiles, thread_idx, smem);
   }
 
   // Interior: every row of the tile lies inside M and N (the copies of full k-tiles need no predicate).
-  template <bool Interior, MainloopPart Part, class TensorA, class TensorB, class FrgC>
+  template <bool Interior, class TensorA, class TensorB, class FrgC>
   TESSEL_DEVICE void mainloop(TensorA const& gA, TensorB const& gB, FrgC& accum, MainloopResidue residue,
                               KTileRange k_tiles, int thread_idx, SharedStorage& smem) const {
     Tensor sA = make_tensor(make_smem_ptr(smem.a), SmemLayoutA{});  // (BLK_M,BLK_K,PIPE)
@@ -300,90 +259,43 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
       }
     };
 
-    // Schedule::MbarrierStages: every thread arrives once per fill on full[stage] (when its copies
-    // have landed) and once per use on empty[stage] (after its last ldmatrix of the stage).
-    if constexpr (Mbarriers && Part == MainloopPart::all) {
-      if (thread_idx == 0) {
-        TESSEL_UNROLL
-        for (int s = 0; s < Stages; ++s) {
-          mbarrier_init(&smem.full[s], Config::Threads);
-          mbarrier_init(&smem.empty[s], Config::Threads);
-        }
-      }
-      __syncthreads();  // the barriers are initialised before anyone arrives (CTA scope)
-    }
-
     // Prologue: the first Stages-1 k-tiles in flight (the partial one first).
-    if constexpr (Part != MainloopPart::body) {
-      TESSEL_UNROLL
-      for (int s = 0; s < Stages - 1; ++s) {
-        if (s < k_tile_count) {
-          int const kt = k_tile_at(s, k_tiles, partial_last);
-          if (s == 0 && partial_last) {
-            load_partial_tile(g2s_a, tApA, tAcA, tAgA(_, _, _, kt), tAsA(_, _, _, s), std::int64_t(kt) * BlkK, residue.k);
-            load_partial_tile(g2s_b, tBpB, tBcB, tBgB(_, _, _, kt), tBsB(_, _, _, s), std::int64_t(kt) * BlkK, residue.k);
-          } else {
-            TESSEL_UNROLL
-            for (int slot = 0; slot < CopySlots; ++slot) load_tile_slot(slot, kt, s);
-          }
-          if constexpr (Mbarriers) cp_async_mbarrier_arrive_noinc(&smem.full[s]);
+    TESSEL_UNROLL
+    for (int s = 0; s < Stages - 1; ++s) {
+      if (s < k_tile_count) {
+        int const kt = k_tile_at(s, k_tiles, partial_last);
+        if (s == 0 && partial_last) {
+          load_partial_tile(g2s_a, tApA, tAcA, tAgA(_, _, _, kt), tAsA(_, _, _, s), std::int64_t(kt) * BlkK, residue.k);
+          load_partial_tile(g2s_b, tBpB, tBcB, tBgB(_, _, _, kt), tBsB(_, _, _, s), std::int64_t(kt) * BlkK, residue.k);
+        } else {
+          TESSEL_UNROLL
+          for (int slot = 0; slot < CopySlots; ++slot) load_tile_slot(slot, kt, s);
         }
-        cp_async_fence();
       }
-    }
-    if constexpr (Part == MainloopPart::prologue) {
-      (void)accum;
-      return;  // the copies stay in flight; `body` waits for them
+      cp_async_fence();
     }
 
     int smem_read = 0;
     int smem_write = Stages - 1;
     int k_load = Stages - 1;  // the next k-tile (position in the load order) to issue
-    constexpr bool DoubleBuffer = Schedule::FragmentBuffers == 2;
-    // MbarrierStages: the parity of the phase to wait for on full[smem_read] (flips each time the
-    // read stage wraps) and on empty[smem_write] (the previous use of the write stage: starts at 1,
-    // which a fresh barrier reports as complete, and flips each time the write stage wraps).
-    std::uint32_t full_parity = 0, empty_parity = 1;
-    // The stage's copies have landed (everyone's): a CTA barrier, or full[smem_read] when the
-    // stage holds k-tile `k_tile` (past the last one nothing was filled: no wait).
-    auto const wait_stage = [&](int k_tile) {
-      if constexpr (Mbarriers) {
-        if (k_tile < k_tile_count) mbarrier_wait(&smem.full[smem_read], full_parity);
-      } else {
-        (void)k_tile;
-        cp_async_wait<Stages - 2>();
-        __syncthreads();
-      }
-    };
-    auto const advance_read = [&] {
-      smem_read = smem_read == Stages - 1 ? 0 : smem_read + 1;
-      if (smem_read == 0) full_parity ^= 1;
+    // The read stage's copies have landed (everyone's), and every read of the stage the next
+    // copies overwrite is done: one CTA barrier.
+    auto const wait_stage = [&] {
+      cp_async_wait<Stages - 2>();
+      __syncthreads();
     };
 
-    if constexpr (Mbarriers) {
-      if (partial_last) __syncthreads();  // the straddling chunk was stored by plain stores
-    }
-    wait_stage(0);
-    if constexpr (DoubleBuffer) load_fragments(0, smem_read);  // the first k-block's fragments
+    wait_stage();
+    load_fragments(0, smem_read);  // the first k-block's fragments
 
     // This k-block's share of the copies of k-tile t+Stages-1 (issued before its MMAs).
     auto const issue_copies = [&](int kb) {
       if (kb >= CopySlots) return;
-      if (k_load < k_tile_count) {
-        if constexpr (Mbarriers) {
-          // Every thread has read the previous use of the write stage.
-          if (kb == 0) mbarrier_wait(&smem.empty[smem_write], empty_parity);
-        }
-        load_tile_slot(kb, k_tile_at(k_load, k_tiles, partial_last), smem_write);
-        if constexpr (Mbarriers) {
-          if (kb == CopySlots - 1) cp_async_mbarrier_arrive_noinc(&smem.full[smem_write]);
-        }
-      }
+      if (k_load < k_tile_count) load_tile_slot(kb, k_tile_at(k_load, k_tiles, partial_last), smem_write);
       if (kb == CopySlots - 1) {
         cp_async_fence();
         ++k_load;
         smem_write = smem_write == Stages - 1 ? 0 : smem_write + 1;
-        if (smem_write == 0) empty_parity ^= 1;
       }
     };
 
@@ -391,35 +303,16 @@ struct CollectiveMma<MainloopSm80CpAsync<Stages>, Config> {
     for (int k_tile = 0; k_tile < k_tile_count; ++k_tile) {
       TESSEL_UNROLL
       for (int kb = 0; kb < KBlocks; ++kb) {
-        if constexpr (DoubleBuffer) {
-          if (kb == KBlocks - 1) {
-            // The next k-tile's stage: wait for its copies (a CTA barrier also retires every read
-            // of the stage the next copies will overwrite).
-            advance_read();
-            wait_stage(k_tile + 1);
-          }
-          if constexpr (Schedule::CopiesFirst) issue_copies(kb);
-          // Fragments of the next k-block (of this tile, or the first of the next) while kb computes.
-          load_fragments(kb + 1 == KBlocks ? 0 : kb + 1, smem_read);
-          // MbarrierStages: that was this thread's last ldmatrix of the stage (kb + 1 == KBlocks - 1).
-          if constexpr (Mbarriers) {
-            if (kb + 2 == KBlocks) mbarrier_arrive(&smem.empty[smem_read]);
-          }
-        } else {
-          if constexpr (Schedule::CopiesFirst) issue_copies(kb);
-          load_fragments(kb, smem_read);
-          if constexpr (Mbarriers) {
-            if (kb + 1 == KBlocks) mbarrier_arrive(&smem.empty[smem_read]);
-          }
+        if (kb == KBlocks - 1) {
+          // The next k-tile's stage: wait for its copies (the CTA barrier also retires every read
+          // of the stage the next copies will overwrite).
+          smem_read = smem_read == Stages - 1 ? 0 : smem_read + 1;
+          wait_stage();
         }
-        if constexpr (!Schedule::CopiesFirst) issue_copies(kb);
-        mma_k_block(tiled_mma, tCrA(_, _, kb), tCrB(_, _, kb), accum);
-        if constexpr (!DoubleBuffer) {
-          if (kb == KBlocks - 1) {
-            advance_read();
-            wait_stage(k_tile + 1);
-          }
-        }
+        // Fragments of the next k-block (of this tile, or the first of the next) while kb computes.
+        load_fragments(kb + 1 == KBlocks ? 0 : kb + 1, smem_read);
+        issue_copies(kb);
+        gemm(tiled_mma, tCrA(_, _, kb), tCrB(_, _, kb), accum);
       }
     }
     // Shared memory may be reused (epilogue) once every copy has landed and every read is done.

@@ -40,12 +40,11 @@ constexpr Sm90OperandRead sm90_operand_read(std::uintptr_t address, std::int64_t
 // The row alignment in bytes the host asks of an operand before reading it in place
 // (sm90_operand_read's `align`, src/gemm/sm90_gemm.cpp): TMA's 16, or -- for a large D, where a
 // staged copy costs little beside the GEMM -- 32. TMA reads rows that start off the L2's 32-byte
-// sectors more slowly: a 16-byte multiple pitch that is not a 32-byte
-// one (K = 8200 bf16, 16400 bytes) puts every other row there. H100, session 14, random inputs
-// (bench/results/pitch-h100-20261126-s14.txt, GPU time a call, A's and B's rows K + 8 elements
-// apart, in place against staged, twice): 8192^3 1734 -> 1691 us (cuBLAS 1563-1589), 6144^3 768
-// -> 727-733 (cuBLAS 666-676), but 4096^3 219-236 -> 243, and a skinny problem streams B once,
-// so copying it first triples its traffic (16x8192x8192 49 -> 148 us). fp8 alike (CLI, same
+// sectors more slowly: a 16-byte multiple pitch that is not a 32-byte one (K = 8200 bf16, 16400
+// bytes) puts every other row there. H100, random inputs (GPU time a call, A's and B's rows K + 8
+// elements apart, in place against staged, twice): 8192^3 1734 -> 1691 us (cuBLAS 1563-1589),
+// 6144^3 768 -> 727-733 (cuBLAS 666-676), but 4096^3 219-236 -> 243, and a skinny problem streams B
+// once, so copying it first triples its traffic (16x8192x8192 49 -> 148 us). fp8 alike (CLI, same
 // machine, twice: 8192^3 with 8208-byte rows 0.848-0.851 ms in place, 0.831-0.837 staged; 4096^3
 // with 4112-byte rows 0.114 in place, 0.122-0.123 staged). Staged from M N / (M + N) >= 3072.
 constexpr int sm90_operand_align(std::int64_t m, std::int64_t n) {

@@ -4,14 +4,14 @@
 // The library's SIMT kernel for problems that fill the GPU (registry entry simt_128x128x8_128t,
 // src/gemm/simt_launch.cuh): SimtRegisterStaged, K-contiguous operands transposed (KMajorRows =
 // false), a 128x128x8 CTA tile of 4 warps (2x2, each 64x64), 16x8 outputs per thread, 2 CTAs per
-// SM; every dtype of the host API (converted to float on load). In the mainloop experiment
-// (bench_simt_variants, commit c08b327, H100) it measured 0.94 / 0.94 / 0.96 / 0.99x cuBLAS SGEMM
+// SM; every dtype of the host API (converted to float on load). In the SIMT mainloop experiment
+// (commit c08b327, H100) it measured 0.94 / 0.94 / 0.96 / 0.99x cuBLAS SGEMM
 // at 4096^3 and 0.94 / 0.96 / 0.95 / 0.98x at 8192^3 (CLI layouts tn / nn / nt / tt), against
 // 0.75-0.86x for simt_gemm.hpp's 256-thread, 8x8-per-thread kernel. 8x8 per thread and k-row
 // storage measured below it (level where k rows do not apply); cp.async with k rows beat it only
 // where neither operand is K-contiguous (nt: 0.971x with 3 stages, 1.015x with 4, at 4096^3) and
-// lost 15-25% where one is. The 4-stage variant stays in the experiment (bench/simt_experiment/;
-// docs/PERF.md has the table).
+// lost 15-25% where one is. The 4-stage variant is not in the library (docs/PERF.md has the
+// table).
 //
 // Same problem, CTA tile (SimtTile) and contract as simt_gemm.hpp (D = alpha A B + beta C, D
 // row-major, A/B in either order as compile-time instances, ragged M/N/K, batches); glossary of

@@ -42,8 +42,7 @@ struct Sm80Gemm {
   static constexpr int SmemBytes = int(sizeof(SharedStorage));
 };
 
-// One CTA's share of problem p: tile `tile` of batch `batch`, split-K slice `slice` (also used by
-// the experiment's persistent kernel, bench/sm80_gemm_persistent.cuh).
+// One CTA's share of problem p: tile `tile` of batch `batch`, split-K slice `slice`.
 template <class Config>
 struct Sm80TileWork {
   using Element = typename Config::Element;

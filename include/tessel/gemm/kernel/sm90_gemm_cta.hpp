@@ -125,13 +125,13 @@ TESSEL_HOST_DEVICE constexpr Sm90KRange sm90_k_range(int k_tiles, int splits, in
 // of the 128x64 kernel 55.2 us, 2 slices on 128 SMs plus the reduction pass 57.4; the
 // compute-bound 128x256 tiles 145 us unsplit, 99 us in 2 slices.)
 // The wide tiles' slices keep at least 16 k-tiles each: with fewer, the reduction pass costs more
-// than the slices save (H100, session 12: 1024^3 in 4 slices of 4 k-tiles 29 us, unsplit 19).
-// Below 32 k-tiles no slices at all (H100, session 14, bench_api_overhead, GPU time per call
+// than the slices save (H100: 1024^3 in 4 slices of 4 k-tiles 29 us, unsplit 19).
+// Below 32 k-tiles no slices at all (H100, bench_api_overhead, GPU time per call
 // queued back to back: 512^3 5.1 us unsplit against 7.1 in 2 slices, 384x384x1024 6.7 against 7.4
 // in 4; at 32 k-tiles and more the slices won: 16x2048x2048 6.3 against 6.9, 256x256x2048 7.5
 // against 10.0, 16x1024x4096 6.8 against 10.8).
 // The 64-wide tiles of a D wider and taller than 64 (not `skinny`) with at least 64 k-tiles split
-// like the wider ones, while they fill at most half the clusters (H100, session 15,
+// like the wider ones, while they fill at most half the clusters (H100,
 // bench_api_overhead, GPU time per call queued, 128x64 tiles: 256x1536x4096, 48 tiles, 17.7 us
 // unsplit against 13.8 in 2 slices; 768x384x4096, 36 tiles, 17.5 against 11.7 in 3;
 // 2048x256x4096 17.7 against 14.4; with 32 k-tiles 512x1024x2048, 64 tiles, 10.9 against 11.9).
@@ -151,15 +151,14 @@ TESSEL_HOST_DEVICE constexpr int sm90_choose_splits(long long cluster_tiles, int
 // The in-flight limit of a 16-wide skinny kernel (Sm90GemmParams::in_flight; 0: none) for a D one
 // tile column wide in `tiles` tiles of `k_tiles` k-tiles on `ctas` resident CTAs, on a GPU whose
 // HBM is `fast_hbm` (peak 4 TB/s or more: the H200) or not (the H100). Measured, not derived
-// (bench/results/inflight-*-s17.txt and skinny-split-*-s17.txt: the 64x16x64 kernel, 21 stages of
-// 10 KiB, ratio to cuBLAS in the same run). Fewer k-tiles in flight per SM serve the SMs more
-// evenly -- on the H200 at 16x8192x8192 the CTAs' mainloops ended within 3.6 us of each other
-// instead of 10 -- but cap what each SM can pull (~10 KiB a k-tile over a ~2 us loaded latency),
-// so they pay only where enough CTAs stream: on the H200 a full round of tiles with a long K
-// (16x8192x8192 0.92-0.94 -> 0.95-0.96, 16x28672x8192 0.99 -> 1.03) while 64 tiles starve (16x4096x4096
-// 0.97 -> 0.83); on the H100 64 tiles gain (16x4096x4096 0.91-0.92 -> 0.98, 16x4096x8192 0.88 ->
-// 0.96, 16x4096x14336 0.89-0.90 -> 0.92-0.93) while 48 starve (16x3072x8192 1.00 -> 0.84) and 128
-// lose 1.5% (16x8192x8192).
+// (the 64x16x64 kernel, 21 stages of 10 KiB, ratio to cuBLAS in the same run). Fewer k-tiles in
+// flight per SM serve the SMs more evenly -- on the H200 at 16x8192x8192 the CTAs' mainloops ended
+// within 3.6 us of each other instead of 10 -- but cap what each SM can pull (~10 KiB a k-tile over
+// a ~2 us loaded latency), so they pay only where enough CTAs stream: on the H200 a full round of
+// tiles with a long K (16x8192x8192 0.92-0.94 -> 0.95-0.96, 16x28672x8192 0.99 -> 1.03) while 64
+// tiles starve (16x4096x4096 0.97 -> 0.83); on the H100 64 tiles gain (16x4096x4096 0.91-0.92 ->
+// 0.98, 16x4096x8192 0.88 -> 0.96, 16x4096x14336 0.89-0.90 -> 0.92-0.93) while 48 starve
+// (16x3072x8192 1.00 -> 0.84) and 128 lose 1.5% (16x8192x8192).
 //   e.g. sm90_skinny_in_flight(128, 128, 132, true) == 9; sm90_skinny_in_flight(64, 64, 132, false) == 10
 TESSEL_HOST_DEVICE constexpr int sm90_skinny_in_flight(long long tiles, int k_tiles, int ctas, bool fast_hbm) {
   if (fast_hbm) return 10 * tiles >= 9LL * ctas && k_tiles >= 128 ? 9 : 0;
@@ -169,10 +168,9 @@ TESSEL_HOST_DEVICE constexpr int sm90_skinny_in_flight(long long tiles, int k_ti
 // Whether a 16-wide skinny kernel's loads carry L2 cache hints (Sm90GemmParams::l2_priority_a/b:
 // the long operand, read once, evict-first; the narrow one, which every CTA reads whole,
 // evict-last) for `tiles` tiles on `ctas` resident CTAs: where the tiles fill at least 90% of a
-// round. Measured on the H200 (bench/results/skinny-l2hint-ab-h200-20261127-s22.txt, same binary,
-// alternating): 16x8192x8192 0.98-1.00x cuBLAS against 0.96-0.97 unhinted, 8192x16x8192 0.975-0.98
-// against 0.94, 16x8192x16384 1.03-1.04 against 1.00-1.01; half a round loses (16x4096x8192 2.8%
-// slower), 1x8192x8192 even.
+// round. Measured on the H200 (same binary, alternating): 16x8192x8192 0.98-1.00x cuBLAS against
+// 0.96-0.97 unhinted, 8192x16x8192 0.975-0.98 against 0.94, 16x8192x16384 1.03-1.04 against
+// 1.00-1.01; half a round loses (16x4096x8192 2.8% slower), 1x8192x8192 even.
 //   e.g. sm90_skinny_l2_hints(128, 132) == true; sm90_skinny_l2_hints(64, 132) == false
 TESSEL_HOST_DEVICE constexpr bool sm90_skinny_l2_hints(long long tiles, int ctas) { return 10 * tiles >= 9LL * ctas; }
 
@@ -194,19 +192,18 @@ TESSEL_HOST_DEVICE constexpr bool sm90_stream_k_pays(long long cluster_tiles, in
 // the data-parallel walk stays: one to sixteen whole rounds, a last round at most half full (2
 // slices or more per tile fit the clusters), at most 3 slices (the finisher adds each peer's
 // 128 KiB partial from L2, ~1 us apiece) and at least 20 k-tiles a slice. The last round then
-// takes 1/S of a tile's time instead of a whole one. H100, 66 clusters, same-run A/B (session
-// 20, bench/results/split-tail-h100-20261127-s20.txt): 2304x4608x4096 (2 rounds and 30 tiles, 2
-// slices) 0.887x cuBLAS against 0.847-0.849, fp16 0.842-0.845 against 0.823-0.826;
-// 4352x4096x4096 (4 rounds and 8 tiles, 3 slices) 0.960-0.961 against 0.924. Slices of 16
-// k-tiles lost (2560x4096x2048: 0.802-0.810 against 0.839-0.864): each unit's turn, fix-up and
-// epilogue weigh more on a short slice. 6-8 rounds still gain: 4352x6144x4096 (6 and 12) 0.288-0.289
-// ms against 0.295, 3328x8192x4096 (6 and 20) 0.292 against 0.299-0.300, 5120x6912x4096 (8 and
-// 12) ~1%; 9-14 rounds ~1% (6144x6400x4096 0.407-0.409 ms against 0.412-0.413 on the balanced
-// grid's 60 clusters, 7424x8192x4096 0.619-0.623 against 0.627-0.629). Long runs gain nothing:
-// under the power cap the idle SMs
-// of a last round let the others clock higher, and with more clusters busy the clocks fall
-// (8192x28672x4096, 54 rounds and 20 tiles, 0.984-0.986 against 0.971-0.986; 8192x14336x4096,
-// whose balanced grid runs 28 whole rounds on 64 clusters, 1.003-1.006 against 1.011-1.013).
+// takes 1/S of a tile's time instead of a whole one. H100, 66 clusters, same-run A/B:
+// 2304x4608x4096 (2 rounds and 30 tiles, 2 slices) 0.887x cuBLAS against 0.847-0.849, fp16
+// 0.842-0.845 against 0.823-0.826; 4352x4096x4096 (4 rounds and 8 tiles, 3 slices) 0.960-0.961
+// against 0.924. Slices of 16 k-tiles lost (2560x4096x2048: 0.802-0.810 against 0.839-0.864): each
+// unit's turn, fix-up and epilogue weigh more on a short slice. 6-8 rounds still gain:
+// 4352x6144x4096 (6 and 12) 0.288-0.289 ms against 0.295, 3328x8192x4096 (6 and 20) 0.292 against
+// 0.299-0.300, 5120x6912x4096 (8 and 12) ~1%; 9-14 rounds ~1% (6144x6400x4096 0.407-0.409 ms
+// against 0.412-0.413 on the balanced grid's 60 clusters, 7424x8192x4096 0.619-0.623 against
+// 0.627-0.629). Long runs gain nothing: under the power cap the idle SMs of a last round let the
+// others clock higher, and with more clusters busy the clocks fall (8192x28672x4096, 54 rounds and
+// 20 tiles, 0.984-0.986 against 0.971-0.986; 8192x14336x4096, whose balanced grid runs 28 whole
+// rounds on 64 clusters, 1.003-1.006 against 1.011-1.013).
 TESSEL_HOST_DEVICE constexpr int sm90_split_tail_slices(long long cluster_tiles, int clusters, int k_tiles) {
   if (clusters < 1 || cluster_tiles <= clusters || cluster_tiles > 17LL * clusters) return 0;
   long long const rem = cluster_tiles % clusters;
@@ -267,10 +264,10 @@ TESSEL_DEVICE inline unsigned long long sm90_global_timer() {
 // A CTA's first load waits for this code: with one path that tested for 64 bits and Stream-K at
 // each step, the producer's way to its first unit crossed ~19 KB of branches and division
 // routines: 1.0 us on an H100 for the count and unit 0, 0.25 us when the same instructions ran
-// a second time -- instruction fetch more than arithmetic. The compact path takes 0.6 (session
-// 25's trace, docs/PERF.md). (A copy of the producer's whole loop per path was not pursued: the
-// larger kernel had its consumers' mainloop outlined by the compiler, the parameters copied to a
-// 992-byte stack frame.)
+// a second time -- instruction fetch more than arithmetic. The compact path takes 0.6 (a trace
+// of the producer's first unit, docs/PERF.md). (A copy of the producer's whole loop per path was
+// not pursued: the larger kernel had its consumers' mainloop outlined by the compiler, the
+// parameters copied to a 992-byte stack frame.)
 template <bool Compact>
 TESSEL_DEVICE long long sm90_unit_count_as(Sm90GemmParams const& p, int cluster) {
   if constexpr (Compact) {

@@ -46,8 +46,9 @@ namespace tessel::kernel {
 // 7: the producer has its first unit worked out (TESSEL_SM90_TRACE_TILES).
 // (What slot 7 showed, H200, 4096^3: the prologue ends at ~0.55 us and the first unit was worked
 // out at ~1.8 us, most of it 64-bit division calls -- the scheduler's arithmetic is 32-bit where it
-// fits since session 10, 0.26-0.29 us earlier. Warming the constant cache from other warps, or
-// working the unit out in another warp or during the prologue's barrier, did not help: not kept.)
+// fits, which works the unit out 0.26-0.29 us earlier. Warming the constant cache from other warps,
+// or working the unit out in another warp or during the prologue's barrier, did not help: not
+// kept.)
 #ifndef TESSEL_SM90_TRACE_TILES
 #define TESSEL_SM90_TRACE_TILES 0
 #endif

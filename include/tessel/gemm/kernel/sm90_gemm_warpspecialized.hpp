@@ -270,7 +270,7 @@ struct Sm90GemmConfig {
   // against the general build's 18.1, while 768^3 ran 0.8 us faster and the 1x2-cluster 128x64
   // kernel 256x4096x4096 2 us faster. Not understood: its k-loop recomputes the SharedStorage
   // base every k-tile (S2UR SR_CgaCtaId) where the general build keeps it in a register, but with
-  // the base laundered into a register the time stayed (23.6 us). Session 26.)
+  // the base laundered into a register the time stayed (23.6 us).)
   static constexpr bool HasLeanTwin =
       !Lean_ && sizeof(Element_) == 2 && Accumulation_ == Sm90Accumulation::Fast && TileN_ % 64 == 0 && TileN_ >= 128 &&
       !LoadsC_;
@@ -696,10 +696,10 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           // made, while the second half's wgmmas run, and a finished stage is freed only after
           // the next first half is issued -- only the additions are left in between. (Waiting at
           // the top of the loop put the barrier's ~60 cycles there every k-tile, with none of this
-          // warpgroup's wgmmas in flight. H100, session 11, same runs: 8192^3 0.95 -> 0.99 and
+          // warpgroup's wgmmas in flight. H100, same runs: 8192^3 0.95 -> 0.99 and
           // 0.975 -> 0.998 for the late free.) Promotion blocks of two k-tiles keep the wait at
           // the top: waiting for the next block early holds all four stages (promote2 read
-          // 0.92-0.94 with it, 0.96-0.99 without, on other H100s of the same session).
+          // 0.92-0.94 with it, 0.96-0.99 without, on other H100 machines).
           constexpr int Splits = Config::PartialSplits, Part = Config::PartialRegisters;
           constexpr int Every = Config::PromotionKTiles;
           static_assert(Splits == 2, "sm90_gemm_kernel: the one-partial promoted mainloop works a 256-wide tile in two halves");
@@ -739,7 +739,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
               for (int i = 0; i < Part; ++i) acc[i] += part0[i];
               issue_half(1);
               // (The next k-tile's stage and descriptors go to their own variables: overwriting the
-              // current ones in place measured 0.7-1% slower, H100, session 11.)
+              // current ones in place measured 0.7-1% slower, H100.)
               bool const more = kt + 1 < k_end;
               int next = stage;
               std::uint64_t next_a = desc_a, next_b = desc_b;
