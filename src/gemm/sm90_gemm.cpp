@@ -386,82 +386,6 @@ bool sm90_swaps_problem(Sm90Instance const& t, CanonicalGemm const& c) {
   return t.tile_n <= 64 && c.m <= t.tile_n && c.n > t.tile_n;
 }
 
-// TESSEL_SM90_TRACE=1 (diagnostics): a skinny kernel's (tiles 64 or 16 wide) launch records global-timer stamps per
-// CTA, and the call waits for it and prints one line to stderr -- per stamp, over the CTAs, the
-// earliest, median and latest time after the first CTA's start (us): 0 the start, 1 the prologue
-// done, 2 the first stage arrived (consumer 0), 3 the first tile's mainloop done, 4 the tiles'
-// epilogues issued, 5 the last TMA store complete, 6 the producer's last load issued (7 the
-// producer's first unit worked out, in TESSEL_SM90_TRACE_TILES builds); built with
-// TESSEL_SM90_TRACE_TILES (cmake -DTESSEL_SM90_TRACE_TILES=ON), every cooperative kernel records
-// them and a line per unit (tile) follows. One buffer for the process, on the device of the first
-// traced call: a diagnostic for one-GPU runs.
-bool trace_requested() {
-  static bool const on = env_switch("TESSEL_SM90_TRACE", false);
-  return on;
-}
-
-void print_trace(unsigned long long const* device_stamps, int ctas, cudaStream_t stream) {
-  constexpr int S = kernel::kSm90TraceSlots;
-  std::vector<unsigned long long> h(std::size_t(ctas) * S);
-  if (cudaStreamSynchronize(stream) != cudaSuccess ||
-      cudaMemcpy(h.data(), device_stamps, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost) != cudaSuccess)
-    return;
-  unsigned long long t0 = ~0ull;
-  for (int c = 0; c < ctas; ++c)
-    if (h[std::size_t(c) * S] != 0) t0 = std::min(t0, h[std::size_t(c) * S]);
-  auto const summary = [](std::vector<double>& v) {
-    std::sort(v.begin(), v.end());
-    std::fprintf(stderr, "%.2f/%.2f/%.2f", v.front(), v[v.size() / 2], v.back());
-  };
-  std::fprintf(stderr, "sm90 trace, %d CTAs, us after the first start (min/median/max):", ctas);
-  for (int i = 0; i < 8; ++i) {
-    std::vector<double> v;
-    for (int c = 0; c < ctas; ++c)
-      if (unsigned long long const t = h[std::size_t(c) * S + i]; t != 0) v.push_back(double(t - t0) * 1e-3);
-    if (v.empty()) continue;
-    std::fprintf(stderr, "  %d: ", i);
-    summary(v);
-  }
-  std::fprintf(stderr, "\n");
-  // Per unit (TESSEL_SM90_TRACE_TILES builds), over the CTAs that ran it: from the previous unit's
-  // epilogue to the loop's top, from there to the unit in hand (its first stage and the producer's
-  // note of it), the wait for its first stage, the time from the producer's first load to that
-  // stage seen arriving, how long before the previous unit's mainloop ended that load went out,
-  // the mainloop, the epilogue.
-  // (ns -> us; a difference of two stamps of one CTA, where both were taken.)
-  auto const span = [](unsigned long long from, unsigned long long to) { return double(to - from) * 1e-3; };
-  for (int u = 0; u < 8; ++u) {
-    std::vector<double> turn, prep, wait, loop, epi, lead, early;
-    for (int c = 0; c < ctas; ++c) {
-      unsigned long long const* t = h.data() + std::size_t(c) * S + kernel::sm90_trace_unit_slot(u, 0);  // top, in hand, arrived, looped, issued, loaded
-      if (t[2] == 0 || t[3] == 0 || t[4] == 0) continue;
-      if (u > 0 && t[-2] != 0 && t[0] != 0) turn.push_back(span(t[-2], t[0]));  // previous epilogue -> loop top
-      if (t[0] != 0 && t[1] != 0) prep.push_back(span(t[0], t[1]));
-      if (t[1] != 0) wait.push_back(span(t[1], t[2]));
-      loop.push_back(span(t[2], t[3]));
-      epi.push_back(span(t[3], t[4]));
-      if (t[5] != 0) lead.push_back(span(t[5], t[2]));  // first load issued -> arrived (as the consumer saw it)
-      if (u > 0 && t[5] != 0 && t[-3] != 0)  // first load issued -> the previous unit's mainloop ended (< 0: after)
-        early.push_back(double(static_cast<long long>(t[-3] - t[5])) * 1e-3);
-    }
-    if (loop.empty()) break;
-    std::fprintf(stderr, "  unit %d (%zu CTAs):", u, loop.size());
-    if (!turn.empty()) std::fprintf(stderr, " to the loop top "), summary(turn);
-    if (!prep.empty()) std::fprintf(stderr, "  unit in hand "), summary(prep);
-    if (!wait.empty()) std::fprintf(stderr, "  first stage wait "), summary(wait);
-    if (!lead.empty()) std::fprintf(stderr, " (issued->seen "), summary(lead), std::fprintf(stderr, ")");
-    if (!early.empty()) std::fprintf(stderr, " (issued before the last mainloop's end "), summary(early), std::fprintf(stderr, ")");
-    std::fprintf(stderr, "  mainloop "), summary(loop);
-    std::vector<double> starved;  // SM clocks in stage waits after the first, as us at 1.98 GHz
-    for (int c = 0; c < ctas; ++c)
-      if (unsigned long long const t = h[std::size_t(c) * S + kernel::sm90_trace_wait_slot(u)]; t != 0)
-        starved.push_back(double(t) / 1980.0);
-    if (!starved.empty()) std::fprintf(stderr, " (waiting for stages "), summary(starved), std::fprintf(stderr, ")");
-    std::fprintf(stderr, "  epilogue "), summary(epi);
-    std::fprintf(stderr, "\n");
-  }
-}
-
 Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   Sm90Family const& f = kFamilies[i];
   Sm90Instance const t = f.instance();
@@ -667,15 +591,6 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     p.staged_rows = row_copies(p.tma_store) && !p.stream_k && !transposed;
   }
 
-  static unsigned long long* trace = nullptr;  // TESSEL_SM90_TRACE: one buffer for the process
-  int const trace_ctas = int(p.scheduler.grid_size()) * t.cluster_m * t.cluster_n;
-  constexpr std::size_t slots = kernel::kSm90TraceSlots;
-  bool const traced = trace_requested() && (t.tile_n <= 64 || kernel::kSm90TraceTiles) && trace_ctas <= 4096 &&
-                      (trace != nullptr || cudaMalloc(reinterpret_cast<void**>(&trace), 4096 * slots * sizeof(unsigned long long)) == cudaSuccess);
-  if (traced) {
-    p.trace = trace;
-    (void)cudaMemsetAsync(trace, 0, std::size_t(trace_ctas) * slots * sizeof(unsigned long long), stream);
-  }
   // A call that is a Lean build's case runs it (Sm90GemmConfig::Lean): K-major operands in
   // place, the compact unit path, one K slice, a D of the operands' 16-bit type stored by TMA, C
   // unread.
@@ -687,7 +602,6 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   if (result.ok()) {
     if (cudaError_t err = launch(p, stream); err != cudaSuccess) fail(cuda_failure("launch of the sm90 GEMM kernel", err));
   }
-  if (traced && result.ok()) print_trace(trace, trace_ctas, stream);
   if (result.ok() && splits > 1) {
     kernel::detail::SplitKReduceParams r;
     r.partials = w.partials, r.splits = splits, r.batch = batch, r.rows = c.m, r.cols = c.n;

@@ -245,15 +245,6 @@ TESSEL_DEVICE Sm90UnitNote sm90_unit_note(Sm90Unit const& w, int cta_rank, int b
   return {at.m0, at.n0, slice, slice % batches, w.k_begin, w.k_end, w.first_peer, w.last_peer, w.finishes};
 }
 
-// The GPU's nanosecond timer (%globaltimer: one clock for every SM), for diagnostics.
-TESSEL_DEVICE inline unsigned long long sm90_global_timer() {
-  unsigned long long t = 0;
-#if defined(__CUDA_ARCH__)
-  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
-#endif
-  return t;
-}
-
 // How many units cluster `cluster` runs, and its unit `u` (0 <= u < count) -- the producer and
 // the consumers walk the same list. `block`: the promoted fp8 kernels' K slices hold whole
 // blocks of that many k-tiles (sm90_k_range); stream-K is not used with block > 1.

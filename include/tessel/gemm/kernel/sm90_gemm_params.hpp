@@ -37,27 +37,6 @@
 
 namespace tessel::kernel {
 
-// Diagnostics (TESSEL_SM90_TRACE=1, src/gemm/sm90_gemm.cpp): global-timer stamps per CTA -- slots
-// 0-7 in the skinny kernels (TileN 64 or 16); with the build option TESSEL_SM90_TRACE_TILES (CMake) every
-// cooperative kernel records them, and also slots 8 + 6u + {0, ..., 5} for its units u < 8:
-// consumer 0's loop top, unit in hand (first stage arrived, the producer's note read), mainloop's first stage,
-// mainloop end, epilogue issued; the producer's first load of the unit issued; and in slot 56 + u
-// the SM clocks consumer 0's mainloop of unit u spent waiting for its stages after the first; slot
-// 7: the producer has its first unit worked out (TESSEL_SM90_TRACE_TILES).
-// (What slot 7 showed, H200, 4096^3: the prologue ends at ~0.55 us and the first unit was worked
-// out at ~1.8 us, most of it 64-bit division calls -- the scheduler's arithmetic is 32-bit where it
-// fits, which works the unit out 0.26-0.29 us earlier. Warming the constant cache from other warps,
-// or working the unit out in another warp or during the prologue's barrier, did not help: not
-// kept.)
-#ifndef TESSEL_SM90_TRACE_TILES
-#define TESSEL_SM90_TRACE_TILES 0
-#endif
-inline constexpr int kSm90TraceSlots = 64;  // 8 + 6 x 8 + 8
-inline constexpr bool kSm90TraceTiles = TESSEL_SM90_TRACE_TILES != 0;
-// Stamp j (0..5) of unit u (< 8), and unit u's stage-wait clocks, in a CTA's slots.
-constexpr int sm90_trace_unit_slot(int u, int j) { return 8 + 6 * u + j; }
-constexpr int sm90_trace_wait_slot(int u) { return 8 + 6 * 8 + u; }
-
 struct Sm90GemmParams {
   TmaDescriptor tma_a;  // (K, M, batch) of A, box (TileK, TileM / ClusterN, 1); a_mn_major: (M, K, batch), box (64, TileK, 1)
   TmaDescriptor tma_b;  // (K, N, batch) of B, box (TileK, TileN / ClusterM, 1); b_mn_major: (N, K, batch), box (64, TileK, 1)
@@ -101,7 +80,6 @@ struct Sm90GemmParams {
   float* sk_partials = nullptr;             // [grid][ClusterSize][Consumers][Accumulators / 4][128] float4
   unsigned long long* sk_flags = nullptr;   // [grid][ClusterSize][Consumers]
   unsigned long long sk_epoch = 0;
-  unsigned long long* trace = nullptr;  // diagnostics: kSm90TraceSlots global-timer stamps per CTA (TESSEL_SM90_TRACE)
   // Edge boxes (kernel/sm90_gemm_producer.hpp): where A's rows end inside a CTA's share of an A
   // tile (M not a multiple of the share's rows), the producer copies that share as one box of
   // a_edge_rows rows -- M's remainder rounded up to whole 8-row swizzle atoms -- through

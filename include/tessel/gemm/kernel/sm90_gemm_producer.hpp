@@ -100,18 +100,11 @@ TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::
         st.advance<Config::Stages>();
       };
       std::uint32_t const bytes = Edge ? copies.bytes : Config::StageBytes;
-      if constexpr (kSm90TraceTiles) {  // diagnostics: the first unit worked out (slot 7)
-        if (p.trace != nullptr && u == 0) p.trace[std::size_t(blockIdx.x) * kSm90TraceSlots + 7] = sm90_global_timer();
-      }
       int kt = w.k_begin;
       if constexpr (Config::UnitNotes) {  // the first k-tile apart: w is not held through the loop
         s.pipeline.producer_wait(st);
         s.units[u % (Config::Stages + 1)] = sm90_unit_note<Config>(w, cta_rank, p.batch);
         load(s.pipeline.producer_expect(st, bytes), kt++);
-      }
-      if constexpr (kSm90TraceTiles) {  // diagnostics: the unit's first load issued (sm90_gemm_params.hpp)
-        if (p.trace != nullptr && u < 8)
-          p.trace[std::size_t(blockIdx.x) * kSm90TraceSlots + sm90_trace_unit_slot(int(u), 5)] = sm90_global_timer();
       }
       for (; kt < w.k_end; ++kt) load(s.pipeline.producer_acquire(st, bytes), kt);
     };

@@ -587,28 +587,17 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
   // uniform registers instead of moving each descriptor there (R2UR) before every wgmma.
   int const warpgroup = __shfl_sync(0xffffffffu, int(threadIdx.x) / 128, 0), wg_thread = int(threadIdx.x) % 128;
   int const cta_rank = ClusterSize > 1 ? int(cluster_cta_rank()) : 0;
-  // Diagnostics (p.trace; compiled into the skinny kernels, and into all with TESSEL_SM90_TRACE_TILES):
-  // global-timer stamps of this CTA's progress, slot i of kSm90TraceSlots (sm90_gemm_params.hpp and
-  // src/gemm/sm90_gemm.cpp, TESSEL_SM90_TRACE, say which is which).
-  auto const stamp = [&](int i) {
-    if constexpr (Config::TileN <= 64 || kSm90TraceTiles) {
-      if (p.trace != nullptr) p.trace[std::size_t(blockIdx.x) * kSm90TraceSlots + i] = detail::sm90_global_timer();
-    }
-  };
-  if (threadIdx.x == 0) stamp(0);
   // Every consumer warp of every CTA whose stage a multicast writes frees it.
   SharedStorage& s = detail::sm90_cta_prologue<SharedStorage, ClusterSize>(smem_raw, p, int(threadIdx.x),
                                                                           Config::Consumers * 4 * ClusterSize);
 
   int const cluster = int(blockIdx.x) / ClusterSize;
-  if (threadIdx.x == 0) stamp(1);
 
   if (warpgroup == 0) {
     // ---- producer ------------------------------------------------------------------------------
     warpgroup_reg_dealloc<Config::ProducerRegisters>();
     if (wg_thread == 0) {
       detail::sm90_produce_tiles<Config, MnMajorOperands, Config::PromotionKTiles>(p, s, cta_rank, cluster);
-      stamp(6);
     } else if constexpr (Config::RowCopyEpilogue) {
       if (p.staged_rows && wg_thread >= 64 && wg_thread < 64 + 32 * Config::Consumers) {
         // Warps 2 and 3 copy consumer 0's and 1's staged tiles of a D that TMA cannot store out to
@@ -653,15 +642,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         }
       }
     };
-    long long waited = 0;  // TESSEL_SM90_TRACE_TILES: SM clocks this unit's mainloop spent waiting for stages after its first
-    auto const tile_stamp = [&](long long u, int j) {  // TESSEL_SM90_TRACE_TILES only
-      if constexpr (kSm90TraceTiles) {
-        if (u < 8 && wg_thread == 0 && consumer == 0) stamp(sm90_trace_unit_slot(int(u), j));
-      }
-    };
-
     for (long long u = 0, units = detail::sm90_unit_count_of<Config>(p, cluster); u < units; ++u) {
-      tile_stamp(u, 0);
       // The unit arrives with its first k-tile: the producer worked it out (sm90_produce_tiles) and
       // left it in slot u % (Stages + 1), which holds it until this unit's epilogue is done. The
       // k-tile range is read now; where the tile lies, where it is used (after the mainloop).
@@ -674,7 +655,6 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       detail::Sm90UnitNote const& w = Config::UnitNotes ? s.units[int(u % (Stages + 1))] : own;
       // Whole promotion blocks per K slice (an fp8 kernel may read one zero-filled k-tile past K).
       int const k_begin = w.k_begin, k_end = w.k_end;
-      tile_stamp(u, 1);
 
       // The mainloop, for one wgmma instruction (an fp8 kernel takes each input pair with its own).
       auto mainloop = [&](auto op, auto op_part) {
@@ -728,7 +708,6 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
               if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(at);
             };
             wait_stage(stage, desc_a, desc_b);
-            tile_stamp(u, 2);
             int owed = -1;  // a stage to free once the next k-tile's first half is issued
             for (int kt = k_begin; kt < k_end; ++kt) {
               issue_half(0);
@@ -752,7 +731,6 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
               for (int i = 0; i < Part; ++i) acc[Part + i] += part0[i];
               stage = next, desc_a = next_a, desc_b = next_b;
             }
-            tile_stamp(u, 3);
           } else {
             for (int kt = k_begin; kt < k_end; kt += Every) {
               std::uint64_t desc_a[Every], desc_b[Every];
@@ -760,7 +738,6 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
               TESSEL_UNROLL
               for (int j = 0; j < Every; ++j) {
                 s.pipeline.consumer_wait(st);
-                if (kt == k_begin && j == 0) tile_stamp(u, 2);
                 stage[j] = st.index;
                 desc_a[j] = OperandTile::template descriptor<0>(s.a[st.index] + consumer * 64 * TileK);
                 desc_b[j] = OperandTile::template descriptor<0>(s.b[st.index]);
@@ -787,7 +764,6 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
                 for (int i = 0; i < Part; ++i) acc[h * Part + i] += part0[i];
               }
             }
-            tile_stamp(u, 3);
           }
         } else if constexpr (Config::Partials == 2) {
           // Mainloop, promoted, with two partial tiles: k-tile t's wgmmas start a fresh tile in
@@ -852,15 +828,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
             int kt = k_begin;
             auto k_tiles_to = [&](int end) {
               for (; kt < end; ++kt) {
-                if constexpr (kSm90TraceTiles) {  // diagnostics: the mainloop's time in stage waits
-                  long long const t0 = clock64();
-                  s.pipeline.consumer_wait(st);
-                  if (kt > k_begin) waited += clock64() - t0;
-                } else {
-                  s.pipeline.consumer_wait(st);
-                }
-                if (u == 0 && kt == k_begin && wg_thread == 0 && consumer == 0) stamp(2);
-                if (kt == k_begin) tile_stamp(u, 2);
+                s.pipeline.consumer_wait(st);
                 std::uint64_t const desc_a = OperandTile::template descriptor<TransA>(s.a[st.index] + consumer * 64 * TileK);
                 std::uint64_t const desc_b = OperandTile::template descriptor<TransB>(s.b[st.index]);
                 wgmma_fence_operand(acc);
@@ -919,13 +887,6 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           wgmma_wait_group<0>();
           wgmma_fence_operand(acc);
           if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
-          if (u == 0 && wg_thread == 0 && consumer == 0) stamp(3);
-          tile_stamp(u, 3);
-          if constexpr (kSm90TraceTiles) {
-            if (u < 8 && wg_thread == 0 && consumer == 0 && p.trace != nullptr)
-              p.trace[std::size_t(blockIdx.x) * kSm90TraceSlots + sm90_trace_wait_slot(int(u))] = static_cast<unsigned long long>(waited);
-            waited = 0;
-          }
         }
       };
       if constexpr (Config::Fp8Pairs) {
@@ -1007,12 +968,9 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
           detail::sm90_epilogue_registers<bfloat16_t, TileN>(p, acc, row0, col0, full_cols, slice, batch);
         }
       }
-      tile_stamp(u, 4);
     }
     release_held();  // the last tile's
-    if (wg_thread == 0 && consumer == 0) stamp(4);
     if (p.tma_store && wg_thread == 0) tma_store_wait<0>();  // the staging buffer outlives its stores
-    if (wg_thread == 0 && consumer == 0) stamp(5);
   }
   if constexpr (ClusterSize > 1) cluster_sync();  // no CTA leaves while a peer may still signal it
 #else
