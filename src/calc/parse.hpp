@@ -1,6 +1,6 @@
 // calc/parse.hpp -- CuTe notation and the calculator's expression language.
 //
-// Notation (exactly what cute::print emits; ../shared/oracle/README.md):
+// Notation (exactly what cute::print emits; the oracle cases in tests/oracle/data):
 //   _8  static integer      8  run-time integer      _-4 / -4  negative      _  Underscore
 //   (a,b,...)  tuple (rank-1 `(8)` differs from `8`; `()` is empty)      shape:stride  layout
 //   Sw<B,M,S>  swizzle      Sw<B,M,S> o OFFSET o LAYOUT  swizzled layout (OFFSET may be left out)

@@ -138,7 +138,7 @@ std::array<GemmKernelInfo, 4> const kKernels = {{
      "CUDA-core FFMA, fp32: 3-stage cp.async pipeline (global -> shared, no staging registers), warp tiling, 8x8 per thread",
      "128x128x8, 256 threads, 3 stages", kCpAsyncDtypes, kSimtLayouts, kSimtAlign,
      "by name (at its best, A M- and B N-contiguous, 0.84x cuBLAS on the H200; K-contiguous operands take 4-byte "
-     "transposing copies); docs/PERF.md", 80,
+     "transposing copies); docs/gemm.md", 80,
      [](GemmArguments const& g) { return simt_check(SimtTileShape::t128x128x8_cp_async, g); },
      [](GemmArguments const& g, cudaStream_t s) { return simt_run(SimtTileShape::t128x128x8_cp_async, g, s); },
      [](GemmArguments const& g, cudaFuncAttributes* a) { return simt_attr(SimtTileShape::t128x128x8_cp_async, g, a); }},

@@ -1,6 +1,6 @@
 // tests/host/tf32_rounding_test.cpp -- fp32 -> tf32 rounding (tessel/numeric/float_bits.hpp): the
 // bit rule round_to_tf32 on its edge cases. (The tf32 mainloop does not round with a Veltkamp
-// split, which matched it bit for bit: it measured 0.36x cuBLAS there; docs/PERF.md.)
+// split, which matched it bit for bit: it measured 0.36x cuBLAS there; docs/sm80_gemm.md.)
 #include <tessel/numeric/float_bits.hpp>
 
 #include <gtest/gtest.h>

@@ -10,7 +10,7 @@
 // 0.75-0.86x for simt_gemm.hpp's 256-thread, 8x8-per-thread kernel. 8x8 per thread and k-row
 // storage measured below it (level where k rows do not apply); cp.async with k rows beat it only
 // where neither operand is K-contiguous (nt: 0.971x with 3 stages, 1.015x with 4, at 4096^3) and
-// lost 15-25% where one is. The 4-stage variant is not in the library (docs/PERF.md has the
+// lost 15-25% where one is. The 4-stage variant is not in the library (docs/gemm.md, "The SIMT kernels", has the
 // table).
 //
 // Same problem, CTA tile (SimtTile) and contract as simt_gemm.hpp (D = alpha A B + beta C, D

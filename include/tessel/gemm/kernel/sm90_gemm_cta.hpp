@@ -256,7 +256,7 @@ TESSEL_DEVICE Sm90UnitNote sm90_unit_note(Sm90Unit const& w, int cta_rank, int b
 // each step, the producer's way to its first unit crossed ~19 KB of branches and division
 // routines: 1.0 us on an H100 for the count and unit 0, 0.25 us when the same instructions ran
 // a second time -- instruction fetch more than arithmetic. The compact path takes 0.6 (a trace
-// of the producer's first unit, docs/PERF.md). (A copy of the producer's whole loop per path was
+// of the producer's first unit, docs/sm90_gemm.md "Schedule"). (A copy of the producer's whole loop per path was
 // not pursued: the larger kernel had its consumers' mainloop outlined by the compiler, the
 // parameters copied to a 992-byte stack frame.)
 template <bool Compact>
