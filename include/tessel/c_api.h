@@ -1,0 +1,132 @@
+/* tessel/c_api.h -- the C ABI over tessel's host API, for other languages and FFIs (tessel's
+ * Python module uses it).
+ *
+ * Plain C (C99 or later, or C++), no exceptions cross it, nothing is allocated for the caller and
+ * nothing synchronises: every call only validates and enqueues work on the stream it is given.
+ * The caller owns every input and output buffer; the work runs on the current CUDA device, which
+ * must be the device of every pointer and of the stream (as with cuBLAS).
+ *
+ *   tessel_gemm_problem p;
+ *   tessel_gemm_problem_init(&p);                     // alpha 1, beta 0, scales 1, no tensors
+ *   int64_t const a_shape[] = {m, k}, a_strides[] = {k, 1};      // row-major M x K
+ *   tessel_tensor_set(&p.a, dA, TESSEL_DTYPE_BF16, 2, a_shape, a_strides);
+ *   ... p.b (K x N), p.d (M x N) likewise ...
+ *   char why[512];
+ *   if (tessel_gemm(&p, stream, why, sizeof why) != TESSEL_STATUS_SUCCESS) fprintf(stderr, "%s\n", why);
+ *
+ * Tensors are described like DLPack's: a pointer to element (0, 0, ...), a dtype, a shape and
+ * strides in elements (not bytes). A matrix operand is 2-D (rows, cols) or 3-D (batch, rows,
+ * cols). Of its last two strides (s_rows, s_cols) one must be 1: s_cols == 1 is row-major with
+ * leading dimension s_rows, s_rows == 1 is column-major with leading dimension s_cols (so a
+ * transposed view needs no copy); a dimension of extent 1 may have any stride. The batch
+ * dimension's stride may be 0 on inputs (one matrix for every batch), and a 2-D input or a 3-D
+ * input with batch 1 is broadcast over the batch of D, as numpy's matmul broadcasts.
+ *
+ * Errors: a status code and, when `reason` is not NULL, a NUL-terminated sentence (truncated to
+ * reason_size bytes) that starts with the offending tensor's name and states the rule broken,
+ * e.g. "b: has 48 rows, but a has 64 columns (a is M x K, b must be K x N)". A tensor's name is
+ * its `name` field, or "a", "b", "c", "d" when that is NULL.
+ *
+ * Workspace: tessel_gemm takes the scratch some kernels need (operand staging, split-K partial
+ * sums) from a stream-ordered pool of its own (cudaMallocFromPoolAsync / cudaFreeAsync on the
+ * call's stream), so calls are legal inside CUDA-graph capture; it does not yet take a
+ * caller-provided workspace.
+ */
+#ifndef TESSEL_C_API_H
+#define TESSEL_C_API_H
+
+#include <cuda_runtime_api.h> /* cudaStream_t */
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped when a struct or a function of this header changes incompatibly. */
+#define TESSEL_C_API_VERSION 1
+
+/* The most dimensions a tessel_tensor describes. */
+#define TESSEL_MAX_DIMS 8
+
+/* What a call returns. TESSEL_STATUS_INVALID_DTYPE is an invalid argument whose rule is about
+ * dtypes (a language binding may raise a type error for it, and a value error for the others). */
+typedef enum tessel_status {
+  TESSEL_STATUS_SUCCESS = 0,
+  TESSEL_STATUS_INVALID_ARGUMENT = 1, /* a shape, stride, pointer or scalar breaks a rule */
+  TESSEL_STATUS_INVALID_DTYPE = 2,    /* a dtype, or a mix of dtypes, is not supported */
+  TESSEL_STATUS_NOT_SUPPORTED = 3,    /* valid, but no compiled kernel runs it */
+  TESSEL_STATUS_ARCH_MISMATCH = 4,    /* the kernel has no image for this GPU */
+  TESSEL_STATUS_NO_DEVICE = 5,        /* no usable CUDA device */
+  TESSEL_STATUS_CUDA_ERROR = 6,       /* a CUDA call failed; the reason holds CUDA's error text */
+  TESSEL_STATUS_INTERNAL_ERROR = 7    /* a failure inside tessel (out of host memory, ...) */
+} tessel_status;
+
+/* Element types. TF32 is fp32 storage whose products may be computed at tf32 precision (an
+ * input mode of A and B, never an output). E4M3 and E5M2 are the OCP fp8 formats. */
+typedef enum tessel_dtype {
+  TESSEL_DTYPE_F32 = 0,
+  TESSEL_DTYPE_F16 = 1,
+  TESSEL_DTYPE_BF16 = 2,
+  TESSEL_DTYPE_TF32 = 3,
+  TESSEL_DTYPE_E4M3 = 4,
+  TESSEL_DTYPE_E5M2 = 5
+} tessel_dtype;
+
+/* A strided tensor in device memory. ndim == 0 means "absent" (an optional operand not given). */
+typedef struct tessel_tensor {
+  void* data;                        /* element (0, 0, ...); may be NULL when the tensor has no elements */
+  int32_t dtype;                     /* a tessel_dtype */
+  int32_t ndim;                      /* 0 (absent) .. TESSEL_MAX_DIMS */
+  int64_t shape[TESSEL_MAX_DIMS];    /* extents, outermost first */
+  int64_t strides[TESSEL_MAX_DIMS];  /* in elements */
+  char const* name;                  /* the name reasons use; NULL: the field's name */
+} tessel_tensor;
+
+/* D = alpha * (a_scale * A) @ (b_scale * B) + beta * C, per batch (tessel/gemm/device/gemm_arguments.hpp).
+ * A is (batch,) M x K, B (batch,) K x N, C and D (batch,) M x N; C is optional (ndim 0; then beta
+ * must be 0) and must have D's dtype. A and B share a dtype (f32, tf32, f16, bf16), or are both
+ * fp8 (e4m3 or e5m2, not both e5m2); f16/bf16 inputs write their own dtype or f32, f32/tf32
+ * inputs write f32, fp8 inputs write bf16, f16 or f32. a_scale and b_scale apply to fp8 only. */
+typedef struct tessel_gemm_problem {
+  tessel_tensor a, b, c, d;
+  float alpha, beta;
+  float a_scale, b_scale;
+  char const* kernel; /* a registry name (`tessel list`), or NULL / "auto" for the heuristic */
+} tessel_gemm_problem;
+
+/* TESSEL_C_API_VERSION of the library linked. */
+int tessel_c_api_version(void);
+
+/* A short name for a status ("invalid argument", ...). */
+char const* tessel_status_string(tessel_status status);
+
+/* Zeroes *p, then sets alpha = 1, beta = 0, a_scale = b_scale = 1 (every tensor absent). */
+void tessel_gemm_problem_init(tessel_gemm_problem* p);
+
+/* Fills *t (name NULL). shape and strides hold ndim values; strides may be NULL for a packed
+ * row-major tensor (the last dimension contiguous). ndim outside 0..TESSEL_MAX_DIMS gives ndim -1,
+ * which every call refuses. */
+void tessel_tensor_set(tessel_tensor* t, void* data, tessel_dtype dtype, int32_t ndim, int64_t const* shape,
+                       int64_t const* strides);
+
+/* Checks every argument rule of tessel_gemm without calling CUDA (so it answers on machines
+ * without a GPU). */
+tessel_status tessel_gemm_check(tessel_gemm_problem const* p, char* reason, size_t reason_size);
+
+/* tessel_gemm_check, then whether a compiled kernel takes the problem on the current device;
+ * *kernel_name (if not NULL) receives that kernel's registry name (a static string), or NULL.
+ * Launches nothing. */
+tessel_status tessel_gemm_can_implement(tessel_gemm_problem const* p, char const** kernel_name, char* reason,
+                                        size_t reason_size);
+
+/* Runs the GEMM on `stream` (asynchronous; errors left pending by earlier work on the device are
+ * reported as TESSEL_STATUS_CUDA_ERROR, never dropped). Problems with no elements to write
+ * return at once. */
+tessel_status tessel_gemm(tessel_gemm_problem const* p, cudaStream_t stream, char* reason, size_t reason_size);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TESSEL_C_API_H */

@@ -1,0 +1,155 @@
+// src/capi/c_api.cpp -- the C ABI (tessel/c_api.h): problem mapping, then the host API; no
+// exception crosses it.
+#include <tessel/c_api.h>
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+#include <tessel/gemm/device/gemm.hpp>
+#include <tessel/gemm/device/gemm_registry.hpp>
+
+#include "gemm_problem.hpp"
+
+namespace {
+
+using tessel::capi::Refusal;
+
+tessel_status write_reason(tessel_status code, std::string const& why, char* reason, std::size_t size) {
+  if (reason != nullptr && size > 0) {
+    std::size_t const n = std::min(why.size(), size - 1);
+    std::memcpy(reason, why.data(), n);
+    reason[n] = '\0';
+  }
+  return code;
+}
+
+tessel_status from_status(tessel::Status const& s, char* reason, std::size_t size) {
+  tessel_status code = TESSEL_STATUS_INTERNAL_ERROR;
+  switch (s.code) {
+    case tessel::StatusCode::success:
+      code = TESSEL_STATUS_SUCCESS;
+      break;
+    case tessel::StatusCode::invalid_argument:
+      code = TESSEL_STATUS_INVALID_ARGUMENT;
+      break;
+    case tessel::StatusCode::not_supported:
+      code = TESSEL_STATUS_NOT_SUPPORTED;
+      break;
+    case tessel::StatusCode::arch_mismatch:
+      code = TESSEL_STATUS_ARCH_MISMATCH;
+      break;
+    case tessel::StatusCode::no_device:
+      code = TESSEL_STATUS_NO_DEVICE;
+      break;
+    case tessel::StatusCode::cuda_error:
+      code = TESSEL_STATUS_CUDA_ERROR;
+      break;
+  }
+  return write_reason(code, s.reason, reason, size);
+}
+
+// Runs body() -> tessel_status, turning an escaping exception into TESSEL_STATUS_INTERNAL_ERROR.
+template <class Body>
+tessel_status guarded(char const* what, char* reason, std::size_t size, Body&& body) noexcept {
+  try {
+    return body();
+  } catch (std::bad_alloc const&) {
+    return write_reason(TESSEL_STATUS_INTERNAL_ERROR, std::string(what) + ": out of host memory", reason, size);
+  } catch (std::exception const& e) {
+    return write_reason(TESSEL_STATUS_INTERNAL_ERROR, std::string(what) + ": " + e.what(), reason, size);
+  } catch (...) {
+    return write_reason(TESSEL_STATUS_INTERNAL_ERROR, std::string(what) + ": an unknown exception", reason, size);
+  }
+}
+
+tessel_status map_problem(tessel_gemm_problem const* p, tessel::GemmArguments* g, char* reason, std::size_t size) {
+  if (p == nullptr) return write_reason(TESSEL_STATUS_INVALID_ARGUMENT, "problem: NULL", reason, size);
+  Refusal const r = tessel::capi::gemm_arguments_from_problem(*p, g);
+  return write_reason(r.code, r.reason, reason, size);
+}
+
+}  // namespace
+
+extern "C" {
+
+int tessel_c_api_version(void) { return TESSEL_C_API_VERSION; }
+
+char const* tessel_status_string(tessel_status status) {
+  switch (status) {
+    case TESSEL_STATUS_SUCCESS:
+      return "success";
+    case TESSEL_STATUS_INVALID_ARGUMENT:
+      return "invalid argument";
+    case TESSEL_STATUS_INVALID_DTYPE:
+      return "invalid dtype";
+    case TESSEL_STATUS_NOT_SUPPORTED:
+      return "not supported";
+    case TESSEL_STATUS_ARCH_MISMATCH:
+      return "architecture mismatch";
+    case TESSEL_STATUS_NO_DEVICE:
+      return "no device";
+    case TESSEL_STATUS_CUDA_ERROR:
+      return "CUDA error";
+    case TESSEL_STATUS_INTERNAL_ERROR:
+      return "internal error";
+  }
+  return "unknown status";
+}
+
+void tessel_gemm_problem_init(tessel_gemm_problem* p) {
+  if (p == nullptr) return;
+  std::memset(p, 0, sizeof *p);
+  p->alpha = 1.0f, p->beta = 0.0f;
+  p->a_scale = 1.0f, p->b_scale = 1.0f;
+}
+
+void tessel_tensor_set(tessel_tensor* t, void* data, tessel_dtype dtype, int32_t ndim, int64_t const* shape,
+                       int64_t const* strides) {
+  if (t == nullptr) return;
+  std::memset(t, 0, sizeof *t);
+  t->data = data;
+  t->dtype = dtype;
+  if (ndim < 0 || ndim > TESSEL_MAX_DIMS || (ndim > 0 && shape == nullptr)) {
+    t->ndim = -1;
+    return;
+  }
+  t->ndim = ndim;
+  std::int64_t packed = 1;
+  for (int i = ndim - 1; i >= 0; --i) {
+    t->shape[i] = shape[i];
+    t->strides[i] = strides != nullptr ? strides[i] : packed;
+    packed *= std::max<std::int64_t>(1, shape[i]);
+  }
+}
+
+tessel_status tessel_gemm_check(tessel_gemm_problem const* p, char* reason, size_t reason_size) {
+  return guarded("tessel_gemm_check", reason, reason_size, [&] {
+    tessel::GemmArguments g;
+    return map_problem(p, &g, reason, reason_size);
+  });
+}
+
+tessel_status tessel_gemm_can_implement(tessel_gemm_problem const* p, char const** kernel_name, char* reason,
+                                        size_t reason_size) {
+  if (kernel_name != nullptr) *kernel_name = nullptr;
+  return guarded("tessel_gemm_can_implement", reason, reason_size, [&] {
+    tessel::GemmArguments g;
+    if (tessel_status s = map_problem(p, &g, reason, reason_size); s != TESSEL_STATUS_SUCCESS) return s;
+    tessel::Status const s = tessel::can_implement(g);
+    if (s.ok() && kernel_name != nullptr && !tessel::gemm_is_noop(g))
+      if (tessel::GemmKernelInfo const* k = tessel::select_gemm_kernel(g)) *kernel_name = k->name;
+    return from_status(s, reason, reason_size);
+  });
+}
+
+tessel_status tessel_gemm(tessel_gemm_problem const* p, cudaStream_t stream, char* reason, size_t reason_size) {
+  return guarded("tessel_gemm", reason, reason_size, [&] {
+    tessel::GemmArguments g;
+    if (tessel_status s = map_problem(p, &g, reason, reason_size); s != TESSEL_STATUS_SUCCESS) return s;
+    return from_status(tessel::gemm(g, stream), reason, reason_size);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,272 @@
+// src/capi/gemm_problem.cpp -- a C ABI GEMM problem as GemmArguments (gemm_problem.hpp).
+#include "gemm_problem.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tessel/gemm/device/gemm_registry.hpp>
+#include <tessel/gemm/device/gemm_validate.hpp>
+#include <utility>
+
+namespace tessel::capi {
+
+namespace {
+
+Refusal refuse(tessel_status code, std::string why) { return {code, std::move(why)}; }
+Refusal invalid(std::string why) { return refuse(TESSEL_STATUS_INVALID_ARGUMENT, std::move(why)); }
+
+std::string num(std::int64_t v) { return std::to_string(v); }
+
+// "(4, 5)", or "(4,)" for one value: Python's tuple text, which most readers of these reasons see.
+std::string tuple_text(std::int64_t const* v, int n) {
+  std::string s = "(";
+  for (int i = 0; i < n; ++i) s += (i ? ", " : "") + num(v[i]);
+  return s + (n == 1 ? ",)" : ")");
+}
+
+bool valid_dtype(std::int32_t d) { return d >= TESSEL_DTYPE_F32 && d <= TESSEL_DTYPE_E5M2; }
+
+DType to_dtype(std::int32_t d) {
+  switch (d) {
+    case TESSEL_DTYPE_F16:
+      return DType::f16;
+    case TESSEL_DTYPE_BF16:
+      return DType::bf16;
+    case TESSEL_DTYPE_TF32:
+      return DType::tf32;
+    case TESSEL_DTYPE_E4M3:
+      return DType::e4m3;
+    case TESSEL_DTYPE_E5M2:
+      return DType::e5m2;
+    default:
+      return DType::f32;
+  }
+}
+
+// One matrix operand: a tensor seen as (batch,) rows x cols.
+struct Matrix {
+  tessel_tensor const* t = nullptr;
+  std::string name;
+  bool present = false;
+  std::int64_t batch = 1, rows = 0, cols = 0;  // batch 1 for a 2-D tensor
+  std::int64_t s_batch = 0, s_rows = 0, s_cols = 0;
+
+  bool batched() const { return t->ndim == 3; }
+  bool empty() const { return batch == 0 || rows == 0 || cols == 0; }
+  std::string shape_text() const { return tuple_text(t->shape, t->ndim); }
+  std::string strides_text() const { return tuple_text(t->strides, t->ndim); }
+};
+
+Matrix matrix_of(tessel_tensor const& t, char const* field) {
+  Matrix m;
+  m.t = &t;
+  m.name = t.name != nullptr ? t.name : field;
+  m.present = t.ndim != 0;
+  if (t.ndim == 2 || t.ndim == 3) {
+    int const r = t.ndim - 2;
+    if (t.ndim == 3) m.batch = t.shape[0], m.s_batch = t.strides[0];
+    m.rows = t.shape[r], m.cols = t.shape[r + 1];
+    m.s_rows = t.strides[r], m.s_cols = t.strides[r + 1];
+  }
+  return m;
+}
+
+// The orders a matrix can be read in, with the leading dimension of each (tessel/c_api.h).
+struct Orders {
+  bool row = false, col = false;
+  std::int64_t ld_row = 0, ld_col = 0;
+  std::string why_not;  // when neither order fits
+};
+
+Orders orders_of(Matrix const& m) {
+  Orders o;
+  std::int64_t const min_row = std::max<std::int64_t>(1, m.cols), min_col = std::max<std::int64_t>(1, m.rows);
+  if (m.empty()) {  // no element is addressed: any order, packed
+    o.row = o.col = true;
+    o.ld_row = min_row, o.ld_col = min_col;
+    return o;
+  }
+  bool const row_shape = m.cols == 1 || m.s_cols == 1;
+  bool const col_shape = m.rows == 1 || m.s_rows == 1;
+  o.ld_row = m.rows == 1 ? min_row : m.s_rows;
+  o.ld_col = m.cols == 1 ? min_col : m.s_cols;
+  o.row = row_shape && o.ld_row >= min_row;
+  o.col = col_shape && o.ld_col >= min_col;
+  if (o.row || o.col) return o;
+  std::string const view = " (shape " + m.shape_text() + ", strides " + m.strides_text() + ")";
+  if (!row_shape && !col_shape)
+    o.why_not = m.name + ": neither of its last two strides is 1" + view +
+                "; tessel reads row- or column-major matrices: pass a contiguous array or a transposed view of one";
+  else if (row_shape && !o.row)
+    o.why_not = m.name + ": its rows overlap: the row stride " + num(m.s_rows) + " is below the row length " +
+                num(m.cols) + view + " (a broadcast view?); pass a contiguous copy";
+  else if (!o.col)
+    o.why_not = m.name + ": its columns overlap: the column stride " + num(m.s_cols) + " is below the column length " +
+                num(m.rows) + view + " (a broadcast view?); pass a contiguous copy";
+  return o;
+}
+
+// A sufficient test that every element of m has its own address: with the dimensions of extent
+// > 1 sorted by stride, each stride exceeds the largest offset the smaller ones reach.
+bool elements_distinct(Matrix const& m) {
+  std::array<std::pair<std::int64_t, std::int64_t>, 3> dims{};  // (stride, extent)
+  int n = 0;
+  for (auto [s, e] : {std::pair{m.s_batch, m.batch}, std::pair{m.s_rows, m.rows}, std::pair{m.s_cols, m.cols}})
+    if (e > 1) dims[n++] = {s, e};
+  for (int i = 1; i < n; ++i)  // insertion sort of at most 3
+    for (int j = i; j > 0 && dims[j] < dims[j - 1]; --j) std::swap(dims[j], dims[j - 1]);
+  std::int64_t reach = 0;
+  for (int i = 0; i < n; ++i) {
+    if (dims[i].first <= reach) return false;
+    std::int64_t step = 0;
+    if (__builtin_mul_overflow(dims[i].first, dims[i].second - 1, &step) || __builtin_add_overflow(reach, step, &reach))
+      return true;  // offsets past 2^63: gemm_validate refuses them with its own reason
+  }
+  return true;
+}
+
+// gemm_check_dtypes names GemmArguments' fields (a_type, b_type, c_type); the C ABI names tensors:
+// "b_type: fp16 differs from a_type fp32; ..." -> "b: fp16 differs from a's dtype fp32; ...".
+Refusal dtype_refusal(Status const& s, Matrix const& a, Matrix const& b, Matrix const& d) {
+  std::string why = s.reason;
+  std::pair<char const*, Matrix const*> const fields[] = {{"a_type", &a}, {"b_type", &b}, {"c_type", &d}};
+  for (auto [field, who] : fields)
+    if (why.rfind(std::string(field) + ": ", 0) == 0) {
+      why = who->name + why.substr(std::string(field).size());
+      break;
+    }
+  for (auto [field, who] : fields)
+    for (std::size_t at = why.find(field); at != std::string::npos; at = why.find(field, at))
+      why.replace(at, std::string(field).size(), who->name + "'s dtype");
+  return refuse(TESSEL_STATUS_INVALID_DTYPE, why);
+}
+
+}  // namespace
+
+Refusal gemm_arguments_from_problem(tessel_gemm_problem const& p, GemmArguments* out) {
+  Matrix const a = matrix_of(p.a, "a"), b = matrix_of(p.b, "b"), c = matrix_of(p.c, "c"), d = matrix_of(p.d, "d");
+  Matrix const* const all[] = {&a, &b, &c, &d};
+
+  // Presence and rank.
+  for (Matrix const* m : {&a, &b, &d})
+    if (!m->present) return invalid(m->name + ": missing (ndim 0); a GEMM needs A, B and D");
+  for (Matrix const* m : all) {
+    if (!m->present) continue;
+    int const nd = m->t->ndim;
+    if (nd < 0 || nd > TESSEL_MAX_DIMS)
+      return invalid(m->name + ": ndim " + num(nd) + " is outside 0.." + num(TESSEL_MAX_DIMS));
+    if (nd != 2 && nd != 3)
+      return invalid(m->name + ": has " + num(nd) + (nd == 1 ? " dimension" : " dimensions") +
+                     "; a GEMM operand is 2-D (rows x cols) or 3-D (batch x rows x cols)");
+    for (int i = 0; i < nd; ++i)
+      if (m->t->shape[i] < 0)
+        return invalid(m->name + ": extent " + num(m->t->shape[i]) + " of dimension " + num(i) + " is negative");
+  }
+
+  // Dtypes: each one known, C's the same as D's, then the host API's rules for the mix.
+  for (Matrix const* m : all)
+    if (m->present && !valid_dtype(m->t->dtype))
+      return refuse(TESSEL_STATUS_INVALID_DTYPE, m->name + ": dtype " + num(m->t->dtype) + " is not a tessel_dtype");
+  if (c.present && c.t->dtype != d.t->dtype)
+    return refuse(TESSEL_STATUS_INVALID_DTYPE, c.name + ": dtype " + to_string(to_dtype(c.t->dtype)) +
+                                                   " differs from " + d.name + "'s " + to_string(to_dtype(d.t->dtype)) +
+                                                   "; " + c.name + " and " + d.name + " share one dtype");
+  GemmArguments g;
+  g.a_type = to_dtype(p.a.dtype), g.b_type = to_dtype(p.b.dtype), g.c_type = to_dtype(p.d.dtype);
+  if (Status s = gemm_check_dtypes(g); !s) return dtype_refusal(s, a, b, d);
+
+  // Shapes: A is M x K, B K x N, C and D M x N.
+  if (b.rows != a.cols)
+    return invalid(b.name + ": has " + num(b.rows) + " rows, but " + a.name + " has " + num(a.cols) + " columns (" +
+                   a.name + " is M x K = " + num(a.rows) + " x " + num(a.cols) + ", so " + b.name +
+                   " must be K x N = " + num(a.cols) + " x N)");
+  if (d.rows != a.rows || d.cols != b.cols)
+    return invalid(d.name + ": is " + num(d.rows) + " x " + num(d.cols) + ", but " + a.name + " @ " + b.name + " is " +
+                   num(a.rows) + " x " + num(b.cols) + " (M x N)");
+  if (c.present && (c.rows != d.rows || c.cols != d.cols))
+    return invalid(c.name + ": is " + num(c.rows) + " x " + num(c.cols) + ", but " + d.name + " is " + num(d.rows) +
+                   " x " + num(d.cols) + "; " + c.name + " must be M x N like " + d.name);
+
+  // Batches: numpy's matmul broadcasting, over one batch dimension.
+  if (a.batched() && b.batched() && a.batch != b.batch && a.batch != 1 && b.batch != 1)
+    return invalid(b.name + ": batch " + num(b.batch) + " does not broadcast against " + a.name + "'s batch " +
+                   num(a.batch) + " (batches must be equal, or 1)");
+  bool const batched = a.batched() || b.batched();
+  std::int64_t const ab_batch = !a.batched() ? b.batch : !b.batched() ? a.batch : a.batch == 1 ? b.batch : a.batch;
+  if (batched && !d.batched())
+    return invalid(d.name + ": is 2-D, but " + (a.batched() ? a.name : b.name) + " is batched; " + d.name +
+                   " must be batch x M x N = " + num(ab_batch) + " x " + num(d.rows) + " x " + num(d.cols));
+  if (!batched && d.batched())
+    return invalid(d.name + ": is 3-D, but " + a.name + " and " + b.name + " are 2-D; " + d.name +
+                   " must be M x N = " + num(d.rows) + " x " + num(d.cols));
+  if (batched && d.batch != ab_batch)
+    return invalid(d.name + ": batch " + num(d.batch) + " does not match the batch " + num(ab_batch) + " of " + a.name +
+                   " and " + b.name);
+  if (c.present && c.batched() && !d.batched())
+    return invalid(c.name + ": is 3-D, but " + d.name + " is 2-D; " + c.name + " must be M x N");
+  if (c.present && c.batched() && c.batch != d.batch && c.batch != 1)
+    return invalid(c.name + ": batch " + num(c.batch) + " does not broadcast to " + d.name + "'s batch " +
+                   num(d.batch) + " (it must be equal, or 1)");
+
+  // Strides: negative ones nowhere; each matrix row- or column-major; C in D's order.
+  for (Matrix const* m : all) {
+    if (!m->present) continue;
+    for (int i = 0; i < m->t->ndim; ++i)
+      if (m->t->strides[i] < 0 && m->t->shape[i] > 1)
+        return invalid(m->name + ": stride " + num(m->t->strides[i]) + " of dimension " + num(i) +
+                       " is negative; tessel takes non-negative strides");
+  }
+  Orders const oa = orders_of(a), ob = orders_of(b), od = orders_of(d);
+  Orders const oc = c.present ? orders_of(c) : Orders{true, true, od.ld_row, od.ld_col, {}};
+  for (Orders const* o : {&oa, &ob, &oc, &od})
+    if (!o->why_not.empty()) return invalid(o->why_not);
+  MatrixOrder d_order = MatrixOrder::row_major;
+  if (od.row && oc.row)
+    d_order = MatrixOrder::row_major;
+  else if (od.col && oc.col)
+    d_order = MatrixOrder::col_major;
+  else
+    return invalid(c.name + ": is " + (oc.row ? "row" : "column") + "-major, but " + d.name + " is " +
+                   (od.row ? "row" : "column") + "-major; " + c.name + " and " + d.name + " must have the same order");
+  if (!d.empty() && !elements_distinct(d))
+    return invalid(d.name + (d.batch > 1 && d.s_batch == 0
+                                 ? ": batch stride 0 with batch " + num(d.batch) +
+                                       " makes every batch write the same matrix; give each batch its own output"
+                                 : ": its elements overlap (shape " + d.shape_text() + ", strides " + d.strides_text() +
+                                       "); every element of " + d.name + " needs its own address"));
+
+  // Data: a tensor with elements has a pointer; C exactly when beta reads it.
+  for (Matrix const* m : all)
+    if (m->present && !m->empty() && m->t->data == nullptr)
+      return invalid(m->name + ": data is NULL, but it has " + num(m->batch * m->rows * m->cols) + " elements");
+  if (!c.present && !(p.beta == 0.0f))
+    return invalid(c.name + ": beta is " + detail::gemm_num(p.beta) + ", but no C was given; pass C or set beta to 0");
+
+  g.m = a.rows, g.n = b.cols, g.k = a.cols;
+  g.batch_count = d.batch;
+  auto const batch_stride = [&](Matrix const& m) { return m.batched() && m.batch > 1 ? m.s_batch : std::int64_t(0); };
+  g.a = p.a.data, g.a_order = oa.row ? MatrixOrder::row_major : MatrixOrder::col_major;
+  g.lda = oa.row ? oa.ld_row : oa.ld_col, g.batch_stride_a = batch_stride(a);
+  g.b = p.b.data, g.b_order = ob.row ? MatrixOrder::row_major : MatrixOrder::col_major;
+  g.ldb = ob.row ? ob.ld_row : ob.ld_col, g.batch_stride_b = batch_stride(b);
+  bool const d_row = d_order == MatrixOrder::row_major;
+  g.c_order = d_order;
+  g.d = p.d.data, g.ldd = d_row ? od.ld_row : od.ld_col, g.batch_stride_d = batch_stride(d);
+  if (c.present)
+    g.c = p.c.data, g.ldc = d_row ? oc.ld_row : oc.ld_col, g.batch_stride_c = batch_stride(c);
+  else
+    g.c = nullptr, g.ldc = g.ldd, g.batch_stride_c = 0;
+  g.alpha = p.alpha, g.beta = p.beta;
+  g.a_scale = p.a_scale, g.b_scale = p.b_scale;
+  g.kernel = p.kernel;
+  if (p.kernel != nullptr && std::string_view(p.kernel) != "auto" && find_gemm_kernel(p.kernel) == nullptr)
+    return invalid(std::string("kernel: '") + p.kernel + "' is not a compiled kernel (`tessel list` shows them)");
+
+  if (Status s = gemm_validate(g); !s) return invalid(s.reason);
+  *out = g;
+  return {};
+}
+
+}  // namespace tessel::capi
