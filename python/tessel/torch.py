@@ -104,8 +104,11 @@ def _sum_to(x: Tensor, shape) -> Tensor:
     return x.sum(0, keepdim=True)
 
 
+_DEFAULTS = (1.0, 0.0, None, None)  # alpha, beta, c, out_dtype: a call may leave them out
+
+
 def _setup_context(ctx, inputs, output):
-    a, b, alpha, beta, c, out_dtype = inputs
+    a, b, alpha, beta, c, out_dtype = (*inputs, *_DEFAULTS[len(inputs) - 2 :])
     ctx.save_for_backward(a, b)
     ctx.alpha, ctx.beta = alpha, beta
     ctx.c_shape = None if c is None else c.shape
@@ -117,7 +120,8 @@ def _backward(ctx, grad):
     # (each summed over a batch it was broadcast over). The transposes are views tessel reads in
     # place; a grad of another dtype than the inputs' (out_dtype=float32) is rounded to theirs.
     a, b = ctx.saved_tensors
-    need_a, need_b, _, _, need_c, _ = ctx.needs_input_grad
+    needs = (*ctx.needs_input_grad, False, False, False, False)
+    need_a, need_b, need_c = needs[0], needs[1], needs[4]
     if (need_a or need_b) and a.dtype in _FP8:
         raise RuntimeError("tessel::gemm: no backward for fp8 inputs")
     g = grad if grad.dtype == a.dtype else grad.to(a.dtype)
@@ -128,7 +132,7 @@ def _backward(ctx, grad):
         db = _sum_to(torch.ops.tessel.gemm(a.mT, g, ctx.alpha), b.shape)
     if need_c:
         dc = _sum_to(grad * ctx.beta, ctx.c_shape).to(ctx.c_dtype)
-    return da, db, None, None, dc, None
+    return (da, db, None, None, dc, None)[: len(ctx.needs_input_grad)]
 
 
 _gemm.register_autograd(_backward, setup_context=_setup_context)
