@@ -3,7 +3,7 @@
 # (A B A B ...), so clock and power drift hit all of them; the CLI's ratio-to-cuBLAS lines go to
 # $OUT/ab.txt, each prefixed with its variant's name.
 #
-#   VARIANTS="base: lean0:TESSEL_SM90_LEAN=0 c1x2:--kernel=sm90_bf16_128x256x64_c1x2" \
+#   VARIANTS="base: lean0:--tune=lean=0 c1x2:--kernel=sm90_bf16_128x256x64_c1x2" \
 #   SHAPES="--m 4096 --n 4096 --k 4096 --dtype bf16;--m 8192 --n 28672 --k 4096 --dtype bf16" scripts/ab.sh
 #
 # A variant is NAME:ITEM[+ITEM...], each ITEM an environment assignment VAR=VALUE or a CLI option

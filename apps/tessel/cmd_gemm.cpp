@@ -72,6 +72,11 @@ constexpr char const* kUsage =
     "                               rules: lda >= K for a 't' A, >= M for an 'n' one; ldc >= M\n"
     "  --alpha A --beta B  scalars (default 1 and 0)\n"
     "  --kernel NAME       a kernel from `tessel list`, or auto (default: the heuristic)\n"
+    "  --tune K=V[,K=V...] override a host choice of the sm_90a kernels (A/B runs, docs/sm90_gemm.md):\n"
+    "                      splits=S, stream-k=0|1, split-tail=0|1, balance=0|1, compact=0|1,\n"
+    "                      lean=0|1, align=16|32, raster=G[m|n], l2-promotion=0..3,\n"
+    "                      in-flight=L, l2-hints=A/B (0 none, 1 evict-first, 2 evict-last),\n"
+    "                      tf32-truncate=0|1\n"
     "method:\n"
     "  --iters N           timed launches of each side (default 30)\n"
     "  --warmup N          untimed launches of each side first (default 5)\n"
@@ -104,7 +109,7 @@ bool is_flag(std::string const& name) {
 bool is_known(std::string const& name) {
   static char const* const known[] = {"--m",      "--n",       "--k",      "--batch",   "--dtype",   "--b-dtype",
                                       "--out-dtype", "--a-scale", "--b-scale", "--layout", "--alpha", "--beta",
-                                      "--kernel", "--iters",   "--warmup", "--gap-ms",  "--compare", "--seed",
+                                      "--kernel", "--tune",    "--iters",   "--warmup", "--gap-ms",  "--compare", "--seed",
                                       "--lda",    "--ldb",     "--ldc",
                                       "--csv",    "--json",    "--suite",  "--sweep"};
   for (char const* k : known)
@@ -176,6 +181,8 @@ struct Problem {
   float alpha = 1.0f, beta = 0.0f;
   float a_scale = 1.0f, b_scale = 1.0f;
   std::string kernel = "auto";
+  tessel::GemmOptions options;  // --tune
+  std::string tune;             // its text, for the reports
   int iters = 30, warmup = 5;
   double gap_ms = 0.0;
   bool verify = true, compare = true;
@@ -201,6 +208,48 @@ struct Problem {
     return (in == DType::f32 || in == DType::tf32) ? DType::f32 : tessel::is_fp8(in) ? DType::bf16 : in;
   }
 };
+
+// --tune's K=V list onto GemmOptions (tessel/gemm/device/gemm_arguments.hpp), checked by the
+// host API's own rules (gemm_check_options) so the CLI's message is the library's.
+tessel::GemmOptions parse_tune(std::string const& text) {
+  tessel::GemmOptions o;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    std::size_t const end = std::min(text.find(',', at), text.size());
+    std::string const item = text.substr(at, end - at);
+    at = end + 1;
+    std::size_t const eq = item.find('=');
+    if (eq == std::string::npos) throw UsageError("--tune: '" + item + "' is not KEY=VALUE (try: tessel gemm --help)");
+    std::string const key = item.substr(0, eq), v = item.substr(eq + 1), what = "--tune " + key;
+    auto const flag = [&] { return parse_int(what, v, 0, 1) != 0; };
+    if (key == "splits") o.splits = int(parse_int(what, v, 1, 1 << 20));
+    else if (key == "stream-k") o.stream_k = flag();
+    else if (key == "split-tail") o.split_tail = flag();
+    else if (key == "balance") o.balance_waves = flag();
+    else if (key == "compact") o.compact_units = flag();
+    else if (key == "lean") o.lean_builds = flag();
+    else if (key == "align") o.operand_align = int(parse_int(what, v, 16, 32));
+    else if (key == "l2-promotion") o.l2_promotion = int(parse_int(what, v, 0, 3));
+    else if (key == "in-flight") o.skinny_in_flight = int(parse_int(what, v, 0, 1 << 20));
+    else if (key == "tf32-truncate") o.tf32_truncate = flag();
+    else if (key == "raster") {
+      std::string digits = v;
+      if (!digits.empty() && (digits.back() == 'm' || digits.back() == 'n')) o.raster_along = digits.back(), digits.pop_back();
+      o.raster_group = int(parse_int(what, digits, 1, 8));
+    } else if (key == "l2-hints") {
+      std::size_t const slash = v.find('/');
+      if (slash == std::string::npos) throw UsageError(what + ": '" + v + "' is not A/B (each 0, 1 or 2)");
+      o.skinny_l2_hint_a = int(parse_int(what, v.substr(0, slash), 0, 2));
+      o.skinny_l2_hint_b = int(parse_int(what, v.substr(slash + 1), 0, 2));
+    } else {
+      throw UsageError("--tune: unknown key '" + key +
+                       "' (splits, stream-k, split-tail, balance, compact, lean, align, raster, l2-promotion, "
+                       "in-flight, l2-hints, tf32-truncate)");
+    }
+  }
+  if (tessel::Status const s = tessel::gemm_check_options(o); !s) throw UsageError("--tune: " + s.reason);
+  return o;
+}
 
 Problem make_problem(Options const& o) {
   Problem p;
@@ -245,6 +294,10 @@ Problem make_problem(Options const& o) {
       throw UsageError("--kernel: '" + *v + "' is not a compiled kernel (see: tessel list)");
     p.kernel = *v;
   }
+  if (auto v = get("--tune")) {
+    p.options = parse_tune(*v);
+    p.tune = *v;
+  }
   if (auto v = get("--iters")) p.iters = int(parse_int("--iters", *v, 1, 100000));
   if (auto v = get("--warmup")) p.warmup = int(parse_int("--warmup", *v, 0, 100000));
   if (auto v = get("--gap-ms")) p.gap_ms = double(parse_int("--gap-ms", *v, 0, 10000));
@@ -272,6 +325,7 @@ GemmArguments gemm_arguments(Problem const& p) {
   g.alpha = p.alpha, g.beta = p.beta;
   g.a_scale = p.a_scale, g.b_scale = p.b_scale;
   g.kernel = p.kernel.c_str();
+  g.options = p.options;
   return g;
 }
 
@@ -770,6 +824,7 @@ void write_json(std::string const& path, GpuReport const& gpu, std::string const
       << ", \"max_rel_err\": " << (r.p.verify ? json_number(r.check.max_rel_err) : "null")
       << ", \"baseline_max_rel_err\": " << (r.p.verify && r.cublas.median_ms > 0 ? json_number(r.cublas_check.max_rel_err) : "null")
       << (r.baseline_note.empty() ? "" : ", \"baseline_note\": " + json_string(r.baseline_note))
+      << (r.p.tune.empty() ? "" : ", \"tune\": " + json_string(r.p.tune))
       << ", \"iters\": " << r.p.iters << ", \"input_sets\": " << r.sets
       << ", \"sm_clock_after_mhz\": " << r.sm_clock_after << "}";
   }

@@ -95,23 +95,15 @@ constexpr std::array<Sm90Family, 33> kFamilies = {{
 using detail::EncodeTiled;
 using detail::encode_tiled_entry;  // cuTensorMapEncodeTiled (src/runtime/tma_encode_entry.hpp)
 
-// The tensor map type of a tf32 operand: TFLOAT32 (TMA rounds each fp32 element to tf32 as it
-// copies it), or with TESSEL_SM90_TF32_MAP=f32 (an A/B diagnostic) FLOAT32, whose low mantissa bits
-// wgmma then ignores (truncation).
-CUtensorMapDataType tf32_map_type() {
-  static bool const f32 = [] {
-    char const* v = std::getenv("TESSEL_SM90_TF32_MAP");
-    return v != nullptr && std::string_view(v) == "f32";
-  }();
-  return f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_TFLOAT32;
-}
-
 // A (cols, rows, batch) row-contiguous matrix (a K-major operand: cols = K; an MN-major one: rows
 // = K) with a (box_cols, box_rows, 1) box in the 128-byte swizzle. False when the driver refuses
-// it (the caller stages the operand, or takes the register epilogue, instead).
+// it (the caller stages the operand, or takes the register epilogue, instead). A tf32 operand's map
+// is TFLOAT32 (TMA rounds each fp32 element to tf32 as it copies it), or FLOAT32 with
+// tf32_truncate (GemmOptions: wgmma then ignores the low mantissa bits).
 bool encode_operand(TmaDescriptor* desc, EncodeTiled encode, DType t, void const* ptr, std::int64_t k, std::int64_t rows,
                     std::int64_t row_stride, std::int64_t batch, std::int64_t batch_stride, int box_k, int box_rows,
-                    int* batch_step, CUtensorMapL2promotion l2 = CU_TENSOR_MAP_L2_PROMOTION_L2_256B) {
+                    int* batch_step, CUtensorMapL2promotion l2 = CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                    bool tf32_truncate = false) {
   std::uint64_t const eb = size_of(t);
   bool const broadcast = batch > 1 && batch_stride == 0;
   *batch_step = broadcast ? 0 : 1;
@@ -125,7 +117,7 @@ bool encode_operand(TmaDescriptor* desc, EncodeTiled encode, DType t, void const
   static_assert(sizeof(CUtensorMap) == sizeof(TmaDescriptor), "TmaDescriptor must mirror CUtensorMap");
   CUtensorMapDataType const type = t == DType::bf16   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                    : t == DType::f16  ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                   : t == DType::tf32 ? tf32_map_type()
+                                   : t == DType::tf32 ? (tf32_truncate ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_TFLOAT32)
                                                       : CU_TENSOR_MAP_DATA_TYPE_UINT8;  // fp8: raw bytes
   CUresult const r = encode(&map, type, 3,
                             const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
@@ -173,55 +165,6 @@ Status family_check(std::size_t i, GemmArguments const& g) {
   return Status::success();
 }
 
-// The row alignment asked of the operands (sm90_operand_align, gemm/device/sm90_operand_read.hpp);
-// TESSEL_SM90_ALIGN=16 or 32 (a diagnostic for benchmarks) asks that alignment of every operand.
-int operand_align(std::int64_t m, std::int64_t n) {
-  static int const forced = [] {
-    char const* v = std::getenv("TESSEL_SM90_ALIGN");
-    int const a = v != nullptr ? std::atoi(v) : 0;
-    return a == 16 || a == 32 ? a : 0;
-  }();
-  return forced > 0 ? forced : sm90_operand_align(m, n);
-}
-
-// TESSEL_SM90_SPLITS=S (a diagnostic for benchmarks): S K-slices instead of sm90_choose_splits's.
-int forced_splits() {
-  static int const s = [] {
-    char const* v = std::getenv("TESSEL_SM90_SPLITS");
-    return v != nullptr ? std::max(0, std::atoi(v)) : 0;
-  }();
-  return s;
-}
-
-// TESSEL_SM90_INFLIGHT=L (experiments): the 16-wide skinny kernels keep at most L k-tiles in
-// flight (0: no limit) instead of sm90_skinny_in_flight's choice. Read once per process; -1 unset.
-int forced_in_flight() {
-  static int const s = [] {
-    char const* v = std::getenv("TESSEL_SM90_INFLIGHT");
-    return v != nullptr ? std::max(0, std::atoi(v)) : -1;
-  }();
-  return s;
-}
-
-// TESSEL_SM90_L2HINT=a,b (A/Bs and tests; 0 none, 1 evict-first, 2 evict-last): every 16-wide
-// skinny launch gives A's and B's loads these L2 priorities, instead of sm90_skinny_l2_hints
-// choosing between (evict-first, evict-last) and none. Read once per process.
-struct ForcedL2Priorities {
-  bool forced = false;
-  L2Priority a = L2Priority::none, b = L2Priority::none;
-};
-ForcedL2Priorities forced_l2_priorities() {
-  static ForcedL2Priorities const chosen = [] {
-    ForcedL2Priorities h;
-    int a = -1, b = -1;
-    if (char const* v = std::getenv("TESSEL_SM90_L2HINT"); v != nullptr && std::sscanf(v, "%d,%d", &a, &b) == 2 &&
-                                                          a >= 0 && a <= 2 && b >= 0 && b <= 2)
-      h.forced = true, h.a = L2Priority(a), h.b = L2Priority(b);
-    return h;
-  }();
-  return chosen;
-}
-
 // The current device's memory system, asked once per device through query_device
 // (runtime/device.hpp): its L2 and its HBM's peak rate (memory clock x bus width, double data
 // rate: the H200's 6144 bits at 3.2 GHz are 4.9 TB/s, the H100 SXM's 5120 at 2.6 3.35). Zeros
@@ -257,25 +200,21 @@ int k_slices(Sm90Instance const& t, std::int64_t cluster_tiles, int k_tiles, int
   return kernel::detail::sm90_choose_splits(cluster_tiles, k_tiles, clusters, t.tile_n, std::min(m, n) <= 64);
 }
 
-// Stream-K (the kTail schedule of schedule/stream_k.hpp over cluster tiles): opt-in, with
-// TESSEL_SM90_STREAMK=1, where sm90_stream_k_pays (kernel/sm90_gemm_cta.hpp). Correct on every
-// entry that can run it, but measured slower on the H100 (2026-11-25, same-run A/B: 4096^3 bf16
-// 0.90x cuBLAS against 0.97x without, 8192x28672x4096 0.959 against 0.969, 8192^3 even; the
-// kHybrid order, stream-K first, was worse still), so the default walk stays data-parallel.
-// Read per call: the GPU tests switch it on around their own calls. Not for split-K, row copies
-// (the copy warps walk whole tiles) or kernels that promote in blocks of k-tiles (the caller's).
-bool choose_stream_k(std::int64_t cluster_tiles, int clusters, int k_tiles) {
-  char const* const v = std::getenv("TESSEL_SM90_STREAMK");
-  return v != nullptr && std::atoi(v) > 0 && kernel::detail::sm90_stream_k_pays(cluster_tiles, clusters, k_tiles);
+// Stream-K (the kTail schedule of schedule/stream_k.hpp over cluster tiles): opt-in
+// (GemmOptions::stream_k), where sm90_stream_k_pays (kernel/sm90_gemm_cta.hpp). Correct on every
+// entry that can run it, but measured slower on the H100 (same-run A/B: 4096^3 bf16 0.90x cuBLAS
+// against 0.97x without, 8192x28672x4096 0.959 against 0.969, 8192^3 even; the kHybrid order,
+// stream-K first, was worse still), so the default walk stays data-parallel. Not for split-K,
+// row copies (the copy warps walk whole tiles) or kernels that promote in blocks of k-tiles.
+bool choose_stream_k(GemmOptions const& o, std::int64_t cluster_tiles, int clusters, int k_tiles) {
+  return o.stream_k && kernel::detail::sm90_stream_k_pays(cluster_tiles, clusters, k_tiles);
 }
 
 // The split tail (kSplitTail over cluster tiles: the last partial round's tiles cut into 2-3
 // aligned K slices on as many clusters, fixed up like Stream-K) where sm90_split_tail_slices says
-// so; its slices, or 0. TESSEL_SM90_SPLIT_TAIL=0 turns it off (read per call, for A/B runs).
-int choose_split_tail(std::int64_t cluster_tiles, int clusters, int k_tiles) {
-  char const* const v = std::getenv("TESSEL_SM90_SPLIT_TAIL");
-  if (v != nullptr && v[0] == '0' && v[1] == '\0') return 0;
-  return kernel::detail::sm90_split_tail_slices(cluster_tiles, clusters, k_tiles);
+// so (and GemmOptions::split_tail); its slices, or 0.
+int choose_split_tail(GemmOptions const& o, std::int64_t cluster_tiles, int clusters, int k_tiles) {
+  return o.split_tail ? kernel::detail::sm90_split_tail_slices(cluster_tiles, clusters, k_tiles) : 0;
 }
 
 // The epoch a Stream-K launch raises its flags to: unique in the process (a counter) and salted
@@ -291,52 +230,26 @@ unsigned long long next_stream_k_epoch() {
   return salt + 0x9E3779B97F4A7C15ull * (counter.fetch_add(1) + 1);
 }
 
-// TESSEL_SM90_RASTER=G[m|n] (a diagnostic for benchmarks): the raster's band width G (1..8) and,
-// optionally, its direction, instead of bands of 8 in the heuristic's direction.
-PersistentArguments forced_raster(PersistentArguments args) {
-  static char const* const v = std::getenv("TESSEL_SM90_RASTER");
-  if (v == nullptr) return args;
-  int const g = std::atoi(v);
-  if (g >= 1 && g <= 8) args.group = g;
-  if (std::strchr(v, 'm')) args.raster = RasterOrderOption::kAlongM;
-  if (std::strchr(v, 'n')) args.raster = RasterOrderOption::kAlongN;
+// The raster of the persistent walk, as GemmOptions asks (raster_group, raster_along), over the
+// heuristic's bands of 8 in its own direction.
+PersistentArguments with_raster_options(PersistentArguments args, GemmOptions const& o) {
+  if (o.raster_group > 0) args.group = o.raster_group;
+  if (o.raster_along == 'm') args.raster = RasterOrderOption::kAlongM;
+  if (o.raster_along == 'n') args.raster = RasterOrderOption::kAlongN;
   return args;
 }
 
-// An A/B diagnostic's on/off switch, the environment variable `name`: a nonzero number turns it
-// on, 0 off, and `unset` holds where it is not set. (Callers keep the answer for the process.)
-bool env_switch(char const* name, bool unset) {
-  char const* const v = std::getenv(name);
-  return v == nullptr ? unset : std::atoi(v) != 0;
-}
-
-// Whether the persistent walk launches only as many clusters as finish its tiles in the same
-// number of waves (PersistentArguments::balance_waves): yes unless TESSEL_SM90_BALANCE=0 (an A/B
-// diagnostic). H200, alternating in one run: 4096^3 0.991-0.993x cuBLAS -> 1.004-1.006
-// (64 clusters for 66: 4 full waves instead of a last one 58/66 full), 8192^3 1.013-1.014 ->
-// 1.029, 6144^3 0.990 -> 1.011, fp8 e4m3 8192^3 0.934 -> 0.954.
-// Not with split-K or Stream-K, whose units are not whole tiles of one wave each.
-bool balanced_grid() {
-  static bool const on = env_switch("TESSEL_SM90_BALANCE", true);
-  return on;
-}
-
-// Whether a persistent walk in 32 bits takes the kernels' compact unit path (Sm90GemmParams::
-// compact_units, kernel/sm90_gemm_cta.hpp): yes unless TESSEL_SM90_COMPACT=0 (an A/B diagnostic).
-// H100, GPU time per call queued (bench_api_overhead), same binary: 1024^3 7.2 us
-// against 7.9, 512x512x4096 12.0 against 13.1-13.2, 2048^3 25.9 against 26.3-26.5, 3072x3072x1024
-// 31.1-31.3 against 31.8-32.2 -- the producer's first load out ~0.5 us sooner.
-bool compact_units_allowed() {
-  static bool const on = env_switch("TESSEL_SM90_COMPACT", true);
-  return on;
-}
-
-// Whether a call that is a Lean build's case runs it (Sm90Instance::launch_lean): yes unless
-// TESSEL_SM90_LEAN=0 (an A/B diagnostic).
-bool lean_allowed() {
-  static bool const on = env_switch("TESSEL_SM90_LEAN", true);
-  return on;
-}
+// Why the persistent walk launches only as many clusters as finish its tiles in the same number
+// of waves (PersistentArguments::balance_waves; GemmOptions::balance_waves): H200, alternating in
+// one run: 4096^3 0.991-0.993x cuBLAS -> 1.004-1.006 (64 clusters for 66: 4 full waves instead
+// of a last one 58/66 full), 8192^3 1.013-1.014 -> 1.029, 6144^3 0.990 -> 1.011, fp8 e4m3 8192^3
+// 0.934 -> 0.954. Not with split-K or Stream-K, whose units are not whole tiles of one wave each.
+//
+// Why a persistent walk in 32 bits takes the kernels' compact unit path (Sm90GemmParams::
+// compact_units, kernel/sm90_gemm_cta.hpp; GemmOptions::compact_units): H100, GPU time per call
+// queued (bench_api_overhead), same binary: 1024^3 7.2 us against 7.9, 512x512x4096 12.0 against
+// 13.1-13.2, 2048^3 25.9 against 26.3-26.5, 3072x3072x1024 31.1-31.3 against 31.8-32.2 -- the
+// producer's first load out ~0.5 us sooner.
 
 // The L2 promotion of an entry's operand tensor maps: 256 bytes, but 128 for the 16-wide skinny
 // kernels on an H200-class GPU (told apart by its 60 MB L2), whose long operand streams in 128-byte
@@ -346,16 +259,11 @@ bool lean_allowed() {
 // with 256 a 128-byte row piece brings its neighbour into L2 (L2 hit rate 30% against cuBLAS's 9%,
 // the same DRAM bytes). The 64- and 128-wide kernels' skinny shapes and 4096^3 moved by less than
 // the noise; the multi-round 16x28672x8192 on 128x64 tiles lost 1.5% with 128.
-// TESSEL_SM90_L2PROMO = 0 none, 1 64 B, 2 128 B, 3 256 B overrides it for every kernel (A/Bs).
-CUtensorMapL2promotion operand_l2_promotion(Sm90Instance const& t) {
+// GemmOptions::l2_promotion (0 none, 1 64 B, 2 128 B, 3 256 B) overrides it for every kernel.
+CUtensorMapL2promotion operand_l2_promotion(Sm90Instance const& t, GemmOptions const& o) {
   static constexpr CUtensorMapL2promotion kPromotions[] = {CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_64B,
                                                            CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B};
-  static int const forced = [] {
-    char const* v = std::getenv("TESSEL_SM90_L2PROMO");
-    int const p = v != nullptr ? std::atoi(v) : -1;
-    return p >= 0 && p <= 3 ? p : -1;
-  }();
-  if (forced >= 0) return kPromotions[forced];
+  if (o.l2_promotion >= 0) return kPromotions[o.l2_promotion];
   if (t.tile_n != 16) return CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
   return memory_system().l2_bytes >= (55u << 20) ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
 }
@@ -408,7 +316,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   std::int64_t const cluster_rows = (tiles_m + t.cluster_m - 1) / t.cluster_m;
   std::int64_t const cluster_cols = (tiles_n + t.cluster_n - 1) / t.cluster_n;
   int const k_tiles = int((g.k + t.tile_k - 1) / t.tile_k);
-  int const forced = forced_splits();
+  int const forced = g.options.splits;
   int const splits = forced > 0 ? std::min(forced, k_tiles)
                                 : k_slices(t, cluster_rows * cluster_cols * batch, k_tiles, clusters, c.m, c.n);
 
@@ -420,17 +328,17 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   // copies and described after.
   int const box_a = t.tile_m / t.cluster_n, box_b = t.tile_n / t.cluster_m;  // what one CTA of a cluster copies
   int const box_mn = 128 / t.element_bytes;  // MN-major: rows per box (one 128-byte swizzle row)
-  CUtensorMapL2promotion const l2 = operand_l2_promotion(t);
-  int align = operand_align(c.m, c.n);
+  CUtensorMapL2promotion const l2 = operand_l2_promotion(t, g.options);
+  int align = g.options.operand_align > 0 ? g.options.operand_align : sm90_operand_align(c.m, c.n);
   auto const in_place = [&](OperandView const& v, std::int64_t rows, int box_rows, TmaDescriptor* desc, int* step,
                             bool* mn_major) {
     Sm90OperandRead const read = sm90_operand_read(reinterpret_cast<std::uintptr_t>(v.ptr), v.row_stride, v.k_stride,
                                                    v.batch_stride, batch, t.element_bytes, t.mn_major, align);
     *mn_major = read == Sm90OperandRead::mn_major;
     if (read == Sm90OperandRead::k_major)
-      return encode_operand(desc, encode, f.ab, v.ptr, g.k, rows, v.row_stride, batch, v.batch_stride, t.tile_k, box_rows, step, l2);
+      return encode_operand(desc, encode, f.ab, v.ptr, g.k, rows, v.row_stride, batch, v.batch_stride, t.tile_k, box_rows, step, l2, g.options.tf32_truncate);
     if (read == Sm90OperandRead::mn_major)
-      return encode_operand(desc, encode, f.ab, v.ptr, rows, g.k, v.k_stride, batch, v.batch_stride, box_mn, t.tile_k, step, l2);
+      return encode_operand(desc, encode, f.ab, v.ptr, rows, g.k, v.k_stride, batch, v.batch_stride, box_mn, t.tile_k, step, l2, g.options.tf32_truncate);
     return false;
   };
   bool a_in_place = false, b_in_place = false;
@@ -450,19 +358,19 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   bool const row_copy_path = !transposed && row_copies(d_tma_storable(g));
   std::int64_t const cluster_tiles = cluster_rows * cluster_cols * batch;
   bool const sk_able = splits == 1 && t.stream_k && !row_copy_path && !transposed;
-  bool const stream_k = sk_able && choose_stream_k(cluster_tiles, clusters, k_tiles);
+  bool const stream_k = sk_able && choose_stream_k(g.options, cluster_tiles, clusters, k_tiles);
   // (Not where C is read: the _tmac kernels' C by TMA, which Stream-K gives up, is worth more.
   // Not for an fp32 D: with 3 slices its error reached 2.1-2.3x cuBLAS's at K = 3195, past the
   // tests' 2x; a 16-bit D's own rounding hides the sum's order.)
   int const tail_slices = sk_able && !stream_k && !reads_c && g.c_type != DType::f32
-                              ? choose_split_tail(cluster_tiles, clusters, k_tiles)
+                              ? choose_split_tail(g.options, cluster_tiles, clusters, k_tiles)
                               : 0;
   PersistentArguments args;
   args.sm_count = clusters;
   args.ctas_per_sm = 1;
   args.group = 8;
-  args.balance_waves = splits == 1 && !stream_k && tail_slices == 0 && balanced_grid();
-  args = forced_raster(args);
+  args.balance_waves = splits == 1 && !stream_k && tail_slices == 0 && g.options.balance_waves;
+  args = with_raster_options(args, g.options);
   p.scheduler = PersistentTileScheduler::make(GemmCoord(cluster_rows, cluster_cols, batch * splits), args);
   // Per CTA of the grid: a tile_m x tile_n fp32 partial, then one 8-byte flag per consumer.
   std::size_t const sk_ctas = std::size_t(p.scheduler.grid_size()) * std::size_t(t.cluster_m * t.cluster_n);
@@ -477,7 +385,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     // The whole rounds a tail schedule runs first, as the persistent walk does (sm90_unit).
     p.sk_rounds = p.stream_k && p.sk.sk_first_tile() > 0 ? p.sk.sk_first_tile() / p.sk.grid_size() : 0;
   }
-  p.compact_units = !p.stream_k && p.scheduler.fits32() && compact_units_allowed();
+  p.compact_units = !p.stream_k && p.scheduler.fits32() && g.options.compact_units;
   std::size_t const partials = splits > 1  ? std::size_t(splits * batch * c.m * c.n)
                                : p.stream_k ? sk_partial_floats + 2 * sk_ctas * std::size_t(t.consumers)
                                             : 0;
@@ -501,10 +409,10 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     if (result.ok()) result = std::move(s);
   };
   if (!a_in_place && !encode_operand(&p.tma_a, encode, f.ab, w.a.ptr, g.k, c.m, w.a.ld, batch, w.a.batch_stride,
-                                     t.tile_k, box_a, &p.a_batch_step, l2))
+                                     t.tile_k, box_a, &p.a_batch_step, l2, g.options.tf32_truncate))
     fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged A"));
   if (!b_in_place && !encode_operand(&p.tma_b, encode, f.ab, w.b.ptr, g.k, c.n, w.b.ld, batch, w.b.batch_stride,
-                                     t.tile_k, box_b, &p.b_batch_step, l2))
+                                     t.tile_k, box_b, &p.b_batch_step, l2, g.options.tf32_truncate))
     fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged B"));
 
   // Edge maps: a K-major operand whose rows end inside a CTA's share of a tile gets a second map
@@ -518,7 +426,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     int const edge = kernel::detail::sm90_edge_rows(rows, share_rows);
     int step = 0;
     return k_major && edge > 0 &&
-                   encode_operand(desc, encode, f.ab, ptr, g.k, rows, row_stride, batch, batch_stride, t.tile_k, edge, &step, l2)
+                   encode_operand(desc, encode, f.ab, ptr, g.k, rows, row_stride, batch, batch_stride, t.tile_k, edge, &step, l2, g.options.tf32_truncate)
                ? edge
                : 0;
   };
@@ -535,15 +443,15 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   p.k_tiles = k_tiles;
   if (t.tile_n == 16 && splits == 1) {  // (the producer takes no limit of its stages or more)
     bool const fast_hbm = memory_system().hbm_bytes_per_s >= kFastHbmBytesPerS;
-    p.in_flight = forced_in_flight() >= 0 ? forced_in_flight()
+    p.in_flight = g.options.skinny_in_flight >= 0 ? g.options.skinny_in_flight
                   : cluster_cols == 1     ? kernel::detail::sm90_skinny_in_flight(cluster_tiles, k_tiles, clusters, fast_hbm)
                                           : 0;
   }
   if (t.tile_n == 16) {  // the long operand evict-first, the narrow one evict-last (sm90_skinny_l2_hints)
-    ForcedL2Priorities const forced = forced_l2_priorities();
+    bool const forced = g.options.skinny_l2_hint_a >= 0;  // (gemm_check_options: both or neither)
     bool const hints = splits == 1 && kernel::detail::sm90_skinny_l2_hints(cluster_tiles, clusters);  // as measured
-    p.l2_priority_a = forced.forced ? forced.a : hints ? L2Priority::evict_first : L2Priority::none;
-    p.l2_priority_b = forced.forced ? forced.b : hints ? L2Priority::evict_last : L2Priority::none;
+    p.l2_priority_a = forced ? L2Priority(g.options.skinny_l2_hint_a) : hints ? L2Priority::evict_first : L2Priority::none;
+    p.l2_priority_b = forced ? L2Priority(g.options.skinny_l2_hint_b) : hints ? L2Priority::evict_last : L2Priority::none;
   }
   p.batch = int(batch);
   p.splits = splits;
@@ -597,7 +505,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   auto launch = t.launch;
   if (t.launch_lean != nullptr && p.compact_units && splits == 1 && !p.stream_k && p.tma_store && !p.c_by_tma &&
       !p.staged_rows && !p.a_mn_major && !p.b_mn_major && !p.d_transposed && !p.out_f32 &&
-      p.out_f16 == (f.ab == DType::f16) && (f.ab == DType::bf16 || f.ab == DType::f16) && lean_allowed())
+      p.out_f16 == (f.ab == DType::f16) && (f.ab == DType::bf16 || f.ab == DType::f16) && g.options.lean_builds)
     launch = t.launch_lean;
   if (result.ok()) {
     if (cudaError_t err = launch(p, stream); err != cudaSuccess) fail(cuda_failure("launch of the sm90 GEMM kernel", err));

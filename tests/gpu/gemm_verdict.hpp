@@ -23,12 +23,21 @@
 
 namespace tessel {
 
+// The options every problem() of this test binary runs with: the library's defaults, or those a
+// test binary's main sets from its command line (sm90_gemm_test.cu: the ctest subsets that run
+// the skinny and every-entry tests again with a path the heuristic does not take on them).
+inline GemmOptions& test_options() {
+  static GemmOptions options;
+  return options;
+}
+
 inline GemmArguments problem(std::int64_t m, std::int64_t n, std::int64_t k, char const* layout, MatrixOrder co, DType ab,
                       DType cd, std::int64_t batch = 1) {
   MatrixOrder const ao = layout[0] == 't' ? MatrixOrder::row_major : MatrixOrder::col_major;
   MatrixOrder const bo = layout[1] == 't' ? MatrixOrder::row_major : MatrixOrder::col_major;
   GemmArguments g = make_packed_gemm(m, n, k, batch, ab, cd, ao, bo, co);
   g.alpha = 1.25f, g.beta = -0.5f;
+  g.options = test_options();
   return g;
 }
 

@@ -901,7 +901,7 @@ void expect_verdict(Verdict const& v, std::string const& w, GemmArguments const&
   }
 }
 
-// Stream-K (opt-in: TESSEL_SM90_STREAMK=1, set around each call; kernel/sm90_gemm_cta.hpp,
+// Stream-K (opt-in: GemmOptions::stream_k; kernel/sm90_gemm_cta.hpp,
 // sm90_stream_k_pays): one tile column of `clusters + extra` cluster tiles, so the persistent walk
 // would leave most of a last round idle and the entries share the last round's tiles out by
 // k-tiles instead. K ragged, 17 or 47 k-tiles: the pieces cut tiles in two or three, the
@@ -917,9 +917,8 @@ void check_stream_k(StreamKEntry const& e, int extra, int k_tiles, float beta, D
   Operands ops(g, std::uint64_t(tiles * 131 + k_tiles), 0, fp8 ? -2.0f : -1.0f, fp8 ? 2.0f : 1.0f);
   std::string const w = what(e.name, g, "tn") + " " + std::to_string(tiles) + " cluster tiles on " + std::to_string(clusters) +
                         " clusters, " + std::to_string(k_tiles) + " k-tiles";
-  setenv("TESSEL_SM90_STREAMK", "1", 1);  // opt-in (src/gemm/sm90_gemm.cpp: measured slower so far)
+  g.options.stream_k = true;  // opt-in (src/gemm/sm90_gemm.cpp: measured slower so far)
   Verdict const v = run_and_check(e.name, g, /*with_cublas=*/!fp8);
-  unsetenv("TESSEL_SM90_STREAMK");
   expect_verdict(v, w, g);
 }
 
@@ -1162,4 +1161,32 @@ TEST(Sm90Large, OddAndAlignedShapesAgainstCublas) {
     Operands ops(g, 71);
     expect_good(run_and_check(c.entry, g), what(c.entry, g, c.layout), g.a_type);
   }
+}
+
+// The test binary's own main: after gtest's flags, one optional --options=NAME runs every test
+// with that GemmOptions set on each problem() (tests/CMakeLists.txt registers the subsets):
+//   --options=in-flight-5     the 16-wide skinny kernels keep at most 5 k-tiles in flight (the
+//                             rule takes that limit only for some tile counts per GPU)
+//   --options=l2-hints-1-2    every 16-wide launch gives A evict-first and B evict-last loads (the
+//                             test problems are too small for the rule to give them)
+//   --options=general-builds  no lean twins: the general kernels' own path for the calls a lean
+//                             build would otherwise take
+int main(int argc, char** argv) {
+  testing::InitGoogleTest(&argc, argv);
+  for (int i = 1; i < argc; ++i) {
+    std::string const a = argv[i];
+    tessel::GemmOptions& o = tessel::test_options();
+    if (a == "--options=in-flight-5") {
+      o.skinny_in_flight = 5;
+    } else if (a == "--options=l2-hints-1-2") {
+      o.skinny_l2_hint_a = 1, o.skinny_l2_hint_b = 2;
+    } else if (a == "--options=general-builds") {
+      o.lean_builds = false;
+    } else {
+      std::fprintf(stderr, "%s: unknown argument '%s' (--options=in-flight-5|l2-hints-1-2|general-builds)\n", argv[0],
+                   argv[i]);
+      return 2;
+    }
+  }
+  return RUN_ALL_TESTS();
 }

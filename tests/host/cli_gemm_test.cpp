@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <initializer_list>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -94,18 +95,39 @@ TEST_F(CliGemm, LeadingDimensionsAreCheckedAndShown) {
   EXPECT_NE(r.out.find("64x32x16/ld-,-,70 "), std::string::npos) << r.out;
 }
 
-TEST_F(CliGemm, Fp8ArgumentsAreCheckedBeforeAnyGpuWork) {
-  if (!cuda_build()) GTEST_SKIP() << "tessel was built without CUDA";
-  struct Case { char const* args; char const* words; };
-  for (Case c : {Case{"gemm --dtype e5m2", "b_type: e5m2 with a_type e5m2"},
-                 Case{"gemm --dtype e4m3 --b-dtype bf16", "b_type: bf16 with fp8 a_type e4m3"},
-                 Case{"gemm --dtype bf16 --a-scale 2", "a_scale: 2 scales fp8 operands only"},
-                 Case{"gemm --dtype e4m3 --out-dtype e5m2", "--out-dtype: 'e5m2' is not one of fp32, fp16, bf16"}}) {
+// Each command line is refused before any GPU work: exit 2, one line on stderr with the words.
+struct UsageCase {
+  char const* args;
+  char const* words;
+};
+void expect_usage_errors(std::initializer_list<UsageCase> cases) {
+  for (UsageCase c : cases) {
     CliRun r = run(c.args);
     EXPECT_EQ(r.code, 2) << c.args << ": " << r.err;
     EXPECT_EQ(lines(r.err), 1) << c.args << ": " << r.err;
     EXPECT_NE(r.err.find(c.words), std::string::npos) << c.args << ": " << r.err;
   }
+}
+
+TEST_F(CliGemm, TuneOverridesAreCheckedBeforeAnyGpuWork) {
+  if (!cuda_build()) GTEST_SKIP() << "tessel was built without CUDA";
+  expect_usage_errors({{"gemm --tune lean", "--tune: 'lean' is not KEY=VALUE"},
+                       {"gemm --tune fast=1", "--tune: unknown key 'fast'"},
+                       {"gemm --tune splits=0", "--tune splits"},
+                       {"gemm --tune align=20", "options.operand_align: 20 is not 0"},
+                       {"gemm --tune raster=9m", "--tune raster"},
+                       {"gemm --tune l2-hints=1", "--tune l2-hints: '1' is not A/B"},
+                       {"gemm --tune lean=2", "--tune lean"}});
+  CliRun r = run("gemm --dry-run --m 64 --n 32 --k 16 --tune splits=2,lean=0,raster=4n,l2-hints=1/2,align=32,in-flight=5");
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+TEST_F(CliGemm, Fp8ArgumentsAreCheckedBeforeAnyGpuWork) {
+  if (!cuda_build()) GTEST_SKIP() << "tessel was built without CUDA";
+  expect_usage_errors({{"gemm --dtype e5m2", "b_type: e5m2 with a_type e5m2"},
+                       {"gemm --dtype e4m3 --b-dtype bf16", "b_type: bf16 with fp8 a_type e4m3"},
+                       {"gemm --dtype bf16 --a-scale 2", "a_scale: 2 scales fp8 operands only"},
+                       {"gemm --dtype e4m3 --out-dtype e5m2", "--out-dtype: 'e5m2' is not one of fp32, fp16, bf16"}});
   CliRun r = run("gemm --dry-run --m 64 --n 32 --k 16 --dtype e4m3 --b-dtype e5m2 --a-scale 0.5 --out-dtype fp32");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("e4m3xe5m2->fp32"), std::string::npos) << r.out;

@@ -52,6 +52,32 @@ TEST(GemmValidate, AcceptsValidProblemsInEveryOrder) {
       }
 }
 
+TEST(GemmValidate, TuningOptionsOutsideTheirRanges) {
+  EXPECT_TRUE(gemm_validate(valid()).ok());  // the defaults are the library's choices
+  struct Case {
+    void (*set)(GemmOptions&);
+    char const* name;
+    char const* words;
+  };
+  for (Case c : {Case{[](GemmOptions& o) { o.splits = -1; }, "options.splits", "outside 0.."},
+                 Case{[](GemmOptions& o) { o.operand_align = 8; }, "options.operand_align", "not 0"},
+                 Case{[](GemmOptions& o) { o.operand_align = 64; }, "options.operand_align", "outside 0..32"},
+                 Case{[](GemmOptions& o) { o.raster_group = 9; }, "options.raster_group", "outside 0..8"},
+                 Case{[](GemmOptions& o) { o.raster_along = 'x'; }, "options.raster_along", "'m', 'n'"},
+                 Case{[](GemmOptions& o) { o.l2_promotion = 4; }, "options.l2_promotion", "outside -1..3"},
+                 Case{[](GemmOptions& o) { o.skinny_in_flight = -2; }, "options.skinny_in_flight", "outside -1.."},
+                 Case{[](GemmOptions& o) { o.skinny_l2_hint_a = 3, o.skinny_l2_hint_b = 0; }, "options.skinny_l2_hint_a", "outside -1..2"},
+                 Case{[](GemmOptions& o) { o.skinny_l2_hint_a = 1; }, "options.skinny_l2_hint_a/b", "set both"}}) {
+    GemmArguments g = valid();
+    c.set(g.options);
+    expect_refused(g, c.name, c.words);
+  }
+  GemmArguments g = valid();
+  g.options.splits = 3, g.options.operand_align = 32, g.options.raster_group = 4, g.options.raster_along = 'm';
+  g.options.skinny_l2_hint_a = 1, g.options.skinny_l2_hint_b = 2, g.options.l2_promotion = 0;
+  EXPECT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+}
+
 TEST(GemmValidate, NegativeSizes) {
   auto g = valid();
   g.m = -1;

@@ -67,6 +67,27 @@ constexpr std::optional<DType> parse_dtype(std::string_view s) {
   return std::nullopt;
 }
 
+// Overrides of the host's choices, for same-run A/B measurements and for tests that must reach a
+// path the heuristic does not take on their problems. The defaults are the library's own choices
+// (each field names the rule it overrides; src/gemm/sm90_gemm.cpp and docs/sm90_gemm.md have the
+// measurements behind them). `tessel gemm` maps its tuning flags onto these fields.
+struct GemmOptions {
+  int splits = 0;             // sm_90a: K slices per tile, 1.. (0: sm90_choose_splits's)
+  bool stream_k = false;      // sm_90a: the Stream-K walk where sm90_stream_k_pays (off: measured slower)
+  bool split_tail = true;     // sm_90a: the last partial round in K slices where sm90_split_tail_slices says so
+  bool balance_waves = true;  // sm_90a: launch only the clusters that finish in the same number of waves
+  bool compact_units = true;  // sm_90a: the kernels' 32-bit unit path where the walk fits 32 bits
+  bool lean_builds = true;    // sm_90a: a call that is a lean twin's case runs the lean build
+  int operand_align = 0;      // sm_90a: the row alignment read in place, 16 or 32 bytes (0: sm90_operand_align's)
+  int raster_group = 0;       // sm_90a: the persistent raster's band width, 1..8 (0: 8)
+  char raster_along = 0;      // sm_90a: the raster's direction, 'm' or 'n' (0: the heuristic's)
+  int l2_promotion = -1;      // sm_90a: operand tensor maps' L2 promotion: 0 none, 1 64 B, 2 128 B, 3 256 B (-1: by GPU)
+  int skinny_in_flight = -1;  // sm_90a 16-wide skinny kernels: k-tiles in flight, 0 = no limit (-1: sm90_skinny_in_flight's)
+  int skinny_l2_hint_a = -1;  // sm_90a 16-wide skinny kernels: A's loads' L2 priority: 0 none, 1 evict-first,
+  int skinny_l2_hint_b = -1;  //   2 evict-last; B's likewise (-1 for both: sm90_skinny_l2_hints's)
+  bool tf32_truncate = false; // sm_90a tf32: FLOAT32 tensor maps (wgmma drops the low bits) instead of TFLOAT32 (TMA rounds)
+};
+
 struct GemmArguments {
   std::int64_t m = 0, n = 0, k = 0;
   std::int64_t batch_count = 1;
@@ -86,6 +107,8 @@ struct GemmArguments {
 
   // A registry name (`tessel list`), or nullptr / "auto" for the heuristic.
   char const* kernel = nullptr;
+
+  GemmOptions options;  // the library's own choices unless set (above)
 };
 
 // The factor the fp32 accumulators are multiplied by: alpha * a_scale * b_scale.

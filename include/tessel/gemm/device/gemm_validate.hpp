@@ -92,6 +92,28 @@ inline Status gemm_check_dtypes(GemmArguments const& g) {
 }
 
 // Every argument rule of the GEMM host API (see the file comment). No CUDA calls.
+// GemmOptions' ranges (gemm_arguments.hpp): every field's value is one the host can apply.
+inline Status gemm_check_options(GemmOptions const& o) {
+  using detail::gemm_invalid;
+  using detail::gemm_num;
+  struct Range { char const* name; int v, lo, hi; };
+  for (Range r : {Range{"splits", o.splits, 0, 1 << 20}, Range{"operand_align", o.operand_align, 0, 32},
+                  Range{"raster_group", o.raster_group, 0, 8}, Range{"l2_promotion", o.l2_promotion, -1, 3},
+                  Range{"skinny_in_flight", o.skinny_in_flight, -1, 1 << 20},
+                  Range{"skinny_l2_hint_a", o.skinny_l2_hint_a, -1, 2}, Range{"skinny_l2_hint_b", o.skinny_l2_hint_b, -1, 2}})
+    if (r.v < r.lo || r.v > r.hi)
+      return gemm_invalid(std::string("options.") + r.name + ": " + gemm_num(std::int64_t(r.v)) + " is outside " +
+                          gemm_num(std::int64_t(r.lo)) + ".." + gemm_num(std::int64_t(r.hi)));
+  if (o.operand_align != 0 && o.operand_align != 16 && o.operand_align != 32)
+    return gemm_invalid("options.operand_align: " + gemm_num(std::int64_t(o.operand_align)) +
+                        " is not 0 (the heuristic's), 16 or 32 bytes");
+  if (o.raster_along != 0 && o.raster_along != 'm' && o.raster_along != 'n')
+    return gemm_invalid(std::string("options.raster_along: '") + o.raster_along + "' is not 'm', 'n' or 0 (the heuristic's)");
+  if ((o.skinny_l2_hint_a < 0) != (o.skinny_l2_hint_b < 0))
+    return gemm_invalid("options.skinny_l2_hint_a/b: set both (0 none, 1 evict-first, 2 evict-last) or neither");
+  return Status::success();
+}
+
 inline Status gemm_validate(GemmArguments const& g) {
   using detail::gemm_invalid;
   using detail::gemm_num;
@@ -140,6 +162,8 @@ inline Status gemm_validate(GemmArguments const& g) {
   if (!gemm_is_noop(g) && g.batch_count > 1 && g.batch_stride_d == 0)
     return gemm_invalid("batch_stride_d: 0 with batch_count " + gemm_num(g.batch_count) +
                         " makes every batch write the same D; give each batch its own output");
+
+  if (Status s = gemm_check_options(g.options); !s) return s;
 
   if (gemm_reads_ab(g)) {
     if (g.a == nullptr) return gemm_invalid("a: null, but A is read (M, N, K > 0 and alpha != 0)");
