@@ -27,10 +27,12 @@
  * e.g. "b: has 48 rows, but a has 64 columns (a is M x K, b must be K x N)". A tensor's name is
  * its `name` field, or "a", "b", "c", "d" when that is NULL.
  *
- * Workspace: tessel_gemm takes the scratch some kernels need (operand staging, split-K partial
- * sums) from a stream-ordered pool of its own (cudaMallocFromPoolAsync / cudaFreeAsync on the
- * call's stream), so calls are legal inside CUDA-graph capture; it does not yet take a
- * caller-provided workspace.
+ * Workspace: some calls need scratch memory (operands staged into aligned copies, split-K
+ * partial sums). tessel_gemm_workspace_size says how many bytes a problem takes (0 for most);
+ * the caller passes that much as p.workspace / p.workspace_bytes (256-byte aligned, not touched
+ * by other work until the stream has passed the call). With p.workspace NULL the library takes
+ * the scratch from a stream-ordered pool of its own (cudaMallocFromPoolAsync / cudaFreeAsync on
+ * the call's stream), which is legal inside CUDA-graph capture as well.
  */
 #ifndef TESSEL_C_API_H
 #define TESSEL_C_API_H
@@ -44,7 +46,7 @@ extern "C" {
 #endif
 
 /* Bumped when a struct or a function of this header changes incompatibly. */
-#define TESSEL_C_API_VERSION 1
+#define TESSEL_C_API_VERSION 2
 
 /* The most dimensions a tessel_tensor describes. */
 #define TESSEL_MAX_DIMS 8
@@ -93,6 +95,8 @@ typedef struct tessel_gemm_problem {
   float alpha, beta;
   float a_scale, b_scale;
   char const* kernel; /* a registry name (`tessel list`), or NULL / "auto" for the heuristic */
+  void* workspace;         /* the caller's scratch (see "Workspace" above), or NULL: the library's pool */
+  size_t workspace_bytes;  /* its size, at least tessel_gemm_workspace_size's answer */
 } tessel_gemm_problem;
 
 /* TESSEL_C_API_VERSION of the library linked. */
@@ -119,6 +123,10 @@ tessel_status tessel_gemm_check(tessel_gemm_problem const* p, char* reason, size
  * Launches nothing. */
 tessel_status tessel_gemm_can_implement(tessel_gemm_problem const* p, char const** kernel_name, char* reason,
                                         size_t reason_size);
+
+/* The scratch bytes tessel_gemm(p) would take with the kernel it picks on the current device
+ * (0 for most problems: aligned operands, no split K), in *bytes. Launches and enqueues nothing. */
+tessel_status tessel_gemm_workspace_size(tessel_gemm_problem const* p, size_t* bytes, char* reason, size_t reason_size);
 
 /* Runs the GEMM on `stream` (asynchronous; errors left pending by earlier work on the device are
  * reported as TESSEL_STATUS_CUDA_ERROR, never dropped). Problems with no elements to write

@@ -144,6 +144,19 @@ tessel_status tessel_gemm_can_implement(tessel_gemm_problem const* p, char const
   });
 }
 
+tessel_status tessel_gemm_workspace_size(tessel_gemm_problem const* p, size_t* bytes, char* reason, size_t reason_size) {
+  return guarded("tessel_gemm_workspace_size", reason, reason_size, [&] {
+    if (bytes == nullptr) return write_reason(TESSEL_STATUS_INVALID_ARGUMENT, "bytes: NULL", reason, reason_size);
+    *bytes = 0;
+    tessel::GemmArguments g;
+    if (tessel_status s = map_problem(p, &g, reason, reason_size); s != TESSEL_STATUS_SUCCESS) return s;
+    std::size_t n = 0;
+    tessel::Status const s = tessel::gemm_workspace_size(g, &n);
+    if (s.ok()) *bytes = n;
+    return from_status(s, reason, reason_size);
+  });
+}
+
 tessel_status tessel_gemm(tessel_gemm_problem const* p, cudaStream_t stream, char* reason, size_t reason_size) {
   return guarded("tessel_gemm", reason, reason_size, [&] {
     tessel::GemmArguments g;

@@ -261,6 +261,7 @@ Refusal gemm_arguments_from_problem(tessel_gemm_problem const& p, GemmArguments*
   g.alpha = p.alpha, g.beta = p.beta;
   g.a_scale = p.a_scale, g.b_scale = p.b_scale;
   g.kernel = p.kernel;
+  g.workspace = p.workspace, g.workspace_bytes = p.workspace_bytes;
   if (p.kernel != nullptr && std::string_view(p.kernel) != "auto" && find_gemm_kernel(p.kernel) == nullptr)
     return invalid(std::string("kernel: '") + p.kernel + "' is not a compiled kernel (`tessel list` shows them)");
 

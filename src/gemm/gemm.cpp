@@ -323,6 +323,18 @@ Status can_implement(GemmArguments const& g) {
   return gemm_kernel_runs_here(*k, g);
 }
 
+Status gemm_workspace_size(GemmArguments const& g, std::size_t* bytes) {
+  if (bytes == nullptr) return Status::error(StatusCode::invalid_argument, "bytes: null");
+  *bytes = 0;
+  if (Status s = gemm_validate(g); !s) return s;
+  if (gemm_is_noop(g) || !gemm_reads_ab(g)) return Status::success();  // D = beta * C takes none
+  Status why;
+  GemmKernelInfo const* k = select_gemm_kernel(g, &why);
+  if (k == nullptr) return why;
+  if (Status s = gemm_kernel_runs_here(*k, g); !s) return s;
+  return k->workspace != nullptr ? k->workspace(g, bytes) : Status::success();
+}
+
 Status gemm(GemmArguments const& g, cudaStream_t stream) {
   if (Status s = gemm_validate(g); !s) return s;
   if (gemm_is_noop(g)) return Status::success();

@@ -64,7 +64,7 @@ std::size_t aligned256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 }  // namespace
 
 Status release_workspace(CallWorkspace& w, Status result, cudaStream_t stream) {
-  if (w.base != nullptr) {
+  if (w.base != nullptr && w.pooled) {
     if (cudaError_t err = cudaFreeAsync(w.base, stream); err != cudaSuccess && result.ok())
       result = cuda_failure("cudaFreeAsync (GEMM workspace)", err);
     w.base = nullptr;
@@ -73,7 +73,8 @@ Status release_workspace(CallWorkspace& w, Status result, cudaStream_t stream) {
 }
 
 Status prepare_operands(CanonicalGemm const& c, std::int64_t k, std::int64_t batch, int element_bytes, Staging a,
-                        Staging b, std::size_t partials, std::size_t flags, cudaStream_t stream, CallWorkspace* w) {
+                        Staging b, std::size_t partials, std::size_t flags, WorkspaceSource const& from,
+                        cudaStream_t stream, CallWorkspace* w) {
   std::size_t const in_bytes = std::size_t(element_bytes);
   std::int64_t const kp = round_up(k, std::int64_t(128 / in_bytes));
   auto const staged = [&](Staging s, OperandView const& v) {
@@ -84,13 +85,24 @@ Status prepare_operands(CanonicalGemm const& c, std::int64_t k, std::int64_t bat
   std::size_t const bytes_b = stage_b ? std::size_t(batch * c.n * kp) * in_bytes : 0;
   std::size_t const bytes_partials = partials * sizeof(float), bytes_flags = flags * sizeof(int);
   std::size_t const total = aligned256(bytes_a) + aligned256(bytes_b) + aligned256(bytes_partials) + bytes_flags;
-  if (total > 0) {
+  if (from.query != nullptr) {
+    *from.query = total;
+    return Status::success();
+  }
+  if (total > 0 && from.caller != nullptr) {
+    if (from.caller_bytes < total)
+      return Status::error(StatusCode::invalid_argument,
+                           "workspace_bytes: " + std::to_string(from.caller_bytes) + " is below the " + std::to_string(total) +
+                               " bytes this call needs (gemm_workspace_size)");
+    w->base = static_cast<char*>(from.caller);
+  } else if (total > 0) {
     cudaMemPool_t pool = nullptr;
     if (Status s = workspace_pool(&pool); !s) return s;
     if (cudaError_t err = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&w->base), total, pool, stream); err != cudaSuccess) {
       w->base = nullptr;
       return cuda_failure(("workspace of " + std::to_string(total >> 20) + " MiB for the GEMM").c_str(), err);
     }
+    w->pooled = true;
   }
   char* const ws_a = w->base;
   char* const ws_b = ws_a + aligned256(bytes_a);

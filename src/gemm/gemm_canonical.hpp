@@ -66,8 +66,19 @@ struct CallWorkspace {
   KMajorOperand a{}, b{};    // the canonical A and B, in place or staged
   float* partials = nullptr;  // split-K partial sums
   int* flags = nullptr;       // split-K flags / counters, zeroed
-  char* base = nullptr;       // the allocation; release_workspace frees it
+  char* base = nullptr;       // the scratch: the pool's (release_workspace frees it) or the caller's
+  bool pooled = false;        // base came from the library's pool
 };
+
+// Where a call's scratch comes from, and whether the call only asks its size.
+struct WorkspaceSource {
+  void* caller = nullptr;          // GemmArguments::workspace: the caller's memory, or nullptr: the pool
+  std::size_t caller_bytes = 0;    // GemmArguments::workspace_bytes
+  std::size_t* query = nullptr;    // non-null: store the bytes the call needs here, allocate and enqueue nothing
+};
+inline WorkspaceSource workspace_source(GemmArguments const& g, std::size_t* query) {
+  return {g.workspace, g.workspace_bytes, query};
+}
 
 // When prepare_operands copies an operand: when it is MN-major or its rows are not 16-byte aligned
 // (if_unaligned), always (a kernel that cannot take it in place), or never (the caller reads it
@@ -75,12 +86,15 @@ struct CallWorkspace {
 enum class Staging { if_unaligned, always, never };
 
 // Makes the canonical operands readable by the kernels: an operand chosen by `a`, `b` is copied
-// by sm80_stage_operands (one launch for both where it can) into pool memory as rows of kp = K rounded up to 128 bytes (zero past K;
-// whole 128-byte lines per row, so no copy of a k-slice straddles more sectors than it must),
-// batches back to back; the kernel's split-K scratch follows: `partials` floats and `flags` ints,
-// the flags zeroed. On failure nothing stays allocated.
+// by sm80_stage_operands (one launch for both where it can) into scratch memory (the caller's or
+// the pool's, `from`) as rows of kp = K rounded up to 128 bytes (zero past K; whole 128-byte lines
+// per row, so no copy of a k-slice straddles more sectors than it must), batches back to back; the
+// kernel's split-K scratch follows: `partials` floats and `flags` ints, the flags zeroed. On
+// failure nothing stays allocated. With from.query, stores the bytes all that takes and does
+// nothing else (the caller then returns without launching).
 Status prepare_operands(CanonicalGemm const& c, std::int64_t k, std::int64_t batch, int element_bytes, Staging a,
-                        Staging b, std::size_t partials, std::size_t flags, cudaStream_t stream, CallWorkspace* w);
+                        Staging b, std::size_t partials, std::size_t flags, WorkspaceSource const& from,
+                        cudaStream_t stream, CallWorkspace* w);
 
 // Frees w's allocation (stream-ordered, after the kernels that use it); returns `result`, or the
 // failure to free when result was a success.

@@ -121,7 +121,7 @@ Status family_check(std::size_t i, GemmArguments const& g) {
   return sm80_limits(g, f.ab, t.tile_m, t.tile_n, t.tile_k, (g.m + t.tile_m - 1) / t.tile_m, (g.n + t.tile_n - 1) / t.tile_n);
 }
 
-Status family_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o, cudaStream_t stream) {
+Status family_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o, std::size_t* query, cudaStream_t stream) {
   Sm80Family const& f = kFamilies[i];
   Sm80Instance const t = f.instance();
   std::size_t const out_bytes = size_of(g.c_type);
@@ -134,8 +134,9 @@ Status family_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o
   // Serial split-K: a partial tile and a flag per output tile.
   std::size_t const partials = splits > 1 ? std::size_t(ctas) * std::size_t(t.tile_m * t.tile_n) : 0;
   CallWorkspace w;
-  if (Status s = prepare_operands(c, g.k, batch, t.element_bytes, staging_of(o), staging_of(o), partials, splits > 1 ? ctas : 0, stream, &w);
-      !s)
+  if (Status s = prepare_operands(c, g.k, batch, t.element_bytes, staging_of(o), staging_of(o), partials, splits > 1 ? ctas : 0,
+                                  detail::workspace_source(g, query), stream, &w);
+      !s || query != nullptr)
     return s;
 
   Sm80GemmParams p;
@@ -180,7 +181,7 @@ Status skinny_check(std::size_t j, GemmArguments const& g) {
 // The problem on the kernel's axes: the small side is its M (file comment of
 // sm80_skinny_gemm_params.hpp); D and C keep their memory, seen at swapped strides when the
 // canonical N is the small side.
-Status skinny_run(std::size_t j, GemmArguments const& g, Sm80RunOptions const& o, cudaStream_t stream) {
+Status skinny_run(std::size_t j, GemmArguments const& g, Sm80RunOptions const& o, std::size_t* query, cudaStream_t stream) {
   Sm80SkinnyFamily const& f = kSkinnyFamilies[j];
   Canonical const c = detail::canonical_gemm(g);
   Sm80SkinnyShape const sh = sm80_skinny_shape(c.m, c.n);
@@ -204,9 +205,9 @@ Status skinny_run(std::size_t j, GemmArguments const& g, Sm80RunOptions const& o
   // Parallel split-K: a partial tile per slice and a counter per output tile.
   std::size_t const partials = splits > 1 ? std::size_t(tiles) * std::size_t(splits) * std::size_t(t.tile_m * t.tile_n) : 0;
   CallWorkspace w;
-  if (Status s = prepare_operands(kc, g.k, batch, t.element_bytes, staging_of(o), staging_of(o), partials, splits > 1 ? tiles : 0, stream,
-                                  &w);
-      !s)
+  if (Status s = prepare_operands(kc, g.k, batch, t.element_bytes, staging_of(o), staging_of(o), partials, splits > 1 ? tiles : 0,
+                                  detail::workspace_source(g, query), stream, &w);
+      !s || query != nullptr)
     return s;
 
   // Canonical D (c.m x c.n) is row-major with ld ldd (ldc): element (i, j) at i * ldd + j.
@@ -234,8 +235,8 @@ Status skinny_run(std::size_t j, GemmArguments const& g, Sm80RunOptions const& o
 Status entry_check(std::size_t i, GemmArguments const& g) {
   return i < kMultistage ? family_check(i, g) : skinny_check(i - kMultistage, g);
 }
-Status entry_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o, cudaStream_t stream) {
-  return i < kMultistage ? family_run(i, g, o, stream) : skinny_run(i - kMultistage, g, o, stream);
+Status entry_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o, std::size_t* query, cudaStream_t stream) {
+  return i < kMultistage ? family_run(i, g, o, query, stream) : skinny_run(i - kMultistage, g, o, query, stream);
 }
 
 template <std::size_t I>
@@ -244,7 +245,11 @@ Status check_entry(GemmArguments const& g) {
 }
 template <std::size_t I>
 Status launch_entry(GemmArguments const& g, cudaStream_t stream) {
-  return entry_run(I, g, Sm80RunOptions{}, stream);
+  return entry_run(I, g, Sm80RunOptions{}, nullptr, stream);
+}
+template <std::size_t I>
+Status workspace_entry(GemmArguments const& g, std::size_t* bytes) {
+  return entry_run(I, g, Sm80RunOptions{}, bytes, nullptr);
 }
 template <std::size_t I>
 cudaError_t attributes_entry(GemmArguments const& g, cudaFuncAttributes* attr) {
@@ -279,7 +284,8 @@ constexpr char kSkinnyAlign[] =
 
 #define TESSEL_SM80_ENTRY_WITH(I, NAME, SUMMARY, TILE, DT, ALIGN, SELECT)                                         \
   GemmKernelInfo {                                                                                                 \
-    NAME, SUMMARY, TILE, DT, kLayouts, ALIGN, SELECT, 80, check_entry<I>, launch_entry<I>, attributes_entry<I>     \
+    NAME, SUMMARY, TILE, DT, kLayouts, ALIGN, SELECT, 80, check_entry<I>, launch_entry<I>, attributes_entry<I>,    \
+        workspace_entry<I>                                                                                         \
   }
 #define TESSEL_SM80_ENTRY(I, NAME, TILE, DT, SELECT) TESSEL_SM80_ENTRY_WITH(I, NAME, kSummary, TILE, DT, kAlign, SELECT)
 
@@ -345,7 +351,7 @@ Status sm80_gemm_run(GemmKernelInfo const& k, GemmArguments const& g, Sm80RunOpt
     return Status::error(StatusCode::invalid_argument,
                          "m, n, k, alpha: the sm80 kernels need M, N, K > 0 and alpha != 0 (tessel::gemm handles the rest)");
   if (Status s = entry_check(i, g); !s) return s;
-  return entry_run(i, g, o, stream);
+  return entry_run(i, g, o, nullptr, stream);
 }
 
 }  // namespace tessel

@@ -294,7 +294,8 @@ bool sm90_swaps_problem(Sm90Instance const& t, CanonicalGemm const& c) {
   return t.tile_n <= 64 && c.m <= t.tile_n && c.n > t.tile_n;
 }
 
-Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
+// query non-null: store the scratch bytes the call takes there and launch nothing.
+Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cudaStream_t stream) {
   Sm90Family const& f = kFamilies[i];
   Sm90Instance const t = f.instance();
   std::size_t const ob = size_of(g.c_type);
@@ -392,7 +393,8 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
   CallWorkspace w;
   auto const prepare = [&] {
     return prepare_operands(c, g.k, batch, t.element_bytes, a_in_place ? Staging::never : Staging::always,
-                            b_in_place ? Staging::never : Staging::always, partials, 0, stream, &w);
+                            b_in_place ? Staging::never : Staging::always, partials, 0,
+                            detail::workspace_source(g, query), stream, &w);
   };
   Status prepared = prepare();
   if (!prepared && align > 16) {
@@ -403,7 +405,7 @@ Status family_run(std::size_t i, GemmArguments const& g, cudaStream_t stream) {
     read_in_place();
     prepared = prepare();
   }
-  if (!prepared) return prepared;
+  if (!prepared || query != nullptr) return prepared;
   Status result = Status::success();
   auto const fail = [&](Status s) {
     if (result.ok()) result = std::move(s);
@@ -532,7 +534,11 @@ Status launch_entry(GemmArguments const& g, cudaStream_t stream) {
   if (!gemm_reads_ab(g) || gemm_is_noop(g))
     return Status::error(StatusCode::invalid_argument,
                          "m, n, k, alpha: the sm90 kernels need M, N, K > 0 and alpha != 0 (tessel::gemm handles the rest)");
-  return family_run(I, g, stream);
+  return family_run(I, g, nullptr, stream);
+}
+template <std::size_t I>
+Status workspace_entry(GemmArguments const& g, std::size_t* bytes) {
+  return family_run(I, g, bytes, nullptr);
 }
 template <std::size_t I>
 cudaError_t attributes_entry(GemmArguments const&, cudaFuncAttributes* attr) {
@@ -606,7 +612,7 @@ constexpr char kSummary64C1x2[] =
     "tile (a D two or four tiles wide reads each strip of its long operand from L2 half as often)";
 
 #define TESSEL_SM90_ENTRY(I, NAME, SUMMARY, TILE, DT, SELECT) \
-  GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I> }
+  GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I>, workspace_entry<I> }
 
 // clang-format off
 std::array<GemmKernelInfo, 33> const kEntries = {{

@@ -18,6 +18,7 @@
 #include <cublas_v2.h>
 
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -185,6 +186,60 @@ TEST(GemmApi, ImageForThisGpu) {
     EXPECT_GE(attr.binaryVersion, k.min_cc) << k.name;
     EXPECT_LE(attr.localSizeBytes, 256u) << k.name << " spills more than 256 bytes per thread";
   }
+}
+
+// A caller-owned workspace (GemmArguments::workspace, sized by gemm_workspace_size): problems
+// that stage operands (odd leading dimensions) or split K (a small M N with a long K) take it, give D bit for bit as with the library's pool, and
+// are refused with a reason naming workspace_bytes when it is one byte short.
+TEST(GemmApi, CallerOwnedWorkspace) {
+  TESSEL_REQUIRE_GPU();
+  struct Case { std::int64_t m, n, k, ld_pad; DType ab, cd; };
+  int needing = 0;
+  for (Case c : {Case{1000, 1200, 520, 3, DType::bf16, DType::bf16}, Case{128, 128, 16384, 0, DType::bf16, DType::f32},
+                 Case{96, 4096, 8192, 0, DType::f16, DType::f16}, Case{2000, 300, 1000, 1, DType::tf32, DType::f32},
+                 Case{257, 129, 4100, 5, DType::f32, DType::f32}}) {
+    GemmArguments g = problem(c.m, c.n, c.k, "tn", MatrixOrder::col_major, c.ab, c.cd);
+    if (c.ld_pad > 0) {
+      g.lda += c.ld_pad, g.batch_stride_a = g.lda * g.m;
+      g.ldb += c.ld_pad, g.batch_stride_b = g.ldb * g.n;
+    }
+    g.alpha = 1.25f, g.beta = -0.5f;
+    Operands ops(g, std::uint64_t(c.m + c.k));
+    std::string const what = std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + " " +
+                             to_string(c.ab) + (c.ld_pad ? " odd ld" : "");
+    std::size_t bytes = 1;
+    Status s = gemm_workspace_size(g, &bytes);
+    ASSERT_TRUE(s.ok()) << what << ": " << s.reason;
+    // The pool's run first; D is poisoned again before the caller's.
+    ASSERT_TRUE(gemm(g).ok()) << what;
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<unsigned char> pooled(ops.nd * size_of(g.c_type)), owned(pooled.size());
+    ASSERT_EQ(cudaMemcpy(pooled.data(), g.d, pooled.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_TRUE(reference::fill_constant_device(g.d, g.c_type, ops.nd, NAN).ok());
+    if (bytes == 0) continue;
+    ++needing;
+    DeviceMem ws(bytes);
+    GemmArguments short_one = g;
+    short_one.workspace = ws.p, short_one.workspace_bytes = bytes - 1;
+    Status const refused = gemm(short_one);
+    EXPECT_EQ(refused.code, StatusCode::invalid_argument) << what;
+    EXPECT_EQ(refused.reason.rfind("workspace_bytes:", 0), 0u) << what << ": " << refused.reason;
+    g.workspace = ws.p, g.workspace_bytes = bytes;
+    ASSERT_TRUE(gemm(g).ok()) << what;
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(owned.data(), g.d, owned.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(pooled, owned) << what << ": D differs between the pool's workspace and the caller's";
+    expect_good(run_and_check(g), what + " (caller's workspace)");
+  }
+  EXPECT_GE(needing, 2) << "the cases should include problems that stage operands or split K";
+  GemmArguments g = problem(64, 64, 64, "tn");
+  float x;
+  g.a = g.b = g.c = g.d = &x;
+  g.workspace = reinterpret_cast<void*>(std::uintptr_t(0x10004));  // not 256-byte aligned (never dereferenced)
+  g.workspace_bytes = 1024;
+  std::size_t bytes = 0;
+  EXPECT_EQ(gemm_workspace_size(g, &bytes).code, StatusCode::invalid_argument);
+  EXPECT_EQ(gemm(g).reason.rfind("workspace:", 0), 0u) << gemm(g).reason;
 }
 
 TEST(GemmApi, RaggedShapesAllLayoutsBothOutputOrders) {

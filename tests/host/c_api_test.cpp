@@ -174,6 +174,8 @@ TEST(CApi, RefusalsNameTheTensorAndCarryTheirCode) {
        "a_scale: 2 scales fp8 operands only"},
       {"unknown kernel", [](tessel_gemm_problem& p) { p.kernel = "nope"; }, TESSEL_STATUS_INVALID_ARGUMENT,
        "kernel: 'nope' is not a compiled kernel"},
+      {"unaligned workspace", [](tessel_gemm_problem& p) { p.workspace = reinterpret_cast<void*>(std::uintptr_t(0x10010)); },
+       TESSEL_STATUS_INVALID_ARGUMENT, "workspace: the caller's scratch must be 256-byte aligned"},
   };
   for (Case const& c : cases) {
     tessel_gemm_problem p = packed(7, 9, 5);
@@ -202,6 +204,23 @@ TEST(CApi, ReasonIsTruncatedAndTerminatedOrSkipped) {
   char why[64];
   EXPECT_EQ(tessel_gemm_check(nullptr, why, sizeof why), TESSEL_STATUS_INVALID_ARGUMENT);
   EXPECT_STREQ(why, "problem: NULL");
+}
+
+TEST(CApi, WorkspaceSizeChecksItsArgumentsFirst) {
+  char why[256];
+  tessel_gemm_problem p = packed(0, 9, 5);  // nothing to compute: no scratch, no GPU needed
+  p.a.data = nullptr, p.d.data = nullptr;
+  std::size_t bytes = 99;
+  EXPECT_EQ(tessel_gemm_workspace_size(&p, &bytes, why, sizeof why), TESSEL_STATUS_SUCCESS) << why;
+  EXPECT_EQ(bytes, 0u);
+  EXPECT_EQ(tessel_gemm_workspace_size(&p, nullptr, why, sizeof why), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(why, "bytes: NULL");
+  p = packed(7, 9, 5);
+  p.b.shape[0] = 3;
+  bytes = 99;
+  EXPECT_EQ(tessel_gemm_workspace_size(&p, &bytes, why, sizeof why), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(why).rfind("b: has 3 rows", 0), 0u) << why;
+  EXPECT_EQ(bytes, 0u);
 }
 
 TEST(CApi, EmptyProblemsPassAndNeedNoPointers) {

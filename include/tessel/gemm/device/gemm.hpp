@@ -29,4 +29,10 @@ Status can_implement(GemmArguments const& args);
 // D = alpha * op(A) * op(B) + beta * C on `stream` (see the file comment).
 Status gemm(GemmArguments const& args, cudaStream_t stream = nullptr);
 
+// The scratch bytes gemm(args) would take (operands staged into aligned copies, split-K partial
+// sums and flags) with the kernel it would pick on the current device; 0 for most calls (aligned
+// K-major operands, no split K). Launches nothing and enqueues nothing. A caller that owns its
+// memory (CUDA graphs, frameworks' allocators) passes that many bytes as args.workspace.
+Status gemm_workspace_size(GemmArguments const& args, std::size_t* bytes);
+
 }  // namespace tessel

@@ -109,6 +109,13 @@ struct GemmArguments {
   char const* kernel = nullptr;
 
   GemmOptions options;  // the library's own choices unless set (above)
+
+  // Scratch memory for the calls that stage operands into aligned copies or split K: nullptr
+  // takes it from the library's stream-ordered pool; otherwise `workspace_bytes` bytes the caller
+  // owns, 256-byte aligned, at least gemm_workspace_size's answer, untouched by other work until
+  // the call's stream has passed it (tessel/gemm/device/gemm.hpp).
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
 };
 
 // The factor the fp32 accumulators are multiplied by: alpha * a_scale * b_scale.

@@ -30,6 +30,9 @@ struct GemmKernelInfo {
   Status (*check)(GemmArguments const&);                     // pre: gemm_validate passed
   Status (*launch)(GemmArguments const&, cudaStream_t);     // pre: check passed, M, N, K > 0, alpha != 0
   cudaError_t (*attributes)(GemmArguments const&, cudaFuncAttributes*);  // the instance launch would run
+  // The bytes of scratch launch would take for these arguments (staged operands, split-K
+  // partials), launching nothing; nullptr: the kernel takes none. Pre: as launch.
+  Status (*workspace)(GemmArguments const&, std::size_t*) = nullptr;
 };
 
 // All compiled kernels, in the order `tessel list` prints them.

@@ -164,6 +164,8 @@ inline Status gemm_validate(GemmArguments const& g) {
                         " makes every batch write the same D; give each batch its own output");
 
   if (Status s = gemm_check_options(g.options); !s) return s;
+  if (g.workspace != nullptr && reinterpret_cast<std::uintptr_t>(g.workspace) % 256 != 0)
+    return gemm_invalid("workspace: the caller's scratch must be 256-byte aligned (cudaMalloc's is)");
 
   if (gemm_reads_ab(g)) {
     if (g.a == nullptr) return gemm_invalid("a: null, but A is read (M, N, K > 0 and alpha != 0)");
