@@ -11,14 +11,23 @@
 // Method (docs/PERF.md): inputs are uniform(-1,1) from a fixed hash (never zeros; fp8 inputs are
 // uniform(-2,2) rounded to fp8, so products span many exponents), outputs are
 // poisoned with NaN before the verification run; tessel and cuBLAS run the same inputs; the GPU
-// fp64 reference judges both (tessel/reference/gemm_device.hpp). Timing: warm-up, then
-// `iters` pairs interleaved tessel, cuBLAS, tessel, cuBLAS ... each launch between its own CUDA
-// events, each launch (either side's) on the next of the input sets, which together exceed 2x the
-// L2; the median is reported.
+// fp64 reference judges both (tessel/reference/gemm_device.hpp). Timing (measure.hpp): warm-up,
+// then `iters` pairs interleaved tessel, cuBLAS, tessel, cuBLAS ... each launch between its own
+// CUDA events, each launch (either side's) on the next of the input sets, which together exceed
+// 2x the L2; the median is reported.
+//
+// This file holds what is GEMM's own: the options, the problem and its GemmArguments, the input
+// sets' contents, the verification, the table, the JSON and CSV columns. The baselines are in
+// gemm_baselines.hpp; the timing, input-set count and GPU conditions in measure.hpp; the GPU
+// header and the files' generic parts in report.hpp.
 // Every error is one line; bad arguments and a missing GPU exit 2, failures while running exit 1.
 #include "command.hpp"
 
 #if defined(TESSEL_HAS_CUDA)
+
+#include "gemm_baselines.hpp"
+#include "measure.hpp"
+#include "report.hpp"
 
 #include <tessel/gemm.hpp>
 #include <tessel/reference/gemm_device.hpp>
@@ -27,15 +36,10 @@
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <ctime>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -43,19 +47,14 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
-
-#ifndef TESSEL_GIT_COMMIT
-#define TESSEL_GIT_COMMIT "unknown"
-#endif
 
 namespace {
 
 using tessel::DType;
 using tessel::GemmArguments;
 using tessel::MatrixOrder;
-using tessel::cli::UsageError;
+using namespace tessel::cli;  // UsageError; measure.hpp, report.hpp, gemm_baselines.hpp
 
 constexpr char const* kUsage =
     "usage: tessel gemm [options]            run, verify and time D = alpha*op(A)*op(B) + beta*C\n"
@@ -329,126 +328,7 @@ GemmArguments gemm_arguments(Problem const& p) {
   return g;
 }
 
-// ---- the GPU and its conditions -------------------------------------------------------------------
-
-std::string commit_id() {
-  std::string c = TESSEL_GIT_COMMIT;
-  if (c == "unknown")
-    if (char const* env = std::getenv("TESSEL_GIT_COMMIT"); env && *env) c = env;
-  return c;
-}
-
-// NVML, if the driver ships it (loaded at run time: no link dependency): the SM clock and power now.
-class Nvml {
- public:
-  explicit Nvml(int cuda_device) {
-    lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib_) return;
-    auto init = reinterpret_cast<int (*)()>(dlsym(lib_, "nvmlInit_v2"));
-    auto by_pci = reinterpret_cast<int (*)(char const*, void**)>(dlsym(lib_, "nvmlDeviceGetHandleByPciBusId_v2"));
-    clock_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib_, "nvmlDeviceGetClockInfo"));
-    power_ = reinterpret_cast<int (*)(void*, unsigned*)>(dlsym(lib_, "nvmlDeviceGetPowerUsage"));
-    char bus[64] = {};
-    if (!init || !by_pci || !clock_ || init() != 0 || cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_device) != cudaSuccess ||
-        by_pci(bus, &dev_) != 0)
-      dev_ = nullptr;
-  }
-  ~Nvml() {
-    if (lib_) dlclose(lib_);
-  }
-  Nvml(Nvml const&) = delete;
-  Nvml& operator=(Nvml const&) = delete;
-  int sm_clock_mhz() const {
-    unsigned v = 0;
-    return dev_ && clock_(dev_, /*NVML_CLOCK_SM=*/1, &v) == 0 ? int(v) : 0;
-  }
-  double power_w() const {
-    unsigned mw = 0;
-    return dev_ && power_ && power_(dev_, &mw) == 0 ? mw / 1000.0 : 0.0;
-  }
-
- private:
-  void* lib_ = nullptr;
-  void* dev_ = nullptr;
-  int (*clock_)(void*, int, unsigned*) = nullptr;
-  int (*power_)(void*, unsigned*) = nullptr;
-};
-
-std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
-
-// Dense peak TFLOP/s of the math the dtype asks for: datasheet figures for H100/H200 SXM, else
-// an estimate from SMs x clock x per-SM rate of the architecture.
-double peak_tflops(tessel::DeviceInfo const& d, DType t) {
-  bool const hopper_sxm = d.cc_major == 9 && (d.name.find("H100 80GB HBM3") != std::string::npos ||
-                                              d.name.find("H200") != std::string::npos ||
-                                              d.name.find("H100 SXM") != std::string::npos);
-  if (hopper_sxm) return t == DType::f32 ? 66.9 : t == DType::tf32 ? 494.7 : tessel::is_fp8(t) ? 1978.9 : 989.4;
-  double const ghz = d.clock_mhz / 1000.0, sms = d.sm_count;
-  int const cc = d.cc_major * 10 + d.cc_minor;
-  double const fp32_per_sm = cc == 80 ? 128 : 256;             // flops/clock
-  double const half_per_sm = cc >= 90 ? 4096 : cc == 80 ? 2048 : 1024;
-  double per_sm = t == DType::f32 ? fp32_per_sm : t == DType::tf32 ? half_per_sm / 2 : half_per_sm;
-  if (tessel::is_fp8(t)) per_sm = cc >= 89 ? 2 * half_per_sm : fp32_per_sm;  // no fp8 tensor cores before sm_89
-  return sms * per_sm * ghz / 1000.0;
-}
-
-struct GpuReport {
-  tessel::DeviceInfo info;
-  int cublas_version = 0;
-  std::string commit, date;
-};
-
-// ---- device buffers ------------------------------------------------------------------------------
-
-void cuda_check(cudaError_t err, char const* what) {
-  if (err != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
-}
-void status_check(tessel::Status const& s, char const* what) {
-  if (!s) throw std::runtime_error(std::string(what) + ": " + s.reason);
-}
-void cublas_check(cublasStatus_t s, char const* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": " + cublasGetStatusString(s));
-}
-
-struct DeviceBuffer {
-  void* p = nullptr;
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes) {
-    if (bytes) cuda_check(cudaMalloc(&p, bytes), "cudaMalloc");
-  }
-  ~DeviceBuffer() {
-    if (p) cudaFree(p);
-  }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : p(o.p) { o.p = nullptr; }
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    std::swap(p, o.p);
-    return *this;
-  }
-};
-
-struct Events {
-  std::vector<cudaEvent_t> e;
-  explicit Events(std::size_t n) : e(n, nullptr) {
-    for (auto& x : e) cuda_check(cudaEventCreate(&x), "cudaEventCreate");
-  }
-  ~Events() {
-    for (auto x : e)
-      if (x) cudaEventDestroy(x);
-  }
-};
-
-struct Timing {
-  double median_ms = 0, min_ms = 0, max_ms = 0;
-};
-Timing summarize(std::vector<float> v) {
-  Timing t;
-  if (v.empty()) return t;
-  std::sort(v.begin(), v.end());
-  std::size_t const n = v.size();
-  t.median_ms = n % 2 ? v[n / 2] : 0.5 * (double(v[n / 2 - 1]) + v[n / 2]);
-  t.min_ms = v.front(), t.max_ms = v.back();
-  return t;
-}
+// ---- one run --------------------------------------------------------------------------------------
 
 struct Result {
   Problem p;
@@ -465,131 +345,6 @@ struct Result {
   double power_after = 0.0;
   double tflops() const { return tessel.median_ms > 0 ? p.flops() / (tessel.median_ms * 1e-3) / 1e12 : 0.0; }
   double cublas_tflops() const { return cublas.median_ms > 0 ? p.flops() / (cublas.median_ms * 1e-3) / 1e12 : 0.0; }
-};
-
-cudaDataType cuda_type(DType t) {
-  switch (t) {
-    case DType::f16: return CUDA_R_16F;
-    case DType::bf16: return CUDA_R_16BF;
-    default: return CUDA_R_32F;
-  }
-}
-
-// cuBLAS on the same arguments: fp32 with CUBLAS_COMPUTE_32F (no tensor cores, the SGEMM
-// baseline), tf32 with CUBLAS_COMPUTE_32F_FAST_TF32, fp16/bf16 with fp32 accumulation.
-// In place: D holds C on entry (the caller copies it), as cuBLAS's C.
-void run_cublas(cublasHandle_t h, GemmArguments const& g, void* d) {
-  cublasOperation_t const ta = g.a_order == MatrixOrder::row_major ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasOperation_t const tb = g.b_order == MatrixOrder::row_major ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasComputeType_t const compute = g.a_type == DType::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  float const alpha = g.alpha, beta = g.beta;
-  cublasStatus_t s;
-  if (g.batch_count == 1) {
-    s = cublasGemmEx(h, ta, tb, int(g.m), int(g.n), int(g.k), &alpha, g.a, cuda_type(g.a_type), int(g.lda), g.b,
-                     cuda_type(g.b_type), int(g.ldb), &beta, d, cuda_type(g.c_type), int(g.ldd), compute,
-                     CUBLAS_GEMM_DEFAULT);
-  } else {
-    s = cublasGemmStridedBatchedEx(h, ta, tb, int(g.m), int(g.n), int(g.k), &alpha, g.a, cuda_type(g.a_type),
-                                   int(g.lda), g.batch_stride_a, g.b, cuda_type(g.b_type), int(g.ldb), g.batch_stride_b,
-                                   &beta, d, cuda_type(g.c_type), int(g.ldd), g.batch_stride_d, int(g.batch_count),
-                                   compute, CUBLAS_GEMM_DEFAULT);
-  }
-  cublas_check(s, "cuBLAS GEMM");
-}
-
-void lt_check(cublasStatus_t s, char const* what) { cublas_check(s, what); }
-
-cudaDataType lt_type(DType t) {
-  return t == DType::e4m3 ? CUDA_R_8F_E4M3 : t == DType::e5m2 ? CUDA_R_8F_E5M2 : cuda_type(t);
-}
-
-// cuBLASLt's fp8 matmul on the same arguments (cublasGemmEx has no fp8). Its fp8 rules on
-// Hopper: A transposed and B not ("TN": both operands K-major), C/D column-major bf16, fp16 or
-// fp32, fp32 compute; the scales go in as device scalars (A_SCALE_POINTER, B_SCALE_POINTER):
-// D = alpha * a_scale * b_scale * A B + beta * C, as tessel's. A 32 MiB workspace and the
-// heuristic's first algorithm; FAST_ACCUM left off (fp32 promotion, like tessel's kernels).
-// Built once per problem; `why()` says when cuBLASLt cannot run it (the row prints that).
-class LtFp8Gemm {
- public:
-  static constexpr std::size_t kWorkspace = std::size_t(32) << 20;
-
-  LtFp8Gemm(cublasLtHandle_t lt, GemmArguments const& g, std::string const& layout) : lt_(lt) {
-    if (g.a_order != MatrixOrder::row_major || g.b_order != MatrixOrder::col_major || g.c_order != MatrixOrder::col_major) {
-      why_ = "cuBLASLt: not supported for layout " + layout + " (its fp8 matmul needs tn: A and B K-major)";
-      return;
-    }
-    lt_check(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
-    cublasOperation_t const ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    lt_check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
-    lt_check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
-    // Each scale on its own 256-byte line: cuBLASLt's matmul refuses (not supported, after its
-    // heuristic chose an algorithm) a scale pointer that is only 4-byte aligned.
-    void const* a_scale = scales_.p;
-    void const* b_scale = static_cast<char const*>(scales_.p) + 256;
-    cuda_check(cudaMemcpy(scales_.p, &g.a_scale, sizeof(float), cudaMemcpyHostToDevice), "cuBLASLt scales");
-    cuda_check(cudaMemcpy(static_cast<char*>(scales_.p) + 256, &g.b_scale, sizeof(float), cudaMemcpyHostToDevice), "cuBLASLt scales");
-    lt_check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale, sizeof a_scale), "A_SCALE_POINTER");
-    lt_check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale, sizeof b_scale), "B_SCALE_POINTER");
-    // Stored shapes, column-major: A is K x M (transposed), B is K x N, D is M x N.
-    make_layout(&a_, g.a_type, g.k, g.m, g.lda, g.batch_count, g.batch_stride_a);
-    make_layout(&b_, g.b_type, g.k, g.n, g.ldb, g.batch_count, g.batch_stride_b);
-    make_layout(&d_, g.c_type, g.m, g.n, g.ldd, g.batch_count, g.batch_stride_d);
-    lt_check(cublasLtMatmulPreferenceCreate(&pref_), "cublasLtMatmulPreferenceCreate");
-    std::uint64_t const ws = kWorkspace;
-    lt_check(cublasLtMatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws), "workspace");
-    int found = 0;
-    cublasStatus_t const st = cublasLtMatmulAlgoGetHeuristic(lt_, op_, a_, b_, d_, d_, pref_, 1, &algo_, &found);
-    if (st != CUBLAS_STATUS_SUCCESS || found == 0)
-      why_ = std::string("cuBLASLt: no fp8 algorithm for this problem (") +
-             (st != CUBLAS_STATUS_SUCCESS ? cublasGetStatusString(st) : "the heuristic found none") + ")";
-  }
-  ~LtFp8Gemm() {
-    if (pref_) cublasLtMatmulPreferenceDestroy(pref_);
-    for (cublasLtMatrixLayout_t l : {a_, b_, d_})
-      if (l) cublasLtMatrixLayoutDestroy(l);
-    if (op_) cublasLtMatmulDescDestroy(op_);
-  }
-  LtFp8Gemm(LtFp8Gemm const&) = delete;
-  LtFp8Gemm& operator=(LtFp8Gemm const&) = delete;
-
-  std::string const& why() const { return why_; }
-
-  // One call whose refusal is an answer, not an error: empty when cuBLASLt ran, else why not.
-  std::string try_run(GemmArguments const& g, void* d, cudaStream_t stream) const {
-    float const alpha = g.alpha, beta = g.beta;
-    cublasStatus_t const s = cublasLtMatmul(lt_, op_, &alpha, g.a, a_, g.b, b_, &beta, d, d_, d, d_, &algo_.algo,
-                                            workspace_.p, kWorkspace, stream);
-    return s == CUBLAS_STATUS_SUCCESS ? std::string() : std::string("cuBLASLt: cublasLtMatmul refused (") + cublasGetStatusString(s) + ")";
-  }
-
-  // In place, like run_cublas: D holds C on entry.
-  void run(GemmArguments const& g, void* d, cudaStream_t stream) const {
-    float const alpha = g.alpha, beta = g.beta;
-    lt_check(cublasLtMatmul(lt_, op_, &alpha, g.a, a_, g.b, b_, &beta, d, d_, d, d_, &algo_.algo, workspace_.p, kWorkspace,
-                            stream),
-             "cublasLtMatmul (fp8)");
-  }
-
- private:
-  static void make_layout(cublasLtMatrixLayout_t* l, DType t, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                          std::int64_t batch, std::int64_t stride) {
-    lt_check(cublasLtMatrixLayoutCreate(l, lt_type(t), std::uint64_t(rows), std::uint64_t(cols), ld), "cublasLtMatrixLayoutCreate");
-    if (batch > 1) {
-      std::int32_t const count = std::int32_t(batch);
-      lt_check(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count), "BATCH_COUNT");
-      lt_check(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride),
-               "STRIDED_BATCH_OFFSET");
-    }
-  }
-
-  cublasLtHandle_t lt_;
-  std::string why_;
-  cublasLtMatmulDesc_t op_ = nullptr;
-  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
-  cublasLtMatmulPreference_t pref_ = nullptr;
-  cublasLtMatmulHeuristicResult_t algo_{};
-  DeviceBuffer scales_{512};
-  DeviceBuffer workspace_{kWorkspace};
 };
 
 Result run_problem(Problem const& p, GpuReport const& gpu, cublasHandle_t handle, cublasLtHandle_t lt, Nvml const& nvml) {
@@ -637,21 +392,9 @@ Result run_problem(Problem const& p, GpuReport const& gpu, cublasHandle_t handle
   std::size_t const bytes_c = std::size_t(g.batch_stride_c * g.batch_count) * tessel::size_of(g.c_type);
   std::size_t const set_bytes = bytes_a + bytes_b + 2 * bytes_c;  // A, B, C, D
   std::size_t const ref_bytes = p.verify ? std::size_t(p.m * p.n * p.batch) * 2 * sizeof(double) : 0;
-  std::size_t free_b = 0, total_b = 0;
-  cuda_check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
-  std::size_t const budget = std::size_t(double(free_b) * 0.85);
   std::size_t const fixed = ref_bytes + (compare ? bytes_c : 0);
-  if (set_bytes + fixed > budget) {
-    r.error = "needs " + std::to_string((set_bytes + fixed) >> 20) + " MiB, the GPU has " + std::to_string(free_b >> 20) +
-              " MiB free";
-    return r;
-  }
-  // Input sets rotated so that together they are at least twice the L2 (nothing stays cached).
-  std::size_t const want = std::max<std::size_t>(2, (2 * gpu.info.l2_bytes + set_bytes - 1) / std::max<std::size_t>(set_bytes, 1));
-  int sets = int(std::min<std::size_t>({want, 64, std::max<std::size_t>(1, (budget - fixed) / std::max<std::size_t>(set_bytes, 1))}));
-  // Diagnostics only: TESSEL_CLI_SETS=N caps the rotation at N sets, so a launch may find its code,
-  // parameters and inputs in the L2 (what a warm cache changes; the JSON records input_sets).
-  if (char const* env = std::getenv("TESSEL_CLI_SETS"); env != nullptr && std::atoi(env) > 0) sets = std::min(sets, std::atoi(env));
+  int const sets = input_set_count(set_bytes, fixed, gpu.info.l2_bytes, &r.error);
+  if (sets == 0) return r;
   r.sets = sets;
 
   struct Set {
@@ -711,151 +454,94 @@ Result run_problem(Problem const& p, GpuReport const& gpu, cublasHandle_t handle
     }
   }
 
-  // Timing: warm-up, then interleaved pairs, each launch between its own events. Every launch,
-  // tessel's or the baseline's, takes the next input set in turn: a side that ran on the set the
-  // other had just read would find much of it in L2 (all of it where the operands are smaller
-  // than the L2, as 16x4096x4096's 32 MiB B on the H100's 50 MB).
-  Events ev(std::size_t(4) * p.iters);
-  int launch = 0;
-  auto next_set = [&] { return args_for(launch++ % sets); };
-  for (int i = 0; i < p.warmup; ++i) {
-    GemmArguments const x = next_set();
-    status_check(tessel::gemm(x, stream), "tessel::gemm");
-    if (compare) {
-      GemmArguments const y = next_set();
-      run_baseline(y, y.d);
-    }
-  }
-  cuda_check(cudaStreamSynchronize(stream), "warm-up");
-  for (int i = 0; i < p.iters; ++i) {
-    if (p.gap_ms > 0) {
-      cuda_check(cudaStreamSynchronize(stream), "gap");
-      std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long long>(p.gap_ms * 1000)));
-    }
-    GemmArguments const x = next_set();
-    cuda_check(cudaEventRecord(ev.e[4 * i + 0], stream), "cudaEventRecord");
-    status_check(tessel::gemm(x, stream), "tessel::gemm");
-    cuda_check(cudaEventRecord(ev.e[4 * i + 1], stream), "cudaEventRecord");
-    if (compare) {
-      GemmArguments const y = next_set();
-      cuda_check(cudaEventRecord(ev.e[4 * i + 2], stream), "cudaEventRecord");
-      run_baseline(y, y.d);
-      cuda_check(cudaEventRecord(ev.e[4 * i + 3], stream), "cudaEventRecord");
-    }
-  }
-  cuda_check(cudaStreamSynchronize(stream), "timed runs");
-  r.sm_clock_after = nvml.sm_clock_mhz();
-  r.power_after = nvml.power_w();
-  std::vector<float> t_ms, c_ms;
-  for (int i = 0; i < p.iters; ++i) {
-    float ms = 0;
-    cuda_check(cudaEventElapsedTime(&ms, ev.e[4 * i + 0], ev.e[4 * i + 1]), "cudaEventElapsedTime");
-    t_ms.push_back(ms);
-    if (compare) {
-      cuda_check(cudaEventElapsedTime(&ms, ev.e[4 * i + 2], ev.e[4 * i + 3]), "cudaEventElapsedTime");
-      c_ms.push_back(ms);
-    }
-  }
-  r.tessel = summarize(t_ms);
-  r.cublas = summarize(c_ms);
+  // Timing (measure.hpp). Each set's arguments are made here, so that no copy of them falls
+  // between a launch's events.
+  std::vector<GemmArguments> set_args;
+  for (int s = 0; s < sets; ++s) set_args.push_back(args_for(s));
+  LaunchOnSet baseline;
+  if (compare) baseline = [&](int s) { run_baseline(set_args[s], set_args[s].d); };
+  Measurement const m = measure_interleaved(
+      {p.iters, p.warmup, p.gap_ms, sets, stream},
+      [&](int s) { status_check(tessel::gemm(set_args[s], stream), "tessel::gemm"); }, baseline, nvml);
+  r.sm_clock_after = m.sm_clock_after_mhz;
+  r.power_after = m.power_after_w;
+  r.tessel = m.candidate;
+  r.cublas = m.baseline;
   r.ran = true;
   return r;
 }
 
 // ---- reports ------------------------------------------------------------------------------------
 
-std::string json_number(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-std::string json_string(std::string const& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    o += c;
-  }
-  return o + "\"";
+// The JSON's "method".
+constexpr char const* kMethod =
+    "median of --iters launches per side after --warmup, CUDA events per launch, "
+    "tessel and cuBLAS interleaved, each launch on the next of the input sets rotated through >= 2x L2; "
+    "fp32 baseline is cuBLAS CUBLAS_COMPUTE_32F (no tensor cores); fp8 baseline is cuBLASLt "
+    "(tn only, fp32 compute, FAST_ACCUM off)";
+
+// v as `std::ostream << v` writes it.
+template <class T>
+std::string text(T const& v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
 }
 
-// The leading dimensions asked for (--lda/--ldb/--ldc), or nothing for a packed problem.
-std::string ld_json(Problem const& p) {
-  if (p.lda == 0 && p.ldb == 0 && p.ldc == 0) return "";
-  auto const one = [](long long ld) { return ld != 0 ? std::to_string(ld) : std::string("null"); };
-  return ", \"lda\": " + one(p.lda) + ", \"ldb\": " + one(p.ldb) + ", \"ldc\": " + one(p.ldc);
-}
-
-void write_json(std::string const& path, GpuReport const& gpu, std::string const& suite, std::vector<Result> const& rs) {
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error("cannot write --json file '" + path + "'");
-  f << "{\n";
-  f << "  \"gpu\": " << json_string(gpu.info.name) << ",\n";
-  f << "  \"sm_count\": " << gpu.info.sm_count << ",\n";
-  f << "  \"clock_mhz\": " << gpu.info.clock_mhz << ",\n";
-  f << "  \"driver\": " << json_string(version_text(gpu.info.driver_version)) << ",\n";
-  f << "  \"cuda\": " << json_string(version_text(gpu.info.runtime_version)) << ",\n";
-  f << "  \"cublas\": " << gpu.cublas_version << ",\n";
-  f << "  \"commit\": " << json_string(gpu.commit) << ",\n";
-  f << "  \"date\": " << json_string(gpu.date) << ",\n";
-  f << "  \"suite\": " << json_string(suite) << ",\n";
-  f << "  \"method\": " << json_string("median of --iters launches per side after --warmup, CUDA events per launch, "
-                                       "tessel and cuBLAS interleaved, each launch on the next of the input sets rotated through >= 2x L2; "
-                                       "fp32 baseline is cuBLAS CUBLAS_COMPUTE_32F (no tensor cores); fp8 baseline is cuBLASLt "
-                                       "(tn only, fp32 compute, FAST_ACCUM off)") << ",\n";
-  f << "  \"results\": [";
-  bool first = true;
-  for (Result const& r : rs) {
-    if (!r.ran) continue;
-    f << (first ? "\n" : ",\n");
-    first = false;
-    double const ratio = r.cublas_tflops() > 0 ? r.tflops() / r.cublas_tflops() : 0.0;
-    f << "    {\"op\": \"gemm\", \"m\": " << r.p.m << ", \"n\": " << r.p.n << ", \"k\": " << r.p.k
-      << ", \"batch\": " << r.p.batch << ld_json(r.p) << ", \"dtype\": " << json_string(r.p.dtype_name())
-      << ", \"layout\": " << json_string(r.p.layout) << ", \"alpha\": " << json_number(r.p.alpha)
-      << ", \"beta\": " << json_number(r.p.beta) << ", \"kernel\": " << json_string(r.kernel)
-      << ", \"ms\": " << json_number(r.tessel.median_ms) << ", \"tflops\": " << json_number(r.tflops())
-      << ", \"pct_peak\": " << json_number(100.0 * r.tflops() / peak_tflops(gpu.info, r.p.ab))
-      << ", \"baseline\": " << (r.cublas.median_ms > 0 ? json_string(r.baseline) : "null")
-      << ", \"baseline_ms\": " << json_number(r.cublas.median_ms)
-      << ", \"baseline_tflops\": " << json_number(r.cublas_tflops()) << ", \"ratio\": " << json_number(ratio)
-      << ", \"verified\": " << (r.p.verify ? (r.verified ? "true" : "false") : "null")
-      << ", \"max_rel_err\": " << (r.p.verify ? json_number(r.check.max_rel_err) : "null")
-      << ", \"baseline_max_rel_err\": " << (r.p.verify && r.cublas.median_ms > 0 ? json_number(r.cublas_check.max_rel_err) : "null")
-      << (r.baseline_note.empty() ? "" : ", \"baseline_note\": " + json_string(r.baseline_note))
-      << (r.p.tune.empty() ? "" : ", \"tune\": " + json_string(r.p.tune))
-      << ", \"iters\": " << r.p.iters << ", \"input_sets\": " << r.sets
-      << ", \"sm_clock_after_mhz\": " << r.sm_clock_after << "}";
-  }
-  f << "\n  ]\n}\n";
-}
-
-void append_csv(std::string const& path, GpuReport const& gpu, Result const& r) {
-  bool const fresh = !std::ifstream(path).good();
-  std::ofstream f(path, std::ios::app);
-  if (!f) throw std::runtime_error("cannot write --csv file '" + path + "'");
-  if (fresh)
-    f << "gpu,commit,m,n,k,batch,dtype,layout,alpha,beta,kernel,ms,tflops,pct_peak,baseline_ms,baseline_tflops,ratio,"
-         "verified,max_rel_err,error\n";
+// One problem's object in the JSON's "results" (bench/results/*.json; docs/PERF.md).
+Fields json_fields(GpuReport const& gpu, Result const& r) {
   double const ratio = r.cublas_tflops() > 0 ? r.tflops() / r.cublas_tflops() : 0.0;
-  f << gpu.info.name << "," << gpu.commit << "," << r.p.m << "," << r.p.n << "," << r.p.k << "," << r.p.batch << ","
-    << r.p.dtype_name() << "," << r.p.layout << "," << r.p.alpha << "," << r.p.beta << "," << r.kernel << ","
-    << json_number(r.tessel.median_ms) << "," << json_number(r.tflops()) << ","
-    << json_number(100.0 * r.tflops() / peak_tflops(gpu.info, r.p.ab)) << "," << json_number(r.cublas.median_ms) << ","
-    << json_number(r.cublas_tflops()) << "," << json_number(ratio) << ","
-    << (r.p.verify ? (r.verified ? "yes" : "no") : "skipped") << "," << json_number(r.check.max_rel_err) << ","
-    << json_string(r.error) << "\n";
+  Fields f = {{"op", json_string("gemm")}, {"m", text(r.p.m)}, {"n", text(r.p.n)}, {"k", text(r.p.k)},
+              {"batch", text(r.p.batch)}};
+  // The leading dimensions asked for (--lda/--ldb/--ldc), or nothing for a packed problem.
+  if (r.p.lda != 0 || r.p.ldb != 0 || r.p.ldc != 0) {
+    auto const one = [](long long ld) { return ld != 0 ? std::to_string(ld) : std::string("null"); };
+    f.insert(f.end(), {{"lda", one(r.p.lda)}, {"ldb", one(r.p.ldb)}, {"ldc", one(r.p.ldc)}});
+  }
+  f.insert(f.end(),
+           {{"dtype", json_string(r.p.dtype_name())},
+            {"layout", json_string(r.p.layout)},
+            {"alpha", json_number(r.p.alpha)},
+            {"beta", json_number(r.p.beta)},
+            {"kernel", json_string(r.kernel)},
+            {"ms", json_number(r.tessel.median_ms)},
+            {"tflops", json_number(r.tflops())},
+            {"pct_peak", json_number(100.0 * r.tflops() / peak_tflops(gpu.info, r.p.ab))},
+            {"baseline", r.cublas.median_ms > 0 ? json_string(r.baseline) : "null"},
+            {"baseline_ms", json_number(r.cublas.median_ms)},
+            {"baseline_tflops", json_number(r.cublas_tflops())},
+            {"ratio", json_number(ratio)},
+            {"verified", r.p.verify ? (r.verified ? "true" : "false") : "null"},
+            {"max_rel_err", r.p.verify ? json_number(r.check.max_rel_err) : "null"},
+            {"baseline_max_rel_err",
+             r.p.verify && r.cublas.median_ms > 0 ? json_number(r.cublas_check.max_rel_err) : "null"}});
+  if (!r.baseline_note.empty()) f.emplace_back("baseline_note", json_string(r.baseline_note));
+  if (!r.p.tune.empty()) f.emplace_back("tune", json_string(r.p.tune));
+  f.insert(f.end(), {{"iters", text(r.p.iters)}, {"input_sets", text(r.sets)}, {"sm_clock_after_mhz", text(r.sm_clock_after)}});
+  return f;
 }
 
-void print_header(GpuReport const& gpu, int sm_clock_now) {
-  auto const& d = gpu.info;
-  std::printf("GPU        %s (sm_%d%d, %d SMs, L2 %zu MB), SM clock %d MHz max%s\n", d.name.c_str(), d.cc_major,
-              d.cc_minor, d.sm_count, d.l2_bytes >> 20, d.clock_mhz,
-              sm_clock_now ? (", " + std::to_string(sm_clock_now) + " MHz now").c_str() : "");
-  std::printf("software   driver %s, CUDA runtime %s, cuBLAS %d\n", version_text(d.driver_version).c_str(),
-              version_text(d.runtime_version).c_str(), gpu.cublas_version);
-  std::printf("tessel     commit %s, %s\n", gpu.commit.c_str(), gpu.date.c_str());
+// One problem's CSV row, after the gpu and commit columns.
+Fields csv_fields(GpuReport const& gpu, Result const& r) {
+  double const ratio = r.cublas_tflops() > 0 ? r.tflops() / r.cublas_tflops() : 0.0;
+  return {{"m", text(r.p.m)},
+          {"n", text(r.p.n)},
+          {"k", text(r.p.k)},
+          {"batch", text(r.p.batch)},
+          {"dtype", r.p.dtype_name()},
+          {"layout", r.p.layout},
+          {"alpha", text(r.p.alpha)},
+          {"beta", text(r.p.beta)},
+          {"kernel", r.kernel},
+          {"ms", json_number(r.tessel.median_ms)},
+          {"tflops", json_number(r.tflops())},
+          {"pct_peak", json_number(100.0 * r.tflops() / peak_tflops(gpu.info, r.p.ab))},
+          {"baseline_ms", json_number(r.cublas.median_ms)},
+          {"baseline_tflops", json_number(r.cublas_tflops())},
+          {"ratio", json_number(ratio)},
+          {"verified", r.p.verify ? (r.verified ? "yes" : "no") : "skipped"},
+          {"max_rel_err", json_number(r.check.max_rel_err)},
+          {"error", json_string(r.error)}};
 }
 
 void print_row_header() {
@@ -901,18 +587,6 @@ void print_row(GpuReport const& gpu, Result const& r) {
   std::fflush(stdout);
 }
 
-void progress(std::size_t done, std::size_t total, std::string const& what) {
-  if (total <= 1) return;
-  if (isatty(2)) {
-    int const width = 30, fill = int(width * done / total);
-    std::fprintf(stderr, "\r[%s%s] %zu/%zu %-40s", std::string(fill, '#').c_str(), std::string(width - fill, '.').c_str(),
-                 done, total, what.c_str());
-    if (done == total) std::fprintf(stderr, "\n");
-  } else {
-    std::fprintf(stderr, "[%zu/%zu] %s\n", done, total, what.c_str());
-  }
-}
-
 std::vector<Options> read_sweep(std::string const& path, Options const& base) {
   std::ifstream f(path);
   if (!f) throw UsageError("--sweep: cannot read '" + path + "'");
@@ -940,13 +614,6 @@ std::vector<Options> read_sweep(std::string const& path, Options const& base) {
   }
   if (out.empty()) throw UsageError("--sweep: '" + path + "' holds no problems");
   return out;
-}
-
-std::string today() {
-  std::time_t const t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
-  return buf;
 }
 
 int run_gemm(std::vector<std::string> const& args) {
@@ -980,29 +647,21 @@ int run_gemm(std::vector<std::string> const& args) {
     return 0;
   }
 
-  std::string const why = tessel::no_device_reason();
-  if (!why.empty()) throw UsageError(why + " (tessel gemm needs a GPU)");
-  std::string qwhy;
   int dev = 0;
-  cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
-  auto info = tessel::query_device(dev, &qwhy);
-  if (!info) throw UsageError(qwhy);
-
-  GpuReport gpu;
-  gpu.info = *info;
-  gpu.commit = commit_id();
-  gpu.date = today();
+  GpuReport gpu = open_gpu("tessel gemm", &dev);
   cublasHandle_t handle = nullptr;
   cublas_check(cublasCreate(&handle), "cublasCreate");
   std::unique_ptr<cublasContext, void (*)(cublasHandle_t)> guard(handle, [](cublasHandle_t h) { cublasDestroy(h); });
-  cublasGetVersion(handle, &gpu.cublas_version);
+  int cublas_version = 0;
+  cublasGetVersion(handle, &cublas_version);
+  gpu.libraries.push_back({"cuBLAS", "cublas", cublas_version});
   cublas_check(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
   cublasLtHandle_t lt = nullptr;  // cuBLASLt: the fp8 baseline
   cublas_check(cublasLtCreate(&lt), "cublasLtCreate");
   std::unique_ptr<cublasLtContext, void (*)(cublasLtHandle_t)> lt_guard(lt, [](cublasLtHandle_t h) { cublasLtDestroy(h); });
   Nvml nvml(dev);
 
-  print_header(gpu, nvml.sm_clock_mhz());
+  print_gpu_header(gpu, nvml.sm_clock_mhz());
   print_row_header();
   std::vector<Result> results;
   bool failed = false;
@@ -1022,12 +681,17 @@ int run_gemm(std::vector<std::string> const& args) {
     }
     if (!r.ran || (r.p.verify && !r.verified)) failed = true;
     print_row(gpu, r);
-    if (base.has("--csv")) append_csv(base.values.at("--csv"), gpu, r);
+    if (base.has("--csv")) append_csv(base.values.at("--csv"), gpu, csv_fields(gpu, r));
     results.push_back(std::move(r));
   }
   progress(problems.size(), problems.size(), "done");
   if (nvml.sm_clock_mhz()) std::printf("\nSM clock after the runs: %d MHz\n", nvml.sm_clock_mhz());
-  if (base.has("--json")) write_json(base.values.at("--json"), gpu, suite, results);
+  if (base.has("--json")) {
+    std::vector<Fields> rows;  // the problems that ran
+    for (Result const& r : results)
+      if (r.ran) rows.push_back(json_fields(gpu, r));
+    write_json(base.values.at("--json"), gpu, suite, kMethod, rows);
+  }
   if (problems.size() == 1 && !results[0].ran) throw std::runtime_error(results[0].error);
   return failed ? 1 : 0;
 }

@@ -1,0 +1,120 @@
+// apps/tessel/gemm_baselines.cpp -- cuBLAS and cuBLASLt on tessel's GemmArguments (gemm_baselines.hpp).
+#if defined(TESSEL_HAS_CUDA)
+
+#include "gemm_baselines.hpp"
+
+#include <stdexcept>
+
+namespace tessel::cli {
+
+using tessel::DType;
+using tessel::GemmArguments;
+using tessel::MatrixOrder;
+
+void cublas_check(cublasStatus_t s, char const* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": " + cublasGetStatusString(s));
+}
+
+namespace {
+
+cudaDataType cuda_type(DType t) {
+  switch (t) {
+    case DType::f16: return CUDA_R_16F;
+    case DType::bf16: return CUDA_R_16BF;
+    default: return CUDA_R_32F;
+  }
+}
+
+void lt_check(cublasStatus_t s, char const* what) { cublas_check(s, what); }
+
+cudaDataType lt_type(DType t) {
+  return t == DType::e4m3 ? CUDA_R_8F_E4M3 : t == DType::e5m2 ? CUDA_R_8F_E5M2 : cuda_type(t);
+}
+
+}  // namespace
+
+void run_cublas(cublasHandle_t h, GemmArguments const& g, void* d) {
+  cublasOperation_t const ta = g.a_order == MatrixOrder::row_major ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t const tb = g.b_order == MatrixOrder::row_major ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasComputeType_t const compute = g.a_type == DType::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  float const alpha = g.alpha, beta = g.beta;
+  cublasStatus_t s;
+  if (g.batch_count == 1) {
+    s = cublasGemmEx(h, ta, tb, int(g.m), int(g.n), int(g.k), &alpha, g.a, cuda_type(g.a_type), int(g.lda), g.b,
+                     cuda_type(g.b_type), int(g.ldb), &beta, d, cuda_type(g.c_type), int(g.ldd), compute,
+                     CUBLAS_GEMM_DEFAULT);
+  } else {
+    s = cublasGemmStridedBatchedEx(h, ta, tb, int(g.m), int(g.n), int(g.k), &alpha, g.a, cuda_type(g.a_type),
+                                   int(g.lda), g.batch_stride_a, g.b, cuda_type(g.b_type), int(g.ldb), g.batch_stride_b,
+                                   &beta, d, cuda_type(g.c_type), int(g.ldd), g.batch_stride_d, int(g.batch_count),
+                                   compute, CUBLAS_GEMM_DEFAULT);
+  }
+  cublas_check(s, "cuBLAS GEMM");
+}
+
+LtFp8Gemm::LtFp8Gemm(cublasLtHandle_t lt, GemmArguments const& g, std::string const& layout) : lt_(lt) {
+  if (g.a_order != MatrixOrder::row_major || g.b_order != MatrixOrder::col_major || g.c_order != MatrixOrder::col_major) {
+    why_ = "cuBLASLt: not supported for layout " + layout + " (its fp8 matmul needs tn: A and B K-major)";
+    return;
+  }
+  lt_check(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  cublasOperation_t const ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  lt_check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
+  lt_check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
+  // Each scale on its own 256-byte line: cuBLASLt's matmul refuses (not supported, after its
+  // heuristic chose an algorithm) a scale pointer that is only 4-byte aligned.
+  void const* a_scale = scales_.p;
+  void const* b_scale = static_cast<char const*>(scales_.p) + 256;
+  cuda_check(cudaMemcpy(scales_.p, &g.a_scale, sizeof(float), cudaMemcpyHostToDevice), "cuBLASLt scales");
+  cuda_check(cudaMemcpy(static_cast<char*>(scales_.p) + 256, &g.b_scale, sizeof(float), cudaMemcpyHostToDevice), "cuBLASLt scales");
+  lt_check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale, sizeof a_scale), "A_SCALE_POINTER");
+  lt_check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale, sizeof b_scale), "B_SCALE_POINTER");
+  // Stored shapes, column-major: A is K x M (transposed), B is K x N, D is M x N.
+  make_layout(&a_, g.a_type, g.k, g.m, g.lda, g.batch_count, g.batch_stride_a);
+  make_layout(&b_, g.b_type, g.k, g.n, g.ldb, g.batch_count, g.batch_stride_b);
+  make_layout(&d_, g.c_type, g.m, g.n, g.ldd, g.batch_count, g.batch_stride_d);
+  lt_check(cublasLtMatmulPreferenceCreate(&pref_), "cublasLtMatmulPreferenceCreate");
+  std::uint64_t const ws = kWorkspace;
+  lt_check(cublasLtMatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws), "workspace");
+  int found = 0;
+  cublasStatus_t const st = cublasLtMatmulAlgoGetHeuristic(lt_, op_, a_, b_, d_, d_, pref_, 1, &algo_, &found);
+  if (st != CUBLAS_STATUS_SUCCESS || found == 0)
+    why_ = std::string("cuBLASLt: no fp8 algorithm for this problem (") +
+           (st != CUBLAS_STATUS_SUCCESS ? cublasGetStatusString(st) : "the heuristic found none") + ")";
+}
+
+LtFp8Gemm::~LtFp8Gemm() {
+  if (pref_) cublasLtMatmulPreferenceDestroy(pref_);
+  for (cublasLtMatrixLayout_t l : {a_, b_, d_})
+    if (l) cublasLtMatrixLayoutDestroy(l);
+  if (op_) cublasLtMatmulDescDestroy(op_);
+}
+
+std::string LtFp8Gemm::try_run(GemmArguments const& g, void* d, cudaStream_t stream) const {
+  float const alpha = g.alpha, beta = g.beta;
+  cublasStatus_t const s = cublasLtMatmul(lt_, op_, &alpha, g.a, a_, g.b, b_, &beta, d, d_, d, d_, &algo_.algo,
+                                          workspace_.p, kWorkspace, stream);
+  return s == CUBLAS_STATUS_SUCCESS ? std::string() : std::string("cuBLASLt: cublasLtMatmul refused (") + cublasGetStatusString(s) + ")";
+}
+
+void LtFp8Gemm::run(GemmArguments const& g, void* d, cudaStream_t stream) const {
+  float const alpha = g.alpha, beta = g.beta;
+  lt_check(cublasLtMatmul(lt_, op_, &alpha, g.a, a_, g.b, b_, &beta, d, d_, d, d_, &algo_.algo, workspace_.p, kWorkspace,
+                          stream),
+           "cublasLtMatmul (fp8)");
+}
+
+void LtFp8Gemm::make_layout(cublasLtMatrixLayout_t* l, DType t, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                            std::int64_t batch, std::int64_t stride) {
+  lt_check(cublasLtMatrixLayoutCreate(l, lt_type(t), std::uint64_t(rows), std::uint64_t(cols), ld), "cublasLtMatrixLayoutCreate");
+  if (batch > 1) {
+    std::int32_t const count = std::int32_t(batch);
+    lt_check(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count), "BATCH_COUNT");
+    lt_check(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride),
+             "STRIDED_BATCH_OFFSET");
+  }
+}
+
+}  // namespace tessel::cli
+
+#endif  // TESSEL_HAS_CUDA
