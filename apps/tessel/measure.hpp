@@ -28,7 +28,7 @@
 
 #if defined(TESSEL_HAS_CUDA)
 
-#include <tessel/gemm/device/status.hpp>
+#include <tessel/core/status.hpp>
 #include <tessel/runtime/device.hpp>
 
 #include <cuda_runtime_api.h>

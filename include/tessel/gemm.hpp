@@ -5,4 +5,4 @@
 #include <tessel/gemm/device/gemm_arguments.hpp>
 #include <tessel/gemm/device/gemm_registry.hpp>
 #include <tessel/gemm/device/gemm_validate.hpp>
-#include <tessel/gemm/device/status.hpp>
+#include <tessel/core/status.hpp>

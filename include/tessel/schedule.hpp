@@ -15,7 +15,7 @@
 #include <tessel/schedule/batched_swizzle.hpp>
 #include <tessel/schedule/dim3.hpp>
 #include <tessel/schedule/fast_divisor.hpp>
-#include <tessel/schedule/gemm_coord.hpp>
+#include <tessel/core/gemm_coord.hpp>
 #include <tessel/schedule/horizontal_swizzle.hpp>
 #include <tessel/schedule/identity_swizzle.hpp>
 #include <tessel/schedule/l2_locality.hpp>

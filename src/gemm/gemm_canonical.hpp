@@ -10,7 +10,7 @@
 #include "sm80_instances.hpp"
 
 #include <tessel/gemm/device/gemm_arguments.hpp>
-#include <tessel/gemm/device/status.hpp>
+#include <tessel/core/status.hpp>
 
 #include <cuda_runtime_api.h>
 

@@ -3,7 +3,7 @@
 // Shared by the TMA descriptor maker (tma_descriptor.cpp) and the sm90 GEMM's host side.
 #pragma once
 
-#include <tessel/gemm/device/status.hpp>
+#include <tessel/core/status.hpp>
 
 #include <cuda.h>
 

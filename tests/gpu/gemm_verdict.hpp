@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 #include <tessel/gemm/device/gemm_arguments.hpp>
-#include <tessel/gemm/device/status.hpp>
+#include <tessel/core/status.hpp>
 #include <tessel/reference/gemm_device.hpp>
 #include <tessel/reference/numeric.hpp>
 

@@ -14,7 +14,7 @@
 #include <tessel/conv/conv2d_problem_size.hpp>
 #include <tessel/conv/conv3d_problem_size.hpp>
 #include <tessel/conv/operator.hpp>
-#include <tessel/schedule/gemm_coord.hpp>
+#include <tessel/core/gemm_coord.hpp>
 
 namespace tessel::conv {
 

@@ -9,7 +9,7 @@
 #pragma once
 
 #include <tessel/config.hpp>
-#include <tessel/gemm/device/gemm_arguments.hpp>
+#include <tessel/core/dtype.hpp>
 
 #include <cmath>
 #include <cstdint>

@@ -9,7 +9,7 @@
 #pragma once
 
 #include <tessel/gemm/device/gemm_arguments.hpp>
-#include <tessel/gemm/device/status.hpp>
+#include <tessel/core/status.hpp>
 #include <tessel/reference/gemm_check.hpp>
 
 #include <cstdint>

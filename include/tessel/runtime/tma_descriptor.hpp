@@ -22,7 +22,7 @@
 #include <tessel/atom/copy_atom.hpp>
 #include <tessel/atom/copy_traits_sm90_tma.hpp>
 #include <tessel/atom/tma_encode_args.hpp>
-#include <tessel/gemm/device/status.hpp>
+#include <tessel/core/status.hpp>
 #include <tessel/layout.hpp>
 #include <tessel/numeric/int_types.hpp>
 #include <tessel/tensor/tensor.hpp>

@@ -9,7 +9,7 @@
 
 #include <tessel/config.hpp>
 #include <tessel/schedule/dim3.hpp>
-#include <tessel/schedule/gemm_coord.hpp>
+#include <tessel/core/gemm_coord.hpp>
 #include <tessel/schedule/identity_swizzle.hpp>
 
 namespace tessel {

@@ -24,7 +24,7 @@
 #include <tessel/conv/implicit_gemm_problem_size.hpp>
 #include <tessel/conv/operator.hpp>
 #include <tessel/schedule/dim3.hpp>
-#include <tessel/schedule/gemm_coord.hpp>
+#include <tessel/core/gemm_coord.hpp>
 #include <tessel/schedule/schedule_error.hpp>
 
 namespace tessel {

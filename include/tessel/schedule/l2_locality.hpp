@@ -20,7 +20,7 @@
 #pragma once
 
 #include <tessel/schedule/dim3.hpp>
-#include <tessel/schedule/gemm_coord.hpp>
+#include <tessel/core/gemm_coord.hpp>
 #include <tessel/schedule/horizontal_swizzle.hpp>
 #include <tessel/schedule/identity_swizzle.hpp>
 #include <tessel/schedule/persistent.hpp>

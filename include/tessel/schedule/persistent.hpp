@@ -23,7 +23,7 @@
 #include <tessel/config.hpp>
 #include <tessel/schedule/dim3.hpp>
 #include <tessel/schedule/fast_divisor.hpp>
-#include <tessel/schedule/gemm_coord.hpp>
+#include <tessel/core/gemm_coord.hpp>
 #include <tessel/schedule/raster.hpp>
 #include <tessel/schedule/schedule_error.hpp>
 

@@ -21,7 +21,7 @@
 #pragma once
 
 #include <tessel/config.hpp>
-#include <tessel/schedule/gemm_coord.hpp>
+#include <tessel/core/gemm_coord.hpp>
 
 namespace tessel {
 

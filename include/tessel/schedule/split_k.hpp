@@ -19,7 +19,7 @@
 #pragma once
 
 #include <tessel/config.hpp>
-#include <tessel/schedule/gemm_coord.hpp>
+#include <tessel/core/gemm_coord.hpp>
 #include <tessel/schedule/horizontal_swizzle.hpp>
 #include <tessel/schedule/identity_swizzle.hpp>
 #include <tessel/schedule/schedule_error.hpp>

@@ -16,7 +16,7 @@
 
 #include <tessel/gemm/device/gemm_arguments.hpp>
 #include <tessel/gemm/device/gemm_validate.hpp>
-#include <tessel/gemm/device/status.hpp>
+#include <tessel/core/status.hpp>
 
 #include <cuda_runtime_api.h>
 

@@ -22,50 +22,16 @@
 // Plain C++: no CUDA headers needed.
 #pragma once
 
+#include <tessel/core/dtype.hpp>
+
 #include <cstddef>
 #include <cstdint>
-#include <optional>
-#include <string_view>
 
 namespace tessel {
 
-enum class DType { f32, f16, bf16, tf32, e4m3, e5m2 };
-
 enum class MatrixOrder { row_major, col_major };
 
-constexpr char const* to_string(DType t) {
-  switch (t) {
-    case DType::f32: return "fp32";
-    case DType::f16: return "fp16";
-    case DType::bf16: return "bf16";
-    case DType::tf32: return "tf32";
-    case DType::e4m3: return "e4m3";
-    case DType::e5m2: return "e5m2";
-  }
-  return "?";
-}
-
 constexpr char const* to_string(MatrixOrder o) { return o == MatrixOrder::row_major ? "row-major" : "col-major"; }
-
-// The 8-bit float input types.
-constexpr bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
-
-// Bytes per stored element (tf32 is stored as fp32).
-constexpr std::size_t size_of(DType t) {
-  return is_fp8(t) ? 1 : (t == DType::f16 || t == DType::bf16) ? 2 : 4;
-}
-
-// "fp32"|"f32"|"float", "fp16"|"f16"|"half", "bf16", "tf32", "e4m3"|"fp8_e4m3",
-// "e5m2"|"fp8_e5m2"; nullopt otherwise.
-constexpr std::optional<DType> parse_dtype(std::string_view s) {
-  if (s == "fp32" || s == "f32" || s == "float") return DType::f32;
-  if (s == "fp16" || s == "f16" || s == "half") return DType::f16;
-  if (s == "bf16") return DType::bf16;
-  if (s == "tf32") return DType::tf32;
-  if (s == "e4m3" || s == "fp8_e4m3") return DType::e4m3;
-  if (s == "e5m2" || s == "fp8_e5m2") return DType::e5m2;
-  return std::nullopt;
-}
 
 // Overrides of the host's choices, for same-run A/B measurements and for tests that must reach a
 // path the heuristic does not take on their problems. The defaults are the library's own choices

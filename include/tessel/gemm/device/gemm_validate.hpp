@@ -13,7 +13,7 @@
 #pragma once
 
 #include <tessel/gemm/device/gemm_arguments.hpp>
-#include <tessel/gemm/device/status.hpp>
+#include <tessel/core/status.hpp>
 
 #include <cstdint>
 #include <cstdio>

@@ -15,7 +15,7 @@
 
 #include <tessel/gemm/device/gemm_arguments.hpp>
 #include <tessel/gemm/device/gemm_registry.hpp>
-#include <tessel/gemm/device/status.hpp>
+#include <tessel/core/status.hpp>
 
 #include <cuda_runtime_api.h>
 

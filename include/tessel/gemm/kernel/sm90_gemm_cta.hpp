@@ -6,7 +6,7 @@
 
 #include <tessel/config.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_params.hpp>
-#include <tessel/schedule/gemm_coord.hpp>
+#include <tessel/core/gemm_coord.hpp>
 
 namespace tessel::kernel::detail {
 

@@ -1,4 +1,4 @@
-// tessel/schedule/gemm_coord.hpp -- GemmCoord: an (m, n, k) triple.
+// tessel/core/gemm_coord.hpp -- GemmCoord: an (m, n, k) triple.
 //
 // One type for four roles, as in CUTLASS: a problem size in elements (M, N, K), a tile size in
 // elements, a tiled shape (tiles along M, tiles along N, and k = split-K slices or batch count),

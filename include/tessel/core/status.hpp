@@ -1,4 +1,4 @@
-// tessel/gemm/device/status.hpp -- what a host-API call returns: a code and a reason.
+// tessel/core/status.hpp -- what a host-API call returns: a code and a reason.
 //
 // Like cuBLAS (a status code, never an exception, never a crash) with CUTLASS's habit of saying
 // why: `reason` names the argument and the rule it broke ("lda: 3 is below the minimum 65 ...").
