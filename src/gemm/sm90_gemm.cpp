@@ -1081,6 +1081,13 @@ int sm90_cluster_size(GemmKernelInfo const& k) {
   return t.cluster_m * t.cluster_n;
 }
 
+std::optional<Sm90KernelShape> sm90_kernel_shape(GemmKernelInfo const& k) {
+  std::size_t const i = entry_index(k);
+  if (i >= kEntries.size()) return std::nullopt;
+  Sm90Instance const t = kFamilies[i].instance();
+  return Sm90KernelShape{t.tile_m, t.tile_n, t.tile_k, t.cluster_m, t.cluster_n, t.stages, t.threads, t.smem_bytes};
+}
+
 bool sm90_is_skinny(GemmKernelInfo const& k) {
   std::size_t const i = entry_index(k);
   return i < kEntries.size() && kFamilies[i].instance().tile_n <= 64;

@@ -8,6 +8,9 @@
 #include <tessel/gemm/device/gemm_arguments.hpp>
 #include <tessel/gemm/device/sm90_gemm_kernels.hpp>
 
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +58,46 @@ TEST(Sm90Heuristic, ClusterSizesFollowTheEntryNames) {
   }
   GemmKernelInfo const other{};
   EXPECT_EQ(sm90_cluster_size(other), -1);
+}
+
+// Each sm_90a entry's `tile` text ("128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 209 KiB smem")
+// states the configuration it was compiled with (sm90_kernel_shape reads the instance), and its
+// name carries the tile: the registry's prose cannot drift from the code.
+TEST(Sm90Heuristic, RegistryTextStatesTheCompiledConfiguration) {
+  int entries = 0;
+  for (GemmKernelInfo const& k : sm90_gemm_kernels()) {
+    std::optional<Sm90KernelShape> const sh = sm90_kernel_shape(k);
+    ASSERT_TRUE(sh.has_value()) << k.name;
+    std::string const text = k.tile;
+    int tm = 0, tn = 0, tk = 0;
+    ASSERT_EQ(std::sscanf(text.c_str(), "%dx%dx%d", &tm, &tn, &tk), 3) << k.name << ": " << text;
+    auto const number_before = [&](char const* words) {
+      std::size_t const at = text.find(words);
+      if (at == std::string::npos || at == 0) return -1;
+      std::size_t begin = text.rfind(' ', at - 2);
+      begin = begin == std::string::npos ? 0 : begin + 1;
+      return std::atoi(text.c_str() + begin);
+    };
+    int cm = 0, cn = 0;
+    std::size_t const cluster = text.find("cluster ");
+    ASSERT_NE(cluster, std::string::npos) << k.name << ": " << text;
+    ASSERT_EQ(std::sscanf(text.c_str() + cluster, "cluster %dx%d", &cm, &cn), 2) << k.name << ": " << text;
+    EXPECT_EQ(tm, sh->tile_m) << k.name << ": " << text;
+    EXPECT_EQ(tn, sh->tile_n) << k.name << ": " << text;
+    EXPECT_EQ(tk, sh->tile_k) << k.name << ": " << text;
+    EXPECT_EQ(cm, sh->cluster_m) << k.name << ": " << text;
+    EXPECT_EQ(cn, sh->cluster_n) << k.name << ": " << text;
+    EXPECT_EQ(number_before(" stages"), sh->stages) << k.name << ": " << text;
+    EXPECT_EQ(number_before(" warpgroups") * 128, sh->threads) << k.name << ": " << text;
+    int const kib = number_before(" KiB smem");
+    EXPECT_TRUE(kib == sh->smem_bytes / 1024 || kib == (sh->smem_bytes + 1023) / 1024)
+        << k.name << ": " << text << " against " << sh->smem_bytes << " bytes";
+    std::string const tile = std::to_string(sh->tile_m) + "x" + std::to_string(sh->tile_n) + "x" + std::to_string(sh->tile_k);
+    EXPECT_NE(std::string(k.name).find(tile), std::string::npos) << k.name << " does not name its tile " << tile;
+    ++entries;
+  }
+  EXPECT_GT(entries, 20);
+  EXPECT_FALSE(sm90_kernel_shape(GemmKernelInfo{}).has_value());
 }
 
 // A D 65 to 128 wide (two tile columns of 128x64) whose long operand has at least 2^25

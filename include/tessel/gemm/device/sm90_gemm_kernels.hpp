@@ -19,6 +19,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <optional>
 #include <span>
 
 namespace tessel {
@@ -50,5 +51,16 @@ int sm90_resident_ctas(GemmKernelInfo const& k);
 // Whether `k` is one of the sm_90a skinny entries (tiles at most 64 wide, streaming the long
 // operand of a D at most 64 wide or tall); false for any other entry.
 bool sm90_is_skinny(GemmKernelInfo const& k);
+
+// The configuration an sm_90a registry entry was compiled with, read from its instance (the
+// registry's `tile` text states it; a host test holds the two together). nullopt for other entries.
+struct Sm90KernelShape {
+  int tile_m, tile_n, tile_k;
+  int cluster_m, cluster_n;
+  int stages;
+  int threads;     // 128 per warpgroup: the producer and the consumers
+  int smem_bytes;  // dynamic shared memory of a CTA
+};
+std::optional<Sm90KernelShape> sm90_kernel_shape(GemmKernelInfo const& k);
 
 }  // namespace tessel
