@@ -314,34 +314,41 @@ Status gemm_kernel_runs_here(GemmKernelInfo const& k, GemmArguments const& g) {
   return Status::success();
 }
 
-Status can_implement(GemmArguments const& g) {
+namespace {
+
+// What every entry point does first: the argument rules, then (unless there is nothing to
+// compute: *k stays null) the kernel gemm() would run and its image for this GPU.
+Status kernel_for_call(GemmArguments const& g, GemmKernelInfo const** k) {
+  *k = nullptr;
   if (Status s = gemm_validate(g); !s) return s;
   if (gemm_is_noop(g)) return Status::success();
   Status why;
-  GemmKernelInfo const* k = select_gemm_kernel(g, &why);
-  if (k == nullptr) return why;
-  return gemm_kernel_runs_here(*k, g);
+  GemmKernelInfo const* picked = select_gemm_kernel(g, &why);
+  if (picked == nullptr) return why;
+  if (Status s = gemm_kernel_runs_here(*picked, g); !s) return s;
+  *k = picked;
+  return Status::success();
+}
+
+}  // namespace
+
+Status can_implement(GemmArguments const& g) {
+  GemmKernelInfo const* k = nullptr;
+  return kernel_for_call(g, &k);
 }
 
 Status gemm_workspace_size(GemmArguments const& g, std::size_t* bytes) {
   if (bytes == nullptr) return Status::error(StatusCode::invalid_argument, "bytes: null");
   *bytes = 0;
-  if (Status s = gemm_validate(g); !s) return s;
-  if (gemm_is_noop(g) || !gemm_reads_ab(g)) return Status::success();  // D = beta * C takes none
-  Status why;
-  GemmKernelInfo const* k = select_gemm_kernel(g, &why);
-  if (k == nullptr) return why;
-  if (Status s = gemm_kernel_runs_here(*k, g); !s) return s;
-  return k->workspace != nullptr ? k->workspace(g, bytes) : Status::success();
+  GemmKernelInfo const* k = nullptr;
+  if (Status s = kernel_for_call(g, &k); !s || k == nullptr) return s;
+  if (!gemm_reads_ab(g) || k->workspace == nullptr) return Status::success();  // D = beta * C, or a kernel that takes none
+  return k->workspace(g, bytes);
 }
 
 Status gemm(GemmArguments const& g, cudaStream_t stream) {
-  if (Status s = gemm_validate(g); !s) return s;
-  if (gemm_is_noop(g)) return Status::success();
-  Status why;
-  GemmKernelInfo const* k = select_gemm_kernel(g, &why);
-  if (k == nullptr) return why;
-  if (Status s = gemm_kernel_runs_here(*k, g); !s) return s;
+  GemmKernelInfo const* k = nullptr;
+  if (Status s = kernel_for_call(g, &k); !s || k == nullptr) return s;
   if (!gemm_reads_ab(g)) {  // K = 0 or alpha = 0: D = beta * C, A and B unread
     cudaError_t const err = kernel::detail::launch_gemm_scale(g, stream);
     if (err != cudaSuccess)

@@ -20,8 +20,6 @@
 #include <chrono>
 #include <climits>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -31,7 +29,6 @@
 #include <span>
 #include <string>
 #include <utility>
-#include <vector>
 
 namespace tessel {
 
