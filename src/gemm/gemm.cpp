@@ -1,6 +1,7 @@
 // src/gemm/gemm.cpp -- the GEMM host API: validation, the kernel registry, the heuristic, launch.
 #include "gemm_canonical.hpp"
 #include "simt_instances.hpp"
+#include "../runtime/current_device.hpp"
 
 #include <tessel/gemm/device/gemm.hpp>
 #include <tessel/gemm/device/gemm_registry.hpp>
@@ -182,28 +183,8 @@ std::array<GemmKernelInfo, 4> const kKernels = {{
 // The heuristic's SIMT entries: 128x128 tiles, and 64x64 tiles when those leave SMs idle.
 constexpr std::size_t kSimtLarge = 1, kSimtSmall = 2;
 
-// The current device's ordinal, compute capability and SM count, or no_device.
-struct Here {
-  int device = 0, cc = 0, sms = 0;
-};
-Status current_device(Here* h) {
-  int dev = 0;
-  cudaError_t err = cudaGetDevice(&dev);
-  int count = 0;
-  if (err == cudaSuccess) err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    (void)cudaGetLastError();
-    std::string why = no_device_reason();
-    return Status::error(StatusCode::no_device, why.empty() ? "no CUDA device" : why);
-  }
-  int major = 0, minor = 0;
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-  cudaDeviceGetAttribute(&h->sms, cudaDevAttrMultiProcessorCount, dev);
-  h->device = dev;
-  h->cc = major * 10 + minor;
-  return Status::success();
-}
+using detail::current_device;
+using detail::Here;
 
 }  // namespace
 

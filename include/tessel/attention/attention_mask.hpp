@@ -1,0 +1,85 @@
+// tessel/attention/attention_mask.hpp -- which keys a query row sees, and which key blocks a
+// query tile must visit and mask: pure functions, shared by the kernels and tested on the host.
+//
+// One sequence of S_q queries and S_k keys (attention_arguments.hpp): query i sits at key
+// position p(i) = i + offset, offset = S_k - S_q (bottom-right) or 0 (top-left), and sees key j when
+//     0 <= j < S_k  and  (left < 0 or j >= p(i) - left)  and  (right < 0 or j <= p(i) + right).
+// A query tile holds rows [m0, m0 + BlkM); keys are visited in blocks of BlkN. The tile visits
+// blocks [begin, end) -- every block holding a key some row of the tile sees -- and masks only
+// the blocks where some element of the tile is not seen (the last partial block, the blocks the
+// window's edges cross); the others run without a mask.
+//
+//   e.g. S_q = S_k = 256, causal (left -1, right 0), BlkM = 128, BlkN = 64, tile m0 = 128:
+//        rows 128..255 see keys 0..255: blocks [0, 4); blocks 0 and 1 lie left of every row's
+//        diagonal (no mask), blocks 2 and 3 cross the diagonal (masked).
+#pragma once
+
+#include <tessel/config.hpp>
+
+#include <cstdint>
+
+namespace tessel {
+
+struct AttentionMask {
+  std::int64_t seqlen_k;  // S_k of this sequence
+  std::int64_t offset;    // p(i) - i: S_k - S_q (bottom-right) or 0 (top-left)
+  std::int64_t left;      // window sides, negative: unbounded
+  std::int64_t right;
+
+  // Does query row i see key j?
+  TESSEL_HOST_DEVICE constexpr bool keeps(std::int64_t i, std::int64_t j) const {
+    std::int64_t const p = i + offset;
+    return j >= 0 && j < seqlen_k && (left < 0 || j >= p - left) && (right < 0 || j <= p + right);
+  }
+
+  // The keys row i sees, as [begin, end) (empty: begin >= end): keeps(i, j) == (begin <= j < end).
+  struct Interval {
+    std::int64_t begin, end;
+  };
+  TESSEL_HOST_DEVICE constexpr Interval keys_of(std::int64_t i) const {
+    std::int64_t const p = i + offset;
+    std::int64_t const lo = left < 0 ? 0 : (p - left > 0 ? p - left : 0);
+    std::int64_t const hi = right < 0 ? seqlen_k : (p + right + 1 < seqlen_k ? p + right + 1 : seqlen_k);
+    return {lo, hi};
+  }
+};
+
+// Key blocks [begin, end) of BlkN keys that a tile of rows [m0, m0 + rows) visits (begin == end:
+// no key is seen by any row).
+struct KeyBlockRange {
+  int begin, end;
+};
+
+namespace detail {
+// floor(a / b) for b > 0.
+TESSEL_HOST_DEVICE constexpr std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+}  // namespace detail
+
+TESSEL_HOST_DEVICE constexpr KeyBlockRange key_blocks(AttentionMask const& m, std::int64_t m0, int rows, int blk_n) {
+  std::int64_t lo = 0, hi = m.seqlen_k;  // keys [lo, hi)
+  if (m.left >= 0) {
+    std::int64_t const first = m0 + m.offset - m.left;  // the first row's leftmost key
+    if (first > lo) lo = first;
+  }
+  if (m.right >= 0) {
+    std::int64_t const last = m0 + rows - 1 + m.offset + m.right + 1;  // past the last row's rightmost key
+    if (last < hi) hi = last;
+  }
+  if (hi <= lo) return {0, 0};
+  return {int(detail::floor_div(lo, blk_n)), int((hi + blk_n - 1) / blk_n)};
+}
+
+// Whether key block n needs the mask for the tile of rows [m0, m0 + rows): some (row, key) of
+// the block is not seen.
+TESSEL_HOST_DEVICE constexpr bool key_block_needs_mask(AttentionMask const& m, std::int64_t m0, int rows, int n,
+                                                       int blk_n) {
+  std::int64_t const j0 = std::int64_t(n) * blk_n, j1 = j0 + blk_n - 1;  // the block's keys
+  if (j1 >= m.seqlen_k) return true;
+  if (m.right >= 0 && j1 > m0 + m.offset + m.right) return true;                // right of the first row's edge
+  if (m.left >= 0 && j0 < m0 + rows - 1 + m.offset - m.left) return true;       // left of the last row's edge
+  return false;
+}
+
+}  // namespace tessel

@@ -1,0 +1,199 @@
+// src/attention/attention.cpp -- the attention-forward host API: the registry of compiled
+// kernels, the choice among them, and the launch (tessel/attention/attention.hpp).
+#include "sm80_attention_instances.hpp"
+#include "../runtime/current_device.hpp"
+
+#include <tessel/attention/attention.hpp>
+#include <tessel/attention/attention_validate.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+namespace tessel {
+
+namespace {
+
+namespace d = kernel::detail;
+
+struct AttentionEntry {
+  char const* name;
+  DType dtype;
+  int d, dv;
+  d::Sm80AttentionInstance (*instance)();
+};
+
+#define TESSEL_ENTRY(dtype_, dims_, d_, dv_) \
+  AttentionEntry{"sm80_attention_" #dtype_ "_" #dims_, DType::dtype_, d_, dv_, d::sm80_attention_instance_##dtype_##_##dims_}
+#define TESSEL_ENTRIES(dtype_)                                                                                       \
+  TESSEL_ENTRY(dtype_, d64, 64, 64), TESSEL_ENTRY(dtype_, d96, 96, 96), TESSEL_ENTRY(dtype_, d128, 128, 128),        \
+      TESSEL_ENTRY(dtype_, d192, 192, 192), TESSEL_ENTRY(dtype_, d192x128, 192, 128), TESSEL_ENTRY(dtype_, d256, 256, 256)
+
+constexpr std::array kEntries{TESSEL_ENTRIES(bf16), TESSEL_ENTRIES(f16)};
+
+#undef TESSEL_ENTRIES
+#undef TESSEL_ENTRY
+
+constexpr int kSm80 = 80;
+
+// The entry for the call's dtype and head dims, or the one it names.
+Status select_entry(AttentionArguments const& a, AttentionEntry const** out) {
+  int const dv = attention_head_dim_v(a);
+  if (a.kernel != nullptr && std::string_view(a.kernel) != "auto") {
+    for (auto const& e : kEntries) {
+      if (std::string_view(a.kernel) != e.name) continue;
+      if (e.dtype != a.dtype || e.d != a.head_dim || e.dv != dv)
+        return Status::error(StatusCode::invalid_argument,
+                             std::string("kernel: ") + e.name + " computes " + to_string(e.dtype) + " with head dims (" +
+                                 std::to_string(e.d) + ", " + std::to_string(e.dv) + "); the call is " +
+                                 to_string(a.dtype) + " (" + std::to_string(a.head_dim) + ", " + std::to_string(dv) + ")");
+      *out = &e;
+      return Status::success();
+    }
+    return Status::error(StatusCode::invalid_argument,
+                         std::string("kernel: '") + a.kernel + "' is not a compiled attention kernel (`tessel list` shows them)");
+  }
+  for (auto const& e : kEntries) {
+    if (e.dtype == a.dtype && e.d == a.head_dim && e.dv == dv) {
+      *out = &e;
+      return Status::success();
+    }
+  }
+  return Status::error(StatusCode::not_supported, std::string("head_dim: no compiled kernel for ") + to_string(a.dtype) +
+                                                      " with head dims (" + std::to_string(a.head_dim) + ", " +
+                                                      std::to_string(dv) + ")");
+}
+
+// The entry has an image this GPU runs (probed once per entry and device).
+Status runs_here(AttentionEntry const& e, d::Sm80AttentionInstance const& inst) {
+  detail::Here h;
+  if (Status s = detail::current_device(&h); !s) return s;
+  std::string const sm = "sm_" + std::to_string(h.cc);
+  if (h.cc < kSm80)
+    return Status::error(StatusCode::arch_mismatch, std::string("kernel ") + e.name + " needs sm_80 or newer; this GPU is " + sm);
+  static std::mutex mu;
+  static std::array<std::array<bool, 64>, kEntries.size()> seen{};
+  std::size_t const row = std::size_t(&e - kEntries.data());
+  bool const cacheable = h.device >= 0 && h.device < 64;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (cacheable && seen[row][std::size_t(h.device)]) return Status::success();
+  }
+  cudaFuncAttributes attr{};
+  if (cudaError_t const err = inst.attributes(&attr); err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return Status::error(StatusCode::arch_mismatch, std::string("kernel ") + e.name + " has no image this " + sm +
+                                                        " GPU can run (" + cudaGetErrorName(err) +
+                                                        "); rebuild tessel with CMAKE_CUDA_ARCHITECTURES including " +
+                                                        std::to_string(h.cc));
+  }
+  if (cacheable) {
+    std::lock_guard<std::mutex> lock(mu);
+    seen[row][std::size_t(h.device)] = true;
+  }
+  return Status::success();
+}
+
+// The grid's limits: heads on y and batch on z (65535 each), query tiles on x.
+Status check_grid(AttentionArguments const& a) {
+  if (a.heads > 65535)
+    return Status::error(StatusCode::not_supported, "heads: " + std::to_string(a.heads) + " exceeds 65535 (the grid's y extent)");
+  if (a.batch > 65535)
+    return Status::error(StatusCode::not_supported, "batch: " + std::to_string(a.batch) + " exceeds 65535 (the grid's z extent)");
+  return Status::success();
+}
+
+kernel::Sm80AttentionParams make_params(AttentionArguments const& a, d::Sm80AttentionInstance const& inst) {
+  kernel::Sm80AttentionParams p{};
+  p.q = a.q.ptr, p.k = a.k.ptr, p.v = a.v.ptr, p.o = a.o, p.lse = a.lse;
+  p.q_batch_stride = a.q.batch_stride, p.q_row_stride = a.q.row_stride, p.q_head_stride = a.q.head_stride;
+  p.k_batch_stride = a.k.batch_stride, p.k_row_stride = a.k.row_stride, p.k_head_stride = a.k.head_stride;
+  p.v_batch_stride = a.v.batch_stride, p.v_row_stride = a.v.row_stride, p.v_head_stride = a.v.head_stride;
+  p.o_batch_stride = a.o_batch_stride, p.o_row_stride = a.o_row_stride, p.o_head_stride = a.o_head_stride;
+  p.lse_batch_stride = a.lse_batch_stride, p.lse_head_stride = a.lse_head_stride;
+  p.cu_seqlens_q = a.cu_seqlens_q, p.cu_seqlens_k = a.cu_seqlens_k;
+  p.seqlen_q = int(a.seqlen_q), p.seqlen_k = int(a.seqlen_k);
+  p.heads = int(a.heads);
+  p.kv_group = int(a.heads / a.kv_heads);
+  p.m_blocks = int((a.seqlen_q + inst.blk_m - 1) / inst.blk_m);
+  p.bottom_right = a.align == MaskAlign::bottom_right;
+  p.window_left = attention_window_left(a), p.window_right = attention_window_right(a);
+  float const scale = attention_softmax_scale(a);
+  constexpr float kLog2e = 1.4426950408889634f;
+  if (a.softcap > 0.0f) {
+    p.softcap = a.softcap;
+    p.softcap_scale = scale / a.softcap;
+    p.score_log2 = kLog2e;
+    p.lse_scale = 1.0f;
+  } else {
+    p.softcap = 0.0f, p.softcap_scale = 0.0f;
+    p.score_log2 = scale * kLog2e;
+    p.lse_scale = scale;
+  }
+  // Later query tiles see more keys under a causal mask (and a right window bound): start them first.
+  p.longest_first = p.window_right >= 0;
+  return p;
+}
+
+// What every entry point does first: the rules, then (unless there is nothing to write: *e stays
+// null) the kernel and its image for this GPU.
+Status entry_for_call(AttentionArguments const& a, AttentionEntry const** e, d::Sm80AttentionInstance* inst) {
+  *e = nullptr;
+  if (Status s = attention_validate(a); !s) return s;
+  AttentionEntry const* picked = nullptr;
+  if (Status s = select_entry(a, &picked); !s) return s;
+  if (attention_is_noop(a)) return Status::success();
+  if (Status s = check_grid(a); !s) return s;
+  *inst = picked->instance();
+  if (Status s = runs_here(*picked, *inst); !s) return s;
+  *e = picked;
+  return Status::success();
+}
+
+}  // namespace
+
+Status can_implement(AttentionArguments const& a) {
+  AttentionEntry const* e = nullptr;
+  d::Sm80AttentionInstance inst{};
+  return entry_for_call(a, &e, &inst);
+}
+
+Status attention_forward(AttentionArguments const& a, cudaStream_t stream) {
+  AttentionEntry const* e = nullptr;
+  d::Sm80AttentionInstance inst{};
+  if (Status s = entry_for_call(a, &e, &inst); !s || e == nullptr) return s;
+  // An error left by earlier work is reported, not attributed to this launch.
+  if (cudaError_t const pending = cudaGetLastError(); pending != cudaSuccess)
+    return Status::error(StatusCode::cuda_error, std::string("pending CUDA error before attention_forward: ") +
+                                                     cudaGetErrorName(pending) + ": " + cudaGetErrorString(pending));
+  kernel::Sm80AttentionParams const p = make_params(a, inst);
+  if (cudaError_t const err = inst.launch(p, int(a.batch), stream); err != cudaSuccess)
+    return Status::error(StatusCode::cuda_error,
+                         std::string("launch of ") + e->name + ": " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
+  return Status::success();
+}
+
+int attention_kernel_count() { return int(kEntries.size()); }
+
+AttentionKernelInfo attention_kernel_info(int i) {
+  static std::array<std::string, kEntries.size()> descriptions = [] {
+    std::array<std::string, kEntries.size()> out;
+    for (std::size_t j = 0; j < kEntries.size(); ++j) {
+      d::Sm80AttentionInstance const inst = kEntries[j].instance();
+      out[j] = std::string(to_string(kEntries[j].dtype)) + " head dims (" + std::to_string(inst.d) + ", " +
+               std::to_string(inst.dv) + "): mma.sync + ldmatrix + cp.async, query tile " + std::to_string(inst.blk_m) +
+               ", key tile " + std::to_string(inst.blk_n) + ", " + std::to_string(inst.threads) + " threads, " +
+               std::to_string(inst.smem_bytes / 1024) + " KiB shared memory";
+    }
+    return out;
+  }();
+  if (i < 0 || i >= attention_kernel_count()) return {"", "", 0};
+  return {kEntries[std::size_t(i)].name, descriptions[std::size_t(i)].c_str(), kSm80};
+}
+
+}  // namespace tessel

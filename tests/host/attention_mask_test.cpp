@@ -1,0 +1,69 @@
+// The mask's pure functions (tessel/attention/attention_mask.hpp) against brute force over keeps():
+// key_blocks covers exactly the blocks holding a seen key, key_block_needs_mask is true exactly
+// where some (row, key) of a visited block is not seen, keys_of is keeps() as an interval.
+#include <tessel/attention/attention_mask.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+using tessel::AttentionMask;
+
+std::vector<AttentionMask> masks(std::int64_t sq, std::int64_t sk) {
+  std::vector<AttentionMask> out;
+  std::int64_t const offsets[] = {sk - sq, 0};
+  std::int64_t const sides[] = {-1, 0, 1, 5, 17, 64, 300};
+  for (std::int64_t off : offsets)
+    for (std::int64_t l : sides)
+      for (std::int64_t r : sides) out.push_back({sk, off, l, r});
+  return out;
+}
+
+TEST(AttentionMask, WorkedExampleOfTheHeader) {
+  AttentionMask const causal{256, 0, -1, 0};
+  auto const r = tessel::key_blocks(causal, 128, 128, 64);
+  EXPECT_EQ(r.begin, 0);
+  EXPECT_EQ(r.end, 4);
+  EXPECT_FALSE(tessel::key_block_needs_mask(causal, 128, 128, 0, 64));
+  EXPECT_FALSE(tessel::key_block_needs_mask(causal, 128, 128, 1, 64));
+  EXPECT_TRUE(tessel::key_block_needs_mask(causal, 128, 128, 2, 64));
+  EXPECT_TRUE(tessel::key_block_needs_mask(causal, 128, 128, 3, 64));
+}
+
+TEST(AttentionMask, BlocksAndMasksMatchBruteForce) {
+  std::int64_t const lengths[][2] = {{1, 1}, {1, 239}, {239, 1}, {113, 203}, {799, 3}, {200, 200}, {0, 5}, {5, 0}};
+  int const blk_m = 64, blk_n = 32;
+  for (auto const& len : lengths) {
+    std::int64_t const sq = len[0], sk = len[1];
+    for (AttentionMask const& m : masks(sq, sk)) {
+      for (std::int64_t m0 = 0; m0 < sq; m0 += blk_m) {
+        int const rows = int(sq - m0 < blk_m ? sq - m0 : blk_m);
+        auto const r = tessel::key_blocks(m, m0, rows, blk_n);
+        int const blocks = int((sk + blk_n - 1) / blk_n);
+        for (int n = -1; n <= blocks; ++n) {
+          bool any = false, all = true;
+          for (std::int64_t i = m0; i < m0 + rows; ++i)
+            for (std::int64_t j = std::int64_t(n) * blk_n; j < std::int64_t(n + 1) * blk_n; ++j) {
+              bool const k = m.keeps(i, j);
+              any = any || k;
+              all = all && k;
+            }
+          bool const visited = n >= r.begin && n < r.end;
+          SCOPED_TRACE(testing::Message() << "S_q " << sq << " S_k " << sk << " offset " << m.offset << " window ("
+                                          << m.left << ", " << m.right << ") m0 " << m0 << " block " << n);
+          if (any) EXPECT_TRUE(visited);
+          if (visited) EXPECT_EQ(tessel::key_block_needs_mask(m, m0, rows, n, blk_n), !all);
+        }
+        for (std::int64_t i = m0; i < m0 + rows; ++i) {
+          auto const keys = m.keys_of(i);
+          for (std::int64_t j = -3; j < sk + 3; ++j) ASSERT_EQ(m.keeps(i, j), keys.begin <= j && j < keys.end);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
