@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The Python package on the GPU machine: builds tessel._C with CMake for the python3 there, runs
-# every Python test (the GPU ones with torch and CuPy included), then `python -m tessel.bench gemm`.
-# Logs go to $OUT (default ./gpu-out); the benchmark JSON to $OUT/results/python-gemm-<gpu>.json
-# (copy it over bench/results/ to record it).
+# every Python test (the GPU ones with torch and CuPy included), then `python -m tessel.bench` for
+# each suite in SUITES (default "gemm attention"). Logs go to $OUT (default ./gpu-out); the
+# benchmark JSON to $OUT/results/python-<suite>-<gpu>.json (copy it over bench/results/ to record it).
 #
 #   scripts/gpu-python.sh                  # build, test, bench
 #   scripts/gpu-python.sh build test       # some stages: build | test | bench | pip
@@ -57,10 +57,12 @@ print('Python.h:', h, 'found' if os.path.exists(h) else 'MISSING (the module can
       fi
       ;;
     bench)
-      note "python -m tessel.bench gemm $(date -u +%H:%M:%S)"
-      PYTHONPATH="$PWD/$BUILD_DIR/python" "$PYTHON" -m tessel.bench gemm --out-dir "$OUT/results" ${BENCH_ARGS:-} 2>&1 |
-        tee "$OUT/python-bench.log" | tee -a "$OUT/python-summary.txt"
-      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+      for suite in ${SUITES:-gemm attention}; do
+        note "python -m tessel.bench $suite $(date -u +%H:%M:%S)"
+        PYTHONPATH="$PWD/$BUILD_DIR/python" "$PYTHON" -m tessel.bench "$suite" --out-dir "$OUT/results" ${BENCH_ARGS:-} 2>&1 |
+          tee "$OUT/python-bench-$suite.log" | tee -a "$OUT/python-summary.txt"
+        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+      done
       ;;
     pip)
       note "pip install --no-build-isolation . $(date -u +%H:%M:%S)"

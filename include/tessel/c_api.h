@@ -14,6 +14,10 @@
  *   char why[512];
  *   if (tessel_gemm(&p, stream, why, sizeof why) != TESSEL_STATUS_SUCCESS) fprintf(stderr, "%s\n", why);
  *
+ * Attention forward (tessel_attention_forward) takes a tessel_attention_problem the same way: q,
+ * k, v and o as 4-D [B, S, H, D] tensors (or packed 3-D ones with cu_seqlens), an optional fp32
+ * lse, the mask and the scales; see its struct below.
+ *
  * Tensors are described like DLPack's: a pointer to element (0, 0, ...), a dtype, a shape and
  * strides in elements (not bytes). A matrix operand is 2-D (rows, cols) or 3-D (batch, rows,
  * cols). Of its last two strides (s_rows, s_cols) one must be 1: s_cols == 1 is row-major with
@@ -45,8 +49,10 @@
 extern "C" {
 #endif
 
-/* Bumped when a struct or a function of this header changes incompatibly. */
-#define TESSEL_C_API_VERSION 2
+/* Bumped when this header gains or changes a struct, a function or an enumerator (2: the GEMM
+ * workspace; 3: attention forward and TESSEL_DTYPE_I32); no entry point of an earlier version
+ * changes meaning. */
+#define TESSEL_C_API_VERSION 3
 
 /* The most dimensions a tessel_tensor describes. */
 #define TESSEL_MAX_DIMS 8
@@ -65,14 +71,16 @@ typedef enum tessel_status {
 } tessel_status;
 
 /* Element types. TF32 is fp32 storage whose products may be computed at tf32 precision (an
- * input mode of A and B, never an output). E4M3 and E5M2 are the OCP fp8 formats. */
+ * input mode of A and B, never an output). E4M3 and E5M2 are the OCP fp8 formats. I32 is the
+ * type of index arrays (attention's cu_seqlens), never of an operand's values. */
 typedef enum tessel_dtype {
   TESSEL_DTYPE_F32 = 0,
   TESSEL_DTYPE_F16 = 1,
   TESSEL_DTYPE_BF16 = 2,
   TESSEL_DTYPE_TF32 = 3,
   TESSEL_DTYPE_E4M3 = 4,
-  TESSEL_DTYPE_E5M2 = 5
+  TESSEL_DTYPE_E5M2 = 5,
+  TESSEL_DTYPE_I32 = 6
 } tessel_dtype;
 
 /* A strided tensor in device memory. ndim == 0 means "absent" (an optional operand not given). */
@@ -98,6 +106,47 @@ typedef struct tessel_gemm_problem {
   void* workspace;         /* the caller's scratch (see "Workspace" above), or NULL: the library's pool */
   size_t workspace_bytes;  /* its size, at least tessel_gemm_workspace_size's answer */
 } tessel_gemm_problem;
+
+/* Which corner of each sequence's score matrix the mask is aligned at
+ * (tessel/attention/attention_arguments.hpp): query i sits at key position i + S_k - S_q
+ * (bottom-right, FlashAttention's: the last query sees the last key) or i (top-left, torch's
+ * is_causal). */
+typedef enum tessel_mask_align {
+  TESSEL_MASK_ALIGN_BOTTOM_RIGHT = 0,
+  TESSEL_MASK_ALIGN_TOP_LEFT = 1
+} tessel_mask_align;
+
+/* Attention forward (tessel/attention/attention_arguments.hpp has the definition):
+ *   O[b,i,h,:] = softmax_j(mask(softcap(scale * <Q[b,i,h,:], K[b,j,g,:]>))) V[b,j,g,:],   g = h / (H / H_kv)
+ *   LSE[b,h,i] = log sum_j exp(the same scores)
+ * Dense batch: q [B, S_q, H, D], k [B, S_k, H_kv, D], v [B, S_k, H_kv, D_v], o [B, S_q, H, D_v],
+ * lse [B, H, S_q]. Variable-length batch (cu_seqlens_q and cu_seqlens_k both given, int32 [B + 1]
+ * offsets, non-decreasing from 0, in device memory): q [total_q, H, D], k [total_k, H_kv, D],
+ * v [total_k, H_kv, D_v], o [total_q, H, D_v], lse [H, total_q]; sequence b is rows
+ * [cu[b], cu[b+1]).
+ * q, k, v and o share one dtype, f16 or bf16; lse is f32 and optional (ndim 0: not written). The
+ * last dimension of every tensor has stride 1; the other strides are free (a transposed view of a
+ * [B, H, S, D] array needs no copy) but for alignment: every row of q, k, v and o starts 16-byte
+ * aligned (pointer and strides multiples of 16 bytes). The stride of an extent-1 dimension does
+ * not count. (D, D_v) is one of (64, 64), (96, 96), (128, 128), (192, 192), (256, 256),
+ * (192, 128); H is a multiple of H_kv. Reasons name the tensors as tessel_tensor's do; the host
+ * API's validator's reasons name strides as "q.batch_stride", "q.row_stride" (the sequence
+ * dimension), "q.head_stride", "o.row_stride", "lse.head_stride", ... (with each tensor's name). */
+typedef struct tessel_attention_problem {
+  tessel_tensor q, k, v, o;
+  tessel_tensor lse;                          /* optional */
+  tessel_tensor cu_seqlens_q, cu_seqlens_k;   /* optional, both or neither; i32, 1-D, stride 1 */
+  int64_t max_seqlen_q, max_seqlen_k;         /* with cu_seqlens: the longest sequence (every one must
+                                               * be at most this; the kernel does not check), or 0 for
+                                               * the packed total; without: must be 0 */
+  float softmax_scale;                        /* 0: 1 / sqrt(D) */
+  float softcap;                              /* 0: none; > 0: scores become softcap * tanh(s / softcap) */
+  int32_t causal;                             /* nonzero: window_right = 0 (window_left stays) */
+  int32_t align;                              /* a tessel_mask_align */
+  int64_t window_left, window_right;          /* key j is kept when p(i) - left <= j <= p(i) + right;
+                                               * negative: unbounded on that side */
+  char const* kernel; /* a registry name (`tessel list`), or NULL / "auto" for the library's choice */
+} tessel_attention_problem;
 
 /* TESSEL_C_API_VERSION of the library linked. */
 int tessel_c_api_version(void);
@@ -132,6 +181,25 @@ tessel_status tessel_gemm_workspace_size(tessel_gemm_problem const* p, size_t* b
  * reported as TESSEL_STATUS_CUDA_ERROR, never dropped). Problems with no elements to write
  * return at once. */
 tessel_status tessel_gemm(tessel_gemm_problem const* p, cudaStream_t stream, char* reason, size_t reason_size);
+
+/* Zeroes *p, then sets window_left = window_right = -1 (no window), bottom-right alignment,
+ * softmax_scale 0 (1 / sqrt(D)), every tensor absent. */
+void tessel_attention_problem_init(tessel_attention_problem* p);
+
+/* Checks every argument rule of tessel_attention_forward without calling CUDA. Reasons start with
+ * the tensor's name ("q: ...", "cu_seqlens_k: ...") or, for the rules of the host API's
+ * validator, with the argument it names ("head_dim: ...", "window_left: ..."). */
+tessel_status tessel_attention_check(tessel_attention_problem const* p, char* reason, size_t reason_size);
+
+/* tessel_attention_check, then whether a compiled kernel takes the problem on the current device.
+ * Launches nothing. */
+tessel_status tessel_attention_can_implement(tessel_attention_problem const* p, char* reason, size_t reason_size);
+
+/* Runs attention forward on `stream` (asynchronous, no workspace; errors left pending by earlier
+ * work come back as TESSEL_STATUS_CUDA_ERROR). Problems with nothing to write (B, H or S_q 0)
+ * return at once. */
+tessel_status tessel_attention_forward(tessel_attention_problem const* p, cudaStream_t stream, char* reason,
+                                       size_t reason_size);
 
 #ifdef __cplusplus
 } /* extern "C" */

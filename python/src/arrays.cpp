@@ -29,6 +29,11 @@ bool from_module(py::handle obj, char const* prefix) {
 }
 
 constexpr char kTakes[] = "; tessel takes float32, float16, bfloat16, float8_e4m3fn and float8_e5m2";
+constexpr char kOffsetsTake[] = "; sequence offsets are int32";
+
+// The dtype rule of what the operand holds: values are any tessel_dtype but int32, offsets int32.
+bool holds(Operand const& op, tessel_dtype d) { return (d == TESSEL_DTYPE_I32) == (op.elements == Elements::offsets); }
+char const* takes(Operand const& op) { return op.elements == Elements::offsets ? kOffsetsTake : kTakes; }
 
 // ---- torch, read directly ------------------------------------------------------------------------
 
@@ -36,7 +41,7 @@ constexpr char kTakes[] = "; tessel takes float32, float16, bfloat16, float8_e4m
 // references are kept for the life of the process.
 struct Torch {
   PyObject* tensor_type = nullptr;
-  PyObject* dtypes[5] = {};        // in tessel_dtype order, tf32 left out: float32, float16, bfloat16, e4m3fn, e5m2
+  PyObject* dtypes[6] = {};        // float32, float16, bfloat16, e4m3fn, e5m2, int32 (kTorchDtypes' order)
   PyObject* raw_stream = nullptr;  // torch._C._cuda_getCurrentRawStream(device) -> int, or null
 };
 
@@ -52,8 +57,8 @@ Torch const* torch_api() {
   py::object const t = py::reinterpret_steal<py::object>(torch);
   if (!py::hasattr(t, "Tensor") || !py::hasattr(t, "bfloat16")) return nullptr;  // torch still importing
   api.tensor_type = py::object(t.attr("Tensor")).release().ptr();
-  char const* const names[] = {"float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2"};
-  for (int i = 0; i < 5; ++i)
+  char const* const names[] = {"float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "int32"};
+  for (int i = 0; i < 6; ++i)
     api.dtypes[i] = py::hasattr(t, names[i]) ? py::object(t.attr(names[i])).release().ptr() : nullptr;
   py::object const c = t.attr("_C");
   if (py::hasattr(c, "_cuda_getCurrentRawStream"))
@@ -62,8 +67,8 @@ Torch const* torch_api() {
   return &api;
 }
 
-tessel_dtype const kTorchDtypes[5] = {TESSEL_DTYPE_F32, TESSEL_DTYPE_F16, TESSEL_DTYPE_BF16, TESSEL_DTYPE_E4M3,
-                                      TESSEL_DTYPE_E5M2};
+tessel_dtype const kTorchDtypes[6] = {TESSEL_DTYPE_F32,  TESSEL_DTYPE_F16,  TESSEL_DTYPE_BF16,
+                                      TESSEL_DTYPE_E4M3, TESSEL_DTYPE_E5M2, TESSEL_DTYPE_I32};
 
 PyObject* interned(char const* s) {
   PyObject* o = PyUnicode_InternFromString(s);  // kept for the life of the process
@@ -97,8 +102,7 @@ void copy_dims(Operand& op, PyObject* tuple, std::int64_t* to, char const* what)
 // A 0-d array is refused here: to the C ABI, ndim 0 means "not given".
 void check_rank(Operand const& op, std::int64_t ndim) {
   if (ndim == 0 || ndim > TESSEL_MAX_DIMS)
-    throw py::value_error(std::string(op.name) + ": has " + std::to_string(ndim) +
-                          " dimensions; a GEMM operand is 2-D (rows x cols) or 3-D (batch x rows x cols)");
+    throw py::value_error(std::string(op.name) + ": has " + std::to_string(ndim) + " dimensions; " + op.rank_rule);
 }
 
 void inspect_torch(Operand& op, Torch const& api) {
@@ -115,9 +119,9 @@ void inspect_torch(Operand& op, Torch const& api) {
                           "; tessel needs CUDA tensors");
   py::object const dtype = get(o, s_dtype);
   int found = -1;
-  for (int i = 0; i < 5; ++i)
-    if (dtype.ptr() == api.dtypes[i]) found = i;
-  if (found < 0) throw py::type_error(std::string(op.name) + ": dtype " + str(dtype) + " is not supported" + kTakes);
+  for (int i = 0; i < 6; ++i)
+    if (dtype.ptr() == api.dtypes[i] && holds(op, kTorchDtypes[i])) found = i;
+  if (found < 0) throw py::type_error(std::string(op.name) + ": dtype " + str(dtype) + " is not supported" + takes(op));
   op.t.dtype = kTorchDtypes[found];
   py::object const shape = get(o, s_shape);
   py::object const strides = call0(o, s_stride);
@@ -189,6 +193,8 @@ bool dl_to_tessel(DLDataTypeAbi d, tessel_dtype* out) {
     *out = TESSEL_DTYPE_E4M3;
   else if (d.code == 12 && d.bits == 8)
     *out = TESSEL_DTYPE_E5M2;
+  else if (d.code == 0 && d.bits == 32)
+    *out = TESSEL_DTYPE_I32;
   else
     return false;
   return true;
@@ -228,10 +234,15 @@ void inspect_cai(Operand& op) {
   std::string const kind = typestr.size() == 3 && (typestr[0] == '<' || typestr[0] == '=' || typestr[0] == '|')
                                ? typestr.substr(1)
                                : typestr;
-  if (kind == "f4")
+  if (kind == "f4" && holds(op, TESSEL_DTYPE_F32))
     op.t.dtype = TESSEL_DTYPE_F32, itemsize = 4;
-  else if (kind == "f2")
+  else if (kind == "f2" && holds(op, TESSEL_DTYPE_F16))
     op.t.dtype = TESSEL_DTYPE_F16, itemsize = 2;
+  else if (kind == "i4" && holds(op, TESSEL_DTYPE_I32))
+    op.t.dtype = TESSEL_DTYPE_I32, itemsize = 4;
+  else if (op.elements == Elements::offsets)
+    throw py::type_error(n + ": dtype '" + typestr + "' (from __cuda_array_interface__) is not supported" +
+                         kOffsetsTake + " ('<i4')");
   else
     throw py::type_error(
         n + ": dtype '" + typestr + "' (from __cuda_array_interface__) is not supported; tessel takes " +
@@ -276,9 +287,11 @@ void inspect_cai(Operand& op) {
 
 }  // namespace
 
-Operand inspect(py::handle obj, char const* name) {
+Operand inspect(py::handle obj, char const* name, char const* rank_rule, Elements elements) {
   Operand op;
   op.name = name;
+  op.rank_rule = rank_rule;
+  op.elements = elements;
   op.obj = py::reinterpret_borrow<py::object>(obj);
   op.t.name = name;
   if (Torch const* api = torch_api();
@@ -312,8 +325,8 @@ void export_dlpack(Operand& op, std::intptr_t stream) {
                           std::to_string(t.device.device_id) + "), not the CUDA device " + std::to_string(op.device) +
                           " that __dlpack_device__() named");
   tessel_dtype dtype = TESSEL_DTYPE_F32;
-  if (!dl_to_tessel(t.dtype, &dtype))
-    throw py::type_error(n + ": dtype " + dl_dtype_text(t.dtype) + " is not supported" + kTakes);
+  if (!dl_to_tessel(t.dtype, &dtype) || !holds(op, dtype))
+    throw py::type_error(n + ": dtype " + dl_dtype_text(t.dtype) + " is not supported" + takes(op));
   op.t.dtype = dtype;
   check_rank(op, t.ndim);
   op.t.ndim = t.ndim;
@@ -385,6 +398,8 @@ char const* dtype_name(tessel_dtype d) {
       return "float8_e4m3fn";
     case TESSEL_DTYPE_E5M2:
       return "float8_e5m2";
+    case TESSEL_DTYPE_I32:
+      return "int32";
   }
   return "?";
 }

@@ -9,7 +9,8 @@
 //   __cuda_array_interface__   version 2 or 3 (Numba, CuPy, test fakes): float32 and float16
 //                              only, since its type strings name no bfloat16 or fp8.
 // Refusals are Python exceptions that start with the argument's name: TypeError for what the
-// object or its dtype is, ValueError for where it lives and how it is laid out.
+// object or its dtype is, ValueError for where it lives and how it is laid out. An argument holds
+// values (float32, float16, bfloat16, fp8) or, as attention's cu_seqlens do, int32 offsets.
 #pragma once
 
 #include <pybind11/pybind11.h>  // first: Python's headers set feature macros for the system headers
@@ -56,9 +57,14 @@ struct DlpackRelease {
 
 enum class Source { torch, dlpack, cai };
 
+// What an argument's elements are: operand values, or int32 offsets (TESSEL_DTYPE_I32).
+enum class Elements { values, offsets };
+
 // One array argument of a call.
 struct Operand {
   char const* name = "";
+  char const* rank_rule = "";  // the reason's rule for a rank no call takes (0-d, or above TESSEL_MAX_DIMS)
+  Elements elements = Elements::values;
   py::object obj;
   Source source = Source::cai;
   bool cupy = false;        // a CuPy array: its current stream is the default
@@ -71,8 +77,9 @@ struct Operand {
 };
 
 // What `obj` is and on which device it lives; for a torch tensor and a __cuda_array_interface__
-// object also its shape, strides and dtype. No CUDA calls, no DLPack export yet.
-Operand inspect(py::handle obj, char const* name);
+// object also its shape, strides and dtype. No CUDA calls, no DLPack export yet. rank_rule is the
+// sentence a refused rank gets ("a GEMM operand is 2-D (rows x cols) or 3-D (batch x rows x cols)").
+Operand inspect(py::handle obj, char const* name, char const* rank_rule, Elements elements = Elements::values);
 
 // A DLPack operand's shape, strides and dtype, from a capsule exported for `stream` (a raw
 // cudaStream_t value; 0 is passed to the producer as 1, DLPack's legacy default stream).

@@ -1,11 +1,12 @@
 // python/src/module.cpp -- tessel._C, the extension module: array objects in (arrays.hpp), the C
 // ABI (tessel/c_api.h) underneath. tessel/__init__.py is its public face and documents it.
 //
-// A call inspects its array arguments (no CUDA yet), settles the stream, exports DLPack operands
-// for that stream, checks every rule through tessel_gemm_check (still no CUDA: refusals work on
-// machines without a GPU), allocates `out` through the registered allocator when it is None,
-// finds the device of __cuda_array_interface__ pointers, and only then makes the operands' device
-// current and runs, with the GIL released.
+// A call (gemm, attention) inspects its array arguments (no CUDA yet), settles the stream,
+// exports DLPack operands for that stream, checks every rule through the C ABI's check
+// (tessel_gemm_check, tessel_attention_check; still no CUDA: refusals work on machines without a
+// GPU), allocates the outputs left None through the registered allocator, finds the device of
+// __cuda_array_interface__ pointers, and only then makes the operands' device current and runs,
+// with the GIL released.
 #include <cuda_runtime_api.h>
 #include <pybind11/pybind11.h>
 #include <tessel/c_api.h>
@@ -13,9 +14,11 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tessel/attention/attention.hpp>
 #include <tessel/gemm/device/gemm_registry.hpp>
 #include <tessel/runtime/device.hpp>
 
@@ -26,9 +29,11 @@ using namespace tessel::python;
 
 namespace {
 
-// tessel._allocate(like, shape, dtype_name, device) -> array, set by tessel/__init__.py (kept for
-// the life of the process).
+// tessel._allocate(like, shape, dtype_name, device, name, call) -> array, set by
+// tessel/__init__.py (kept for the life of the process).
 PyObject* g_allocator = nullptr;
+
+constexpr char kGemmRank[] = "a GEMM operand is 2-D (rows x cols) or 3-D (batch x rows x cols)";
 
 [[noreturn]] void raise(tessel_status s, std::string const& why) {
   switch (s) {
@@ -44,6 +49,20 @@ PyObject* g_allocator = nullptr;
 
 std::string type_of(py::handle h) { return py::str(reinterpret_cast<PyObject*>(Py_TYPE(h.ptr()))).cast<std::string>(); }
 
+// An integer argument (an int or anything with __index__, not a bool).
+std::int64_t integer(py::handle v, char const* name) {
+  if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr()))
+    throw py::type_error(std::string(name) + ": expected an int, got " + type_of(v));
+  py::object const i = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+  if (!i) throw py::error_already_set();
+  long long const x = PyLong_AsLongLong(i.ptr());
+  if (x == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    throw py::value_error(std::string(name) + ": " + py::str(v).cast<std::string>() + " does not fit 64 bits");
+  }
+  return x;
+}
+
 float real(py::handle v, char const* name) {
   double const d = PyFloat_AsDouble(v.ptr());
   if (d == -1.0 && PyErr_Occurred()) {
@@ -51,6 +70,22 @@ float real(py::handle v, char const* name) {
     throw py::type_error(std::string(name) + ": expected a real number, got " + type_of(v));
   }
   return float(d);
+}
+
+// A flag argument: a bool, or an int (0 is false).
+bool flag(py::handle v, char const* name) {
+  if (PyBool_Check(v.ptr())) return v.ptr() == Py_True;
+  if (PyIndex_Check(v.ptr())) return integer(v, name) != 0;
+  throw py::type_error(std::string(name) + ": expected a bool, got " + type_of(v));
+}
+
+// A kernel argument: a registry name (`lister` lists them) or None.
+std::optional<std::string> kernel_of(py::handle kernel, char const* lister) {
+  if (kernel.is_none()) return std::nullopt;
+  if (!PyUnicode_Check(kernel.ptr()))
+    throw py::type_error(std::string("kernel: expected a kernel name (str; ") + lister + " lists them) or None, got " +
+                         type_of(kernel));
+  return kernel.cast<std::string>();
 }
 
 // A stream argument as a cudaStream_t value: an int handle (0 = the legacy default stream), or an
@@ -79,7 +114,23 @@ std::intptr_t stream_handle(py::handle s) {
       type_of(s));
 }
 
-void same_device(std::array<Operand const*, 4> const& ops) {
+// The operands of one call (absent optional ones nullptr), held by value so that a lambda can
+// return them.
+class Operands {
+ public:
+  Operands(std::initializer_list<Operand*> ops) {
+    if (ops.size() > ops_.size()) throw std::logic_error("tessel._C: more operands than Operands holds");
+    for (Operand* op : ops) ops_[n_++] = op;
+  }
+  Operand* const* begin() const { return ops_.data(); }
+  Operand* const* end() const { return ops_.data() + n_; }
+
+ private:
+  std::array<Operand*, 8> ops_{};
+  std::size_t n_ = 0;
+};
+
+void same_device(Operands ops) {
   Operand const* first = nullptr;
   for (Operand const* op : ops) {
     if (op == nullptr || op->device < 0) continue;
@@ -106,37 +157,36 @@ tessel_dtype default_out_dtype(std::int32_t in) {
   }
 }
 
-// The `out` an allocation would make: (batch,) M x N, packed row-major, C's dtype or the inputs'
-// default. Where a and b do not make a product, a 0 x 0 stand-in: the check then refuses a or b
-// (their rules come before D's). The pointer is never dereferenced.
-tessel_tensor planned_out(Operand const& a, Operand const& b, Operand const* c) {
+// A tensor description of what an allocation would make: packed row-major, with a made-up
+// pointer that is never dereferenced (the check runs before anything is allocated).
+tessel_tensor planned(char const* name, tessel_dtype dtype, std::initializer_list<std::int64_t> shape) {
   tessel_tensor t{};
-  t.name = "out";
+  t.name = name;
   t.data = reinterpret_cast<void*>(std::uintptr_t(256));
-  t.dtype = c != nullptr ? c->t.dtype : default_out_dtype(a.t.dtype);
-  auto const matrix = [](tessel_tensor const& x) { return x.ndim == 2 || x.ndim == 3; };
-  t.ndim = 2;
-  if (matrix(a.t) && matrix(b.t)) {
-    bool const a3 = a.t.ndim == 3, b3 = b.t.ndim == 3;
-    std::int64_t const m = a.t.shape[a.t.ndim - 2], n = b.t.shape[b.t.ndim - 1];
-    if (a3 || b3) {
-      std::int64_t const ab = a3 ? a.t.shape[0] : 1, bb = b3 ? b.t.shape[0] : 1;
-      t.ndim = 3;
-      t.shape[0] = a3 && b3 ? (ab == 1 ? bb : ab) : a3 ? ab : bb;
-    }
-    t.shape[t.ndim - 2] = m, t.shape[t.ndim - 1] = n;
-  }
+  t.dtype = dtype;
+  t.ndim = std::int32_t(shape.size());
+  int i = 0;
+  for (std::int64_t e : shape) t.shape[i++] = e;
   std::int64_t packed = 1;
-  for (int i = t.ndim - 1; i >= 0; --i) {
+  for (i = t.ndim - 1; i >= 0; --i) {
     t.strides[i] = packed;
     packed *= t.shape[i] > 1 ? t.shape[i] : 1;
   }
   return t;
 }
 
-void check(tessel_gemm_problem const& p) {
-  char why[1024];
-  if (tessel_status const s = tessel_gemm_check(&p, why, sizeof why); s != TESSEL_STATUS_SUCCESS) raise(s, why);
+// The `out` an allocation would make: (batch,) M x N, packed row-major, C's dtype or the inputs'
+// default. Where a and b do not make a product, a 0 x 0 stand-in: the check then refuses a or b
+// (their rules come before D's).
+tessel_tensor planned_out(Operand const& a, Operand const& b, Operand const* c) {
+  tessel_dtype const dtype = c != nullptr ? tessel_dtype(c->t.dtype) : default_out_dtype(a.t.dtype);
+  auto const matrix = [](tessel_tensor const& x) { return x.ndim == 2 || x.ndim == 3; };
+  if (!matrix(a.t) || !matrix(b.t)) return planned("out", dtype, {0, 0});
+  bool const a3 = a.t.ndim == 3, b3 = b.t.ndim == 3;
+  std::int64_t const m = a.t.shape[a.t.ndim - 2], n = b.t.shape[b.t.ndim - 1];
+  if (!a3 && !b3) return planned("out", dtype, {m, n});
+  std::int64_t const ab = a3 ? a.t.shape[0] : 1, bb = b3 ? b.t.shape[0] : 1;
+  return planned("out", dtype, {a3 && b3 ? (ab == 1 ? bb : ab) : a3 ? ab : bb, m, n});
 }
 
 [[noreturn]] void cuda_failure(char const* what, cudaError_t err) {
@@ -168,7 +218,7 @@ class DeviceGuard {
 
 // __cuda_array_interface__ v3: data produced on another stream is ordered before `stream` by an
 // event (the legacy default stream is both 0 and 1).
-void wait_for_producers(std::array<Operand const*, 4> const& ops, std::intptr_t stream) {
+void wait_for_producers(Operands ops, std::intptr_t stream) {
   auto const same = [](std::intptr_t x, std::intptr_t y) { return (x == 1 ? 0 : x) == (y == 1 ? 0 : y); };
   for (Operand const* op : ops) {
     if (op == nullptr || op->source != Source::cai || !op->has_stream || same(op->stream, stream)) continue;
@@ -183,29 +233,88 @@ void wait_for_producers(std::array<Operand const*, 4> const& ops, std::intptr_t 
   }
 }
 
+template <class Problem>
+void check(tessel_status (*checker)(Problem const*, char*, size_t), Problem const& p) {
+  char why[1024];
+  if (tessel_status const s = checker(&p, why, sizeof why); s != TESSEL_STATUS_SUCCESS) raise(s, why);
+}
+
+// The stream a call runs on: `stream`, or the default of its first array (tessel.gemm's docstring).
+std::intptr_t call_stream(py::handle stream, Operand const& first) {
+  return stream.is_none() ? default_stream(first) : stream_handle(stream);
+}
+
+void export_for(Operands ops, std::intptr_t stream) {
+  for (Operand* op : ops)
+    if (op != nullptr && op->source == Source::dlpack) export_dlpack(*op, stream);
+}
+
+// An output the call was not given: `planned` made through the registered allocator by the
+// library of `like`, then inspected and exported like the caller's arrays.
+Operand allocate(py::handle like, int device, tessel_tensor const& planned, char const* call, char const* rank_rule,
+                 std::intptr_t stream) {
+  if (g_allocator == nullptr)
+    throw std::runtime_error(std::string(planned.name) + ": no allocator is registered; import tessel, not tessel._C");
+  py::tuple shape(planned.ndim);
+  for (int i = 0; i < planned.ndim; ++i) shape[i] = py::int_(planned.shape[i]);
+  py::object const made = py::reinterpret_borrow<py::object>(g_allocator)(
+      py::reinterpret_borrow<py::object>(like), shape, dtype_name(tessel_dtype(planned.dtype)), device, planned.name,
+      call);
+  Operand op = inspect(made, planned.name, rank_rule);
+  export_for({&op}, stream);
+  return op;
+}
+
+// An output is writable and does not start where an input it reads does (`note`: what the call
+// allows instead).
+void check_output(Operand const& out, Operands inputs, char const* note = "") {
+  if (out.readonly)
+    throw py::value_error(std::string(out.name) + ": is read-only (its __cuda_array_interface__ says so)");
+  for (Operand const* in : inputs)
+    if (in != nullptr && out.t.data != nullptr && out.t.data == in->t.data)
+      throw py::value_error(std::string(out.name) + ": starts at the same address as " + in->name +
+                            "; the result cannot overwrite an input it reads" + note);
+}
+
+// The device of every operand (__cuda_array_interface__ pointers looked up), which must be one;
+// -1 when none is known (every operand empty).
+int settle_device(Operands ops) {
+  for (Operand* op : ops)
+    if (op != nullptr) locate(*op);
+  same_device(ops);
+  for (Operand const* op : ops)
+    if (op != nullptr && op->device >= 0) return op->device;
+  return -1;
+}
+
+// Runs `launch` (a C ABI call writing its reason into `why`) with the GIL released; raises its refusal.
+template <class Launch>
+void run_without_gil(Launch&& launch) {
+  char why[1024];
+  tessel_status st = TESSEL_STATUS_SUCCESS;
+  {
+    py::gil_scoped_release const nogil;
+    st = launch(why, sizeof why);
+  }
+  if (st != TESSEL_STATUS_SUCCESS) raise(st, why);
+}
+
 enum class Mode { run, kernel, host_loop };
 
 py::object gemm_call(Mode mode, py::handle a, py::handle b, py::handle out, py::handle c, py::handle alpha,
                      py::handle beta, py::handle stream, py::handle kernel, bool tf32, long long calls) {
   float const fa = real(alpha, "alpha"), fb = real(beta, "beta");
-  std::optional<std::string> kernel_name;
-  if (!kernel.is_none()) {
-    if (!PyUnicode_Check(kernel.ptr()))
-      throw py::type_error("kernel: expected a kernel name (str; tessel.gemm_kernels() lists them) or None, got " +
-                           type_of(kernel));
-    kernel_name = kernel.cast<std::string>();
-  }
+  std::optional<std::string> const kernel_name = kernel_of(kernel, "tessel.gemm_kernels()");
 
-  Operand A = inspect(a, "a"), B = inspect(b, "b");
+  Operand A = inspect(a, "a", kGemmRank), B = inspect(b, "b", kGemmRank);
   std::optional<Operand> C, D;
-  if (!c.is_none()) C = inspect(c, "c");
-  if (!out.is_none()) D = inspect(out, "out");
-  auto const operands = [&] { return std::array<Operand const*, 4>{&A, &B, C ? &*C : nullptr, D ? &*D : nullptr}; };
+  if (!c.is_none()) C = inspect(c, "c", kGemmRank);
+  if (!out.is_none()) D = inspect(out, "out", kGemmRank);
+  auto const operands = [&] { return Operands{&A, &B, C ? &*C : nullptr, D ? &*D : nullptr}; };
   same_device(operands());
 
-  std::intptr_t const s = stream.is_none() ? default_stream(A) : stream_handle(stream);
-  for (Operand* op : {&A, &B, C ? &*C : nullptr, D ? &*D : nullptr})
-    if (op != nullptr && op->source == Source::dlpack) export_dlpack(*op, s);
+  std::intptr_t const s = call_stream(stream, A);
+  export_for(operands(), s);
   if (tf32)
     for (Operand* op : {&A, &B}) {
       if (op->t.dtype != TESSEL_DTYPE_F32)
@@ -221,39 +330,19 @@ py::object gemm_call(Mode mode, py::handle a, py::handle b, py::handle out, py::
   p.d = D ? D->t : planned_out(A, B, C ? &*C : nullptr);
   p.alpha = fa, p.beta = fb;
   p.kernel = kernel_name ? kernel_name->c_str() : nullptr;
-  check(p);
+  check(tessel_gemm_check, p);
 
   if (!D && mode != Mode::kernel) {  // gemm_kernel() only names the kernel: no output needed
-    if (g_allocator == nullptr)
-      throw std::runtime_error("out: no allocator is registered; import tessel, not tessel._C");
-    py::tuple shape(p.d.ndim);
-    for (int i = 0; i < p.d.ndim; ++i) shape[i] = py::int_(p.d.shape[i]);
-    py::object const made = py::reinterpret_borrow<py::object>(g_allocator)(
-        py::reinterpret_borrow<py::object>(a), shape, dtype_name(tessel_dtype(p.d.dtype)), A.device);
-    D = inspect(made, "out");
+    D = allocate(a, A.device, p.d, "tessel.gemm", kGemmRank, s);
     same_device(operands());
-    if (D->source == Source::dlpack) export_dlpack(*D, s);
     p.d = D->t;
-    check(p);
+    check(tessel_gemm_check, p);
   }
-  if (D) {
-    if (D->readonly) throw py::value_error("out: is read-only (its __cuda_array_interface__ says so)");
-    for (Operand const* in : {&A, &B})
-      if (D->t.data != nullptr && D->t.data == in->t.data)
-        throw py::value_error(std::string("out: starts at the same address as ") + in->name +
-                              "; the result cannot overwrite an input it reads (c may be out itself)");
-  }
+  if (D) check_output(*D, {&A, &B}, " (c may be out itself)");
 
-  for (Operand* op : {&A, &B, C ? &*C : nullptr, D ? &*D : nullptr})
-    if (op != nullptr) locate(*op);
-  same_device(operands());
-  int device = -1;
-  for (Operand const* op : operands())
-    if (op != nullptr && op->device >= 0 && device < 0) device = op->device;
-
-  DeviceGuard const guard(device);
-  char why[1024];
+  DeviceGuard const guard(settle_device(operands()));
   if (mode == Mode::kernel) {
+    char why[1024];
     char const* name = nullptr;
     tessel_status const st = tessel_gemm_can_implement(&p, &name, why, sizeof why);
     if (st != TESSEL_STATUS_SUCCESS) raise(st, why);
@@ -262,24 +351,147 @@ py::object gemm_call(Mode mode, py::handle a, py::handle b, py::handle out, py::
   wait_for_producers(operands(), s);
   cudaStream_t const cs = reinterpret_cast<cudaStream_t>(s);
   if (mode == Mode::host_loop) {
-    tessel_status st = TESSEL_STATUS_SUCCESS;
     double seconds = 0;
-    {
-      py::gil_scoped_release const nogil;
+    run_without_gil([&](char* why, std::size_t size) {
+      tessel_status st = TESSEL_STATUS_SUCCESS;
       auto const t0 = std::chrono::steady_clock::now();
-      for (long long i = 0; i < calls && st == TESSEL_STATUS_SUCCESS; ++i) st = tessel_gemm(&p, cs, why, sizeof why);
+      for (long long i = 0; i < calls && st == TESSEL_STATUS_SUCCESS; ++i) st = tessel_gemm(&p, cs, why, size);
       seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    }
-    if (st != TESSEL_STATUS_SUCCESS) raise(st, why);
+      return st;
+    });
     return py::float_(calls > 0 ? seconds / double(calls) : 0.0);
   }
-  tessel_status st = TESSEL_STATUS_SUCCESS;
-  {
-    py::gil_scoped_release const nogil;
-    st = tessel_gemm(&p, cs, why, sizeof why);
-  }
-  if (st != TESSEL_STATUS_SUCCESS) raise(st, why);
+  run_without_gil([&](char* why, std::size_t size) { return tessel_gemm(&p, cs, why, size); });
   return D->obj;
+}
+
+// ---- attention ----------------------------------------------------------------------------------
+
+constexpr char kAttentionRank[] =
+    "attention operands are 4-D [B, S, H, D] (or packed 3-D [total, H, D] with cu_seqlens_q and cu_seqlens_k)";
+constexpr char kLseRank[] = "LSE is 3-D [B, H, S_q] (or 2-D [H, total_q] with cu_seqlens_q and cu_seqlens_k)";
+constexpr char kOffsetsRank[] = "sequence offsets are 1-D: B + 1 int32 values";
+
+Operand* opt(std::optional<Operand>& op) { return op ? &*op : nullptr; }
+
+// window=(left, right): key j is kept for query position p when p - left <= j <= p + right.
+void window_of(py::handle w, tessel_attention_problem* p) {
+  if (w.is_none()) return;  // unbounded on both sides
+  if (!PyTuple_Check(w.ptr()) && !PyList_Check(w.ptr()))
+    throw py::type_error("window: expected (left, right), two ints (-1: unbounded on that side), got " + type_of(w));
+  py::sequence const seq = py::reinterpret_borrow<py::sequence>(w);
+  if (seq.size() != 2)
+    throw py::type_error("window: expected (left, right), two ints (-1: unbounded on that side), got " +
+                         std::to_string(seq.size()) + " values");
+  p->window_left = integer(seq[0], "window[0] (left)");
+  p->window_right = integer(seq[1], "window[1] (right)");
+}
+
+std::int32_t align_of(py::handle a) {
+  if (!PyUnicode_Check(a.ptr()))
+    throw py::type_error("align: expected 'bottom-right' or 'top-left', got " + type_of(a));
+  std::string const s = a.cast<std::string>();
+  if (s == "bottom-right") return TESSEL_MASK_ALIGN_BOTTOM_RIGHT;
+  if (s == "top-left") return TESSEL_MASK_ALIGN_TOP_LEFT;
+  throw py::value_error("align: '" + s + "' is neither 'bottom-right' (FlashAttention's, the default) nor " +
+                        "'top-left' (torch's is_causal)");
+}
+
+// What allocations would make: out like q with v's last extent (D_v); LSE fp32 [B, H, S_q] from a
+// 4-D q, [H, total_q] from a packed one. Where q's rank does not fit, a stand-in: the check refuses
+// q first.
+tessel_tensor planned_attention_out(Operand const& q, Operand const& v) {
+  std::int64_t const* s = q.t.shape;
+  std::int64_t const d_v = v.t.shape[v.t.ndim - 1];
+  tessel_dtype const dtype = tessel_dtype(q.t.dtype);
+  if (q.t.ndim == 4) return planned("out", dtype, {s[0], s[1], s[2], d_v});
+  if (q.t.ndim == 3) return planned("out", dtype, {s[0], s[1], d_v});
+  return planned("out", dtype, {0, 0, 0, 0});
+}
+
+tessel_tensor planned_lse(Operand const& q, bool varlen) {
+  std::int64_t const* s = q.t.shape;
+  if (varlen && q.t.ndim == 3) return planned("lse", TESSEL_DTYPE_F32, {s[1], s[0]});
+  if (!varlen && q.t.ndim == 4) return planned("lse", TESSEL_DTYPE_F32, {s[0], s[2], s[1]});
+  return planned("lse", TESSEL_DTYPE_F32, {0, 0});
+}
+
+py::object attention_call(py::handle q, py::handle k, py::handle v, py::handle out, py::handle lse,
+                          py::handle return_lse, py::handle softmax_scale, py::handle causal, py::handle window,
+                          py::handle softcap, py::handle align, py::handle cu_seqlens_q, py::handle cu_seqlens_k,
+                          py::handle max_seqlen_q, py::handle max_seqlen_k, py::handle stream, py::handle kernel) {
+  tessel_attention_problem p;
+  tessel_attention_problem_init(&p);
+  if (!softmax_scale.is_none()) {
+    p.softmax_scale = real(softmax_scale, "softmax_scale");
+    if (p.softmax_scale == 0.0f)
+      throw py::value_error("softmax_scale: 0 is not a scale; pass None for 1 / sqrt(head_dim)");
+  }
+  p.causal = flag(causal, "causal");
+  window_of(window, &p);
+  p.softcap = real(softcap, "softcap");
+  p.align = align_of(align);
+  if (!max_seqlen_q.is_none()) p.max_seqlen_q = integer(max_seqlen_q, "max_seqlen_q");
+  if (!max_seqlen_k.is_none()) p.max_seqlen_k = integer(max_seqlen_k, "max_seqlen_k");
+  bool const want_lse = flag(return_lse, "return_lse");
+  std::optional<std::string> const kernel_name = kernel_of(kernel, "tessel.attention_kernels()");
+
+  Operand Q = inspect(q, "q", kAttentionRank), K = inspect(k, "k", kAttentionRank), V = inspect(v, "v", kAttentionRank);
+  std::optional<Operand> O, L, CQ, CK;
+  if (!out.is_none()) O = inspect(out, "out", kAttentionRank);
+  if (!lse.is_none()) L = inspect(lse, "lse", kLseRank);
+  if (!cu_seqlens_q.is_none()) CQ = inspect(cu_seqlens_q, "cu_seqlens_q", kOffsetsRank, Elements::offsets);
+  if (!cu_seqlens_k.is_none()) CK = inspect(cu_seqlens_k, "cu_seqlens_k", kOffsetsRank, Elements::offsets);
+  auto const operands = [&] { return Operands{&Q, &K, &V, opt(O), opt(L), opt(CQ), opt(CK)}; };
+  same_device(operands());
+
+  std::intptr_t const s = call_stream(stream, Q);
+  export_for(operands(), s);
+  p.q = Q.t, p.k = K.t, p.v = V.t;
+  p.o = O ? O->t : planned_attention_out(Q, V);
+  if (L)
+    p.lse = L->t;
+  else if (want_lse)
+    p.lse = planned_lse(Q, CQ || CK);
+  if (CQ) p.cu_seqlens_q = CQ->t;
+  if (CK) p.cu_seqlens_k = CK->t;
+  p.kernel = kernel_name ? kernel_name->c_str() : nullptr;
+  check(tessel_attention_check, p);
+
+  if (!O || (!L && want_lse)) {
+    if (!O) {
+      O = allocate(q, Q.device, p.o, "tessel.attention", kAttentionRank, s);
+      p.o = O->t;
+    }
+    if (!L && want_lse) {
+      L = allocate(q, Q.device, p.lse, "tessel.attention", kLseRank, s);
+      p.lse = L->t;
+    }
+    same_device(operands());
+    check(tessel_attention_check, p);
+  }
+  check_output(*O, {&Q, &K, &V});
+  if (L) check_output(*L, {&Q, &K, &V, &*O});
+
+  DeviceGuard const guard(settle_device(operands()));
+  wait_for_producers(operands(), s);
+  cudaStream_t const cs = reinterpret_cast<cudaStream_t>(s);
+  run_without_gil([&](char* why, std::size_t size) { return tessel_attention_forward(&p, cs, why, size); });
+  if (want_lse) return py::make_tuple(O->obj, L->obj);
+  return O->obj;
+}
+
+py::list attention_kernel_list() {
+  py::list r;
+  for (int i = 0; i < tessel::attention_kernel_count(); ++i) {
+    tessel::AttentionKernelInfo const k = tessel::attention_kernel_info(i);
+    py::dict e;
+    e["name"] = k.name;
+    e["description"] = k.description;
+    e["min_cc"] = k.min_sm;
+    r.append(e);
+  }
+  return r;
 }
 
 py::dict device_dict(int index) {
@@ -349,12 +561,29 @@ PYBIND11_MODULE(_C, m) {
       "seconds of host time per tessel_gemm call, over `calls` calls made back to back from C++ with the "
       "arguments prepared once (the C ABI's own cost; tessel.bench compares the Python call with it)");
   m.def(
+      "attention",
+      [](py::object q, py::object k, py::object v, py::object out, py::object lse, py::object return_lse,
+         py::object softmax_scale, py::object causal, py::object window, py::object softcap, py::object align,
+         py::object cu_seqlens_q, py::object cu_seqlens_k, py::object max_seqlen_q, py::object max_seqlen_k,
+         py::object stream, py::object kernel) {
+        return attention_call(q, k, v, out, lse, return_lse, softmax_scale, causal, window, softcap, align,
+                              cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, stream, kernel);
+      },
+      py::arg("q"), py::arg("k"), py::arg("v"), py::arg("out") = py::none(), py::arg("lse") = py::none(),
+      py::arg("return_lse") = false, py::arg("softmax_scale") = py::none(), py::arg("causal") = false,
+      py::arg("window") = py::none(), py::arg("softcap") = 0.0, py::arg("align") = "bottom-right",
+      py::arg("cu_seqlens_q") = py::none(), py::arg("cu_seqlens_k") = py::none(),
+      py::arg("max_seqlen_q") = py::none(), py::arg("max_seqlen_k") = py::none(), py::arg("stream") = py::none(),
+      py::arg("kernel") = py::none(),
+      "attention forward on `stream` (tessel.attention documents it); returns out, or (out, lse) with return_lse");
+  m.def("attention_kernels", &attention_kernel_list, "the compiled attention kernels, as `tessel list` prints them");
+  m.def(
       "_set_allocator",
       [](py::object fn) {
         Py_XDECREF(g_allocator);
         g_allocator = fn.release().ptr();
       },
-      "registers tessel's allocator for out=None: fn(like, shape, dtype_name, device) -> array");
+      "registers tessel's allocator for outputs left None: fn(like, shape, dtype_name, device, name, call) -> array");
   m.def(
       "device_count", [] { return tessel::device_count(); }, "usable CUDA devices; 0 without a driver or a device");
   m.def("device_info", &device_dict, py::arg("index") = 0, "properties of CUDA device `index`");

@@ -1,8 +1,11 @@
-"""Times tessel against what PyTorch users run today, in one process: ``python -m tessel.bench gemm``.
+"""Times tessel against what PyTorch users run today, in one process: ``python -m tessel.bench gemm``
+and ``python -m tessel.bench attention``.
 
     python -m tessel.bench gemm                          # the default problems, table + JSON
     python -m tessel.bench gemm --problems 4096x4096x4096 8x1024x1024x1024 --dtype fp16 --layout nt
     python -m tessel.bench gemm --json /tmp/r.json --iters 50
+    python -m tessel.bench attention                     # tessel.attention against SDPA (cuDNN, flash)
+    python -m tessel.bench attention --problems b2-h16-kv4-s8192-d128-causal --dtype fp16
 
 Method (the CLI's, docs/PERF.md): inputs uniform(-1, 1) (fp8: uniform(-2, 2) rounded), never
 zeros; per problem enough input sets that together they exceed twice the L2, each launch (either
@@ -22,7 +25,23 @@ Per-call overhead: host time of back-to-back calls at 1024^3 bf16 while the GPU 
 no call waits for it), for tessel.gemm from Python and for the same calls made from C++ through
 the C ABI with the arguments prepared once (the CLI's path); the difference is what Python adds.
 
-The JSON (DESIGN.md section 6) goes to bench/results/<suite>-<gpu>.json (--out-dir, --json).
+Attention (``attention``): tessel.attention against F.scaled_dot_product_attention with its cuDNN
+backend and with its flash backend (torch.nn.attention.sdpa_kernel), the three interleaved launch
+by launch on the same rotated input sets. Every side reads the same memory: q, k, v stored
+[B, S, H, D] (tessel's and FlashAttention's layout), handed to SDPA as transposed [B, H, S, D]
+views (SDPA takes non-contiguous inputs; its flash backend works in [B, S, H, D] internally, so
+these views are its native layout, and cuDNN takes them as strided "bshd" tensors). tessel writes
+into a preallocated out; SDPA allocates its result, as users call it. causal uses top-left
+alignment on every side (torch's is_causal; the same as bottom-right when S_q == S_k); GQA passes
+enable_gqa=True. FLOPs = 2 B H pairs (D + D_v), pairs the (query, key) pairs the mask keeps
+(S_q S_k, half that for causal square problems, FlashAttention's convention). Verification, once
+per problem before timing: out against a float32 reference (math SDPA in float32, chunked over
+heads), passed when max |out - ref| <= 2 max |sdpa - ref| + one ulp of the dtype at max |ref|
+(FlashAttention-3's rule, SDPA's cuDNN output, else its flash output, as the low-precision
+reference). A backend that refuses a problem is reported with its error and left out of the timing.
+
+The JSON (DESIGN.md section 6) goes to bench/results/<suite>-<gpu>.json (--out-dir, --json); the
+suites are python-gemm and python-attention.
 """
 import argparse
 import datetime
@@ -33,6 +52,7 @@ import statistics
 import subprocess
 import sys
 import time
+import warnings
 
 import tessel
 
@@ -58,11 +78,11 @@ _DEFAULT_PROBLEMS = [
 _HOPPER_SXM_PEAK = {"bf16": 989.4, "fp16": 989.4, "tf32": 494.7, "fp32": 66.9, "e4m3": 1978.9}
 
 
-def _need_torch():
+def _need_torch(baseline):
     try:
         import torch
     except ImportError:
-        sys.exit("tessel.bench: needs PyTorch (the baseline is torch.matmul)")
+        sys.exit(f"tessel.bench: needs PyTorch (the baseline is {baseline})")
     if not torch.cuda.is_available():
         sys.exit("tessel.bench: no CUDA device")
     return torch
@@ -189,6 +209,38 @@ def _median_ms(torch, events):
     return statistics.median(e0.elapsed_time(e1) for e0, e1 in events)
 
 
+def _input_sets(torch, p, l2_bytes):
+    """Input sets of problem p (p.make_set(seed), p.set_bytes()): enough that together they exceed
+    twice the L2, at most 64 and at most half the free device memory (at least one)."""
+    free, _ = torch.cuda.mem_get_info()
+    want = max(2, math.ceil(2 * l2_bytes / max(p.set_bytes(), 1)))
+    n = int(min(want, 64, max(1, (free // 2) // max(p.set_bytes(), 1))))
+    return [p.make_set(1000 + i) for i in range(n)]
+
+
+def _interleaved_ms(torch, sides, sets, warmup, iters):
+    """Median milliseconds of each fn in `sides`, launched interleaved A B A B ..., each launch on
+    the next input set and between its own CUDA events, after `warmup` untimed rounds."""
+    launch = 0
+    for _ in range(warmup):
+        for fn in sides:
+            fn(*sets[launch % len(sets)])
+            launch += 1
+    torch.cuda.synchronize()
+    events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
+              for _ in sides]
+    for i in range(iters):
+        for side, fn in enumerate(sides):
+            e0, e1 = events[side][i]
+            s = sets[launch % len(sets)]
+            e0.record()
+            fn(*s)
+            e1.record()
+            launch += 1
+    torch.cuda.synchronize()
+    return [_median_ms(torch, e) for e in events]
+
+
 def run_problem(torch, p, args, l2_bytes):
     """One problem: verification, then the interleaved timing. Returns the JSON row."""
     base_name, base_fn, base_why = p.baseline()
@@ -199,11 +251,8 @@ def run_problem(torch, p, args, l2_bytes):
     if base_why:
         row["baseline_note"] = base_why
     torch.backends.cuda.matmul.allow_tf32 = p.dtype == "tf32"
-    free, _ = torch.cuda.mem_get_info()
-    want = max(2, math.ceil(2 * l2_bytes / max(p.set_bytes(), 1)))
-    sets_n = int(min(want, 64, max(1, (free // 2) // max(p.set_bytes(), 1))))
-    sets = [p.make_set(1000 + i) for i in range(sets_n)]
-    row["input_sets"] = sets_n
+    sets = _input_sets(torch, p, l2_bytes)
+    row["input_sets"] = len(sets)
     a0, b0, d0 = sets[0]
     row["kernel"] = tessel.gemm_kernel(a0, b0, out=d0, tf32=p.dtype == "tf32")
 
@@ -221,28 +270,11 @@ def run_problem(torch, p, args, l2_bytes):
             row["baseline_max_rel_err"] = max_rel_err(
                 torch, result, a0.float() if p.dtype == "e4m3" else a0, b0.float() if p.dtype == "e4m3" else b0)
 
-    sides = [p.tessel] + ([base_fn] if base_fn else [])
-    launch = 0
-    for _ in range(args.warmup):
-        for fn in sides:
-            fn(*sets[launch % sets_n])
-            launch += 1
-    torch.cuda.synchronize()
-    events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(args.iters)]
-              for _ in sides]
-    for i in range(args.iters):
-        for side, fn in enumerate(sides):
-            e0, e1 = events[side][i]
-            s = sets[launch % sets_n]
-            e0.record()
-            fn(*s)
-            e1.record()
-            launch += 1
-    torch.cuda.synchronize()
-    row["ms"] = _median_ms(torch, events[0])
+    ms = _interleaved_ms(torch, [p.tessel] + ([base_fn] if base_fn else []), sets, args.warmup, args.iters)
+    row["ms"] = ms[0]
     row["tflops"] = p.flops() / (row["ms"] * 1e-3) / 1e12
     if base_fn:
-        row["baseline_ms"] = _median_ms(torch, events[1])
+        row["baseline_ms"] = ms[1]
         row["baseline_tflops"] = p.flops() / (row["baseline_ms"] * 1e-3) / 1e12
         row["ratio"] = row["tflops"] / row["baseline_tflops"]
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -304,46 +336,80 @@ def _fmt(v, spec):
     return "-" if v is None else format(v, spec)
 
 
+def _hopper_sxm(info):
+    """An H100/H200 SXM (132 SMs at sm_90): the GPU whose datasheet peaks pct_peak uses."""
+    return info["cc"] == (9, 0) and info["sm_count"] == 132
+
+
+def _report(torch, info, suite, method):
+    """The JSON's header (DESIGN.md section 6), printed as two lines; results to be appended."""
+    report = {
+        "gpu": info["name"], "sm_count": info["sm_count"], "clock_mhz": info["clock_mhz"],
+        "driver": _version_text(info["driver_version"]), "cuda": _version_text(info["runtime_version"]),
+        "torch": torch.__version__, "torch_cuda": torch.version.cuda,
+        "commit": _commit(), "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+        "suite": suite, "method": method, "results": [],
+    }
+    print(f"GPU      {info['name']} (sm_{info['cc'][0]}{info['cc'][1]}, {info['sm_count']} SMs, "
+          f"L2 {info['l2_bytes'] >> 20} MB), driver {report['driver']}, torch {torch.__version__}")
+    print(f"tessel   commit {report['commit']}, {report['date']}")
+    return report
+
+
+def _write(report, args, info):
+    """Writes the JSON to --json, else <out-dir>/<suite>-<gpu>.json."""
+    path = args.json or os.path.join(args.out_dir, f"{report['suite']}-{_gpu_short_name(info['name'])}.json")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(report, f, indent=1)
+        f.write("\n")
+    print(f"\nwrote {path}")
+
+
+def _parse(ap, argv):
+    args = ap.parse_args(argv)
+    if args.iters < 1 or args.warmup < 0:
+        ap.error("--iters must be >= 1 and --warmup >= 0")
+    return args
+
+
+def _torch_and_device(baseline):
+    """torch (or exit, naming the baseline that needs it) and tessel.device_info of torch's current
+    device."""
+    torch = _need_torch(baseline)
+    return torch, tessel.device_info(torch.cuda.current_device())
+
+
+def _common_options(ap, suite):
+    ap.add_argument("--iters", type=int, default=30, help="timed launches per side (default 30)")
+    ap.add_argument("--warmup", type=int, default=5, help="untimed launches per side first (default 5)")
+    ap.add_argument("--suite", default=None, help=f"suite name in the JSON and its file name (default {suite})")
+    ap.add_argument("--json", default=None, help="output file (default <out-dir>/<suite>-<gpu>.json)")
+    ap.add_argument("--out-dir", default=os.path.join("bench", "results"), help="where the JSON goes (default bench/results)")
+
+
 def gemm_main(argv):
     ap = argparse.ArgumentParser(prog="python -m tessel.bench gemm", description="tessel.gemm against torch.matmul")
     ap.add_argument("--problems", nargs="+", type=parse_problem, metavar="[Bx]MxNxK",
                     help="problems to run with --dtype and --layout (default: the suite in tessel/bench.py)")
     ap.add_argument("--dtype", choices=_DTYPES, default="bf16")
     ap.add_argument("--layout", choices=("tn", "nn", "nt", "tt"), default="tn")
-    ap.add_argument("--iters", type=int, default=30, help="timed launches per side (default 30)")
-    ap.add_argument("--warmup", type=int, default=5, help="untimed launches per side first (default 5)")
     ap.add_argument("--no-verify", dest="verify", action="store_false", help="skip the float64 check")
     ap.add_argument("--no-overhead", dest="overhead", action="store_false", help="skip the per-call overhead")
-    ap.add_argument("--suite", default=None, help="suite name in the JSON and its file name (default python-gemm)")
-    ap.add_argument("--json", default=None, help="output file (default <out-dir>/<suite>-<gpu>.json)")
-    ap.add_argument("--out-dir", default=os.path.join("bench", "results"), help="where the JSON goes (default bench/results)")
-    args = ap.parse_args(argv)
-    if args.iters < 1 or args.warmup < 0:
-        ap.error("--iters must be >= 1 and --warmup >= 0")
-
-    torch = _need_torch()
-    dev = torch.cuda.current_device()
-    info = tessel.device_info(dev)
+    _common_options(ap, "python-gemm")
+    args = _parse(ap, argv)
+    torch, info = _torch_and_device("torch.matmul")
     suite = args.suite or "python-gemm"
     if args.problems:
         problems = [(batch, m, n, k, args.dtype, args.layout) for batch, m, n, k in args.problems]
     else:
         problems = [(*parse_problem(s), dt, lay) for s, dt, lay in _DEFAULT_PROBLEMS]
-    hopper_sxm = info["cc"] == (9, 0) and info["sm_count"] == 132
-    report = {
-        "gpu": info["name"], "sm_count": info["sm_count"], "clock_mhz": info["clock_mhz"],
-        "driver": _version_text(info["driver_version"]), "cuda": _version_text(info["runtime_version"]),
-        "torch": torch.__version__, "torch_cuda": torch.version.cuda,
-        "commit": _commit(), "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
-        "suite": suite,
-        "method": "python -m tessel.bench: median of --iters launches per side after --warmup, CUDA events per launch "
-                  "on torch's current stream, tessel.gemm and torch.matmul(out=) interleaved, input sets rotated "
-                  "through >= 2x L2; fp32 baseline with allow_tf32 off; fp8 baseline torch._scaled_mm (tn only)",
-        "results": [],
-    }
-    print(f"GPU      {info['name']} (sm_{info['cc'][0]}{info['cc'][1]}, {info['sm_count']} SMs, "
-          f"L2 {info['l2_bytes'] >> 20} MB), driver {report['driver']}, torch {torch.__version__}")
-    print(f"tessel   commit {report['commit']}, {report['date']}")
+    hopper_sxm = _hopper_sxm(info)
+    report = _report(torch, info, suite,
+                     "python -m tessel.bench: median of --iters launches per side after --warmup, CUDA events per "
+                     "launch on torch's current stream, tessel.gemm and torch.matmul(out=) interleaved, input sets "
+                     "rotated through >= 2x L2; fp32 baseline with allow_tf32 off; fp8 baseline torch._scaled_mm "
+                     "(tn only)")
     head = f"{'problem':<20} {'dtype':<5} {'lay':<3} {'kernel':<30} {'ms':>9} {'TFLOP/s':>8} " \
            f"{'torch ms':>9} {'TFLOP/s':>8} {'ratio':>6}  check"
     print(head)
@@ -378,20 +444,281 @@ def gemm_main(argv):
         verdict = "within" if o["tessel_gemm_over_c_api_us"] < o["target_us"] else "OVER"
         print(f"  tessel.gemm - C ABI from C++: {o['tessel_gemm_over_c_api_us']:.2f} us ({verdict} the "
               f"{o['target_us']:.0f} us target)")
-    path = args.json or os.path.join(args.out_dir, f"{suite}-{_gpu_short_name(info['name'])}.json")
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w") as f:
-        json.dump(report, f, indent=1)
-        f.write("\n")
-    print(f"\nwrote {path}")
+    _write(report, args, info)
+    return 1 if failed else 0
+
+
+# ---- attention -------------------------------------------------------------------------------------
+
+_ATTN_DTYPES = ("bf16", "fp16")
+# (problem, dtype): B4 H32 S4096 at each head dim with and without causal masking, a long sequence,
+# GQA, and many short sequences.
+_DEFAULT_ATTENTION = [
+    ("b4-h32-s4096-d64", "bf16"),
+    ("b4-h32-s4096-d64-causal", "bf16"),
+    ("b4-h32-s4096-d128", "bf16"),
+    ("b4-h32-s4096-d128-causal", "bf16"),
+    ("b4-h32-s4096-d256", "bf16"),
+    ("b4-h32-s4096-d256-causal", "bf16"),
+    ("b1-h32-s16384-d128", "bf16"),
+    ("b4-h32-kv8-s4096-d128", "bf16"),
+    ("b16-h16-s1024-d128", "bf16"),
+]
+_ATTN_FIELDS = {"b": "batch", "h": "heads", "kv": "kv_heads", "s": "seqlen", "sq": "seqlen_q", "sk": "seqlen_k",
+                "d": "head_dim", "dv": "head_dim_v"}
+# Half an ulp of 1.0 in each storage type: one unit in the last place at magnitude m is about 2 m u.
+_UNIT_ROUNDOFF = {"bf16": 2.0**-8, "fp16": 2.0**-11}
+
+
+def parse_attention_problem(text):
+    """'b4-h32-s4096-d128[-kv8][-sq1024][-sk2048][-dv128][-causal]' -> dict of batch, heads,
+    kv_heads, seqlen_q, seqlen_k, head_dim, head_dim_v, causal (s sets both lengths)."""
+    p = {"causal": False}
+    for token in text.lower().split("-"):
+        if token == "causal":
+            p["causal"] = True
+            continue
+        key = token.rstrip("0123456789")
+        digits = token[len(key):]
+        if key not in _ATTN_FIELDS or not digits or int(digits) < 1 or _ATTN_FIELDS[key] in p:
+            raise argparse.ArgumentTypeError(
+                f"attention problem '{text}': '{token}' is not one of b<B> h<H> kv<H_kv> s<S> sq<S_q> sk<S_k> d<D> "
+                "dv<D_v> causal (positive, each once)")
+        p[_ATTN_FIELDS[key]] = int(digits)
+    seqlen = p.pop("seqlen", None)
+    p.setdefault("seqlen_q", seqlen)
+    p.setdefault("seqlen_k", seqlen)
+    for need in ("batch", "heads", "seqlen_q", "seqlen_k", "head_dim"):
+        if p.get(need) is None:
+            raise argparse.ArgumentTypeError(f"attention problem '{text}': no {need} (b<B> h<H> s<S> d<D> are needed)")
+    p.setdefault("kv_heads", p["heads"])
+    p.setdefault("head_dim_v", p["head_dim"])
+    if p["heads"] % p["kv_heads"]:
+        raise argparse.ArgumentTypeError(f"attention problem '{text}': h{p['heads']} is not a multiple of "
+                                         f"kv{p['kv_heads']}")
+    return p
+
+
+def attention_pairs(seqlen_q, seqlen_k, causal):
+    """The (query, key) pairs a top-left causal mask keeps (all of them without causal); a square
+    causal problem counts S^2 / 2, FlashAttention's convention."""
+    if not causal:
+        return seqlen_q * seqlen_k
+    if seqlen_q == seqlen_k:
+        return seqlen_q * seqlen_k / 2
+    # query i sees keys 0..min(i, S_k - 1)
+    full = max(0, seqlen_q - seqlen_k)  # rows that see every key
+    tri = min(seqlen_q, seqlen_k)
+    return tri * (tri + 1) / 2 + full * seqlen_k
+
+
+def attention_flops(p):
+    """2 B H pairs (D + D_v): the two products of every kept (query, key) pair."""
+    pairs = attention_pairs(p["seqlen_q"], p["seqlen_k"], p["causal"])
+    return 2.0 * p["batch"] * p["heads"] * pairs * (p["head_dim"] + p["head_dim_v"])
+
+
+def attention_text(p):
+    heads = f"h{p['heads']}" + (f"/{p['kv_heads']}" if p["kv_heads"] != p["heads"] else "")
+    seq = f"s{p['seqlen_q']}" if p["seqlen_q"] == p["seqlen_k"] else f"s{p['seqlen_q']}x{p['seqlen_k']}"
+    dims = f"d{p['head_dim']}" + (f"/{p['head_dim_v']}" if p["head_dim_v"] != p["head_dim"] else "")
+    return f"b{p['batch']} {heads} {seq} {dims}" + (" causal" if p["causal"] else "")
+
+
+class _AttnProblem:
+    def __init__(self, torch, spec, dtype):
+        self.torch, self.p, self.dtype = torch, spec, dtype
+        self.t_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
+
+    def make_set(self, seed):
+        """q, k, v and out stored [B, S, H, D], uniform(-1, 1) (never zeros)."""
+        torch, p = self.torch, self.p
+        gen = torch.Generator(device="cuda")
+        gen.manual_seed(seed)
+
+        def rand(*shape):
+            return ((torch.rand(shape, generator=gen, device="cuda") * 2 - 1)).to(self.t_dtype)
+
+        q = rand(p["batch"], p["seqlen_q"], p["heads"], p["head_dim"])
+        k = rand(p["batch"], p["seqlen_k"], p["kv_heads"], p["head_dim"])
+        v = rand(p["batch"], p["seqlen_k"], p["kv_heads"], p["head_dim_v"])
+        out = torch.empty(p["batch"], p["seqlen_q"], p["heads"], p["head_dim_v"], dtype=self.t_dtype, device="cuda")
+        return q, k, v, out
+
+    def set_bytes(self):
+        p = self.p
+        return 2 * p["batch"] * (p["seqlen_q"] * p["heads"] * (p["head_dim"] + p["head_dim_v"]) +
+                                 p["seqlen_k"] * p["kv_heads"] * (p["head_dim"] + p["head_dim_v"]))
+
+    def tessel(self, q, k, v, out):
+        return tessel.attention(q, k, v, out=out, causal=self.p["causal"], align="top-left")
+
+    def sdpa(self, backend):
+        """F.scaled_dot_product_attention on transposed [B, H, S, D] views, under sdpa_kernel(backend)."""
+        from torch.nn.attention import sdpa_kernel
+        from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+        kwargs = {"is_causal": self.p["causal"]}
+        if self.p["kv_heads"] != self.p["heads"]:
+            kwargs["enable_gqa"] = True
+
+        def run(q, k, v, out):
+            with sdpa_kernel(backend):
+                return sdpa(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), **kwargs).transpose(1, 2)
+
+        return run
+
+
+def attention_reference(torch, q, k, v, causal):
+    """float32 out [B, S_q, H, D_v] of q, k, v stored [B, S, H, D] (top-left causal), from math
+    SDPA in float32, a few heads at a time so that the score matrices stay within ~2 GiB."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+    b, s_q, h, _ = q.shape
+    s_k, h_kv, d_v = k.shape[1], k.shape[2], v.shape[3]
+    group = h // h_kv
+    out = torch.empty(b, s_q, h, d_v, dtype=torch.float32, device=q.device)
+    step = max(1, min(h, (2 << 30) // max(1, 4 * b * s_q * s_k)))
+    with sdpa_kernel(SDPBackend.MATH):
+        for h0 in range(0, h, step):
+            heads = torch.arange(h0, min(h, h0 + step), device=q.device)
+            qh = q[:, :, h0:h0 + len(heads)].float().transpose(1, 2)
+            kh = k.index_select(2, heads // group).float().transpose(1, 2)
+            vh = v.index_select(2, heads // group).float().transpose(1, 2)
+            out[:, :, h0:h0 + len(heads)] = sdpa(qh, kh, vh, is_causal=causal).transpose(1, 2)
+    return out
+
+
+def run_attention(torch, ap_, args, l2_bytes):
+    """One attention problem: each side once (verification), then the interleaved timing."""
+    from torch.nn.attention import SDPBackend
+
+    p = ap_.p
+    flops = attention_flops(p)
+    row = {"op": "attn", "m": p["seqlen_q"], "n": p["seqlen_k"], "k": p["head_dim"], **p,
+           "dtype": ap_.dtype, "layout": "bshd", "kernel": None, "ms": None, "tflops": None, "pct_peak": None,
+           "baseline": "cudnn", "baseline_ms": None, "baseline_tflops": None, "ratio": None,
+           "flash_ms": None, "flash_tflops": None, "ratio_flash": None, "baselines": {},
+           "verified": None, "max_abs_err": None, "max_rel_err": None, "bound": None, "iters": args.iters}
+    sets = _input_sets(torch, ap_, l2_bytes)
+    row["input_sets"] = len(sets)
+    q, k, v, out = sets[0]
+
+    # Each side once: the outputs verification compares, and which baselines run this problem.
+    out.fill_(float("nan"))
+    ap_.tessel(q, k, v, out)
+    sides = [ap_.tessel]
+    baseline_out = {}
+    for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
+        fn = ap_.sdpa(backend)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                baseline_out[name] = fn(q, k, v, None)
+            torch.cuda.synchronize()
+        except RuntimeError as e:
+            row["baselines"][name] = {"error": str(e).strip().splitlines()[0] if str(e).strip() else repr(e)}
+            continue
+        row["baselines"][name] = {}
+        sides.append(fn)
+    torch.cuda.synchronize()
+
+    if args.verify:
+        ref = attention_reference(torch, q, k, v, p["causal"])
+        scale = float(ref.abs().max()) if ref.numel() else 0.0
+        err = float((out.float() - ref).abs().max()) if ref.numel() else 0.0
+        if not bool(torch.isfinite(out).all()):
+            err = math.inf
+        for name, o in baseline_out.items():
+            row["baselines"][name]["max_abs_err"] = float((o.float() - ref).abs().max()) if ref.numel() else 0.0
+        low = next((row["baselines"][n]["max_abs_err"] for n in ("cudnn", "flash") if n in baseline_out), None)
+        row["max_abs_err"] = err
+        row["max_rel_err"] = err / scale if scale > 0 else err
+        if low is not None:
+            row["bound"] = 2.0 * low + 2.0 * _UNIT_ROUNDOFF[ap_.dtype] * scale
+            row["verified"] = err <= row["bound"]
+        del ref
+    del baseline_out
+
+    ms = _interleaved_ms(torch, sides, sets, args.warmup, args.iters)
+    row["ms"] = ms[0]
+    row["tflops"] = flops / (ms[0] * 1e-3) / 1e12
+    names = [n for n in ("cudnn", "flash") if "error" not in row["baselines"][n]]
+    for name, t in zip(names, ms[1:]):
+        b = row["baselines"][name]
+        b["ms"] = t
+        b["tflops"] = flops / (t * 1e-3) / 1e12
+        b["ratio"] = row["tflops"] / b["tflops"]
+    if "ms" in row["baselines"]["cudnn"]:
+        row["baseline_ms"], row["baseline_tflops"] = row["baselines"]["cudnn"]["ms"], row["baselines"]["cudnn"]["tflops"]
+        row["ratio"] = row["baselines"]["cudnn"]["ratio"]
+    if "ms" in row["baselines"]["flash"]:
+        row["flash_ms"], row["flash_tflops"] = row["baselines"]["flash"]["ms"], row["baselines"]["flash"]["tflops"]
+        row["ratio_flash"] = row["baselines"]["flash"]["ratio"]
+    del sets
+    return row
+
+
+def attention_main(argv):
+    ap = argparse.ArgumentParser(prog="python -m tessel.bench attention",
+                                 description="tessel.attention against F.scaled_dot_product_attention (cuDNN, flash)")
+    ap.add_argument("--problems", nargs="+", type=parse_attention_problem, metavar="b4-h32-s4096-d128[-causal]",
+                    help="problems to run with --dtype (default: the suite in tessel/bench.py); also kv<H_kv>, "
+                         "sq<S_q>, sk<S_k>, dv<D_v>")
+    ap.add_argument("--dtype", choices=_ATTN_DTYPES, default="bf16")
+    ap.add_argument("--no-verify", dest="verify", action="store_false", help="skip the float32 check")
+    _common_options(ap, "python-attention")
+    args = _parse(ap, argv)
+    torch, info = _torch_and_device("F.scaled_dot_product_attention")
+    if args.problems:
+        problems = [(p, args.dtype) for p in args.problems]
+    else:
+        problems = [(parse_attention_problem(t), dt) for t, dt in _DEFAULT_ATTENTION]
+    report = _report(torch, info, args.suite or "python-attention",
+                     "python -m tessel.bench attention: median of --iters launches per side after --warmup, CUDA "
+                     "events per launch on torch's current stream, tessel.attention(out=) and "
+                     "F.scaled_dot_product_attention under sdpa_kernel(CUDNN_ATTENTION) and (FLASH_ATTENTION) "
+                     "interleaved, input sets rotated through >= 2x L2; q, k, v stored [B, S, H, D], SDPA given "
+                     "transposed views; FLOPs 2 B H pairs (D + D_v), causal square problems S^2/2 pairs")
+    print(f"{'problem':<30} {'dtype':<5} {'ms':>8} {'TFLOP/s':>8} {'cuDNN':>8} {'ratio':>6} {'flash':>8} "
+          f"{'ratio':>6}  check (max |out - ref|)")
+    failed = False
+    for spec, dtype in problems:
+        text = attention_text(spec)
+        try:
+            row = run_attention(torch, _AttnProblem(torch, spec, dtype), args, info["l2_bytes"])
+        except (RuntimeError, ValueError, TypeError) as e:
+            failed = True
+            print(f"{text:<30} {dtype:<5} error: {e}")
+            report["results"].append({"op": "attn", **spec, "dtype": dtype, "error": str(e)})
+            continue
+        if _hopper_sxm(info) and row["tflops"]:
+            row["pct_peak"] = 100.0 * row["tflops"] / _HOPPER_SXM_PEAK[dtype]
+        report["results"].append(row)
+        failed |= row["verified"] is False
+        if row["verified"] is None:
+            check = "-" if row["max_abs_err"] is None else f"{row['max_abs_err']:.2g} (no SDPA output to bound it)"
+        elif row["verified"]:
+            check = f"ok {row['max_abs_err']:.2g} <= {row['bound']:.2g}"
+        else:
+            check = f"FAILED {row['max_abs_err']:.2g} > {row['bound']:.2g}"
+        print(f"{text:<30} {dtype:<5} {_fmt(row['ms'], '8.3f')} {_fmt(row['tflops'], '8.1f')} "
+              f"{_fmt(row['baseline_tflops'], '8.1f')} {_fmt(row['ratio'], '6.3f')} {_fmt(row['flash_tflops'], '8.1f')} "
+              f"{_fmt(row['ratio_flash'], '6.3f')}  {check}")
+        for name, b in row["baselines"].items():
+            if "error" in b:
+                print(f"{'':<36} {name}: {b['error']}")
+    _write(report, args, info)
     return 1 if failed else 0
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    suites = {"gemm": gemm_main}
+    suites = {"gemm": gemm_main, "attention": attention_main}
     if not argv or argv[0] not in suites:
-        print("usage: python -m tessel.bench gemm [options]   (--help after the suite lists them)", file=sys.stderr)
+        print("usage: python -m tessel.bench gemm|attention [options]   (--help after the suite lists them)",
+              file=sys.stderr)
         return 2
     return suites[argv[0]](argv[1:])
 

@@ -1,4 +1,6 @@
-"""tessel for PyTorch: ``torch.ops.tessel.gemm``, ``tessel.torch.gemm`` and ``tessel.torch.Linear``.
+"""tessel for PyTorch: ``torch.ops.tessel.gemm``, ``tessel.torch.gemm``, ``tessel.torch.Linear``;
+``torch.ops.tessel.attention``, ``tessel.torch.attention`` and
+``tessel.torch.scaled_dot_product_attention``.
 
     import torch, tessel.torch
     x = torch.randn(8192, 4096, device="cuda", dtype=torch.bfloat16, requires_grad=True)
@@ -11,15 +13,23 @@ backward works as well), and its output comes from ``torch.empty`` on torch's cu
 where it runs -- so CUDA-graph capture works. Inputs whose strides tessel cannot read in place
 (neither of the last two strides 1, overlapping rows) are copied with ``.contiguous()`` first;
 ``tessel.gemm`` itself refuses them instead.
+
+``tessel::attention`` is flash-attention forward as a custom op returning (out, lse), with a fake
+implementation (torch.compile(fullgraph=True), varlen included) and outputs from ``torch.empty``
+on the current stream (CUDA graphs). It has no backward yet: calling ``.backward()`` through it
+raises torch's error for an op without an autograd formula.
+
+    q = torch.randn(4, 32, 4096, 128, device="cuda", dtype=torch.bfloat16)   # [B, H, S, D], torch's layout
+    o = tessel.torch.scaled_dot_product_attention(q, q, q, is_causal=True)  # as F.scaled_dot_product_attention
 """
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Tuple
 
 import torch
 from torch import Tensor
 
 from . import _C
 
-__all__ = ["gemm", "Linear"]
+__all__ = ["gemm", "Linear", "attention", "scaled_dot_product_attention"]
 
 _FP8 = tuple(getattr(torch, n) for n in ("float8_e4m3fn", "float8_e5m2") if hasattr(torch, n))
 
@@ -163,3 +173,130 @@ class Linear(torch.nn.Linear):
         if self.bias is not None:
             y = y + self.bias
         return y.reshape(*lead, self.out_features)
+
+
+# ---- attention ---------------------------------------------------------------------------------------
+
+
+def _attention_shapes(q: Tensor, k: Tensor, v: Tensor, varlen: bool):
+    """(out shape, lse shape) with tessel's rank rules for q, k and v (tessel.attention's messages)."""
+    rank = 3 if varlen else 4
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if t.dim() != rank:
+            rule = ("with cu_seqlens the operands are packed 3-D [total, H, D]" if varlen else
+                    "attention operands are 4-D [B, S, H, D] (or packed 3-D [total, H, D] with cu_seqlens_q and "
+                    "cu_seqlens_k)")
+            raise ValueError(f"{name}: has {t.dim()} dimension{'' if t.dim() == 1 else 's'}; {rule}")
+    out = (*q.shape[:-1], v.shape[-1])
+    lse = (q.shape[1], q.shape[0]) if varlen else (q.shape[0], q.shape[2], q.shape[1])
+    return out, lse
+
+
+def _attention_operand(t: Tensor) -> Tensor:
+    """t itself where tessel reads it in place (last dimension contiguous, rows 16-byte aligned),
+    else a contiguous copy."""
+    if t.numel() == 0:
+        return t
+    align = max(1, 16 // t.element_size())
+    in_place = (t.shape[-1] <= 1 or t.stride(-1) == 1) and t.data_ptr() % 16 == 0 and all(
+        n <= 1 or (s >= 0 and s % align == 0) for n, s in zip(t.shape[:-1], t.stride()[:-1]))
+    return t if in_place else t.contiguous()
+
+
+@torch.library.custom_op("tessel::attention", mutates_args=())
+def _attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    softmax_scale: Optional[float] = None,
+    causal: bool = False,
+    window_left: int = -1,
+    window_right: int = -1,
+    softcap: float = 0.0,
+    top_left: bool = False,
+    cu_seqlens_q: Optional[Tensor] = None,
+    cu_seqlens_k: Optional[Tensor] = None,
+    max_seqlen_q: Optional[int] = None,
+    max_seqlen_k: Optional[int] = None,
+) -> Tuple[Tensor, Tensor]:
+    varlen = cu_seqlens_q is not None or cu_seqlens_k is not None
+    out_shape, lse_shape = _attention_shapes(q, k, v, varlen)
+    out = torch.empty(out_shape, dtype=q.dtype, device=q.device)
+    lse = torch.empty(lse_shape, dtype=torch.float32, device=q.device)
+    cu_q = None if cu_seqlens_q is None else cu_seqlens_q.contiguous()
+    cu_k = None if cu_seqlens_k is None else cu_seqlens_k.contiguous()
+    # stream None: torch's current stream on q's device.
+    _C.attention(_attention_operand(q), _attention_operand(k), _attention_operand(v), out, lse, False, softmax_scale,
+                 causal, (window_left, window_right), softcap, "top-left" if top_left else "bottom-right", cu_q, cu_k,
+                 max_seqlen_q, max_seqlen_k, None, None)
+    return out, lse
+
+
+@_attention.register_fake
+def _attention_fake(q, k, v, softmax_scale=None, causal=False, window_left=-1, window_right=-1, softcap=0.0,
+                    top_left=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None):
+    out_shape, lse_shape = _attention_shapes(q, k, v, cu_seqlens_q is not None or cu_seqlens_k is not None)
+    return q.new_empty(out_shape), q.new_empty(lse_shape, dtype=torch.float32)
+
+
+_ALIGNS = {"bottom-right": False, "top-left": True}
+
+
+def attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    *,
+    softmax_scale: Optional[float] = None,
+    causal: bool = False,
+    window: Tuple[int, int] = (-1, -1),
+    softcap: float = 0.0,
+    align: str = "bottom-right",
+    cu_seqlens_q: Optional[Tensor] = None,
+    cu_seqlens_k: Optional[Tensor] = None,
+    max_seqlen_q: Optional[int] = None,
+    max_seqlen_k: Optional[int] = None,
+    return_lse: bool = False,
+):
+    """tessel.attention through ``torch.ops.tessel.attention`` (torch.compile, CUDA graphs; no
+    backward yet): the arguments and rules are tessel.attention's, except that inputs it cannot
+    read in place are copied. Returns out, or (out, lse) with return_lse=True."""
+    if align not in _ALIGNS:
+        raise ValueError(f"align: {align!r} is neither 'bottom-right' (FlashAttention's, the default) nor 'top-left' "
+                         "(torch's is_causal)")
+    out, lse = torch.ops.tessel.attention(q, k, v, softmax_scale, causal, window[0], window[1], softcap,
+                                          _ALIGNS[align], cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
+    return (out, lse) if return_lse else out
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    is_causal: bool = False,
+    scale: Optional[float] = None,
+    *,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """``F.scaled_dot_product_attention(query, key, value, is_causal=..., scale=..., enable_gqa=...)``
+    (no attn_mask, no dropout) through tessel's kernel: torch's [B, H, S, D] layout (or [N, S, D]),
+    is_causal aligned top-left as torch aligns it. The inputs are passed to tessel as transposed
+    views ([B, S, H, D], no copy); the result is a [B, H, S_q, D_v] view of tessel's
+    [B, S_q, H, D_v] output, as FlashAttention's backend of SDPA returns it."""
+    if query.dim() not in (3, 4):
+        raise ValueError(f"query: has {query.dim()} dimensions; tessel's SDPA takes [B, H, S, D] or [N, S, D]")
+    for name, t in (("key", key), ("value", value)):
+        if t.dim() != query.dim():
+            raise ValueError(f"{name}: has {t.dim()} dimensions, but query has {query.dim()}")
+    batched = query.dim() == 4
+    q, k, v = (t if batched else t.unsqueeze(0) for t in (query, key, value))
+    if k.shape[1] != q.shape[1] and not enable_gqa:
+        raise ValueError(f"key: has {k.shape[1]} heads, but query has {q.shape[1]}; pass enable_gqa=True for grouped-"
+                         "query attention, as F.scaled_dot_product_attention needs")
+    if scale == 0.0:
+        raise ValueError("scale: 0 is not supported by tessel (its softmax_scale 0 means 1 / sqrt(D)); pass None")
+    out, _ = torch.ops.tessel.attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), scale, is_causal,
+                                        -1, -1, 0.0, True)
+    out = out.transpose(1, 2)
+    return out if batched else out.squeeze(0)
+

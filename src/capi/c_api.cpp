@@ -7,9 +7,11 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <tessel/attention/attention.hpp>
 #include <tessel/gemm/device/gemm.hpp>
 #include <tessel/gemm/device/gemm_registry.hpp>
 
+#include "attention_problem.hpp"
 #include "gemm_problem.hpp"
 
 namespace {
@@ -67,6 +69,13 @@ tessel_status guarded(char const* what, char* reason, std::size_t size, Body&& b
 tessel_status map_problem(tessel_gemm_problem const* p, tessel::GemmArguments* g, char* reason, std::size_t size) {
   if (p == nullptr) return write_reason(TESSEL_STATUS_INVALID_ARGUMENT, "problem: NULL", reason, size);
   Refusal const r = tessel::capi::gemm_arguments_from_problem(*p, g);
+  return write_reason(r.code, r.reason, reason, size);
+}
+
+tessel_status map_problem(tessel_attention_problem const* p, tessel::AttentionArguments* a, char* reason,
+                          std::size_t size) {
+  if (p == nullptr) return write_reason(TESSEL_STATUS_INVALID_ARGUMENT, "problem: NULL", reason, size);
+  Refusal const r = tessel::capi::attention_arguments_from_problem(*p, a);
   return write_reason(r.code, r.reason, reason, size);
 }
 
@@ -162,6 +171,37 @@ tessel_status tessel_gemm(tessel_gemm_problem const* p, cudaStream_t stream, cha
     tessel::GemmArguments g;
     if (tessel_status s = map_problem(p, &g, reason, reason_size); s != TESSEL_STATUS_SUCCESS) return s;
     return from_status(tessel::gemm(g, stream), reason, reason_size);
+  });
+}
+
+void tessel_attention_problem_init(tessel_attention_problem* p) {
+  if (p == nullptr) return;
+  std::memset(p, 0, sizeof *p);
+  p->window_left = -1, p->window_right = -1;
+  p->align = TESSEL_MASK_ALIGN_BOTTOM_RIGHT;
+}
+
+tessel_status tessel_attention_check(tessel_attention_problem const* p, char* reason, size_t reason_size) {
+  return guarded("tessel_attention_check", reason, reason_size, [&] {
+    tessel::AttentionArguments a;
+    return map_problem(p, &a, reason, reason_size);
+  });
+}
+
+tessel_status tessel_attention_can_implement(tessel_attention_problem const* p, char* reason, size_t reason_size) {
+  return guarded("tessel_attention_can_implement", reason, reason_size, [&] {
+    tessel::AttentionArguments a;
+    if (tessel_status s = map_problem(p, &a, reason, reason_size); s != TESSEL_STATUS_SUCCESS) return s;
+    return from_status(tessel::can_implement(a), reason, reason_size);
+  });
+}
+
+tessel_status tessel_attention_forward(tessel_attention_problem const* p, cudaStream_t stream, char* reason,
+                                       size_t reason_size) {
+  return guarded("tessel_attention_forward", reason, reason_size, [&] {
+    tessel::AttentionArguments a;
+    if (tessel_status s = map_problem(p, &a, reason, reason_size); s != TESSEL_STATUS_SUCCESS) return s;
+    return from_status(tessel::attention_forward(a, stream), reason, reason_size);
   });
 }
 

@@ -14,37 +14,6 @@ namespace tessel::capi {
 
 namespace {
 
-Refusal refuse(tessel_status code, std::string why) { return {code, std::move(why)}; }
-Refusal invalid(std::string why) { return refuse(TESSEL_STATUS_INVALID_ARGUMENT, std::move(why)); }
-
-std::string num(std::int64_t v) { return std::to_string(v); }
-
-// "(4, 5)", or "(4,)" for one value: Python's tuple text, which most readers of these reasons see.
-std::string tuple_text(std::int64_t const* v, int n) {
-  std::string s = "(";
-  for (int i = 0; i < n; ++i) s += (i ? ", " : "") + num(v[i]);
-  return s + (n == 1 ? ",)" : ")");
-}
-
-bool valid_dtype(std::int32_t d) { return d >= TESSEL_DTYPE_F32 && d <= TESSEL_DTYPE_E5M2; }
-
-DType to_dtype(std::int32_t d) {
-  switch (d) {
-    case TESSEL_DTYPE_F16:
-      return DType::f16;
-    case TESSEL_DTYPE_BF16:
-      return DType::bf16;
-    case TESSEL_DTYPE_TF32:
-      return DType::tf32;
-    case TESSEL_DTYPE_E4M3:
-      return DType::e4m3;
-    case TESSEL_DTYPE_E5M2:
-      return DType::e5m2;
-    default:
-      return DType::f32;
-  }
-}
-
 // One matrix operand: a tensor seen as (batch,) rows x cols.
 struct Matrix {
   tessel_tensor const* t = nullptr;
@@ -108,23 +77,9 @@ Orders orders_of(Matrix const& m) {
   return o;
 }
 
-// A sufficient test that every element of m has its own address: with the dimensions of extent
-// > 1 sorted by stride, each stride exceeds the largest offset the smaller ones reach.
 bool elements_distinct(Matrix const& m) {
-  std::array<std::pair<std::int64_t, std::int64_t>, 3> dims{};  // (stride, extent)
-  int n = 0;
-  for (auto [s, e] : {std::pair{m.s_batch, m.batch}, std::pair{m.s_rows, m.rows}, std::pair{m.s_cols, m.cols}})
-    if (e > 1) dims[n++] = {s, e};
-  for (int i = 1; i < n; ++i)  // insertion sort of at most 3
-    for (int j = i; j > 0 && dims[j] < dims[j - 1]; --j) std::swap(dims[j], dims[j - 1]);
-  std::int64_t reach = 0;
-  for (int i = 0; i < n; ++i) {
-    if (dims[i].first <= reach) return false;
-    std::int64_t step = 0;
-    if (__builtin_mul_overflow(dims[i].first, dims[i].second - 1, &step) || __builtin_add_overflow(reach, step, &reach))
-      return true;  // offsets past 2^63: gemm_validate refuses them with its own reason
-  }
-  return true;
+  std::int64_t const shape[] = {m.batch, m.rows, m.cols}, strides[] = {m.s_batch, m.s_rows, m.s_cols};
+  return capi::elements_distinct(shape, strides, 3);
 }
 
 // gemm_check_dtypes names GemmArguments' fields (a_type, b_type, c_type); the C ABI names tensors:
@@ -166,15 +121,21 @@ Refusal gemm_arguments_from_problem(tessel_gemm_problem const& p, GemmArguments*
   }
 
   // Dtypes: each one known, C's the same as D's, then the host API's rules for the mix.
-  for (Matrix const* m : all)
-    if (m->present && !valid_dtype(m->t->dtype))
+  for (Matrix const* m : all) {
+    if (!m->present) continue;
+    if (!is_tessel_dtype(m->t->dtype))
       return refuse(TESSEL_STATUS_INVALID_DTYPE, m->name + ": dtype " + num(m->t->dtype) + " is not a tessel_dtype");
+    if (!element_type(m->t->dtype))
+      return refuse(TESSEL_STATUS_INVALID_DTYPE, m->name + ": " + dtype_text(m->t->dtype) +
+                                                     " is an index type; GEMM operands are fp32, tf32, fp16, bf16, "
+                                                     "e4m3 or e5m2");
+  }
   if (c.present && c.t->dtype != d.t->dtype)
-    return refuse(TESSEL_STATUS_INVALID_DTYPE, c.name + ": dtype " + to_string(to_dtype(c.t->dtype)) +
-                                                   " differs from " + d.name + "'s " + to_string(to_dtype(d.t->dtype)) +
-                                                   "; " + c.name + " and " + d.name + " share one dtype");
+    return refuse(TESSEL_STATUS_INVALID_DTYPE, c.name + ": dtype " + dtype_text(c.t->dtype) + " differs from " +
+                                                   d.name + "'s " + dtype_text(d.t->dtype) + "; " + c.name + " and " +
+                                                   d.name + " share one dtype");
   GemmArguments g;
-  g.a_type = to_dtype(p.a.dtype), g.b_type = to_dtype(p.b.dtype), g.c_type = to_dtype(p.d.dtype);
+  g.a_type = *element_type(p.a.dtype), g.b_type = *element_type(p.b.dtype), g.c_type = *element_type(p.d.dtype);
   if (Status s = gemm_check_dtypes(g); !s) return dtype_refusal(s, a, b, d);
 
   // Shapes: A is M x K, B K x N, C and D M x N.

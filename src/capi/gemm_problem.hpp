@@ -9,17 +9,11 @@
 
 #include <tessel/c_api.h>
 
-#include <string>
 #include <tessel/gemm/device/gemm_arguments.hpp>
 
+#include "refusal.hpp"
+
 namespace tessel::capi {
-
-struct Refusal {
-  tessel_status code = TESSEL_STATUS_SUCCESS;
-  std::string reason;  // empty on success
-
-  bool ok() const { return code == TESSEL_STATUS_SUCCESS; }
-};
 
 // Checks p against every rule of tessel_gemm_check (the C ABI's own, then gemm_validate's) and,
 // when it passes, fills *out. Pointers are copied, never dereferenced.

@@ -1,14 +1,18 @@
 // tests/host/c_api_test.cpp -- the C ABI (tessel/c_api.h) without a GPU: how strided tensors map to
-// GemmArguments (order, leading dimension, batch stride), the refusals and their status codes, and
-// the reason buffer. tessel_gemm_check makes no CUDA calls, so all of it runs in CI.
+// GemmArguments (order, leading dimension, batch stride) and to AttentionArguments (dense and
+// variable-length batches, views, extent-1 strides), the refusals and their status codes, and the
+// reason buffer. tessel_gemm_check and tessel_attention_check make no CUDA calls, so all of it
+// runs in CI.
 #include <gtest/gtest.h>
 #include <tessel/c_api.h>
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "../../src/capi/attention_problem.hpp"
 #include "../../src/capi/gemm_problem.hpp"
 
 namespace {
@@ -16,7 +20,7 @@ namespace {
 using tessel::GemmArguments;
 using tessel::MatrixOrder;
 
-char g_memory[4][64];  // distinct non-null addresses; never dereferenced
+alignas(16) char g_memory[8][64];  // distinct non-null 16-byte aligned addresses; never dereferenced
 
 void set(tessel_tensor* t, int which, tessel_dtype dtype, std::vector<std::int64_t> shape,
          std::vector<std::int64_t> strides = {}) {
@@ -39,18 +43,55 @@ struct Answer {
   std::string reason;
 };
 
-Answer check(tessel_gemm_problem const& p) {
+// The C ABI's check and its mapping, per problem type.
+tessel_status c_check(tessel_gemm_problem const* p, char* why, std::size_t n) { return tessel_gemm_check(p, why, n); }
+tessel_status c_check(tessel_attention_problem const* p, char* why, std::size_t n) {
+  return tessel_attention_check(p, why, n);
+}
+tessel::capi::Refusal map(tessel_gemm_problem const& p, GemmArguments* g) {
+  return tessel::capi::gemm_arguments_from_problem(p, g);
+}
+tessel::capi::Refusal map(tessel_attention_problem const& p, tessel::AttentionArguments* a) {
+  return tessel::capi::attention_arguments_from_problem(p, a);
+}
+
+template <class Problem>
+Answer check(Problem const& p) {
   char why[512];
   std::memset(why, 'x', sizeof why);
-  tessel_status const s = tessel_gemm_check(&p, why, sizeof why);
+  tessel_status const s = c_check(&p, why, sizeof why);
   return {s, why};
 }
 
-GemmArguments mapped(tessel_gemm_problem const& p) {
-  GemmArguments g;
-  tessel::capi::Refusal const r = tessel::capi::gemm_arguments_from_problem(p, &g);
+// The host-API arguments p maps to (the test fails where it is refused).
+template <class Arguments, class Problem>
+Arguments mapped_to(Problem const& p) {
+  Arguments a;
+  tessel::capi::Refusal const r = map(p, &a);
   EXPECT_TRUE(r.ok()) << r.reason;
-  return g;
+  return a;
+}
+GemmArguments mapped(tessel_gemm_problem const& p) { return mapped_to<GemmArguments>(p); }
+
+// Each case edits a valid problem made by `make`; the check must refuse it with `code` and a
+// reason that starts with `reason_starts`.
+template <class Problem>
+struct RefusalCase {
+  char const* what;
+  void (*edit)(Problem&);
+  tessel_status code;
+  char const* reason_starts;
+};
+
+template <class Problem, class Make, std::size_t N>
+void expect_refusals(Make make, RefusalCase<Problem> const (&cases)[N]) {
+  for (RefusalCase<Problem> const& c : cases) {
+    Problem p = make();
+    c.edit(p);
+    Answer const r = check(p);
+    EXPECT_EQ(r.code, c.code) << c.what << ": " << r.reason;
+    EXPECT_EQ(r.reason.rfind(c.reason_starts, 0), 0u) << c.what << ": " << r.reason;
+  }
 }
 
 TEST(CApi, InitAndTensorSetGivePackedDefaults) {
@@ -146,13 +187,7 @@ TEST(CApi, InterleavedBatchesOfDAreDistinctAndAccepted) {
 }
 
 TEST(CApi, RefusalsNameTheTensorAndCarryTheirCode) {
-  struct Case {
-    char const* what;
-    void (*edit)(tessel_gemm_problem&);
-    tessel_status code;
-    char const* reason_starts;
-  };
-  Case const cases[] = {
+  RefusalCase<tessel_gemm_problem> const cases[] = {
       {"missing b", [](tessel_gemm_problem& p) { p.b.ndim = 0; }, TESSEL_STATUS_INVALID_ARGUMENT, "b: missing"},
       {"unknown dtype", [](tessel_gemm_problem& p) { p.a.dtype = 42; }, TESSEL_STATUS_INVALID_DTYPE,
        "a: dtype 42 is not a tessel_dtype"},
@@ -177,13 +212,7 @@ TEST(CApi, RefusalsNameTheTensorAndCarryTheirCode) {
       {"unaligned workspace", [](tessel_gemm_problem& p) { p.workspace = reinterpret_cast<void*>(std::uintptr_t(0x10010)); },
        TESSEL_STATUS_INVALID_ARGUMENT, "workspace: the caller's scratch must be 256-byte aligned"},
   };
-  for (Case const& c : cases) {
-    tessel_gemm_problem p = packed(7, 9, 5);
-    c.edit(p);
-    Answer const r = check(p);
-    EXPECT_EQ(r.code, c.code) << c.what << ": " << r.reason;
-    EXPECT_EQ(r.reason.rfind(c.reason_starts, 0), 0u) << c.what << ": " << r.reason;
-  }
+  expect_refusals([] { return packed(7, 9, 5); }, cases);
 }
 
 TEST(CApi, ReasonsUseTheTensorsOwnNames) {
@@ -229,6 +258,311 @@ TEST(CApi, EmptyProblemsPassAndNeedNoPointers) {
   EXPECT_EQ(check(p).code, TESSEL_STATUS_SUCCESS) << check(p).reason;
   char why[256];
   EXPECT_EQ(tessel_gemm(&p, nullptr, why, sizeof why), TESSEL_STATUS_SUCCESS) << why;  // nothing to launch
+}
+
+// ---- attention ----------------------------------------------------------------------------------
+
+using tessel::AttentionArguments;
+using tessel::MaskAlign;
+
+enum Slot { kQ, kK, kV, kO, kLse, kCuQ, kCuK };
+
+// A dense problem: q, k, v, o packed [B, S, H, D], lse packed [B, H, S_q].
+tessel_attention_problem attention(std::int64_t b, std::int64_t s_q, std::int64_t s_k, std::int64_t h,
+                                   std::int64_t h_kv, std::int64_t d, std::int64_t d_v,
+                                   tessel_dtype dtype = TESSEL_DTYPE_BF16) {
+  tessel_attention_problem p;
+  tessel_attention_problem_init(&p);
+  set(&p.q, kQ, dtype, {b, s_q, h, d});
+  set(&p.k, kK, dtype, {b, s_k, h_kv, d});
+  set(&p.v, kV, dtype, {b, s_k, h_kv, d_v});
+  set(&p.o, kO, dtype, {b, s_q, h, d_v});
+  set(&p.lse, kLse, TESSEL_DTYPE_F32, {b, h, s_q});
+  return p;
+}
+
+// A variable-length problem of `batch` sequences: q, k, v, o packed [total, H, D], lse [H, total_q].
+tessel_attention_problem attention_varlen(std::int64_t batch, std::int64_t total_q, std::int64_t total_k,
+                                          std::int64_t h, std::int64_t h_kv, std::int64_t d) {
+  tessel_attention_problem p;
+  tessel_attention_problem_init(&p);
+  set(&p.q, kQ, TESSEL_DTYPE_BF16, {total_q, h, d});
+  set(&p.k, kK, TESSEL_DTYPE_BF16, {total_k, h_kv, d});
+  set(&p.v, kV, TESSEL_DTYPE_BF16, {total_k, h_kv, d});
+  set(&p.o, kO, TESSEL_DTYPE_BF16, {total_q, h, d});
+  set(&p.lse, kLse, TESSEL_DTYPE_F32, {h, total_q});
+  set(&p.cu_seqlens_q, kCuQ, TESSEL_DTYPE_I32, {batch + 1});
+  set(&p.cu_seqlens_k, kCuK, TESSEL_DTYPE_I32, {batch + 1});
+  return p;
+}
+
+// A [B, S, H, D] tensor whose heads lie head_stride elements apart (packed otherwise).
+void pad_heads(tessel_tensor* t, std::int64_t head_stride) {
+  t->strides[2] = head_stride, t->strides[1] = t->shape[2] * head_stride, t->strides[0] = t->shape[1] * t->strides[1];
+}
+
+AttentionArguments mapped(tessel_attention_problem const& p) { return mapped_to<AttentionArguments>(p); }
+
+TEST(CApiAttention, InitLeavesNoWindowBottomRightAndNoTensors) {
+  tessel_attention_problem p;
+  std::memset(&p, 0xff, sizeof p);
+  tessel_attention_problem_init(&p);
+  EXPECT_EQ(p.window_left, -1);
+  EXPECT_EQ(p.window_right, -1);
+  EXPECT_EQ(p.align, TESSEL_MASK_ALIGN_BOTTOM_RIGHT);
+  EXPECT_EQ(p.softmax_scale, 0.0f);
+  EXPECT_EQ(p.softcap, 0.0f);
+  EXPECT_EQ(p.causal, 0);
+  EXPECT_EQ(p.q.ndim, 0);
+  EXPECT_EQ(p.lse.ndim, 0);
+  EXPECT_EQ(p.cu_seqlens_q.ndim, 0);
+  EXPECT_EQ(p.kernel, nullptr);
+  EXPECT_GE(TESSEL_C_API_VERSION, 3);
+}
+
+TEST(CApiAttention, DenseProblemMapsShapesStridesAndMask) {
+  tessel_attention_problem p = attention(2, 37, 50, 8, 2, 192, 128);
+  p.causal = 1, p.window_left = 16, p.align = TESSEL_MASK_ALIGN_TOP_LEFT;
+  p.softmax_scale = 0.5f, p.softcap = 30.0f;
+  Answer const r = check(p);
+  EXPECT_EQ(r.code, TESSEL_STATUS_SUCCESS) << r.reason;
+  EXPECT_EQ(r.reason, "");
+  AttentionArguments const a = mapped(p);
+  EXPECT_EQ(a.batch, 2);
+  EXPECT_EQ(a.seqlen_q, 37);
+  EXPECT_EQ(a.seqlen_k, 50);
+  EXPECT_EQ(a.heads, 8);
+  EXPECT_EQ(a.kv_heads, 2);
+  EXPECT_EQ(a.head_dim, 192);
+  EXPECT_EQ(a.head_dim_v, 128);
+  EXPECT_EQ(a.dtype, tessel::DType::bf16);
+  EXPECT_EQ(a.q.ptr, g_memory[kQ]);
+  EXPECT_EQ(a.q.batch_stride, 37 * 8 * 192);
+  EXPECT_EQ(a.q.row_stride, 8 * 192);
+  EXPECT_EQ(a.q.head_stride, 192);
+  EXPECT_EQ(a.k.batch_stride, 50 * 2 * 192);
+  EXPECT_EQ(a.v.row_stride, 2 * 128);
+  EXPECT_EQ(a.o, g_memory[kO]);
+  EXPECT_EQ(a.o_batch_stride, 37 * 8 * 128);
+  EXPECT_EQ(a.o_row_stride, 8 * 128);
+  EXPECT_EQ(a.o_head_stride, 128);
+  EXPECT_EQ(static_cast<void*>(a.lse), g_memory[kLse]);
+  EXPECT_EQ(a.lse_batch_stride, 8 * 37);
+  EXPECT_EQ(a.lse_head_stride, 37);
+  EXPECT_TRUE(a.causal);
+  EXPECT_EQ(a.window_left, 16);
+  EXPECT_EQ(a.window_right, -1);
+  EXPECT_EQ(a.align, MaskAlign::top_left);
+  EXPECT_EQ(a.softmax_scale, 0.5f);
+  EXPECT_EQ(a.softcap, 30.0f);
+  EXPECT_EQ(a.cu_seqlens_q, nullptr);
+}
+
+TEST(CApiAttention, TransposedViewsOfBhsdArraysMapWithoutCopies) {
+  // torch's [B, H, S, D] q.transpose(1, 2): shape [B, S, H, D], strides (H S D, D, S D, 1).
+  tessel_attention_problem p = attention(2, 40, 40, 4, 4, 64, 64);
+  set(&p.q, kQ, TESSEL_DTYPE_F16, {2, 40, 4, 64}, {4 * 40 * 64, 64, 40 * 64, 1});
+  p.k.dtype = p.v.dtype = p.o.dtype = TESSEL_DTYPE_F16;
+  set(&p.lse, kLse, TESSEL_DTYPE_F32, {2, 4, 40}, {4 * 48, 48, 1});  // padded rows
+  AttentionArguments const a = mapped(p);
+  EXPECT_EQ(a.dtype, tessel::DType::f16);
+  EXPECT_EQ(a.q.batch_stride, 4 * 40 * 64);
+  EXPECT_EQ(a.q.row_stride, 64);
+  EXPECT_EQ(a.q.head_stride, 40 * 64);
+  EXPECT_EQ(a.lse_batch_stride, 4 * 48);
+  EXPECT_EQ(a.lse_head_stride, 48);
+}
+
+TEST(CApiAttention, ExtentOneAndEmptyTensorsTakeAnyStride) {
+  // B = 1 and H = 1: their strides form no address (torch gives such dimensions any stride).
+  tessel_attention_problem p = attention(1, 16, 16, 1, 1, 128, 128);
+  set(&p.q, kQ, TESSEL_DTYPE_BF16, {1, 16, 1, 128}, {3, 128, 5, 1});
+  AttentionArguments a = mapped(p);
+  EXPECT_EQ(a.q.batch_stride, 16 * 128);
+  EXPECT_EQ(a.q.head_stride, 128);
+  EXPECT_EQ(a.q.row_stride, 128);
+  // S_k = 0: K and V have no elements, so none of their strides counts.
+  p = attention(2, 16, 0, 2, 2, 64, 64);
+  set(&p.k, kK, TESSEL_DTYPE_BF16, {2, 0, 2, 64}, {7, 9, 11, 13});
+  EXPECT_EQ(check(p).code, TESSEL_STATUS_SUCCESS) << check(p).reason;
+  a = mapped(p);
+  EXPECT_EQ(a.seqlen_k, 0);
+  EXPECT_EQ(a.k.head_stride, 64);
+}
+
+TEST(CApiAttention, WithoutLseNoLseIsWritten) {
+  tessel_attention_problem p = attention(2, 8, 8, 2, 1, 64, 64);
+  p.lse.ndim = 0;
+  AttentionArguments const a = mapped(p);
+  EXPECT_EQ(a.lse, nullptr);
+  EXPECT_EQ(a.kv_heads, 1);
+}
+
+TEST(CApiAttention, VariableLengthBatchesMapToPackedRows) {
+  tessel_attention_problem p = attention_varlen(3, 100, 120, 8, 8, 128);
+  AttentionArguments a = mapped(p);
+  EXPECT_EQ(a.batch, 3);
+  EXPECT_EQ(a.seqlen_q, 100);  // max_seqlen 0: the packed totals bound every sequence
+  EXPECT_EQ(a.seqlen_k, 120);
+  EXPECT_EQ(a.q.batch_stride, 0);
+  EXPECT_EQ(a.q.row_stride, 8 * 128);
+  EXPECT_EQ(a.q.head_stride, 128);
+  EXPECT_EQ(a.o_batch_stride, 0);
+  EXPECT_EQ(a.lse_batch_stride, 0);
+  EXPECT_EQ(a.lse_head_stride, 100);
+  EXPECT_EQ(static_cast<void const*>(a.cu_seqlens_q), g_memory[kCuQ]);
+  EXPECT_EQ(static_cast<void const*>(a.cu_seqlens_k), g_memory[kCuK]);
+  p.max_seqlen_q = 40, p.max_seqlen_k = 64;
+  a = mapped(p);
+  EXPECT_EQ(a.seqlen_q, 40);
+  EXPECT_EQ(a.seqlen_k, 64);
+}
+
+TEST(CApiAttention, RefusalsNameTheTensorOrArgumentAndCarryTheirCode) {
+  constexpr tessel_status kArg = TESSEL_STATUS_INVALID_ARGUMENT, kType = TESSEL_STATUS_INVALID_DTYPE;
+  RefusalCase<tessel_attention_problem> const cases[] = {
+      // the C ABI's own rules
+      {"missing v", [](tessel_attention_problem& p) { p.v.ndim = 0; }, kArg, "v: missing (ndim 0)"},
+      {"bad ndim", [](tessel_attention_problem& p) { p.k.ndim = -1; }, kArg, "k: ndim -1 is outside 0..8"},
+      {"3-D q", [](tessel_attention_problem& p) { p.q.ndim = 3; }, kArg,
+       "q: has 3 dimensions; attention operands are 4-D [B, S, H, D]"},
+      {"2-D lse", [](tessel_attention_problem& p) { p.lse.ndim = 2; }, kArg, "lse: has 2 dimensions; LSE is 3-D"},
+      {"negative extent", [](tessel_attention_problem& p) { p.q.shape[1] = -1; }, kArg,
+       "q: extent -1 of dimension 1 is negative"},
+      {"unknown dtype", [](tessel_attention_problem& p) { p.q.dtype = 42; }, kType, "q: dtype 42 is not a tessel_dtype"},
+      {"fp32", [](tessel_attention_problem& p) { p.q.dtype = p.k.dtype = p.v.dtype = p.o.dtype = TESSEL_DTYPE_F32; },
+       kType, "q: fp32 is not supported; attention takes fp16 and bf16"},
+      {"dtype mix", [](tessel_attention_problem& p) { p.k.dtype = TESSEL_DTYPE_F16; }, kType,
+       "k: fp16 differs from q's bf16; q, k, v and o share one dtype"},
+      {"fp16 lse", [](tessel_attention_problem& p) { p.lse.dtype = TESSEL_DTYPE_F16; }, kType,
+       "lse: fp16 is not fp32"},
+      {"int32 operand", [](tessel_attention_problem& p) { p.v.dtype = TESSEL_DTYPE_I32; }, kType,
+       "v: int32 differs from q's bf16"},
+      {"batch of k", [](tessel_attention_problem& p) { p.k.shape[0] = 3; }, kArg, "k: batch 3 differs from q's 2"},
+      {"head dim of k", [](tessel_attention_problem& p) { p.k.shape[3] = 64; }, kArg,
+       "k: head dim 64 differs from q's 128; q and k share D"},
+      {"S_k of v", [](tessel_attention_problem& p) { p.v.shape[1] = 49; }, kArg,
+       "v: shape (2, 49, 2, 128) does not match k's (2, 50, 2, 128)"},
+      {"o's D_v", [](tessel_attention_problem& p) { p.o.shape[3] = 64; }, kArg,
+       "o: shape (2, 37, 8, 64) is not (2, 37, 8, 128), [B, S_q, H, D_v] from q and v"},
+      {"lse shape", [](tessel_attention_problem& p) { p.lse.shape[2] = 36; }, kArg,
+       "lse: shape (2, 8, 36) is not (2, 8, 37), [B, H, S_q] from q"},
+      {"negative stride", [](tessel_attention_problem& p) { p.k.strides[1] = -256; }, kArg,
+       "k: stride -256 of dimension 1 is negative"},
+      {"strided head vector", [](tessel_attention_problem& p) { p.q.strides[3] = 2; }, kArg,
+       "q: the last dimension's stride is 2"},
+      {"strided lse rows", [](tessel_attention_problem& p) { p.lse.strides[2] = 2; }, kArg,
+       "lse: the last dimension's stride is 2"},
+      {"overlapping o", [](tessel_attention_problem& p) { p.o.strides[2] = 64; }, kArg, "o: its elements overlap"},
+      {"overlapping lse", [](tessel_attention_problem& p) { p.lse.strides[0] = 0; }, kArg, "lse: its elements overlap"},
+      {"null lse", [](tessel_attention_problem& p) { p.lse.data = nullptr; }, kArg, "lse: data is NULL"},
+      {"max_seqlen without offsets", [](tessel_attention_problem& p) { p.max_seqlen_q = 5; }, kArg,
+       "max_seqlen_q: 5 is given without cu_seqlens_q"},
+      {"align", [](tessel_attention_problem& p) { p.align = 7; }, kArg, "align: 7 is not a tessel_mask_align"},
+      {"unknown kernel", [](tessel_attention_problem& p) { p.kernel = "nope"; }, kArg,
+       "kernel: 'nope' is not a compiled attention kernel"},
+      // the host API's validator, reached through the C ABI
+      {"GQA ratio", [](tessel_attention_problem& p) { p.k.shape[2] = p.v.shape[2] = 3; }, kArg,
+       "heads: 8 is not a multiple of kv_heads 3"},
+      {"head dim", [](tessel_attention_problem& p) { p.q.shape[3] = p.k.shape[3] = 80; }, kArg,
+       "head_dim: 80 is not supported"},
+      {"head dim pair", [](tessel_attention_problem& p) { p.v.shape[3] = p.o.shape[3] = 64; }, kArg,
+       "head_dim_v: 64 with head_dim 128 is not supported"},
+      {"unaligned row stride", [](tessel_attention_problem& p) { p.q.strides[1] = 8 * 128 + 4; }, kArg,
+       "q.row_stride: 1028 is not a multiple of 8 elements"},
+      {"unaligned o head stride", [](tessel_attention_problem& p) { pad_heads(&p.o, 132); }, kArg,
+       "o.head_stride: 132 is not a multiple of 8 elements"},
+      {"unaligned pointer", [](tessel_attention_problem& p) { p.v.data = g_memory[kV] + 8; }, kArg,
+       "v: the pointer is not 16-byte aligned"},
+      {"NaN scale", [](tessel_attention_problem& p) { p.softmax_scale = std::numeric_limits<float>::quiet_NaN(); }, kArg,
+       "softmax_scale: nan is not finite"},
+      {"negative softcap", [](tessel_attention_problem& p) { p.softcap = -1.0f; }, kArg,
+       "softcap: -1 is not a finite value >= 0"},
+      {"causal with a right window", [](tessel_attention_problem& p) { p.causal = 1, p.window_right = 2; }, kArg,
+       "window_right: 2 with causal contradicts it"},
+      {"null q", [](tessel_attention_problem& p) { p.q.data = nullptr; }, kArg, "q: null, but Q is read"},
+      {"null o", [](tessel_attention_problem& p) { p.o.data = nullptr; }, kArg, "o: null, but O is written"},
+  };
+  expect_refusals([] { return attention(2, 37, 50, 8, 2, 128, 128); }, cases);
+}
+
+TEST(CApiAttention, SequencesPast32BitsAreNotSupported) {
+  tessel_attention_problem p = attention(1, std::int64_t(1) << 31, 16, 1, 1, 64, 64);
+  p.lse.ndim = 0;
+  Answer const r = check(p);
+  EXPECT_EQ(r.code, TESSEL_STATUS_NOT_SUPPORTED) << r.reason;
+  EXPECT_EQ(r.reason.rfind("seqlen_q: 2147483648 is above 2^31 - 1", 0), 0u) << r.reason;
+}
+
+TEST(CApiAttention, VariableLengthRefusals) {
+  constexpr tessel_status kArg = TESSEL_STATUS_INVALID_ARGUMENT, kType = TESSEL_STATUS_INVALID_DTYPE;
+  RefusalCase<tessel_attention_problem> const cases[] = {
+      {"only q offsets", [](tessel_attention_problem& p) { p.cu_seqlens_k.ndim = 0; }, kArg,
+       "cu_seqlens_k: missing, but cu_seqlens_q is given"},
+      {"only k offsets", [](tessel_attention_problem& p) { p.cu_seqlens_q.ndim = 0; }, kArg,
+       "cu_seqlens_q: missing, but cu_seqlens_k is given"},
+      {"4-D q", [](tessel_attention_problem& p) { set(&p.q, kQ, TESSEL_DTYPE_BF16, {1, 100, 8, 128}); }, kArg,
+       "q: has 4 dimensions; with cu_seqlens the operands are packed 3-D [total, H, D]"},
+      {"3-D lse", [](tessel_attention_problem& p) { set(&p.lse, kLse, TESSEL_DTYPE_F32, {3, 8, 100}); }, kArg,
+       "lse: has 3 dimensions; LSE is 2-D [H, total_q] with cu_seqlens"},
+      {"2-D offsets", [](tessel_attention_problem& p) { set(&p.cu_seqlens_q, kCuQ, TESSEL_DTYPE_I32, {2, 2}); }, kArg,
+       "cu_seqlens_q: has 2 dimensions; it is 1-D"},
+      {"float offsets", [](tessel_attention_problem& p) { p.cu_seqlens_k.dtype = TESSEL_DTYPE_F32; }, kType,
+       "cu_seqlens_k: fp32 is not int32"},
+      {"no offsets", [](tessel_attention_problem& p) { p.cu_seqlens_q.shape[0] = p.cu_seqlens_k.shape[0] = 0; }, kArg,
+       "cu_seqlens_q: is empty"},
+      {"offset counts", [](tessel_attention_problem& p) { p.cu_seqlens_k.shape[0] = 5; }, kArg,
+       "cu_seqlens_k: has 5 offsets, but cu_seqlens_q has 4; both hold B + 1"},
+      {"strided offsets", [](tessel_attention_problem& p) { p.cu_seqlens_q.strides[0] = 2; }, kArg,
+       "cu_seqlens_q: stride 2; the offsets must be contiguous"},
+      {"null offsets", [](tessel_attention_problem& p) { p.cu_seqlens_k.data = nullptr; }, kArg,
+       "cu_seqlens_k: data is NULL, but it holds B + 1 = 4 offsets"},
+      {"lse shape", [](tessel_attention_problem& p) { p.lse.shape[1] = 99; }, kArg,
+       "lse: shape (8, 99) is not (8, 100), [H, total_q] from q"},
+      {"negative max_seqlen", [](tessel_attention_problem& p) { p.max_seqlen_k = -1; }, kArg,
+       "max_seqlen_k: -1 is negative"},
+  };
+  expect_refusals([] { return attention_varlen(3, 100, 120, 8, 8, 128); }, cases);
+}
+
+TEST(CApiAttention, ReasonsUseTheTensorsOwnNames) {
+  tessel_attention_problem p = attention(2, 37, 50, 8, 2, 128, 128);
+  p.o.name = "out";
+  p.o.dtype = TESSEL_DTYPE_F16;
+  EXPECT_EQ(check(p).reason.rfind("out: fp16 differs from q's bf16; q, k, v and out share one dtype", 0), 0u)
+      << check(p).reason;
+  p.o.dtype = TESSEL_DTYPE_BF16;
+  pad_heads(&p.o, 132);  // the validator's o_head_stride, in o's name
+  EXPECT_EQ(check(p).reason.rfind("out.head_stride: 132 is not a multiple of 8", 0), 0u) << check(p).reason;
+  pad_heads(&p.o, 128);
+  p.o.data = g_memory[kO] + 4;
+  EXPECT_EQ(check(p).reason.rfind("out: the pointer is not 16-byte aligned", 0), 0u) << check(p).reason;
+}
+
+TEST(CApiAttention, NullProblemAndShortReasonBuffers) {
+  char why[64];
+  EXPECT_EQ(tessel_attention_check(nullptr, why, sizeof why), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(why, "problem: NULL");
+  EXPECT_EQ(tessel_attention_forward(nullptr, nullptr, why, sizeof why), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(why, "problem: NULL");
+  tessel_attention_problem p = attention(2, 37, 50, 8, 2, 128, 128);
+  p.k.shape[0] = 3;
+  char small[6];
+  EXPECT_EQ(tessel_attention_check(&p, small, sizeof small), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(small, "k: ba");
+  EXPECT_EQ(tessel_attention_can_implement(&p, nullptr, 0), TESSEL_STATUS_INVALID_ARGUMENT);
+}
+
+TEST(CApiAttention, RefusedCallsReachNoCudaAndEmptyProblemsLaunchNothing) {
+  char why[256];
+  tessel_attention_problem p = attention(2, 37, 50, 8, 2, 128, 128);
+  p.q.shape[3] = p.k.shape[3] = 80;
+  EXPECT_EQ(tessel_attention_forward(&p, nullptr, why, sizeof why), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(why).rfind("head_dim: 80", 0), 0u) << why;
+  p = attention(0, 37, 50, 8, 2, 128, 128);  // B = 0: nothing to write, no pointer needed
+  p.q.data = p.k.data = p.v.data = p.o.data = p.lse.data = nullptr;
+  EXPECT_EQ(check(p).code, TESSEL_STATUS_SUCCESS) << check(p).reason;
+  EXPECT_EQ(tessel_attention_forward(&p, nullptr, why, sizeof why), TESSEL_STATUS_SUCCESS) << why;
 }
 
 }  // namespace

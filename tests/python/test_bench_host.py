@@ -38,4 +38,35 @@ def test_tolerance_matches_gemm_check_hpp():
 
 def test_usage_without_a_suite(capsys):
     assert bench.main([]) == 2
-    assert "python -m tessel.bench gemm" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "python -m tessel.bench gemm" in err and "attention" in err
+
+
+def test_attention_problem_parsing():
+    p = bench.parse_attention_problem("b4-h32-kv8-s4096-d128-causal")
+    assert p == {"batch": 4, "heads": 32, "kv_heads": 8, "seqlen_q": 4096, "seqlen_k": 4096, "head_dim": 128,
+                 "head_dim_v": 128, "causal": True}
+    p = bench.parse_attention_problem("b1-h2-sq100-sk300-d192-dv128")
+    assert (p["seqlen_q"], p["seqlen_k"], p["head_dim_v"], p["kv_heads"], p["causal"]) == (100, 300, 128, 2, False)
+    assert bench.attention_text(p) == "b1 h2 s100x300 d192/128"
+    for bad in ("b4-h32-s4096", "b4-h32-s4096-d128-x3", "b0-h1-s1-d64", "b1-h3-kv2-s8-d64", "b1-b2-h1-s1-d64"):
+        with pytest.raises(argparse.ArgumentTypeError, match="attention problem"):
+            bench.parse_attention_problem(bad)
+
+
+def test_default_attention_suite_parses():
+    texts = [bench.attention_text(bench.parse_attention_problem(t)) for t, dtype in bench._DEFAULT_ATTENTION]
+    assert "b4 h32/8 s4096 d128" in texts and "b1 h32 s16384 d128" in texts
+    assert all(dtype in bench._ATTN_DTYPES for _, dtype in bench._DEFAULT_ATTENTION)
+
+
+def test_attention_flops():
+    p = bench.parse_attention_problem("b4-h32-s4096-d128")
+    assert bench.attention_flops(p) == 4 * 4 * 32 * 4096 * 4096 * 128  # 4 B H S^2 D
+    causal = bench.parse_attention_problem("b4-h32-s4096-d128-causal")
+    assert bench.attention_flops(causal) == bench.attention_flops(p) / 2  # halved for square causal problems
+    # top-left causal, S_q = 5 > S_k = 3: rows see 1, 2, 3, 3, 3 keys
+    assert bench.attention_pairs(5, 3, True) == 12
+    assert bench.attention_pairs(3, 5, True) == 6
+    gqa = bench.parse_attention_problem("b1-h4-kv1-sq10-sk20-d192-dv128")
+    assert bench.attention_flops(gqa) == 2 * 4 * 10 * 20 * (192 + 128)

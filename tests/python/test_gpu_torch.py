@@ -13,6 +13,7 @@ torch = pytest.importorskip("torch", reason="the GPU tests of the torch layer ne
 
 import tessel  # noqa: E402
 import tessel.torch  # noqa: E402,F401
+from cuda_streams import capture, run_behind_a_busy_stream  # noqa: E402
 
 pytestmark = [
     pytest.mark.gpu,
@@ -210,18 +211,7 @@ def test_runs_on_a_non_default_stream_without_syncing(how):
     tessel.gemm(a, b, out=out)  # warm-up: first-call work (kernel loading, the workspace pool) out of the way
     out.fill_(float("nan"))
     torch.cuda.synchronize()
-    s = torch.cuda.Stream()
-    with torch.cuda.stream(s):
-        torch.cuda._sleep(50_000_000)  # keep s busy: the GEMM queues behind it
-        if how == "current":
-            tessel.gemm(a, b, out=out)
-    if how == "object":
-        tessel.gemm(a, b, out=out, stream=s)
-    elif how == "int":
-        tessel.gemm(a, b, out=out, stream=s.cuda_stream)
-    assert not s.query(), "the call waited for the stream"
-    assert torch.cuda.default_stream().query(), "the call ran on the default stream"
-    s.synchronize()
+    run_behind_a_busy_stream(torch, how, lambda s: tessel.gemm(a, b, out=out, stream=s)).synchronize()
     assert rel_err(out, a, b) <= tolerance("bf16", torch.bfloat16, 512)
 
 
@@ -238,15 +228,7 @@ def test_cuda_graph_capture_and_replay(via):
             return tessel.gemm(a, b, out=out)
         return torch.ops.tessel.gemm(a, b)
 
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):  # warm-up outside the capture
-        for _ in range(2):
-            step()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        result = step()
+    g, result = capture(torch, step)
     for _ in range(2):
         a.copy_(rand(256, 192, dtype=torch.bfloat16))
         b.copy_(rand(192, 320, dtype=torch.bfloat16))

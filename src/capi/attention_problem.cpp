@@ -1,0 +1,274 @@
+// src/capi/attention_problem.cpp -- a C ABI attention problem as AttentionArguments
+// (attention_problem.hpp).
+#include "attention_problem.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <tessel/attention/attention.hpp>
+#include <tessel/attention/attention_validate.hpp>
+
+namespace tessel::capi {
+
+namespace {
+
+// One tensor of the problem, with the name its reasons use.
+struct Named {
+  tessel_tensor const* t = nullptr;
+  char const* field = "";  // the field of tessel_attention_problem; the host API's names start with it
+  std::string name;
+
+  bool present() const { return t->ndim != 0; }
+  std::string shape_text() const { return tuple_text(t->shape, t->ndim); }
+  std::string strides_text() const { return tuple_text(t->strides, t->ndim); }
+  std::string view_text() const { return " (shape " + shape_text() + ", strides " + strides_text() + ")"; }
+  std::int64_t elements() const {
+    std::int64_t n = 1;
+    for (int i = 0; i < t->ndim; ++i) n *= t->shape[i];
+    return n;
+  }
+};
+
+Named named(tessel_tensor const& t, char const* field) { return {&t, field, t.name != nullptr ? t.name : field}; }
+
+// The stride of dimension i as the host API takes it: the tensor's own where it forms an address,
+// else the packed value (attention_problem.hpp).
+std::int64_t stride_of(tessel_tensor const& t, int i) {
+  bool empty = false;
+  for (int j = 0; j < t.ndim; ++j) empty = empty || t.shape[j] == 0;
+  if (!empty && t.shape[i] > 1) return t.strides[i];
+  std::int64_t packed = 1;
+  for (int j = i + 1; j < t.ndim; ++j) packed *= t.shape[j] > 1 ? t.shape[j] : 1;
+  return packed;
+}
+
+bool same_extents(tessel_tensor const& x, tessel_tensor const& y, int n) {
+  for (int i = 0; i < n; ++i)
+    if (x.shape[i] != y.shape[i]) return false;
+  return true;
+}
+
+// attention_validate names AttentionArguments' fields ("q.row_stride", "o_row_stride", "o: ...");
+// the C ABI names tensors, one way for all of them: "<name>.row_stride: ...", "<name>: ..." (o
+// named "out": "o_row_stride: ..." -> "out.row_stride: ...", "o: ..." -> "out: ...").
+std::string with_callers_names(std::string why, Named const* const* tensors, int n) {
+  for (int i = 0; i < n; ++i) {
+    std::string_view const field = tensors[i]->field;
+    if (why.size() <= field.size() || why.compare(0, field.size(), field) != 0) continue;
+    char const next = why[field.size()];
+    if (next == ':') return tensors[i]->name + why.substr(field.size());
+    if (next == '.' || next == '_') return tensors[i]->name + "." + why.substr(field.size() + 1);
+  }
+  return why;
+}
+
+bool known_kernel(char const* name) {
+  for (int i = 0; i < attention_kernel_count(); ++i)
+    if (std::string_view(attention_kernel_info(i).name) == name) return true;
+  return false;
+}
+
+}  // namespace
+
+Refusal attention_arguments_from_problem(tessel_attention_problem const& p, AttentionArguments* out) {
+  Named const q = named(p.q, "q"), k = named(p.k, "k"), v = named(p.v, "v"), o = named(p.o, "o");
+  Named const lse = named(p.lse, "lse"), cq = named(p.cu_seqlens_q, "cu_seqlens_q"),
+              ck = named(p.cu_seqlens_k, "cu_seqlens_k");
+  Named const* const operands[] = {&q, &k, &v, &o};
+  Named const* const all[] = {&q, &k, &v, &o, &lse, &cq, &ck};
+
+  // Presence and ranks.
+  for (Named const* x : all)
+    if (x->t->ndim < 0 || x->t->ndim > TESSEL_MAX_DIMS)
+      return invalid(x->name + ": ndim " + num(x->t->ndim) + " is outside 0.." + num(TESSEL_MAX_DIMS));
+  for (Named const* x : operands)
+    if (!x->present())
+      return invalid(x->name + ": missing (ndim 0); attention needs " + q.name + ", " + k.name + ", " + v.name + " and " +
+                     o.name);
+  if (cq.present() != ck.present()) {
+    Named const& given = cq.present() ? cq : ck;
+    Named const& missing = cq.present() ? ck : cq;
+    return invalid(missing.name + ": missing, but " + given.name +
+                   " is given; a variable-length batch needs the offsets of both queries and keys");
+  }
+  bool const varlen = cq.present();
+  int const rank = varlen ? 3 : 4;
+  for (Named const* x : operands) {
+    int const nd = x->t->ndim;
+    if (nd == rank) continue;
+    std::string const dims = ": has " + num(nd) + (nd == 1 ? " dimension" : " dimensions");
+    if (varlen)
+      return invalid(x->name + dims + "; with cu_seqlens the operands are packed 3-D [total, H, D]");
+    return invalid(x->name + dims + "; attention operands are 4-D [B, S, H, D] (or packed 3-D [total, H, D] " +
+                   "with cu_seqlens_q and cu_seqlens_k)");
+  }
+  if (lse.present() && lse.t->ndim != rank - 1)
+    return invalid(lse.name + ": has " + num(lse.t->ndim) + " dimensions; LSE is " +
+                   (varlen ? "2-D [H, total_q] with cu_seqlens" : "3-D [B, H, S_q]"));
+  for (Named const* x : {&cq, &ck})
+    if (x->present() && x->t->ndim != 1)
+      return invalid(x->name + ": has " + num(x->t->ndim) + " dimensions; it is 1-D, the B + 1 offsets of the sequences");
+  for (Named const* x : all)
+    for (int i = 0; i < x->t->ndim; ++i)
+      if (x->t->shape[i] < 0)
+        return invalid(x->name + ": extent " + num(x->t->shape[i]) + " of dimension " + num(i) + " is negative");
+
+  // Dtypes.
+  for (Named const* x : all)
+    if (x->present() && !is_tessel_dtype(x->t->dtype))
+      return refuse(TESSEL_STATUS_INVALID_DTYPE, x->name + ": dtype " + num(x->t->dtype) + " is not a tessel_dtype");
+  if (p.q.dtype != TESSEL_DTYPE_F16 && p.q.dtype != TESSEL_DTYPE_BF16)
+    return refuse(TESSEL_STATUS_INVALID_DTYPE,
+                  q.name + ": " + dtype_text(p.q.dtype) + " is not supported; attention takes fp16 and bf16");
+  for (Named const* x : {&k, &v, &o})
+    if (x->t->dtype != p.q.dtype)
+      return refuse(TESSEL_STATUS_INVALID_DTYPE, x->name + ": " + dtype_text(x->t->dtype) + " differs from " + q.name +
+                                                     "'s " + dtype_text(p.q.dtype) + "; " + q.name + ", " + k.name +
+                                                     ", " + v.name + " and " + o.name + " share one dtype");
+  if (lse.present() && p.lse.dtype != TESSEL_DTYPE_F32)
+    return refuse(TESSEL_STATUS_INVALID_DTYPE, lse.name + ": " + dtype_text(p.lse.dtype) + " is not fp32; LSE is fp32");
+  for (Named const* x : {&cq, &ck})
+    if (x->present() && x->t->dtype != TESSEL_DTYPE_I32)
+      return refuse(TESSEL_STATUS_INVALID_DTYPE,
+                    x->name + ": " + dtype_text(x->t->dtype) + " is not int32; sequence offsets are int32");
+
+  // Shapes: q [B, S_q, H, D], k [B, S_k, H_kv, D], v [B, S_k, H_kv, D_v], o [B, S_q, H, D_v]
+  // (packed: the first two dimensions are one, total).
+  int const d = rank - 1, h = rank - 2;
+  std::int64_t const* Q = p.q.shape;
+  std::int64_t const* K = p.k.shape;
+  std::int64_t const* V = p.v.shape;
+  std::int64_t batch = 0;
+  if (varlen) {
+    if (p.cu_seqlens_q.shape[0] == 0)
+      return invalid(cq.name + ": is empty; it holds B + 1 offsets, starting with 0");
+    if (p.cu_seqlens_k.shape[0] != p.cu_seqlens_q.shape[0])
+      return invalid(ck.name + ": has " + num(p.cu_seqlens_k.shape[0]) + " offsets, but " + cq.name + " has " +
+                     num(p.cu_seqlens_q.shape[0]) + "; both hold B + 1");
+    batch = p.cu_seqlens_q.shape[0] - 1;
+  } else {
+    batch = Q[0];
+    if (K[0] != batch)
+      return invalid(k.name + ": batch " + num(K[0]) + " differs from " + q.name + "'s " + num(batch));
+  }
+  if (K[d] != Q[d])
+    return invalid(k.name + ": head dim " + num(K[d]) + " differs from " + q.name + "'s " + num(Q[d]) +
+                   "; q and k share D");
+  if (!same_extents(p.v, p.k, rank - 1))
+    return invalid(v.name + ": shape " + v.shape_text() + " does not match " + k.name + "'s " + k.shape_text() +
+                   (varlen ? "; v is [total_k, H_kv, D_v] with k's total_k and H_kv"
+                           : "; v is [B, S_k, H_kv, D_v] with k's B, S_k and H_kv"));
+  std::int64_t o_shape[4] = {};
+  for (int i = 0; i < rank - 1; ++i) o_shape[i] = Q[i];
+  o_shape[d] = V[d];
+  bool o_matches = true;
+  for (int i = 0; i < rank; ++i) o_matches = o_matches && p.o.shape[i] == o_shape[i];
+  if (!o_matches)
+    return invalid(o.name + ": shape " + o.shape_text() + " is not " + tuple_text(o_shape, rank) +
+                   (varlen ? ", [total_q, H, D_v] from q and v" : ", [B, S_q, H, D_v] from q and v"));
+  if (lse.present()) {
+    std::int64_t const want_dense[] = {batch, Q[h], Q[1]};
+    std::int64_t const want_packed[] = {Q[h], Q[0]};
+    std::int64_t const* want = varlen ? want_packed : want_dense;
+    for (int i = 0; i < rank - 1; ++i)
+      if (p.lse.shape[i] != want[i])
+        return invalid(lse.name + ": shape " + lse.shape_text() + " is not " + tuple_text(want, rank - 1) +
+                       (varlen ? ", [H, total_q] from q" : ", [B, H, S_q] from q"));
+  }
+
+  // Strides: none negative; the last dimension contiguous; the outputs' elements distinct. A
+  // tensor without elements forms no address: its strides do not count.
+  for (Named const* x : all) {
+    if (!x->present() || x->elements() == 0) continue;
+    for (int i = 0; i < x->t->ndim; ++i)
+      if (x->t->strides[i] < 0 && x->t->shape[i] > 1)
+        return invalid(x->name + ": stride " + num(x->t->strides[i]) + " of dimension " + num(i) +
+                       " is negative; tessel takes non-negative strides");
+    int const last = x->t->ndim - 1;
+    if (x->t->shape[last] > 1 && x->t->strides[last] != 1) {
+      if (x == &cq || x == &ck)
+        return invalid(x->name + ": stride " + num(x->t->strides[last]) + "; the offsets must be contiguous (stride 1)");
+      if (x == &lse)
+        return invalid(x->name + ": the last dimension's stride is " + num(x->t->strides[last]) + x->view_text() +
+                       "; LSE rows are contiguous (stride 1)");
+      return invalid(x->name + ": the last dimension's stride is " + num(x->t->strides[last]) + x->view_text() +
+                     "; tessel reads each head's vector contiguous (stride 1): pass a contiguous array, or a view "
+                     "that keeps the last dimension whole");
+    }
+  }
+  for (Named const* x : {&o, &lse})
+    if (x->present() && x->elements() > 0 && !elements_distinct(x->t->shape, x->t->strides, x->t->ndim))
+      return invalid(x->name + ": its elements overlap" + x->view_text() + "; every element of " + x->name +
+                     " needs its own address");
+
+  // Pointers the host API cannot tell from "not given".
+  for (Named const* x : {&cq, &ck})
+    if (x->present() && x->t->data == nullptr)
+      return invalid(x->name + ": data is NULL, but it holds B + 1 = " + num(x->t->shape[0]) + " offsets");
+  if (lse.present() && lse.elements() > 0 && p.lse.data == nullptr)
+    return invalid(lse.name + ": data is NULL, but it has " + num(lse.elements()) +
+                   " elements; give lse ndim 0 to write no LSE");
+
+  // Scalars.
+  struct MaxSeqlen {
+    char const* field;
+    std::int64_t v;
+    Named const* offsets;
+  };
+  for (MaxSeqlen m : {MaxSeqlen{"max_seqlen_q", p.max_seqlen_q, &cq}, MaxSeqlen{"max_seqlen_k", p.max_seqlen_k, &ck}}) {
+    if (m.v < 0) return invalid(std::string(m.field) + ": " + num(m.v) + " is negative");
+    if (!varlen && m.v != 0)
+      return invalid(std::string(m.field) + ": " + num(m.v) + " is given without " + m.offsets->name +
+                     "; it bounds variable-length sequences only (a dense batch's lengths are the extents of q and k)");
+  }
+  if (p.align != TESSEL_MASK_ALIGN_BOTTOM_RIGHT && p.align != TESSEL_MASK_ALIGN_TOP_LEFT)
+    return invalid("align: " + num(p.align) + " is not a tessel_mask_align (0 bottom-right, 1 top-left)");
+  constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+  if (Q[d] > kIntMax || V[d] > kIntMax)
+    return invalid(std::string(Q[d] > kIntMax ? "head_dim: " : "head_dim_v: ") + num(Q[d] > kIntMax ? Q[d] : V[d]) +
+                   " is not supported; the largest head dim is 256");
+  if (p.kernel != nullptr && std::string_view(p.kernel) != "auto" && !known_kernel(p.kernel))
+    return invalid(std::string("kernel: '") + p.kernel + "' is not a compiled attention kernel (`tessel list` shows them)");
+
+  AttentionArguments a;
+  a.batch = batch;
+  a.seqlen_q = varlen ? (p.max_seqlen_q != 0 ? p.max_seqlen_q : Q[0]) : Q[1];
+  a.seqlen_k = varlen ? (p.max_seqlen_k != 0 ? p.max_seqlen_k : K[0]) : K[1];
+  a.heads = Q[h], a.kv_heads = K[h];
+  a.head_dim = int(Q[d]), a.head_dim_v = int(V[d]);
+  a.dtype = *element_type(p.q.dtype);
+  int const row = rank - 3;  // the row (sequence) dimension
+  auto const operand = [&](tessel_tensor const& t) {
+    return AttentionOperand{t.data, varlen ? 0 : stride_of(t, 0), stride_of(t, row), stride_of(t, h)};
+  };
+  a.q = operand(p.q), a.k = operand(p.k), a.v = operand(p.v);
+  AttentionOperand const ao = operand(p.o);
+  a.o = p.o.data, a.o_batch_stride = ao.batch_stride, a.o_row_stride = ao.row_stride, a.o_head_stride = ao.head_stride;
+  if (lse.present()) {
+    a.lse = static_cast<float*>(p.lse.data);
+    a.lse_batch_stride = varlen ? 0 : stride_of(p.lse, 0);
+    a.lse_head_stride = stride_of(p.lse, row);
+  } else {
+    a.lse = nullptr, a.lse_batch_stride = 0, a.lse_head_stride = 0;
+  }
+  a.softmax_scale = p.softmax_scale;
+  a.causal = p.causal != 0;
+  a.window_left = p.window_left, a.window_right = p.window_right;
+  a.align = p.align == TESSEL_MASK_ALIGN_TOP_LEFT ? MaskAlign::top_left : MaskAlign::bottom_right;
+  a.softcap = p.softcap;
+  a.cu_seqlens_q = static_cast<std::int32_t const*>(p.cu_seqlens_q.data);
+  a.cu_seqlens_k = static_cast<std::int32_t const*>(p.cu_seqlens_k.data);
+  a.kernel = p.kernel;
+
+  if (Status s = attention_validate(a); !s) {
+    tessel_status const code = s.code == StatusCode::not_supported ? TESSEL_STATUS_NOT_SUPPORTED
+                               : s.reason.rfind("dtype:", 0) == 0  ? TESSEL_STATUS_INVALID_DTYPE
+                                                                   : TESSEL_STATUS_INVALID_ARGUMENT;
+    return refuse(code, with_callers_names(s.reason, all, 7));
+  }
+  *out = a;
+  return {};
+}
+
+}  // namespace tessel::capi

@@ -1,0 +1,46 @@
+// src/capi/refusal.hpp -- what the C ABI's problem mappings share: a refusal (a status and its
+// reason), the text reasons give values, tuples and dtypes, and the distinct-addresses test of an
+// output. No CUDA calls.
+#pragma once
+
+#include <tessel/c_api.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <tessel/core/dtype.hpp>
+#include <utility>
+
+namespace tessel::capi {
+
+struct Refusal {
+  tessel_status code = TESSEL_STATUS_SUCCESS;
+  std::string reason;  // empty on success
+
+  bool ok() const { return code == TESSEL_STATUS_SUCCESS; }
+};
+
+inline Refusal refuse(tessel_status code, std::string why) { return {code, std::move(why)}; }
+inline Refusal invalid(std::string why) { return refuse(TESSEL_STATUS_INVALID_ARGUMENT, std::move(why)); }
+
+inline std::string num(std::int64_t v) { return std::to_string(v); }
+
+// "(4, 5)", or "(4,)" for one value: Python's tuple text, which most readers of these reasons see.
+std::string tuple_text(std::int64_t const* v, int n);
+
+// Whether d is an enumerator of tessel_dtype.
+bool is_tessel_dtype(std::int32_t d);
+
+// The element type of a floating-point tessel_dtype; nullopt for TESSEL_DTYPE_I32 and for values
+// outside the enum.
+std::optional<DType> element_type(std::int32_t d);
+
+// A tessel_dtype as reasons write it: DType's name ("bf16"), "int32", or "dtype 42".
+std::string dtype_text(std::int32_t d);
+
+// A sufficient test that every element of a strided tensor has its own address: with the
+// dimensions of extent > 1 sorted by stride, each stride exceeds the largest offset the smaller
+// ones reach. Offsets past 2^63 count as distinct (the host API's validators refuse them).
+bool elements_distinct(std::int64_t const* shape, std::int64_t const* strides, int ndim);
+
+}  // namespace tessel::capi
