@@ -18,8 +18,8 @@
 //
 // This file holds what is GEMM's own: the options, the problem and its GemmArguments, the input
 // sets' contents, the verification, the table, the JSON and CSV columns. The baselines are in
-// gemm_baselines.hpp; the timing, input-set count and GPU conditions in measure.hpp; the GPU
-// header and the files' generic parts in report.hpp.
+// gemm_baselines.hpp; the option and sweep-file parsing, the timing, input-set count and GPU
+// conditions in measure.hpp; the GPU header and the files' generic parts in report.hpp.
 // Every error is one line; bad arguments and a missing GPU exit 2, failures while running exit 1.
 #include "command.hpp"
 
@@ -40,10 +40,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <map>
 #include <memory>
-#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -96,79 +93,12 @@ constexpr char const* kUsage =
 
 // ---- options ----------------------------------------------------------------------------------
 
-struct Options {
-  std::map<std::string, std::string> values;
-  bool has(std::string const& k) const { return values.count(k) != 0; }
-};
-
-bool is_flag(std::string const& name) {
-  return name == "--verify" || name == "--no-verify" || name == "--dry-run" || name == "--help";
-}
-
-bool is_known(std::string const& name) {
-  static char const* const known[] = {"--m",      "--n",       "--k",      "--batch",   "--dtype",   "--b-dtype",
-                                      "--out-dtype", "--a-scale", "--b-scale", "--layout", "--alpha", "--beta",
-                                      "--kernel", "--tune",    "--iters",   "--warmup", "--gap-ms",  "--compare", "--seed",
-                                      "--lda",    "--ldb",     "--ldc",
-                                      "--csv",    "--json",    "--suite",  "--sweep"};
-  for (char const* k : known)
-    if (name == k) return true;
-  return is_flag(name);
-}
-
-void parse_into(Options& o, std::vector<std::string> const& args, std::string const& where) {
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string name = args[i];
-    std::optional<std::string> value;
-    if (auto eq = name.find('='); eq != std::string::npos && name.rfind("--", 0) == 0) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    }
-    if (!is_known(name)) {
-      if (name.rfind("-", 0) == 0) throw UsageError(where + "unknown option '" + name + "' (try: tessel gemm --help)");
-      throw UsageError(where + "unexpected argument '" + name + "' (options start with --; try: tessel gemm --help)");
-    }
-    if (is_flag(name)) {
-      if (value) throw UsageError(where + name + " takes no value");
-      o.values[name] = "";
-      if (name == "--verify") o.values.erase("--no-verify");
-      if (name == "--no-verify") o.values.erase("--verify");
-      continue;
-    }
-    if (!value) {
-      if (i + 1 >= args.size()) throw UsageError(where + name + " needs a value (try: tessel gemm --help)");
-      value = args[++i];
-    }
-    if (value->empty()) throw UsageError(where + name + " needs a non-empty value");
-    o.values[name] = *value;
-  }
-}
-
-long long parse_int(std::string const& option, std::string const& text, long long lo, long long hi) {
-  std::size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (std::exception const&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty()) throw UsageError(option + ": '" + text + "' is not an integer");
-  if (v < lo || v > hi)
-    throw UsageError(option + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + text);
-  return v;
-}
-
-float parse_float(std::string const& option, std::string const& text) {
-  std::size_t used = 0;
-  float v = 0;
-  try {
-    v = std::stof(text, &used);
-  } catch (std::exception const&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty()) throw UsageError(option + ": '" + text + "' is not a number");
-  return v;
-}
+OptionNames const kOptions{"gemm",
+                           {"--m", "--n", "--k", "--batch", "--dtype", "--b-dtype", "--out-dtype", "--a-scale",
+                            "--b-scale", "--layout", "--alpha", "--beta", "--kernel", "--tune", "--iters", "--warmup",
+                            "--gap-ms", "--compare", "--seed", "--lda", "--ldb", "--ldc", "--csv", "--json", "--suite",
+                            "--sweep"},
+                           {"--verify", "--no-verify", "--dry-run", "--help"}};
 
 // ---- one problem --------------------------------------------------------------------------------
 
@@ -587,43 +517,16 @@ void print_row(GpuReport const& gpu, Result const& r) {
   std::fflush(stdout);
 }
 
-std::vector<Options> read_sweep(std::string const& path, Options const& base) {
-  std::ifstream f(path);
-  if (!f) throw UsageError("--sweep: cannot read '" + path + "'");
-  std::vector<Options> out;
-  std::string line;
-  int lineno = 0;
-  while (std::getline(f, line)) {
-    ++lineno;
-    if (auto h = line.find('#'); h != std::string::npos) line.resize(h);
-    std::istringstream ss(line);
-    std::vector<std::string> words;
-    for (std::string w; ss >> w;) words.push_back(w);
-    if (words.empty()) continue;
-    Options o = base;
-    std::string const where = path + ":" + std::to_string(lineno) + ": ";
-    parse_into(o, words, where);
-    if (o.has("--sweep") && o.values.at("--sweep") != base.values.at("--sweep"))
-      throw UsageError(where + "--sweep cannot nest");
-    try {
-      (void)make_problem(o);
-    } catch (UsageError const& e) {
-      throw UsageError(where + e.what());
-    }
-    out.push_back(std::move(o));
-  }
-  if (out.empty()) throw UsageError("--sweep: '" + path + "' holds no problems");
-  return out;
-}
-
 int run_gemm(std::vector<std::string> const& args) {
   Options base;
-  parse_into(base, args, "");
+  parse_options(base, args, kOptions, "");
   if (base.has("--help")) {
     std::fputs(kUsage, stdout);
     return 0;
   }
-  std::vector<Options> lines = base.has("--sweep") ? read_sweep(base.values.at("--sweep"), base) : std::vector<Options>{base};
+  std::vector<Options> lines =
+      base.has("--sweep") ? read_sweep(*base.get("--sweep"), base, kOptions, [](Options const& o) { (void)make_problem(o); })
+                          : std::vector<Options>{base};
   std::vector<Problem> problems;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     problems.push_back(make_problem(lines[i]));
@@ -634,12 +537,7 @@ int run_gemm(std::vector<std::string> const& args) {
     if (tessel::Status s = tessel::gemm_validate(g); !s)
       throw UsageError((lines.size() > 1 ? "problem " + std::to_string(i + 1) + ": " : std::string()) + s.reason);
   }
-  std::string suite = base.has("--suite") ? base.values.at("--suite") : "";
-  if (suite.empty() && base.has("--sweep")) {
-    std::string s = base.values.at("--sweep");
-    s = s.substr(s.find_last_of('/') == std::string::npos ? 0 : s.find_last_of('/') + 1);
-    suite = s.substr(0, s.find('.'));
-  }
+  std::string const suite = suite_name(base);
   if (base.has("--dry-run")) {
     for (Problem const& p : problems)
       std::printf("%s %s %s alpha %g beta %g kernel %s iters %d\n", p.shape().c_str(), p.dtype_name().c_str(),

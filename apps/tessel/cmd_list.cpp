@@ -1,9 +1,11 @@
 // apps/tessel/cmd_list.cpp -- `tessel list`: the compiled GEMM kernels, what each can do, and
-// whether this GPU can run it (the registry of tessel/gemm/device/gemm_registry.hpp).
+// whether this GPU can run it (the registry of tessel/gemm/device/gemm_registry.hpp); then the
+// attention kernels (tessel/attention/attention.hpp's registry).
 #include "command.hpp"
 
 #if defined(TESSEL_HAS_CUDA)
 
+#include <tessel/attention/attention.hpp>
 #include <tessel/gemm.hpp>
 #include <tessel/runtime/device.hpp>
 
@@ -18,7 +20,8 @@ namespace {
 int run_list(std::vector<std::string> const& args) {
   for (auto const& a : args) {
     if (a == "--help") {
-      std::printf("usage: tessel list    the compiled GEMM kernels, what each runs, and the heuristic's rule\n");
+      std::printf("usage: tessel list    the compiled GEMM and attention kernels, what each runs, and the GEMM\n"
+                  "                      heuristic's rule\n");
       return 0;
     }
     throw tessel::cli::UsageError("unexpected argument '" + a + "' (tessel list takes none)");
@@ -63,12 +66,20 @@ int run_list(std::vector<std::string> const& args) {
               "every SM or K >= 4096, else the 64x64 tile.\n"
               "fp32: simt_64x64x8 when ceil(M/128)*ceil(N/128)*batch is below the SM count, else simt_128x128x8_128t.\n"
               "K = 0 or alpha = 0 computes D = beta*C without a GEMM kernel.\n");
+
+  std::printf("\nAttention kernels (tessel attention --kernel NAME):\n\n");
+  for (int i = 0; i < tessel::attention_kernel_count(); ++i) {
+    tessel::AttentionKernelInfo const k = tessel::attention_kernel_info(i);
+    std::printf("%s\n", k.name);
+    std::printf("  what       %s\n", k.description);
+    std::printf("  arch       sm_%d or newer\n\n", k.min_sm);
+  }
   return 0;
 }
 
 }  // namespace
 
-static tessel::cli::Register reg{{"list", "the compiled GEMM kernels and what each can do", run_list}};
+static tessel::cli::Register reg{{"list", "the compiled GEMM and attention kernels and what each can do", run_list}};
 
 #else
 
@@ -77,6 +88,6 @@ int run_list(std::vector<std::string> const&) {
   throw tessel::cli::UsageError("this tessel was built without CUDA (TESSEL_ENABLE_CUDA=OFF): no kernels are compiled");
 }
 }  // namespace
-static tessel::cli::Register reg{{"list", "the compiled GEMM kernels (needs a CUDA build)", run_list}};
+static tessel::cli::Register reg{{"list", "the compiled GEMM and attention kernels (needs a CUDA build)", run_list}};
 
 #endif

@@ -11,6 +11,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -19,6 +22,107 @@
 #endif
 
 namespace tessel::cli {
+
+// ---- the command line ------------------------------------------------------------------------------
+
+void parse_options(Options& o, std::vector<std::string> const& args, OptionNames const& names, std::string const& where) {
+  auto const listed = [](std::vector<std::string> const& list, std::string const& name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
+  std::string const help = "(try: tessel " + names.command + " --help)";
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string name = args[i];
+    std::optional<std::string> value;
+    if (auto eq = name.find('='); eq != std::string::npos && name.rfind("--", 0) == 0) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    bool const flag = listed(names.flags, name);
+    if (!flag && !listed(names.valued, name)) {
+      if (name.rfind("-", 0) == 0) throw UsageError(where + "unknown option '" + name + "' " + help);
+      throw UsageError(where + "unexpected argument '" + name + "' (options start with --; try: tessel " + names.command +
+                       " --help)");
+    }
+    if (flag) {
+      if (value) throw UsageError(where + name + " takes no value");
+      o.values[name] = "";
+      o.values.erase(name.rfind("--no-", 0) == 0 ? "--" + name.substr(5) : "--no-" + name.substr(2));
+      continue;
+    }
+    if (!value) {
+      if (i + 1 >= args.size()) throw UsageError(where + name + " needs a value " + help);
+      value = args[++i];
+    }
+    if (value->empty()) throw UsageError(where + name + " needs a non-empty value");
+    o.values[name] = *value;
+  }
+}
+
+long long parse_int(std::string const& option, std::string const& text, long long lo, long long hi) {
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (std::exception const&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty()) throw UsageError(option + ": '" + text + "' is not an integer");
+  if (v < lo || v > hi)
+    throw UsageError(option + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + text);
+  return v;
+}
+
+float parse_float(std::string const& option, std::string const& text) {
+  std::size_t used = 0;
+  float v = 0;
+  try {
+    v = std::stof(text, &used);
+  } catch (std::exception const&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty()) throw UsageError(option + ": '" + text + "' is not a number");
+  return v;
+}
+
+std::vector<Options> read_sweep(std::string const& path, Options const& base, OptionNames const& names,
+                                std::function<void(Options const&)> const& check) {
+  std::ifstream f(path);
+  if (!f) throw UsageError("--sweep: cannot read '" + path + "'");
+  std::vector<Options> out;
+  std::string line;
+  int lineno = 0;
+  while (std::getline(f, line)) {
+    ++lineno;
+    if (auto h = line.find('#'); h != std::string::npos) line.resize(h);
+    std::istringstream ss(line);
+    std::vector<std::string> words;
+    for (std::string w; ss >> w;) words.push_back(w);
+    if (words.empty()) continue;
+    Options o = base;
+    std::string const where = path + ":" + std::to_string(lineno) + ": ";
+    parse_options(o, words, names, where);
+    if (o.has("--sweep") && *o.get("--sweep") != path) throw UsageError(where + "--sweep cannot nest");
+    try {
+      check(o);
+    } catch (UsageError const& e) {
+      throw UsageError(where + e.what());
+    }
+    out.push_back(std::move(o));
+  }
+  if (out.empty()) throw UsageError("--sweep: '" + path + "' holds no problems");
+  return out;
+}
+
+std::string suite_name(Options const& base) {
+  if (std::string const* s = base.get("--suite")) return *s;
+  std::string const* sweep = base.get("--sweep");
+  if (!sweep) return "";
+  std::size_t const slash = sweep->find_last_of('/');
+  std::string const file = sweep->substr(slash == std::string::npos ? 0 : slash + 1);
+  return file.substr(0, file.find('.'));
+}
+
+// ---- device helpers ----------------------------------------------------------------------------------
 
 void cuda_check(cudaError_t err, char const* what) {
   if (err != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err));

@@ -1,5 +1,6 @@
 // apps/tessel/measure.hpp -- how the `tessel` CLI times a candidate against a baseline
-// (docs/PERF.md, Method), shared by the subcommands that time kernels (tessel gemm).
+// (docs/PERF.md, Method), shared by the subcommands that time kernels (tessel gemm, tessel
+// attention), and the command line they share (options, sweep files).
 //
 // The subcommand owns its problem: the input sets' contents, the launches, the verification.
 // This file owns the method: how many input sets (together >= 2x the L2, so no launch finds its
@@ -22,8 +23,18 @@
 //                                             nvml);
 //   m.candidate.median_ms, m.baseline.median_ms, m.sm_clock_after_mhz
 //
+// The command line (each subcommand names its options; the values' meaning is its own):
+//   OptionNames const names{"gemm", {"--m", "--iters", "--sweep"}, {"--verify", "--no-verify", "--help"}};
+//   Options base;
+//   parse_options(base, args, names, "");                  // --m 64, --m=64, --no-verify
+//   std::vector<Options> lines = base.has("--sweep")
+//       ? read_sweep(*base.get("--sweep"), base, names, [](Options const& o) { (void)make_problem(o); })
+//       : std::vector<Options>{base};
+//   long long m = parse_int("--m", *lines[0].get("--m"), 0, 1LL << 40);
+//
 // report.hpp prints and writes what comes back. Errors are std::runtime_error (one line), except
-// open_gpu's UsageError (exit 2: no GPU is bad input, not a failure).
+// the command line's and open_gpu's UsageError (exit 2: bad options and no GPU are bad input, not
+// failures).
 #pragma once
 
 #if defined(TESSEL_HAS_CUDA)
@@ -35,11 +46,51 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace tessel::cli {
+
+// ---- the command line ------------------------------------------------------------------------------
+
+// One command line's (or sweep line's) options: name -> value, "" for a flag.
+struct Options {
+  std::map<std::string, std::string> values;
+  bool has(std::string const& name) const { return values.count(name) != 0; }
+  std::string const* get(std::string const& name) const {  // nullptr where absent
+    auto const it = values.find(name);
+    return it == values.end() ? nullptr : &it->second;
+  }
+};
+
+// What a subcommand accepts: options that take a value and flags that take none.
+struct OptionNames {
+  std::string command;              // "gemm": the messages say "try: tessel gemm --help"
+  std::vector<std::string> valued;  // "--m", "--dtype", ...
+  std::vector<std::string> flags;   // "--verify", "--help", ...
+};
+
+// Adds args to o: `--name value`, `--name=value`, or a flag; a later value replaces an earlier
+// one, and a flag --X and its negation --no-X replace each other. An unknown option, a stray
+// word, a missing or empty value, or a flag given a value is a UsageError prefixed by `where`
+// (a sweep file's "path:line: ").
+void parse_options(Options& o, std::vector<std::string> const& args, OptionNames const& names, std::string const& where);
+
+// text as an integer in lo..hi, or a number; else UsageError naming `option`.
+long long parse_int(std::string const& option, std::string const& text, long long lo, long long hi);
+float parse_float(std::string const& option, std::string const& text);
+
+// --sweep FILE: one Options per line that holds any ('#' starts a comment), each parsed over a
+// copy of base, so a line's options override the command line's. check(line) throws the line's
+// UsageError, which comes back prefixed "path:line: "; an unreadable or empty file, or a line that
+// names another sweep file, is a UsageError too.
+std::vector<Options> read_sweep(std::string const& path, Options const& base, OptionNames const& names,
+                                std::function<void(Options const&)> const& check);
+
+// The suite a JSON file records: --suite, else the --sweep file's name up to its first '.', else "".
+std::string suite_name(Options const& base);
 
 // ---- device helpers ------------------------------------------------------------------------------
 
