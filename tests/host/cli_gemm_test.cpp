@@ -153,6 +153,7 @@ TEST_F(CliGemm, HelpExitsZero) {
   EXPECT_NE(r.out.find("--sweep"), std::string::npos);
 }
 
+// Every bench/*.txt sweep parses: attention*.txt as `tessel attention` sweeps, the rest as `tessel gemm`'s.
 TEST_F(CliGemm, BenchSuitesParse) {
   if (!cuda_build()) GTEST_SKIP() << "tessel was built without CUDA";
   std::filesystem::path const bench = std::filesystem::path(TESSEL_SOURCE_DIR) / "bench";
@@ -160,7 +161,8 @@ TEST_F(CliGemm, BenchSuitesParse) {
   for (auto const& e : std::filesystem::directory_iterator(bench)) {
     if (e.path().extension() != ".txt" || e.path().filename() == "CMakeLists.txt") continue;
     ++suites;
-    CliRun r = run("gemm --dry-run --sweep " + e.path().string());
+    bool const attention = e.path().filename().string().rfind("attention", 0) == 0;
+    CliRun r = run(std::string(attention ? "attention" : "gemm") + " --dry-run --sweep " + e.path().string());
     EXPECT_EQ(r.code, 0) << e.path() << ": " << r.err;
     EXPECT_GT(lines(r.out), 0) << e.path();
   }
