@@ -28,6 +28,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace tessel {
@@ -44,48 +45,191 @@ using detail::Staging;
 using kernel::Sm90GemmParams;
 using kernel::detail::Sm90Instance;
 
-struct Sm90Family {
+// How an entry's consumer warpgroups share the tiles (its tile text says so).
+enum class Sm90Schedule { cooperative, ping_pong };
+constexpr Sm90Schedule kCooperative = Sm90Schedule::cooperative, kPingPong = Sm90Schedule::ping_pong;
+
+constexpr char kAlign[] =
+    "none; operands read in place by TMA when K-major, or MN-major with bf16/fp16 inputs (wgmma transpose bits), "
+    "with 16-byte aligned strides (pointer, ld, batch stride), else staged once into a K-major copy; a 16-bit D with C unread leaves through shared memory (TMA stores when its rows "
+    "are 16-byte aligned, row copies when not); otherwise D/C from registers, two elements at a time where aligned";
+constexpr char kLayouts[] = "A, B, C/D each row- or column-major; batched (any strides, 0 broadcasts); any leading dimension";
+constexpr char kBf16[] = "bf16 -> bf16|fp32";
+constexpr char kF16[] = "fp16 -> fp16|fp32";
+constexpr char kE4m3[] = "e4m3|e5m2 x e4m3|e5m2 -> bf16|fp16|fp32 (a_scale, b_scale)";
+constexpr char kE4m3Only[] = "e4m3 x e4m3 -> bf16|fp16|fp32 (a_scale, b_scale)";
+constexpr char kTf32[] = "tf32 (fp32 operands, rounded to tf32) -> fp32";
+constexpr char kSummaryTf32[] =
+    "tensor cores, sm_90a: as sm90_bf16_128x256x64_c2_s4 with wgmma m64n256k8 tf32 on 32-deep k-tiles of fp32 "
+    "operands, which TMA rounds to tf32 as it loads them; D from registers";
+constexpr char kSummaryFp8[] =
+    "tensor cores, sm_90a: as the bf16 kernels with wgmma m64nNk32 e4m3; fp32 accumulators promoted from the tensor "
+    "core after every 128-deep k-tile";
+constexpr char kSummaryFp8Halves[] =
+    "tensor cores, sm_90a: as the bf16 kernels with wgmma m64n128k32 fp8 on each 128-column half of the 256-wide "
+    "tile; each 128-deep k-tile accumulates in a fresh register tile that is added to the fp32 accumulators once it "
+    "retires (promotion)";
+constexpr char kSummaryFp8Every2[] =
+    "tensor cores, sm_90a: as sm90_e4m3_128x256x128_c2 with 4 stages and the fp32 promotion after every second "
+    "k-tile (256 products); the epilogue's half-tile buffer takes the tile in rotating 64-column blocks";
+constexpr char kSummaryFp8Fast[] =
+    "tensor cores, sm_90a: as the bf16 kernels with wgmma m64n256k32 e4m3, accumulating in the tensor core for the "
+    "whole K (fast accumulation: fewer mantissa bits on long K)";
+constexpr char kSummary[] =
+    "tensor cores, sm_90a: TMA + wgmma m64n256k16, warp-specialized (1 producer, 2 consumer warpgroups), "
+    "persistent over a grouped raster, TMA-store epilogue, parallel split-K for few tiles";
+constexpr char kSummary64[] =
+    "tensor cores, sm_90a: as the 1x1 kernel with wgmma m64n64k16 and 8 stages (skinny problems stream the long "
+    "operand; parallel split-K for few tiles)";
+constexpr char kSummary64x64[] =
+    "tensor cores, sm_90a: as the 128x64x64 kernel with one consumer warpgroup on 64-row tiles (twice the CTAs on "
+    "the long operand of a skinny problem) and 12 stages";
+constexpr char kSummary64x16[] =
+    "tensor cores, sm_90a: as the 64x64x64 kernel with 16-wide tiles (wgmma m64n16k16): a stage holds 10 KiB "
+    "instead of 16, so 21 stages keep 1.75x the long operand's bytes in flight (fewer where that measured faster); "
+    "each k-tile's products added to fp32 registers; D from registers";
+constexpr char kSummaryPromoted[] =
+    "tensor cores, sm_90a: as the kernel of the same tiles without _promoted, with each k-tile's products added to "
+    "fp32 registers (the tensor core's own sum over a long K drifted 3-15x past cuBLAS's error with an fp32 D); "
+    "MN-major operands staged";
+constexpr char kSummaryC2[] =
+    "tensor cores, sm_90a: as the 1x1 kernel, in 2x1 clusters whose CTAs multicast halves of the shared B tile";
+constexpr char kSummary192[] =
+    "tensor cores, sm_90a: as the 2x1 cluster kernel with 128x192 tiles (wgmma m64n192k16) and 4 stages: a finer "
+    "grain of tiles per round where the 256-wide ones would leave rounds part-empty";
+constexpr char kSummaryS4[] =
+    "tensor cores, sm_90a: as the 2x1 cluster kernel with 4 stages; the epilogue TMA-stores each tile in 64-column "
+    "blocks rotating through a half-tile buffer (a D that TMA cannot store leaves from registers)";
+constexpr char kSummaryPingpong[] =
+    "tensor cores, sm_90a: ping-pong -- the two consumer warpgroups take alternate 128x128 tiles (two wgmma "
+    "m64n128k16 per slice), one's epilogue under the other's mainloop; 2x1 clusters multicast B; a D that TMA "
+    "cannot store leaves from registers";
+constexpr char kSummaryTmaC[] =
+    "tensor cores, sm_90a: as the 2x1 cluster kernel; C (beta != 0) arrives by TMA in the staging buffer during the "
+    "mainloop, becomes D there and leaves by TMA stores (a C or D that TMA cannot take goes through registers)";
+constexpr char kSummaryC1x2[] =
+    "tensor cores, sm_90a: as the 1x1 kernel, in 1x2 clusters (two tile columns) whose CTAs multicast halves of the "
+    "shared A tile";
+
+constexpr char kSummary64C1x2[] =
+    "tensor cores, sm_90a: as the 128x64x64 kernel, in 1x2 clusters whose CTAs multicast halves of the shared A "
+    "tile (a D two or four tiles wide reads each strip of its long operand from L2 half as often)";
+
+// One sm_90a registry entry: its name, the compiled configuration it launches (everything
+// numeric about it -- tile, stages, cluster, threads, shared memory -- is read from there), and
+// the prose `tessel list` prints. The heuristic refers to entries by name (entry() below).
+struct Sm90Entry {
+  char const* name;
   DType ab;
   Sm90Instance (*instance)();
+  char const* summary;
+  char const* dtypes;
+  Sm90Schedule schedule;
+  char const* selection;
 };
 
 // clang-format off
-constexpr std::array<Sm90Family, 33> kFamilies = {{
-    {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64},
-    {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2},
-    {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c1x2},
-    {DType::bf16, kernel::detail::sm90_instance_bf16_128x128x64_c2},
-    {DType::bf16, kernel::detail::sm90_instance_bf16_128x64x64},
-    {DType::f16,  kernel::detail::sm90_instance_f16_128x256x64},
-    {DType::f16,  kernel::detail::sm90_instance_f16_128x256x64_c2},
-    {DType::f16,  kernel::detail::sm90_instance_f16_128x256x64_c1x2},
-    {DType::f16,  kernel::detail::sm90_instance_f16_128x128x64_c2},
-    {DType::f16,  kernel::detail::sm90_instance_f16_128x64x64},
-    {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x128x128_c2},
-    {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2_fastacc},
-    {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2_s4},
-    {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2},
-    {DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2_promote2},
-    {DType::bf16, kernel::detail::sm90_instance_bf16_128x128x64_pingpong_c2},
-    {DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2_tmac},
-    {DType::f16,  kernel::detail::sm90_instance_f16_128x256x64_c2_tmac},
-    {DType::bf16, kernel::detail::sm90_instance_bf16_64x64x64},
-    {DType::f16,  kernel::detail::sm90_instance_f16_64x64x64},
-    {DType::bf16, kernel::detail::sm90_instance_bf16_64x16x64},
-    {DType::f16,  kernel::detail::sm90_instance_f16_64x16x64},
-    {DType::bf16, kernel::detail::sm90_instance_bf16_128x192x64_c2},
-    {DType::f16,  kernel::detail::sm90_instance_f16_128x192x64_c2},
-    {DType::bf16, kernel::detail::sm90_instance_bf16_64x64x64_promoted},
-    {DType::f16,  kernel::detail::sm90_instance_f16_64x64x64_promoted},
-    {DType::bf16, kernel::detail::sm90_instance_bf16_128x64x64_promoted},
-    {DType::f16,  kernel::detail::sm90_instance_f16_128x64x64_promoted},
-    {DType::tf32, kernel::detail::sm90_instance_tf32_128x256x32_c2},
-    {DType::bf16, kernel::detail::sm90_instance_bf16_128x64x64_c1x2},
-    {DType::f16,  kernel::detail::sm90_instance_f16_128x64x64_c1x2},
-    {DType::bf16, kernel::detail::sm90_instance_bf16_128x64x64_promoted_c1x2},
-    {DType::f16,  kernel::detail::sm90_instance_f16_128x64x64_promoted_c1x2},
-}};
+constexpr auto kRegistry = std::to_array<Sm90Entry>({
+    {"sm90_bf16_128x256x64", DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64, kSummary, kBf16, kCooperative,
+     "bf16 on sm_90a: a single 128-row tile row (M <= 128), or where its tiles fill the SMs' rounds enough better than the clusters'"},
+    {"sm90_bf16_128x256x64_c2", DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2, kSummaryC2, kBf16, kCooperative,
+     "bf16 on sm_90a: default (M > 128, N > 128) where C is read or D cannot take TMA stores"},
+    {"sm90_bf16_128x256x64_c1x2", DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c1x2, kSummaryC1x2, kBf16, kCooperative,
+     "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"},
+    {"sm90_bf16_128x128x64_c2", DType::bf16, kernel::detail::sm90_instance_bf16_128x128x64_c2, kSummaryC2, kBf16, kCooperative,
+     "bf16 on sm_90a: a single tile column of at most 128 (64 < N <= 128) with a long K; a D 129 to 256 wide or tall where its tiles fit one round; a small problem where 128x64 tiles would take more than one round, or whose rows are off the L2's 32-byte sectors"},
+    {"sm90_bf16_128x64x64", DType::bf16, kernel::detail::sm90_instance_bf16_128x64x64, kSummary64, kBf16, kCooperative,
+     "bf16 on sm_90a: a D at most 64 wide or tall (skinny) where 64-row tiles would need more than one round, or few 128-row tiles split a long K; 65 to 128 wide or tall where its tiles fit one round and fill most SMs, K is below 8192, or its K slices put as many CTAs to work as the wider tiles'; a small problem with a long K where its slices put more (an fp32 D at most 128 wide or tall with K >= 2048 and K-major operands: sm90_bf16_128x64x64_promoted; a D 65 to 128 wide with a long operand of >= 2^25 elements on HBM of >= 4 TB/s, or 193 to 256 wide with >= 2^24 and K <= 4096: sm90_bf16_128x64x64_c1x2)"},
+    {"sm90_fp16_128x256x64", DType::f16, kernel::detail::sm90_instance_f16_128x256x64, kSummary, kF16, kCooperative,
+     "fp16 on sm_90a: as sm90_bf16_128x256x64"},
+    {"sm90_fp16_128x256x64_c2", DType::f16, kernel::detail::sm90_instance_f16_128x256x64_c2, kSummaryC2, kF16, kCooperative,
+     "fp16 on sm_90a: default (M > 128, N > 128)"},
+    {"sm90_fp16_128x256x64_c1x2", DType::f16, kernel::detail::sm90_instance_f16_128x256x64_c1x2, kSummaryC1x2, kF16, kCooperative,
+     "fp16 on sm_90a: as sm90_bf16_128x256x64_c1x2"},
+    {"sm90_fp16_128x128x64_c2", DType::f16, kernel::detail::sm90_instance_f16_128x128x64_c2, kSummaryC2, kF16, kCooperative,
+     "fp16 on sm_90a: a single tile column of at most 128 (64 < N <= 128)"},
+    {"sm90_fp16_128x64x64", DType::f16, kernel::detail::sm90_instance_f16_128x64x64, kSummary64, kF16, kCooperative,
+     "fp16 on sm_90a: as sm90_bf16_128x64x64"},
+    {"sm90_e4m3_128x128x128_c2", DType::e4m3, kernel::detail::sm90_instance_e4m3_128x128x128_c2, kSummaryFp8, kE4m3, kCooperative,
+     "fp8 (any pair) on sm_90a: a D at most 128 wide (canonical N <= 128), or a small problem (K < 8192) whose 256-wide tiles would fill less than half the GPU"},
+    {"sm90_e4m3_128x256x128_c2_fastacc", DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2_fastacc, kSummaryFp8Fast, kE4m3Only, kCooperative,
+     "e4m3 x e4m3 on sm_90a: by name (fast accumulation)"},
+    {"sm90_bf16_128x256x64_c2_s4", DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2_s4, kSummaryS4, kBf16, kCooperative,
+     "bf16 on sm_90a: default where D leaves by TMA stores (M > 128, N > 256 in 2x1 clusters, C unread, D 16-byte aligned)"},
+    {"sm90_e4m3_128x256x128_c2", DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2, kSummaryFp8Halves, kE4m3, kCooperative,
+     "fp8 (any pair of e4m3, e5m2) on sm_90a: default (N > 128)"},
+    {"sm90_e4m3_128x256x128_c2_promote2", DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2_promote2, kSummaryFp8Every2, kE4m3, kCooperative,
+     "fp8 (any pair) on sm_90a: by name (promoted every 256 products: up to 2x cuBLASLt's error; 1.03x cuBLASLt at 8192^3 on an H200 against the default's 1.013)"},
+    {"sm90_bf16_128x128x64_pingpong_c2", DType::bf16, kernel::detail::sm90_instance_bf16_128x128x64_pingpong_c2, kSummaryPingpong, kBf16, kPingPong,
+     "bf16 on sm_90a: by name (the ping-pong schedule; not measured faster yet)"},
+    {"sm90_bf16_128x256x64_c2_tmac", DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2_tmac, kSummaryTmaC, kBf16, kCooperative,
+     "bf16 on sm_90a: default where C is read (beta != 0) and TMA can load C and store D (M > 128, N > 128)"},
+    {"sm90_fp16_128x256x64_c2_tmac", DType::f16, kernel::detail::sm90_instance_f16_128x256x64_c2_tmac, kSummaryTmaC, kF16, kCooperative,
+     "fp16 on sm_90a: as sm90_bf16_128x256x64_c2_tmac"},
+    {"sm90_bf16_64x64x64", DType::bf16, kernel::detail::sm90_instance_bf16_64x64x64, kSummary64x64, kBf16, kCooperative,
+     "bf16 on sm_90a: a D 17 to 64 wide or tall (skinny; the tall one runs swapped) where its tiles fit one round, unless few 128-row tiles split a long K; a small D where its tiles fit one round and put 1.5x the 128x64 tiles' CTAs to work (a skinny fp32 D with K >= 2048 and K-major operands: sm90_bf16_64x64x64_promoted)"},
+    {"sm90_fp16_64x64x64", DType::f16, kernel::detail::sm90_instance_f16_64x64x64, kSummary64x64, kF16, kCooperative,
+     "fp16 on sm_90a: as sm90_bf16_64x64x64"},
+    {"sm90_bf16_64x16x64", DType::bf16, kernel::detail::sm90_instance_bf16_64x16x64, kSummary64x16, kBf16, kCooperative,
+     "bf16 on sm_90a: a D at most 16 wide or tall (skinny; the tall one runs swapped) where its tiles fit one round, unless they would fill under 45% of the SMs and few 128-row tiles split a long K"},
+    {"sm90_fp16_64x16x64", DType::f16, kernel::detail::sm90_instance_f16_64x16x64, kSummary64x16, kF16, kCooperative,
+     "fp16 on sm_90a: as sm90_bf16_64x16x64"},
+    {"sm90_bf16_128x192x64_c2", DType::bf16, kernel::detail::sm90_instance_bf16_128x192x64_c2, kSummary192, kBf16, kCooperative,
+     "bf16 on sm_90a: where its rounds of tiles take enough less than the 128x256 ones' (K-major operands, C unread, D by TMA stores)"},
+    {"sm90_fp16_128x192x64_c2", DType::f16, kernel::detail::sm90_instance_f16_128x192x64_c2, kSummary192, kF16, kCooperative,
+     "fp16 on sm_90a: as sm90_bf16_128x192x64_c2"},
+    {"sm90_bf16_64x64x64_promoted", DType::bf16, kernel::detail::sm90_instance_bf16_64x64x64_promoted, kSummaryPromoted, kBf16, kCooperative,
+     "bf16 on sm_90a: where sm90_bf16_64x64x64 would run a skinny problem with an fp32 D and K of 2048 or more"},
+    {"sm90_fp16_64x64x64_promoted", DType::f16, kernel::detail::sm90_instance_f16_64x64x64_promoted, kSummaryPromoted, kF16, kCooperative,
+     "fp16 on sm_90a: as sm90_bf16_64x64x64_promoted"},
+    {"sm90_bf16_128x64x64_promoted", DType::bf16, kernel::detail::sm90_instance_bf16_128x64x64_promoted, kSummaryPromoted, kBf16, kCooperative,
+     "bf16 on sm_90a: where sm90_bf16_128x64x64 (or its 1x2 sibling) would run a D at most 128 wide or tall with an fp32 D and K of 2048 or more"},
+    {"sm90_fp16_128x64x64_promoted", DType::f16, kernel::detail::sm90_instance_f16_128x64x64_promoted, kSummaryPromoted, kF16, kCooperative,
+     "fp16 on sm_90a: as sm90_bf16_128x64x64_promoted"},
+    {"sm90_tf32_128x256x32_c2", DType::tf32, kernel::detail::sm90_instance_tf32_128x256x32_c2, kSummaryTf32, kTf32, kCooperative,
+     "tf32 on sm_90a: M > 128 and N > 128 where its tiles fill at least half the SMs' first round or K >= 4096 (split-K); smaller problems: the sm80 tf32 kernels"},
+    {"sm90_bf16_128x64x64_c1x2", DType::bf16, kernel::detail::sm90_instance_bf16_128x64x64_c1x2, kSummary64C1x2, kBf16, kCooperative,
+     "bf16 on sm_90a: where sm90_bf16_128x64x64 would run a D 65 to 128 wide (two tile columns; HBM >= 4 TB/s) or 193 to 256 wide (four; K <= 4096) with a long operand: the two CTAs of a tile row share that operand's strip"},
+    {"sm90_fp16_128x64x64_c1x2", DType::f16, kernel::detail::sm90_instance_f16_128x64x64_c1x2, kSummary64C1x2, kF16, kCooperative,
+     "fp16 on sm_90a: as sm90_bf16_128x64x64_c1x2"},
+    {"sm90_bf16_128x64x64_promoted_c1x2", DType::bf16, kernel::detail::sm90_instance_bf16_128x64x64_promoted_c1x2, kSummaryPromoted, kBf16, kCooperative,
+     "bf16 on sm_90a: where sm90_bf16_128x64x64_c1x2 would run an fp32 D with K of 2048 or more"},
+    {"sm90_fp16_128x64x64_promoted_c1x2", DType::f16, kernel::detail::sm90_instance_f16_128x64x64_promoted_c1x2, kSummaryPromoted, kF16, kCooperative,
+     "fp16 on sm_90a: as sm90_bf16_128x64x64_promoted_c1x2"},
+});
 // clang-format on
+
+// An entry's index by name, at compile time: a name that is not in kRegistry does not build.
+consteval std::size_t entry(std::string_view name) {
+  for (std::size_t i = 0; i < kRegistry.size(); ++i)
+    if (std::string_view(kRegistry[i].name) == name) return i;
+  throw "entry(): no sm_90a registry entry has this name";
+}
+
+// The entries the heuristic names. The bf16 tiles' fp16 siblings sit kFp16Entries further on
+// (`first + kTile128C2`); the other pairs put fp16 right after bf16 (+1). Both are checked here.
+constexpr std::size_t kTile256 = entry("sm90_bf16_128x256x64"), kTile256C2 = entry("sm90_bf16_128x256x64_c2"),
+                      kTile256C1x2 = entry("sm90_bf16_128x256x64_c1x2"), kTile128C2 = entry("sm90_bf16_128x128x64_c2"),
+                      kTile64 = entry("sm90_bf16_128x64x64"), kFp16Entries = entry("sm90_fp16_128x256x64") - kTile256,
+                      kFp8Narrow = entry("sm90_e4m3_128x128x128_c2"), kTile256C2S4 = entry("sm90_bf16_128x256x64_c2_s4"),
+                      kFp8Entry = entry("sm90_e4m3_128x256x128_c2"), kTile256C2TmaC = entry("sm90_bf16_128x256x64_c2_tmac"),
+                      kTile256C2TmaCF16 = entry("sm90_fp16_128x256x64_c2_tmac"), kTile64x64 = entry("sm90_bf16_64x64x64"),
+                      kTile64x64F16 = entry("sm90_fp16_64x64x64"), kTile64x16 = entry("sm90_bf16_64x16x64"),
+                      kTile64x16F16 = entry("sm90_fp16_64x16x64"), kTile192C2 = entry("sm90_bf16_128x192x64_c2"),
+                      kTile192C2F16 = entry("sm90_fp16_128x192x64_c2"), kTile64x64Promoted = entry("sm90_bf16_64x64x64_promoted"),
+                      kTile64Promoted = entry("sm90_bf16_128x64x64_promoted"), kTf32Entry = entry("sm90_tf32_128x256x32_c2"),
+                      kTile64C1x2 = entry("sm90_bf16_128x64x64_c1x2"),
+                      kTile64PromotedC1x2 = entry("sm90_bf16_128x64x64_promoted_c1x2");
+static_assert(entry("sm90_fp16_128x256x64_c2") == kTile256C2 + kFp16Entries &&
+                  entry("sm90_fp16_128x256x64_c1x2") == kTile256C1x2 + kFp16Entries &&
+                  entry("sm90_fp16_128x128x64_c2") == kTile128C2 + kFp16Entries &&
+                  entry("sm90_fp16_128x64x64") == kTile64 + kFp16Entries,
+              "kRegistry: the five bf16 tiles' fp16 siblings must follow them in the same order, kFp16Entries on");
+static_assert(entry("sm90_fp16_64x64x64_promoted") == kTile64x64Promoted + 1 &&
+                  entry("sm90_fp16_128x64x64_promoted") == kTile64Promoted + 1 &&
+                  entry("sm90_fp16_128x64x64_c1x2") == kTile64C1x2 + 1 &&
+                  entry("sm90_fp16_128x64x64_promoted_c1x2") == kTile64PromotedC1x2 + 1,
+              "kRegistry: these entries' fp16 siblings must come right after them (the heuristic adds 1)");
 
 // ---- TMA descriptors ------------------------------------------------------------------------------
 
@@ -149,7 +293,7 @@ Status resident_clusters(std::size_t family, Sm90Instance const& t, int* out) {
 // ---- running one entry -------------------------------------------------------------------------------
 
 Status family_check(std::size_t i, GemmArguments const& g) {
-  Sm90Family const& f = kFamilies[i];
+  Sm90Entry const& f = kRegistry[i];
   Sm90Instance const t = f.instance();
   bool const fp8_pair = f.ab == DType::e4m3 && t.fp8_pairs && is_fp8(g.a_type) && is_fp8(g.b_type);
   if (!fp8_pair && (g.a_type != f.ab || g.b_type != f.ab))
@@ -293,7 +437,7 @@ bool sm90_swaps_problem(Sm90Instance const& t, CanonicalGemm const& c) {
 
 // query non-null: store the scratch bytes the call takes there and launch nothing.
 Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cudaStream_t stream) {
-  Sm90Family const& f = kFamilies[i];
+  Sm90Entry const& f = kRegistry[i];
   Sm90Instance const t = f.instance();
   std::size_t const ob = size_of(g.c_type);
   // A skinny kernel (64-wide tiles) runs a problem whose canonical D is at most 64 rows tall and
@@ -539,122 +683,35 @@ Status workspace_entry(GemmArguments const& g, std::size_t* bytes) {
 }
 template <std::size_t I>
 cudaError_t attributes_entry(GemmArguments const&, cudaFuncAttributes* attr) {
-  return kFamilies[I].instance().attributes(attr);
+  return kRegistry[I].instance().attributes(attr);
 }
 
-constexpr char kAlign[] =
-    "none; operands read in place by TMA when K-major, or MN-major with bf16/fp16 inputs (wgmma transpose bits), "
-    "with 16-byte aligned strides (pointer, ld, batch stride), else staged once into a K-major copy; a 16-bit D with C unread leaves through shared memory (TMA stores when its rows "
-    "are 16-byte aligned, row copies when not); otherwise D/C from registers, two elements at a time where aligned";
-constexpr char kLayouts[] = "A, B, C/D each row- or column-major; batched (any strides, 0 broadcasts); any leading dimension";
-constexpr char kBf16[] = "bf16 -> bf16|fp32";
-constexpr char kF16[] = "fp16 -> fp16|fp32";
-constexpr char kE4m3[] = "e4m3|e5m2 x e4m3|e5m2 -> bf16|fp16|fp32 (a_scale, b_scale)";
-constexpr char kE4m3Only[] = "e4m3 x e4m3 -> bf16|fp16|fp32 (a_scale, b_scale)";
-constexpr char kTf32[] = "tf32 (fp32 operands, rounded to tf32) -> fp32";
-constexpr char kSummaryTf32[] =
-    "tensor cores, sm_90a: as sm90_bf16_128x256x64_c2_s4 with wgmma m64n256k8 tf32 on 32-deep k-tiles of fp32 "
-    "operands, which TMA rounds to tf32 as it loads them; D from registers";
-constexpr char kSummaryFp8[] =
-    "tensor cores, sm_90a: as the bf16 kernels with wgmma m64nNk32 e4m3; fp32 accumulators promoted from the tensor "
-    "core after every 128-deep k-tile";
-constexpr char kSummaryFp8Halves[] =
-    "tensor cores, sm_90a: as the bf16 kernels with wgmma m64n128k32 fp8 on each 128-column half of the 256-wide "
-    "tile; each 128-deep k-tile accumulates in a fresh register tile that is added to the fp32 accumulators once it "
-    "retires (promotion)";
-constexpr char kSummaryFp8Every2[] =
-    "tensor cores, sm_90a: as sm90_e4m3_128x256x128_c2 with 4 stages and the fp32 promotion after every second "
-    "k-tile (256 products); the epilogue's half-tile buffer takes the tile in rotating 64-column blocks";
-constexpr char kSummaryFp8Fast[] =
-    "tensor cores, sm_90a: as the bf16 kernels with wgmma m64n256k32 e4m3, accumulating in the tensor core for the "
-    "whole K (fast accumulation: fewer mantissa bits on long K)";
-constexpr char kSummary[] =
-    "tensor cores, sm_90a: TMA + wgmma m64n256k16, warp-specialized (1 producer, 2 consumer warpgroups), "
-    "persistent over a grouped raster, TMA-store epilogue, parallel split-K for few tiles";
-constexpr char kSummary64[] =
-    "tensor cores, sm_90a: as the 1x1 kernel with wgmma m64n64k16 and 8 stages (skinny problems stream the long "
-    "operand; parallel split-K for few tiles)";
-constexpr char kSummary64x64[] =
-    "tensor cores, sm_90a: as the 128x64x64 kernel with one consumer warpgroup on 64-row tiles (twice the CTAs on "
-    "the long operand of a skinny problem) and 12 stages";
-constexpr char kSummary64x16[] =
-    "tensor cores, sm_90a: as the 64x64x64 kernel with 16-wide tiles (wgmma m64n16k16): a stage holds 10 KiB "
-    "instead of 16, so 21 stages keep 1.75x the long operand's bytes in flight (fewer where that measured faster); "
-    "each k-tile's products added to fp32 registers; D from registers";
-constexpr char kSummaryPromoted[] =
-    "tensor cores, sm_90a: as the kernel of the same tiles without _promoted, with each k-tile's products added to "
-    "fp32 registers (the tensor core's own sum over a long K drifted 3-15x past cuBLAS's error with an fp32 D); "
-    "MN-major operands staged";
-constexpr char kSummaryC2[] =
-    "tensor cores, sm_90a: as the 1x1 kernel, in 2x1 clusters whose CTAs multicast halves of the shared B tile";
-constexpr char kSummary192[] =
-    "tensor cores, sm_90a: as the 2x1 cluster kernel with 128x192 tiles (wgmma m64n192k16) and 4 stages: a finer "
-    "grain of tiles per round where the 256-wide ones would leave rounds part-empty";
-constexpr char kSummaryS4[] =
-    "tensor cores, sm_90a: as the 2x1 cluster kernel with 4 stages; the epilogue TMA-stores each tile in 64-column "
-    "blocks rotating through a half-tile buffer (a D that TMA cannot store leaves from registers)";
-constexpr char kSummaryPingpong[] =
-    "tensor cores, sm_90a: ping-pong -- the two consumer warpgroups take alternate 128x128 tiles (two wgmma "
-    "m64n128k16 per slice), one's epilogue under the other's mainloop; 2x1 clusters multicast B; a D that TMA "
-    "cannot store leaves from registers";
-constexpr char kSummaryTmaC[] =
-    "tensor cores, sm_90a: as the 2x1 cluster kernel; C (beta != 0) arrives by TMA in the staging buffer during the "
-    "mainloop, becomes D there and leaves by TMA stores (a C or D that TMA cannot take goes through registers)";
-constexpr char kSummaryC1x2[] =
-    "tensor cores, sm_90a: as the 1x1 kernel, in 1x2 clusters (two tile columns) whose CTAs multicast halves of the "
-    "shared A tile";
 
-constexpr char kSummary64C1x2[] =
-    "tensor cores, sm_90a: as the 128x64x64 kernel, in 1x2 clusters whose CTAs multicast halves of the shared A "
-    "tile (a D two or four tiles wide reads each strip of its long operand from L2 half as often)";
+// The GemmKernelInfo of each registry entry: the names and prose above, the tile text read from
+// the compiled configuration (built once, on first use).
+std::string tile_text(Sm90Entry const& e) {
+  Sm90Instance const t = e.instance();
+  bool const ping_pong = e.schedule == Sm90Schedule::ping_pong;
+  return std::to_string(t.tile_m) + "x" + std::to_string(t.tile_n) + "x" + std::to_string(t.tile_k) +
+         (ping_pong ? " per consumer" : "") + ", " + std::to_string(t.threads / 128) + " warpgroups" +
+         (ping_pong ? " (ping-pong)" : "") + ", " + std::to_string(t.stages) + " stages, cluster " +
+         std::to_string(t.cluster_m) + "x" + std::to_string(t.cluster_n) + ", " +
+         std::to_string((t.smem_bytes + 1023) / 1024) + " KiB smem";
+}
 
-#define TESSEL_SM90_ENTRY(I, NAME, SUMMARY, TILE, DT, SELECT) \
-  GemmKernelInfo { NAME, SUMMARY, TILE, DT, kLayouts, kAlign, SELECT, 90, check_entry<I>, launch_entry<I>, attributes_entry<I>, workspace_entry<I> }
+template <std::size_t... I>
+std::array<GemmKernelInfo, sizeof...(I)> make_entries(std::index_sequence<I...>) {
+  static std::array<std::string, sizeof...(I)> const tiles{tile_text(kRegistry[I])...};
+  return {GemmKernelInfo{kRegistry[I].name, kRegistry[I].summary, tiles[I].c_str(), kRegistry[I].dtypes, kLayouts, kAlign,
+                         kRegistry[I].selection, 90, check_entry<I>, launch_entry<I>, attributes_entry<I>,
+                         workspace_entry<I>}...};
+}
 
-// clang-format off
-std::array<GemmKernelInfo, 33> const kEntries = {{
-    TESSEL_SM90_ENTRY(0, "sm90_bf16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 210 KiB smem", kBf16, "bf16 on sm_90a: a single 128-row tile row (M <= 128), or where its tiles fill the SMs' rounds enough better than the clusters'"),
-    TESSEL_SM90_ENTRY(1, "sm90_bf16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 210 KiB smem", kBf16, "bf16 on sm_90a: default (M > 128, N > 128) where C is read or D cannot take TMA stores"),
-    TESSEL_SM90_ENTRY(2, "sm90_bf16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 210 KiB smem", kBf16, "bf16 on sm_90a: where 2x1 clusters need more rounds of tiles than 1x2 (an odd number of tile rows)"),
-    TESSEL_SM90_ENTRY(3, "sm90_bf16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 194 KiB smem", kBf16, "bf16 on sm_90a: a single tile column of at most 128 (64 < N <= 128) with a long K; a D 129 to 256 wide or tall where its tiles fit one round; a small problem where 128x64 tiles would take more than one round, or whose rows are off the L2's 32-byte sectors"),
-    TESSEL_SM90_ENTRY(4, "sm90_bf16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 210 KiB smem", kBf16, "bf16 on sm_90a: a D at most 64 wide or tall (skinny) where 64-row tiles would need more than one round, or few 128-row tiles split a long K; 65 to 128 wide or tall where its tiles fit one round and fill most SMs, K is below 8192, or its K slices put as many CTAs to work as the wider tiles'; a small problem with a long K where its slices put more (an fp32 D at most 128 wide or tall with K >= 2048 and K-major operands: sm90_bf16_128x64x64_promoted; a D 65 to 128 wide with a long operand of >= 2^25 elements on HBM of >= 4 TB/s, or 193 to 256 wide with >= 2^24 and K <= 4096: sm90_bf16_128x64x64_c1x2)"),
-    TESSEL_SM90_ENTRY(5, "sm90_fp16_128x256x64",    kSummary,   "128x256x64, 3 warpgroups, 3 stages, cluster 1x1, 210 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_128x256x64"),
-    TESSEL_SM90_ENTRY(6, "sm90_fp16_128x256x64_c2", kSummaryC2, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 210 KiB smem", kF16,  "fp16 on sm_90a: default (M > 128, N > 128)"),
-    TESSEL_SM90_ENTRY(7, "sm90_fp16_128x256x64_c1x2", kSummaryC1x2, "128x256x64, 3 warpgroups, 3 stages, cluster 1x2, 210 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x256x64_c1x2"),
-    TESSEL_SM90_ENTRY(8, "sm90_fp16_128x128x64_c2", kSummaryC2, "128x128x64, 3 warpgroups, 5 stages, cluster 2x1, 194 KiB smem", kF16,  "fp16 on sm_90a: a single tile column of at most 128 (64 < N <= 128)"),
-    TESSEL_SM90_ENTRY(9, "sm90_fp16_128x64x64",     kSummary64, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 210 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_128x64x64"),
-    TESSEL_SM90_ENTRY(10, "sm90_e4m3_128x128x128_c2", kSummaryFp8, "128x128x128, 3 warpgroups, 5 stages, cluster 2x1, 194 KiB smem", kE4m3, "fp8 (any pair) on sm_90a: a D at most 128 wide (canonical N <= 128), or a small problem (K < 8192) whose 256-wide tiles would fill less than half the GPU"),
-    TESSEL_SM90_ENTRY(11, "sm90_e4m3_128x256x128_c2_fastacc", kSummaryFp8Fast, "128x256x128, 3 warpgroups, 3 stages, cluster 2x1, 210 KiB smem", kE4m3Only, "e4m3 x e4m3 on sm_90a: by name (fast accumulation)"),
-    TESSEL_SM90_ENTRY(12, "sm90_bf16_128x256x64_c2_s4", kSummaryS4, "128x256x64, 3 warpgroups, 4 stages, cluster 2x1, 226 KiB smem", kBf16, "bf16 on sm_90a: default where D leaves by TMA stores (M > 128, N > 256 in 2x1 clusters, C unread, D 16-byte aligned)"),
-    TESSEL_SM90_ENTRY(13, "sm90_e4m3_128x256x128_c2", kSummaryFp8Halves, "128x256x128, 3 warpgroups, 4 stages, cluster 2x1, 226 KiB smem", kE4m3, "fp8 (any pair of e4m3, e5m2) on sm_90a: default (N > 128)"),
-    TESSEL_SM90_ENTRY(14, "sm90_e4m3_128x256x128_c2_promote2", kSummaryFp8Every2, "128x256x128, 3 warpgroups, 4 stages, cluster 2x1, 226 KiB smem", kE4m3, "fp8 (any pair) on sm_90a: by name (promoted every 256 products: up to 2x cuBLASLt's error; 1.03x cuBLASLt at 8192^3 on an H200 against the default's 1.013)"),
-    TESSEL_SM90_ENTRY(15, "sm90_bf16_128x128x64_pingpong_c2", kSummaryPingpong, "128x128x64 per consumer, 3 warpgroups (ping-pong), 5 stages, cluster 2x1, 226 KiB smem", kBf16, "bf16 on sm_90a: by name (the ping-pong schedule; not measured faster yet)"),
-    TESSEL_SM90_ENTRY(16, "sm90_bf16_128x256x64_c2_tmac", kSummaryTmaC, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 210 KiB smem", kBf16, "bf16 on sm_90a: default where C is read (beta != 0) and TMA can load C and store D (M > 128, N > 128)"),
-    TESSEL_SM90_ENTRY(17, "sm90_fp16_128x256x64_c2_tmac", kSummaryTmaC, "128x256x64, 3 warpgroups, 3 stages, cluster 2x1, 210 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x256x64_c2_tmac"),
-    TESSEL_SM90_ENTRY(18, "sm90_bf16_64x64x64",      kSummary64x64, "64x64x64, 2 warpgroups, 12 stages, cluster 1x1, 202 KiB smem", kBf16, "bf16 on sm_90a: a D 17 to 64 wide or tall (skinny; the tall one runs swapped) where its tiles fit one round, unless few 128-row tiles split a long K; a small D where its tiles fit one round and put 1.5x the 128x64 tiles' CTAs to work (a skinny fp32 D with K >= 2048 and K-major operands: sm90_bf16_64x64x64_promoted)"),
-    TESSEL_SM90_ENTRY(19, "sm90_fp16_64x64x64",      kSummary64x64, "64x64x64, 2 warpgroups, 12 stages, cluster 1x1, 202 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_64x64x64"),
-    TESSEL_SM90_ENTRY(20, "sm90_bf16_64x16x64",      kSummary64x16, "64x16x64, 2 warpgroups, 21 stages, cluster 1x1, 214 KiB smem", kBf16, "bf16 on sm_90a: a D at most 16 wide or tall (skinny; the tall one runs swapped) where its tiles fit one round, unless they would fill under 45% of the SMs and few 128-row tiles split a long K"),
-    TESSEL_SM90_ENTRY(21, "sm90_fp16_64x16x64",      kSummary64x16, "64x16x64, 2 warpgroups, 21 stages, cluster 1x1, 214 KiB smem", kF16,  "fp16 on sm_90a: as sm90_bf16_64x16x64"),
-    TESSEL_SM90_ENTRY(22, "sm90_bf16_128x192x64_c2", kSummary192, "128x192x64, 3 warpgroups, 4 stages, cluster 2x1, 210 KiB smem", kBf16, "bf16 on sm_90a: where its rounds of tiles take enough less than the 128x256 ones' (K-major operands, C unread, D by TMA stores)"),
-    TESSEL_SM90_ENTRY(23, "sm90_fp16_128x192x64_c2", kSummary192, "128x192x64, 3 warpgroups, 4 stages, cluster 2x1, 210 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x192x64_c2"),
-    TESSEL_SM90_ENTRY(24, "sm90_bf16_64x64x64_promoted", kSummaryPromoted, "64x64x64, 2 warpgroups, 12 stages, cluster 1x1, 202 KiB smem", kBf16, "bf16 on sm_90a: where sm90_bf16_64x64x64 would run a skinny problem with an fp32 D and K of 2048 or more"),
-    TESSEL_SM90_ENTRY(25, "sm90_fp16_64x64x64_promoted", kSummaryPromoted, "64x64x64, 2 warpgroups, 12 stages, cluster 1x1, 202 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_64x64x64_promoted"),
-    TESSEL_SM90_ENTRY(26, "sm90_bf16_128x64x64_promoted", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 210 KiB smem", kBf16, "bf16 on sm_90a: where sm90_bf16_128x64x64 (or its 1x2 sibling) would run a D at most 128 wide or tall with an fp32 D and K of 2048 or more"),
-    TESSEL_SM90_ENTRY(27, "sm90_fp16_128x64x64_promoted", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x1, 210 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x64x64_promoted"),
-    TESSEL_SM90_ENTRY(28, "sm90_tf32_128x256x32_c2", kSummaryTf32, "128x256x32, 3 warpgroups, 4 stages, cluster 2x1, 226 KiB smem", kTf32, "tf32 on sm_90a: M > 128 and N > 128 where its tiles fill at least half the SMs' first round or K >= 4096 (split-K); smaller problems: the sm80 tf32 kernels"),
-    TESSEL_SM90_ENTRY(29, "sm90_bf16_128x64x64_c1x2", kSummary64C1x2, "128x64x64, 3 warpgroups, 8 stages, cluster 1x2, 210 KiB smem", kBf16, "bf16 on sm_90a: where sm90_bf16_128x64x64 would run a D 65 to 128 wide (two tile columns; HBM >= 4 TB/s) or 193 to 256 wide (four; K <= 4096) with a long operand: the two CTAs of a tile row share that operand's strip"),
-    TESSEL_SM90_ENTRY(30, "sm90_fp16_128x64x64_c1x2", kSummary64C1x2, "128x64x64, 3 warpgroups, 8 stages, cluster 1x2, 210 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x64x64_c1x2"),
-    TESSEL_SM90_ENTRY(31, "sm90_bf16_128x64x64_promoted_c1x2", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x2, 210 KiB smem", kBf16, "bf16 on sm_90a: where sm90_bf16_128x64x64_c1x2 would run an fp32 D with K of 2048 or more"),
-    TESSEL_SM90_ENTRY(32, "sm90_fp16_128x64x64_promoted_c1x2", kSummaryPromoted, "128x64x64, 3 warpgroups, 8 stages, cluster 1x2, 210 KiB smem", kF16, "fp16 on sm_90a: as sm90_bf16_128x64x64_promoted_c1x2")
-}};
-// clang-format on
-#undef TESSEL_SM90_ENTRY
+std::array<GemmKernelInfo, kRegistry.size()> const& entries() {
+  static std::array<GemmKernelInfo, kRegistry.size()> const e = make_entries(std::make_index_sequence<kRegistry.size()>{});
+  return e;
+}
 
-// Entries per 16-bit input type (bf16 from 0, fp16 from kFp16) and the fp8 ones.
-constexpr std::size_t kTile256 = 0, kTile256C2 = 1, kTile256C1x2 = 2, kTile128C2 = 3, kTile64 = 4, kFp16Entries = 5,
-                      kFp8Narrow = 10, kTile256C2S4 = 12, kFp8Entry = 13, kTile256C2TmaC = 16, kTile256C2TmaCF16 = 17,
-                      kTile64x64 = 18, kTile64x64F16 = 19, kTile64x16 = 20, kTile64x16F16 = 21, kTile192C2 = 22, kTile192C2F16 = 23,
-                      kTile64x64Promoted = 24, kTile64Promoted = 26, kTf32Entry = 28, kTile64C1x2 = 29, kTile64PromotedC1x2 = 31;  // (+1: fp16)
 
 
 // Clusters (CTAs, for a 1x1 kernel) of entry i resident at once on this GPU, or 0 when unknown.
@@ -662,18 +719,18 @@ constexpr std::size_t kTile256 = 0, kTile256C2 = 1, kTile256C1x2 = 2, kTile128C2
 // (resident_clusters's own cache costs a device query and a lock per look), and
 // sm90_select_gemm_kernel forgets them all when it starts, so a call on another device or thread
 // asks afresh.
-thread_local std::array<int, kEntries.size()> resident_this_call = [] {  // -1: not asked in this call
-  std::array<int, kEntries.size()> none;
+thread_local std::array<int, kRegistry.size()> resident_this_call = [] {  // -1: not asked in this call
+  std::array<int, kRegistry.size()> none;
   none.fill(-1);
   return none;
 }();
 
-// Entry k's index in kEntries, or kEntries.size() when k is not one of them (std::less orders
+// Entry k's index in entries(), or kRegistry.size() when k is not one of them (std::less orders
 // pointers into different objects as well, where < and - would not be defined).
 std::size_t entry_index(GemmKernelInfo const& k) {
   std::less<GemmKernelInfo const*> const before;
-  GemmKernelInfo const* const first = kEntries.data();
-  if (before(&k, first) || !before(&k, first + kEntries.size())) return kEntries.size();
+  GemmKernelInfo const* const first = entries().data();
+  if (before(&k, first) || !before(&k, first + kRegistry.size())) return kRegistry.size();
   return static_cast<std::size_t>(&k - first);
 }
 
@@ -687,7 +744,7 @@ int resident(std::size_t i) {
   int& known = resident_this_call[i];
   if (known < 0) {
     int clusters = 0;
-    known = resident_clusters(i, kFamilies[i].instance(), &clusters).ok() ? clusters : 0;
+    known = resident_clusters(i, kRegistry[i].instance(), &clusters).ok() ? clusters : 0;
   }
   return known;
 }
@@ -698,7 +755,7 @@ double hbm_bytes_per_s() { return !assumed_resident.empty() ? assumed_hbm : memo
 
 // Cluster tiles of entry i on a canonical m x n x batch problem.
 std::int64_t cluster_tiles(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch) {
-  Sm90Instance const t = kFamilies[i].instance();
+  Sm90Instance const t = kRegistry[i].instance();
   std::int64_t const rows = ((m + t.tile_m - 1) / t.tile_m + t.cluster_m - 1) / t.cluster_m;
   std::int64_t const cols = ((n + t.tile_n - 1) / t.tile_n + t.cluster_n - 1) / t.cluster_n;
   return rows * cols * batch;
@@ -719,7 +776,7 @@ struct Slicing {
   int clusters, k_tiles, splits;
 };
 Slicing slicing(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k) {
-  Sm90Instance const t = kFamilies[i].instance();
+  Sm90Instance const t = kRegistry[i].instance();
   Slicing sl{cluster_tiles(i, m, n, batch), resident(i), int(std::min<std::int64_t>((k + t.tile_k - 1) / t.tile_k, INT_MAX)), 0};
   if (sl.clusters > 0) sl.splits = k_slices(t, sl.tiles, sl.k_tiles, sl.clusters, m, n);
   return sl;
@@ -728,7 +785,7 @@ Slicing slicing(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batc
 // CTAs entry i puts to work on that problem: its cluster tiles (at most one round of them) times
 // their K slices, times the CTAs of a cluster; 0 when the resident count is unknown.
 std::int64_t busy_ctas(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k) {
-  Sm90Instance const t = kFamilies[i].instance();
+  Sm90Instance const t = kRegistry[i].instance();
   Slicing const sl = slicing(i, m, n, batch, k);
   return std::min<std::int64_t>(sl.tiles, sl.clusters) * sl.splits * t.cluster_m * t.cluster_n;
 }
@@ -739,7 +796,7 @@ std::int64_t busy_ctas(std::size_t i, std::int64_t m, std::int64_t n, std::int64
 double cluster_work(std::size_t i, Slicing const& sl) {
   if (sl.splits <= 0) return 0.0;
   std::int64_t const rounds = (sl.tiles * sl.splits + sl.clusters - 1) / sl.clusters;
-  return double(rounds) * double((sl.k_tiles + sl.splits - 1) / sl.splits) * double(kFamilies[i].instance().tile_n);
+  return double(rounds) * double((sl.k_tiles + sl.splits - 1) / sl.splits) * double(kRegistry[i].instance().tile_n);
 }
 
 // An estimate of entry i's time on that problem where K slices are in play (H100, a fit to the
@@ -756,7 +813,7 @@ double sliced_time_us(std::size_t i, Slicing const& sl, std::int64_t m, std::int
 // Whether entry i would read an operand of cg in place whose rows start off the L2's 32-byte
 // sectors (a pitch that is a 16-byte multiple but not a 32-byte one: sm90_operand_align).
 bool rows_off_sectors(std::size_t i, detail::CanonicalGemm const& cg, std::int64_t batch) {
-  Sm90Instance const t = kFamilies[i].instance();
+  Sm90Instance const t = kRegistry[i].instance();
   auto const off = [&](OperandView const& v) {
     auto const read = [&](int align) {
       return sm90_operand_read(reinterpret_cast<std::uintptr_t>(v.ptr), v.row_stride, v.k_stride, v.batch_stride, batch,
@@ -776,7 +833,7 @@ bool fills_under_half(std::size_t i, std::int64_t m, std::int64_t n, std::int64_
 // Whether entry i reads both operands of cg where they lie: K-major ones always, MN-major ones
 // only if the kernel takes them (its instance's mn_major; the others stage them first).
 bool reads_in_place(std::size_t i, detail::CanonicalGemm const& cg) {
-  return kFamilies[i].instance().mn_major || (cg.a.k_stride == 1 && cg.b.k_stride == 1);
+  return kRegistry[i].instance().mn_major || (cg.a.k_stride == 1 && cg.b.k_stride == 1);
 }
 
 // Where the heuristic would take 128x64 tiles (entry first + kTile64) for a D wider and taller than
@@ -854,7 +911,7 @@ std::size_t promoted_for_long_k(std::size_t pick, GemmArguments const& g, detail
 
 }  // namespace
 
-std::span<GemmKernelInfo const> sm90_gemm_kernels() { return kEntries; }
+std::span<GemmKernelInfo const> sm90_gemm_kernels() { return entries(); }
 
 GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   resident_this_call.fill(-1);
@@ -871,7 +928,7 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   std::int64_t const batch = g.batch_count;
   if (is_fp8(g.a_type) && is_fp8(g.b_type)) {
     bool const small = g.k < 8192 && fills_under_half(kFp8Entry, m, n, batch) && tile_rounds(kFp8Narrow, m, n, batch) == 1;
-    return &kEntries[n <= 128 || small ? kFp8Narrow : kFp8Entry];
+    return &entries()[n <= 128 || small ? kFp8Narrow : kFp8Entry];
   }
   // tf32: the 128x256 tiles in 2x1 clusters wherever they fill at least half the SMs' first round,
   // or K is long enough for their split-K to put the SMs to work; smaller problems with a short K,
@@ -881,7 +938,7 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // 0.78, and was not kept).
   if (g.a_type == DType::tf32 && g.b_type == DType::tf32) {
     bool const takes = m > 128 && n > 128 && (!fills_under_half(kTf32Entry, m, n, batch) || g.k >= 4096);
-    return takes ? &kEntries[kTf32Entry] : nullptr;
+    return takes ? &entries()[kTf32Entry] : nullptr;
   }
   if (g.a_type != DType::bf16 && g.a_type != DType::f16) return nullptr;
   std::size_t const first = g.a_type == DType::bf16 ? 0 : kFp16Entries;
@@ -916,7 +973,7 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     bool const known = narrow_clusters > 0 && clusters > 0;
     std::int64_t const tiles64 = (rows + 63) / 64 * g.batch_count, tiles128 = (rows + 127) / 128 * g.batch_count;
     int const k_tiles = int(std::min<std::int64_t>((g.k + 63) / 64, INT_MAX));
-    bool const wide_splits_k = k_slices(kFamilies[first + kTile64].instance(), tiles128, k_tiles, clusters, m, n) > 1;
+    bool const wide_splits_k = k_slices(kRegistry[first + kTile64].instance(), tiles128, k_tiles, clusters, m, n) > 1;
     // The 16-wide tiles keep the long K themselves where they fill at least 45% of the SMs (60-66
     // tiles on 132; ratios to cuBLAS, same runs, the 64x16 kernel by name against the heuristic's 4
     // slices of 128x64): 16x4096x8192 0.96 against 0.86 on the H100 (with its in-flight limit),
@@ -928,7 +985,7 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     // tensor core, 65-129 k-tiles read 3-15x cuBLAS's error; promoted 3.3e-8 against cuBLAS's
     // 1.1e-7 at 40x4000x4100, at the same speed) -- where both operands are K-major: they stage an
     // MN-major one, which cost 32x8192x8192 nt 3x its time. (The 16-wide tiles always promote.)
-    return &kEntries[promoted_for_long_k(pick, g, cg)];
+    return &entries()[promoted_for_long_k(pick, g, cg)];
   }
   // A D 65 to 128 wide or tall, still memory-bound: the 128x64 tiles, where they fit one round on
   // the SMs and fill most of them or K is short, put twice as many CTAs on the long operand as
@@ -950,13 +1007,13 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     std::int64_t const tiles = cluster_tiles(first + kTile64, m, n, batch), ctas = resident(first + kTile64);
     auto const narrowest = [&] {
       std::size_t const pick = shared_strip(narrow_tile(first, m, n, batch, g.k, cg), first, m, n, batch, g.k);
-      return &kEntries[promoted_for_long_k(pick, g, cg)];
+      return &entries()[promoted_for_long_k(pick, g, cg)];
     };
     if (tiles <= ctas && (4 * tiles >= 3 * ctas || g.k < 128 * 64)) return narrowest();
     std::size_t const wide = first + (m <= 128 ? kTile256 : kTile128C2);
     std::int64_t const narrow = busy_ctas(first + kTile64, m, n, batch, g.k), other = busy_ctas(wide, m, n, batch, g.k);
     if (tiles <= ctas && (narrow >= other || (g.k <= 8192 && 2 * narrow >= other))) return narrowest();
-    return &kEntries[wide];
+    return &entries()[wide];
   }
   // Small problems (the 128x256 tiles in 2x1 clusters fill less than half the GPU) with a K short
   // enough to do without slices: 128x64 tiles where they fit one round, else 128x128 in 2x1
@@ -973,14 +1030,14 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     bool const narrow_fits = tile_rounds(first + kTile64, m, n, batch) == 1;
     if (narrow_fits) {
       std::size_t const narrowest = narrow_tile(first, m, n, batch, g.k, cg);
-      if (narrowest != first + kTile64) return &kEntries[narrowest];
+      if (narrowest != first + kTile64) return &entries()[narrowest];
     }
     if (narrow_fits && rows_off_sectors(first + kTile128C2, cg, batch) &&
         tile_rounds(first + kTile128C2, m, n, batch) == 1 &&
         busy_ctas(first + kTile128C2, m, n, batch, g.k) >= busy_ctas(first + kTile64, m, n, batch, g.k))
-      return &kEntries[first + kTile128C2];
-    if (narrow_fits) return &kEntries[shared_strip(first + kTile64, first, m, n, batch, g.k)];
-    if (tile_rounds(first + kTile128C2, m, n, batch) == 1) return &kEntries[first + kTile128C2];
+      return &entries()[first + kTile128C2];
+    if (narrow_fits) return &entries()[shared_strip(first + kTile64, first, m, n, batch, g.k)];
+    if (tile_rounds(first + kTile128C2, m, n, batch) == 1) return &entries()[first + kTile128C2];
   }
   // With a long K, 128x64 where its K slices put more CTAs to work than either clustered tile's
   // (H100, same runs: 256x256x8192 11.1 us in 16 slices of 128x64 against 12.7 on 128x128 in 2x1
@@ -989,14 +1046,14 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   if (g.k >= 8192 && fills_under_half(first + kTile256C2, m, n, batch) && tile_rounds(first + kTile64, m, n, batch) == 1) {
     std::int64_t const narrow = busy_ctas(first + kTile64, m, n, batch, g.k);
     if (narrow > busy_ctas(first + kTile128C2, m, n, batch, g.k) && narrow > busy_ctas(first + kTile256C2, m, n, batch, g.k))
-      return &kEntries[narrow_tile(first, m, n, batch, g.k, cg)];
+      return &entries()[narrow_tile(first, m, n, batch, g.k, cg)];
   }
   // 129 to 256 wide or tall: 128x128 tiles in 2x1 clusters where they fit one round, rather than
   // 128x256 ones on half as many SMs (H100, same runs: 256x8192x8192 0.907x cuBLAS against 0.755;
   // 192x8192x8192 0.88 against 0.76 once the shares past the edge were no longer zero-filled by TMA,
   // kernel/sm90_gemm_producer.hpp -- before, 0.68).
   if (((n > 128 && n <= 256) || (m > 128 && m <= 256)) && tile_rounds(first + kTile128C2, m, n, batch) == 1)
-    return &kEntries[first + kTile128C2];
+    return &entries()[first + kTile128C2];
   // Where the 2x1 clusters leave the last round nearly empty (4097 rows: 17 cluster rows of 256,
   // the last with one row in it, 5 rounds on 66 clusters where 128-row tiles need 4 on 132 SMs),
   // 1x2 clusters pair the tile columns instead (33 x 8 cluster tiles: 4 rounds); where both do,
@@ -1004,10 +1061,10 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   std::int64_t const c2 = tile_rounds(first + kTile256C2, m, n, batch);
   std::int64_t const c1x2 = tile_rounds(first + kTile256C1x2, m, n, batch);
   std::int64_t const single = tile_rounds(first + kTile256, m, n, batch);
-  if (c2 <= 0 || c1x2 <= 0 || single <= 0) return &kEntries[first + kTile256C2];
+  if (c2 <= 0 || c1x2 <= 0 || single <= 0) return &entries()[first + kTile256C2];
   std::size_t const cluster = c1x2 < c2 ? kTile256C1x2 : kTile256C2;
   constexpr double kSingleTileTime = 1.15;  // per tile, against the cluster kernels
-  if (double(single) * kSingleTileTime < double(std::min(c2, c1x2))) return &kEntries[first + kTile256];
+  if (double(single) * kSingleTileTime < double(std::min(c2, c1x2))) return &entries()[first + kTile256];
   // 192-wide tiles in 2x1 clusters where their rounds, of tiles 3/4 as long, take less than 0.9 of
   // the 256-wide ones' (H100, same runs: 1536^3 25 -> 21 us, 1536x4096x4096 0.79 -> 0.97x cuBLAS,
   // 768x4096x4096 0.74 -> 0.93, 2304^3 0.67 -> 0.85, 3072^3 97 -> 90 us; where the rounds say no it
@@ -1039,7 +1096,7 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
       (sliced ? sliced_time_us(wide192, s192, m, n, batch) < sliced_time_us(wide256, s256, m, n, batch)
               : 10.0 * work192 < 9.0 * work256) &&
       d_tma_storable(g) && reads_in_place(wide192, cg))
-    return &kEntries[wide192];
+    return &entries()[wide192];
   // 128x128 in 2x1 clusters where they do the 256-wide tiles' work per cluster in one pass and
   // those would need K slices (H100, same measure: 1024x2048x8192 48.2 us against 57.7 in 2 slices;
   // 1024x2048x16384 92.0 against 98.0). C unread: this kernel adds C from registers.
@@ -1047,17 +1104,17 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
       s_cluster = cluster == kTile256C2 ? s256c2 : s256c1x2;
       !gemm_reads_c(g) && s128.splits == 1 && s_cluster.splits > 1 &&
       cluster_work(first + kTile128C2, s128) <= cluster_work(first + cluster, s_cluster))
-    return &kEntries[first + kTile128C2];
+    return &entries()[first + kTile128C2];
   // bf16 in 2x1 clusters with a TMA-stored D: 4 stages and the two-slab epilogue (H100, same runs,
   // against the 3-stage kernel: 4096^3 0.981 vs 0.959 and 0.967 vs 0.956, 8192^3 1.028 vs 1.008 and
   // 0.995 vs 1.018, 8192x28672x4096 0.984 vs 0.977). It has no copy warps, so a D that TMA cannot
   // store stays on _c2.
-  if (cluster == kTile256C2 && g.a_type == DType::bf16 && d_tma_storable(g)) return &kEntries[kTile256C2S4];
+  if (cluster == kTile256C2 && g.a_type == DType::bf16 && d_tma_storable(g)) return &entries()[kTile256C2S4];
   // C read, and TMA can load it and store D: the kernel that loads C into its staging buffer during
   // the mainloop (H100, 8192x8192x2048 with beta = 1: 0.89x cuBLAS against 0.60x from registers).
   if (cluster == kTile256C2 && c_tma_loadable(g))
-    return &kEntries[g.a_type == DType::bf16 ? kTile256C2TmaC : kTile256C2TmaCF16];
-  return &kEntries[first + cluster];
+    return &entries()[g.a_type == DType::bf16 ? kTile256C2TmaC : kTile256C2TmaCF16];
+  return &entries()[first + cluster];
 }
 
 GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& args, std::span<int const> resident_clusters,
@@ -1073,27 +1130,27 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& args, std::sp
 
 int sm90_cluster_size(GemmKernelInfo const& k) {
   std::size_t const i = entry_index(k);
-  if (i >= kEntries.size()) return -1;
-  Sm90Instance const t = kFamilies[i].instance();
+  if (i >= kRegistry.size()) return -1;
+  Sm90Instance const t = kRegistry[i].instance();
   return t.cluster_m * t.cluster_n;
 }
 
 std::optional<Sm90KernelShape> sm90_kernel_shape(GemmKernelInfo const& k) {
   std::size_t const i = entry_index(k);
-  if (i >= kEntries.size()) return std::nullopt;
-  Sm90Instance const t = kFamilies[i].instance();
+  if (i >= kRegistry.size()) return std::nullopt;
+  Sm90Instance const t = kRegistry[i].instance();
   return Sm90KernelShape{t.tile_m, t.tile_n, t.tile_k, t.cluster_m, t.cluster_n, t.stages, t.threads, t.smem_bytes};
 }
 
 bool sm90_is_skinny(GemmKernelInfo const& k) {
   std::size_t const i = entry_index(k);
-  return i < kEntries.size() && kFamilies[i].instance().tile_n <= 64;
+  return i < kRegistry.size() && kRegistry[i].instance().tile_n <= 64;
 }
 
 int sm90_resident_ctas(GemmKernelInfo const& k) {
   std::size_t const i = entry_index(k);
-  if (i >= kEntries.size()) return -1;
-  Sm90Instance const t = kFamilies[i].instance();
+  if (i >= kRegistry.size()) return -1;
+  Sm90Instance const t = kRegistry[i].instance();
   int clusters = 0;
   if (!resident_clusters(i, t, &clusters).ok()) return -1;
   return clusters * t.cluster_m * t.cluster_n;
