@@ -131,9 +131,12 @@ kernel::Sm80AttentionParams make_params(AttentionArguments const& a, d::Sm80Atte
     p.score_log2 = kLog2e;
     p.lse_scale = 1.0f;
   } else {
+    // softmax(scale * s) with scale < 0 is softmax(|scale| * (-s)): the kernel negates the scores.
+    float const magnitude = scale < 0.0f ? -scale : scale;
     p.softcap = 0.0f, p.softcap_scale = 0.0f;
-    p.score_log2 = scale * kLog2e;
-    p.lse_scale = scale;
+    p.negate_scores = scale < 0.0f;
+    p.score_log2 = magnitude * kLog2e;
+    p.lse_scale = magnitude;
   }
   // Later query tiles see more keys under a causal mask (and a right window bound): start them first.
   p.longest_first = p.window_right >= 0;

@@ -64,6 +64,7 @@ constexpr Mask kMasks[] = {
     {"softcap 30, scale 1", false, kBr, -1, -1, 30.0f, 1.0f},  // scores past the cap
     {"causal, window_left 64, softcap 30, top-left", true, kTl, 64, -1, 30.0f, 0.0f},
     {"sharp (scale 1)", false, kBr, -1, -1, 0.0f, 1.0f},  // a nearly one-hot softmax
+    {"causal, negative scale -1", true, kBr, -1, -1, 0.0f, -1.0f},  // the softmax of -s: its max is s's minimum
 };
 
 struct Lengths {

@@ -13,8 +13,9 @@
 //     S = Q K[n]^T                       ldmatrix Q and K (non-transposed), mma.sync
 //     softcap, mask                      the mask only where key_block_needs_mask says
 //     wait V[n]; issue K[n-1]            K[n-1] lands during the softmax and P V
-//     online softmax                     row max, rescale O and the row sum by exp2(old - new),
-//                                        P = exp2(S * log2e*scale - max * log2e*scale): one FFMA
+//     online softmax                     row max; O and the row sum rescaled by exp2(old - new) only
+//                                        when the max grew by more than 2^8 (lazy), P = exp2(S *
+//                                        log2e*scale - max * log2e*scale): one FFMA
 //     O += P V[n]                        P from the score registers (the accumulator fragment of
 //                                        two n8 atoms is the A fragment of one k16 atom), V by
 //                                        ldmatrix.trans
@@ -288,6 +289,9 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm80_attention_kernel(Sm80
     if (p.softcap > 0.0f) {
       TESSEL_UNROLL
       for (int i = 0; i < int(size(acc_s)); ++i) acc_s(i) = p.softcap * detail::attention_tanh(acc_s(i) * p.softcap_scale);
+    } else if (p.negate_scores) {  // a negative scale: the softmax of -s under |scale|
+      TESSEL_UNROLL
+      for (int i = 0; i < int(size(acc_s)); ++i) acc_s(i) = -acc_s(i);
     }
     if (key_block_needs_mask(mask, m0, rows_q, n, BlkN)) {
       // Per row, the block's seen keys as an interval of tile columns; each element compares its
@@ -321,30 +325,53 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm80_attention_kernel(Sm80
       cp_async_fence();
     }
 
-    // Online softmax over this block's scores, one row (two per m atom) at a time.
+    // Online softmax with a lazy reference: a row's reference max (row_max) moves only when the
+    // block's max passes it by more than kRescaleLog2 (in exp2 units), so most blocks leave O and
+    // the row sum alone; until then P = exp2(s - reference) <= 2^kRescaleLog2, which the fp32 sums
+    // and a bf16/fp16 P hold as well as values <= 1. The warp decides together (one vote): no
+    // divergent rescale. A row with no key yet keeps reference -inf and offset 0 (its P are 0).
+    constexpr float kRescaleLog2 = 8.0f;
+    float block_max[MmaM][2];
+    bool grow = false;
     TESSEL_UNROLL
     for (int m = 0; m < MmaM; ++m) {
       TESSEL_UNROLL
       for (int h = 0; h < 2; ++h) {
-        float block_max = row_max[m][h];
+        float mx = row_max[m][h];
         TESSEL_UNROLL
-        for (int nn = 0; nn < MmaN; ++nn) block_max = fmaxf(block_max, fmaxf(acc_s(2 * h, m, nn), acc_s(2 * h + 1, m, nn)));
-        float const new_max = detail::quad_max(block_max);
-        // exp2 offsets stay finite: a row with no key yet keeps 0 (its scores are -inf, P = 0).
-        float const max_scaled = new_max == -INFINITY ? 0.0f : new_max * p.score_log2;
-        float const correction = detail::attention_exp2(row_max[m][h] * p.score_log2 - max_scaled);  // 0 when old = -inf
-        row_max[m][h] = new_max;
-        row_sum[m][h] *= correction;
+        for (int nn = 0; nn < MmaN; ++nn) mx = fmaxf(mx, fmaxf(acc_s(2 * h, m, nn), acc_s(2 * h + 1, m, nn)));
+        block_max[m][h] = detail::quad_max(mx);
+        grow = grow || (block_max[m][h] - row_max[m][h]) * p.score_log2 > kRescaleLog2;  // -inf - -inf: NaN, false
+      }
+    }
+    if (__any_sync(0xffffffffu, grow)) {
+      TESSEL_UNROLL
+      for (int m = 0; m < MmaM; ++m) {
         TESSEL_UNROLL
-        for (int d = 0; d < MmaDv; ++d) acc_o(2 * h, m, d) *= correction, acc_o(2 * h + 1, m, d) *= correction;
+        for (int h = 0; h < 2; ++h) {
+          float const new_max = block_max[m][h];
+          float const max_scaled = new_max == -INFINITY ? 0.0f : new_max * p.score_log2;
+          float const correction = detail::attention_exp2(row_max[m][h] * p.score_log2 - max_scaled);  // 0 when old = -inf
+          row_max[m][h] = new_max;
+          row_sum[m][h] *= correction;
+          TESSEL_UNROLL
+          for (int d = 0; d < MmaDv; ++d) acc_o(2 * h, m, d) *= correction, acc_o(2 * h + 1, m, d) *= correction;
+        }
+      }
+    }
+    TESSEL_UNROLL
+    for (int m = 0; m < MmaM; ++m) {
+      TESSEL_UNROLL
+      for (int h = 0; h < 2; ++h) {
+        float const max_scaled = row_max[m][h] == -INFINITY ? 0.0f : row_max[m][h] * p.score_log2;
         float sum = 0.0f;
         TESSEL_UNROLL
         for (int nn = 0; nn < MmaN; ++nn) {
           TESSEL_UNROLL
           for (int c = 0; c < 2; ++c) {
-            float& s = acc_s(2 * h + c, m, nn);
-            s = detail::attention_exp2(s * p.score_log2 - max_scaled);
-            sum += s;
+            float& sc = acc_s(2 * h + c, m, nn);
+            sc = detail::attention_exp2(sc * p.score_log2 - max_scaled);
+            sum += sc;
           }
         }
         row_sum[m][h] += sum;

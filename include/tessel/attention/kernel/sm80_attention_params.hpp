@@ -28,8 +28,9 @@ struct Sm80AttentionParams {
   std::int64_t window_left, window_right;  // causal folded in; negative: unbounded
   // Scores: s = <q, k>; with a softcap, s = softcap * tanh(s * softcap_scale) (softcap_scale =
   // scale / softcap) and the softmax runs on s unscaled. exp(scale' * (s - max)) is computed as
-  // exp2(s * score_log2 - max * score_log2), score_log2 = scale' * log2(e); LSE = max * scale' + log(sum).
+  // exp2(s * score_log2 - max * score_log2), score_log2 = scale' * log2(e) > 0; LSE = max * scale' + log(sum).
   float softcap;        // 0: none
+  bool negate_scores;   // no softcap and a negative scale: s -> -s, scale' = |scale|
   float softcap_scale;
   float score_log2;
   float lse_scale;      // scale'
