@@ -406,7 +406,9 @@ CUtensorMapL2promotion operand_l2_promotion(Sm90Instance const& t, GemmOptions c
                                                            CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B};
   if (o.l2_promotion >= 0) return kPromotions[o.l2_promotion];
   if (t.tile_n != 16) return CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
-  return memory_system().l2_bytes >= (55u << 20) ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  // An L2 of 55 MiB or more: the H200 (60 MB) and its class, not the H100 (50 MB).
+  constexpr std::size_t kH200ClassL2Bytes = std::size_t(55) << 20;
+  return memory_system().l2_bytes >= kH200ClassL2Bytes ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
 }
 
 // Whether a 16-bit matrix of D's shape at p (ld, batch stride) is TMA's to load or store in 64 x 64
@@ -1063,8 +1065,10 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   std::int64_t const single = tile_rounds(first + kTile256, m, n, batch);
   if (c2 <= 0 || c1x2 <= 0 || single <= 0) return &entries()[first + kTile256C2];
   std::size_t const cluster = c1x2 < c2 ? kTile256C1x2 : kTile256C2;
-  constexpr double kSingleTileTime = 1.15;  // per tile, against the cluster kernels
-  if (double(single) * kSingleTileTime < double(std::min(c2, c1x2))) return &entries()[first + kTile256];
+  // A round of 1x1 tiles is taken to cost 1.15 rounds of cluster tiles (the clusters' CTAs share
+  // one operand's loads by multicast): the 1x1 kernel only where its rounds are that much fewer.
+  constexpr double kSingleTileRoundCost = 1.15;
+  if (double(single) * kSingleTileRoundCost < double(std::min(c2, c1x2))) return &entries()[first + kTile256];
   // 192-wide tiles in 2x1 clusters where their rounds, of tiles 3/4 as long, take less than 0.9 of
   // the 256-wide ones' (H100, same runs: 1536^3 25 -> 21 us, 1536x4096x4096 0.79 -> 0.97x cuBLAS,
   // 768x4096x4096 0.74 -> 0.93, 2304^3 0.67 -> 0.85, 3072^3 97 -> 90 us; where the rounds say no it
@@ -1083,6 +1087,7 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // term) decides instead; it took both back (48.0 and 22.8 us) and moved no other line of the
   // 98-problem A/B.
   std::size_t const wide192 = g.a_type == DType::bf16 ? kTile192C2 : kTile192C2F16;
+  constexpr double kWide192Tenths = 9.0;  // 192-wide where its work is under 9/10 of the 256-wide tiles' (exact in tenths)
   Slicing const s192 = slicing(wide192, m, n, batch, g.k);
   Slicing const s256c2 = slicing(first + kTile256C2, m, n, batch, g.k);
   Slicing const s256c1x2 = slicing(first + kTile256C1x2, m, n, batch, g.k);
@@ -1094,7 +1099,7 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   bool const sliced = s192.splits > 1 || s256.splits > 1;
   if (work192 > 0.0 &&
       (sliced ? sliced_time_us(wide192, s192, m, n, batch) < sliced_time_us(wide256, s256, m, n, batch)
-              : 10.0 * work192 < 9.0 * work256) &&
+              : kWide192Tenths * work256 > 10.0 * work192) &&
       d_tma_storable(g) && reads_in_place(wide192, cg))
     return &entries()[wide192];
   // 128x128 in 2x1 clusters where they do the 256-wide tiles' work per cluster in one pass and
