@@ -7,7 +7,8 @@
 // accumulators leave through the atom's LayoutC_TV. D must match a float64 host reference on
 // random data (the output is poisoned first). The kernel also compares make_gmma_desc with the
 // GEMM kernel's hand-written wgmma_desc_k_major_sw128 on real shared-memory addresses. A second
-// kernel runs the multicast load and store atoms in a 2-CTA cluster.
+// kernel runs the multicast load and store atoms in a 2-CTA cluster; a third takes A from registers
+// (the RS atoms, attention's P V) through the atom's LayoutA_TV.
 //   build-gpu: cmake --build build --target gpu_sm90_atoms_test; run: build/tests/gpu_sm90_atoms_test
 #include "gpu/gpu_test.hpp"
 
@@ -114,6 +115,50 @@ __global__ void __launch_bounds__(128)
   wgmma_fence_operand(d);
   wgmma_fence();
   for (int kk = 0; kk < kK / 16; ++kk) Op::fma(desc_a[kk], desc_b[kk], d, kk > 0 ? 1 : 0);
+  wgmma_commit_group();
+  wgmma_wait_group<0>();
+  wgmma_fence_operand(d);
+
+  typename MMA_Atom<Op>::LayoutC_TV c;  // (thread, value) -> m + 64 * n
+  for (int i = 0; i < kN / 2; ++i) {
+    int const mn = c(tid, i);
+    D[(mn % kM) * kN + mn / kM] = d[i];
+  }
+}
+
+// A from registers ("RS"): each thread loads its A values through the RS atom's LayoutA_TV from
+// row-major global A, B sits in shared memory (128-byte swizzle, threads' stores) in its
+// major-ness; four wgmma m64n64k16 with A in registers.
+template <Major MB>
+__global__ void __launch_bounds__(128) wgmma_rs_64x64x64(T const* A, T const* B, float* D) {
+  using Op = SM90_64x64x16_F32BF16BF16_RS<trans_bit<MB>>;
+  using SB = Stage<MB, LayoutType::B128>;
+  __shared__ alignas(1024) T smem_b[kN * kK];
+  int const tid = threadIdx.x;
+  Tensor sB = make_tensor(make_smem_ptr(smem_b), SB::layout());  // (BLK_N,BLK_K)
+  for (int e = tid; e < kN * kK; e += 128) sB(e % kN, e / kN) = B[(e % kN) * kK + e / kN];
+  fence_proxy_async_shared();
+  __syncthreads();
+
+  auto mma = make_tiled_mma(MMA_Atom<Op>{});
+  Tensor tCsB = mma.get_slice(tid).partition_B(sB);  // (MMA,MMA_N,MMA_K)
+  typename MMA_Atom<Op>::LayoutA_TV a_tv;             // (thread, value) -> m + 64 * k
+  std::uint32_t a[kK / 16][4];
+  for (int kk = 0; kk < kK / 16; ++kk) {
+    for (int r = 0; r < 4; ++r) {
+      std::uint32_t two = 0;
+      for (int h = 0; h < 2; ++h) {
+        int const mk = a_tv(tid, 2 * r + h);
+        two |= std::uint32_t(A[(mk % 64) * kK + 16 * kk + mk / 64].raw()) << (16 * h);
+      }
+      a[kk][r] = two;
+    }
+  }
+  float d[kN / 2];
+  for (int i = 0; i < kN / 2; ++i) d[i] = 0.0f;
+  wgmma_fence_operand(d);
+  wgmma_fence();
+  for (int kk = 0; kk < kK / 16; ++kk) Op::fma(a[kk], GMMA::make_gmma_desc<MB>(tCsB(_, 0, kk)), d, kk > 0 ? 1 : 0);
   wgmma_commit_group();
   wgmma_wait_group<0>();
   wgmma_fence_operand(d);
@@ -238,6 +283,46 @@ void run_case() {
   cudaFree(dA), cudaFree(dB), cudaFree(dA_tma), cudaFree(dB_tma), cudaFree(dD), cudaFree(dMismatch);
 }
 
+template <Major MB>
+void run_rs_case() {
+  SCOPED_TRACE(std::string("A from registers, B ") + (MB == Major::K ? "K" : "MN") + "-major");
+  std::mt19937 rng(4321 + int(MB));
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<T> a(kM * kK), b(kN * kK);  // row-major (M,K) and (N,K)
+  for (auto& x : a) x = T(dist(rng));
+  for (auto& x : b) x = T(dist(rng));
+  std::vector<double> ref(kM * kN, 0.0), mag(kM * kN, 0.0);
+  for (int m = 0; m < kM; ++m)
+    for (int n = 0; n < kN; ++n)
+      for (int k = 0; k < kK; ++k) {
+        double const p = double(float(a[m * kK + k])) * double(float(b[n * kK + k]));
+        ref[m * kN + n] += p;
+        mag[m * kN + n] += std::fabs(p);
+      }
+  T *dA = nullptr, *dB = nullptr;
+  float* dD = nullptr;
+  TESSEL_CUDA_OK(cudaMalloc(&dA, a.size() * sizeof(T)));
+  TESSEL_CUDA_OK(cudaMalloc(&dB, b.size() * sizeof(T)));
+  TESSEL_CUDA_OK(cudaMalloc(&dD, kM * kN * sizeof(float)));
+  TESSEL_CUDA_OK(cudaMemcpy(dA, a.data(), a.size() * sizeof(T), cudaMemcpyHostToDevice));
+  TESSEL_CUDA_OK(cudaMemcpy(dB, b.data(), b.size() * sizeof(T), cudaMemcpyHostToDevice));
+  TESSEL_CUDA_OK(cudaMemset(dD, 0xFF, kM * kN * sizeof(float)));  // NaN
+  wgmma_rs_64x64x64<MB><<<1, 128>>>(dA, dB, dD);
+  TESSEL_CUDA_OK(cudaGetLastError());
+  TESSEL_CUDA_OK(cudaDeviceSynchronize());
+  std::vector<float> out(kM * kN);
+  TESSEL_CUDA_OK(cudaMemcpy(out.data(), dD, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  int bad = 0;
+  for (int e = 0; e < kM * kN && bad < 5; ++e) {
+    double const tol = 1e-5 * mag[e] + 1e-6;
+    if (!(std::fabs(double(out[e]) - ref[e]) <= tol)) {
+      ADD_FAILURE() << "D(" << e / kN << "," << e % kN << ") = " << out[e] << ", reference " << ref[e];
+      ++bad;
+    }
+  }
+  cudaFree(dA), cudaFree(dB), cudaFree(dD);
+}
+
 }  // namespace
 
 class Sm90Atoms : public ::testing::Test {
@@ -253,6 +338,11 @@ TEST_F(Sm90Atoms, KMajorAMnMajorB) {
   run_case<Major::K, Major::MN, LayoutType::B32>();
   run_case<Major::K, Major::MN, LayoutType::B64>();
   run_case<Major::K, Major::MN, LayoutType::B128>();
+}
+
+TEST_F(Sm90Atoms, RegisterAOperand) {
+  run_rs_case<Major::MN>();
+  run_rs_case<Major::K>();
 }
 
 TEST_F(Sm90Atoms, MnMajorAKMajorB) {

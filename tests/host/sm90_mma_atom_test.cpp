@@ -82,6 +82,50 @@ TEST(Sm90MmaAtoms, LayoutsAreThePtxFragments) {
   check_atom<SM90_64x256x32_F32E5M2E4M3_SS>(256, 32, GMMA::Major::K, GMMA::Major::K);
 }
 
+// PTX ISA, "WGMMA .m64nNk16 register fragment layout for matrix A" (A from registers): warp w
+// owns rows 16w..16w+15; a_j (two 16-bit values each) holds row groupID (+8 when j is odd) and
+// columns 2*threadID_in_group + {0,1} (+8 when j >= 2) -- mma.sync m16n8k16's A, per warp.
+RowCol wgmma_a(int thread, int v) {
+  int const warp = thread / 32, lane = thread % 32, group = lane >> 2, tig = lane & 3, j = v / 2;
+  return {warp * 16 + group + (j % 2) * 8, tig * 2 + v % 2 + (j / 2) * 8};
+}
+
+template <class Op>
+void check_rs_atom(int n, GMMA::Major major_b) {
+  using Atom = MMA_Atom<Op>;
+  SCOPED_TRACE(to_string(Atom{}));
+  EXPECT_EQ(int(size<1>(typename Atom::Shape_MNK{})), n);
+  EXPECT_EQ(Atom::MajorB, major_b);
+  typename Atom::LayoutA_TV a;
+  typename Atom::LayoutB_TV b;
+  typename Atom::LayoutC_TV c;
+  ASSERT_EQ(int(size<0>(a)), 128);
+  ASSERT_EQ(int(size<1>(a)), 8);  // four registers of two values
+  std::vector<int> seen(64 * 16, 0);
+  for (int t = 0; t < 128; ++t) {
+    for (int v = 0; v < 8; ++v) {
+      RowCol const rc = wgmma_a(t, v);
+      ASSERT_EQ(int(a(t, v)), rc.row + 64 * rc.col) << "A thread " << t << " value " << v;
+      ++seen[a(t, v)];
+    }
+    // The A tile is an m64n16 accumulator tile: register i of the accumulator is A value i.
+    for (int i = 0; i < 8; ++i) {
+      RowCol const d = wgmma_d(t, i);
+      ASSERT_EQ(int(a(t, i)), d.row + 64 * d.col) << "thread " << t << " value " << i;
+    }
+  }
+  for (int e = 0; e < 64 * 16; ++e) EXPECT_EQ(seen[e], 1) << "A element m=" << e % 64 << " k=" << e / 64;
+  for (int v = 0; v < n * 16; v += 7) EXPECT_EQ(int(b(0, v)), v);  // B as the SS atoms read it
+  ASSERT_EQ(int(size<1>(c)), n / 2);
+}
+
+TEST(Sm90MmaAtoms, RegisterALayoutsAreThePtxFragments) {
+  check_rs_atom<SM90_64x64x16_F32BF16BF16_RS<1>>(64, GMMA::Major::MN);
+  check_rs_atom<SM90_64x128x16_F32BF16BF16_RS<0>>(128, GMMA::Major::K);
+  check_rs_atom<SM90_64x256x16_F32F16F16_RS<1>>(256, GMMA::Major::MN);
+  check_rs_atom<SM90_64x192x16_F32F16F16_RS<0>>(192, GMMA::Major::K);
+}
+
 TEST(Sm90MmaAtoms, ValueTypes) {
   EXPECT_TRUE((std::is_same_v<MMA_Traits<SM90_64x64x16_F32BF16BF16_SS<0, 0>>::ValTypeA, bfloat16_t>));
   EXPECT_TRUE((std::is_same_v<MMA_Traits<SM90_64x64x16_F32F16F16_SS<0, 0>>::ValTypeB, half_t>));

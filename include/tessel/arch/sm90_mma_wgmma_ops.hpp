@@ -2,7 +2,8 @@
 //
 // One struct per warpgroup MMA (wgmma) instruction: a warpgroup (128 threads, 4 consecutive
 // warps starting at a multiple of 4) computes a 64xN fp32 tile from A and B in shared memory
-// (both "SS"), described by 64-bit matrix descriptors (sm90_mma_wgmma.hpp). The instruction is
+// (both "SS"), described by 64-bit matrix descriptors (sm90_mma_wgmma.hpp), or for 16-bit types
+// from A in registers and B in shared memory ("RS"). The instruction is
 // asynchronous: fence before (wgmma_fence), commit and wait after (wgmma_commit_group,
 // wgmma_wait_group). Accumulator register i of thread t holds the element given by
 // wgmma_accumulator_coord (sm90_mma_wgmma.hpp).
@@ -34,6 +35,14 @@
 //   SM90_64x256x32_F32E5M2E5M2_SS
 //   SM90_64x128x8_F32TF32TF32_SS
 //   SM90_64x256x8_F32TF32TF32_SS
+//   SM90_64x64x16_F32F16F16_RS
+//   SM90_64x128x16_F32F16F16_RS
+//   SM90_64x192x16_F32F16F16_RS
+//   SM90_64x256x16_F32F16F16_RS
+//   SM90_64x64x16_F32BF16BF16_RS
+//   SM90_64x128x16_F32BF16BF16_RS
+//   SM90_64x192x16_F32BF16BF16_RS
+//   SM90_64x256x16_F32BF16BF16_RS
 #pragma once
 
 #include <tessel/arch/arch_config.hpp>
@@ -610,6 +619,198 @@ struct SM90_64x256x8_F32TF32TF32_SS {
 #else
     (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
     detail::arch_unavailable("wgmma (SM90_64x256x8_F32TF32TF32_SS, needs sm_90a)");
+#endif
+  }
+};
+
+// wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 with A from registers; TransB: 0 = K-major,
+// 1 = MN-major B in shared memory. a: the thread's four registers of two 16-bit elements each,
+// in the layout of MMA_Traits<SM90_64x64x16_F32F16F16_RS>::ALayout (atom/mma_traits_sm90.hpp).
+template <int TransB>
+struct SM90_64x64x16_F32F16F16_RS {
+  static constexpr int M = 64, N = 64, K = 16;
+  using ARegisters = std::uint32_t[4];
+  using CRegisters = float[32];
+  // d = A * B + (scale_d ? d : 0), A from registers, B through its shared-memory descriptor.
+  TESSEL_HOST_DEVICE static void fma(std::uint32_t const (&a)[4], std::uint64_t desc_b, float (&d)[32], int scale_d) {
+#if defined(TESSEL_ARCH_SM90A)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, %38, %39, %40;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1), "n"(TransB));
+#else
+    (void)a, (void)desc_b, (void)d, (void)scale_d;
+    detail::arch_unavailable("wgmma (SM90_64x64x16_F32F16F16_RS, needs sm_90a)");
+#endif
+  }
+};
+
+// wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 with A from registers; TransB: 0 = K-major,
+// 1 = MN-major B in shared memory. a: the thread's four registers of two 16-bit elements each,
+// in the layout of MMA_Traits<SM90_64x128x16_F32F16F16_RS>::ALayout (atom/mma_traits_sm90.hpp).
+template <int TransB>
+struct SM90_64x128x16_F32F16F16_RS {
+  static constexpr int M = 64, N = 128, K = 16;
+  using ARegisters = std::uint32_t[4];
+  using CRegisters = float[64];
+  // d = A * B + (scale_d ? d : 0), A from registers, B through its shared-memory descriptor.
+  TESSEL_HOST_DEVICE static void fma(std::uint32_t const (&a)[4], std::uint64_t desc_b, float (&d)[64], int scale_d) {
+#if defined(TESSEL_ARCH_SM90A)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, %70, %71, %72;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1), "n"(TransB));
+#else
+    (void)a, (void)desc_b, (void)d, (void)scale_d;
+    detail::arch_unavailable("wgmma (SM90_64x128x16_F32F16F16_RS, needs sm_90a)");
+#endif
+  }
+};
+
+// wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16 with A from registers; TransB: 0 = K-major,
+// 1 = MN-major B in shared memory. a: the thread's four registers of two 16-bit elements each,
+// in the layout of MMA_Traits<SM90_64x192x16_F32F16F16_RS>::ALayout (atom/mma_traits_sm90.hpp).
+template <int TransB>
+struct SM90_64x192x16_F32F16F16_RS {
+  static constexpr int M = 64, N = 192, K = 16;
+  using ARegisters = std::uint32_t[4];
+  using CRegisters = float[96];
+  // d = A * B + (scale_d ? d : 0), A from registers, B through its shared-memory descriptor.
+  TESSEL_HOST_DEVICE static void fma(std::uint32_t const (&a)[4], std::uint64_t desc_b, float (&d)[96], int scale_d) {
+#if defined(TESSEL_ARCH_SM90A)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %101, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, {%96, %97, %98, %99}, %100, p, %102, %103, %104;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1), "n"(TransB));
+#else
+    (void)a, (void)desc_b, (void)d, (void)scale_d;
+    detail::arch_unavailable("wgmma (SM90_64x192x16_F32F16F16_RS, needs sm_90a)");
+#endif
+  }
+};
+
+// wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 with A from registers; TransB: 0 = K-major,
+// 1 = MN-major B in shared memory. a: the thread's four registers of two 16-bit elements each,
+// in the layout of MMA_Traits<SM90_64x256x16_F32F16F16_RS>::ALayout (atom/mma_traits_sm90.hpp).
+template <int TransB>
+struct SM90_64x256x16_F32F16F16_RS {
+  static constexpr int M = 64, N = 256, K = 16;
+  using ARegisters = std::uint32_t[4];
+  using CRegisters = float[128];
+  // d = A * B + (scale_d ? d : 0), A from registers, B through its shared-memory descriptor.
+  TESSEL_HOST_DEVICE static void fma(std::uint32_t const (&a)[4], std::uint64_t desc_b, float (&d)[128], int scale_d) {
+#if defined(TESSEL_ARCH_SM90A)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, p, %134, %135, %136;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1), "n"(TransB));
+#else
+    (void)a, (void)desc_b, (void)d, (void)scale_d;
+    detail::arch_unavailable("wgmma (SM90_64x256x16_F32F16F16_RS, needs sm_90a)");
+#endif
+  }
+};
+
+// wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 with A from registers; TransB: 0 = K-major,
+// 1 = MN-major B in shared memory. a: the thread's four registers of two 16-bit elements each,
+// in the layout of MMA_Traits<SM90_64x64x16_F32BF16BF16_RS>::ALayout (atom/mma_traits_sm90.hpp).
+template <int TransB>
+struct SM90_64x64x16_F32BF16BF16_RS {
+  static constexpr int M = 64, N = 64, K = 16;
+  using ARegisters = std::uint32_t[4];
+  using CRegisters = float[32];
+  // d = A * B + (scale_d ? d : 0), A from registers, B through its shared-memory descriptor.
+  TESSEL_HOST_DEVICE static void fma(std::uint32_t const (&a)[4], std::uint64_t desc_b, float (&d)[32], int scale_d) {
+#if defined(TESSEL_ARCH_SM90A)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, %38, %39, %40;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1), "n"(TransB));
+#else
+    (void)a, (void)desc_b, (void)d, (void)scale_d;
+    detail::arch_unavailable("wgmma (SM90_64x64x16_F32BF16BF16_RS, needs sm_90a)");
+#endif
+  }
+};
+
+// wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 with A from registers; TransB: 0 = K-major,
+// 1 = MN-major B in shared memory. a: the thread's four registers of two 16-bit elements each,
+// in the layout of MMA_Traits<SM90_64x128x16_F32BF16BF16_RS>::ALayout (atom/mma_traits_sm90.hpp).
+template <int TransB>
+struct SM90_64x128x16_F32BF16BF16_RS {
+  static constexpr int M = 64, N = 128, K = 16;
+  using ARegisters = std::uint32_t[4];
+  using CRegisters = float[64];
+  // d = A * B + (scale_d ? d : 0), A from registers, B through its shared-memory descriptor.
+  TESSEL_HOST_DEVICE static void fma(std::uint32_t const (&a)[4], std::uint64_t desc_b, float (&d)[64], int scale_d) {
+#if defined(TESSEL_ARCH_SM90A)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, %70, %71, %72;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1), "n"(TransB));
+#else
+    (void)a, (void)desc_b, (void)d, (void)scale_d;
+    detail::arch_unavailable("wgmma (SM90_64x128x16_F32BF16BF16_RS, needs sm_90a)");
+#endif
+  }
+};
+
+// wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 with A from registers; TransB: 0 = K-major,
+// 1 = MN-major B in shared memory. a: the thread's four registers of two 16-bit elements each,
+// in the layout of MMA_Traits<SM90_64x192x16_F32BF16BF16_RS>::ALayout (atom/mma_traits_sm90.hpp).
+template <int TransB>
+struct SM90_64x192x16_F32BF16BF16_RS {
+  static constexpr int M = 64, N = 192, K = 16;
+  using ARegisters = std::uint32_t[4];
+  using CRegisters = float[96];
+  // d = A * B + (scale_d ? d : 0), A from registers, B through its shared-memory descriptor.
+  TESSEL_HOST_DEVICE static void fma(std::uint32_t const (&a)[4], std::uint64_t desc_b, float (&d)[96], int scale_d) {
+#if defined(TESSEL_ARCH_SM90A)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %101, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, {%96, %97, %98, %99}, %100, p, %102, %103, %104;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1), "n"(TransB));
+#else
+    (void)a, (void)desc_b, (void)d, (void)scale_d;
+    detail::arch_unavailable("wgmma (SM90_64x192x16_F32BF16BF16_RS, needs sm_90a)");
+#endif
+  }
+};
+
+// wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 with A from registers; TransB: 0 = K-major,
+// 1 = MN-major B in shared memory. a: the thread's four registers of two 16-bit elements each,
+// in the layout of MMA_Traits<SM90_64x256x16_F32BF16BF16_RS>::ALayout (atom/mma_traits_sm90.hpp).
+template <int TransB>
+struct SM90_64x256x16_F32BF16BF16_RS {
+  static constexpr int M = 64, N = 256, K = 16;
+  using ARegisters = std::uint32_t[4];
+  using CRegisters = float[128];
+  // d = A * B + (scale_d ? d : 0), A from registers, B through its shared-memory descriptor.
+  TESSEL_HOST_DEVICE static void fma(std::uint32_t const (&a)[4], std::uint64_t desc_b, float (&d)[128], int scale_d) {
+#if defined(TESSEL_ARCH_SM90A)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, p, %134, %135, %136;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1), "n"(TransB));
+#else
+    (void)a, (void)desc_b, (void)d, (void)scale_d;
+    detail::arch_unavailable("wgmma (SM90_64x256x16_F32BF16BF16_RS, needs sm_90a)");
 #endif
   }
 };

@@ -1,5 +1,5 @@
-// tessel/atom/mma_traits_sm90.hpp -- the warpgroup MMAs (wgmma, A and B from shared memory: "SS")
-// as (thread, value) layouts, for MMA_Atom and make_tiled_mma.
+// tessel/atom/mma_traits_sm90.hpp -- the warpgroup MMAs (wgmma, A and B from shared memory: "SS";
+// A from registers: "RS", below) as (thread, value) layouts, for MMA_Atom and make_tiled_mma.
 //
 // A wgmma is executed by a warpgroup: ThrID = _128:_1. Shape_MNK is (_64, N, K) with K = 16 for
 // 16-bit inputs and 32 for fp8. A and B stay in shared memory, read through descriptors
@@ -60,6 +60,19 @@ struct sm90_ss_traits {
   static constexpr GMMA::Major MajorB = MB;
 };
 
+// A from registers ("RS", 16-bit types): thread t = 32*warp + lane (lane = 4*group + q) holds
+// 8 values of the 64 x 16 A tile in four registers, value v at
+//   m = 16*warp + group + 8*((v/2)%2),   k = 2q + v%2 + 8*(v/4)
+// (the PTX ISA's "WGMMA .m64nNk16 register fragment layout for matrix A": each warp's 16 rows as
+// mma.sync m16n8k16 lays out its A) -- the accumulator layout of an m64n16 instruction, so an
+// fp32 accumulator tile converted to 16 bits in place is the A operand of the next wgmma.
+using sm90_rs_a = Layout<Shape<Shape<_4, _8, _4>, Shape<_2, _2, _2>>, Stride<Stride<_128, _1, _16>, Stride<_64, _8, _512>>>;
+
+template <class T, int N, GMMA::Major MB>
+struct sm90_rs_traits : sm90_ss_traits<T, T, N, 16, GMMA::Major::K, MB> {
+  using ALayout = sm90_rs_a;
+};
+
 template <int Trans>
 inline constexpr GMMA::Major gmma_major = Trans == 0 ? GMMA::Major::K : GMMA::Major::MN;
 
@@ -94,6 +107,15 @@ template <> struct MMA_Traits<SM90_64x64x32_F32E5M2E5M2_SS>  : detail::sm90_fp8_
 template <> struct MMA_Traits<SM90_64x128x32_F32E5M2E5M2_SS> : detail::sm90_fp8_traits<float_e5m2_t, float_e5m2_t, 128> {};
 template <> struct MMA_Traits<SM90_64x192x32_F32E5M2E5M2_SS> : detail::sm90_fp8_traits<float_e5m2_t, float_e5m2_t, 192> {};
 template <> struct MMA_Traits<SM90_64x256x32_F32E5M2E5M2_SS> : detail::sm90_fp8_traits<float_e5m2_t, float_e5m2_t, 256> {};
+
+template <int TB> struct MMA_Traits<SM90_64x64x16_F32F16F16_RS<TB>>    : detail::sm90_rs_traits<half_t, 64, detail::gmma_major<TB>> {};
+template <int TB> struct MMA_Traits<SM90_64x128x16_F32F16F16_RS<TB>>   : detail::sm90_rs_traits<half_t, 128, detail::gmma_major<TB>> {};
+template <int TB> struct MMA_Traits<SM90_64x192x16_F32F16F16_RS<TB>>   : detail::sm90_rs_traits<half_t, 192, detail::gmma_major<TB>> {};
+template <int TB> struct MMA_Traits<SM90_64x256x16_F32F16F16_RS<TB>>   : detail::sm90_rs_traits<half_t, 256, detail::gmma_major<TB>> {};
+template <int TB> struct MMA_Traits<SM90_64x64x16_F32BF16BF16_RS<TB>>  : detail::sm90_rs_traits<bfloat16_t, 64, detail::gmma_major<TB>> {};
+template <int TB> struct MMA_Traits<SM90_64x128x16_F32BF16BF16_RS<TB>> : detail::sm90_rs_traits<bfloat16_t, 128, detail::gmma_major<TB>> {};
+template <int TB> struct MMA_Traits<SM90_64x192x16_F32BF16BF16_RS<TB>> : detail::sm90_rs_traits<bfloat16_t, 192, detail::gmma_major<TB>> {};
+template <int TB> struct MMA_Traits<SM90_64x256x16_F32BF16BF16_RS<TB>> : detail::sm90_rs_traits<bfloat16_t, 256, detail::gmma_major<TB>> {};
 // clang-format on
 
 }  // namespace tessel
