@@ -209,6 +209,30 @@ bool device_is_sm90() {
   return major == 9 && minor == 0;
 }
 
+// D = A B^T in fp64 for row-major A (M,K) and B (N,K), with the sum of |products| per element;
+// check() fails on the first five elements of `out` off by more than 1e-5 of that sum (+1e-6).
+struct Reference {
+  std::vector<double> d, mag;
+  Reference(std::vector<T> const& a, std::vector<T> const& b) : d(kM * kN, 0.0), mag(kM * kN, 0.0) {
+    for (int m = 0; m < kM; ++m)
+      for (int n = 0; n < kN; ++n)
+        for (int k = 0; k < kK; ++k) {
+          double const p = double(float(a[m * kK + k])) * double(float(b[n * kK + k]));
+          d[m * kN + n] += p;
+          mag[m * kN + n] += std::fabs(p);
+        }
+  }
+  void check(std::vector<float> const& out) const {
+    int bad = 0;
+    for (int e = 0; e < kM * kN && bad < 5; ++e) {
+      if (!(std::fabs(double(out[e]) - d[e]) <= 1e-5 * mag[e] + 1e-6)) {
+        ADD_FAILURE() << "D(" << e / kN << "," << e % kN << ") = " << out[e] << ", reference " << d[e];
+        ++bad;
+      }
+    }
+  }
+};
+
 template <Major MA, Major MB, LayoutType Type>
 void run_case() {
   SCOPED_TRACE(std::string("A ") + (MA == Major::K ? "K" : "MN") + "-major, B " + (MB == Major::K ? "K" : "MN") +
@@ -225,14 +249,7 @@ void run_case() {
       a_tma[MA == Major::K ? r * kK + k : k * kM + r] = a[r * kK + k];
       b_tma[MB == Major::K ? r * kK + k : k * kN + r] = b[r * kK + k];
     }
-  std::vector<double> ref(kM * kN, 0.0), mag(kM * kN, 0.0);
-  for (int m = 0; m < kM; ++m)
-    for (int n = 0; n < kN; ++n)
-      for (int k = 0; k < kK; ++k) {
-        double const p = double(float(a[m * kK + k])) * double(float(b[n * kK + k]));
-        ref[m * kN + n] += p;
-        mag[m * kN + n] += std::fabs(p);
-      }
+  Reference const ref(a, b);
 
   T *dA = nullptr, *dB = nullptr, *dA_tma = nullptr, *dB_tma = nullptr;
   float* dD = nullptr;
@@ -271,14 +288,7 @@ void run_case() {
     int mismatches = -1;
     TESSEL_CUDA_OK(cudaMemcpy(&mismatches, dMismatch, sizeof(int), cudaMemcpyDeviceToHost));
     EXPECT_EQ(mismatches, 0) << "make_gmma_desc differs from wgmma_desc_k_major_sw128";
-    int bad = 0;
-    for (int e = 0; e < kM * kN && bad < 5; ++e) {
-      double const tol = 1e-5 * mag[e] + 1e-6;
-      if (!(std::fabs(double(out[e]) - ref[e]) <= tol)) {
-        ADD_FAILURE() << "D(" << e / kN << "," << e % kN << ") = " << out[e] << ", reference " << ref[e];
-        ++bad;
-      }
-    }
+    ref.check(out);
   }
   cudaFree(dA), cudaFree(dB), cudaFree(dA_tma), cudaFree(dB_tma), cudaFree(dD), cudaFree(dMismatch);
 }
@@ -291,14 +301,7 @@ void run_rs_case() {
   std::vector<T> a(kM * kK), b(kN * kK);  // row-major (M,K) and (N,K)
   for (auto& x : a) x = T(dist(rng));
   for (auto& x : b) x = T(dist(rng));
-  std::vector<double> ref(kM * kN, 0.0), mag(kM * kN, 0.0);
-  for (int m = 0; m < kM; ++m)
-    for (int n = 0; n < kN; ++n)
-      for (int k = 0; k < kK; ++k) {
-        double const p = double(float(a[m * kK + k])) * double(float(b[n * kK + k]));
-        ref[m * kN + n] += p;
-        mag[m * kN + n] += std::fabs(p);
-      }
+  Reference const ref(a, b);
   T *dA = nullptr, *dB = nullptr;
   float* dD = nullptr;
   TESSEL_CUDA_OK(cudaMalloc(&dA, a.size() * sizeof(T)));
@@ -312,14 +315,7 @@ void run_rs_case() {
   TESSEL_CUDA_OK(cudaDeviceSynchronize());
   std::vector<float> out(kM * kN);
   TESSEL_CUDA_OK(cudaMemcpy(out.data(), dD, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
-  int bad = 0;
-  for (int e = 0; e < kM * kN && bad < 5; ++e) {
-    double const tol = 1e-5 * mag[e] + 1e-6;
-    if (!(std::fabs(double(out[e]) - ref[e]) <= tol)) {
-      ADD_FAILURE() << "D(" << e / kN << "," << e % kN << ") = " << out[e] << ", reference " << ref[e];
-      ++bad;
-    }
-  }
+  ref.check(out);
   cudaFree(dA), cudaFree(dB), cudaFree(dD);
 }
 
