@@ -261,6 +261,9 @@ Problem make_problem(Options const& o) {
   }
   AttentionArguments const a = p.arguments();
   if (tessel::Status const s = tessel::attention_validate(with_placeholders(a)); !s) throw UsageError(s.reason);
+  char const* picked = nullptr;  // the entry that will run (a named one that does not fit is refused here)
+  if (tessel::Status const s = tessel::attention_kernel_name(with_placeholders(a), &picked); !s) throw UsageError(s.reason);
+  p.kernel = picked;
   double pairs = 0;
   if (p.varlen) {
     for (long long b = 0; b < p.varlen; ++b) pairs += double(kept_pairs(p.cu_q[b + 1] - p.cu_q[b], p.cu_k[b + 1] - p.cu_k[b], a));

@@ -160,6 +160,15 @@ Status entry_for_call(AttentionArguments const& a, AttentionEntry const** e, d::
 
 }  // namespace
 
+Status attention_kernel_name(AttentionArguments const& a, char const** name) {
+  *name = nullptr;
+  if (Status s = attention_validate(a); !s) return s;
+  AttentionEntry const* e = nullptr;
+  if (Status s = select_entry(a, &e); !s) return s;
+  *name = e->name;
+  return Status::success();
+}
+
 Status can_implement(AttentionArguments const& a) {
   AttentionEntry const* e = nullptr;
   d::Sm80AttentionInstance inst{};

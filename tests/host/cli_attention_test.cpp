@@ -96,6 +96,7 @@ TEST_F(CliAttention, BadFlagsNameTheFlag) {
       {"attention --softcap x", {"--softcap"}},
       {"attention --iters 0", {"--iters"}},
       {"attention --kernel no_such_kernel", {"--kernel"}},
+      {"attention --kernel sm80_attention_bf16_d64 --head-dim 128", {"kernel", "sm80_attention_bf16_d64"}},
       {"attention --varlen 0", {"--varlen"}},
       {"attention --varlen 8 --batch 4", {"--batch"}},
       {"attention --sweep /nonexistent/suite.txt", {"--sweep"}},
@@ -137,17 +138,17 @@ TEST_F(CliAttention, DryRunCountsTheKeptPairs) {
   };
   for (Case const c : {
            // 2 * 4 * 4 pairs * 2 heads * 2 * (64 + 64) FLOPs
-           Case{"--batch 2 --heads 2 --seqlen-q 4 --head-dim 64", "b2 h2 s4 d64 - bf16 kernel auto flops 16384 "},
+           Case{"--batch 2 --heads 2 --seqlen-q 4 --head-dim 64", "b2 h2 s4 d64 - bf16 kernel sm80_attention_bf16_d64 flops 16384 "},
            // causal 4x4 keeps 4+3+2+1 = 10 pairs
-           Case{"--batch 1 --heads 1 --seqlen-q 4 --head-dim 64 --causal", "causal bf16 kernel auto flops 2560 "},
+           Case{"--batch 1 --heads 1 --seqlen-q 4 --head-dim 64 --causal", "causal bf16 kernel sm80_attention_bf16_d64 flops 2560 "},
            // bottom-right: query i of 2 sits at key 2 + i of 4; causal keeps 3 + 4 = 7 pairs
            Case{"--batch 1 --heads 1 --seqlen-q 2 --seqlen-k 4 --head-dim 64 --causal", "flops 1792 "},
            // top-left: query i at key i; causal keeps 1 + 2 = 3 pairs
            Case{"--batch 1 --heads 1 --seqlen-q 2 --seqlen-k 4 --head-dim 64 --causal --align top-left",
-                "causal,top-left bf16 kernel auto flops 768 "},
+                "causal,top-left bf16 kernel sm80_attention_bf16_d64 flops 768 "},
            // window 1,0 over 4x4 keeps 1 + 2 + 2 + 2 = 7 pairs; D = 192, D_v = 128: 2 * 320 each
            Case{"--batch 1 --heads 1 --seqlen-q 4 --head-dim 192 --head-dim-v 128 --window 1,0 --dtype fp16",
-                "d192/128 window=1,0 fp16 kernel auto flops 4480 "},
+                "d192/128 window=1,0 fp16 kernel sm80_attention_f16_d192x128 flops 4480 "},
        }) {
     CliRun const r = run(std::string("attention --dry-run ") + c.args);
     EXPECT_EQ(r.code, 0) << c.args << ": " << r.err;

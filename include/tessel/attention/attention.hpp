@@ -26,6 +26,11 @@ namespace tessel {
 // problem, and an image of it for the current device. Makes no launch.
 Status can_implement(AttentionArguments const& args);
 
+// The registry name of the kernel attention_forward(args) would run: args.kernel when it names
+// one that takes the problem, else the library's choice for the dtype and head dims. The argument
+// rules first; no CUDA call (it answers on a machine without a GPU).
+Status attention_kernel_name(AttentionArguments const& args, char const** name);
+
 // O (and LSE) for Q, K, V on `stream` (attention_arguments.hpp has the definition).
 Status attention_forward(AttentionArguments const& args, cudaStream_t stream = nullptr);
 
