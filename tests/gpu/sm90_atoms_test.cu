@@ -62,6 +62,16 @@ using BoxAtom = Copy_Atom<Copy_Traits<SM90_TMA_LOAD, Int<64 * Stage<M, Type>::wi
 
 // A (M,K) and B (N,K) row-major in global memory for the threads' copy; for TMA, each in its
 // major-ness (K-major: row-major; MN-major: column-major), described by tma_a / tma_b.
+// The warpgroup's 64 x 64 accumulators to row-major D through the atom's LayoutC_TV.
+template <class Op>
+__device__ void store_accumulators(float const (&d)[kN / 2], float* D, int tid) {
+  typename MMA_Atom<Op>::LayoutC_TV c;  // (thread, value) -> m + 64 * n
+  for (int i = 0; i < kN / 2; ++i) {
+    int const mn = c(tid, i);
+    D[(mn % kM) * kN + mn / kM] = d[i];
+  }
+}
+
 template <Major MA, Major MB, LayoutType Type>
 __global__ void __launch_bounds__(128)
     wgmma_64x64x64(T const* A, T const* B, float* D, int use_tma, int* desc_mismatches,
@@ -119,11 +129,7 @@ __global__ void __launch_bounds__(128)
   wgmma_wait_group<0>();
   wgmma_fence_operand(d);
 
-  typename MMA_Atom<Op>::LayoutC_TV c;  // (thread, value) -> m + 64 * n
-  for (int i = 0; i < kN / 2; ++i) {
-    int const mn = c(tid, i);
-    D[(mn % kM) * kN + mn / kM] = d[i];
-  }
+  store_accumulators<Op>(d, D, tid);
 }
 
 // A from registers ("RS"): each thread loads its A values through the RS atom's LayoutA_TV from
@@ -163,11 +169,7 @@ __global__ void __launch_bounds__(128) wgmma_rs_64x64x64(T const* A, T const* B,
   wgmma_wait_group<0>();
   wgmma_fence_operand(d);
 
-  typename MMA_Atom<Op>::LayoutC_TV c;  // (thread, value) -> m + 64 * n
-  for (int i = 0; i < kN / 2; ++i) {
-    int const mn = c(tid, i);
-    D[(mn % kM) * kN + mn / kM] = d[i];
-  }
+  store_accumulators<Op>(d, D, tid);
 }
 
 // A 2-CTA cluster: CTA r loads rows [32r, 32r+32) of a 64 x 64 K-major 128-byte-swizzled tile and

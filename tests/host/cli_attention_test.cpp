@@ -1,6 +1,8 @@
 // `tessel attention` as a user meets it: bad arguments give one line naming the flag (or the
 // host API's reason) and exit 2, before any GPU work; without a GPU (or without CUDA) one clear
 // line and exit 2; --dry-run shows the problems and their exact FLOP counts without a GPU.
+#include "host/cli_run.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -15,40 +17,16 @@
 
 namespace {
 
-struct CliRun {
-  int code;
-  std::string out, err;
-};
+using tessel::test::CliRun;
+using tessel::test::lines;
+using tessel::test::tessel_binary;
 
-std::string slurp(std::string const& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+CliRun run(std::string const& args) { return tessel::test::run_tessel(args); }
 
-std::string tessel_binary() { return std::string(TESSEL_BINARY_DIR) + "/tessel"; }
-
-std::string temp_stem() {
-  // One set of files per process and call: ctest runs the tests of this file in parallel.
+std::string temp_stem() {  // one per process and call: ctest runs this file's tests in parallel
   static int calls = 0;
   return std::filesystem::temp_directory_path().string() + "/cli_attention_test." + std::to_string(getpid()) + "." +
          std::to_string(calls++);
-}
-
-CliRun run(std::string const& args) {
-  std::string const stem = temp_stem(), out = stem + ".out", err = stem + ".err";
-  int const status = std::system((tessel_binary() + " " + args + " >" + out + " 2>" + err).c_str());
-  CliRun r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-  std::filesystem::remove(out);
-  std::filesystem::remove(err);
-  return r;
-}
-
-int lines(std::string const& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
 }
 
 class CliAttention : public ::testing::Test {

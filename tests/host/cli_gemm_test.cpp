@@ -1,5 +1,7 @@
 // `tessel gemm` and `tessel list` as a user meets them: bad arguments give one line and exit 2;
 // without a GPU (or without CUDA) one clear line and exit 2; the bench suites parse (--dry-run).
+#include "host/cli_run.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -14,39 +16,11 @@
 
 namespace {
 
-struct CliRun {
-  int code;
-  std::string out, err;
-};
+using tessel::test::CliRun;
+using tessel::test::lines;
+using tessel::test::tessel_binary;
 
-std::string slurp(std::string const& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-std::string tessel_binary() { return std::string(TESSEL_BINARY_DIR) + "/tessel"; }
-
-CliRun run(std::string const& args) {
-  // One pair of files per process and call: ctest runs the tests of this file in parallel.
-  static int calls = 0;
-  std::string const stem = std::filesystem::temp_directory_path().string() + "/cli_gemm_test." +
-                           std::to_string(getpid()) + "." + std::to_string(calls++);
-  std::string const out = stem + ".out", err = stem + ".err";
-  std::string const cmd = tessel_binary() + " " + args + " >" + out + " 2>" + err;
-  int const status = std::system(cmd.c_str());
-  CliRun r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-  std::filesystem::remove(out);
-  std::filesystem::remove(err);
-  return r;
-}
-
-int lines(std::string const& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
+CliRun run(std::string const& args) { return tessel::test::run_tessel(args); }
 
 class CliGemm : public ::testing::Test {
  protected:
