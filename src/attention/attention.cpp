@@ -1,6 +1,6 @@
 // src/attention/attention.cpp -- the attention-forward host API: the registry of compiled
 // kernels, the choice among them, and the launch (tessel/attention/attention.hpp).
-#include "sm80_attention_instances.hpp"
+#include "attention_instances.hpp"
 #include "../runtime/current_device.hpp"
 
 #include <tessel/attention/attention.hpp>
@@ -25,24 +25,53 @@ struct AttentionEntry {
   char const* name;
   DType dtype;
   int d, dv;
-  d::Sm80AttentionInstance (*instance)();
+  int min_sm;  // 80: every GPU from sm_80; 90: the sm_90a kernels (sm_90 only)
+  d::AttentionInstance (*instance)();
 };
 
-#define TESSEL_ENTRY(dtype_, dims_, d_, dv_) \
-  AttentionEntry{"sm80_attention_" #dtype_ "_" #dims_, DType::dtype_, d_, dv_, d::sm80_attention_instance_##dtype_##_##dims_}
-#define TESSEL_ENTRIES(dtype_)                                                                                       \
-  TESSEL_ENTRY(dtype_, d64, 64, 64), TESSEL_ENTRY(dtype_, d96, 96, 96), TESSEL_ENTRY(dtype_, d128, 128, 128),        \
-      TESSEL_ENTRY(dtype_, d192, 192, 192), TESSEL_ENTRY(dtype_, d192x128, 192, 128), TESSEL_ENTRY(dtype_, d256, 256, 256)
+#define TESSEL_ENTRY(arch_, dtype_, dims_, d_, dv_)                                                           \
+  AttentionEntry {                                                                                            \
+    "sm" #arch_ "_attention_" #dtype_ "_" #dims_, DType::dtype_, d_, dv_, arch_,                              \
+        d::sm##arch_##_attention_instance_##dtype_##_##dims_                                                  \
+  }
+#define TESSEL_SM90_ENTRIES(dtype_)                                                                            \
+  TESSEL_ENTRY(90, dtype_, d64, 64, 64), TESSEL_ENTRY(90, dtype_, d128, 128, 128),                             \
+      TESSEL_ENTRY(90, dtype_, d192, 192, 192), TESSEL_ENTRY(90, dtype_, d192x128, 192, 128),                  \
+      TESSEL_ENTRY(90, dtype_, d256, 256, 256)
+#define TESSEL_SM80_ENTRIES(dtype_)                                                                            \
+  TESSEL_ENTRY(80, dtype_, d64, 64, 64), TESSEL_ENTRY(80, dtype_, d96, 96, 96),                                \
+      TESSEL_ENTRY(80, dtype_, d128, 128, 128), TESSEL_ENTRY(80, dtype_, d192, 192, 192),                      \
+      TESSEL_ENTRY(80, dtype_, d192x128, 192, 128), TESSEL_ENTRY(80, dtype_, d256, 256, 256)
 
-constexpr std::array kEntries{TESSEL_ENTRIES(bf16), TESSEL_ENTRIES(f16)};
+// In the order the automatic choice prefers them (and `tessel list` prints them).
+constexpr std::array kEntries{TESSEL_SM90_ENTRIES(bf16), TESSEL_SM90_ENTRIES(f16), TESSEL_SM80_ENTRIES(bf16),
+                              TESSEL_SM80_ENTRIES(f16)};
 
-#undef TESSEL_ENTRIES
+#undef TESSEL_SM80_ENTRIES
+#undef TESSEL_SM90_ENTRIES
 #undef TESSEL_ENTRY
 
-constexpr int kSm80 = 80;
+constexpr int kSm80 = 80, kSm90 = 90;
 
-// The entry for the call's dtype and head dims, or the one it names.
-Status select_entry(AttentionArguments const& a, AttentionEntry const** out) {
+// What the sm_90a kernels' tensor maps take: a fixed-length batch (TMA needs every extent on the
+// host), Q, K and V 16-byte aligned with strides of whole 16-byte units, none zero where its
+// extent is more than 1.
+bool sm90_takes(AttentionArguments const& a) {
+  if (attention_is_varlen(a)) return false;
+  auto const aligned = [](AttentionOperand const& t, std::int64_t heads, std::int64_t batch) {
+    constexpr std::int64_t kUnit = 8;  // 16-bit elements per 16 bytes
+    auto const stride_ok = [](std::int64_t stride, std::int64_t extent) {
+      return stride % kUnit == 0 && (stride > 0 || extent == 1);
+    };
+    return reinterpret_cast<std::uintptr_t>(t.ptr) % 16 == 0 && stride_ok(t.row_stride, 2) &&
+           stride_ok(t.head_stride, heads) && stride_ok(t.batch_stride, batch);
+  };
+  return aligned(a.q, a.heads, a.batch) && aligned(a.k, a.kv_heads, a.batch) && aligned(a.v, a.kv_heads, a.batch);
+}
+
+// The entry for the call's dtype and head dims, or the one it names. cc: the compute capability
+// the choice is for (0: none known -- the sm_80 kernels).
+Status select_entry(AttentionArguments const& a, int cc, AttentionEntry const** out) {
   int const dv = attention_head_dim_v(a);
   if (a.kernel != nullptr && std::string_view(a.kernel) != "auto") {
     for (auto const& e : kEntries) {
@@ -52,13 +81,20 @@ Status select_entry(AttentionArguments const& a, AttentionEntry const** out) {
                              std::string("kernel: ") + e.name + " computes " + to_string(e.dtype) + " with head dims (" +
                                  std::to_string(e.d) + ", " + std::to_string(e.dv) + "); the call is " +
                                  to_string(a.dtype) + " (" + std::to_string(a.head_dim) + ", " + std::to_string(dv) + ")");
+      if (e.min_sm == kSm90 && !sm90_takes(a))
+        return Status::error(StatusCode::not_supported,
+                             std::string("kernel: ") + e.name +
+                                 " loads by TMA: it takes fixed-length batches whose Q, K and V are 16-byte aligned with "
+                                 "strides of whole 16-byte units");
       *out = &e;
       return Status::success();
     }
     return Status::error(StatusCode::invalid_argument,
                          std::string("kernel: '") + a.kernel + "' is not a compiled attention kernel (`tessel list` shows them)");
   }
+  bool const hopper = cc == kSm90 && sm90_takes(a);
   for (auto const& e : kEntries) {
+    if (e.min_sm == kSm90 && !hopper) continue;
     if (e.dtype == a.dtype && e.d == a.head_dim && e.dv == dv) {
       *out = &e;
       return Status::success();
@@ -69,13 +105,21 @@ Status select_entry(AttentionArguments const& a, AttentionEntry const** out) {
                                                       std::to_string(dv) + ")");
 }
 
+// The compute capability of the current device, 0 when there is none.
+int current_cc() {
+  detail::Here h;
+  return detail::current_device(&h) ? h.cc : 0;
+}
+
 // The entry has an image this GPU runs (probed once per entry and device).
-Status runs_here(AttentionEntry const& e, d::Sm80AttentionInstance const& inst) {
+Status runs_here(AttentionEntry const& e, d::AttentionInstance const& inst) {
   detail::Here h;
   if (Status s = detail::current_device(&h); !s) return s;
   std::string const sm = "sm_" + std::to_string(h.cc);
   if (h.cc < kSm80)
     return Status::error(StatusCode::arch_mismatch, std::string("kernel ") + e.name + " needs sm_80 or newer; this GPU is " + sm);
+  if (e.min_sm == kSm90 && h.cc != kSm90)
+    return Status::error(StatusCode::arch_mismatch, std::string("kernel ") + e.name + " is built for sm_90a only; this GPU is " + sm);
   static std::mutex mu;
   static std::array<std::array<bool, 64>, kEntries.size()> seen{};
   std::size_t const row = std::size_t(&e - kEntries.data());
@@ -108,8 +152,8 @@ Status check_grid(AttentionArguments const& a) {
   return Status::success();
 }
 
-kernel::Sm80AttentionParams make_params(AttentionArguments const& a, d::Sm80AttentionInstance const& inst) {
-  kernel::Sm80AttentionParams p{};
+kernel::AttentionParams make_params(AttentionArguments const& a, d::AttentionInstance const& inst) {
+  kernel::AttentionParams p{};
   p.q = a.q.ptr, p.k = a.k.ptr, p.v = a.v.ptr, p.o = a.o, p.lse = a.lse;
   p.q_batch_stride = a.q.batch_stride, p.q_row_stride = a.q.row_stride, p.q_head_stride = a.q.head_stride;
   p.k_batch_stride = a.k.batch_stride, p.k_row_stride = a.k.row_stride, p.k_head_stride = a.k.head_stride;
@@ -145,11 +189,11 @@ kernel::Sm80AttentionParams make_params(AttentionArguments const& a, d::Sm80Atte
 
 // What every entry point does first: the rules, then (unless there is nothing to write: *e stays
 // null) the kernel and its image for this GPU.
-Status entry_for_call(AttentionArguments const& a, AttentionEntry const** e, d::Sm80AttentionInstance* inst) {
+Status entry_for_call(AttentionArguments const& a, AttentionEntry const** e, d::AttentionInstance* inst) {
   *e = nullptr;
   if (Status s = attention_validate(a); !s) return s;
   AttentionEntry const* picked = nullptr;
-  if (Status s = select_entry(a, &picked); !s) return s;
+  if (Status s = select_entry(a, current_cc(), &picked); !s) return s;
   if (attention_is_noop(a)) return Status::success();
   if (Status s = check_grid(a); !s) return s;
   *inst = picked->instance();
@@ -164,29 +208,28 @@ Status attention_kernel_name(AttentionArguments const& a, char const** name) {
   *name = nullptr;
   if (Status s = attention_validate(a); !s) return s;
   AttentionEntry const* e = nullptr;
-  if (Status s = select_entry(a, &e); !s) return s;
+  if (Status s = select_entry(a, current_cc(), &e); !s) return s;
   *name = e->name;
   return Status::success();
 }
 
 Status can_implement(AttentionArguments const& a) {
   AttentionEntry const* e = nullptr;
-  d::Sm80AttentionInstance inst{};
+  d::AttentionInstance inst{};
   return entry_for_call(a, &e, &inst);
 }
 
 Status attention_forward(AttentionArguments const& a, cudaStream_t stream) {
   AttentionEntry const* e = nullptr;
-  d::Sm80AttentionInstance inst{};
+  d::AttentionInstance inst{};
   if (Status s = entry_for_call(a, &e, &inst); !s || e == nullptr) return s;
   // An error left by earlier work is reported, not attributed to this launch.
   if (cudaError_t const pending = cudaGetLastError(); pending != cudaSuccess)
     return Status::error(StatusCode::cuda_error, std::string("pending CUDA error before attention_forward: ") +
                                                      cudaGetErrorName(pending) + ": " + cudaGetErrorString(pending));
-  kernel::Sm80AttentionParams const p = make_params(a, inst);
-  if (cudaError_t const err = inst.launch(p, int(a.batch), stream); err != cudaSuccess)
-    return Status::error(StatusCode::cuda_error,
-                         std::string("launch of ") + e->name + ": " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
+  kernel::AttentionParams const p = make_params(a, inst);
+  if (Status s = inst.launch(a, p, stream); !s)
+    return Status::error(s.code, std::string("launch of ") + e->name + ": " + s.reason);
   return Status::success();
 }
 
@@ -196,16 +239,18 @@ AttentionKernelInfo attention_kernel_info(int i) {
   static std::array<std::string, kEntries.size()> descriptions = [] {
     std::array<std::string, kEntries.size()> out;
     for (std::size_t j = 0; j < kEntries.size(); ++j) {
-      d::Sm80AttentionInstance const inst = kEntries[j].instance();
+      d::AttentionInstance const inst = kEntries[j].instance();
+      char const* how = kEntries[j].min_sm == kSm90 ? "TMA + wgmma, producer and 2 consumer warpgroups"
+                                                    : "mma.sync + ldmatrix + cp.async";
       out[j] = std::string(to_string(kEntries[j].dtype)) + " head dims (" + std::to_string(inst.d) + ", " +
-               std::to_string(inst.dv) + "): mma.sync + ldmatrix + cp.async, query tile " + std::to_string(inst.blk_m) +
+               std::to_string(inst.dv) + "): " + how + ", query tile " + std::to_string(inst.blk_m) +
                ", key tile " + std::to_string(inst.blk_n) + ", " + std::to_string(inst.threads) + " threads, " +
                std::to_string(inst.smem_bytes / 1024) + " KiB shared memory";
     }
     return out;
   }();
   if (i < 0 || i >= attention_kernel_count()) return {"", "", 0};
-  return {kEntries[std::size_t(i)].name, descriptions[std::size_t(i)].c_str(), kSm80};
+  return {kEntries[std::size_t(i)].name, descriptions[std::size_t(i)].c_str(), kEntries[std::size_t(i)].min_sm};
 }
 
 }  // namespace tessel

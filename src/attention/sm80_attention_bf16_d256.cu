@@ -7,7 +7,7 @@
 
 namespace tessel::kernel::detail {
 
-Sm80AttentionInstance sm80_attention_instance_bf16_d256() {
+AttentionInstance sm80_attention_instance_bf16_d256() {
   return make_sm80_attention_instance<Sm80AttentionConfig<bfloat16_t, 256, 256, /*BlkM=*/128, /*BlkN=*/64, /*Warps=*/8, /*LazyRescale=*/false>>();
 }
 

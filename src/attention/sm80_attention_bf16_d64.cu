@@ -6,7 +6,7 @@
 
 namespace tessel::kernel::detail {
 
-Sm80AttentionInstance sm80_attention_instance_bf16_d64() {
+AttentionInstance sm80_attention_instance_bf16_d64() {
   return make_sm80_attention_instance<Sm80AttentionConfig<bfloat16_t, 64, 64, /*BlkM=*/128, /*BlkN=*/128, /*Warps=*/4>>();
 }
 

@@ -6,7 +6,7 @@
 
 namespace tessel::kernel::detail {
 
-Sm80AttentionInstance sm80_attention_instance_bf16_d96() {
+AttentionInstance sm80_attention_instance_bf16_d96() {
   return make_sm80_attention_instance<Sm80AttentionConfig<bfloat16_t, 96, 96, /*BlkM=*/128, /*BlkN=*/64, /*Warps=*/4>>();
 }
 

@@ -6,7 +6,7 @@
 
 namespace tessel::kernel::detail {
 
-Sm80AttentionInstance sm80_attention_instance_f16_d128() {
+AttentionInstance sm80_attention_instance_f16_d128() {
   return make_sm80_attention_instance<Sm80AttentionConfig<half_t, 128, 128, /*BlkM=*/128, /*BlkN=*/64, /*Warps=*/4>>();
 }
 

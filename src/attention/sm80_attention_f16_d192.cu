@@ -7,7 +7,7 @@
 
 namespace tessel::kernel::detail {
 
-Sm80AttentionInstance sm80_attention_instance_f16_d192() {
+AttentionInstance sm80_attention_instance_f16_d192() {
   return make_sm80_attention_instance<Sm80AttentionConfig<half_t, 192, 192, /*BlkM=*/128, /*BlkN=*/64, /*Warps=*/8, /*LazyRescale=*/false>>();
 }
 

@@ -2,21 +2,26 @@
 // (included by the per-configuration TUs only, each of which instantiates one kernel).
 #pragma once
 
-#include "sm80_attention_instances.hpp"
+#include "attention_instances.hpp"
 
 #include <tessel/attention/kernel/sm80_attention.hpp>
+
+#include <string>
 
 namespace tessel::kernel::detail {
 
 template <class Config>
-cudaError_t sm80_attention_launch(Sm80AttentionParams const& p, int batch, cudaStream_t stream) {
+Status sm80_attention_launch(AttentionArguments const& args, AttentionParams const& p, cudaStream_t stream) {
   constexpr int smem = Config::SmemBytes;
   auto* kernel = &sm80_attention_kernel<Config>;
-  if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem); err != cudaSuccess)
-    return err;
-  dim3 const grid(static_cast<unsigned>(p.m_blocks), static_cast<unsigned>(p.heads), static_cast<unsigned>(batch));
-  kernel<<<grid, Config::Threads, smem, stream>>>(p);
-  return cudaGetLastError();
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  if (err == cudaSuccess) {
+    dim3 const grid(static_cast<unsigned>(p.m_blocks), static_cast<unsigned>(p.heads), static_cast<unsigned>(args.batch));
+    kernel<<<grid, Config::Threads, smem, stream>>>(p);
+    err = cudaGetLastError();
+  }
+  if (err != cudaSuccess) return Status::error(StatusCode::cuda_error, std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err));
+  return Status::success();
 }
 
 template <class Config>
@@ -25,7 +30,7 @@ cudaError_t sm80_attention_attributes(cudaFuncAttributes* attr) {
 }
 
 template <class Config>
-Sm80AttentionInstance make_sm80_attention_instance() {
+AttentionInstance make_sm80_attention_instance() {
   return {Config::D, Config::Dv, Config::BlkM, Config::BlkN, Config::Threads, Config::SmemBytes,
           sm80_attention_launch<Config>, sm80_attention_attributes<Config>};
 }

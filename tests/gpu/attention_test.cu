@@ -9,7 +9,8 @@
 // head-dim pair; odd lengths on both sides (1 x 1 up to 1023 x 1024, S_q > S_k and S_q < S_k) and
 // 4224 x 4224; variable-length batches with empty sequences; non-packed strides ([B, H, S, D]
 // memory order, padded rows) with nothing written outside O and LSE; LSE null; S_k = 0; fully
-// masked rows; twenty runs bit for bit equal; each registry entry by name. The judge itself is
+// masked rows; twenty runs bit for bit equal; each registry entry by name; on Hopper the D128 sweep
+// once more through the sm_80 kernel (the fallback the library picks for what TMA cannot load). The judge itself is
 // checked against planted errors. The argument-error and registry tests need no GPU. Tests named
 // *Small* are the compute-sanitizer subset (scripts/gpu-check.sh sanitize); each sweep prints how
 // much of its bound the largest error used.
@@ -233,7 +234,10 @@ AttentionArguments packed(DType t, std::int64_t b, Lengths len, Heads h, HeadDim
 
 // The sweep of masks x lengths x head configurations for one head-dim pair; stops at the first
 // failing case of each (mask, heads) so one bug does not print hundreds of lines.
-void sweep(HeadDims hd, std::vector<Mask> const& masks, std::vector<Lengths> const& lengths, std::vector<Heads> const& heads) {
+// arch: "" for the library's choice, or "sm80" to run the sm_80 kernel by name (on Hopper the
+// choice is the sm_90a kernel; the sm_80 one is its fallback).
+void sweep(HeadDims hd, std::vector<Mask> const& masks, std::vector<Lengths> const& lengths, std::vector<Heads> const& heads,
+           std::string const& arch = "") {
   std::uint64_t seed = 1;
   Margin margin;
   for (DType t : {DType::bf16, DType::f16})
@@ -242,10 +246,13 @@ void sweep(HeadDims hd, std::vector<Mask> const& masks, std::vector<Lengths> con
         for (Lengths len : lengths) {
           AttentionArguments a = packed(t, 2, len, h, hd);
           apply(a, m);
+          std::string kernel = arch + "_attention_" + (t == DType::bf16 ? "bf16" : "f16") + "_d" + std::to_string(hd.d);
+          if (hd.dv != hd.d) kernel += 'x' + std::to_string(hd.dv);
+          if (!arch.empty()) a.kernel = kernel.c_str();
           Problem p(a, seed++);
           if (!run_and_check(p, describe(p.a, m.name) + " (" + h.name + ")", &margin)) break;
         }
-  std::string const name = "D " + std::to_string(hd.d) + "/" + std::to_string(hd.dv);
+  std::string const name = "D " + std::to_string(hd.d) + "/" + std::to_string(hd.dv) + (arch.empty() ? "" : " " + arch);
   margin.print(name.c_str());
   if (!::testing::Test::HasFailure())
     EXPECT_EQ(margin.cases, int(2 * heads.size() * masks.size() * lengths.size())) << name << ": cases not run";
@@ -449,6 +456,12 @@ TEST(AttentionSweep, MasksAndLengthsD128) {
   TESSEL_REQUIRE_GPU();
   sweep({128, 128}, {std::begin(kMasks), std::end(kMasks)}, {std::begin(kLengths), std::end(kLengths)},
         {std::begin(kHeads), std::end(kHeads)});
+}
+
+TEST(AttentionSweep, Sm80KernelMasksAndLengthsD128) {
+  TESSEL_REQUIRE_GPU();
+  sweep({128, 128}, {std::begin(kMasks), std::end(kMasks)}, {std::begin(kLengths), std::end(kLengths)},
+        {std::begin(kHeads), std::end(kHeads)}, "sm80");
 }
 
 TEST(AttentionSweep, MasksAndLengthsD64) {

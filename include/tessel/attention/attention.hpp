@@ -8,7 +8,9 @@
 // attention_forward() validates (attention_validate.hpp: every refusal names the argument and
 // the rule), returns at once when there is nothing to write (B, H or S_q is 0), and otherwise
 // launches the kernel the library picks for the GPU and head dims (or AttentionArguments::kernel,
-// by registry name). It never launches a kernel that has no image for the current GPU
+// by registry name): on sm_90, the TMA + wgmma kernel (kernel/sm90_attention.hpp) for head dims
+// 64, 128, 192, (192, 128) and 256 on fixed-length batches with 16-byte-aligned tensors; otherwise
+// the mma.sync kernel (kernel/sm80_attention.hpp). It never launches a kernel that has no image for the current GPU
 // (StatusCode::arch_mismatch). The launch is asynchronous on `stream`, takes no workspace and
 // does not synchronise; launch errors and errors left pending by earlier work come back as
 // StatusCode::cuda_error.
@@ -27,8 +29,9 @@ namespace tessel {
 Status can_implement(AttentionArguments const& args);
 
 // The registry name of the kernel attention_forward(args) would run: args.kernel when it names
-// one that takes the problem, else the library's choice for the dtype and head dims. The argument
-// rules first; no CUDA call (it answers on a machine without a GPU).
+// one that takes the problem, else the library's choice for the dtype, the head dims and the
+// current device (the sm_90a kernel on an sm_90 GPU when its TMA loads take the tensors, else the
+// sm_80 kernel; with no device, the sm_80 kernel). The argument rules first; it launches nothing.
 Status attention_kernel_name(AttentionArguments const& args, char const** name);
 
 // O (and LSE) for Q, K, V on `stream` (attention_arguments.hpp has the definition).

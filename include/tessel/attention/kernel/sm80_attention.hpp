@@ -29,7 +29,8 @@
 #include <tessel/algorithm/gemm.hpp>
 #include <tessel/arch/sm80_copy_cp_async.hpp>
 #include <tessel/attention/attention_mask.hpp>
-#include <tessel/attention/kernel/sm80_attention_params.hpp>
+#include <tessel/attention/kernel/attention_math.hpp>
+#include <tessel/attention/kernel/attention_params.hpp>
 #include <tessel/atom/copy_atom.hpp>
 #include <tessel/atom/mma_atom.hpp>
 #include <tessel/config.hpp>
@@ -97,48 +98,6 @@ struct Sm80AttentionConfig {
   static constexpr int SmemBytes = int(sizeof(SharedStorage));
 };
 
-namespace detail {
-
-TESSEL_DEVICE inline float attention_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
-TESSEL_DEVICE inline float attention_tanh(float x) {
-  float y;
-  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
-// Two floats rounded to nearest into one register of two 16-bit elements (lo in the low half).
-template <class Element>
-TESSEL_DEVICE inline std::uint32_t attention_pack2(float lo, float hi) {
-  std::uint32_t r;
-  if constexpr (std::is_same_v<Element, bfloat16_t>) {
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  } else {
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  }
-  return r;
-}
-
-// x, as a value the compiler cannot see through (it is not hoisted out of the loop that asks).
-TESSEL_DEVICE inline int opaque(int x) {
-  asm volatile("" : "+r"(x));
-  return x;
-}
-
-TESSEL_DEVICE inline float quad_max(float x) {
-  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
-  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
-}
-TESSEL_DEVICE inline float quad_sum(float x) {
-  x += __shfl_xor_sync(0xffffffffu, x, 1);
-  return x + __shfl_xor_sync(0xffffffffu, x, 2);
-}
-
-}  // namespace detail
 
 // The rows of one (batch, head) problem a CTA works on: where its sequence starts and how long it is.
 struct Sm80AttentionSequence {
@@ -147,7 +106,7 @@ struct Sm80AttentionSequence {
 };
 
 template <class Config>
-__global__ void __launch_bounds__(Config::Threads, 1) sm80_attention_kernel(Sm80AttentionParams const p) {
+__global__ void __launch_bounds__(Config::Threads, 1) sm80_attention_kernel(AttentionParams const p) {
 #if defined(TESSEL_ARCH_SM80)
   using Element = typename Config::Element;
   constexpr int BlkM = Config::BlkM, BlkN = Config::BlkN, D = Config::D, Dv = Config::Dv;

@@ -1,13 +1,13 @@
-// tessel/attention/kernel/sm80_attention_params.hpp -- what the host passes the sm_80 attention
-// kernel: AttentionArguments reduced to pointers, strides and the constants the inner loop uses.
-// Host-compilable.
+// tessel/attention/kernel/attention_params.hpp -- what the host passes an attention kernel (sm_80
+// and, beside its tensor maps, sm_90a): AttentionArguments reduced to pointers, strides and the
+// constants the inner loop uses. Host-compilable.
 #pragma once
 
 #include <cstdint>
 
 namespace tessel::kernel {
 
-struct Sm80AttentionParams {
+struct AttentionParams {
   void const* q;
   void const* k;
   void const* v;

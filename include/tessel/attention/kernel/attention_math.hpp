@@ -1,0 +1,58 @@
+// tessel/attention/kernel/attention_math.hpp -- the per-thread arithmetic the attention kernels
+// (sm_80 and sm_90a) share: fast exp2 and tanh, rounding two floats into one 16-bit pair, and the
+// reductions over the four threads of a quad that hold one row of an MMA accumulator.
+#pragma once
+
+#include <tessel/config.hpp>
+#include <tessel/numeric/bfloat16.hpp>
+#include <tessel/numeric/half.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace tessel::kernel {
+
+namespace detail {
+
+TESSEL_DEVICE inline float attention_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+TESSEL_DEVICE inline float attention_tanh(float x) {
+  float y;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// Two floats rounded to nearest into one register of two 16-bit elements (lo in the low half).
+template <class Element>
+TESSEL_DEVICE inline std::uint32_t attention_pack2(float lo, float hi) {
+  std::uint32_t r;
+  if constexpr (std::is_same_v<Element, bfloat16_t>) {
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  } else {
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  }
+  return r;
+}
+
+// x, as a value the compiler cannot see through (it is not hoisted out of the loop that asks).
+TESSEL_DEVICE inline int opaque(int x) {
+  asm volatile("" : "+r"(x));
+  return x;
+}
+
+TESSEL_DEVICE inline float quad_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+TESSEL_DEVICE inline float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
+}  // namespace detail
+
+}  // namespace tessel::kernel

@@ -1,0 +1,325 @@
+// tessel/attention/kernel/sm90_attention.hpp -- the sm_90a flash-attention forward kernel: TMA loads,
+// wgmma for both GEMMs, a producer warpgroup and two consumer warpgroups; one CTA per (query tile,
+// head, batch).
+//
+//   warpgroup 0, the producer (registers lowered to 24 by setmaxnreg): one thread issues the TMA
+//       loads -- the Q tile once, then per key block n (from the last to the first, the masked
+//       blocks first) K[n] into the K ring and V[n] into the V ring (pipeline/sm90_pipeline.hpp,
+//       Stages deep each). Each tile is D / 64 boxes of 64 columns (128-byte rows) in the
+//       128-byte swizzle, the layout both the K-major and the MN-major wgmma descriptors read.
+//   warpgroups 1 and 2, the consumers (registers raised to 240): 64 query rows each, so a row's
+//       softmax stays inside one warp's quad as on sm_80. Per key block, with S and O in registers:
+//
+//         issue S' = Q K[n']^T      wgmma SS, m64 x BLK_N, D / 16 k-steps, K read K-major
+//         issue O += P V[n]         wgmma RS: P (the previous block's probabilities) from
+//                                   registers, V read MN-major (its rows are keys, D_v contiguous)
+//         wait for S' (the PV group still in flight), free K[n']
+//         softcap, mask, online softmax of S' -> P'    overlaps the PV wgmmas
+//         wait for PV, free V[n]; O *= exp2(old max - new max); P = P'
+//
+//       The accumulator of m64nN wgmma holds, per thread, the same (row, column pair) pattern as
+//       the A operand of a register-A wgmma k16 step, so P is S rounded to 16 bits in place: the
+//       8 values of columns [16k, 16k + 16) are the k-th A fragment.
+//   end: O /= row sum; O and LSE stored from registers (rows past S_q are not written).
+// The GEMMs' operands never leave shared memory between TMA and the tensor cores; the exp2 of the
+// softmax takes one FFMA (the scale folded into log2(e)), as on sm_80.
+//
+// What this kernel does not take (the host sends those problems to the sm_80 kernel):
+// variable-length batches (TMA needs each tensor's extent, which cu_seqlens holds on the device),
+// strides that are not multiples of 16 bytes, head dims that are not multiples of 64.
+#pragma once
+
+#include <tessel/arch/sm90_cluster.hpp>
+#include <tessel/arch/sm90_copy_tma_ops.hpp>
+#include <tessel/arch/sm90_mbarrier.hpp>
+#include <tessel/arch/sm90_mma_wgmma.hpp>
+#include <tessel/atom/sm90_wgmma_select.hpp>
+#include <tessel/attention/attention_mask.hpp>
+#include <tessel/attention/kernel/attention_math.hpp>
+#include <tessel/attention/kernel/attention_params.hpp>
+#include <tessel/config.hpp>
+#include <tessel/pipeline/sm90_pipeline.hpp>
+
+#include <cstdint>
+
+namespace tessel::kernel {
+
+// The kernel's parameters: the tensor maps of Q, K and V -- each (D, S, H, B) with D contiguous,
+// boxes of 64 columns by BLK_M (Q) or BLK_N (K, V) rows, 128-byte swizzle -- and the rest.
+struct Sm90AttentionParams {
+  TmaDescriptor tma_q, tma_k, tma_v;
+  AttentionParams a;
+};
+
+// One sm_90a attention configuration: element type, head dims, the key tile, pipeline depth.
+//   e.g. Sm90AttentionConfig<bfloat16_t, 128, 128, 128>: 384 threads, query tile 128,
+//        smem 32 KiB Q + 2 x 32 KiB K + 2 x 32 KiB V = 160 KiB
+template <class Element_, int D_, int Dv_, int BlkN_, int Stages_ = 2>
+struct Sm90AttentionConfig {
+  using Element = Element_;
+  static constexpr int D = D_, Dv = Dv_, BlkN = BlkN_, Stages = Stages_;
+  static constexpr int ConsumerWarpgroups = 2;
+  static constexpr int BlkM = 64 * ConsumerWarpgroups;
+  static constexpr int Threads = 128 * (1 + ConsumerWarpgroups);
+  static constexpr int ProducerRegisters = 24, ConsumerRegisters = 240;  // 128 x 24 + 256 x 240 <= 65536
+  static constexpr int Cols = 64;                                        // elements per 128-byte swizzled row
+  static_assert(D % Cols == 0 && Dv % Cols == 0, "Sm90AttentionConfig: D and D_v must be multiples of 64 (128-byte TMA boxes)");
+  static_assert(BlkN % 16 == 0, "Sm90AttentionConfig: BLK_N must be a multiple of 16 (the k16 step of O += P V)");
+
+  using MmaS = typename Sm90WgmmaOf<Element, BlkN>::Op;                // S = Q K^T: A and B K-major
+  using MmaO = typename Sm90WgmmaRsOf<Element, Dv>::template Op<1>;    // O += P V: V MN-major
+
+  static constexpr std::uint32_t QBytes = std::uint32_t(BlkM * D * sizeof(Element));
+  static constexpr std::uint32_t KBytes = std::uint32_t(BlkN * D * sizeof(Element));
+  static constexpr std::uint32_t VBytes = std::uint32_t(BlkN * Dv * sizeof(Element));
+
+  // Each tile: its 64-column chunks one after another, a chunk being rows x 128 bytes.
+  struct SharedStorage {
+    alignas(1024) Element q[BlkM * D];
+    alignas(1024) Element k[Stages][BlkN * D];
+    alignas(1024) Element v[Stages][BlkN * Dv];
+    std::uint64_t q_full;
+    TmaPipeline<Stages> k_pipe;
+    TmaPipeline<Stages> v_pipe;
+  };
+  static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + the alignment of the base
+};
+
+namespace detail {
+
+template <int N>
+TESSEL_DEVICE void wgmma_fence_operand(std::uint32_t (&r)[N]) {
+  TESSEL_UNROLL
+  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(r[i])::"memory");
+}
+
+}  // namespace detail
+
+template <class Config>
+__global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_kernel(__grid_constant__ Sm90AttentionParams const p) {
+#if defined(TESSEL_ARCH_SM90A)
+  using Element = typename Config::Element;
+  constexpr int BlkM = Config::BlkM, BlkN = Config::BlkN, D = Config::D, Dv = Config::Dv, Stages = Config::Stages;
+  constexpr int Cols = Config::Cols;
+  extern __shared__ char smem_raw[];
+  auto& smem = *reinterpret_cast<typename Config::SharedStorage*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
+                                                                  ~std::uintptr_t(1023));
+  AttentionParams const& a = p.a;
+  int const tid = int(threadIdx.x);
+  int const m_block = a.longest_first ? a.m_blocks - 1 - int(blockIdx.x) : int(blockIdx.x);
+  int const head = int(blockIdx.y), batch = int(blockIdx.z);
+  int const kv_head = head / a.kv_group;
+  int const m0 = m_block * BlkM;
+  int const rows_q = a.seqlen_q - m0 < BlkM ? a.seqlen_q - m0 : BlkM;
+  AttentionMask const mask{a.seqlen_k, a.bottom_right ? std::int64_t(a.seqlen_k) - a.seqlen_q : 0, a.window_left,
+                           a.window_right};
+  KeyBlockRange const blocks = key_blocks(mask, m0, rows_q, BlkN);
+
+  if (tid == 0) {
+    mbarrier_init(&smem.q_full, 1);
+    smem.k_pipe.init(4 * Config::ConsumerWarpgroups);  // one arrival per consumer warp
+    smem.v_pipe.init(4 * Config::ConsumerWarpgroups);
+  }
+  __syncthreads();
+
+  if (tid < 128) {  // the producer warpgroup
+    warpgroup_reg_dealloc<Config::ProducerRegisters>();
+    if (tid == 0 && blocks.end > blocks.begin) {
+      mbarrier_arrive_expect_tx(&smem.q_full, Config::QBytes);
+      TESSEL_UNROLL
+      for (int c = 0; c < D / Cols; ++c) SM90_TMA_LOAD::copy(&p.tma_q, &smem.q_full, smem.q + c * BlkM * Cols, {c * Cols, m0, head, batch});
+      PipelineState kst, vst;
+      for (int n = blocks.end - 1; n >= blocks.begin; --n) {
+        std::uint64_t* const k_full = smem.k_pipe.producer_acquire(kst, Config::KBytes);
+        TESSEL_UNROLL
+        for (int c = 0; c < D / Cols; ++c)
+          SM90_TMA_LOAD::copy(&p.tma_k, k_full, smem.k[kst.index] + c * BlkN * Cols, {c * Cols, n * BlkN, kv_head, batch});
+        kst.advance<Stages>();
+        std::uint64_t* const v_full = smem.v_pipe.producer_acquire(vst, Config::VBytes);
+        TESSEL_UNROLL
+        for (int c = 0; c < Dv / Cols; ++c)
+          SM90_TMA_LOAD::copy(&p.tma_v, v_full, smem.v[vst.index] + c * BlkN * Cols, {c * Cols, n * BlkN, kv_head, batch});
+        vst.advance<Stages>();
+      }
+    }
+    return;
+  }
+
+  // A consumer warpgroup: rows [m0 + 64 wg, +64) of the tile. Thread t of it holds rows r and
+  // r + 8 (r = 16 * warp + lane / 4) of every accumulator: values 4j + {0, 1} and 4j + {2, 3},
+  // columns 8j + 2 (lane % 4) + {0, 1}.
+  warpgroup_reg_alloc<Config::ConsumerRegisters>();
+  int const wg = tid / 128 - 1, t = tid % 128, lane = t % 32;
+  int const row_in_tile = 64 * wg + 16 * (t / 32) + lane / 4;
+  int const col_in_block = 2 * (lane % 4);
+  float o[Dv / 2];
+  TESSEL_UNROLL
+  for (int i = 0; i < Dv / 2; ++i) o[i] = 0.0f;
+  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
+
+  if (blocks.end > blocks.begin) {
+    using MmaS = typename Config::MmaS;
+    using MmaO = typename Config::MmaO;
+    // Descriptors of this warpgroup's Q rows and of the stage's K and V; a k-step moves 32 bytes
+    // along a 128-byte row (2 descriptor units) and a chunk is rows x 128 bytes (rows x 8 units).
+    std::uint64_t const q_desc = wgmma_desc_k_major_sw128(smem.q + 64 * wg * Cols);
+    auto const qk = [&](float (&s)[BlkN / 2], int stage) {
+      std::uint64_t const k_desc = wgmma_desc_k_major_sw128(smem.k[stage]);
+      TESSEL_UNROLL
+      for (int kk = 0; kk < D / 16; ++kk) {
+        std::uint32_t const along = std::uint32_t((kk % 4) * 2), chunk = std::uint32_t(kk / 4);
+        MmaS::fma(wgmma_desc_advance(q_desc, chunk * BlkM * 8 + along), wgmma_desc_advance(k_desc, chunk * BlkN * 8 + along),
+                  s, kk > 0 ? 1 : 0);
+      }
+    };
+    auto const pv = [&](std::uint32_t (&pa)[BlkN / 16][4], int stage) {
+      // P's registers are written before the fence: a conversion the compiler sank between the
+      // fence and the wgmma that reads it would serialise the wgmmas.
+      detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkN / 4]>(pa));
+      wgmma_fence();
+      // k-step j: keys [16j, 16j + 16), 16 rows x 128 bytes = 2048 bytes (128 units) further.
+      std::uint64_t const v_desc = wgmma_desc_mn_major_sw128(smem.v[stage], std::uint32_t(BlkN * 128));
+      TESSEL_UNROLL
+      for (int j = 0; j < BlkN / 16; ++j) MmaO::fma(pa[j], wgmma_desc_advance(v_desc, std::uint32_t(j * 128)), o, 1);
+    };
+    // S -> P for key block n: softcap or sign, mask, online softmax; corr: what O must be
+    // multiplied by once the previous block's P V has retired.
+    auto const softmax = [&](float (&s)[BlkN / 2], int n, float (&corr)[2]) {
+      if (a.softcap > 0.0f) {
+        TESSEL_UNROLL
+        for (int i = 0; i < BlkN / 2; ++i) s[i] = a.softcap * detail::attention_tanh(s[i] * a.softcap_scale);
+      } else if (a.negate_scores) {
+        TESSEL_UNROLL
+        for (int i = 0; i < BlkN / 2; ++i) s[i] = -s[i];
+      }
+      if (key_block_needs_mask(mask, m0 + 64 * wg, 64, n, BlkN)) {
+        std::int64_t const n0 = std::int64_t(n) * BlkN + col_in_block;
+        TESSEL_UNROLL
+        for (int h = 0; h < 2; ++h) {
+          AttentionMask::Interval const keys = mask.keys_of(m0 + row_in_tile + 8 * h);
+          std::int64_t const lo64 = keys.begin - n0, hi64 = keys.end - n0;
+          int const lo = lo64 < -1 ? -1 : (lo64 > BlkN ? BlkN : int(lo64));
+          int const hi = hi64 < -1 ? -1 : (hi64 > BlkN ? BlkN : int(hi64));
+          TESSEL_UNROLL
+          for (int j = 0; j < BlkN / 8; ++j) {
+            TESSEL_UNROLL
+            for (int c = 0; c < 2; ++c) {
+              int const col = 8 * j + c;  // minus col_in_block
+              if (col < lo || col >= hi) s[4 * j + 2 * h + c] = -INFINITY;
+            }
+          }
+        }
+      }
+      TESSEL_UNROLL
+      for (int h = 0; h < 2; ++h) {
+        float mx = row_max[h];
+        TESSEL_UNROLL
+        for (int j = 0; j < BlkN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
+        float const new_max = detail::quad_max(mx);
+        // exp2 offsets stay finite: a row with no key yet keeps 0 (its scores are -inf, P = 0).
+        float const max_scaled = new_max == -INFINITY ? 0.0f : new_max * a.score_log2;
+        corr[h] = detail::attention_exp2(row_max[h] * a.score_log2 - max_scaled);  // 0 when the old max is -inf
+        row_max[h] = new_max;
+        float sum = 0.0f;
+        TESSEL_UNROLL
+        for (int j = 0; j < BlkN / 8; ++j) {
+          TESSEL_UNROLL
+          for (int c = 0; c < 2; ++c) {
+            float& x = s[4 * j + 2 * h + c];
+            x = detail::attention_exp2(x * a.score_log2 - max_scaled);
+            sum += x;
+          }
+        }
+        row_sum[h] = row_sum[h] * corr[h] + sum;
+      }
+    };
+    // P in the input precision, as the A operand: k-step j is the 8 values of columns [16j, 16j + 16).
+    auto const to_p = [&](float const (&s)[BlkN / 2], std::uint32_t (&pa)[BlkN / 16][4]) {
+      TESSEL_UNROLL
+      for (int j = 0; j < BlkN / 16; ++j) {
+        TESSEL_UNROLL
+        for (int r = 0; r < 4; ++r) pa[j][r] = detail::attention_pack2<Element>(s[8 * j + 2 * r], s[8 * j + 2 * r + 1]);
+      }
+    };
+    auto const rescale_o = [&](float const (&corr)[2]) {
+      TESSEL_UNROLL
+      for (int j = 0; j < Dv / 8; ++j) {
+        o[4 * j + 0] *= corr[0], o[4 * j + 1] *= corr[0];
+        o[4 * j + 2] *= corr[1], o[4 * j + 3] *= corr[1];
+      }
+    };
+    auto const release = [&](TmaPipeline<Stages>& pipe, int stage) {
+      if (lane == 0) pipe.template consumer_release<1>(stage);
+    };
+
+    mbarrier_wait(&smem.q_full, 0);
+    PipelineState kst, vst;
+    float s[BlkN / 2];
+    std::uint32_t pa[BlkN / 16][4];
+    float corr[2];
+    int n = blocks.end - 1;
+    smem.k_pipe.consumer_wait(kst);
+    wgmma_fence();
+    qk(s, kst.index);
+    wgmma_commit_group();
+    wgmma_wait_group<0>();
+    wgmma_fence_operand(s);
+    release(smem.k_pipe, kst.index);
+    kst.advance<Stages>();
+    softmax(s, n, corr);  // O is still zero: nothing to rescale
+    to_p(s, pa);
+
+    for (--n; n >= blocks.begin; --n) {
+      smem.k_pipe.consumer_wait(kst);
+      wgmma_fence();
+      qk(s, kst.index);
+      wgmma_commit_group();
+      smem.v_pipe.consumer_wait(vst);
+      pv(pa, vst.index);
+      wgmma_commit_group();
+      wgmma_wait_group<1>();  // S' is in; P V may still run
+      wgmma_fence_operand(s);
+      release(smem.k_pipe, kst.index);
+      kst.advance<Stages>();
+      softmax(s, n, corr);
+      wgmma_wait_group<0>();
+      wgmma_fence_operand(o);
+      detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkN / 4]>(pa));  // P stays put until its wgmma retired
+      release(smem.v_pipe, vst.index);
+      vst.advance<Stages>();
+      rescale_o(corr);
+      to_p(s, pa);
+    }
+    smem.v_pipe.consumer_wait(vst);
+    pv(pa, vst.index);
+    wgmma_commit_group();
+    wgmma_wait_group<0>();
+    wgmma_fence_operand(o);
+    detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkN / 4]>(pa));
+    release(smem.v_pipe, vst.index);
+  }
+
+  // Normalise and store: O in pairs of adjacent columns, LSE by the first thread of each quad.
+  TESSEL_UNROLL
+  for (int h = 0; h < 2; ++h) {
+    float const sum = detail::quad_sum(row_sum[h]);
+    float const inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+    int const row = m0 + row_in_tile + 8 * h;
+    if (row < a.seqlen_q) {
+      Element* const o_row = static_cast<Element*>(a.o) + std::int64_t(batch) * a.o_batch_stride +
+                             std::int64_t(row) * a.o_row_stride + std::int64_t(head) * a.o_head_stride;
+      TESSEL_UNROLL
+      for (int j = 0; j < Dv / 8; ++j)
+        *reinterpret_cast<std::uint32_t*>(o_row + 8 * j + col_in_block) =
+            detail::attention_pack2<Element>(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
+      if (a.lse && lane % 4 == 0)
+        a.lse[std::int64_t(batch) * a.lse_batch_stride + std::int64_t(head) * a.lse_head_stride + row] =
+            sum > 0.0f ? row_max[h] * a.lse_scale + logf(sum) : -INFINITY;
+    }
+  }
+#else
+  (void)p;
+#endif
+}
+
+}  // namespace tessel::kernel

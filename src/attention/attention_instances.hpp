@@ -1,0 +1,35 @@
+// src/attention/attention_instances.hpp -- the compiled attention configurations as the host API
+// sees them: one per TU, sm80_attention_<dtype>_d<D>[x<D_v>].cu (mma.sync, every GPU from sm_80)
+// and sm90_attention_<dtype>_d<D>[x<D_v>].cu (TMA + wgmma, sm_90a only).
+#pragma once
+
+#include <tessel/attention/attention_arguments.hpp>
+#include <tessel/attention/kernel/attention_params.hpp>
+#include <tessel/core/status.hpp>
+
+#include <cuda_runtime_api.h>
+
+namespace tessel::kernel::detail {
+
+struct AttentionInstance {
+  int d, dv, blk_m, blk_n, threads, smem_bytes;
+  // grid (query tiles, heads, batch); the sm_90a kernels also make their tensor maps from `args`
+  Status (*launch)(AttentionArguments const& args, AttentionParams const& p, cudaStream_t stream);
+  cudaError_t (*attributes)(cudaFuncAttributes* attr);
+};
+
+#define TESSEL_SM80_ATTENTION_INSTANCES(X) \
+  X(bf16, d64) X(bf16, d96) X(bf16, d128) X(bf16, d192) X(bf16, d192x128) X(bf16, d256) \
+  X(f16, d64) X(f16, d96) X(f16, d128) X(f16, d192) X(f16, d192x128) X(f16, d256)
+#define TESSEL_SM90_ATTENTION_INSTANCES(X) \
+  X(bf16, d64) X(bf16, d128) X(bf16, d192) X(bf16, d192x128) X(bf16, d256) \
+  X(f16, d64) X(f16, d128) X(f16, d192) X(f16, d192x128) X(f16, d256)
+
+#define TESSEL_DECLARE_SM80(dtype, dims) AttentionInstance sm80_attention_instance_##dtype##_##dims();
+#define TESSEL_DECLARE_SM90(dtype, dims) AttentionInstance sm90_attention_instance_##dtype##_##dims();
+TESSEL_SM80_ATTENTION_INSTANCES(TESSEL_DECLARE_SM80)
+TESSEL_SM90_ATTENTION_INSTANCES(TESSEL_DECLARE_SM90)
+#undef TESSEL_DECLARE_SM80
+#undef TESSEL_DECLARE_SM90
+
+}  // namespace tessel::kernel::detail
