@@ -1,11 +1,13 @@
 // apps/tessel/cmd_list.cpp -- `tessel list`: the compiled GEMM kernels, what each can do, and
 // whether this GPU can run it (the registry of tessel/gemm/device/gemm_registry.hpp); then the
-// attention kernels (tessel/attention/attention.hpp's registry).
+// attention kernels (tessel/attention/attention.hpp's registry) and the convolution kernels
+// (tessel/conv/conv.hpp's).
 #include "command.hpp"
 
 #if defined(TESSEL_HAS_CUDA)
 
 #include <tessel/attention/attention.hpp>
+#include <tessel/conv/conv.hpp>
 #include <tessel/gemm.hpp>
 #include <tessel/runtime/device.hpp>
 
@@ -20,8 +22,8 @@ namespace {
 int run_list(std::vector<std::string> const& args) {
   for (auto const& a : args) {
     if (a == "--help") {
-      std::printf("usage: tessel list    the compiled GEMM and attention kernels, what each runs, and the GEMM\n"
-                  "                      heuristic's rule\n");
+      std::printf("usage: tessel list    the compiled GEMM, attention and convolution kernels, what each runs,\n"
+                  "                      and the GEMM heuristic's rule\n");
       return 0;
     }
     throw tessel::cli::UsageError("unexpected argument '" + a + "' (tessel list takes none)");
@@ -74,12 +76,20 @@ int run_list(std::vector<std::string> const& args) {
     std::printf("  what       %s\n", k.description);
     std::printf("  arch       sm_%d or newer\n\n", k.min_sm);
   }
+
+  std::printf("\nConvolution kernels (tessel conv --kernel NAME; the library picks one per problem):\n\n");
+  for (int i = 0; i < tessel::conv_kernel_count(); ++i) {
+    tessel::ConvKernelInfo const k = tessel::conv_kernel_info(i);
+    std::printf("%s\n", k.name);
+    std::printf("  what       %s\n", k.description);
+    std::printf("  arch       sm_%d or newer\n\n", k.min_sm);
+  }
   return 0;
 }
 
 }  // namespace
 
-static tessel::cli::Register reg{{"list", "the compiled GEMM and attention kernels and what each can do", run_list}};
+static tessel::cli::Register reg{{"list", "the compiled GEMM, attention and convolution kernels and what each can do", run_list}};
 
 #else
 
@@ -88,6 +98,6 @@ int run_list(std::vector<std::string> const&) {
   throw tessel::cli::UsageError("this tessel was built without CUDA (TESSEL_ENABLE_CUDA=OFF): no kernels are compiled");
 }
 }  // namespace
-static tessel::cli::Register reg{{"list", "the compiled GEMM and attention kernels (needs a CUDA build)", run_list}};
+static tessel::cli::Register reg{{"list", "the compiled GEMM, attention and convolution kernels (needs a CUDA build)", run_list}};
 
 #endif

@@ -135,8 +135,9 @@ TEST_F(CliGemm, BenchSuitesParse) {
   for (auto const& e : std::filesystem::directory_iterator(bench)) {
     if (e.path().extension() != ".txt" || e.path().filename() == "CMakeLists.txt") continue;
     ++suites;
-    bool const attention = e.path().filename().string().rfind("attention", 0) == 0;
-    CliRun r = run(std::string(attention ? "attention" : "gemm") + " --dry-run --sweep " + e.path().string());
+    std::string const file = e.path().filename().string();
+    char const* const command = file.rfind("attention", 0) == 0 ? "attention" : file.rfind("conv", 0) == 0 ? "conv" : "gemm";
+    CliRun r = run(std::string(command) + " --dry-run --sweep " + e.path().string());
     EXPECT_EQ(r.code, 0) << e.path() << ": " << r.err;
     EXPECT_GT(lines(r.out), 0) << e.path();
   }

@@ -1,0 +1,43 @@
+// src/conv/sm80_conv_instances.hpp -- the compiled sm_80 convolution kernels as the host code
+// (sm80_conv_run.cpp, plain C++) sees them.
+//
+// Each sm80_conv_<op>_<dtype>[_align1].cu compiles one implicit-GEMM configuration
+// (tessel/conv/kernel/sm80_implicit_gemm_conv.hpp); sm80_conv_depthwise_<dtype>.cu compiles the two
+// depthwise kernels of a dtype (tessel/conv/kernel/sm80_depthwise_conv.hpp).
+#pragma once
+
+#include <tessel/conv/kernel/sm80_conv_kernel_params.hpp>
+
+#include <cuda_runtime_api.h>
+
+namespace tessel::kernel::detail {
+
+struct Sm80ConvInstance {
+  int tile_m = 0, tile_n = 0, tile_k = 0;  // implicit GEMM: the CTA tile; depthwise: pixels, channels, 0
+  int threads = 0;
+  int access = 0;  // elements per global access (implicit GEMM) or channels per thread (depthwise)
+  // Launches the kernel for kp. Pre: kp complete (sm80_conv_run.cpp) and the instance fits it.
+  cudaError_t (*launch)(Sm80ConvKernelParams const& kp, cudaStream_t stream) = nullptr;
+};
+
+// clang-format off
+Sm80ConvInstance sm80_conv_instance_fprop_bf16();
+Sm80ConvInstance sm80_conv_instance_fprop_bf16_align1();
+Sm80ConvInstance sm80_conv_instance_dgrad_bf16();
+Sm80ConvInstance sm80_conv_instance_dgrad_bf16_align1();
+Sm80ConvInstance sm80_conv_instance_wgrad_bf16();
+Sm80ConvInstance sm80_conv_instance_wgrad_bf16_align1();
+Sm80ConvInstance sm80_conv_instance_fprop_f16();
+Sm80ConvInstance sm80_conv_instance_fprop_f16_align1();
+Sm80ConvInstance sm80_conv_instance_dgrad_f16();
+Sm80ConvInstance sm80_conv_instance_dgrad_f16_align1();
+Sm80ConvInstance sm80_conv_instance_wgrad_f16();
+Sm80ConvInstance sm80_conv_instance_wgrad_f16_align1();
+Sm80ConvInstance sm80_conv_instance_depthwise_bf16(int vec);  // vec 8 or 1
+Sm80ConvInstance sm80_conv_instance_depthwise_f16(int vec);
+// clang-format on
+
+// The filter taps (R*S) the depthwise kernels stage in their 48 KiB of shared memory.
+inline constexpr int kSm80DepthwiseMaxTaps = 192;
+
+}  // namespace tessel::kernel::detail

@@ -1,0 +1,36 @@
+// src/conv/sm80_conv_launch.hpp -- the sm_80 convolution kernels as the host API (conv.cpp, plain
+// C++) sees them: one entry that picks a kernel for a problem and launches it, and the name of the
+// kernel it would pick.
+//
+// Kernels (src/conv/sm80_conv_*.cu; tessel/conv/kernel/sm80_implicit_gemm_conv.hpp and
+// sm80_depthwise_conv.hpp say how each works), <dtype> bf16 or fp16:
+//   sm80_conv_<op>_<dtype>_128x128x32         implicit GEMM, 16-byte cp.async: the channels per
+//                                             group it reads contiguously, the strides and the
+//                                             addresses of its operands multiples of 8 elements
+//   sm80_conv_<op>_<dtype>_128x128x32_align1  the same GEMM reading one element per access: any
+//                                             channel count, any strides
+//   sm80_conv_depthwise_<dtype>_vec8 / _vec1  direct depthwise convolution (2-D fprop, groups ==
+//                                             c == k, R*S <= 192), 8 channels per thread (c and
+//                                             x's strides multiples of 8) or 1
+// src/conv/sm80_conv_run.cpp holds the selection.
+#pragma once
+
+#include <tessel/conv/kernel/sm80_conv_params.hpp>
+#include <tessel/core/dtype.hpp>
+#include <tessel/core/status.hpp>
+
+#include <cuda_runtime_api.h>
+
+namespace tessel {
+
+// Runs the pass p describes on `stream`, asynchronously, with bf16 or fp16 tensors (dtype) and fp32
+// accumulation. Pre: p follows the rules of Sm80ConvParams (the host side validates them).
+// Returns not_supported (naming the rule) for a problem no kernel takes, cuda_error with the
+// reason when the launch fails, success otherwise. Allocates nothing.
+Status sm80_conv_run(kernel::Sm80ConvParams const& p, DType dtype, cudaStream_t stream);
+
+// The registry name of the kernel sm80_conv_run would launch for (p, dtype), e.g.
+// "sm80_conv_fprop_bf16_128x128x32"; "none" when it would refuse. Makes no CUDA call.
+char const* sm80_conv_kernel_name(kernel::Sm80ConvParams const& p, DType dtype);
+
+}  // namespace tessel

@@ -1,0 +1,232 @@
+// src/conv/sm80_conv_run.cpp -- the host side of the sm_80 convolution kernels: which kernel runs a
+// problem, the parameters it derives once (Sm80ConvKernelParams), and the launch.
+//
+// Selection (sm80_conv_launch.hpp lists the kernels):
+//   depthwise  fprop, 2-D, groups == c == k, R*S <= kSm80DepthwiseMaxTaps: the direct kernel, 8
+//              channels per thread when x allows 16-byte loads (c and x's strides multiples of 8,
+//              x 16-byte aligned), else 1
+//   otherwise  the implicit GEMM of the op and dtype: 16-byte accesses when every operand it
+//              gathers allows them (the channels per group it reads contiguously, the strides of
+//              those tensors and their addresses multiples of 8 elements / 16 bytes), else the
+//              element-wise instance
+// A stride is ignored where its dimension has extent 1 (it never multiplies a non-zero index).
+#include "sm80_conv_instances.hpp"
+#include "sm80_conv_launch.hpp"
+
+#include <tessel/conv/conv3d_problem_size.hpp>
+#include <tessel/conv/implicit_gemm_problem_size.hpp>
+
+#include <array>
+#include <cstdint>
+#include <exception>
+#include <string>
+
+namespace tessel {
+
+namespace {
+
+using kernel::Sm80ConvKernelParams;
+using kernel::Sm80ConvParams;
+using kernel::detail::Sm80ConvInstance;
+using conv::Operator;
+
+constexpr long long kIndexLimit = (1LL << 31) - 256;  // GEMM indices (plus a tile) stay below 2^31
+
+bool aligned(void const* ptr, int bytes) { return ptr == nullptr || reinterpret_cast<std::uintptr_t>(ptr) % bytes == 0; }
+
+// Every stride of a dimension with extent > 1 is a multiple of `elems`.
+bool strides_multiple(long long const (&stride)[4], int const (&extent)[4], int elems) {
+  for (int i = 0; i < 4; ++i)
+    if (extent[i] > 1 && stride[i] % elems != 0) return false;
+  return true;
+}
+
+struct Extents {
+  int x[4], y[4];  // n, d, h, w and n, z, p, q
+};
+Extents extents_of(Sm80ConvParams const& p) { return {{p.n, p.d, p.h, p.w}, {p.n, p.z, p.p, p.q}}; }
+
+// The implicit GEMM may read its operands `elems` elements at a time (file comment).
+bool gemm_access_ok(Sm80ConvParams const& p, int elems) {
+  Extents const e = extents_of(p);
+  int const cg = p.c / p.groups, kg = p.k / p.groups;
+  int const bytes = 2 * elems;
+  bool const filters_ok = (p.k == 1 || p.w_stride_k % elems == 0) && aligned(p.filter, bytes);
+  bool const x_ok = strides_multiple(p.x_stride, e.x, elems) && aligned(p.x, bytes);
+  bool const y_ok = strides_multiple(p.y_stride, e.y, elems) && aligned(p.y, bytes);
+  switch (p.op) {
+    case Operator::kFprop: return cg % elems == 0 && x_ok && filters_ok;
+    case Operator::kDgrad: return cg % elems == 0 && kg % elems == 0 && y_ok && filters_ok;
+    case Operator::kWgrad: return cg % elems == 0 && kg % elems == 0 && x_ok && y_ok;
+  }
+  return false;
+}
+
+bool is_depthwise(Sm80ConvParams const& p) {
+  return p.op == Operator::kFprop && p.groups == p.c && p.k == p.c && p.d == 1 && p.t == 1 && p.z == 1 &&
+         static_cast<long long>(p.r) * p.s <= kernel::detail::kSm80DepthwiseMaxTaps;
+}
+
+bool depthwise_vec8(Sm80ConvParams const& p) {
+  Extents const e = extents_of(p);
+  return p.c % 8 == 0 && strides_multiple(p.x_stride, e.x, 8) && aligned(p.x, 16);
+}
+
+// What sm80_conv_run launches for p (kind and instance), or a refusal.
+struct Choice {
+  Sm80ConvInstance (*gemm)() = nullptr;                   // the implicit GEMM, or
+  Sm80ConvInstance (*depthwise)(int vec) = nullptr;       // the depthwise kernel with
+  int vec = 0;                                            // this many channels per thread
+  int index = -1;                                         // into kNames
+};
+
+// clang-format off
+constexpr std::array<char const*, 16> kNames = {{
+    "sm80_conv_fprop_bf16_128x128x32", "sm80_conv_fprop_bf16_128x128x32_align1",
+    "sm80_conv_dgrad_bf16_128x128x32", "sm80_conv_dgrad_bf16_128x128x32_align1",
+    "sm80_conv_wgrad_bf16_128x128x32", "sm80_conv_wgrad_bf16_128x128x32_align1",
+    "sm80_conv_fprop_fp16_128x128x32", "sm80_conv_fprop_fp16_128x128x32_align1",
+    "sm80_conv_dgrad_fp16_128x128x32", "sm80_conv_dgrad_fp16_128x128x32_align1",
+    "sm80_conv_wgrad_fp16_128x128x32", "sm80_conv_wgrad_fp16_128x128x32_align1",
+    "sm80_conv_depthwise_bf16_vec8",   "sm80_conv_depthwise_bf16_vec1",
+    "sm80_conv_depthwise_fp16_vec8",   "sm80_conv_depthwise_fp16_vec1",
+}};
+constexpr std::array<Sm80ConvInstance (*)(), 12> kGemms = {{
+    kernel::detail::sm80_conv_instance_fprop_bf16, kernel::detail::sm80_conv_instance_fprop_bf16_align1,
+    kernel::detail::sm80_conv_instance_dgrad_bf16, kernel::detail::sm80_conv_instance_dgrad_bf16_align1,
+    kernel::detail::sm80_conv_instance_wgrad_bf16, kernel::detail::sm80_conv_instance_wgrad_bf16_align1,
+    kernel::detail::sm80_conv_instance_fprop_f16,  kernel::detail::sm80_conv_instance_fprop_f16_align1,
+    kernel::detail::sm80_conv_instance_dgrad_f16,  kernel::detail::sm80_conv_instance_dgrad_f16_align1,
+    kernel::detail::sm80_conv_instance_wgrad_f16,  kernel::detail::sm80_conv_instance_wgrad_f16_align1,
+}};
+// clang-format on
+
+Choice choose(Sm80ConvParams const& p, DType dtype) {
+  int const dt = dtype == DType::bf16 ? 0 : 1;
+  Choice c;
+  if (is_depthwise(p)) {
+    c.vec = depthwise_vec8(p) ? 8 : 1;
+    c.depthwise = dt == 0 ? kernel::detail::sm80_conv_instance_depthwise_bf16 : kernel::detail::sm80_conv_instance_depthwise_f16;
+    c.index = 12 + 2 * dt + (c.vec == 8 ? 0 : 1);
+    return c;
+  }
+  int const op = p.op == Operator::kFprop ? 0 : p.op == Operator::kDgrad ? 1 : 2;
+  c.index = 6 * dt + 2 * op + (gemm_access_ok(p, 8) ? 0 : 1);
+  c.gemm = kGemms[static_cast<std::size_t>(c.index)];
+  return c;
+}
+
+Status refuse(StatusCode code, std::string why) { return Status::error(code, "sm80_conv_run: " + std::move(why)); }
+
+// The rules sm80_conv_run relies on (the host API checks them first; this keeps the kernels from
+// ever reading out of bounds when called directly). Fills the GEMM extents of one group.
+Status check(Sm80ConvParams const& p, DType dtype, GemmCoord* gemm) {
+  if (dtype != DType::bf16 && dtype != DType::f16)
+    return refuse(StatusCode::not_supported, std::string("dtype ") + to_string(dtype) + " is not bf16 or fp16");
+  for (int v : {p.n, p.d, p.h, p.w, p.c, p.k, p.t, p.r, p.s, p.z, p.p, p.q, p.groups, p.stride_d, p.stride_h, p.stride_w,
+                p.dilation_d, p.dilation_h, p.dilation_w})
+    if (v < 1) return refuse(StatusCode::invalid_argument, "every extent, stride, dilation and groups must be >= 1");
+  if (p.pad_d < 0 || p.pad_h < 0 || p.pad_w < 0) return refuse(StatusCode::invalid_argument, "padding must be >= 0");
+  if (p.c % p.groups != 0 || p.k % p.groups != 0)
+    return refuse(StatusCode::invalid_argument, "c = " + std::to_string(p.c) + " and k = " + std::to_string(p.k) +
+                                                    " must be multiples of groups = " + std::to_string(p.groups));
+  int const cg = p.c / p.groups, kg = p.k / p.groups;
+  long long const taps = static_cast<long long>(p.t) * p.r * p.s;
+  if (p.w_stride_k < taps * cg)
+    return refuse(StatusCode::invalid_argument, "w_stride_k = " + std::to_string(p.w_stride_k) + " is below t*r*s*c/groups = " +
+                                                    std::to_string(taps * cg));
+  bool const fprop = p.op == Operator::kFprop, dgrad = p.op == Operator::kDgrad, wgrad = p.op == Operator::kWgrad;
+  if (((fprop || wgrad) && p.x == nullptr) || ((dgrad || wgrad) && p.y == nullptr) || ((fprop || dgrad) && p.filter == nullptr) ||
+      p.out == nullptr)
+    return refuse(StatusCode::invalid_argument, std::string("a tensor ") + conv::to_string(p.op) + " reads or writes is null");
+  try {
+    conv::Conv3dProblemSize const ps(p.n, p.d, p.h, p.w, cg, kg, p.t, p.r, p.s, p.pad_d, p.pad_h, p.pad_w, p.stride_d,
+                                     p.stride_h, p.stride_w, p.dilation_d, p.dilation_h, p.dilation_w);
+    if (ps.Z != p.z || ps.P != p.p || ps.Q != p.q)
+      return refuse(StatusCode::invalid_argument, "output extents (z, p, q) = (" + std::to_string(p.z) + ", " +
+                                                      std::to_string(p.p) + ", " + std::to_string(p.q) +
+                                                      ") differ from the convolution's (" + std::to_string(ps.Z) + ", " +
+                                                      std::to_string(ps.P) + ", " + std::to_string(ps.Q) + ")");
+    *gemm = conv::implicit_gemm_problem_size(p.op, ps);
+  } catch (std::exception const& e) {
+    return refuse(StatusCode::invalid_argument, e.what());
+  }
+  if (gemm->m() > kIndexLimit || gemm->n() > kIndexLimit || gemm->k() > kIndexLimit)
+    return refuse(StatusCode::not_supported, "the implicit GEMM of one group is (" + std::to_string(gemm->m()) + ", " +
+                                                 std::to_string(gemm->n()) + ", " + std::to_string(gemm->k()) +
+                                                 "); the sm80 kernels index it in 32 bits (each extent below 2^31 - 256)");
+  return Status::success();
+}
+
+// Sm80ConvKernelParams for p and the chosen kernel (tile extents from the instance).
+Sm80ConvKernelParams kernel_params(Sm80ConvParams const& p, GemmCoord const& gemm, int tile_m, int tile_n, int tile_k) {
+  Sm80ConvKernelParams kp{};
+  kp.p = p;
+  kp.gemm_m = static_cast<int>(gemm.m());
+  kp.gemm_n = static_cast<int>(gemm.n());
+  kp.gemm_k = static_cast<int>(gemm.k());
+  kp.cg = p.c / p.groups;
+  kp.kg = p.k / p.groups;
+  if (tile_k > 0) {
+    kp.tiles_m = static_cast<int>((gemm.m() + tile_m - 1) / tile_m);
+    kp.tiles_n = static_cast<int>((gemm.n() + tile_n - 1) / tile_n);
+    kp.k_tiles = static_cast<int>((gemm.k() + tile_k - 1) / tile_k);
+  }
+  bool const dgrad = p.op == Operator::kDgrad;
+  kp.div_chan = FastDivisor32::make(dgrad ? kp.kg : kp.cg);
+  kp.div_s = FastDivisor32::make(p.s);
+  kp.div_r = FastDivisor32::make(p.r);
+  kp.div_px[0] = FastDivisor32::make(dgrad ? p.w : p.q);
+  kp.div_px[1] = FastDivisor32::make(dgrad ? p.h : p.p);
+  kp.div_px[2] = FastDivisor32::make(dgrad ? p.d : p.z);
+  kp.div_stride[0] = FastDivisor32::make(p.stride_w);
+  kp.div_stride[1] = FastDivisor32::make(p.stride_h);
+  kp.div_stride[2] = FastDivisor32::make(p.stride_d);
+
+  // Whether the epilogue may move out's (and residual's) 8-channel chunks as 16-byte words: the
+  // address of channel 8j of every row is 16-byte aligned.
+  Extents const e = extents_of(p);
+  auto const vec_ok = [&](void const* ptr) {
+    if (!aligned(ptr, 16)) return false;
+    if (is_depthwise(p)) return strides_multiple(p.y_stride, e.y, 8);  // a thread's 8 channels start at a multiple of 8
+    switch (p.op) {
+      case Operator::kFprop: return strides_multiple(p.y_stride, e.y, 8) && (p.groups == 1 || kp.kg % 8 == 0);
+      case Operator::kDgrad: return strides_multiple(p.x_stride, e.x, 8) && (p.groups == 1 || kp.cg % 8 == 0);
+      case Operator::kWgrad: return p.k == 1 || p.w_stride_k % 8 == 0;
+    }
+    return false;
+  };
+  kp.out_vec = vec_ok(p.out);
+  kp.residual_vec = p.residual != nullptr && vec_ok(p.residual);
+  return kp;
+}
+
+}  // namespace
+
+char const* sm80_conv_kernel_name(Sm80ConvParams const& p, DType dtype) {
+  GemmCoord gemm;
+  if (!check(p, dtype, &gemm).ok()) return "none";
+  return kNames[static_cast<std::size_t>(choose(p, dtype).index)];
+}
+
+Status sm80_conv_run(Sm80ConvParams const& p, DType dtype, cudaStream_t stream) {
+  GemmCoord gemm;
+  if (Status s = check(p, dtype, &gemm); !s.ok()) return s;
+  Choice const c = choose(p, dtype);
+  Sm80ConvInstance const inst = c.gemm ? c.gemm() : c.depthwise(c.vec);
+  Sm80ConvKernelParams const kp = kernel_params(p, gemm, inst.tile_m, inst.tile_n, inst.tile_k);
+  if (c.gemm) {
+    if (static_cast<long long>(kp.tiles_m) * p.groups > 0x7fffffffLL || kp.tiles_n > 65535)
+      return refuse(StatusCode::not_supported, "the grid of " + std::to_string(kp.tiles_m) + " x " +
+                                                   std::to_string(p.groups) + " groups by " + std::to_string(kp.tiles_n) +
+                                                   " tiles exceeds CUDA's limits (2^31 - 1 by 65535)");
+  } else if ((p.c + 63) / 64 > 65535) {
+    return refuse(StatusCode::not_supported, "depthwise: c = " + std::to_string(p.c) + " needs more than 65535 channel blocks");
+  }
+  if (cudaError_t err = inst.launch(kp, stream); err != cudaSuccess)
+    return refuse(StatusCode::cuda_error, std::string(kNames[static_cast<std::size_t>(c.index)]) + " launch: " +
+                                              cudaGetErrorString(err));
+  return Status::success();
+}
+
+}  // namespace tessel

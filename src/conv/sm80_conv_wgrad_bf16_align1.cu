@@ -1,0 +1,11 @@
+// src/conv/sm80_conv_wgrad_bf16_align1.cu -- sm_80 implicit-GEMM wgrad, bf16: 128x128x32 tiles,
+// element-wise global loads (any channel count, any strides).
+#include "sm80_conv_launch.cuh"
+
+namespace tessel::kernel::detail {
+
+Sm80ConvInstance sm80_conv_instance_wgrad_bf16_align1() {
+  return make_sm80_conv_instance<Sm80ConvDefaultConfig<bfloat16_t, /*Access=*/1>, conv::Operator::kWgrad>();
+}
+
+}  // namespace tessel::kernel::detail

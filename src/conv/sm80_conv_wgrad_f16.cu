@@ -1,0 +1,11 @@
+// src/conv/sm80_conv_wgrad_f16.cu -- sm_80 implicit-GEMM wgrad, fp16: 128x128x32 tiles, 16-byte
+// cp.async (channels per group and strides multiples of 8 elements).
+#include "sm80_conv_launch.cuh"
+
+namespace tessel::kernel::detail {
+
+Sm80ConvInstance sm80_conv_instance_wgrad_f16() {
+  return make_sm80_conv_instance<Sm80ConvDefaultConfig<half_t, /*Access=*/8>, conv::Operator::kWgrad>();
+}
+
+}  // namespace tessel::kernel::detail

@@ -1,0 +1,424 @@
+// tessel::convolution, the host API, judged against the fp64 reference of
+// tessel/reference/conv_device.hpp.
+//
+// Every run: inputs uniform(-1,1) (never zeros), the output buffer poisoned with NaN first, the
+// whole output judged elementwise (|D - R| <= tol * S, tol from the sum's length; a NaN where the
+// reference is finite fails) with the first bad coordinate reported, and nothing written between
+// the output's elements (padded strides stay NaN). Covered, for fprop, dgrad and wgrad and both
+// dtypes: N = 1, H = W = 1, padding larger than the filter, strides larger than the filter,
+// dilation, asymmetric filters and strides, every channel count 1..9 and odd ones (C = 33,
+// K = 65), groups and depthwise, 3-D, the epilogue (alpha, residual, bias, ReLU/GELU/SiLU),
+// non-packed strides, empty sums and alpha = 0 (no input read), NaN and Inf in the inputs. The
+// judge is checked against planted errors. The argument-error and registry tests need no GPU;
+// tests named *Small* are the compute-sanitizer subset.
+#include "gpu/gemm_test_support.hpp"  // DeviceMem
+#include "gpu/gpu_test.hpp"
+
+#include <tessel/conv/conv.hpp>
+#include <tessel/reference/conv_device.hpp>
+#include <tessel/reference/gemm_device.hpp>
+#include <tessel/reference/numeric.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace tessel;
+using conv::Operator;
+
+namespace {
+
+constexpr Operator kOps[] = {Operator::kFprop, Operator::kDgrad, Operator::kWgrad};
+constexpr DType kDtypes[] = {DType::bf16, DType::f16};
+
+std::string describe(ConvArguments const& a) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "%s %s n%lld %lldx%lldx%lld c%lld->k%lld %lldx%lldx%lld pad %lld,%lld,%lld stride %lld,%lld,%lld "
+                "dil %lld,%lld,%lld g%lld",
+                conv::to_string(a.op), to_string(a.dtype), (long long)a.n, (long long)a.d, (long long)a.h, (long long)a.w,
+                (long long)a.c, (long long)a.k, (long long)a.t, (long long)a.r, (long long)a.s, (long long)a.pad_d,
+                (long long)a.pad_h, (long long)a.pad_w, (long long)a.stride_d, (long long)a.stride_h,
+                (long long)a.stride_w, (long long)a.dilation_d, (long long)a.dilation_h, (long long)a.dilation_w,
+                (long long)a.groups);
+  return buf;
+}
+
+// The element offsets of the pass's output tensor (to find writes between them).
+std::vector<std::int64_t> output_offsets(ConvArguments const& a) {
+  ConvOutputExtents const e = conv_output_extents(a);
+  std::int64_t const cg = a.c / a.groups;
+  std::int64_t ext[4], st[4], ch;
+  if (a.op == Operator::kFprop) {
+    std::int64_t const x[4] = {a.n, e.z, e.p, e.q}, s[4] = {a.y.stride_n, a.y.stride_d, a.y.stride_h, a.y.stride_w};
+    std::memcpy(ext, x, sizeof ext), std::memcpy(st, s, sizeof st), ch = a.k;
+  } else if (a.op == Operator::kDgrad) {
+    std::int64_t const x[4] = {a.n, a.d, a.h, a.w}, s[4] = {a.x.stride_n, a.x.stride_d, a.x.stride_h, a.x.stride_w};
+    std::memcpy(ext, x, sizeof ext), std::memcpy(st, s, sizeof st), ch = a.c;
+  } else {
+    std::int64_t const x[4] = {a.k, a.t, a.r, a.s}, s[4] = {a.filter.stride_k, a.r * a.s * cg, a.s * cg, cg};
+    std::memcpy(ext, x, sizeof ext), std::memcpy(st, s, sizeof st), ch = cg;
+  }
+  std::vector<std::int64_t> out;
+  for (std::int64_t i0 = 0; i0 < ext[0]; ++i0)
+    for (std::int64_t i1 = 0; i1 < ext[1]; ++i1)
+      for (std::int64_t i2 = 0; i2 < ext[2]; ++i2)
+        for (std::int64_t i3 = 0; i3 < ext[3]; ++i3)
+          for (std::int64_t c = 0; c < ch; ++c) out.push_back(i0 * st[0] + i1 * st[1] + i2 * st[2] + i3 * st[3] + c);
+  return out;
+}
+
+// The buffers of one problem: x, the filters, y, the residual (out's span) and the bias, with
+// the pointers written into the arguments; inputs uniform(-1,1), out poisoned with NaN.
+struct Buffers {
+  std::unique_ptr<DeviceMem> x, w, y, residual, bias;
+  std::int64_t n_out = 0;
+};
+
+Buffers make_buffers(ConvArguments& a, bool residual, bool bias, std::uint64_t seed = 7) {
+  std::size_t const el = size_of(a.dtype);
+  std::int64_t const nx = conv_tensor_span(a, ConvOperand::x), nw = conv_tensor_span(a, ConvOperand::filter),
+                     ny = conv_tensor_span(a, ConvOperand::y);
+  ConvOperand const role = conv_output_operand(a.op);
+  Buffers b;
+  b.n_out = role == ConvOperand::x ? nx : role == ConvOperand::y ? ny : nw;
+  // One element more each, so that an empty tensor still has an address.
+  b.x = std::make_unique<DeviceMem>(std::size_t(nx + 1) * el);
+  b.w = std::make_unique<DeviceMem>(std::size_t(nw + 1) * el);
+  b.y = std::make_unique<DeviceMem>(std::size_t(ny + 1) * el);
+  b.residual = std::make_unique<DeviceMem>(residual ? std::size_t(b.n_out + 1) * el : 0);
+  std::int64_t const n_bias = a.op == Operator::kFprop ? a.k : a.c;
+  b.bias = std::make_unique<DeviceMem>(bias ? std::size_t(n_bias + 1) * sizeof(float) : 0);
+  EXPECT_TRUE(reference::fill_uniform_device(b.x->p, a.dtype, nx, seed + 1).ok());
+  EXPECT_TRUE(reference::fill_uniform_device(b.w->p, a.dtype, nw, seed + 2).ok());
+  EXPECT_TRUE(reference::fill_uniform_device(b.y->p, a.dtype, ny, seed + 3).ok());
+  if (residual) EXPECT_TRUE(reference::fill_uniform_device(b.residual->p, a.dtype, b.n_out, seed + 4).ok());
+  if (bias) EXPECT_TRUE(reference::fill_uniform_device(b.bias->p, DType::f32, n_bias, seed + 5).ok());
+  a.x.ptr = b.x->p, a.filter.ptr = b.w->p, a.y.ptr = b.y->p;
+  a.out = role == ConvOperand::x ? b.x->p : role == ConvOperand::y ? b.y->p : b.w->p;
+  a.residual = residual ? b.residual->p : nullptr;
+  a.bias = bias ? static_cast<float const*>(b.bias->p) : nullptr;
+  EXPECT_TRUE(reference::fill_constant_device(a.out, a.dtype, b.n_out, NAN).ok());
+  return b;
+}
+
+// The judge's verdict on a.out, after the reference of a.
+reference::ConvCheck judge(ConvArguments const& a) {
+  std::int64_t const n = reference::conv_output_elements(a);
+  DeviceMem r(std::size_t(n + 1) * sizeof(double)), s(std::size_t(n + 1) * sizeof(double));
+  reference::ConvCheck check;
+  Status st = reference::conv_device(a, static_cast<double*>(r.p), static_cast<double*>(s.p));
+  EXPECT_TRUE(st.ok()) << st.reason;
+  st = reference::check_conv(a, static_cast<double const*>(r.p), static_cast<double const*>(s.p), reference::conv_tolerance(a),
+                             &check);
+  EXPECT_TRUE(st.ok()) << st.reason;
+  return check;
+}
+
+// Whether every element of out's buffer that is not one of its elements is still NaN.
+void expect_nothing_written_outside(ConvArguments const& a, std::int64_t n_out) {
+  std::vector<std::uint16_t> host(std::size_t(n_out) + 1);
+  ASSERT_EQ(cudaMemcpy(host.data(), a.out, std::size_t(n_out) * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  std::vector<char> is_elem(std::size_t(n_out), 0);
+  for (std::int64_t off : output_offsets(a)) is_elem[std::size_t(off)] = 1;
+  for (std::int64_t i = 0; i < n_out; ++i) {
+    if (is_elem[std::size_t(i)]) continue;
+    float const v = a.dtype == DType::bf16 ? reference::bf16_to_float(host[std::size_t(i)]) : reference::f16_to_float(host[std::size_t(i)]);
+    ASSERT_TRUE(std::isnan(v)) << "element offset " << i << " lies between out's elements and was written: " << v;
+  }
+}
+
+// One problem through tessel::convolution: random inputs, poisoned output, the judge, and the
+// padding between output elements untouched.
+void run_case(ConvArguments a, bool residual = false, bool bias = false) {
+  SCOPED_TRACE(describe(a));
+  Buffers b = make_buffers(a, residual, bias);
+  Status const s = convolution(a);
+  ASSERT_TRUE(s.ok()) << s.reason;
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  reference::ConvCheck const check = judge(a);
+  EXPECT_TRUE(check.passed()) << check.describe();
+  if (!conv_output_is_empty(a)) expect_nothing_written_outside(a, b.n_out);
+}
+
+ConvArguments conv2d(Operator op, DType t, std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c, std::int64_t k,
+                     std::int64_t r, std::int64_t s, std::array<std::int64_t, 2> pad = {0, 0},
+                     std::array<std::int64_t, 2> stride = {1, 1}, std::array<std::int64_t, 2> dil = {1, 1},
+                     std::int64_t groups = 1) {
+  return make_packed_conv2d(op, n, h, w, c, k, r, s, pad, stride, dil, groups, t);
+}
+
+}  // namespace
+
+// ---- the API without a GPU ----------------------------------------------------------------------------
+
+TEST(ConvApi, RefusesBadArgumentsBeforeAnyCudaCall) {
+  alignas(16) static unsigned char storage[64];
+  ConvArguments a = make_packed_conv2d(Operator::kFprop, 2, 8, 8, 6, 9, 3, 3, {1, 1});
+  a.x.ptr = a.filter.ptr = storage;
+  a.out = storage;
+  a.groups = 4;  // does not divide c = 6
+  Status s = convolution(a);
+  EXPECT_EQ(s.code, StatusCode::invalid_argument);
+  EXPECT_EQ(s.reason.rfind("c:", 0), 0u) << s.reason;
+  EXPECT_EQ(can_implement(a).code, StatusCode::invalid_argument);
+  char const* name = nullptr;
+  EXPECT_EQ(conv_kernel_name(a, &name).code, StatusCode::invalid_argument);
+  EXPECT_EQ(name, nullptr);
+  a.groups = 1, a.pad_h = -1;
+  EXPECT_EQ(convolution(a).reason.rfind("pad_h:", 0), 0u);
+}
+
+TEST(ConvApi, EmptyOutputSucceedsWithoutTouchingAnything) {
+  for (Operator op : kOps) {
+    ConvArguments a = make_packed_conv2d(op, 0, 8, 8, 16, 16, 3, 3, {1, 1});
+    if (op == Operator::kWgrad) a.k = 0;  // wgrad's dw is empty when k (or c) is 0
+    EXPECT_TRUE(convolution(a).ok()) << conv::to_string(op);  // every pointer null
+    char const* name = nullptr;
+    ASSERT_TRUE(conv_kernel_name(a, &name).ok());
+    EXPECT_STREQ(name, "none");
+  }
+}
+
+TEST(ConvApi, RegistryNamesAreNonEmptyAndUnique) {
+  std::set<std::string> names;
+  ASSERT_GT(conv_kernel_count(), 0);
+  for (int i = 0; i < conv_kernel_count(); ++i) {
+    ConvKernelInfo const k = conv_kernel_info(i);
+    EXPECT_GT(std::strlen(k.name), 0u);
+    EXPECT_GT(std::strlen(k.description), 0u) << k.name;
+    EXPECT_EQ(k.min_sm, 80) << k.name;
+    EXPECT_TRUE(names.insert(k.name).second) << "duplicate " << k.name;
+  }
+  EXPECT_STREQ(conv_kernel_info(conv_kernel_count()).name, "");
+}
+
+// A named kernel must exist, and must be the one the library runs for the problem.
+TEST(ConvApi, NamedKernels) {
+  alignas(16) static unsigned char storage[64];
+  ConvArguments a = make_packed_conv2d(Operator::kFprop, 1, 8, 8, 16, 16, 3, 3, {1, 1});
+  a.x.ptr = a.filter.ptr = storage;
+  a.out = storage;
+  char const* picked = nullptr;
+  ASSERT_TRUE(conv_kernel_name(a, &picked).ok());
+  std::string const mine = picked;
+  a.kernel = "no_such_kernel";
+  Status s = conv_kernel_name(a, &picked);
+  EXPECT_EQ(s.code, StatusCode::invalid_argument);
+  EXPECT_EQ(s.reason.rfind("kernel:", 0), 0u) << s.reason;
+  a.kernel = mine.c_str();
+  EXPECT_TRUE(conv_kernel_name(a, &picked).ok());
+  for (int i = 0; i < conv_kernel_count(); ++i) {
+    if (mine == conv_kernel_info(i).name) continue;
+    a.kernel = conv_kernel_info(i).name;
+    s = conv_kernel_name(a, &picked);
+    EXPECT_EQ(s.code, StatusCode::invalid_argument) << a.kernel;
+    EXPECT_NE(s.reason.find(mine), std::string::npos) << s.reason;
+  }
+}
+
+// ---- the API on a GPU ---------------------------------------------------------------------------------
+
+// A refused call launches nothing: the poisoned output stays NaN and no CUDA error is left.
+TEST(ConvApi, RefusedCallTouchesNoMemory) {
+  TESSEL_REQUIRE_GPU();
+  ConvArguments a = conv2d(Operator::kFprop, DType::bf16, 2, 8, 8, 8, 8, 3, 3, {1, 1});
+  Buffers b = make_buffers(a, false, false);
+  a.stride_h = 0;
+  EXPECT_EQ(convolution(a).code, StatusCode::invalid_argument);
+  a.stride_h = 1;
+  a.x.stride_w = 4;  // overlapping pixels
+  EXPECT_EQ(convolution(a).code, StatusCode::invalid_argument);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  std::vector<std::uint16_t> host(std::size_t(b.n_out));
+  ASSERT_EQ(cudaMemcpy(host.data(), a.out, host.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  for (std::uint16_t v : host) ASSERT_TRUE(std::isnan(reference::bf16_to_float(v)));
+}
+
+TEST(ConvApi, CanImplementWhatItRuns) {
+  TESSEL_REQUIRE_GPU();
+  ConvArguments a = conv2d(Operator::kWgrad, DType::f16, 2, 8, 8, 8, 8, 3, 3, {1, 1});
+  Buffers b = make_buffers(a, false, false);
+  EXPECT_TRUE(can_implement(a).ok()) << can_implement(a).reason;
+}
+
+// Empty sums and alpha = 0: out = act(beta * residual + bias), the inputs not read (NaN there
+// must not reach out).
+TEST(ConvSmall, EpilogueWithoutASum) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : kOps) {
+    for (DType t : kDtypes) {
+      ConvArguments a = conv2d(op, t, 2, 5, 6, 8, 8, 3, 3, {1, 1});
+      a.alpha = 0.0f, a.beta = 0.75f, a.activation = ConvActivation::silu;
+      SCOPED_TRACE(describe(a));
+      Buffers b = make_buffers(a, true, op != Operator::kWgrad);
+      for (void const* in : {a.x.ptr, a.filter.ptr, a.y.ptr})  // poison every input but out
+        if (in != a.out)
+          ASSERT_TRUE(reference::fill_constant_device(const_cast<void*>(in), t, 8, NAN).ok());
+      ASSERT_TRUE(convolution(a).ok());
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      reference::ConvCheck const check = judge(a);
+      EXPECT_TRUE(check.passed()) << check.describe();
+    }
+  }
+  // The empty sums: fprop c = 0, dgrad k = 0, wgrad n = 0.
+  ConvArguments f = conv2d(Operator::kFprop, DType::bf16, 2, 5, 6, 0, 8, 3, 3, {1, 1});
+  f.beta = 1.0f, f.activation = ConvActivation::relu;
+  run_case(f, true, true);
+  ConvArguments d = conv2d(Operator::kDgrad, DType::bf16, 2, 5, 6, 8, 0, 3, 3, {1, 1});
+  run_case(d, false, true);
+  ConvArguments w = conv2d(Operator::kWgrad, DType::f16, 0, 5, 6, 8, 8, 3, 3, {1, 1});
+  w.beta = -1.0f;
+  run_case(w, true, false);
+}
+
+TEST(ConvSmall, EveryChannelCountOneToNine) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : kOps)
+    for (std::int64_t c = 1; c <= 9; ++c) {
+      std::int64_t const k = 10 - c;  // 9..1: every K too
+      run_case(conv2d(op, c % 2 ? DType::bf16 : DType::f16, 2, 7, 6, c, k, 3, 3, {1, 1}));
+    }
+}
+
+TEST(ConvSmall, RaggedGeometry) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : kOps) {
+    for (DType t : kDtypes) {
+      run_case(conv2d(op, t, 1, 1, 1, 8, 16, 1, 1));                          // N = 1, H = W = 1, 1x1
+      run_case(conv2d(op, t, 1, 1, 1, 16, 8, 3, 3, {1, 1}));                  // H = W = 1, 3x3 padded
+      run_case(conv2d(op, t, 2, 5, 4, 8, 8, 3, 3, {4, 5}));                   // pad larger than the filter
+      run_case(conv2d(op, t, 2, 13, 11, 8, 16, 2, 2, {0, 0}, {3, 5}));        // stride larger than the filter
+      run_case(conv2d(op, t, 2, 12, 12, 16, 8, 1, 1, {0, 0}, {2, 2}));        // strided 1x1 (stride-2 dgrad)
+      run_case(conv2d(op, t, 2, 15, 14, 8, 8, 3, 3, {2, 3}, {1, 1}, {2, 3})); // dilation
+      run_case(conv2d(op, t, 2, 23, 21, 3, 64, 7, 5, {3, 2}, {2, 2}));        // stem-like: C = 3, 7x5 stride 2
+    }
+  }
+}
+
+TEST(ConvSmall, OddChannels) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : kOps)
+    for (DType t : kDtypes) {
+      run_case(conv2d(op, t, 2, 19, 17, 33, 65, 3, 3, {1, 1}));  // C = 33, K = 65
+      run_case(conv2d(op, t, 1, 9, 9, 65, 33, 3, 3, {1, 1}, {2, 2}));
+    }
+}
+
+TEST(ConvSmall, GroupsAndDepthwise) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : kOps)
+    for (DType t : kDtypes) {
+      run_case(conv2d(op, t, 2, 9, 8, 8, 12, 3, 3, {1, 1}, {1, 1}, {1, 1}, 2));
+      run_case(conv2d(op, t, 2, 9, 8, 12, 20, 3, 3, {1, 1}, {2, 1}, {1, 1}, 4));    // 3 -> 5 channels per group
+      run_case(conv2d(op, t, 2, 8, 8, 64, 64, 3, 3, {1, 1}, {1, 1}, {1, 1}, 32));
+      run_case(conv2d(op, t, 2, 10, 9, 24, 24, 3, 3, {1, 1}, {1, 1}, {1, 1}, 24));   // depthwise
+      run_case(conv2d(op, t, 2, 14, 14, 256, 256, 3, 3, {1, 1}, {1, 1}, {1, 1}, 256));
+      run_case(conv2d(op, t, 1, 9, 9, 16, 32, 5, 5, {2, 2}, {2, 2}, {1, 1}, 16));   // depthwise, multiplier 2
+    }
+}
+
+TEST(ConvSmall, ThreeDimensional) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : kOps)
+    for (DType t : kDtypes) {
+      run_case(make_packed_conv3d(op, 2, 5, 6, 7, 16, 24, 3, 3, 3, {1, 1, 1}, {1, 2, 2}, {1, 1, 1}, 1, t));
+      run_case(make_packed_conv3d(op, 1, 6, 7, 5, 9, 7, 2, 3, 2, {0, 1, 2}, {2, 1, 1}, {2, 1, 2}, 1, t));
+      run_case(make_packed_conv3d(op, 1, 4, 5, 5, 8, 8, 3, 3, 3, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 8, t));  // depthwise
+    }
+}
+
+TEST(ConvSmall, Epilogue) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : kOps)
+    for (ConvActivation act : {ConvActivation::none, ConvActivation::relu, ConvActivation::gelu, ConvActivation::silu}) {
+      ConvArguments a = conv2d(op, act == ConvActivation::gelu ? DType::f16 : DType::bf16, 2, 9, 10, 24, 40, 3, 3, {1, 1});
+      a.alpha = 1.5f, a.beta = -0.5f, a.activation = act;
+      run_case(a, true, op != Operator::kWgrad);
+      a.beta = 0.0f;  // bias and activation alone
+      run_case(a, false, op != Operator::kWgrad);
+    }
+}
+
+// Channel slices of wider tensors, padded rows and images, spaced filters: the channels stay
+// contiguous, nothing else is packed; nothing may be written between out's elements.
+TEST(ConvLayouts, NonPackedStrides) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : kOps)
+    for (std::int64_t c : {8, 33}) {
+      ConvArguments a = conv2d(op, DType::bf16, 2, 9, 7, c, 16, 3, 3, {1, 1}, {1, 1}, {1, 1}, c == 8 ? 2 : 1);
+      ConvOutputExtents const e = conv_output_extents(a);
+      a.x.stride_w = c + 8, a.x.stride_h = a.x.stride_w * a.w + 16, a.x.stride_n = a.x.stride_h * a.h + 24;
+      a.y.stride_w = a.k + 8, a.y.stride_h = a.y.stride_w * e.q + 8, a.y.stride_n = a.y.stride_h * e.p + 40;
+      a.filter.stride_k += 8;
+      run_case(a, true, false);
+    }
+}
+
+// NaN and Inf in the activations (x for fprop and wgrad, dy for dgrad) reach exactly the outputs
+// whose sums hold them: the reference decides which, and the judge needs NaN for NaN and the same
+// infinity for an infinity. The filters stay finite (a zero-filled padding tap times an infinite
+// weight is NaN in an implicit GEMM, and no term in the definition).
+TEST(ConvSmall, NanAndInfPropagate) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : kOps)
+    for (DType t : kDtypes) {
+      ConvArguments a = conv2d(op, t, 2, 9, 8, 16, 24, 3, 3, {1, 1});
+      SCOPED_TRACE(describe(a));
+      Buffers b = make_buffers(a, false, false);
+      void* act = const_cast<void*>(op == Operator::kDgrad ? a.y.ptr : a.x.ptr);
+      std::uint16_t const nan = t == DType::bf16 ? 0x7fc0 : 0x7e00, inf = t == DType::bf16 ? 0x7f80 : 0x7c00;
+      ASSERT_EQ(cudaMemcpy(static_cast<std::uint16_t*>(act) + 37, &nan, 2, cudaMemcpyHostToDevice), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(static_cast<std::uint16_t*>(act) + 16 * 60 + 5, &inf, 2, cudaMemcpyHostToDevice), cudaSuccess);
+      ASSERT_TRUE(convolution(a).ok());
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      reference::ConvCheck const check = judge(a);
+      EXPECT_TRUE(check.passed()) << check.describe();
+    }
+}
+
+// The judge is not fooled: a correct result passes; one element moved past the tolerance, or made
+// NaN, fails at that coordinate.
+TEST(ConvJudge, CatchesPlantedErrors) {
+  TESSEL_REQUIRE_GPU();
+  ConvArguments a = conv2d(Operator::kFprop, DType::bf16, 1, 4, 4, 8, 4, 3, 3, {1, 1});
+  Buffers b = make_buffers(a, false, false);
+  ASSERT_TRUE(convolution(a).ok());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_TRUE(judge(a).passed());
+  // y[n 0, z 0, p 2, q 1, k 3]: offset (2*4 + 1)*4 + 3 = 39.
+  std::uint16_t v = 0;
+  auto* y = static_cast<std::uint16_t*>(a.out);
+  ASSERT_EQ(cudaMemcpy(&v, y + 39, 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  std::uint16_t const moved = reference::float_to_bf16(reference::bf16_to_float(v) + 0.25f);
+  ASSERT_EQ(cudaMemcpy(y + 39, &moved, 2, cudaMemcpyHostToDevice), cudaSuccess);
+  reference::ConvCheck c = judge(a);
+  EXPECT_FALSE(c.passed());
+  EXPECT_EQ(c.bad, 1);
+  EXPECT_EQ(c.first_bad, "y[n 0, z 0, p 2, q 1, k 3]") << c.describe();
+  std::uint16_t const nan = 0x7fc0;
+  ASSERT_EQ(cudaMemcpy(y + 39, &nan, 2, cudaMemcpyHostToDevice), cudaSuccess);
+  c = judge(a);
+  EXPECT_FALSE(c.passed());
+  EXPECT_TRUE(std::isinf(c.max_rel_err));
+}
+
+// The issue's layer shapes at a small batch: the paths the benchmarks take, verified.
+TEST(ConvLayers, BenchShapesAtBatchTwo) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : kOps) {
+    run_case(conv2d(op, DType::bf16, 2, 56, 56, 64, 64, 3, 3, {1, 1}));
+    run_case(conv2d(op, DType::bf16, 2, 56, 56, 256, 64, 1, 1));
+    run_case(conv2d(op, DType::bf16, 2, 28, 28, 512, 1024, 1, 1, {0, 0}, {2, 2}));
+    run_case(conv2d(op, DType::bf16, 2, 224, 224, 3, 64, 7, 7, {3, 3}, {2, 2}));
+    run_case(conv2d(op, DType::bf16, 2, 57, 57, 33, 65, 3, 3, {1, 1}));
+    run_case(conv2d(op, DType::f16, 1, 64, 64, 320, 320, 3, 3, {1, 1}));
+    run_case(make_packed_conv3d(op, 1, 8, 28, 28, 64, 64, 3, 3, 3, {1, 1, 1}));
+    run_case(conv2d(op, DType::bf16, 2, 28, 28, 512, 512, 3, 3, {1, 1}, {1, 1}, {1, 1}, 512));
+  }
+}
