@@ -8,14 +8,17 @@ regular, so they are generated rather than typed. Run from the repository root:
 import pathlib
 
 NS = (16, 64, 128, 192, 256)
+# Key-block widths of the attention kernels (S = Q K^T is m64 x BLK_N), 16-bit types only.
+ATTENTION_NS = (80, 176)
 
 
 def widths(k):
-    """N of the instructions emitted for a type of K per instruction: n16 for the 16-bit types only
-    (the 16-wide skinny tiles); fp8 (k32) from 64; tf32 (k8) 128 and 256 (its kernels' tiles)."""
+    """N of the instructions emitted for a type of K per instruction: n16 and the attention widths
+    for the 16-bit types only (the 16-wide skinny tiles; attention's key blocks); fp8 (k32) from
+    64; tf32 (k8) 128 and 256 (its kernels' tiles)."""
     if k == 8:
         return (128, 256)
-    return NS if k == 16 else tuple(n for n in NS if n >= 64)
+    return tuple(sorted(NS + ATTENTION_NS)) if k == 16 else tuple(n for n in NS if n >= 64)
 
 
 # (struct tag, ptx types, K per instruction, has transpose immediates)

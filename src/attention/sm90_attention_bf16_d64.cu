@@ -1,5 +1,6 @@
 // src/attention/sm90_attention_bf16_d64.cu -- sm_90a attention forward, bf16, head dims (64, 64):
-// query tile 128 (two consumer warpgroups), key tile 128, 2 stages of K and V (80 KiB of shared memory).
+// query tile 128 (two consumer warpgroups, ping-pong), key tile 128, 2 stages of K and V (80 KiB of
+// shared memory).
 #include "sm90_attention_launch.cuh"
 
 namespace tessel::kernel::detail {

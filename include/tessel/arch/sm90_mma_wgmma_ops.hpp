@@ -9,12 +9,16 @@
 // wgmma_accumulator_coord (sm90_mma_wgmma.hpp).
 //   SM90_64x16x16_F32F16F16_SS
 //   SM90_64x64x16_F32F16F16_SS
+//   SM90_64x80x16_F32F16F16_SS
 //   SM90_64x128x16_F32F16F16_SS
+//   SM90_64x176x16_F32F16F16_SS
 //   SM90_64x192x16_F32F16F16_SS
 //   SM90_64x256x16_F32F16F16_SS
 //   SM90_64x16x16_F32BF16BF16_SS
 //   SM90_64x64x16_F32BF16BF16_SS
+//   SM90_64x80x16_F32BF16BF16_SS
 //   SM90_64x128x16_F32BF16BF16_SS
+//   SM90_64x176x16_F32BF16BF16_SS
 //   SM90_64x192x16_F32BF16BF16_SS
 //   SM90_64x256x16_F32BF16BF16_SS
 //   SM90_64x64x32_F32E4M3E4M3_SS
@@ -95,6 +99,27 @@ struct SM90_64x64x16_F32F16F16_SS {
   }
 };
 
+// wgmma.mma_async.sync.aligned.m64n80k16.f32.f16.f16; TransA/TransB: 0 = K-major, 1 = MN-major operand in shared memory.
+template <int TransA, int TransB>
+struct SM90_64x80x16_F32F16F16_SS {
+  static constexpr int M = 64, N = 80, K = 16;
+  using CRegisters = float[40];
+  // d = A * B + (scale_d ? d : 0), A and B read through the shared-memory descriptors.
+  TESSEL_HOST_DEVICE static void fma(std::uint64_t desc_a, std::uint64_t desc_b, float (&d)[40], int scale_d) {
+#if defined(TESSEL_ARCH_SM90A)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n80k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39}, %40, %41, p, %43, %44, %45, %46;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1), "n"(TransA), "n"(TransB));
+#else
+    (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
+    detail::arch_unavailable("wgmma (SM90_64x80x16_F32F16F16_SS, needs sm_90a)");
+#endif
+  }
+};
+
 // wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16; TransA/TransB: 0 = K-major, 1 = MN-major operand in shared memory.
 template <int TransA, int TransB>
 struct SM90_64x128x16_F32F16F16_SS {
@@ -112,6 +137,27 @@ struct SM90_64x128x16_F32F16F16_SS {
 #else
     (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
     detail::arch_unavailable("wgmma (SM90_64x128x16_F32F16F16_SS, needs sm_90a)");
+#endif
+  }
+};
+
+// wgmma.mma_async.sync.aligned.m64n176k16.f32.f16.f16; TransA/TransB: 0 = K-major, 1 = MN-major operand in shared memory.
+template <int TransA, int TransB>
+struct SM90_64x176x16_F32F16F16_SS {
+  static constexpr int M = 64, N = 176, K = 16;
+  using CRegisters = float[88];
+  // d = A * B + (scale_d ? d : 0), A and B read through the shared-memory descriptors.
+  TESSEL_HOST_DEVICE static void fma(std::uint64_t desc_a, std::uint64_t desc_b, float (&d)[88], int scale_d) {
+#if defined(TESSEL_ARCH_SM90A)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %90, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n176k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87}, %88, %89, p, %91, %92, %93, %94;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1), "n"(TransA), "n"(TransB));
+#else
+    (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
+    detail::arch_unavailable("wgmma (SM90_64x176x16_F32F16F16_SS, needs sm_90a)");
 #endif
   }
 };
@@ -200,6 +246,27 @@ struct SM90_64x64x16_F32BF16BF16_SS {
   }
 };
 
+// wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16; TransA/TransB: 0 = K-major, 1 = MN-major operand in shared memory.
+template <int TransA, int TransB>
+struct SM90_64x80x16_F32BF16BF16_SS {
+  static constexpr int M = 64, N = 80, K = 16;
+  using CRegisters = float[40];
+  // d = A * B + (scale_d ? d : 0), A and B read through the shared-memory descriptors.
+  TESSEL_HOST_DEVICE static void fma(std::uint64_t desc_a, std::uint64_t desc_b, float (&d)[40], int scale_d) {
+#if defined(TESSEL_ARCH_SM90A)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39}, %40, %41, p, %43, %44, %45, %46;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1), "n"(TransA), "n"(TransB));
+#else
+    (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
+    detail::arch_unavailable("wgmma (SM90_64x80x16_F32BF16BF16_SS, needs sm_90a)");
+#endif
+  }
+};
+
 // wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16; TransA/TransB: 0 = K-major, 1 = MN-major operand in shared memory.
 template <int TransA, int TransB>
 struct SM90_64x128x16_F32BF16BF16_SS {
@@ -217,6 +284,27 @@ struct SM90_64x128x16_F32BF16BF16_SS {
 #else
     (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
     detail::arch_unavailable("wgmma (SM90_64x128x16_F32BF16BF16_SS, needs sm_90a)");
+#endif
+  }
+};
+
+// wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16; TransA/TransB: 0 = K-major, 1 = MN-major operand in shared memory.
+template <int TransA, int TransB>
+struct SM90_64x176x16_F32BF16BF16_SS {
+  static constexpr int M = 64, N = 176, K = 16;
+  using CRegisters = float[88];
+  // d = A * B + (scale_d ? d : 0), A and B read through the shared-memory descriptors.
+  TESSEL_HOST_DEVICE static void fma(std::uint64_t desc_a, std::uint64_t desc_b, float (&d)[88], int scale_d) {
+#if defined(TESSEL_ARCH_SM90A)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %90, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87}, %88, %89, p, %91, %92, %93, %94;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(1), "n"(1), "n"(TransA), "n"(TransB));
+#else
+    (void)desc_a, (void)desc_b, (void)d, (void)scale_d;
+    detail::arch_unavailable("wgmma (SM90_64x176x16_F32BF16BF16_SS, needs sm_90a)");
 #endif
   }
 };

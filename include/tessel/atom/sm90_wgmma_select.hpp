@@ -77,6 +77,24 @@ struct Sm90WgmmaOf<half_t, 64> {
   using Op = Transposed<0, 0>;
 };
 
+// The attention kernels' key-block widths (16-bit types, K-major operands).
+template <>
+struct Sm90WgmmaOf<bfloat16_t, 80> {
+  using Op = SM90_64x80x16_F32BF16BF16_SS<0, 0>;
+};
+template <>
+struct Sm90WgmmaOf<half_t, 80> {
+  using Op = SM90_64x80x16_F32F16F16_SS<0, 0>;
+};
+template <>
+struct Sm90WgmmaOf<bfloat16_t, 176> {
+  using Op = SM90_64x176x16_F32BF16BF16_SS<0, 0>;
+};
+template <>
+struct Sm90WgmmaOf<half_t, 176> {
+  using Op = SM90_64x176x16_F32F16F16_SS<0, 0>;
+};
+
 // The fp8 wgmma instruction for an input pair and tile width (K-major A and B, k32). The fp8
 // kernels are compiled for e4m3 x e4m3 and take the other three pairs at run time
 // (Sm90GemmParams::fp8_pair; e5m2 x e5m2 is refused by the API, as by cuBLASLt): the operands are
