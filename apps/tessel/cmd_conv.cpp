@@ -278,7 +278,7 @@ Problem make_problem(Options const& o) {
     else throw UsageError("--act: '" + *v + "' is not one of none, relu, gelu, silu");
   }
   if (auto v = get("--kernel")) {
-    bool known = *v == "auto";
+    bool known = *v == "auto" || v->rfind("gemm:", 0) == 0;  // "gemm:<GEMM kernel>": conv_kernel_name checks the rest
     for (int i = 0; i < tessel::conv_kernel_count(); ++i) known = known || *v == tessel::conv_kernel_info(i).name;
     if (!known) throw UsageError("--kernel: '" + *v + "' is not a compiled convolution kernel (see: tessel list)");
     p.kernel = *v;
@@ -393,6 +393,11 @@ Result run_problem(Problem const& p, GpuReport const& gpu, CudnnHandle cudnn, Nv
     set_args.push_back(x);
     bufs.push_back(std::move(b));
   }
+  // tessel's scratch allocated once, as cuDNN's workspace is (the sets run one after another).
+  std::size_t workspace_bytes = 0;
+  status_check(tessel::conv_workspace_size(set_args[0], &workspace_bytes), "tessel::conv_workspace_size");
+  DeviceBuffer const workspace(workspace_bytes);
+  for (ConvArguments& x : set_args) x.workspace = workspace.p, x.workspace_bytes = workspace_bytes;
 
 #if defined(TESSEL_HAS_CUDNN)
   std::unique_ptr<CudnnConv> baseline;

@@ -84,6 +84,8 @@ int run_list(std::vector<std::string> const& args) {
     std::printf("  what       %s\n", k.description);
     std::printf("  arch       sm_%d or newer\n\n", k.min_sm);
   }
+  std::printf("gemm:<GEMM kernel>\n  what       a 1x1 convolution at stride 1, no padding, groups 1, evenly strided pixel rows,\n"
+              "             no bias or activation: one GEMM, run by the GEMM API's kernel (the GEMM kernels above)\n\n");
   return 0;
 }
 

@@ -1,16 +1,23 @@
-// src/conv/conv.cpp -- the convolution host API (tessel/conv/conv.hpp): the rules, the three ways a
-// call ends (nothing to write, the epilogue alone, a convolution kernel), the architecture check,
-// Sm80ConvParams from ConvArguments, and the registry `tessel list` prints.
+// src/conv/conv.cpp -- the convolution host API (tessel/conv/conv.hpp): the rules, the route a
+// call takes (route(): nothing to write, the epilogue alone, a 1x1 convolution through the GEMM
+// API, an sm_90a or sm_80 convolution kernel), the architecture check, Sm80ConvParams from
+// ConvArguments, the workspace, and the registry `tessel list` prints.
 #include "conv_epilogue_only.hpp"
 #include "sm80_conv_launch.hpp"
+#include "sm90_conv_launch.hpp"
 #include "../runtime/current_device.hpp"
 
 #include <tessel/conv/conv.hpp>
+#include <tessel/conv/conv_as_gemm.hpp>
 #include <tessel/conv/conv_validate.hpp>
 #include <tessel/conv/kernel/sm80_conv_params.hpp>
+#include <tessel/gemm/device/gemm.hpp>
+#include <tessel/gemm/device/gemm_registry.hpp>
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,9 +26,10 @@ namespace tessel {
 
 namespace {
 
-constexpr int kSm80 = 80;
+constexpr int kSm80 = 80, kSm90 = 90;
 constexpr char const* kNoKernel = "none";                // out is empty: nothing runs
 constexpr char const* kEpilogueOnly = "epilogue-only";   // out = act(beta * residual + bias)
+constexpr std::string_view kGemmPrefix = "gemm:";         // a 1x1 convolution run by the GEMM API's kernel
 
 // The kernel's view of a validated call. Each pass gets the pointers it reads and no others;
 // beta = 0 passes no residual, so the kernel never reads one the call does not use.
@@ -54,46 +62,132 @@ kernel::Sm80ConvParams make_params(ConvArguments const& a) {
 
 bool is_auto(char const* kernel) { return kernel == nullptr || std::string_view(kernel) == "auto"; }
 
+// The compute capability of the current device, 0 when there is none.
+int current_cc() {
+  detail::Here h;
+  return detail::current_device(&h) ? h.cc : 0;
+}
+
+// The kernel the selection picks for p on a GPU of compute capability cc: the sm_90a kernel where
+// it takes the problem on an sm_90 GPU, else the sm_80 selection.
+char const* kernel_for(kernel::Sm80ConvParams const& p, DType dtype, int cc) {
+  if (cc == kSm90 && sm90_conv_takes(p, dtype)) return sm90_conv_kernel_name(p, dtype);
+  return sm80_conv_kernel_name(p, dtype);
+}
+
+bool is_sm90(std::string_view name) { return name.substr(0, 5) == "sm90_"; }
+
 // The registry's names (conv_kernel_info), so that a named kernel is known or not.
 bool is_registered(std::string_view name);
 
-// What a validated call runs: kNoKernel, kEpilogueOnly or a kernel's registry name. A named
-// kernel must be the one the library picks (the kernels take no choice); for the calls that run
-// no convolution kernel, any registered name is accepted.
-Status pick(ConvArguments const& a, char const** name) {
-  *name = nullptr;
-  char const* picked = kNoKernel;
-  if (conv_output_is_empty(a)) {
-    picked = kNoKernel;
-  } else if (!conv_reads_inputs(a)) {
-    picked = kEpilogueOnly;
-  } else {
-    picked = sm80_conv_kernel_name(make_params(a), a.dtype);
-    if (picked == nullptr || std::string_view(picked) == kNoKernel)
-      return Status::error(StatusCode::not_supported,
-                           std::string("op: no compiled kernel runs this ") + conv::to_string(a.op) + " problem");
+// ---- the route of a call ---------------------------------------------------------------------------
+
+// How a validated call is computed; `name` is what conv_kernel_name reports.
+enum class Route {
+  nothing,        // out is empty: kNoKernel
+  epilogue_only,  // no sum: kEpilogueOnly
+  gemm,           // a 1x1 convolution that is one plain GEMM (conv_as_gemm.hpp): "gemm:" + the GEMM kernel
+  sm90,           // an sm_90a convolution kernel (sm90_conv_launch.hpp)
+  sm80,           // the sm_80 implicit-GEMM or depthwise kernels (sm80_conv_launch.hpp)
+};
+struct Plan {
+  Route route = Route::nothing;
+  char const* name = kNoKernel;
+  GemmArguments gemm;  // Route::gemm: the GEMM API's arguments
+};
+
+// "gemm:" + the name of every GEMM kernel, in gemm_kernels()'s order (stable storage for the names
+// conv_kernel_name returns).
+std::vector<std::string> const& gemm_route_names() {
+  static std::vector<std::string> const names = [] {
+    std::vector<std::string> v;
+    for (GemmKernelInfo const& k : gemm_kernels()) v.push_back(std::string(kGemmPrefix) + k.name);
+    return v;
+  }();
+  return names;
+}
+
+// "gemm:" + the kernel the GEMM API would run for g, or nullptr where it runs none: its argument
+// rules, its heuristic (which reads the current device's compute capability and SMs, or assumes
+// an sm_80-class GPU of 132 SMs without one) and, on a GPU, an image of that kernel for it.
+// Launches nothing.
+char const* gemm_route_name(GemmArguments const& g) {
+  if (!gemm_validate(g).ok()) return nullptr;
+  GemmKernelInfo const* k = select_gemm_kernel(g);
+  if (k == nullptr) return nullptr;
+  if (Status s = gemm_kernel_runs_here(*k, g); !s && s.code != StatusCode::no_device) return nullptr;
+  std::span<GemmKernelInfo const> const all = gemm_kernels();
+  std::size_t const i = std::size_t(k - all.data());
+  return i < all.size() ? gemm_route_names()[i].c_str() : nullptr;
+}
+
+// The route of a validated call, the first that applies: nothing to write; no sum (the epilogue
+// alone); a 1x1 convolution that is one GEMM, where the GEMM API runs it (its sm_90a kernels beat
+// cuBLAS, while the sm_80 implicit GEMM ran 1x1 C256->64 fprop at 0.29x cuDNN on the H200); the
+// sm_90a kernel where it takes the problem on an sm_90 GPU; the sm_80 kernels.
+Status route(ConvArguments const& a, Plan* plan) {
+  *plan = Plan{};
+  if (conv_output_is_empty(a)) return Status::success();
+  if (!conv_reads_inputs(a)) {
+    plan->route = Route::epilogue_only, plan->name = kEpilogueOnly;
+    return Status::success();
   }
-  if (!is_auto(a.kernel)) {
-    if (!is_registered(a.kernel))
-      return Status::error(StatusCode::invalid_argument,
-                           std::string("kernel: '") + a.kernel + "' is not a compiled convolution kernel (`tessel list` shows them)");
-    bool const runs_kernel = std::string_view(picked) != kNoKernel && std::string_view(picked) != kEpilogueOnly;
-    if (runs_kernel && std::string_view(a.kernel) != picked)
-      return Status::error(StatusCode::invalid_argument, std::string("kernel: ") + a.kernel + " does not run this problem; " +
-                                                             picked + " does (pass auto or that name)");
+  if (conv_as_gemm(a, &plan->gemm)) {
+    if (char const* name = gemm_route_name(plan->gemm); name != nullptr) {
+      plan->route = Route::gemm, plan->name = name;
+      return Status::success();
+    }
   }
-  *name = picked;
+  char const* name = kernel_for(make_params(a), a.dtype, current_cc());
+  if (name == nullptr || std::string_view(name) == kNoKernel)
+    return Status::error(StatusCode::not_supported, std::string("op: no compiled kernel runs this ") + conv::to_string(a.op) + " problem");
+  plan->route = is_sm90(name) ? Route::sm90 : Route::sm80, plan->name = name;
   return Status::success();
 }
 
-// The kernels are built for sm_80 and newer (sm_80 images run on later GPUs).
-Status runs_here() {
-  detail::Here h;
-  if (Status s = detail::current_device(&h); !s) return s;
-  if (h.cc < kSm80)
-    return Status::error(StatusCode::arch_mismatch, "the convolution kernels need sm_80 or newer; this GPU is sm_" +
-                                                        std::to_string(h.cc));
+// What a validated call runs (route), with the named-kernel rule: a named kernel must be the one
+// the library picks (the kernels take no choice), or the sm_80 kernel where it picks the GEMM
+// route or an sm_90a kernel (the sm_80 kernels run every problem, on every GPU: A/B measurements);
+// for the calls that run no convolution kernel, any registered name is accepted.
+Status pick(ConvArguments const& a, Plan* plan) {
+  if (Status s = route(a, plan); !s) return s;
+  if (is_auto(a.kernel)) return Status::success();
+  if (!is_registered(a.kernel))
+    return Status::error(StatusCode::invalid_argument,
+                         std::string("kernel: '") + a.kernel + "' is not a compiled convolution kernel (`tessel list` shows them)");
+  if (plan->route == Route::nothing || plan->route == Route::epilogue_only) return Status::success();
+  if (plan->route != Route::sm80) {
+    char const* const sm80 = sm80_conv_kernel_name(make_params(a), a.dtype);
+    if (std::string_view(a.kernel) == sm80) plan->route = Route::sm80, plan->name = sm80;
+  }
+  if (std::string_view(a.kernel) != plan->name)
+    return Status::error(StatusCode::invalid_argument, std::string("kernel: ") + a.kernel + " does not run this problem; " +
+                                                           plan->name + " does (pass auto or that name)");
   return Status::success();
+}
+
+// pick() after the argument rules.
+Status plan_call(ConvArguments const& a, Plan* plan) {
+  *plan = Plan{};
+  if (Status s = conv_validate(a); !s) return s;
+  return pick(a, plan);
+}
+
+// The kernels are built for sm_80 and newer (sm_80 images run on later GPUs). *h: the GPU.
+Status runs_here(detail::Here* h) {
+  if (Status s = detail::current_device(h); !s) return s;
+  if (h->cc < kSm80)
+    return Status::error(StatusCode::arch_mismatch, "the convolution kernels need sm_80 or newer; this GPU is sm_" +
+                                                        std::to_string(h->cc));
+  return Status::success();
+}
+
+// The sm_80 kernels' split (the SMs it fills) and workspace for a call on GPU h.
+Sm80ConvRunOptions sm80_options(ConvArguments const& a, detail::Here const& h) {
+  Sm80ConvRunOptions o;
+  o.sms = h.sms;
+  o.workspace = a.workspace, o.workspace_bytes = a.workspace_bytes;
+  return o;
 }
 
 // ---- the registry ---------------------------------------------------------------------------------
@@ -137,8 +231,10 @@ struct RegistryEntry {
 std::vector<RegistryEntry> const& registry() {
   static std::vector<RegistryEntry> const entries = [] {
     std::vector<RegistryEntry> list;
-    for (Probe const& pr : probes()) {
-      char const* name = sm80_conv_kernel_name(make_params(pr.a), pr.a.dtype);
+    for (Probe const& pr : probes()) for (int cc : {kSm90, kSm80}) {
+      // A 1x1 probe that is a plain GEMM runs on the GEMM API's kernels (`tessel list` shows them).
+      if (GemmArguments g; conv_as_gemm(pr.a, &g)) continue;
+      char const* name = kernel_for(make_params(pr.a), pr.a.dtype, cc);
       if (name == nullptr || std::string_view(name) == kNoKernel) continue;
       std::string const what = std::string(conv::to_string(pr.a.op)) + " " + to_string(pr.a.dtype) + " " + pr.what;
       RegistryEntry* e = nullptr;
@@ -146,8 +242,9 @@ std::vector<RegistryEntry> const& registry() {
         if (x.name == name) e = &x;
       if (e == nullptr) {
         list.push_back({name, "runs " + what});
-      } else {
-        e->description += "; " + what;
+      } else if (e->description.size() < what.size() ||
+                 e->description.compare(e->description.size() - what.size(), what.size(), what) != 0) {
+        e->description += "; " + what;  // (a probe both GPU kinds send to the same kernel is listed once)
       }
     }
     return list;
@@ -155,7 +252,9 @@ std::vector<RegistryEntry> const& registry() {
   return entries;
 }
 
+// A registry entry, or "gemm:" + a compiled GEMM kernel.
 bool is_registered(std::string_view name) {
+  if (name.substr(0, kGemmPrefix.size()) == kGemmPrefix) return find_gemm_kernel(name.substr(kGemmPrefix.size())) != nullptr;
   for (RegistryEntry const& e : registry())
     if (e.name == name) return true;
   return false;
@@ -165,28 +264,60 @@ bool is_registered(std::string_view name) {
 
 Status conv_kernel_name(ConvArguments const& a, char const** name) {
   *name = nullptr;
-  if (Status s = conv_validate(a); !s) return s;
-  return pick(a, name);
+  Plan plan;
+  if (Status s = plan_call(a, &plan); !s) return s;
+  *name = plan.name;
+  return Status::success();
 }
 
 Status can_implement(ConvArguments const& a) {
-  char const* name = nullptr;
-  if (Status s = conv_kernel_name(a, &name); !s) return s;
-  if (std::string_view(name) == kNoKernel) return Status::success();
-  return runs_here();
+  Plan plan;
+  if (Status s = plan_call(a, &plan); !s) return s;
+  if (plan.route == Route::nothing) return Status::success();
+  detail::Here h;
+  if (Status s = runs_here(&h); !s) return s;
+  if (plan.route == Route::gemm) return can_implement(plan.gemm);
+  return Status::success();
+}
+
+Status conv_workspace_size(ConvArguments const& a, std::size_t* bytes) {
+  if (bytes == nullptr) return Status::error(StatusCode::invalid_argument, "bytes: null");
+  *bytes = 0;
+  Plan plan;
+  if (Status s = plan_call(a, &plan); !s) return s;
+  switch (plan.route) {
+    case Route::nothing:
+    case Route::epilogue_only:
+    case Route::sm90: return Status::success();
+    case Route::gemm: return gemm_workspace_size(plan.gemm, bytes);
+    case Route::sm80: {
+      detail::Here h;
+      if (Status s = runs_here(&h); !s) return s;
+      *bytes = sm80_conv_workspace_size(make_params(a), a.dtype, sm80_options(a, h));
+      return Status::success();
+    }
+  }
+  return Status::success();
 }
 
 Status convolution(ConvArguments const& a, CUstream_st* stream) {
-  char const* name = nullptr;
-  if (Status s = conv_kernel_name(a, &name); !s) return s;
-  if (std::string_view(name) == kNoKernel) return Status::success();
-  if (Status s = runs_here(); !s) return s;
+  Plan plan;
+  if (Status s = plan_call(a, &plan); !s) return s;
+  if (plan.route == Route::nothing) return Status::success();
+  detail::Here h;
+  if (Status s = runs_here(&h); !s) return s;
   // An error left by earlier work is reported, not attributed to this launch.
   if (cudaError_t const pending = cudaGetLastError(); pending != cudaSuccess)
     return Status::error(StatusCode::cuda_error, std::string("pending CUDA error before convolution: ") + cudaGetErrorName(pending) +
                                                      ": " + cudaGetErrorString(pending));
-  if (std::string_view(name) == kEpilogueOnly) return detail::conv_epilogue_only(a, stream);
-  return sm80_conv_run(make_params(a), a.dtype, stream);
+  switch (plan.route) {
+    case Route::nothing: return Status::success();
+    case Route::epilogue_only: return detail::conv_epilogue_only(a, stream);
+    case Route::gemm: return gemm(plan.gemm, stream);
+    case Route::sm90: return sm90_conv_run(make_params(a), a.dtype, stream);
+    case Route::sm80: return sm80_conv_run(make_params(a), a.dtype, stream, sm80_options(a, h));
+  }
+  return Status::success();
 }
 
 int conv_kernel_count() { return int(registry().size()); }
@@ -194,7 +325,7 @@ int conv_kernel_count() { return int(registry().size()); }
 ConvKernelInfo conv_kernel_info(int i) {
   if (i < 0 || i >= conv_kernel_count()) return {"", "", 0};
   RegistryEntry const& e = registry()[std::size_t(i)];
-  return {e.name.c_str(), e.description.c_str(), kSm80};
+  return {e.name.c_str(), e.description.c_str(), is_sm90(e.name) ? kSm90 : kSm80};
 }
 
 }  // namespace tessel

@@ -37,6 +37,11 @@ Sm80ConvInstance sm80_conv_instance_depthwise_bf16(int vec);  // vec 8 or 1
 Sm80ConvInstance sm80_conv_instance_depthwise_f16(int vec);
 // clang-format on
 
+// The second kernel of a split wgrad reduction (sm80_conv_slice_sum.cu): dw from the kp.slices
+// fp32 partial sums at kp.partials, bf16 or fp16 out. Pre: the wgrad kernel that wrote them is
+// ahead of it on `stream`.
+cudaError_t sm80_conv_slice_sum(Sm80ConvKernelParams const& kp, bool bf16, cudaStream_t stream);
+
 // The filter taps (R*S) the depthwise kernels stage in their 48 KiB of shared memory.
 inline constexpr int kSm80DepthwiseMaxTaps = 192;
 

@@ -22,7 +22,8 @@ cudaError_t sm80_conv_launch(Sm80ConvKernelParams const& kp, cudaStream_t stream
   auto* kernel = &sm80_implicit_gemm_conv_kernel<Config, Op>;
   if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem); err != cudaSuccess)
     return err;
-  dim3 const grid(static_cast<unsigned>(kp.tiles_m) * static_cast<unsigned>(kp.p.groups), static_cast<unsigned>(kp.tiles_n), 1);
+  dim3 const grid(static_cast<unsigned>(kp.tiles_m) * static_cast<unsigned>(kp.p.groups), static_cast<unsigned>(kp.tiles_n),
+                  static_cast<unsigned>(kp.slices));
   kernel<<<grid, Config::Threads, smem, stream>>>(kp);
   return cudaGetLastError();
 }

@@ -12,22 +12,45 @@
 //   sm80_conv_depthwise_<dtype>_vec8 / _vec1  direct depthwise convolution (2-D fprop, groups ==
 //                                             c == k, R*S <= 192), 8 channels per thread (c and
 //                                             x's strides multiples of 8) or 1
-// src/conv/sm80_conv_run.cpp holds the selection.
+// src/conv/sm80_conv_run.cpp holds the selection; a wgrad with few output tiles splits its
+// reduction (tessel/conv/conv_split.hpp) and finishes in sm80_conv_slice_sum.cu.
 #pragma once
 
+#include <tessel/conv/conv_split.hpp>
 #include <tessel/conv/kernel/sm80_conv_params.hpp>
 #include <tessel/core/dtype.hpp>
 #include <tessel/core/status.hpp>
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
+
 namespace tessel {
 
+// How sm80_conv_run splits a wgrad reduction (tessel/conv/conv_split.hpp) and where its fp32
+// partial sums live.
+struct Sm80ConvRunOptions {
+  int sms = 0;                      // the GPU's SMs, which a split fills (0: no split)
+  int slices = 0;                   // wgrad: this many slices instead of the rule's (0: the rule's)
+  void* workspace = nullptr;        // the partials: caller-owned, 256-byte aligned, or nullptr: the
+  std::size_t workspace_bytes = 0;  // library's stream-ordered pool (allocated and freed on `stream`)
+};
+
+// The split sm80_conv_run makes of (p, dtype): one slice for fprop, dgrad, depthwise and a wgrad
+// with enough tiles. Pre: sm80_conv_kernel_name(p, dtype) is not "none".
+ConvSplit sm80_conv_split(kernel::Sm80ConvParams const& p, DType dtype, Sm80ConvRunOptions const& o);
+
+// The scratch bytes sm80_conv_run takes for (p, dtype, o): the partials of a split, 0 otherwise
+// (and for a problem it refuses).
+std::size_t sm80_conv_workspace_size(kernel::Sm80ConvParams const& p, DType dtype, Sm80ConvRunOptions const& o);
+
 // Runs the pass p describes on `stream`, asynchronously, with bf16 or fp16 tensors (dtype) and fp32
-// accumulation. Pre: p follows the rules of Sm80ConvParams (the host side validates them).
-// Returns not_supported (naming the rule) for a problem no kernel takes, cuda_error with the
-// reason when the launch fails, success otherwise. Allocates nothing.
-Status sm80_conv_run(kernel::Sm80ConvParams const& p, DType dtype, cudaStream_t stream);
+// accumulation; a split wgrad runs the implicit GEMM into fp32 partials, then the slice sum.
+// Pre: p follows the rules of Sm80ConvParams (the host side validates them). Returns
+// not_supported (naming the rule) for a problem no kernel takes, invalid_argument for a caller's
+// workspace below sm80_conv_workspace_size, cuda_error with the reason when an allocation or a
+// launch fails, success otherwise. Without a split it allocates nothing.
+Status sm80_conv_run(kernel::Sm80ConvParams const& p, DType dtype, cudaStream_t stream, Sm80ConvRunOptions const& o = {});
 
 // The registry name of the kernel sm80_conv_run would launch for (p, dtype), e.g.
 // "sm80_conv_fprop_bf16_128x128x32"; "none" when it would refuse. Makes no CUDA call.

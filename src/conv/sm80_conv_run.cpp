@@ -10,6 +10,12 @@
 //              those tensors and their addresses multiples of 8 elements / 16 bytes), else the
 //              element-wise instance
 // A stride is ignored where its dimension has extent 1 (it never multiplies a non-zero index).
+//
+// Split reduction (wgrad through the implicit GEMM): conv_split_reduction's slices for the tile
+// grid and the SMs (Sm80ConvRunOptions), fp32 partials in the caller's workspace or in the
+// library's stream-ordered pool (allocated before and freed after the two launches, on the
+// call's stream: nothing synchronises), then the slice sum.
+#include "../gemm/gemm_canonical.hpp"  // workspace_pool: the stream-ordered pool the GEMM API uses
 #include "sm80_conv_instances.hpp"
 #include "sm80_conv_launch.hpp"
 
@@ -198,7 +204,25 @@ Sm80ConvKernelParams kernel_params(Sm80ConvParams const& p, GemmCoord const& gem
   };
   kp.out_vec = vec_ok(p.out);
   kp.residual_vec = p.residual != nullptr && vec_ok(p.residual);
+  kp.slices = 1;
+  kp.k_tiles_per_slice = kp.k_tiles;
   return kp;
+}
+
+// The fp32 partials' row pitch: GEMM-N rounded up to 8 floats (whole 32-byte chunks per row).
+int partial_ld(GemmCoord const& gemm) { return static_cast<int>((gemm.n() + 7) / 8 * 8); }
+
+std::size_t partials_bytes(Sm80ConvParams const& p, GemmCoord const& gemm, int slices) {
+  return slices > 1 ? std::size_t(slices) * std::size_t(p.k) * std::size_t(partial_ld(gemm)) * sizeof(float) : 0;
+}
+
+// The split of a problem that passed check(), with its choice c.
+ConvSplit split_of(Sm80ConvParams const& p, GemmCoord const& gemm, Choice const& c, Sm80ConvRunOptions const& o) {
+  if (c.gemm == nullptr || p.op != Operator::kWgrad) return {};
+  Sm80ConvInstance const inst = c.gemm();
+  long long const tiles = ((gemm.m() + inst.tile_m - 1) / inst.tile_m) * p.groups * ((gemm.n() + inst.tile_n - 1) / inst.tile_n);
+  long long const k_tiles = (gemm.k() + inst.tile_k - 1) / inst.tile_k;
+  return o.slices > 0 ? conv_split_forced(k_tiles, o.slices) : conv_split_reduction(tiles, k_tiles, o.sms);
 }
 
 }  // namespace
@@ -209,12 +233,30 @@ char const* sm80_conv_kernel_name(Sm80ConvParams const& p, DType dtype) {
   return kNames[static_cast<std::size_t>(choose(p, dtype).index)];
 }
 
-Status sm80_conv_run(Sm80ConvParams const& p, DType dtype, cudaStream_t stream) {
+ConvSplit sm80_conv_split(Sm80ConvParams const& p, DType dtype, Sm80ConvRunOptions const& o) {
+  GemmCoord gemm;
+  if (!check(p, dtype, &gemm).ok()) return {};
+  return split_of(p, gemm, choose(p, dtype), o);
+}
+
+std::size_t sm80_conv_workspace_size(Sm80ConvParams const& p, DType dtype, Sm80ConvRunOptions const& o) {
+  GemmCoord gemm;
+  if (!check(p, dtype, &gemm).ok()) return 0;
+  return partials_bytes(p, gemm, split_of(p, gemm, choose(p, dtype), o).slices);
+}
+
+Status sm80_conv_run(Sm80ConvParams const& p, DType dtype, cudaStream_t stream, Sm80ConvRunOptions const& o) {
   GemmCoord gemm;
   if (Status s = check(p, dtype, &gemm); !s.ok()) return s;
   Choice const c = choose(p, dtype);
   Sm80ConvInstance const inst = c.gemm ? c.gemm() : c.depthwise(c.vec);
-  Sm80ConvKernelParams const kp = kernel_params(p, gemm, inst.tile_m, inst.tile_n, inst.tile_k);
+  Sm80ConvKernelParams kp = kernel_params(p, gemm, inst.tile_m, inst.tile_n, inst.tile_k);
+  ConvSplit const split = split_of(p, gemm, c, o);
+  std::size_t const bytes = partials_bytes(p, gemm, split.slices);
+  if (bytes > 0 && o.workspace != nullptr && o.workspace_bytes < bytes)
+    return Status::error(StatusCode::invalid_argument, "workspace_bytes: " + std::to_string(o.workspace_bytes) +
+                                                           " is below the " + std::to_string(bytes) +
+                                                           " bytes this call needs (conv_workspace_size)");
   if (c.gemm) {
     if (static_cast<long long>(kp.tiles_m) * p.groups > 0x7fffffffLL || kp.tiles_n > 65535)
       return refuse(StatusCode::not_supported, "the grid of " + std::to_string(kp.tiles_m) + " x " +
@@ -223,10 +265,35 @@ Status sm80_conv_run(Sm80ConvParams const& p, DType dtype, cudaStream_t stream) 
   } else if ((p.c + 63) / 64 > 65535) {
     return refuse(StatusCode::not_supported, "depthwise: c = " + std::to_string(p.c) + " needs more than 65535 channel blocks");
   }
+  std::string const name = kNames[static_cast<std::size_t>(c.index)];
+  if (bytes == 0) {
+    if (cudaError_t err = inst.launch(kp, stream); err != cudaSuccess)
+      return refuse(StatusCode::cuda_error, name + " launch: " + cudaGetErrorString(err));
+    return Status::success();
+  }
+
+  // The split: partials, the implicit GEMM into them, the slice sum into dw.
+  void* partials = o.workspace;
+  if (partials == nullptr) {
+    cudaMemPool_t pool = nullptr;
+    if (Status s = detail::workspace_pool(&pool); !s) return s;
+    if (cudaError_t err = cudaMallocFromPoolAsync(&partials, bytes, pool, stream); err != cudaSuccess)
+      return detail::cuda_failure(("the " + std::to_string(bytes >> 10) + " KiB of partial sums of a split wgrad").c_str(), err);
+  }
+  kp.slices = split.slices;
+  kp.k_tiles_per_slice = split.k_tiles_per_slice;
+  kp.partials = static_cast<float*>(partials);
+  kp.partial_ld = partial_ld(gemm);
+  Status result = Status::success();
   if (cudaError_t err = inst.launch(kp, stream); err != cudaSuccess)
-    return refuse(StatusCode::cuda_error, std::string(kNames[static_cast<std::size_t>(c.index)]) + " launch: " +
-                                              cudaGetErrorString(err));
-  return Status::success();
+    result = refuse(StatusCode::cuda_error, name + " launch (" + std::to_string(split.slices) + " slices): " + cudaGetErrorString(err));
+  else if (cudaError_t err2 = kernel::detail::sm80_conv_slice_sum(kp, dtype == DType::bf16, stream); err2 != cudaSuccess)
+    result = refuse(StatusCode::cuda_error, std::string("slice sum of a split wgrad: ") + cudaGetErrorString(err2));
+  if (o.workspace == nullptr) {
+    if (cudaError_t err = cudaFreeAsync(partials, stream); err != cudaSuccess && result.ok())
+      result = detail::cuda_failure("cudaFreeAsync (split wgrad partials)", err);
+  }
+  return result;
 }
 
 }  // namespace tessel

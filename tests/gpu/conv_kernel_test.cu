@@ -7,7 +7,8 @@
 // H = W = 1, padding larger than the filter, stride larger than the filter, dilation 2, every
 // channel count 1..9, C = 33 with K = 65, several tiles in M and N, groups = 2 (aligned and not),
 // depthwise (3x3, 5x5, 7x7, strides 1 and 2, aligned and odd channel counts), 3-D, and the fused
-// epilogue (alpha, beta * residual, bias, ReLU / GELU / SiLU).
+// epilogue (alpha, beta * residual, bias, ReLU / GELU / SiLU); wgrad with its reduction split
+// into slices (fp32 partials, then the slice sum).
 //
 // Tolerance, per output element. The inputs are bf16/fp16 values, exact in fp64, so the reference
 // differs from the kernel only by the kernel's roundings:
@@ -188,9 +189,10 @@ std::vector<Element> random_tensor(std::size_t count, std::mt19937& rng) {
 }
 
 // Runs op on geometry g in Element with epilogue e; checks every element (file comment). Returns
-// the kernel's name.
+// the kernel's name. slices > 0: a wgrad's reduction split in that many slices (their partial
+// sums in the library's pool, then the slice sum).
 template <class Element>
-std::string run_case(Geometry const& g, Operator op, Epilogue const& e, std::uint32_t seed) {
+std::string run_case(Geometry const& g, Operator op, Epilogue const& e, std::uint32_t seed, int slices = 0) {
   std::mt19937 rng(seed);
   Sm80ConvParams p{};
   p.op = op;
@@ -246,7 +248,13 @@ std::string run_case(Geometry const& g, Operator op, Epilogue const& e, std::uin
 
   DType const dtype = std::is_same_v<Element, bfloat16_t> ? DType::bf16 : DType::f16;
   std::string const name = sm80_conv_kernel_name(p, dtype);
-  Status const st = sm80_conv_run(p, dtype, nullptr);
+  Sm80ConvRunOptions opts;
+  opts.slices = slices;
+  int const made = sm80_conv_split(p, dtype, opts).slices;
+  if (slices > 1 && op == Operator::kWgrad && 1LL * g.n * p.z * p.p * p.q > 32)  // at least 2 k-tiles of 32
+    EXPECT_GT(made, 1) << name << ": " << slices << " slices asked, none made";
+  EXPECT_EQ(sm80_conv_workspace_size(p, dtype, opts) > 0, made > 1) << name;
+  Status const st = sm80_conv_run(p, dtype, nullptr, opts);
   EXPECT_TRUE(st.ok()) << name << ": " << st.reason;
   cudaError_t const err = cudaDeviceSynchronize();
   EXPECT_EQ(err, cudaSuccess) << name << ": " << cudaGetErrorString(err);
@@ -308,8 +316,8 @@ std::string run_case(Geometry const& g, Operator op, Epilogue const& e, std::uin
       return name;
     }
   }
-  std::printf("  %-44s %-28s %s: %lld outputs, worst error %.2f of the bound\n", name.c_str(), g.name,
-              conv::to_string(op), count, worst);
+  std::printf("  %-44s %-28s %s%s: %lld outputs, worst error %.2f of the bound\n", name.c_str(), g.name,
+              conv::to_string(op), made > 1 ? (" in " + std::to_string(made) + " slices").c_str() : "", count, worst);
   return name;
 }
 
@@ -394,6 +402,24 @@ TEST_F(ConvKernel, ThreeD) {
 TEST_F(ConvKernel, Depthwise) {
   for (Geometry const& g : {kDw3, kDw3s2, kDw5, kDw7s2, kDwOdd, kDwGap}) run_all(g);
 }
+// wgrad with its reduction split (2, 3 and 7 slices, ragged k-tile counts, the last slice
+// shorter): the fp32 partials and the slice sum give the result the bound allows, with the fused
+// epilogue, groups, odd channels, 3-D and padded strides (nothing written outside dw).
+TEST_F(ConvKernel, WgradSplitReduction) {
+  Epilogue const plain{};
+  Epilogue const res{1.25f, -0.5f, true, false, ConvActivation::none};
+  Epilogue const relu{0.5f, 0.75f, true, false, ConvActivation::relu};
+  std::uint32_t seed = 99;
+  for (int slices : {2, 3, 7}) {
+    for (Geometry const& g : {kBasic, kManyTiles, kOdd, kGroups, kGroupsOdd, k3dOdd, kStem, kGapOdd}) {
+      run_case<bfloat16_t>(g, Operator::kWgrad, plain, seed++, slices);
+      run_case<half_t>(g, Operator::kWgrad, slices == 3 ? relu : res, seed++, slices);
+    }
+  }
+  run_case<bfloat16_t>(kGap, Operator::kWgrad, res, seed++, 4);
+  run_case<half_t>(kPixel, Operator::kWgrad, plain, seed++, 3);  // one k-tile: no split to make
+}
+
 TEST_F(ConvKernel, DepthwisePicksTheDirectKernel) {
   EXPECT_EQ(run_case<bfloat16_t>(kDw3, Operator::kFprop, {}, 7), "sm80_conv_depthwise_bf16_vec8");
   EXPECT_EQ(run_case<half_t>(kDwOdd, Operator::kFprop, {}, 8), "sm80_conv_depthwise_fp16_vec1");
@@ -443,6 +469,31 @@ TEST(ConvKernelSelection, NamesWithoutCuda) {
   EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kDgrad, 64, 64, 64), DType::bf16),
                "sm80_conv_dgrad_bf16_128x128x32_align1");
   EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kFprop, 64, 64, 1), DType::f32), "none");
+}
+
+// Which problems split: a wgrad with few tiles and a long sum on a GPU with SMs to fill; never
+// fprop or dgrad, never without SMs given; a forced count is dealt evenly.
+TEST(ConvKernelSelection, WgradSplits) {
+  Sm80ConvParams p = plain_params(Operator::kWgrad, 64, 64, 1);
+  p.n = 64, p.h = p.w = p.p = p.q = 28;  // GEMM-K = 64 * 28 * 28 = 50176: 1568 k-tiles; 5 tiles
+  p.x_stride[1] = p.x_stride[0] = 28LL * 28 * 64, p.x_stride[2] = 28LL * 64;
+  p.y_stride[1] = p.y_stride[0] = 28LL * 28 * 64, p.y_stride[2] = 28LL * 64;
+  Sm80ConvRunOptions o;
+  o.sms = 132;
+  ConvSplit const s = sm80_conv_split(p, DType::bf16, o);
+  EXPECT_EQ(s.slices, 53);  // ceil(264 / 5)
+  EXPECT_EQ(sm80_conv_workspace_size(p, DType::bf16, o), std::size_t(s.slices) * 64 * 576 * sizeof(float));
+  o.sms = 0;
+  EXPECT_EQ(sm80_conv_split(p, DType::bf16, o).slices, 1);
+  EXPECT_EQ(sm80_conv_workspace_size(p, DType::bf16, o), 0u);
+  o.slices = 4;
+  EXPECT_EQ(sm80_conv_split(p, DType::bf16, o).slices, 4);
+  o = {};
+  o.sms = 132;
+  p.op = Operator::kFprop;
+  EXPECT_EQ(sm80_conv_split(p, DType::bf16, o).slices, 1);
+  p.op = Operator::kDgrad;
+  EXPECT_EQ(sm80_conv_split(p, DType::bf16, o).slices, 1);
 }
 
 TEST(ConvKernelSelection, RefusalsNameTheRule) {

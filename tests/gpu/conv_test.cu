@@ -191,7 +191,7 @@ TEST(ConvApi, RegistryNamesAreNonEmptyAndUnique) {
     ConvKernelInfo const k = conv_kernel_info(i);
     EXPECT_GT(std::strlen(k.name), 0u);
     EXPECT_GT(std::strlen(k.description), 0u) << k.name;
-    EXPECT_EQ(k.min_sm, 80) << k.name;
+    EXPECT_EQ(k.min_sm, std::string(k.name).rfind("sm90_", 0) == 0 ? 90 : 80) << k.name;
     EXPECT_TRUE(names.insert(k.name).second) << "duplicate " << k.name;
   }
   EXPECT_STREQ(conv_kernel_info(conv_kernel_count()).name, "");
@@ -421,4 +421,175 @@ TEST(ConvLayers, BenchShapesAtBatchTwo) {
     run_case(make_packed_conv3d(op, 1, 8, 28, 28, 64, 64, 3, 3, 3, {1, 1, 1}));
     run_case(conv2d(op, DType::bf16, 2, 28, 28, 512, 512, 3, 3, {1, 1}, {1, 1}, {1, 1}, 512));
   }
+}
+
+// ---- 1x1 convolutions through the GEMM API ------------------------------------------------------------
+
+namespace {
+
+bool takes_gemm_route(ConvArguments const& a) {
+  char const* name = nullptr;
+  Status const s = conv_kernel_name(a, &name);
+  EXPECT_TRUE(s.ok()) << s.reason;
+  return s.ok() && std::string(name).rfind("gemm:", 0) == 0;
+}
+
+// The name conv_kernel_name gives a (buffers set).
+std::string kernel_of(ConvArguments const& a) {
+  char const* name = nullptr;
+  Status const s = conv_kernel_name(a, &name);
+  EXPECT_TRUE(s.ok()) << s.reason;
+  return s.ok() ? name : "";
+}
+
+}  // namespace
+
+// 1x1, stride 1, no padding, groups 1, evenly strided rows, no bias or activation: the GEMM API
+// runs it (conv_kernel_name says "gemm:<kernel>"); alpha, beta and the residual are its alpha,
+// beta and C. Ragged pixel counts, odd channels, one pixel, 3-D, dilation, channel slices of
+// wider tensors (nothing written between out's rows).
+TEST(ConvGemmRoute, OneByOneRunsThroughTheGemm) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : kOps)
+    for (DType t : kDtypes) {
+      std::vector<ConvArguments> cases = {
+          conv2d(op, t, 2, 7, 9, 24, 40, 1, 1),                                  // M = 126
+          conv2d(op, t, 1, 1, 1, 16, 8, 1, 1),                                   // one pixel
+          conv2d(op, t, 2, 9, 8, 33, 65, 1, 1),                                  // odd channels
+          conv2d(op, t, 2, 10, 6, 64, 32, 1, 1, {0, 0}, {1, 1}, {2, 3}),         // dilation (one tap: none)
+          make_packed_conv3d(op, 2, 3, 5, 4, 16, 24, 1, 1, 1, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, 1, t),
+      };
+      ConvArguments slices = conv2d(op, t, 2, 6, 5, 16, 24, 1, 1);  // channel slices: row steps c+8, k+8
+      slices.x.stride_w = 24, slices.x.stride_h = 24 * 5, slices.x.stride_d = slices.x.stride_n = 24 * 30;
+      slices.y.stride_w = 32, slices.y.stride_h = 32 * 5, slices.y.stride_d = slices.y.stride_n = 32 * 30;
+      slices.filter.stride_k = 24;
+      cases.push_back(slices);
+      for (ConvArguments a : cases) {
+        SCOPED_TRACE(describe(a));
+        run_case(a);
+        a.alpha = -1.25f, a.beta = 0.5f;
+        run_case(a, /*residual=*/true);
+        Buffers b = make_buffers(a, true, false);
+        EXPECT_TRUE(takes_gemm_route(a)) << kernel_of(a);
+      }
+    }
+}
+
+// What is not one plain GEMM runs on the convolution kernels, and passes: padded pixel rows (an odd
+// stride between rows), a bias or an activation (fused there), stride 2, groups.
+TEST(ConvGemmRoute, FallsBackWhereItIsNoPlainGemm) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : kOps)
+    for (DType t : kDtypes) {
+      bool const bias = op != Operator::kWgrad;  // wgrad takes none
+      ConvArguments padded = conv2d(op, t, 2, 7, 6, 16, 24, 1, 1);
+      padded.x.stride_h = 16 * 6 + 8, padded.x.stride_n = padded.x.stride_h * 7 + 24;  // rows of x padded
+      ConvArguments epilogue = conv2d(op, t, 2, 7, 6, 16, 24, 1, 1);
+      epilogue.activation = ConvActivation::relu;
+      ConvArguments strided = conv2d(op, t, 2, 8, 8, 16, 24, 1, 1, {0, 0}, {2, 2});
+      ConvArguments grouped = conv2d(op, t, 2, 7, 6, 16, 24, 1, 1, {0, 0}, {1, 1}, {1, 1}, 2);
+      struct Case {
+        ConvArguments a;
+        bool bias;
+      };
+      for (Case c : {Case{padded, false}, Case{epilogue, bias}, Case{strided, false}, Case{grouped, false}}) {
+        SCOPED_TRACE(describe(c.a));
+        c.a.alpha = 1.5f, c.a.beta = 0.5f;
+        ConvArguments named = c.a;
+        Buffers b = make_buffers(named, true, c.bias);
+        EXPECT_FALSE(takes_gemm_route(named)) << kernel_of(named);
+        run_case(c.a, /*residual=*/true, c.bias);
+      }
+    }
+}
+
+// The sm_80 kernel may be named for a problem the GEMM takes (A/B measurements); another GEMM
+// kernel may not.
+TEST(ConvGemmRoute, NamedKernels) {
+  TESSEL_REQUIRE_GPU();
+  ConvArguments a = conv2d(Operator::kFprop, DType::bf16, 2, 7, 9, 24, 40, 1, 1);
+  Buffers b = make_buffers(a, false, false);
+  std::string const picked = kernel_of(a);
+  ASSERT_EQ(picked.rfind("gemm:", 0), 0u) << picked;
+  a.kernel = picked.c_str();
+  EXPECT_EQ(kernel_of(a), picked);
+  a.kernel = "sm80_conv_fprop_bf16_128x128x32";
+  EXPECT_EQ(kernel_of(a), "sm80_conv_fprop_bf16_128x128x32");
+  run_case(a);
+  a.kernel = "gemm:no_such_kernel";
+  char const* name = nullptr;
+  EXPECT_EQ(conv_kernel_name(a, &name).code, StatusCode::invalid_argument);
+}
+
+// ---- wgrad with its reduction split ---------------------------------------------------------------------
+
+namespace {
+
+std::vector<std::uint16_t> download(void const* p, std::int64_t n) {
+  std::vector<std::uint16_t> h(static_cast<std::size_t>(n));
+  EXPECT_EQ(cudaMemcpy(h.data(), p, std::size_t(n) * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  return h;
+}
+
+}  // namespace
+
+// Problems the rule splits on any GPU with more than a few SMs (few tiles, a sum of 100+ k-tiles):
+// the result passes the fp64 judge, is the same bits on a second run from the pool and on a third
+// with the caller's workspace, and a too-small workspace is refused.
+TEST(ConvWgradSplit, CorrectAndBitwiseDeterministic) {
+  TESSEL_REQUIRE_GPU();
+  std::vector<ConvArguments> cases = {
+      conv2d(Operator::kWgrad, DType::bf16, 2, 56, 56, 64, 64, 3, 3, {1, 1}),  // 5 tiles, 196 k-tiles
+      conv2d(Operator::kWgrad, DType::f16, 1, 57, 57, 33, 65, 3, 3, {1, 1}),   // odd channels: the align1 kernel
+      make_packed_conv3d(Operator::kWgrad, 1, 8, 28, 28, 32, 16, 3, 3, 3, {1, 1, 1}),
+      conv2d(Operator::kWgrad, DType::bf16, 2, 64, 64, 3, 64, 7, 7, {3, 3}, {2, 2}),  // stem-like
+  };
+  for (ConvArguments a : cases) {
+    SCOPED_TRACE(describe(a));
+    a.alpha = 0.75f, a.beta = -0.5f;
+    Buffers b = make_buffers(a, true, false);
+    std::size_t bytes = 0;
+    ASSERT_TRUE(conv_workspace_size(a, &bytes).ok());
+    EXPECT_GT(bytes, 0u) << "the rule did not split " << kernel_of(a);
+    ASSERT_TRUE(convolution(a).ok());
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    reference::ConvCheck const check = judge(a);
+    EXPECT_TRUE(check.passed()) << check.describe();
+    expect_nothing_written_outside(a, b.n_out);
+    std::vector<std::uint16_t> const first = download(a.out, b.n_out);
+
+    ASSERT_TRUE(reference::fill_constant_device(a.out, a.dtype, b.n_out, NAN).ok());
+    ASSERT_TRUE(convolution(a).ok());
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_TRUE(download(a.out, b.n_out) == first) << "a second run differs";
+
+    DeviceMem ws(bytes);
+    a.workspace = ws.p, a.workspace_bytes = bytes;
+    ASSERT_TRUE(reference::fill_constant_device(a.out, a.dtype, b.n_out, NAN).ok());
+    ASSERT_TRUE(convolution(a).ok());
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_TRUE(download(a.out, b.n_out) == first) << "the run with the caller's workspace differs";
+
+    a.workspace_bytes = bytes - 1;
+    Status const s = convolution(a);
+    EXPECT_EQ(s.code, StatusCode::invalid_argument);
+    EXPECT_EQ(s.reason.rfind("workspace_bytes:", 0), 0u) << s.reason;
+  }
+}
+
+// A problem with enough tiles, and every pass but wgrad, takes no workspace.
+TEST(ConvWgradSplit, NoWorkspaceWithoutASplit) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : {Operator::kFprop, Operator::kDgrad}) {
+    ConvArguments a = conv2d(op, DType::bf16, 2, 56, 56, 64, 64, 3, 3, {1, 1});
+    Buffers b = make_buffers(a, false, false);
+    std::size_t bytes = 1;
+    ASSERT_TRUE(conv_workspace_size(a, &bytes).ok());
+    EXPECT_EQ(bytes, 0u) << conv::to_string(op);
+  }
+  ConvArguments a = conv2d(Operator::kWgrad, DType::bf16, 1, 8, 8, 16, 16, 3, 3, {1, 1});  // 2 k-tiles
+  Buffers b = make_buffers(a, false, false);
+  std::size_t bytes = 1;
+  ASSERT_TRUE(conv_workspace_size(a, &bytes).ok());
+  EXPECT_EQ(bytes, 0u);
 }

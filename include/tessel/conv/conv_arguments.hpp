@@ -36,6 +36,7 @@
 #include <tessel/core/gemm_coord.hpp>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 
 namespace tessel {
@@ -91,6 +92,14 @@ struct ConvArguments {
 
   // A registry name (`tessel list`), or nullptr / "auto" for the library's choice.
   char const* kernel = nullptr;
+
+  // Scratch for the calls that take some (conv_workspace_size, tessel/conv/conv.hpp: a wgrad whose
+  // reduction is split, a 1x1 GEMM that stages an operand): nullptr takes it from the library's
+  // stream-ordered pool on the call's stream; otherwise `workspace_bytes` bytes the caller owns,
+  // 256-byte aligned, at least conv_workspace_size's answer, untouched by other work until the
+  // call's stream has passed it.
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
 };
 
 // The output extents (z, p, q) by Conv3dProblemSize's formula (a 2-D problem is the 3-D one with

@@ -14,7 +14,8 @@
 //     non-finite alpha or beta; beta != 0 with no residual; a bias for wgrad; a negative stride;
 //     strides under which two elements of x, y or the filters overlap (the filters: stride_k below
 //     t*r*s*c/groups); a pointer not aligned to its element (2 bytes; bias 4); a null input that is
-//     read, a null out that is written; an element offset (or its byte offset) above 2^63.
+//     read, a null out that is written; an element offset (or its byte offset) above 2^63; a
+//     workspace not 256-byte aligned.
 //   not_supported
 //     an extent, padding, stride, dilation or groups above 2^31 - 1, or an implicit-GEMM extent
 //     (conv_group_gemm) above it: the kernels index them with 32-bit integers.
@@ -283,6 +284,8 @@ inline Status conv_validate(ConvArguments const& a) {
                     Pointer{"residual", a.residual}})
     if (Status s = detail::conv_check_aligned(p.name, p.p, eb, elem); !s) return s;
   if (Status s = detail::conv_check_aligned("bias", a.bias, 4, "fp32"); !s) return s;
+  if (reinterpret_cast<std::uintptr_t>(a.workspace) % 256 != 0)
+    return conv_invalid("workspace: the caller's scratch must be 256-byte aligned (cudaMalloc's is)");
 
   ConvRoles const roles = conv_roles(a.op);
   char const* const op_name = conv::to_string(a.op);

@@ -23,6 +23,16 @@ struct Sm80ConvKernelParams {
   int cg, kg;                  // channels per group of x and of y
   int tiles_m, tiles_n;        // CTA tiles of one group; blockIdx.x = tile_m + tiles_m * group
   int k_tiles;                 // ceil(gemm_k / BLK_K)
+  // A split reduction (wgrad; tessel/conv/conv_split.hpp): blockIdx.z = slice z sums k-tiles
+  // [z * k_tiles_per_slice, min((z + 1) * k_tiles_per_slice, k_tiles)). Without a split, one
+  // slice of every k-tile.
+  int slices, k_tiles_per_slice;
+  // Non-null (a split wgrad): the CTA writes its fp32 sums to partials[z][row][col] instead of
+  // out -- row = group * kg + GEMM row, col = GEMM column, partial_ld >= gemm_n and a multiple of
+  // 8 floats, partials 32-byte aligned -- and sm80_conv_slice_sum.hpp's kernel applies the
+  // epilogue to their sum over z.
+  float* partials;
+  int partial_ld;
   // The channel that runs fastest along GEMM-K (fprop: Cg, dgrad: Kg) or, for wgrad, along GEMM-N (Cg).
   FastDivisor32 div_chan;
   FastDivisor32 div_s, div_r;  // tap -> (t, r, s): tap = (t*R + r)*S + s

@@ -35,6 +35,9 @@
 //   epilogue          the accumulators staged through shared memory one MMA_M step at a time
 //                     (epilogue/sm80_epilogue_staging.hpp's geometry) and written as 8-channel
 //                     chunks: out = act(alpha acc + beta residual + bias) (sm80_conv_epilogue.hpp)
+//   split reduction   (wgrad, kp.partials set) each CTA sums one slice of GEMM-K (blockIdx.z) and
+//                     writes its raw fp32 tile to the workspace; sm80_conv_slice_sum.hpp adds the
+//                     slices in order and applies the epilogue (tessel/conv/conv_split.hpp)
 //
 // Tensor names: docs/glossary.md (tCsA: A in shared memory partitioned for the MMA's ldmatrix ...).
 #pragma once
@@ -113,8 +116,9 @@ struct ConvAccess {
 
 }  // namespace detail
 
-// The kernel: grid (tiles_m * groups, tiles_n), Config::Threads threads, Sm80ImplicitGemmConv's
-// SmemBytes of dynamic shared memory.
+// The kernel: grid (tiles_m * groups, tiles_n, slices), Config::Threads threads,
+// Sm80ImplicitGemmConv's SmemBytes of dynamic shared memory. blockIdx.z picks the slice of GEMM-K
+// (kp.k_tiles_per_slice k-tiles; one slice of all of them without a split).
 template <class Config, conv::Operator Op>
 __global__ void __launch_bounds__(Config::Threads, 1) sm80_implicit_gemm_conv_kernel(Sm80ConvKernelParams const kp) {
 #if defined(TESSEL_ARCH_SM80)
@@ -333,11 +337,12 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm80_implicit_gemm_conv_ke
   Tensor accum = partition_fragment_C(tiled_mma, make_shape(Int<BlkM>{}, Int<BlkN>{}));  // (MMA,MMA_M,MMA_N) fp32
   clear(accum);
 
-  // ---- the pipeline (the GEMM mainloop's schedule) -------------------------------------------------
-  int const k_tile_count = kp.k_tiles;
+  // ---- the pipeline (the GEMM mainloop's schedule) over this slice's k-tiles -----------------------
+  int const k_tile_first = int(blockIdx.z) * kp.k_tiles_per_slice;
+  int const k_tile_count = kp.k_tiles - k_tile_first < kp.k_tiles_per_slice ? kp.k_tiles - k_tile_first : kp.k_tiles_per_slice;
   TESSEL_UNROLL
   for (int s = 0; s < Stages - 1; ++s) {
-    if (s < k_tile_count) load_tile(s, s);
+    if (s < k_tile_count) load_tile(k_tile_first + s, s);
     cp_async_fence();
   }
   int smem_read = 0, smem_write = Stages - 1, k_load = Stages - 1;
@@ -358,7 +363,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm80_implicit_gemm_conv_ke
       }
       load_fragments(kb + 1 == KBlocks ? 0 : kb + 1, smem_read);
       if (kb == 0) {
-        if (k_load < k_tile_count) load_tile(k_load, smem_write);
+        if (k_load < k_tile_count) load_tile(k_tile_first + k_load, smem_write);
         cp_async_fence();
         ++k_load;
         smem_write = smem_write == Stages - 1 ? 0 : smem_write + 1;
@@ -407,6 +412,15 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm80_implicit_gemm_conv_ke
           channel = group * cg + nn;
           offset = px.n * p.x_stride[0] + px.i2 * p.x_stride[1] + px.i1 * p.x_stride[2] + px.i0 * p.x_stride[3] + channel;
         } else {
+          if (kp.partials != nullptr) {
+            // A split reduction: this slice's fp32 sums, all 8 columns (those past gemm_n are the
+            // zeros of zero-filled B rows, inside partial_ld); the slice-sum kernel does the rest.
+            float* const dst =
+                kp.partials + ((std::int64_t(blockIdx.z) * p.k + std::int64_t(group) * kg + m) * kp.partial_ld + nn);
+            reinterpret_cast<float4*>(dst)[0] = lo;
+            reinterpret_cast<float4*>(dst)[1] = hi;
+            continue;
+          }
           channel = 0;
           offset = (std::int64_t(group) * kg + m) * p.w_stride_k + nn;
         }

@@ -1,0 +1,100 @@
+// tessel/conv/conv_as_gemm.hpp -- a 1x1 convolution that is one plain GEMM, as the GEMM host API's
+// arguments (tessel/gemm/device/gemm_arguments.hpp).
+//
+// A filter of one tap (t = r = s = 1) at stride 1 without padding (any dilation: one tap is never
+// dilated), groups == 1, reads input pixel (n, z, p, q) for output pixel (n, z, p, q). When every
+// pixel row of x sits at one step from the last (pixel number i of the row-major (n, d, h, w)
+// order at element offset i * step: x's w stride is the step, its h stride w times it, ...) and
+// likewise for y, the tensors are row-major matrices of n*d*h*w rows, their leading dimensions the
+// steps, and the filters a k x c row-major matrix of leading dimension filter.stride_k:
+//
+//   fprop  Y [NPQ, K] = X [NPQ, C] * W [K, C]^T     A = x row-major, B = w^T (column-major), D = y
+//   dgrad  dX[NHW, C] = dY[NHW, K] * W [K, C]       A = dy row-major, B = w row-major,       D = dx
+//   wgrad  dW[K, C]   = dY[NPQ, K]^T * X[NPQ, C]    A = dy^T (column-major), B = x row-major, D = dw
+//
+// alpha, beta and the residual are the GEMM's alpha, beta and C (the residual has out's strides,
+// so C's leading dimension is D's). The GEMM has no bias or activation: a call with either is not
+// a plain GEMM here (the convolution kernels fuse them).
+//   e.g. fprop, x [2][1][4][4][64] packed, w [32][1][1][1][64], y packed: m = 32, n = 32, k = 64,
+//        a = x (row-major, lda 64), b = w (column-major, ldb 64), d = y (row-major, ldd 32).
+// Plain C++: no CUDA headers needed.
+#pragma once
+
+#include <tessel/conv/conv_arguments.hpp>
+#include <tessel/gemm/device/gemm_arguments.hpp>
+
+#include <cstdint>
+
+namespace tessel {
+
+// Whether the pixels of a tensor of extents (n, d, h, w) and strides st follow one step: pixel i
+// of the row-major order at element offset i * step, with step >= channels (no two rows overlap).
+// A dimension of extent 1 takes any stride. *step: that step; a single pixel's is `channels` (at
+// least 1), the least leading dimension a GEMM accepts.
+//   e.g. extents (2, 1, 3, 4), strides (96, 7, 32, 8), 8 channels: step 8 (32 = 4*8, 96 = 3*4*8).
+inline bool conv_rows_evenly_strided(std::int64_t const (&extent)[4], std::int64_t const (&stride)[4],
+                                     std::int64_t channels, std::int64_t* step) {
+  std::int64_t const least = channels > 1 ? channels : 1;
+  std::int64_t s = 0, pixels = 1;  // pixels: the rows one index of dimension i spans
+  for (int i = 3; i >= 0; --i) {
+    if (extent[i] > 1) {
+      if (s == 0) s = stride[i];  // the innermost dimension with extent > 1 sets the step
+      if (stride[i] != s * pixels) return false;
+    }
+    pixels *= extent[i];
+  }
+  *step = s == 0 ? least : s;
+  return *step >= least;
+}
+
+// Whether a (validated: conv_validate) is one plain GEMM (file comment), and if so its arguments
+// in *g: dtype in and out as a's, fp32 accumulation, the library's kernel choice, a's workspace.
+inline bool conv_as_gemm(ConvArguments const& a, GemmArguments* g) {
+  if (a.t != 1 || a.r != 1 || a.s != 1 || a.groups != 1) return false;
+  if (a.stride_d != 1 || a.stride_h != 1 || a.stride_w != 1 || a.pad_d != 0 || a.pad_h != 0 || a.pad_w != 0) return false;
+  if (a.bias != nullptr || a.activation != ConvActivation::none) return false;
+  if (a.dtype != DType::bf16 && a.dtype != DType::f16) return false;
+  std::int64_t const extent[4] = {a.n, a.d, a.h, a.w};  // = (n, z, p, q): one tap, stride 1, no padding
+  std::int64_t const xs[4] = {a.x.stride_n, a.x.stride_d, a.x.stride_h, a.x.stride_w};
+  std::int64_t const ys[4] = {a.y.stride_n, a.y.stride_d, a.y.stride_h, a.y.stride_w};
+  std::int64_t x_step = 0, y_step = 0;
+  if (!conv_rows_evenly_strided(extent, xs, a.c, &x_step) || !conv_rows_evenly_strided(extent, ys, a.k, &y_step))
+    return false;
+  std::int64_t const pixels = a.n * a.d * a.h * a.w;
+  std::int64_t const w_ld = a.filter.stride_k > a.c ? a.filter.stride_k : (a.c > 1 ? a.c : 1);
+
+  GemmArguments r;
+  r.a_type = r.b_type = r.c_type = a.dtype;
+  r.alpha = a.alpha;
+  r.beta = a.residual != nullptr ? a.beta : 0.0f;  // conv_validate: beta != 0 has a residual
+  r.c = r.beta != 0.0f ? a.residual : nullptr;
+  r.d = a.out;
+  r.c_order = MatrixOrder::row_major;
+  switch (a.op) {
+    case conv::Operator::kFprop:
+      r.m = pixels, r.n = a.k, r.k = a.c;
+      r.a = a.x.ptr, r.lda = x_step, r.a_order = MatrixOrder::row_major;
+      r.b = a.filter.ptr, r.ldb = w_ld, r.b_order = MatrixOrder::col_major;
+      r.ldc = r.ldd = y_step;
+      break;
+    case conv::Operator::kDgrad:
+      r.m = pixels, r.n = a.c, r.k = a.k;
+      r.a = a.y.ptr, r.lda = y_step, r.a_order = MatrixOrder::row_major;
+      r.b = a.filter.ptr, r.ldb = w_ld, r.b_order = MatrixOrder::row_major;
+      r.ldc = r.ldd = x_step;
+      break;
+    case conv::Operator::kWgrad:
+      r.m = a.k, r.n = a.c, r.k = pixels;
+      r.a = a.y.ptr, r.lda = y_step, r.a_order = MatrixOrder::col_major;
+      r.b = a.x.ptr, r.ldb = x_step, r.b_order = MatrixOrder::row_major;
+      r.ldc = r.ldd = w_ld;
+      break;
+  }
+  r.batch_stride_a = r.batch_stride_b = r.batch_stride_c = r.batch_stride_d = 0;
+  r.workspace = a.workspace;
+  r.workspace_bytes = a.workspace_bytes;
+  *g = r;
+  return true;
+}
+
+}  // namespace tessel

@@ -1,0 +1,209 @@
+// tessel/conv/kernel/sm90_conv_fprop.hpp -- the sm_90a implicit-GEMM forward convolution: the
+// activation tile gathered by cp.async, the filter tile by TMA, wgmma from shared memory; one CTA
+// per 128 x BLK_N output tile.
+//
+// The GEMM: M = N*Z*P*Q output pixels, N = K filters, GEMM-K = T*R*S*C walked as k-tiles of one
+// filter tap x 64 channels (channels fastest, then s, r, t -- the filters' own order).
+//
+//   warpgroup 0, the producer (registers lowered to 40): thread i owns row i of the A tile (one
+//       output pixel, decoded once). Per k-tile it waits for a free stage, copies its pixel's 64
+//       channels at the tap's input position as eight 16-byte cp.async into the row of the
+//       128-byte-swizzled stage (chunk c at c ^ (row % 8): the layout TMA writes and wgmma's
+//       K-major descriptor reads), zero-filled where the position falls in the padding, past C, or
+//       the row past M; then arrives on the stage's full barrier once its copies have landed
+//       (cp.async.mbarrier.arrive.noinc). Thread 0 also loads the B tile -- BLK_N filters x the
+//       tap's 64 channels -- by TMA (filters past K and channels past C read as zero).
+//       The full barrier completes after 128 cp.async arrivals and the TMA bytes.
+//   warpgroups 1 and 2, the consumers (registers raised to 232): 64 rows each; per k-tile wait,
+//       fence.proxy.async (the cp.async writes are generic-proxy writes, wgmma reads through the
+//       async proxy), four wgmma m64 x BLK_N x k16, one k-tile of wgmmas in flight, free the
+//       previous stage.
+//   epilogue: act(alpha * acc + beta * residual + bias) from registers, two channels per store.
+//
+// What it takes (the host sends everything else to the sm_80 kernels, sm90_conv_fprop_takes):
+// groups == 1, C and K multiples of 8, every stride a multiple of 8 elements and every tensor
+// 16-byte aligned.
+#pragma once
+
+#include <tessel/arch/sm80_copy_cp_async.hpp>
+#include <tessel/arch/sm90_cluster.hpp>
+#include <tessel/arch/sm90_copy_tma.hpp>
+#include <tessel/arch/sm90_copy_tma_ops.hpp>
+#include <tessel/arch/sm90_mbarrier.hpp>
+#include <tessel/arch/sm90_mma_wgmma.hpp>
+#include <tessel/atom/sm90_wgmma_select.hpp>
+#include <tessel/config.hpp>
+#include <tessel/conv/kernel/sm80_conv_epilogue.hpp>
+#include <tessel/conv/kernel/sm80_conv_params.hpp>
+#include <tessel/pipeline/sm90_pipeline.hpp>
+
+#include <cstdint>
+
+namespace tessel::kernel {
+
+// The kernel's parameters: the filters' tensor map -- (C, K, T*R*S) with C contiguous, boxes of 64
+// channels x BLK_N filters, 128-byte swizzle -- the problem, and the tiling.
+struct Sm90ConvParams {
+  TmaDescriptor tma_w;
+  Sm80ConvParams c;
+  int n_tiles;   // ceil(K / BLK_N)
+  int c_blocks;  // ceil(C / 64)
+  int k_tiles;   // T*R*S * c_blocks
+};
+
+// One configuration: element type, the tile's width (filters), the pipeline depth.
+//   e.g. Sm90ConvFpropConfig<bfloat16_t, 128>: 384 threads, 4 stages of 16 KiB A + 16 KiB B
+template <class Element_, int BlkN_, int Stages_ = 4>
+struct Sm90ConvFpropConfig {
+  using Element = Element_;
+  static constexpr int BlkM = 128, BlkN = BlkN_, BlkK = 64, Stages = Stages_;
+  static constexpr int Threads = 384;
+  static constexpr int ProducerRegisters = 40, ConsumerRegisters = 232;  // 128 x 40 + 256 x 232 <= 65536
+  using Mma = typename Sm90WgmmaOf<Element, BlkN>::Op;
+  static constexpr std::uint32_t BBytes = std::uint32_t(BlkN * BlkK * sizeof(Element));
+
+  struct SharedStorage {
+    alignas(1024) Element a[Stages][BlkM * BlkK];
+    alignas(1024) Element b[Stages][BlkN * BlkK];
+    TmaPipeline<Stages> pipe;
+  };
+  static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + the alignment of the base
+};
+
+template <class Config>
+__global__ void __launch_bounds__(Config::Threads, 1) sm90_conv_fprop_kernel(__grid_constant__ Sm90ConvParams const p) {
+#if defined(TESSEL_ARCH_SM90A)
+  using Element = typename Config::Element;
+  using Mma = typename Config::Mma;
+  constexpr int BlkM = Config::BlkM, BlkN = Config::BlkN, BlkK = Config::BlkK, Stages = Config::Stages;
+  constexpr int ConsumerWarps = 8;
+  extern __shared__ char smem_raw[];
+  auto& smem = *reinterpret_cast<typename Config::SharedStorage*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
+                                                                  ~std::uintptr_t(1023));
+  Sm80ConvParams const& c = p.c;
+  int const tid = int(threadIdx.x);
+  int const n0 = int(blockIdx.x % unsigned(p.n_tiles)) * BlkN;
+  std::int64_t const m0 = std::int64_t(blockIdx.x / unsigned(p.n_tiles)) * BlkM;
+  std::int64_t const rows = std::int64_t(c.n) * c.z * c.p * c.q;  // M
+
+  if (tid == 0) {
+    for (int s = 0; s < Stages; ++s) {
+      mbarrier_init(&smem.pipe.full[s], 128 + 1);  // the producers' cp.async arrivals and the TMA's expect_tx
+      mbarrier_init(&smem.pipe.empty[s], ConsumerWarps);
+    }
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+
+  if (tid < 128) {  // the producer warpgroup
+    warpgroup_reg_dealloc<Config::ProducerRegisters>();
+    std::int64_t const m = m0 + tid;
+    bool const row_ok = m < rows;
+    // This row's output pixel and the input position of its first tap.
+    std::int64_t rest = row_ok ? m : 0;
+    int const oq = int(rest % c.q);
+    rest /= c.q;
+    int const op = int(rest % c.p);
+    rest /= c.p;
+    int const oz = int(rest % c.z);
+    int const on = int(rest / c.z);
+    int const iz0 = oz * c.stride_d - c.pad_d, ih0 = op * c.stride_h - c.pad_h, iw0 = oq * c.stride_w - c.pad_w;
+    auto const* x_row = static_cast<Element const*>(c.x) + std::int64_t(on) * c.x_stride[0];
+    Element* const a_row = smem.a[0] + tid * BlkK;
+    int const swizzle = tid % 8;
+    PipelineState st;
+    int tap = 0, cb = 0;  // the k-tile's filter tap and 64-channel block
+    for (int kt = 0; kt < p.k_tiles; ++kt) {
+      int const ts = tap % c.s, tr = (tap / c.s) % c.r, tt = tap / (c.s * c.r);
+      int const iz = iz0 + tt * c.dilation_d, ih = ih0 + tr * c.dilation_h, iw = iw0 + ts * c.dilation_w;
+      bool const inside = row_ok && unsigned(iz) < unsigned(c.d) && unsigned(ih) < unsigned(c.h) && unsigned(iw) < unsigned(c.w);
+      Element const* const src = x_row + std::int64_t(iz) * c.x_stride[1] + std::int64_t(ih) * c.x_stride[2] +
+                                 std::int64_t(iw) * c.x_stride[3] + cb * BlkK;
+      smem.pipe.producer_wait(st);
+      if (tid == 0) {
+        std::uint64_t* const full = smem.pipe.producer_expect(st, Config::BBytes);
+        SM90_TMA_LOAD::copy(&p.tma_w, full, smem.b[st.index], {cb * BlkK, n0, tap});
+      }
+      Element* const dst = a_row + st.index * (BlkM * BlkK);
+      TESSEL_UNROLL
+      for (int ch = 0; ch < BlkK / 8; ++ch) {
+        bool const ok = inside && cb * BlkK + ch * 8 < c.c;
+        SM80_CP_ASYNC_CACHEALWAYS_ZFILL<uint128_t>::copy(*reinterpret_cast<uint128_t const*>(ok ? src + ch * 8 : static_cast<Element const*>(c.x)),
+                                                         *reinterpret_cast<uint128_t*>(dst + ((ch ^ swizzle) * 8)), ok);
+      }
+      cp_async_mbarrier_arrive_noinc(&smem.pipe.full[st.index]);
+      st.advance<Stages>();
+      if (++cb == p.c_blocks) cb = 0, ++tap;
+    }
+    cp_async_wait<0>();
+    return;
+  }
+
+  // A consumer warpgroup: rows [64 wg, 64 wg + 64) of the tile. Thread t holds rows r and r + 8
+  // (r = 16 * warp + lane / 4): accumulator values 4j + {0, 1} and 4j + {2, 3}, columns
+  // 8j + 2 (lane % 4) + {0, 1}.
+  warpgroup_reg_alloc<Config::ConsumerRegisters>();
+  int const wg = tid / 128 - 1, lane = tid % 32;
+  float acc[BlkN / 2];
+  TESSEL_UNROLL
+  for (int i = 0; i < BlkN / 2; ++i) acc[i] = 0.0f;
+  PipelineState st;
+  int held = -1;  // the stage whose wgmmas may still run
+  for (int kt = 0; kt < p.k_tiles; ++kt) {
+    smem.pipe.consumer_wait(st);
+    fence_proxy_async_shared();
+    wgmma_fence();
+    std::uint64_t const a_desc = wgmma_desc_k_major_sw128(smem.a[st.index] + 64 * wg * BlkK);
+    std::uint64_t const b_desc = wgmma_desc_k_major_sw128(smem.b[st.index]);
+    TESSEL_UNROLL
+    for (int kk = 0; kk < BlkK / 16; ++kk)
+      Mma::fma(wgmma_desc_advance(a_desc, std::uint32_t(2 * kk)), wgmma_desc_advance(b_desc, std::uint32_t(2 * kk)), acc, 1);
+    wgmma_commit_group();
+    wgmma_wait_group<1>();
+    if (held >= 0 && lane == 0) mbarrier_arrive(&smem.pipe.empty[held]);
+    held = st.index;
+    st.advance<Stages>();
+  }
+  wgmma_wait_group<0>();
+  wgmma_fence_operand(acc);
+
+  detail::ConvEpilogueOps const ops{c.alpha, c.beta, c.bias, c.activation};
+  bool const read_residual = c.residual != nullptr && c.beta != 0.0f;
+  TESSEL_UNROLL
+  for (int h = 0; h < 2; ++h) {
+    std::int64_t const m = m0 + 64 * wg + 16 * (tid % 128 / 32) + lane / 4 + 8 * h;
+    if (m >= rows) continue;
+    std::int64_t rest = m;
+    int const oq = int(rest % c.q);
+    rest /= c.q;
+    int const op = int(rest % c.p);
+    rest /= c.p;
+    int const oz = int(rest % c.z);
+    int const on = int(rest / c.z);
+    std::int64_t const offset = std::int64_t(on) * c.y_stride[0] + std::int64_t(oz) * c.y_stride[1] +
+                                std::int64_t(op) * c.y_stride[2] + std::int64_t(oq) * c.y_stride[3];
+    Element* const out = static_cast<Element*>(c.out) + offset;
+    Element const* const residual = static_cast<Element const*>(c.residual) + offset;
+    TESSEL_UNROLL
+    for (int j = 0; j < BlkN / 8; ++j) {
+      int const col = n0 + 8 * j + 2 * (lane % 4);
+      if (col >= c.k) continue;  // K is a multiple of 8: col + 1 < K too
+      float v[2] = {ops.alpha * acc[4 * j + 2 * h], ops.alpha * acc[4 * j + 2 * h + 1]};
+      if (read_residual) {
+        std::uint32_t const two = *reinterpret_cast<std::uint32_t const*>(residual + col);
+        Element const* r = reinterpret_cast<Element const*>(&two);
+        v[0] += ops.beta * detail::conv_to_f32(r[0]);
+        v[1] += ops.beta * detail::conv_to_f32(r[1]);
+      }
+      if (ops.bias != nullptr) v[0] += ops.bias[col], v[1] += ops.bias[col + 1];
+      if (ops.act != ConvActivation::none) v[0] = detail::conv_activate(v[0], ops.act), v[1] = detail::conv_activate(v[1], ops.act);
+      Element two[2] = {detail::conv_from_f32<Element>(v[0]), detail::conv_from_f32<Element>(v[1])};
+      *reinterpret_cast<std::uint32_t*>(out + col) = *reinterpret_cast<std::uint32_t const*>(two);
+    }
+  }
+#else
+  (void)p;
+#endif
+}
+
+}  // namespace tessel::kernel

@@ -1,0 +1,228 @@
+// The pure rules behind a convolution's route (no GPU): which 1x1 convolutions are one plain GEMM
+// and the GEMM arguments they become (tessel/conv/conv_as_gemm.hpp), and how a split wgrad cuts
+// its reduction into slices (tessel/conv/conv_split.hpp).
+#include <tessel/conv/conv_as_gemm.hpp>
+#include <tessel/conv/conv_split.hpp>
+#include <tessel/conv/conv_validate.hpp>
+#include <tessel/gemm/device/gemm_validate.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+using namespace tessel;
+using conv::Operator;
+
+namespace {
+
+alignas(256) unsigned char storage[1024];
+void* const kX = storage;
+void* const kW = storage + 256;
+void* const kY = storage + 512;
+void* const kRes = storage + 768;
+
+// A packed 1x1 problem with its pointers: x at kX, filters at kW, y at kY, out the pass's output.
+ConvArguments one_by_one(Operator op, std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c, std::int64_t k) {
+  ConvArguments a = make_packed_conv2d(op, n, h, w, c, k, 1, 1);
+  a.x.ptr = kX, a.filter.ptr = kW, a.y.ptr = kY;
+  a.out = op == Operator::kFprop ? kY : op == Operator::kDgrad ? kX : kW;
+  return a;
+}
+
+}  // namespace
+
+TEST(ConvRowsEvenlyStrided, WorkedExampleAndRefusals) {
+  std::int64_t step = 0;
+  // The header's example: extents (2, 1, 3, 4), strides (96, 7, 32, 8), 8 channels.
+  EXPECT_TRUE(conv_rows_evenly_strided({2, 1, 3, 4}, {96, 7, 32, 8}, 8, &step));
+  EXPECT_EQ(step, 8);
+  // A padded row (h stride 40 != 4 * 8), a padded image (n stride 100 != 12 * 8).
+  EXPECT_FALSE(conv_rows_evenly_strided({2, 1, 3, 4}, {96, 7, 40, 8}, 8, &step));
+  EXPECT_FALSE(conv_rows_evenly_strided({2, 1, 3, 4}, {100, 7, 32, 8}, 8, &step));
+  // A wider pixel step than the channels (a channel slice of a wider tensor) is one step.
+  EXPECT_TRUE(conv_rows_evenly_strided({2, 1, 3, 4}, {192, 192, 64, 16}, 8, &step));
+  EXPECT_EQ(step, 16);
+  // w = 1: the h stride is the step.
+  EXPECT_TRUE(conv_rows_evenly_strided({2, 1, 3, 1}, {30, 0, 10, 3}, 8, &step));
+  EXPECT_EQ(step, 10);
+  // One pixel: the channels are the step; any strides.
+  EXPECT_TRUE(conv_rows_evenly_strided({1, 1, 1, 1}, {5, 3, 2, 1}, 8, &step));
+  EXPECT_EQ(step, 8);
+  // Rows that would overlap (a step below the channels) are no matrix.
+  EXPECT_FALSE(conv_rows_evenly_strided({1, 1, 1, 4}, {0, 0, 0, 4}, 8, &step));
+}
+
+TEST(ConvAsGemm, FpropIsXTimesWTransposed) {
+  ConvArguments a = one_by_one(Operator::kFprop, 2, 4, 4, 64, 32);  // the header's example
+  GemmArguments g;
+  ASSERT_TRUE(conv_as_gemm(a, &g));
+  EXPECT_EQ(g.m, 32);
+  EXPECT_EQ(g.n, 32);
+  EXPECT_EQ(g.k, 64);
+  EXPECT_EQ(g.a, kX);
+  EXPECT_EQ(g.lda, 64);
+  EXPECT_EQ(g.a_order, MatrixOrder::row_major);
+  EXPECT_EQ(g.b, kW);
+  EXPECT_EQ(g.ldb, 64);
+  EXPECT_EQ(g.b_order, MatrixOrder::col_major);
+  EXPECT_EQ(g.d, kY);
+  EXPECT_EQ(g.ldd, 32);
+  EXPECT_EQ(g.c_order, MatrixOrder::row_major);
+  EXPECT_EQ(g.a_type, DType::bf16);
+  EXPECT_EQ(g.c_type, DType::bf16);
+  EXPECT_EQ(g.c, nullptr);
+  EXPECT_EQ(g.beta, 0.0f);
+  EXPECT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+}
+
+TEST(ConvAsGemm, DgradIsDyTimesW) {
+  ConvArguments a = one_by_one(Operator::kDgrad, 3, 5, 7, 24, 40);
+  a.dtype = DType::f16;
+  GemmArguments g;
+  ASSERT_TRUE(conv_as_gemm(a, &g));
+  EXPECT_EQ(g.m, 3 * 5 * 7);
+  EXPECT_EQ(g.n, 24);
+  EXPECT_EQ(g.k, 40);
+  EXPECT_EQ(g.a, kY);
+  EXPECT_EQ(g.lda, 40);
+  EXPECT_EQ(g.a_order, MatrixOrder::row_major);
+  EXPECT_EQ(g.b, kW);
+  EXPECT_EQ(g.ldb, 24);
+  EXPECT_EQ(g.b_order, MatrixOrder::row_major);
+  EXPECT_EQ(g.d, kX);
+  EXPECT_EQ(g.ldd, 24);
+  EXPECT_EQ(g.a_type, DType::f16);
+  EXPECT_EQ(g.c_type, DType::f16);
+  EXPECT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+}
+
+TEST(ConvAsGemm, WgradIsDyTransposedTimesX) {
+  ConvArguments a = one_by_one(Operator::kWgrad, 2, 6, 6, 16, 48);
+  GemmArguments g;
+  ASSERT_TRUE(conv_as_gemm(a, &g));
+  EXPECT_EQ(g.m, 48);
+  EXPECT_EQ(g.n, 16);
+  EXPECT_EQ(g.k, 2 * 6 * 6);
+  EXPECT_EQ(g.a, kY);
+  EXPECT_EQ(g.lda, 48);
+  EXPECT_EQ(g.a_order, MatrixOrder::col_major);
+  EXPECT_EQ(g.b, kX);
+  EXPECT_EQ(g.ldb, 16);
+  EXPECT_EQ(g.b_order, MatrixOrder::row_major);
+  EXPECT_EQ(g.d, kW);
+  EXPECT_EQ(g.ldd, 16);
+  EXPECT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+}
+
+// alpha, beta and the residual are the GEMM's alpha, beta and C with D's leading dimension; the
+// caller's workspace passes through; a 3-D problem and dilation are still one GEMM; a non-packed
+// but evenly strided tensor keeps its step as the leading dimension.
+TEST(ConvAsGemm, EpilogueWorkspaceThreeDAndSteps) {
+  ConvArguments a = one_by_one(Operator::kFprop, 2, 4, 4, 64, 32);
+  a.alpha = 1.5f, a.beta = -0.5f, a.residual = kRes;
+  a.workspace = storage, a.workspace_bytes = 1024;
+  a.dilation_h = 3, a.dilation_w = 2;
+  a.y.stride_w = 40, a.y.stride_h = 160, a.y.stride_d = a.y.stride_n = 640;
+  ASSERT_TRUE(conv_validate(a).ok()) << conv_validate(a).reason;
+  GemmArguments g;
+  ASSERT_TRUE(conv_as_gemm(a, &g));
+  EXPECT_EQ(g.alpha, 1.5f);
+  EXPECT_EQ(g.beta, -0.5f);
+  EXPECT_EQ(g.c, kRes);
+  EXPECT_EQ(g.ldc, 40);
+  EXPECT_EQ(g.ldd, 40);
+  EXPECT_EQ(g.workspace, storage);
+  EXPECT_EQ(g.workspace_bytes, 1024u);
+  EXPECT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+
+  ConvArguments d3 = make_packed_conv3d(Operator::kDgrad, 2, 3, 4, 5, 16, 8, 1, 1, 1);
+  d3.x.ptr = kX, d3.filter.ptr = kW, d3.y.ptr = kY, d3.out = kX;
+  ASSERT_TRUE(conv_as_gemm(d3, &g));
+  EXPECT_EQ(g.m, 2 * 3 * 4 * 5);
+  EXPECT_EQ(g.n, 16);
+  EXPECT_EQ(g.k, 8);
+}
+
+// What is not one plain GEMM stays on the convolution kernels.
+TEST(ConvAsGemm, RefusesWhatIsNotOnePlainGemm) {
+  GemmArguments g;
+  ConvArguments const base = one_by_one(Operator::kFprop, 2, 6, 6, 16, 16);
+  ASSERT_TRUE(conv_as_gemm(base, &g));
+  auto refused = [&](auto change) {
+    ConvArguments a = base;
+    change(a);
+    return !conv_as_gemm(a, &g);
+  };
+  EXPECT_TRUE(refused([](ConvArguments& a) { a.r = a.s = 3, a.pad_h = a.pad_w = 1; }));   // a 3x3 filter
+  EXPECT_TRUE(refused([](ConvArguments& a) { a.stride_h = a.stride_w = 2; }));            // strided
+  EXPECT_TRUE(refused([](ConvArguments& a) { a.pad_h = 1; }));                            // padded
+  EXPECT_TRUE(refused([](ConvArguments& a) { a.groups = 2; }));                           // grouped
+  EXPECT_TRUE(refused([](ConvArguments& a) { a.bias = reinterpret_cast<float const*>(kRes); }));  // bias
+  EXPECT_TRUE(refused([](ConvArguments& a) { a.activation = ConvActivation::relu; }));   // activation
+  EXPECT_TRUE(refused([](ConvArguments& a) { a.x.stride_h += 8, a.x.stride_n = a.x.stride_h * 6; }));  // padded x rows
+  EXPECT_TRUE(refused([](ConvArguments& a) { a.y.stride_n += 16; }));                      // padded y images
+}
+
+TEST(ConvSplit, WorkedExamples) {
+  // wgrad 3x3 C64->64 56x56 N128 on 132 SMs: 5 tiles, 12544 k-tiles -> 53 slices of 237.
+  ConvSplit s = conv_split_reduction(5, 12544, 132);
+  EXPECT_EQ(s.slices, 53);
+  EXPECT_EQ(s.k_tiles_per_slice, 237);
+  // The same layer at N = 2: 196 k-tiles, at least 16 per slice -> 12 slices of 17.
+  s = conv_split_reduction(5, 196, 132);
+  EXPECT_EQ(s.slices, 12);
+  EXPECT_EQ(s.k_tiles_per_slice, 17);
+}
+
+TEST(ConvSplit, NoSplitWhereItCannotPay) {
+  EXPECT_EQ(conv_split_reduction(132, 100000, 132).slices, 1);  // the tiles fill the SMs
+  EXPECT_EQ(conv_split_reduction(500, 100000, 132).slices, 1);
+  EXPECT_EQ(conv_split_reduction(5, 31, 132).slices, 1);        // too short for two slices of 16
+  EXPECT_EQ(conv_split_reduction(5, 100000, 0).slices, 1);      // no SMs given: no split
+  EXPECT_EQ(conv_split_reduction(5, 31, 132).k_tiles_per_slice, 31);
+}
+
+// Every split covers the k-tiles exactly once: no empty slice, at most the cap, at least the
+// minimum length, and (where the sum is long enough) the CTAs the rule aims at.
+TEST(ConvSplit, SlicesCoverTheReductionOnce) {
+  for (std::int64_t sms : {1, 80, 108, 132})
+    for (std::int64_t tiles : {1, 2, 3, 5, 9, 40, 131})
+      for (std::int64_t k_tiles : {1, 2, 16, 32, 33, 100, 196, 1000, 12544, 50176, 1000000}) {
+        ConvSplit const s = conv_split_reduction(tiles, k_tiles, sms);
+        SCOPED_TRACE(testing::Message() << "sms " << sms << " tiles " << tiles << " k_tiles " << k_tiles);
+        ASSERT_GE(s.slices, 1);
+        ASSERT_LE(s.slices, kConvSplitMaxSlices);
+        ASSERT_GE(std::int64_t(s.slices) * s.k_tiles_per_slice, k_tiles);           // covered
+        ASSERT_LT(std::int64_t(s.slices - 1) * s.k_tiles_per_slice, k_tiles);       // no empty slice
+        if (s.slices > 1) {
+          EXPECT_GE(s.k_tiles_per_slice, kConvSplitMinKTiles);
+          EXPECT_LT(tiles, sms);
+          EXPECT_LE(std::int64_t(s.slices) * tiles, kConvSplitCtasPerSm * sms + tiles);  // no more than the aim
+        }
+      }
+}
+
+TEST(ConvSplit, ForcedSlices) {
+  ConvSplit s = conv_split_forced(7, 3);  // 7 k-tiles in 3: 3, 3, 1
+  EXPECT_EQ(s.slices, 3);
+  EXPECT_EQ(s.k_tiles_per_slice, 3);
+  s = conv_split_forced(7, 4);  // 2, 2, 2, 1
+  EXPECT_EQ(s.slices, 4);
+  EXPECT_EQ(s.k_tiles_per_slice, 2);
+  s = conv_split_forced(6, 4);  // ceil(6/4) = 2 per slice: 3 slices (a fourth would be empty)
+  EXPECT_EQ(s.slices, 3);
+  s = conv_split_forced(5, 9);  // at most one k-tile per slice
+  EXPECT_EQ(s.slices, 5);
+  EXPECT_EQ(s.k_tiles_per_slice, 1);
+  EXPECT_EQ(conv_split_forced(5, 1).slices, 1);
+}
+
+TEST(ConvValidate, WorkspaceMustBe256ByteAligned) {
+  ConvArguments a = one_by_one(Operator::kWgrad, 2, 6, 6, 16, 48);
+  a.workspace = storage + 16, a.workspace_bytes = 512;
+  Status const s = conv_validate(a);
+  EXPECT_EQ(s.code, StatusCode::invalid_argument);
+  EXPECT_EQ(s.reason.rfind("workspace:", 0), 0u) << s.reason;
+  a.workspace = storage;
+  EXPECT_TRUE(conv_validate(a).ok());
+}
