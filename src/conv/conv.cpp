@@ -219,6 +219,7 @@ std::vector<Probe> probes() {
       add("3x3 groups 32 C256->256", make_packed_conv2d(op, 1, 16, 16, 256, 256, 3, 3, {1, 1}, {1, 1}, {1, 1}, 32, t));
       add("3x3 depthwise C256", make_packed_conv2d(op, 1, 16, 16, 256, 256, 3, 3, {1, 1}, {1, 1}, {1, 1}, 256, t));
       add("3x3x3 C64->64", make_packed_conv3d(op, 1, 8, 16, 16, 64, 64, 3, 3, 3, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1, t));
+      add("3x3 C256->256 batch 64 28x28", make_packed_conv2d(op, 64, 28, 28, 256, 256, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, t));
     }
   }
   return out;

@@ -1,8 +1,9 @@
 // src/conv/sm90_conv_launch.hpp -- the sm_90a convolution kernels as the host API (conv.cpp) sees
 // them. Kernels (src/conv/sm90_conv_fprop_<dtype>.cu; tessel/conv/kernel/sm90_conv_fprop.hpp says
 // how they work), <dtype> bf16 or fp16:
-//   sm90_conv_fprop_<dtype>_128x128x64   implicit-GEMM fprop, cp.async-gathered activations, TMA
-//   sm90_conv_fprop_<dtype>_128x64x64    filters, wgmma; 64-wide tiles for K < 128
+//   sm90_conv_fprop_<dtype>_128x256x64   implicit-GEMM fprop, cp.async-gathered activations, TMA
+//   sm90_conv_fprop_<dtype>_128x128x64   filters, wgmma; the widest tile whose grid still fills
+//   sm90_conv_fprop_<dtype>_128x64x64    the GPU twice (sm90_conv_run.cpp)
 // src/conv/sm90_conv_run.cpp holds the selection.
 #pragma once
 
@@ -16,7 +17,7 @@ namespace tessel {
 
 // Whether an sm_90a kernel takes p (the problem's rules only; the caller checks the GPU): fprop,
 // groups == 1, C >= 64 and K >= 64 with both multiples of 8, bf16 or fp16, every tensor 16-byte
-// aligned and every stride a multiple of 8 elements.
+// aligned and every stride a multiple of 8 elements, H, W and their pads below 2^14.
 bool sm90_conv_takes(kernel::Sm80ConvParams const& p, DType dtype);
 
 // The registry name of the kernel sm90_conv_run launches for p ("none" when it takes no such p).
@@ -27,8 +28,10 @@ Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, cudaStream_t 
 
 namespace kernel::detail {
 // One compiled configuration's launch (src/conv/sm90_conv_fprop_<dtype>.cu).
+Status sm90_conv_fprop_launch_bf16_n256(Sm80ConvParams const& p, cudaStream_t stream);
 Status sm90_conv_fprop_launch_bf16_n128(Sm80ConvParams const& p, cudaStream_t stream);
 Status sm90_conv_fprop_launch_bf16_n64(Sm80ConvParams const& p, cudaStream_t stream);
+Status sm90_conv_fprop_launch_f16_n256(Sm80ConvParams const& p, cudaStream_t stream);
 Status sm90_conv_fprop_launch_f16_n128(Sm80ConvParams const& p, cudaStream_t stream);
 Status sm90_conv_fprop_launch_f16_n64(Sm80ConvParams const& p, cudaStream_t stream);
 }  // namespace kernel::detail

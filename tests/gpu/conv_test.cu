@@ -18,12 +18,14 @@
 #include <tessel/reference/conv_device.hpp>
 #include <tessel/reference/gemm_device.hpp>
 #include <tessel/reference/numeric.hpp>
+#include <tessel/runtime/device.hpp>
 
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -592,4 +594,23 @@ TEST(ConvWgradSplit, NoWorkspaceWithoutASplit) {
   std::size_t bytes = 1;
   ASSERT_TRUE(conv_workspace_size(a, &bytes).ok());
   EXPECT_EQ(bytes, 0u);
+}
+
+// The sm_90a fprop kernel's three tile widths on an sm_90 GPU (elsewhere the sm_80 kernels run the
+// same problems): K 64 (128 x 64 tiles), K 128 (128 x 128), and K 512 with enough pixels that the
+// 256-wide tile still fills the GPU twice; ragged M (a partial last tile), padding, a residual,
+// bias and activation; fp16 too.
+TEST(ConvSm90, EveryTileWidth) {
+  TESSEL_REQUIRE_GPU();
+  for (DType t : {DType::bf16, DType::f16}) {
+    run_case(conv2d(Operator::kFprop, t, 3, 13, 11, 64, 64, 3, 3, {1, 1}), true, true);
+    run_case(conv2d(Operator::kFprop, t, 2, 15, 17, 72, 136, 3, 3, {2, 1}, {2, 1}));
+    ConvArguments wide = conv2d(Operator::kFprop, t, 22, 28, 28, 64, 512, 3, 3, {1, 1});
+    wide.activation = ConvActivation::relu;
+    run_case(wide, true, true);
+    char const* name = nullptr;
+    ASSERT_TRUE(conv_kernel_name(wide, &name).ok());
+    std::optional<DeviceInfo> const dev = query_device(0);
+    if (dev && dev->cc_major == 9 && dev->cc_minor == 0) EXPECT_NE(std::string(name).find("128x256x64"), std::string::npos) << name;
+  }
 }

@@ -5,24 +5,26 @@
 // The GEMM: M = N*Z*P*Q output pixels, N = K filters, GEMM-K = T*R*S*C walked as k-tiles of one
 // filter tap x 64 channels (channels fastest, then s, r, t -- the filters' own order).
 //
-//   warpgroup 0, the producer (registers lowered to 40): thread i owns row i of the A tile (one
-//       output pixel, decoded once). Per k-tile it waits for a free stage, copies its pixel's 64
-//       channels at the tap's input position as eight 16-byte cp.async into the row of the
-//       128-byte-swizzled stage (chunk c at c ^ (row % 8): the layout TMA writes and wgmma's
-//       K-major descriptor reads), zero-filled where the position falls in the padding, past C, or
-//       the row past M; then arrives on the stage's full barrier once its copies have landed
-//       (cp.async.mbarrier.arrive.noinc). Thread 0 also loads the B tile -- BLK_N filters x the
+//   warpgroup 0, the producer (registers lowered to 72): thread i owns 16-byte chunk i % 8 of
+//       eight rows of the A tile (output pixels, decoded once), a warp four whole rows per copy.
+//       Per k-tile it waits for a free stage, copies its chunks of the pixels' 64 channels at the
+//       tap's input position with 16-byte cp.async into the 128-byte-swizzled stage (chunk c of
+//       row r at c ^ (r % 8): the layout TMA writes and wgmma's K-major descriptor reads),
+//       zero-filled where the position falls in the padding, past C, or the row past M; then
+//       arrives on the stage's full barrier once its copies have landed
+//       (cp.async.mbarrier.arrive.noinc). (One thread per row, each reading its pixel's 128 bytes
+//       alone, kept the L1 76% busy for 24% of the SM's issue slots on the H200.) Thread 0 also loads the B tile -- BLK_N filters x the
 //       tap's 64 channels -- by TMA (filters past K and channels past C read as zero).
 //       The full barrier completes after 128 cp.async arrivals and the TMA bytes.
-//   warpgroups 1 and 2, the consumers (registers raised to 232): 64 rows each; per k-tile wait,
+//   warpgroups 1 and 2, the consumers (registers raised to 216): 64 rows each; per k-tile wait,
 //       fence.proxy.async (the cp.async writes are generic-proxy writes, wgmma reads through the
 //       async proxy), four wgmma m64 x BLK_N x k16, one k-tile of wgmmas in flight, free the
 //       previous stage.
 //   epilogue: act(alpha * acc + beta * residual + bias) from registers, two channels per store.
 //
-// What it takes (the host sends everything else to the sm_80 kernels, sm90_conv_fprop_takes):
-// groups == 1, C and K multiples of 8, every stride a multiple of 8 elements and every tensor
-// 16-byte aligned.
+// What it takes (the host sends everything else to the sm_80 kernels, sm90_conv_takes): groups ==
+// 1, C and K multiples of 8 and at least 64, every stride a multiple of 8 elements and every tensor
+// 16-byte aligned, input heights and widths (and pads) below 2^15 (a row's h and w share a register).
 #pragma once
 
 #include <tessel/arch/sm80_copy_cp_async.hpp>
@@ -58,7 +60,7 @@ struct Sm90ConvFpropConfig {
   using Element = Element_;
   static constexpr int BlkM = 128, BlkN = BlkN_, BlkK = 64, Stages = Stages_;
   static constexpr int Threads = 384;
-  static constexpr int ProducerRegisters = 40, ConsumerRegisters = 232;  // 128 x 40 + 256 x 232 <= 65536
+  static constexpr int ProducerRegisters = 72, ConsumerRegisters = 216;  // 128 x 72 + 256 x 216 <= 65536
   using Mma = typename Sm90WgmmaOf<Element, BlkN>::Op;
   static constexpr std::uint32_t BBytes = std::uint32_t(BlkN * BlkK * sizeof(Element));
 
@@ -69,6 +71,21 @@ struct Sm90ConvFpropConfig {
   };
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + the alignment of the base
 };
+
+// Output pixel m (of N*Z*P*Q, q fastest) as (n, z, p, q).
+struct ConvOutputPixel {
+  int n, z, p, q;
+};
+TESSEL_HOST_DEVICE inline ConvOutputPixel conv_output_pixel(Sm80ConvParams const& c, std::int64_t m) {
+  ConvOutputPixel px;
+  px.q = int(m % c.q);
+  m /= c.q;
+  px.p = int(m % c.p);
+  m /= c.p;
+  px.z = int(m % c.z);
+  px.n = int(m / c.z);
+  return px;
+}
 
 template <class Config>
 __global__ void __launch_bounds__(Config::Threads, 1) sm90_conv_fprop_kernel(__grid_constant__ Sm90ConvParams const p) {
@@ -97,39 +114,46 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_conv_fprop_kernel(__g
 
   if (tid < 128) {  // the producer warpgroup
     warpgroup_reg_dealloc<Config::ProducerRegisters>();
-    std::int64_t const m = m0 + tid;
-    bool const row_ok = m < rows;
-    // This row's output pixel and the input position of its first tap.
-    std::int64_t rest = row_ok ? m : 0;
-    int const oq = int(rest % c.q);
-    rest /= c.q;
-    int const op = int(rest % c.p);
-    rest /= c.p;
-    int const oz = int(rest % c.z);
-    int const on = int(rest / c.z);
-    int const iz0 = oz * c.stride_d - c.pad_d, ih0 = op * c.stride_h - c.pad_h, iw0 = oq * c.stride_w - c.pad_w;
-    auto const* x_row = static_cast<Element const*>(c.x) + std::int64_t(on) * c.x_stride[0];
-    Element* const a_row = smem.a[0] + tid * BlkK;
-    int const swizzle = tid % 8;
+    // Thread i copies 16-byte chunk i % 8 of rows i / 8 + 16 j (j < 8): a warp's copy covers four
+    // whole 128-byte pixel rows, so each of its loads touches four cache lines. Per row it keeps
+    // where the first tap's input pixel is (pointer, z, and h and w packed in 16 bits each); a row
+    // past M gets a z no tap reaches.
+    constexpr int RowsPerThread = BlkM / 16;
+    int const chunk = tid % 8, row0 = tid / 8;
+    Element const* row_src[RowsPerThread];
+    int row_z[RowsPerThread], row_hw[RowsPerThread];
+    TESSEL_UNROLL
+    for (int j = 0; j < RowsPerThread; ++j) {
+      std::int64_t const m = m0 + row0 + 16 * j;
+      ConvOutputPixel const px = conv_output_pixel(c, m < rows ? m : 0);
+      int const iz0 = px.z * c.stride_d - c.pad_d, ih0 = px.p * c.stride_h - c.pad_h, iw0 = px.q * c.stride_w - c.pad_w;
+      row_src[j] = static_cast<Element const*>(c.x) + std::int64_t(px.n) * c.x_stride[0] + std::int64_t(iz0) * c.x_stride[1] +
+                   std::int64_t(ih0) * c.x_stride[2] + std::int64_t(iw0) * c.x_stride[3] + chunk * 8;
+      row_z[j] = m < rows ? iz0 : -(1 << 30);
+      row_hw[j] = int(std::uint32_t(ih0) << 16 | (std::uint32_t(iw0) & 0xffffu));
+    }
+    Element* const a_chunk = smem.a[0] + row0 * BlkK + ((chunk ^ (row0 % 8)) * 8);  // (row0 + 16 j) % 8 == row0 % 8
     PipelineState st;
     int tap = 0, cb = 0;  // the k-tile's filter tap and 64-channel block
     for (int kt = 0; kt < p.k_tiles; ++kt) {
       int const ts = tap % c.s, tr = (tap / c.s) % c.r, tt = tap / (c.s * c.r);
-      int const iz = iz0 + tt * c.dilation_d, ih = ih0 + tr * c.dilation_h, iw = iw0 + ts * c.dilation_w;
-      bool const inside = row_ok && unsigned(iz) < unsigned(c.d) && unsigned(ih) < unsigned(c.h) && unsigned(iw) < unsigned(c.w);
-      Element const* const src = x_row + std::int64_t(iz) * c.x_stride[1] + std::int64_t(ih) * c.x_stride[2] +
-                                 std::int64_t(iw) * c.x_stride[3] + cb * BlkK;
+      int const dz = tt * c.dilation_d, dh = tr * c.dilation_h, dw = ts * c.dilation_w;
+      std::int64_t const tap_offset = std::int64_t(dz) * c.x_stride[1] + std::int64_t(dh) * c.x_stride[2] +
+                                      std::int64_t(dw) * c.x_stride[3] + cb * BlkK;
+      bool const channels = cb * BlkK + chunk * 8 < c.c;
       smem.pipe.producer_wait(st);
       if (tid == 0) {
         std::uint64_t* const full = smem.pipe.producer_expect(st, Config::BBytes);
         SM90_TMA_LOAD::copy(&p.tma_w, full, smem.b[st.index], {cb * BlkK, n0, tap});
       }
-      Element* const dst = a_row + st.index * (BlkM * BlkK);
+      Element* const dst = a_chunk + st.index * (BlkM * BlkK);
       TESSEL_UNROLL
-      for (int ch = 0; ch < BlkK / 8; ++ch) {
-        bool const ok = inside && cb * BlkK + ch * 8 < c.c;
-        SM80_CP_ASYNC_CACHEALWAYS_ZFILL<uint128_t>::copy(*reinterpret_cast<uint128_t const*>(ok ? src + ch * 8 : static_cast<Element const*>(c.x)),
-                                                         *reinterpret_cast<uint128_t*>(dst + ((ch ^ swizzle) * 8)), ok);
+      for (int j = 0; j < RowsPerThread; ++j) {
+        int const iz = row_z[j] + dz, ih = (row_hw[j] >> 16) + dh, iw = (int(std::uint32_t(row_hw[j]) << 16) >> 16) + dw;
+        bool const ok = channels && unsigned(iz) < unsigned(c.d) && unsigned(ih) < unsigned(c.h) && unsigned(iw) < unsigned(c.w);
+        Element const* const src = ok ? row_src[j] + tap_offset : static_cast<Element const*>(c.x);
+        SM80_CP_ASYNC_CACHEALWAYS_ZFILL<uint128_t>::copy(*reinterpret_cast<uint128_t const*>(src),
+                                                         *reinterpret_cast<uint128_t*>(dst + 16 * j * BlkK), ok);
       }
       cp_async_mbarrier_arrive_noinc(&smem.pipe.full[st.index]);
       st.advance<Stages>();
@@ -173,15 +197,9 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_conv_fprop_kernel(__g
   for (int h = 0; h < 2; ++h) {
     std::int64_t const m = m0 + 64 * wg + 16 * (tid % 128 / 32) + lane / 4 + 8 * h;
     if (m >= rows) continue;
-    std::int64_t rest = m;
-    int const oq = int(rest % c.q);
-    rest /= c.q;
-    int const op = int(rest % c.p);
-    rest /= c.p;
-    int const oz = int(rest % c.z);
-    int const on = int(rest / c.z);
-    std::int64_t const offset = std::int64_t(on) * c.y_stride[0] + std::int64_t(oz) * c.y_stride[1] +
-                                std::int64_t(op) * c.y_stride[2] + std::int64_t(oq) * c.y_stride[3];
+    ConvOutputPixel const px = conv_output_pixel(c, m);
+    std::int64_t const offset = std::int64_t(px.n) * c.y_stride[0] + std::int64_t(px.z) * c.y_stride[1] +
+                                std::int64_t(px.p) * c.y_stride[2] + std::int64_t(px.q) * c.y_stride[3];
     Element* const out = static_cast<Element*>(c.out) + offset;
     Element const* const residual = static_cast<Element const*>(c.residual) + offset;
     TESSEL_UNROLL
