@@ -152,7 +152,9 @@ Status check_grid(AttentionArguments const& a) {
   return Status::success();
 }
 
-kernel::AttentionParams make_params(AttentionArguments const& a, d::AttentionInstance const& inst) {
+}  // namespace
+
+kernel::AttentionParams kernel::detail::attention_params(AttentionArguments const& a, int blk_m) {
   kernel::AttentionParams p{};
   p.q = a.q.ptr, p.k = a.k.ptr, p.v = a.v.ptr, p.o = a.o, p.lse = a.lse;
   p.q_batch_stride = a.q.batch_stride, p.q_row_stride = a.q.row_stride, p.q_head_stride = a.q.head_stride;
@@ -164,7 +166,7 @@ kernel::AttentionParams make_params(AttentionArguments const& a, d::AttentionIns
   p.seqlen_q = int(a.seqlen_q), p.seqlen_k = int(a.seqlen_k);
   p.heads = int(a.heads);
   p.kv_group = int(a.heads / a.kv_heads);
-  p.m_blocks = int((a.seqlen_q + inst.blk_m - 1) / inst.blk_m);
+  p.m_blocks = int((a.seqlen_q + blk_m - 1) / blk_m);
   p.bottom_right = a.align == MaskAlign::bottom_right;
   p.window_left = attention_window_left(a), p.window_right = attention_window_right(a);
   float const scale = attention_softmax_scale(a);
@@ -186,6 +188,8 @@ kernel::AttentionParams make_params(AttentionArguments const& a, d::AttentionIns
   p.longest_first = p.window_right >= 0;
   return p;
 }
+
+namespace {
 
 // What every entry point does first: the rules, then (unless there is nothing to write: *e stays
 // null) the kernel and its image for this GPU.
@@ -227,7 +231,7 @@ Status attention_forward(AttentionArguments const& a, cudaStream_t stream) {
   if (cudaError_t const pending = cudaGetLastError(); pending != cudaSuccess)
     return Status::error(StatusCode::cuda_error, std::string("pending CUDA error before attention_forward: ") +
                                                      cudaGetErrorName(pending) + ": " + cudaGetErrorString(pending));
-  kernel::AttentionParams const p = make_params(a, inst);
+  kernel::AttentionParams const p = d::attention_params(a, inst.blk_m);
   if (Status s = inst.launch(a, p, stream); !s)
     return Status::error(s.code, std::string("launch of ") + e->name + ": " + s.reason);
   return Status::success();

@@ -18,6 +18,10 @@ struct AttentionInstance {
   cudaError_t (*attributes)(cudaFuncAttributes* attr);
 };
 
+// The kernels' view of a validated call (forward and backward): pointers, strides, the mask and
+// the score constants, with query tiles of blk_m rows (attention.cpp).
+AttentionParams attention_params(AttentionArguments const& args, int blk_m);
+
 #define TESSEL_SM80_ATTENTION_INSTANCES(X) \
   X(bf16, d64) X(bf16, d96) X(bf16, d128) X(bf16, d192) X(bf16, d192x128) X(bf16, d256) \
   X(f16, d64) X(f16, d96) X(f16, d128) X(f16, d192) X(f16, d192x128) X(f16, d256)

@@ -1,6 +1,8 @@
 // The mask's pure functions (tessel/attention/attention_mask.hpp) against brute force over keeps():
 // key_blocks covers exactly the blocks holding a seen key, key_block_needs_mask is true exactly
-// where some (row, key) of a visited block is not seen, keys_of is keeps() as an interval.
+// where some (row, key) of a visited block is not seen, keys_of is keeps() as an interval, and
+// query_blocks (the backward's walk over query blocks per key block) visits exactly the query
+// blocks holding a row that sees a key of the block.
 #include <tessel/attention/attention_mask.hpp>
 
 #include <gtest/gtest.h>
@@ -60,6 +62,36 @@ TEST(AttentionMask, BlocksAndMasksMatchBruteForce) {
         for (std::int64_t i = m0; i < m0 + rows; ++i) {
           auto const keys = m.keys_of(i);
           for (std::int64_t j = -3; j < sk + 3; ++j) ASSERT_EQ(m.keeps(i, j), keys.begin <= j && j < keys.end);
+        }
+      }
+    }
+  }
+}
+
+TEST(AttentionMask, QueryBlocksWorkedExample) {
+  AttentionMask const causal{256, 0, -1, 0};
+  auto const r = tessel::query_blocks(causal, 256, 128, 64, 64);
+  EXPECT_EQ(r.begin, 2);
+  EXPECT_EQ(r.end, 4);
+}
+
+TEST(AttentionMask, QueryBlocksMatchBruteForce) {
+  std::int64_t const lengths[][2] = {{1, 1}, {1, 239}, {239, 1}, {113, 203}, {799, 3}, {200, 200}, {0, 5}, {5, 0}};
+  int const blk_m = 64, blk_n = 32;
+  for (auto const& len : lengths) {
+    std::int64_t const sq = len[0], sk = len[1];
+    for (AttentionMask const& m : masks(sq, sk)) {
+      for (std::int64_t n0 = 0; n0 < sk; n0 += blk_n) {
+        int const cols = int(sk - n0 < blk_n ? sk - n0 : blk_n);
+        auto const r = tessel::query_blocks(m, sq, n0, cols, blk_m);
+        int const blocks = int((sq + blk_m - 1) / blk_m);
+        for (int b = -1; b <= blocks; ++b) {
+          bool any = false;
+          for (std::int64_t i = std::int64_t(b) * blk_m; i < std::int64_t(b + 1) * blk_m; ++i)
+            for (std::int64_t j = n0; j < n0 + cols; ++j) any = any || (i >= 0 && i < sq && m.keeps(i, j));
+          SCOPED_TRACE(testing::Message() << "S_q " << sq << " S_k " << sk << " offset " << m.offset << " window ("
+                                          << m.left << ", " << m.right << ") n0 " << n0 << " query block " << b);
+          EXPECT_EQ(b >= r.begin && b < r.end, any);
         }
       }
     }

@@ -2,7 +2,10 @@
 // checked without a GPU: every refusal with its StatusCode and a reason that starts with the
 // argument's name; the accepted problems (every supported head-dim pair, both dtypes, MHA, GQA,
 // MQA, variable length, zero lengths, any window); the no-op rule and the default softmax scale.
+// The backward's rules (attention_backward_validate.hpp) too: the forward's on the problem, the
+// same stride rules on dO, dQ, dK, dV, the pointers each length reads or writes, the workspace.
 #include <tessel/attention/attention_arguments.hpp>
+#include <tessel/attention/attention_backward_validate.hpp>
 #include <tessel/attention/attention_validate.hpp>
 
 #include <gtest/gtest.h>
@@ -403,4 +406,123 @@ TEST(AttentionValidate, PackedProblemStrides) {
   EXPECT_EQ(a.o_batch_stride, 33 * 6 * 128);
   EXPECT_EQ(a.lse_batch_stride, 6 * 33);
   EXPECT_EQ(a.lse_head_stride, 33);
+}
+
+// ---- the backward ----------------------------------------------------------------------------------
+
+namespace {
+
+AttentionBackwardArguments valid_backward(std::int64_t b = 2, std::int64_t sq = 33, std::int64_t sk = 65, int d = 128,
+                                          int dv = 0) {
+  AttentionBackwardArguments g = make_packed_attention_backward(valid(b, sq, sk, d, dv));
+  g.d_o.ptr = dummy(), g.dq.ptr = dummy(), g.dk.ptr = dummy(), g.dv.ptr = dummy();
+  return g;
+}
+
+void expect_backward_refused(AttentionBackwardArguments const& g, std::string const& arg, std::string const& rule_words) {
+  Status s = attention_backward_validate(g);
+  ASSERT_FALSE(s.ok()) << "expected a refusal naming " << arg;
+  EXPECT_EQ(s.code, StatusCode::invalid_argument) << s.reason;
+  EXPECT_EQ(s.reason.rfind(arg + ":", 0), 0u) << "reason must start with '" << arg << ":', got: " << s.reason;
+  EXPECT_NE(s.reason.find(rule_words), std::string::npos) << "reason should say '" << rule_words << "': " << s.reason;
+}
+
+}  // namespace
+
+TEST(AttentionBackwardValidate, AcceptsEveryHeadDimPairAndVarlen) {
+  for (auto const& h : kAttentionHeadDims) {
+    Status s = attention_backward_validate(valid_backward(2, 33, 65, h.d, h.d_v));
+    EXPECT_TRUE(s.ok()) << h.d << "/" << h.d_v << ": " << s.reason;
+  }
+  AttentionBackwardArguments g = valid_backward();
+  g.problem.cu_seqlens_q = g.problem.cu_seqlens_k = dummy_cu();
+  EXPECT_TRUE(attention_backward_validate(g).ok());
+}
+
+TEST(AttentionBackwardValidate, SharesTheForwardsRules) {
+  AttentionBackwardArguments g = valid_backward();
+  g.problem.heads = 3;
+  expect_backward_refused(g, "heads", "multiple of kv_heads");
+  g = valid_backward(2, 33, 65, 80);
+  expect_backward_refused(g, "head_dim", "not supported");
+  g = valid_backward();
+  g.problem.q.row_stride = 12;
+  expect_backward_refused(g, "q.row_stride", "multiple of 8");
+  g = valid_backward();
+  g.problem.softcap = -1.0f;
+  expect_backward_refused(g, "softcap", "finite value >= 0");
+}
+
+TEST(AttentionBackwardValidate, GradientStridesAndAlignment) {
+  AttentionBackwardArguments g = valid_backward();
+  g.d_o.row_stride = 4;
+  expect_backward_refused(g, "d_o.row_stride", "multiple of 8");
+  g = valid_backward();
+  g.dq.head_stride = -8;
+  expect_backward_refused(g, "dq.head_stride", "negative");
+  g = valid_backward();
+  g.dk.batch_stride = 9;
+  expect_backward_refused(g, "dk.batch_stride", "multiple of 8");
+  g = valid_backward();
+  g.dv.ptr = dummy(2);
+  expect_backward_refused(g, "dv", "16-byte aligned");
+  g = valid_backward();
+  g.dq.row_stride = std::int64_t(1) << 62;
+  expect_backward_refused(g, "dq", "overflows 64 bits");
+}
+
+TEST(AttentionBackwardValidate, NullPointersByWhatEachLengthReads) {
+  struct Case {
+    char const* arg;
+    void (*clear)(AttentionBackwardArguments&);
+  };
+  Case const cases[] = {
+      {"problem.q", [](AttentionBackwardArguments& g) { g.problem.q.ptr = nullptr; }},
+      {"problem.k", [](AttentionBackwardArguments& g) { g.problem.k.ptr = nullptr; }},
+      {"problem.v", [](AttentionBackwardArguments& g) { g.problem.v.ptr = nullptr; }},
+      {"problem.o", [](AttentionBackwardArguments& g) { g.problem.o = nullptr; }},
+      {"problem.lse", [](AttentionBackwardArguments& g) { g.problem.lse = nullptr; }},
+      {"d_o", [](AttentionBackwardArguments& g) { g.d_o.ptr = nullptr; }},
+      {"dq", [](AttentionBackwardArguments& g) { g.dq.ptr = nullptr; }},
+      {"dk", [](AttentionBackwardArguments& g) { g.dk.ptr = nullptr; }},
+      {"dv", [](AttentionBackwardArguments& g) { g.dv.ptr = nullptr; }},
+  };
+  for (Case const& c : cases) {
+    AttentionBackwardArguments g = valid_backward();
+    c.clear(g);
+    expect_backward_refused(g, c.arg, "null");
+  }
+  // S_k = 0: only dQ is written (zeros); nothing else is needed.
+  AttentionBackwardArguments g = make_packed_attention_backward(make_packed_attention(2, 5, 0, 4, 2, 64));
+  g.dq.ptr = dummy();
+  EXPECT_TRUE(attention_backward_validate(g).ok()) << attention_backward_validate(g).reason;
+  g.dq.ptr = nullptr;
+  expect_backward_refused(g, "dq", "written");
+  // S_q = 0: only dK and dV are written.
+  g = make_packed_attention_backward(make_packed_attention(2, 0, 5, 4, 2, 64));
+  g.dk.ptr = g.dv.ptr = dummy();
+  EXPECT_TRUE(attention_backward_validate(g).ok()) << attention_backward_validate(g).reason;
+  // B = 0: nothing at all.
+  EXPECT_TRUE(attention_backward_is_noop(make_packed_attention(0, 5, 5, 4, 2, 64)));
+  EXPECT_TRUE(attention_backward_validate(make_packed_attention_backward(make_packed_attention(0, 5, 5, 4, 2, 64))).ok());
+}
+
+TEST(AttentionBackwardValidate, Workspace) {
+  AttentionBackwardArguments g = valid_backward(2, 33, 65, 128);
+  // rows = 66, H = 4: two fp32 [H, rows] parts (1056 B, each rounded to 1280) and dQ's fp32 [rows, H, 128].
+  AttentionBackwardWorkspace const w = attention_backward_workspace_layout(g.problem, false);
+  EXPECT_EQ(w.dsum, 1280u);
+  EXPECT_EQ(w.dq_accum, 2560u);
+  EXPECT_EQ(w.bytes, 2560u + 66u * 4 * 128 * 4);
+  EXPECT_EQ(attention_backward_workspace_layout(g.problem, true).bytes, 2560u);
+  EXPECT_EQ(attention_backward_workspace_layout(make_packed_attention(2, 0, 5, 4, 2, 64), false).bytes, 0u);
+  alignas(256) static unsigned char ws[512];
+  g.workspace = ws + 16;
+  g.workspace_bytes = w.bytes;
+  expect_backward_refused(g, "workspace", "256-byte aligned");
+  g.workspace = ws;
+  g.workspace_bytes = w.bytes - 1;
+  expect_backward_refused(g, "workspace_bytes", "less than");
+  g.workspace_bytes = w.bytes;
+  EXPECT_TRUE(attention_backward_validate(g).ok());
 }

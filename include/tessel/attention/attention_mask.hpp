@@ -82,4 +82,25 @@ TESSEL_HOST_DEVICE constexpr bool key_block_needs_mask(AttentionMask const& m, s
   return false;
 }
 
+// The backward's mirror of key_blocks: query blocks [begin, end) of BlkM rows (of S_q) holding a
+// row that sees some key of [n0, n0 + cols) (begin == end: no row sees any of them). Row i sees a
+// key of [j0, j1] (clipped to [0, S_k)) exactly when p(i) + right >= j0 and p(i) - left <= j1: a
+// row's keys are an interval whose ends move right with i, so the rows form one interval.
+//   e.g. S_q = S_k = 256, causal, BlkM = 64: keys [128, 192) are seen by rows 128..255, blocks [2, 4).
+struct QueryBlockRange {
+  int begin, end;
+};
+
+TESSEL_HOST_DEVICE constexpr QueryBlockRange query_blocks(AttentionMask const& m, std::int64_t seqlen_q, std::int64_t n0,
+                                                          int cols, int blk_m) {
+  std::int64_t const j0 = n0 > 0 ? n0 : 0;
+  std::int64_t const j1 = (n0 + cols < m.seqlen_k ? n0 + cols : m.seqlen_k) - 1;  // the last key that exists
+  if (j1 < j0 || seqlen_q <= 0) return {0, 0};
+  std::int64_t lo = 0, hi = seqlen_q;  // rows [lo, hi)
+  if (m.right >= 0 && j0 - m.right - m.offset > lo) lo = j0 - m.right - m.offset;
+  if (m.left >= 0 && j1 + m.left - m.offset + 1 < hi) hi = j1 + m.left - m.offset + 1;
+  if (hi <= lo) return {0, 0};
+  return {int(lo / blk_m), int((hi + blk_m - 1) / blk_m)};
+}
+
 }  // namespace tessel

@@ -122,8 +122,11 @@ inline Status attention_check_operand(char const* name, char const* what, void c
 
 }  // namespace detail
 
-// Every argument rule of the attention-forward host API (see the file comment). No CUDA calls.
-inline Status attention_validate(AttentionArguments const& a) {
+namespace detail {
+
+// Every rule of attention_validate but the null pointers (which the backward states its own way:
+// it reads O instead of writing it).
+inline Status attention_validate_shapes(AttentionArguments const& a) {
   using detail::attention_invalid;
   using detail::attention_num;
   struct Size {
@@ -222,7 +225,15 @@ inline Status attention_validate(AttentionArguments const& a) {
                              " with causal contradicts it (causal is window_right = 0); drop one of them");
   if (a.align != MaskAlign::bottom_right && a.align != MaskAlign::top_left)
     return attention_invalid("align: " + attention_num(std::int64_t(a.align)) + " is neither bottom_right nor top_left");
+  return Status::success();
+}
 
+}  // namespace detail
+
+// Every argument rule of the attention-forward host API (see the file comment). No CUDA calls.
+inline Status attention_validate(AttentionArguments const& a) {
+  using detail::attention_invalid;
+  if (Status s = detail::attention_validate_shapes(a); !s) return s;
   if (attention_reads_qkv(a)) {
     if (a.q.ptr == nullptr) return attention_invalid("q: null, but Q is read (B, H, S_q, S_k > 0)");
     if (a.k.ptr == nullptr) return attention_invalid("k: null, but K is read (B, H, S_q, S_k > 0)");

@@ -1,0 +1,56 @@
+// tessel/attention/attention_backward.hpp -- the attention-backward host API.
+//
+//   tessel::AttentionArguments a = tessel::make_packed_attention(B, S_q, S_k, H, H_kv, 128);
+//   a.q.ptr = q; a.k.ptr = k; a.v.ptr = v; a.o = o; a.lse = lse; a.causal = true;  // as the forward ran
+//   tessel::AttentionBackwardArguments g = tessel::make_packed_attention_backward(a);
+//   g.d_o.ptr = d_o; g.dq.ptr = dq; g.dk.ptr = dk; g.dv.ptr = dv;
+//   if (tessel::Status s = tessel::attention_backward(g, stream); !s) std::fprintf(stderr, "%s\n", s.reason.c_str());
+//
+// attention_backward() validates (attention_backward_validate.hpp: every refusal names the
+// argument), returns at once when there is nothing to write (B or H is 0), and otherwise runs
+// FlashAttention-2's backward with the mma.sync kernels (kernel/sm80_attention_backward.hpp) on
+// every GPU from sm_80 (there is no sm_90a backward kernel):
+//   preprocess   LSE * log2(e) and Dsum = rowsum(dO * O) per query row, into the workspace
+//   dK, dV       one CTA per (key block, KV head, batch), looping over the KV head's query heads
+//                and the query blocks that see the block: dK and dV stay in registers, summed in
+//                a fixed order (deterministic in both modes)
+//   dQ           default: the same CTAs add dS K into an fp32 workspace with atomics, then a
+//                conversion kernel writes dQ; deterministic: a second kernel per (query block,
+//                head, batch) walks the key blocks and recomputes S and dP (no atomics)
+// The launches are asynchronous on `stream` and nothing synchronises; with no caller workspace
+// it is allocated with cudaMallocAsync and freed with cudaFreeAsync on `stream`. CUDA errors
+// (launches, the allocation, errors left pending by earlier work) come back as
+// StatusCode::cuda_error; a GPU below sm_80 or a build without its image as arch_mismatch.
+#pragma once
+
+#include <tessel/attention/attention_backward_arguments.hpp>
+#include <tessel/attention/attention_backward_validate.hpp>
+#include <tessel/core/status.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+namespace tessel {
+
+// The workspace attention_backward(args) needs, in bytes (0 when it reads nothing); validates
+// args first (its refusal is returned).
+Status attention_backward_workspace_size(AttentionBackwardArguments const& args, std::size_t* bytes);
+
+// Whether attention_backward(args) would run: the rules, a kernel for the dtype and head dims, an
+// image of it for the current device. Launches nothing.
+Status can_implement(AttentionBackwardArguments const& args);
+
+// dQ, dK, dV on `stream` (attention_backward_arguments.hpp has the definition).
+Status attention_backward(AttentionBackwardArguments const& args, cudaStream_t stream = nullptr);
+
+// The backward registry, in the order of the automatic choice.
+struct AttentionBackwardKernelInfo {
+  char const* name;
+  char const* description;
+  int min_sm;
+};
+int attention_backward_kernel_count();
+AttentionBackwardKernelInfo attention_backward_kernel_info(int i);
+
+}  // namespace tessel

@@ -1,0 +1,35 @@
+// tessel/attention/kernel/attention_backward_params.hpp -- what the host passes the sm_80
+// attention-backward kernels: the forward's AttentionParams (Q, K, V, O, LSE, the mask and the
+// score constants), the gradients' pointers and strides, and the workspace
+// (attention_backward_validate.hpp has its layout). Host-compilable.
+#pragma once
+
+#include <tessel/attention/kernel/attention_params.hpp>
+
+#include <cstdint>
+
+namespace tessel::kernel {
+
+struct AttentionBackwardParams {
+  AttentionParams fwd;  // o and lse are read
+  void const* d_o;
+  std::int64_t do_batch_stride, do_row_stride, do_head_stride;
+  void* dq;
+  std::int64_t dq_batch_stride, dq_row_stride, dq_head_stride;
+  void* dk;
+  std::int64_t dk_batch_stride, dk_row_stride, dk_head_stride;
+  void* dv;
+  std::int64_t dv_batch_stride, dv_row_stride, dv_head_stride;
+  float* lse_log2;   // [H, rows]: LSE * log2(e), +inf where LSE = -inf
+  float* dsum;       // [H, rows]: rowsum(dO * O)
+  float* dq_accum;   // [rows, H, D], or nullptr (deterministic: the dQ kernel writes dQ)
+  std::int64_t rows; // B * S_q: the packed query rows of the workspace
+  int head_dim, head_dim_v;
+  int kv_heads;
+  int n_blocks;      // key tiles per (batch, KV head): ceil(S_k / BLK_N)
+  // dt = dz/dt of the softmax input z by t = <q, k>: grad_scale, times 1 - tanh^2 under a softcap
+  // (the signed softmax scale: a negative scale's negated scores fold back in here).
+  float grad_scale;
+};
+
+}  // namespace tessel::kernel

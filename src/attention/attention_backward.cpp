@@ -1,0 +1,208 @@
+// src/attention/attention_backward.cpp -- the attention-backward host API: its registry of
+// compiled kernels, the workspace, the launch (tessel/attention/attention_backward.hpp).
+#include "attention_backward_instances.hpp"
+#include "attention_instances.hpp"
+#include "../runtime/current_device.hpp"
+
+#include <tessel/attention/attention_backward.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+namespace tessel {
+
+namespace {
+
+namespace d = kernel::detail;
+
+struct BackwardEntry {
+  char const* name;
+  DType dtype;
+  int d, dv;
+  d::AttentionBackwardInstance (*instance)();
+};
+
+#define TESSEL_ENTRY(dtype_, dims_, d_, dv_) \
+  BackwardEntry { "sm80_attention_bwd_" #dtype_ "_" #dims_, DType::dtype_, d_, dv_, d::sm80_attention_bwd_instance_##dtype_##_##dims_ }
+#define TESSEL_ENTRIES(dtype_)                                                                                        \
+  TESSEL_ENTRY(dtype_, d64, 64, 64), TESSEL_ENTRY(dtype_, d96, 96, 96), TESSEL_ENTRY(dtype_, d128, 128, 128),         \
+      TESSEL_ENTRY(dtype_, d192, 192, 192), TESSEL_ENTRY(dtype_, d192x128, 192, 128), TESSEL_ENTRY(dtype_, d256, 256, 256)
+constexpr std::array kEntries{TESSEL_ENTRIES(bf16), TESSEL_ENTRIES(f16)};
+#undef TESSEL_ENTRIES
+#undef TESSEL_ENTRY
+
+constexpr int kSm80 = 80;
+
+Status select_entry(AttentionBackwardArguments const& b, BackwardEntry const** out) {
+  AttentionArguments const& a = b.problem;
+  int const dv = attention_head_dim_v(a);
+  bool const named = b.kernel != nullptr && std::string_view(b.kernel) != "auto";
+  for (auto const& e : kEntries) {
+    if (named && std::string_view(b.kernel) != e.name) continue;
+    if (e.dtype != a.dtype || e.d != a.head_dim || e.dv != dv) {
+      if (!named) continue;
+      return Status::error(StatusCode::invalid_argument,
+                           std::string("kernel: ") + e.name + " computes " + to_string(e.dtype) + " with head dims (" +
+                               std::to_string(e.d) + ", " + std::to_string(e.dv) + "); the call is " + to_string(a.dtype) +
+                               " (" + std::to_string(a.head_dim) + ", " + std::to_string(dv) + ")");
+    }
+    *out = &e;
+    return Status::success();
+  }
+  if (named)
+    return Status::error(StatusCode::invalid_argument, std::string("kernel: '") + b.kernel +
+                                                           "' is not a compiled attention-backward kernel");
+  return Status::error(StatusCode::not_supported, std::string("head_dim: no compiled backward kernel for ") +
+                                                      to_string(a.dtype) + " with head dims (" +
+                                                      std::to_string(a.head_dim) + ", " + std::to_string(dv) + ")");
+}
+
+// The entry has an image this GPU runs (probed once per entry and device).
+Status runs_here(BackwardEntry const& e, d::AttentionBackwardInstance const& inst) {
+  detail::Here h;
+  if (Status s = detail::current_device(&h); !s) return s;
+  std::string const sm = "sm_" + std::to_string(h.cc);
+  if (h.cc < kSm80)
+    return Status::error(StatusCode::arch_mismatch, std::string("kernel ") + e.name + " needs sm_80 or newer; this GPU is " + sm);
+  static std::mutex mu;
+  static std::array<std::array<bool, 64>, kEntries.size()> seen{};
+  std::size_t const row = std::size_t(&e - kEntries.data());
+  bool const cacheable = h.device >= 0 && h.device < 64;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (cacheable && seen[row][std::size_t(h.device)]) return Status::success();
+  }
+  cudaFuncAttributes attr{};
+  if (cudaError_t const err = inst.attributes(&attr); err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return Status::error(StatusCode::arch_mismatch, std::string("kernel ") + e.name + " has no image this " + sm +
+                                                        " GPU can run (" + cudaGetErrorName(err) +
+                                                        "); rebuild tessel with CMAKE_CUDA_ARCHITECTURES including " +
+                                                        std::to_string(h.cc));
+  }
+  if (cacheable) {
+    std::lock_guard<std::mutex> lock(mu);
+    seen[row][std::size_t(h.device)] = true;
+  }
+  return Status::success();
+}
+
+// The grids: heads (or KV heads) on y and batch on z, 65535 each.
+Status check_grid(AttentionArguments const& a) {
+  if (a.heads > 65535)
+    return Status::error(StatusCode::not_supported, "heads: " + std::to_string(a.heads) + " exceeds 65535 (the grid's y extent)");
+  if (a.batch > 65535)
+    return Status::error(StatusCode::not_supported, "batch: " + std::to_string(a.batch) + " exceeds 65535 (the grid's z extent)");
+  return Status::success();
+}
+
+Status entry_for_call(AttentionBackwardArguments const& b, BackwardEntry const** e, d::AttentionBackwardInstance* inst) {
+  *e = nullptr;
+  if (Status s = attention_backward_validate(b); !s) return s;
+  BackwardEntry const* picked = nullptr;
+  if (Status s = select_entry(b, &picked); !s) return s;
+  if (attention_backward_is_noop(b.problem)) return Status::success();
+  if (Status s = check_grid(b.problem); !s) return s;
+  *inst = picked->instance();
+  if (Status s = runs_here(*picked, *inst); !s) return s;
+  *e = picked;
+  return Status::success();
+}
+
+Status cuda_status(cudaError_t err, char const* what) {
+  if (err == cudaSuccess) return Status::success();
+  return Status::error(StatusCode::cuda_error, std::string(what) + ": " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
+}
+
+}  // namespace
+
+Status attention_backward_workspace_size(AttentionBackwardArguments const& b, std::size_t* bytes) {
+  *bytes = 0;
+  if (Status s = attention_backward_validate(b); !s) return s;
+  *bytes = attention_backward_workspace_layout(b.problem, b.deterministic).bytes;
+  return Status::success();
+}
+
+Status can_implement(AttentionBackwardArguments const& b) {
+  BackwardEntry const* e = nullptr;
+  d::AttentionBackwardInstance inst{};
+  return entry_for_call(b, &e, &inst);
+}
+
+Status attention_backward(AttentionBackwardArguments const& b, cudaStream_t stream) {
+  BackwardEntry const* e = nullptr;
+  d::AttentionBackwardInstance inst{};
+  if (Status s = entry_for_call(b, &e, &inst); !s || e == nullptr) return s;
+  if (cudaError_t const pending = cudaGetLastError(); pending != cudaSuccess)
+    return Status::error(StatusCode::cuda_error, std::string("pending CUDA error before attention_backward: ") +
+                                                     cudaGetErrorName(pending) + ": " + cudaGetErrorString(pending));
+  AttentionArguments const& a = b.problem;
+  AttentionBackwardWorkspace const w = attention_backward_workspace_layout(a, b.deterministic);
+
+  kernel::AttentionBackwardParams p{};
+  p.fwd = d::attention_params(a, inst.blk_m);
+  p.d_o = b.d_o.ptr;
+  p.do_batch_stride = b.d_o.batch_stride, p.do_row_stride = b.d_o.row_stride, p.do_head_stride = b.d_o.head_stride;
+  p.dq = b.dq.ptr;
+  p.dq_batch_stride = b.dq.batch_stride, p.dq_row_stride = b.dq.row_stride, p.dq_head_stride = b.dq.head_stride;
+  p.dk = b.dk.ptr;
+  p.dk_batch_stride = b.dk.batch_stride, p.dk_row_stride = b.dk.row_stride, p.dk_head_stride = b.dk.head_stride;
+  p.dv = b.dv.ptr;
+  p.dv_batch_stride = b.dv.batch_stride, p.dv_row_stride = b.dv.row_stride, p.dv_head_stride = b.dv.head_stride;
+  p.rows = a.batch * a.seqlen_q;
+  p.head_dim = a.head_dim, p.head_dim_v = attention_head_dim_v(a);
+  p.kv_heads = int(a.kv_heads);
+  p.n_blocks = int((a.seqlen_k + inst.blk_n - 1) / inst.blk_n);
+  p.grad_scale = attention_softmax_scale(a);
+
+  // The workspace: the caller's, or one allocated and freed in stream order.
+  char* ws = static_cast<char*>(b.workspace);
+  bool const owned = ws == nullptr && w.bytes > 0;
+  if (owned) {
+    void* raw = nullptr;
+    if (Status s = cuda_status(cudaMallocAsync(&raw, w.bytes, stream), "cudaMallocAsync (attention_backward workspace)"); !s)
+      return s;
+    ws = static_cast<char*>(raw);
+  }
+  Status s = Status::success();
+  if (w.bytes > 0) {
+    p.lse_log2 = reinterpret_cast<float*>(ws + w.lse_log2);
+    p.dsum = reinterpret_cast<float*>(ws + w.dsum);
+    if (!b.deterministic) {
+      p.dq_accum = reinterpret_cast<float*>(ws + w.dq_accum);
+      s = cuda_status(cudaMemsetAsync(p.dq_accum, 0, w.bytes - w.dq_accum, stream), "cudaMemsetAsync (dQ accumulator)");
+    }
+  }
+  if (s) s = inst.launch(b, p, stream);
+  if (!s) s = Status::error(s.code, std::string("launch of ") + e->name + ": " + s.reason);
+  if (owned) {
+    Status const freed = cuda_status(cudaFreeAsync(ws, stream), "cudaFreeAsync (attention_backward workspace)");
+    if (s) s = freed;
+  }
+  return s;
+}
+
+int attention_backward_kernel_count() { return int(kEntries.size()); }
+
+AttentionBackwardKernelInfo attention_backward_kernel_info(int i) {
+  static std::array<std::string, kEntries.size()> descriptions = [] {
+    std::array<std::string, kEntries.size()> out;
+    for (std::size_t j = 0; j < kEntries.size(); ++j) {
+      d::AttentionBackwardInstance const inst = kEntries[j].instance();
+      out[j] = std::string(to_string(kEntries[j].dtype)) + " head dims (" + std::to_string(inst.d) + ", " +
+               std::to_string(inst.dv) + "): backward, mma.sync + ldmatrix + cp.async, query tile " +
+               std::to_string(inst.blk_m) + ", key tile " + std::to_string(inst.blk_n) + ", " +
+               std::to_string(inst.threads) + " threads, " + std::to_string(inst.smem_bytes / 1024) + " KiB shared memory";
+    }
+    return out;
+  }();
+  if (i < 0 || i >= attention_backward_kernel_count()) return {"", "", 0};
+  return {kEntries[std::size_t(i)].name, descriptions[std::size_t(i)].c_str(), kSm80};
+}
+
+}  // namespace tessel

@@ -1,0 +1,31 @@
+// src/attention/attention_backward_instances.hpp -- the compiled attention-backward
+// configurations as the host API sees them: sm80_attention_bwd_<dtype>.cu, one TU per dtype
+// holding every head-dim pair (mma.sync, every GPU from sm_80).
+#pragma once
+
+#include <tessel/attention/attention_backward_arguments.hpp>
+#include <tessel/attention/kernel/attention_backward_params.hpp>
+#include <tessel/core/status.hpp>
+
+#include <cuda_runtime_api.h>
+
+namespace tessel::kernel::detail {
+
+struct AttentionBackwardInstance {
+  int d, dv, blk_m, blk_n, threads, smem_bytes;
+  // Every kernel of the call on `stream`: preprocess, dK/dV (with dQ atomics unless
+  // deterministic), then the dQ kernel (deterministic) or the dQ conversion. The workspace in
+  // `p` is ready (dq_accum zeroed).
+  Status (*launch)(AttentionBackwardArguments const& args, AttentionBackwardParams const& p, cudaStream_t stream);
+  cudaError_t (*attributes)(cudaFuncAttributes* attr);  // of the dK/dV kernel
+};
+
+#define TESSEL_SM80_ATTENTION_BWD_INSTANCES(X) \
+  X(bf16, d64) X(bf16, d96) X(bf16, d128) X(bf16, d192) X(bf16, d192x128) X(bf16, d256) \
+  X(f16, d64) X(f16, d96) X(f16, d128) X(f16, d192) X(f16, d192x128) X(f16, d256)
+
+#define TESSEL_DECLARE_SM80_BWD(dtype, dims) AttentionBackwardInstance sm80_attention_bwd_instance_##dtype##_##dims();
+TESSEL_SM80_ATTENTION_BWD_INSTANCES(TESSEL_DECLARE_SM80_BWD)
+#undef TESSEL_DECLARE_SM80_BWD
+
+}  // namespace tessel::kernel::detail

@@ -1,0 +1,28 @@
+// src/attention/sm80_attention_bwd_f16.cu -- sm_80 attention backward, fp16, every head-dim pair:
+// 64 x 64 query and key tiles, 8 warps as a 4 x 2 grid over each GEMM's output.
+// One TU per dtype rather than per head dims: the six configurations share the header parse and
+// the preprocess and conversion kernels (compile times in docs/attention.md).
+#include "sm80_attention_bwd_launch.cuh"
+
+namespace tessel::kernel::detail {
+
+AttentionBackwardInstance sm80_attention_bwd_instance_f16_d64() {
+  return make_sm80_attention_bwd_instance<Sm80AttentionBackwardConfig<half_t, 64, 64>>();
+}
+AttentionBackwardInstance sm80_attention_bwd_instance_f16_d96() {
+  return make_sm80_attention_bwd_instance<Sm80AttentionBackwardConfig<half_t, 96, 96>>();
+}
+AttentionBackwardInstance sm80_attention_bwd_instance_f16_d128() {
+  return make_sm80_attention_bwd_instance<Sm80AttentionBackwardConfig<half_t, 128, 128>>();
+}
+AttentionBackwardInstance sm80_attention_bwd_instance_f16_d192() {
+  return make_sm80_attention_bwd_instance<Sm80AttentionBackwardConfig<half_t, 192, 192>>();
+}
+AttentionBackwardInstance sm80_attention_bwd_instance_f16_d192x128() {
+  return make_sm80_attention_bwd_instance<Sm80AttentionBackwardConfig<half_t, 192, 128>>();
+}
+AttentionBackwardInstance sm80_attention_bwd_instance_f16_d256() {
+  return make_sm80_attention_bwd_instance<Sm80AttentionBackwardConfig<half_t, 256, 256>>();
+}
+
+}  // namespace tessel::kernel::detail

@@ -1,0 +1,75 @@
+// src/attention/sm80_attention_bwd_launch.cuh -- launching one sm_80 attention-backward
+// configuration (included by the per-dtype TUs only).
+#pragma once
+
+#include "attention_backward_instances.hpp"
+
+#include <tessel/attention/kernel/sm80_attention_backward.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace tessel::kernel::detail {
+
+inline Status sm80_attention_bwd_status(cudaError_t err) {
+  if (err == cudaSuccess) return Status::success();
+  return Status::error(StatusCode::cuda_error, std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err));
+}
+
+template <class Config>
+Status sm80_attention_bwd_launch(AttentionBackwardArguments const& args, AttentionBackwardParams const& p, cudaStream_t stream) {
+  using Element = typename Config::Element;
+  constexpr int smem = Config::SmemBytes;
+  AttentionArguments const& a = args.problem;
+  auto const blocks = [](std::int64_t n, int blk) { return static_cast<unsigned>((n + blk - 1) / blk); };
+  unsigned const heads = static_cast<unsigned>(a.heads), kv_heads = static_cast<unsigned>(a.kv_heads);
+  unsigned const batch = static_cast<unsigned>(a.batch);
+  dim3 const dkdv_grid(blocks(a.seqlen_k, Config::BlkN), kv_heads, batch);
+  dim3 const dq_grid(blocks(a.seqlen_q, Config::BlkM), heads, batch);
+  auto* const dkdv_atomic = &sm80_attention_bwd_dkdv_kernel<Config, true>;
+  auto* const dkdv_plain = &sm80_attention_bwd_dkdv_kernel<Config, false>;
+  auto* const dq = &sm80_attention_bwd_dq_kernel<Config>;
+  for (auto* kernel : {dkdv_atomic, dkdv_plain})
+    if (Status s = sm80_attention_bwd_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)); !s)
+      return s;
+  if (Status s = sm80_attention_bwd_status(cudaFuncSetAttribute(dq, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)); !s)
+    return s;
+
+  if (a.seqlen_q == 0) {  // dK = dV = 0: no query block sees a key block
+    dkdv_plain<<<dkdv_grid, Config::Threads, smem, stream>>>(p);
+    return sm80_attention_bwd_status(cudaGetLastError());
+  }
+  if (a.seqlen_k == 0) {  // dQ = 0: no query block has a key block
+    dq<<<dq_grid, Config::Threads, smem, stream>>>(p);
+    return sm80_attention_bwd_status(cudaGetLastError());
+  }
+  sm80_attention_bwd_preprocess_kernel<Element><<<dim3(blocks(a.seqlen_q, 8), heads, batch), 256, 0, stream>>>(p);
+  if (Status s = sm80_attention_bwd_status(cudaGetLastError()); !s) return s;
+  if (args.deterministic) {
+    dkdv_plain<<<dkdv_grid, Config::Threads, smem, stream>>>(p);
+    if (Status s = sm80_attention_bwd_status(cudaGetLastError()); !s) return s;
+    dq<<<dq_grid, Config::Threads, smem, stream>>>(p);
+    return sm80_attention_bwd_status(cudaGetLastError());
+  }
+  dkdv_atomic<<<dkdv_grid, Config::Threads, smem, stream>>>(p);
+  if (Status s = sm80_attention_bwd_status(cudaGetLastError()); !s) return s;
+  constexpr std::int64_t kMaxConvertCtas = 65535LL * 16;
+  std::int64_t const elems = p.rows * a.heads * a.head_dim;
+  unsigned const ctas = static_cast<unsigned>(std::clamp<std::int64_t>((elems + 255) / 256, 1, kMaxConvertCtas));
+  sm80_attention_bwd_dq_convert_kernel<Element><<<ctas, 256, 0, stream>>>(p, int(a.batch));
+  return sm80_attention_bwd_status(cudaGetLastError());
+}
+
+template <class Config>
+cudaError_t sm80_attention_bwd_attributes(cudaFuncAttributes* attr) {
+  return cudaFuncGetAttributes(attr, &sm80_attention_bwd_dkdv_kernel<Config, true>);
+}
+
+template <class Config>
+AttentionBackwardInstance make_sm80_attention_bwd_instance() {
+  return {Config::D, Config::Dv, Config::BlkM, Config::BlkN, Config::Threads, Config::SmemBytes,
+          sm80_attention_bwd_launch<Config>, sm80_attention_bwd_attributes<Config>};
+}
+
+}  // namespace tessel::kernel::detail
