@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdint>
 #include <mutex>
+#include <set>
+#include <utility>
 #include <string>
 #include <string_view>
 
@@ -111,48 +113,44 @@ int current_cc() {
   return detail::current_device(&h) ? h.cc : 0;
 }
 
-// The entry has an image this GPU runs (probed once per entry and device).
-Status runs_here(AttentionEntry const& e, d::AttentionInstance const& inst) {
-  detail::Here h;
-  if (Status s = detail::current_device(&h); !s) return s;
+}  // namespace
+
+Status kernel::detail::attention_kernel_runs_here(char const* name, int min_sm,
+                                                  cudaError_t (*attributes)(cudaFuncAttributes*)) {
+  tessel::detail::Here h;
+  if (Status s = tessel::detail::current_device(&h); !s) return s;
   std::string const sm = "sm_" + std::to_string(h.cc);
   if (h.cc < kSm80)
-    return Status::error(StatusCode::arch_mismatch, std::string("kernel ") + e.name + " needs sm_80 or newer; this GPU is " + sm);
-  if (e.min_sm == kSm90 && h.cc != kSm90)
-    return Status::error(StatusCode::arch_mismatch, std::string("kernel ") + e.name + " is built for sm_90a only; this GPU is " + sm);
+    return Status::error(StatusCode::arch_mismatch, std::string("kernel ") + name + " needs sm_80 or newer; this GPU is " + sm);
+  if (min_sm == kSm90 && h.cc != kSm90)
+    return Status::error(StatusCode::arch_mismatch, std::string("kernel ") + name + " is built for sm_90a only; this GPU is " + sm);
   static std::mutex mu;
-  static std::array<std::array<bool, 64>, kEntries.size()> seen{};
-  std::size_t const row = std::size_t(&e - kEntries.data());
-  bool const cacheable = h.device >= 0 && h.device < 64;
+  static std::set<std::pair<void const*, int>> seen;  // (the kernel's probe, device) that loaded
+  std::pair<void const*, int> const key{reinterpret_cast<void const*>(attributes), h.device};
   {
     std::lock_guard<std::mutex> lock(mu);
-    if (cacheable && seen[row][std::size_t(h.device)]) return Status::success();
+    if (seen.count(key) != 0) return Status::success();
   }
   cudaFuncAttributes attr{};
-  if (cudaError_t const err = inst.attributes(&attr); err != cudaSuccess) {
+  if (cudaError_t const err = attributes(&attr); err != cudaSuccess) {
     (void)cudaGetLastError();
-    return Status::error(StatusCode::arch_mismatch, std::string("kernel ") + e.name + " has no image this " + sm +
+    return Status::error(StatusCode::arch_mismatch, std::string("kernel ") + name + " has no image this " + sm +
                                                         " GPU can run (" + cudaGetErrorName(err) +
                                                         "); rebuild tessel with CMAKE_CUDA_ARCHITECTURES including " +
                                                         std::to_string(h.cc));
   }
-  if (cacheable) {
-    std::lock_guard<std::mutex> lock(mu);
-    seen[row][std::size_t(h.device)] = true;
-  }
+  std::lock_guard<std::mutex> lock(mu);
+  seen.insert(key);
   return Status::success();
 }
 
-// The grid's limits: heads on y and batch on z (65535 each), query tiles on x.
-Status check_grid(AttentionArguments const& a) {
+Status kernel::detail::attention_check_grid(AttentionArguments const& a) {
   if (a.heads > 65535)
     return Status::error(StatusCode::not_supported, "heads: " + std::to_string(a.heads) + " exceeds 65535 (the grid's y extent)");
   if (a.batch > 65535)
     return Status::error(StatusCode::not_supported, "batch: " + std::to_string(a.batch) + " exceeds 65535 (the grid's z extent)");
   return Status::success();
 }
-
-}  // namespace
 
 kernel::AttentionParams kernel::detail::attention_params(AttentionArguments const& a, int blk_m) {
   kernel::AttentionParams p{};
@@ -199,9 +197,9 @@ Status entry_for_call(AttentionArguments const& a, AttentionEntry const** e, d::
   AttentionEntry const* picked = nullptr;
   if (Status s = select_entry(a, current_cc(), &picked); !s) return s;
   if (attention_is_noop(a)) return Status::success();
-  if (Status s = check_grid(a); !s) return s;
+  if (Status s = d::attention_check_grid(a); !s) return s;
   *inst = picked->instance();
-  if (Status s = runs_here(*picked, *inst); !s) return s;
+  if (Status s = d::attention_kernel_runs_here(picked->name, picked->min_sm, inst->attributes); !s) return s;
   *e = picked;
   return Status::success();
 }

@@ -10,7 +10,6 @@
 
 #include <array>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -62,54 +61,15 @@ Status select_entry(AttentionBackwardArguments const& b, BackwardEntry const** o
                                                       std::to_string(a.head_dim) + ", " + std::to_string(dv) + ")");
 }
 
-// The entry has an image this GPU runs (probed once per entry and device).
-Status runs_here(BackwardEntry const& e, d::AttentionBackwardInstance const& inst) {
-  detail::Here h;
-  if (Status s = detail::current_device(&h); !s) return s;
-  std::string const sm = "sm_" + std::to_string(h.cc);
-  if (h.cc < kSm80)
-    return Status::error(StatusCode::arch_mismatch, std::string("kernel ") + e.name + " needs sm_80 or newer; this GPU is " + sm);
-  static std::mutex mu;
-  static std::array<std::array<bool, 64>, kEntries.size()> seen{};
-  std::size_t const row = std::size_t(&e - kEntries.data());
-  bool const cacheable = h.device >= 0 && h.device < 64;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (cacheable && seen[row][std::size_t(h.device)]) return Status::success();
-  }
-  cudaFuncAttributes attr{};
-  if (cudaError_t const err = inst.attributes(&attr); err != cudaSuccess) {
-    (void)cudaGetLastError();
-    return Status::error(StatusCode::arch_mismatch, std::string("kernel ") + e.name + " has no image this " + sm +
-                                                        " GPU can run (" + cudaGetErrorName(err) +
-                                                        "); rebuild tessel with CMAKE_CUDA_ARCHITECTURES including " +
-                                                        std::to_string(h.cc));
-  }
-  if (cacheable) {
-    std::lock_guard<std::mutex> lock(mu);
-    seen[row][std::size_t(h.device)] = true;
-  }
-  return Status::success();
-}
-
-// The grids: heads (or KV heads) on y and batch on z, 65535 each.
-Status check_grid(AttentionArguments const& a) {
-  if (a.heads > 65535)
-    return Status::error(StatusCode::not_supported, "heads: " + std::to_string(a.heads) + " exceeds 65535 (the grid's y extent)");
-  if (a.batch > 65535)
-    return Status::error(StatusCode::not_supported, "batch: " + std::to_string(a.batch) + " exceeds 65535 (the grid's z extent)");
-  return Status::success();
-}
-
 Status entry_for_call(AttentionBackwardArguments const& b, BackwardEntry const** e, d::AttentionBackwardInstance* inst) {
   *e = nullptr;
   if (Status s = attention_backward_validate(b); !s) return s;
   BackwardEntry const* picked = nullptr;
   if (Status s = select_entry(b, &picked); !s) return s;
   if (attention_backward_is_noop(b.problem)) return Status::success();
-  if (Status s = check_grid(b.problem); !s) return s;
+  if (Status s = d::attention_check_grid(b.problem); !s) return s;
   *inst = picked->instance();
-  if (Status s = runs_here(*picked, *inst); !s) return s;
+  if (Status s = d::attention_kernel_runs_here(picked->name, kSm80, inst->attributes); !s) return s;
   *e = picked;
   return Status::success();
 }

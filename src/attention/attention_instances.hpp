@@ -22,6 +22,14 @@ struct AttentionInstance {
 // the score constants, with query tiles of blk_m rows (attention.cpp).
 AttentionParams attention_params(AttentionArguments const& args, int blk_m);
 
+// Whether the kernel `name` runs on the current GPU: from sm_80, or (min_sm 90) on sm_90 only, and
+// with an image this GPU loads (`attributes` probes it; the answer is cached per kernel and device).
+// Shared by the forward's and the backward's registries.
+Status attention_kernel_runs_here(char const* name, int min_sm, cudaError_t (*attributes)(cudaFuncAttributes*));
+
+// The grids' limits: heads (or KV heads) on y and batch on z, 65535 each.
+Status attention_check_grid(AttentionArguments const& a);
+
 #define TESSEL_SM80_ATTENTION_INSTANCES(X) \
   X(bf16, d64) X(bf16, d96) X(bf16, d128) X(bf16, d192) X(bf16, d192x128) X(bf16, d256) \
   X(f16, d64) X(f16, d96) X(f16, d128) X(f16, d192) X(f16, d192x128) X(f16, d256)
