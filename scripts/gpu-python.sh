@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python package on the GPU machine: builds tessel._C with CMake for the python3 there, runs
 # every Python test (the GPU ones with torch and CuPy included), then `python -m tessel.bench` for
-# each suite in SUITES (default "gemm attention"). Logs go to $OUT (default ./gpu-out); the
+# each suite in SUITES (default "gemm attention conv"). Logs go to $OUT (default ./gpu-out); the
 # benchmark JSON to $OUT/results/python-<suite>-<gpu>.json (copy it over bench/results/ to record it).
 #
 #   scripts/gpu-python.sh                  # build, test, bench
@@ -57,7 +57,7 @@ print('Python.h:', h, 'found' if os.path.exists(h) else 'MISSING (the module can
       fi
       ;;
     bench)
-      for suite in ${SUITES:-gemm attention}; do
+      for suite in ${SUITES:-gemm attention conv}; do
         note "python -m tessel.bench $suite $(date -u +%H:%M:%S)"
         PYTHONPATH="$PWD/$BUILD_DIR/python" "$PYTHON" -m tessel.bench "$suite" --out-dir "$OUT/results" ${BENCH_ARGS:-} 2>&1 |
           tee "$OUT/python-bench-$suite.log" | tee -a "$OUT/python-summary.txt"

@@ -18,6 +18,11 @@
  * k, v and o as 4-D [B, S, H, D] tensors (or packed 3-D ones with cu_seqlens), an optional fp32
  * lse, the mask and the scales; see its struct below.
  *
+ * Convolution (tessel_conv) takes a tessel_conv_problem: the pass (fprop, dgrad, wgrad), x
+ * [N, H, W, C], w [K, R, S, C/groups] and y [N, P, Q, K] (one more spatial dimension in 3-D), the
+ * padding, strides and dilation of each spatial dimension, groups, and the epilogue; see its
+ * struct below.
+ *
  * Tensors are described like DLPack's: a pointer to element (0, 0, ...), a dtype, a shape and
  * strides in elements (not bytes). A matrix operand is 2-D (rows, cols) or 3-D (batch, rows,
  * cols). Of its last two strides (s_rows, s_cols) one must be 1: s_cols == 1 is row-major with
@@ -50,9 +55,9 @@ extern "C" {
 #endif
 
 /* Bumped when this header gains or changes a struct, a function or an enumerator (2: the GEMM
- * workspace; 3: attention forward and TESSEL_DTYPE_I32); no entry point of an earlier version
- * changes meaning. */
-#define TESSEL_C_API_VERSION 3
+ * workspace; 3: attention forward and TESSEL_DTYPE_I32; 4: convolution, tessel_conv_*); no entry
+ * point of an earlier version changes meaning. */
+#define TESSEL_C_API_VERSION 4
 
 /* The most dimensions a tessel_tensor describes. */
 #define TESSEL_MAX_DIMS 8
@@ -148,6 +153,61 @@ typedef struct tessel_attention_problem {
   char const* kernel; /* a registry name (`tessel list`), or NULL / "auto" for the library's choice */
 } tessel_attention_problem;
 
+/* The pass a convolution computes (tessel/conv/operator.hpp). */
+typedef enum tessel_conv_op {
+  TESSEL_CONV_FPROP = 0, /* y = conv(x, w) */
+  TESSEL_CONV_DGRAD = 1, /* dx from dy (in y) and w: the data gradient */
+  TESSEL_CONV_WGRAD = 2  /* dw from x and dy (in y): the weight gradient */
+} tessel_conv_op;
+
+/* The activation of a convolution's epilogue (GELU is the tanh form, tessel/conv/conv_activation.hpp). */
+typedef enum tessel_activation {
+  TESSEL_ACTIVATION_NONE = 0,
+  TESSEL_ACTIVATION_RELU = 1,
+  TESSEL_ACTIVATION_GELU = 2,
+  TESSEL_ACTIVATION_SILU = 3
+} tessel_activation;
+
+/* Convolution (tessel/conv/conv_arguments.hpp has the definitions: cross-correlation, as cuDNN and
+ * PyTorch compute it), 2-D or 3-D by the rank of x:
+ *   2-D  x [N, H, W, C]      w [K, R, S, C/groups]      y [N, P, Q, K]
+ *   3-D  x [N, D, H, W, C]   w [K, T, R, S, C/groups]   y [N, Z, P, Q, K]
+ * with P = floor((H + 2 pad_h - (dilation_h (R - 1) + 1)) / stride_h) + 1 (Z from D, T; Q from W, S).
+ * Channel group g connects input channels [g C/groups, (g+1) C/groups) to output channels
+ * [g K/groups, (g+1) K/groups); groups == C == K is depthwise.
+ * The pass writes one of the three tensors and reads the other two:
+ *   fprop  writes y  from x and w
+ *   dgrad  writes x  (dx) from y (dy) and w
+ *   wgrad  writes w  (dw) from x and y (dy)
+ * through the epilogue out = act(alpha * acc + beta * residual + bias). residual is optional (ndim
+ * 0; then beta must be 0) and has the written tensor's shape, strides and dtype; bias is optional,
+ * fp32 1-D with one value per output channel of the written tensor (K for fprop, C for dgrad; wgrad
+ * takes none). x, w, y and residual share one dtype, f16 or bf16; accumulation is fp32.
+ * Layout: channels last. Every tensor's last dimension (the channels) has stride 1; x's and y's
+ * other strides are free (torch's channels_last tensors, seen as [N, H, W, C] by a permutation,
+ * are read in place); of w only the stride between filters is free, the taps of one filter are
+ * dense ([R, S, C/groups] packed). The stride of an extent-1 dimension does not count. Any channel
+ * count works, and any pointer aligned to its element (16-byte aligned rows run faster).
+ * A 2-D problem leaves pad_d 0 and stride_d, dilation_d 1. Reasons start with the tensor's name
+ * (its `name`, else "x", "w", "y", "residual", "bias"), or with the argument the host API's
+ * validator names ("pad_h: ...", "groups: ...", "c: 66 is not divisible by groups 4 ...",
+ * "<x's name>.stride_h: ..."). */
+typedef struct tessel_conv_problem {
+  int32_t op;                      /* a tessel_conv_op */
+  tessel_tensor x, w, y;
+  tessel_tensor residual;          /* optional */
+  tessel_tensor bias;              /* optional; fp32 [K] (fprop) or [C] (dgrad) */
+  int64_t pad_d, pad_h, pad_w;     /* zero padding on both sides of each spatial dimension */
+  int64_t stride_d, stride_h, stride_w;
+  int64_t dilation_d, dilation_h, dilation_w;
+  int64_t groups;
+  float alpha, beta;
+  int32_t activation;              /* a tessel_activation */
+  char const* kernel;      /* a registry name (`tessel list`), or NULL / "auto" for the library's choice */
+  void* workspace;         /* the caller's scratch (see "Workspace" above), or NULL: the library's pool */
+  size_t workspace_bytes;  /* its size, at least tessel_conv_workspace_size's answer */
+} tessel_conv_problem;
+
 /* TESSEL_C_API_VERSION of the library linked. */
 int tessel_c_api_version(void);
 
@@ -200,6 +260,29 @@ tessel_status tessel_attention_can_implement(tessel_attention_problem const* p, 
  * return at once. */
 tessel_status tessel_attention_forward(tessel_attention_problem const* p, cudaStream_t stream, char* reason,
                                        size_t reason_size);
+
+/* Zeroes *p, then sets op fprop, strides and dilations 1, groups 1, alpha 1, beta 0, no activation,
+ * every tensor absent. */
+void tessel_conv_problem_init(tessel_conv_problem* p);
+
+/* Checks every argument rule of tessel_conv without calling CUDA: the C ABI's own (ranks, dtypes,
+ * shapes that agree, channels and filter taps contiguous) then the host API's conv_validate. */
+tessel_status tessel_conv_check(tessel_conv_problem const* p, char* reason, size_t reason_size);
+
+/* tessel_conv_check, then whether a compiled kernel takes the problem on the current device;
+ * *kernel_name (if not NULL) receives the kernel's registry name (a static string: "gemm:<GEMM
+ * kernel>" for a 1x1 convolution the GEMM API runs, "epilogue-only" or "none" for calls that need
+ * no convolution kernel), or NULL. Launches nothing. */
+tessel_status tessel_conv_can_implement(tessel_conv_problem const* p, char const** kernel_name, char* reason,
+                                        size_t reason_size);
+
+/* The scratch bytes tessel_conv(p) takes on the current device (the partial sums of a split wgrad
+ * reduction, or a 1x1 GEMM's staging; 0 for most problems), in *bytes. Launches nothing. */
+tessel_status tessel_conv_workspace_size(tessel_conv_problem const* p, size_t* bytes, char* reason, size_t reason_size);
+
+/* Runs the convolution on `stream` (asynchronous; errors left pending by earlier work come back as
+ * TESSEL_STATUS_CUDA_ERROR). Problems whose output has no elements return at once. */
+tessel_status tessel_conv(tessel_conv_problem const* p, cudaStream_t stream, char* reason, size_t reason_size);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,9 +1,9 @@
 // python/src/module.cpp -- tessel._C, the extension module: array objects in (arrays.hpp), the C
 // ABI (tessel/c_api.h) underneath. tessel/__init__.py is its public face and documents it.
 //
-// A call (gemm, attention) inspects its array arguments (no CUDA yet), settles the stream,
+// A call (gemm, attention, conv) inspects its array arguments (no CUDA yet), settles the stream,
 // exports DLPack operands for that stream, checks every rule through the C ABI's check
-// (tessel_gemm_check, tessel_attention_check; still no CUDA: refusals work on machines without a
+// (tessel_gemm_check, tessel_attention_check, tessel_conv_check; still no CUDA: refusals work on machines without a
 // GPU), allocates the outputs left None through the registered allocator, finds the device of
 // __cuda_array_interface__ pointers, and only then makes the operands' device current and runs,
 // with the GIL released.
@@ -19,8 +19,10 @@
 #include <stdexcept>
 #include <string>
 #include <tessel/attention/attention.hpp>
+#include <tessel/conv/conv.hpp>
 #include <tessel/gemm/device/gemm_registry.hpp>
 #include <tessel/runtime/device.hpp>
+#include <vector>
 
 #include "arrays.hpp"
 
@@ -494,6 +496,228 @@ py::list attention_kernel_list() {
   return r;
 }
 
+// ---- convolution -------------------------------------------------------------------------------
+
+constexpr char kConvRank[] =
+    "convolution tensors are 4-D (x [N, H, W, C], w [K, R, S, C/groups]) or 5-D (x [N, D, H, W, C], "
+    "w [K, T, R, S, C/groups])";
+constexpr char kBiasRank[] = "the bias is 1-D, one fp32 per output channel";
+
+// The tensors of one pass, as tessel.conv / conv_dgrad / conv_wgrad name them: its two inputs and
+// the slot (x, w or y of tessel_conv_problem) each one and the output fill.
+struct ConvPass {
+  std::int32_t op;
+  char const* in_a;       // "x" (fprop, wgrad) or "dy" (dgrad)
+  char const* in_b;       // "w" (fprop, dgrad) or "dy" (wgrad)
+  char const* out_shape;  // the argument giving the output's shape when out is None ("" for fprop)
+  char const* call;
+};
+
+ConvPass conv_pass_of(py::handle op) {
+  if (!PyUnicode_Check(op.ptr())) throw py::type_error("op: expected 'fprop', 'dgrad' or 'wgrad', got " + type_of(op));
+  std::string const s = op.cast<std::string>();
+  if (s == "fprop") return {TESSEL_CONV_FPROP, "x", "w", "", "tessel.conv"};
+  if (s == "dgrad") return {TESSEL_CONV_DGRAD, "dy", "w", "x_shape", "tessel.conv_dgrad"};
+  if (s == "wgrad") return {TESSEL_CONV_WGRAD, "x", "dy", "w_shape", "tessel.conv_wgrad"};
+  throw py::value_error("op: '" + s + "' is not 'fprop', 'dgrad' or 'wgrad'");
+}
+
+std::int32_t activation_of(py::handle a) {
+  if (a.is_none()) return TESSEL_ACTIVATION_NONE;
+  if (!PyUnicode_Check(a.ptr()))
+    throw py::type_error("activation: expected None, 'relu', 'gelu' or 'silu', got " + type_of(a));
+  std::string const s = a.cast<std::string>();
+  if (s == "none") return TESSEL_ACTIVATION_NONE;
+  if (s == "relu") return TESSEL_ACTIVATION_RELU;
+  if (s == "gelu") return TESSEL_ACTIVATION_GELU;
+  if (s == "silu") return TESSEL_ACTIVATION_SILU;
+  throw py::value_error("activation: '" + s + "' is not one of None, 'relu', 'gelu' (tanh form) or 'silu'");
+}
+
+// stride / padding / dilation: one int for every spatial dimension, or one int per dimension
+// (outermost first); written into (d, h, w), the dimensions a 2-D problem lacks left as they are.
+void spatial_of(py::handle v, char const* name, int dims, std::int64_t* d, std::int64_t* h, std::int64_t* w) {
+  std::int64_t* const slot[3] = {d, h, w};
+  int const first = 3 - dims;
+  if (PyIndex_Check(v.ptr()) && !PyBool_Check(v.ptr())) {
+    std::int64_t const x = integer(v, name);
+    for (int i = first; i < 3; ++i) *slot[i] = x;
+    return;
+  }
+  if (!PyTuple_Check(v.ptr()) && !PyList_Check(v.ptr()))
+    throw py::type_error(std::string(name) + ": expected an int or " + std::to_string(dims) + " ints, got " + type_of(v));
+  py::sequence const seq = py::reinterpret_borrow<py::sequence>(v);
+  if (int(seq.size()) != dims)
+    throw py::value_error(std::string(name) + ": has " + std::to_string(seq.size()) + " values, but the convolution is " +
+                          std::to_string(dims) + "-D; give one int or " + std::to_string(dims));
+  for (int i = 0; i < dims; ++i) {
+    std::string const item = std::string(name) + "[" + std::to_string(i) + "]";
+    *slot[first + i] = integer(seq[i], item.c_str());
+  }
+}
+
+// A shape argument (x_shape, w_shape): a sequence of ints.
+std::optional<std::vector<std::int64_t>> shape_of(py::handle v, char const* name) {
+  if (v.is_none()) return std::nullopt;
+  if (!PyTuple_Check(v.ptr()) && !PyList_Check(v.ptr()) && !py::hasattr(v, "__len__"))
+    throw py::type_error(std::string(name) + ": expected a shape (a sequence of ints), got " + type_of(v));
+  py::sequence const seq = py::reinterpret_borrow<py::sequence>(v);
+  if (seq.size() == 0 || seq.size() > TESSEL_MAX_DIMS)
+    throw py::value_error(std::string(name) + ": has " + std::to_string(seq.size()) + " extents; " + kConvRank);
+  std::vector<std::int64_t> r;
+  for (std::size_t i = 0; i < seq.size(); ++i) {
+    std::string const item = std::string(name) + "[" + std::to_string(i) + "]";
+    r.push_back(integer(seq[i], item.c_str()));
+  }
+  return r;
+}
+
+// The y an allocation would make for fprop: [N, (Z,) P, Q, K] from x, w and the steps. Where the
+// ranks or the steps describe no convolution, a stand-in of x's rank that the check refuses (for x,
+// w or the step, whose rules come before y's shape).
+tessel_tensor planned_conv_out(tessel_conv_problem const& p) {
+  tessel_dtype const dtype = tessel_dtype(p.x.dtype);
+  int const rank = p.x.ndim == 5 ? 5 : 4;
+  std::int64_t const n = p.x.ndim >= 4 ? p.x.shape[0] : 0;
+  std::int64_t const k = p.w.ndim >= 1 ? p.w.shape[0] : 0;
+  tessel_tensor const stand_in =
+      rank == 5 ? planned("out", dtype, {n, 1, 1, 1, k}) : planned("out", dtype, {n, 1, 1, k});
+  if ((p.x.ndim != 4 && p.x.ndim != 5) || p.w.ndim != p.x.ndim) return stand_in;
+  bool const three_d = rank == 5;
+  tessel::ConvArguments a;
+  a.spatial_dims = three_d ? 3 : 2;
+  a.d = three_d ? p.x.shape[1] : 1, a.h = p.x.shape[rank - 3], a.w = p.x.shape[rank - 2];
+  a.t = three_d ? p.w.shape[1] : 1, a.r = p.w.shape[rank - 3], a.s = p.w.shape[rank - 2];
+  a.pad_d = p.pad_d, a.pad_h = p.pad_h, a.pad_w = p.pad_w;
+  a.stride_d = p.stride_d, a.stride_h = p.stride_h, a.stride_w = p.stride_w;
+  a.dilation_d = p.dilation_d, a.dilation_h = p.dilation_h, a.dilation_w = p.dilation_w;
+  for (std::int64_t v : {a.d, a.h, a.w, a.t, a.r, a.s, a.pad_d, a.pad_h, a.pad_w, a.dilation_d, a.dilation_h,
+                         a.dilation_w})
+    if (v > tessel::kConvMaxExtent) return stand_in;  // conv_validate refuses it; no overflow in the formula
+  tessel::ConvOutputExtents e;
+  try {
+    e = tessel::conv_output_extents(a);
+  } catch (tessel::conv::ProblemSizeError const&) {
+    return stand_in;
+  }
+  if (three_d) return planned("out", dtype, {n, e.z, e.p, e.q, k});
+  return planned("out", dtype, {n, e.p, e.q, k});
+}
+
+// "(4, 5)": Python's tuple text, as the C ABI's reasons write shapes.
+std::string tuple_text(std::vector<std::int64_t> const& v) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + (v.size() == 1 ? ",)" : ")");
+}
+
+tessel_tensor planned_from_shape(std::vector<std::int64_t> const& shape, tessel_dtype dtype) {
+  tessel_tensor t = planned("out", dtype, {});
+  t.ndim = std::int32_t(shape.size());
+  std::int64_t packed = 1;
+  for (int i = t.ndim - 1; i >= 0; --i) {
+    t.shape[i] = shape[std::size_t(i)];
+    t.strides[i] = packed;
+    packed *= t.shape[i] > 1 ? t.shape[i] : 1;
+  }
+  return t;
+}
+
+py::object conv_call(Mode mode, py::handle op, py::handle a, py::handle b, py::handle out, py::handle out_shape,
+                     py::handle bias, py::handle residual, py::handle stride, py::handle padding,
+                     py::handle dilation, py::handle groups, py::handle activation, py::handle alpha, py::handle beta,
+                     py::handle stream, py::handle kernel) {
+  ConvPass const pass = conv_pass_of(op);
+  tessel_conv_problem p;
+  tessel_conv_problem_init(&p);
+  p.op = pass.op;
+  p.alpha = real(alpha, "alpha"), p.beta = real(beta, "beta");
+  p.groups = integer(groups, "groups");
+  p.activation = activation_of(activation);
+  std::optional<std::string> const kernel_name = kernel_of(kernel, "tessel.conv_kernels()");
+  std::optional<std::vector<std::int64_t>> const shape = shape_of(out_shape, pass.op == TESSEL_CONV_FPROP ? "out_shape" : pass.out_shape);
+
+  Operand A = inspect(a, pass.in_a, kConvRank), B = inspect(b, pass.in_b, kConvRank);
+  std::optional<Operand> O, R, Bias;
+  if (!out.is_none()) O = inspect(out, "out", kConvRank);
+  if (!residual.is_none()) R = inspect(residual, "residual", kConvRank);
+  if (!bias.is_none()) Bias = inspect(bias, "bias", kBiasRank);
+  auto const operands = [&] { return Operands{&A, &B, opt(O), opt(R), opt(Bias)}; };
+  same_device(operands());
+
+  std::intptr_t const s = call_stream(stream, A);
+  export_for(operands(), s);
+  // The steps, by the rank of the first input (x, or dy for dgrad; known once exported): 4-D is
+  // 2-D, 5-D is 3-D.
+  int const dims = A.t.ndim == 5 ? 3 : 2;
+  spatial_of(stride, "stride", dims, &p.stride_d, &p.stride_h, &p.stride_w);
+  spatial_of(padding, "padding", dims, &p.pad_d, &p.pad_h, &p.pad_w);
+  spatial_of(dilation, "dilation", dims, &p.dilation_d, &p.dilation_h, &p.dilation_w);
+  tessel_tensor* const slot_a = pass.op == TESSEL_CONV_DGRAD ? &p.y : &p.x;
+  tessel_tensor* const slot_b = pass.op == TESSEL_CONV_WGRAD ? &p.y : &p.w;
+  tessel_tensor* const slot_out = pass.op == TESSEL_CONV_FPROP ? &p.y : pass.op == TESSEL_CONV_DGRAD ? &p.x : &p.w;
+  *slot_a = A.t, *slot_b = B.t;
+  if (R) p.residual = R->t;
+  if (Bias) p.bias = Bias->t;
+  p.kernel = kernel_name ? kernel_name->c_str() : nullptr;
+  if (O) {
+    if (shape && pass.op != TESSEL_CONV_FPROP) {
+      bool same = int(shape->size()) == O->t.ndim;
+      for (int i = 0; same && i < O->t.ndim; ++i) same = (*shape)[std::size_t(i)] == O->t.shape[i];
+      if (!same)
+        throw py::value_error(std::string(pass.out_shape) + ": " + tuple_text(*shape) + " differs from out's " +
+                              tuple_text(std::vector<std::int64_t>(O->t.shape, O->t.shape + O->t.ndim)));
+    }
+    *slot_out = O->t;
+  } else if (pass.op == TESSEL_CONV_FPROP) {
+    *slot_out = planned_conv_out(p);
+  } else if (shape) {
+    *slot_out = planned_from_shape(*shape, tessel_dtype(A.t.dtype));
+  } else {
+    throw py::value_error(std::string(pass.out_shape) + ": needed when out is None; " + pass.call +
+                          (pass.op == TESSEL_CONV_DGRAD
+                               ? " cannot tell dx's extents from dy's (at a stride above 1 several input sizes give "
+                                 "one output size): pass x_shape, x's [N, (D,) H, W, C], or out"
+                               : " cannot tell the filter's extents from x and dy alone: pass w_shape, the filters' "
+                                 "[K, (T,) R, S, C/groups], or out"));
+  }
+  check(tessel_conv_check, p);
+
+  if (!O && mode != Mode::kernel) {  // conv_kernel() only names the kernel: no output needed
+    O = allocate(a, A.device, *slot_out, pass.call, kConvRank, s);
+    same_device(operands());
+    *slot_out = O->t;
+    check(tessel_conv_check, p);
+  }
+  if (O) check_output(*O, {&A, &B}, " (residual may be out itself)");
+
+  DeviceGuard const guard(settle_device(operands()));
+  if (mode == Mode::kernel) {
+    char why[1024];
+    char const* name = nullptr;
+    tessel_status const st = tessel_conv_can_implement(&p, &name, why, sizeof why);
+    if (st != TESSEL_STATUS_SUCCESS) raise(st, why);
+    return name != nullptr ? py::object(py::str(name)) : py::object(py::none());
+  }
+  wait_for_producers(operands(), s);
+  cudaStream_t const cs = reinterpret_cast<cudaStream_t>(s);
+  run_without_gil([&](char* why, std::size_t size) { return tessel_conv(&p, cs, why, size); });
+  return O->obj;
+}
+
+py::list conv_kernel_list() {
+  py::list r;
+  for (int i = 0; i < tessel::conv_kernel_count(); ++i) {
+    tessel::ConvKernelInfo const k = tessel::conv_kernel_info(i);
+    py::dict e;
+    e["name"] = k.name;
+    e["description"] = k.description;
+    e["min_cc"] = k.min_sm;
+    r.append(e);
+  }
+  return r;
+}
+
 py::dict device_dict(int index) {
   std::string why;
   std::optional<tessel::DeviceInfo> const d = tessel::query_device(index, &why);
@@ -577,6 +801,34 @@ PYBIND11_MODULE(_C, m) {
       py::arg("kernel") = py::none(),
       "attention forward on `stream` (tessel.attention documents it); returns out, or (out, lse) with return_lse");
   m.def("attention_kernels", &attention_kernel_list, "the compiled attention kernels, as `tessel list` prints them");
+  m.def(
+      "conv",
+      [](py::object op, py::object a, py::object b, py::object out, py::object out_shape, py::object bias,
+         py::object residual, py::object stride, py::object padding, py::object dilation, py::object groups,
+         py::object activation, py::object alpha, py::object beta, py::object stream, py::object kernel) {
+        return conv_call(Mode::run, op, a, b, out, out_shape, bias, residual, stride, padding, dilation, groups,
+                         activation, alpha, beta, stream, kernel);
+      },
+      py::arg("op"), py::arg("a"), py::arg("b"), py::arg("out") = py::none(), py::arg("out_shape") = py::none(),
+      py::arg("bias") = py::none(), py::arg("residual") = py::none(), py::arg("stride") = 1, py::arg("padding") = 0,
+      py::arg("dilation") = 1, py::arg("groups") = 1, py::arg("activation") = py::none(), py::arg("alpha") = 1.0,
+      py::arg("beta") = 0.0, py::arg("stream") = py::none(), py::arg("kernel") = py::none(),
+      "the convolution pass `op` ('fprop': a = x, b = w; 'dgrad': a = dy, b = w; 'wgrad': a = x, b = dy) on "
+      "`stream` (tessel.conv, conv_dgrad and conv_wgrad document it); returns out");
+  m.def(
+      "conv_kernel",
+      [](py::object op, py::object a, py::object b, py::object out, py::object out_shape, py::object bias,
+         py::object residual, py::object stride, py::object padding, py::object dilation, py::object groups,
+         py::object activation, py::object alpha, py::object beta, py::object stream, py::object kernel) {
+        return conv_call(Mode::kernel, op, a, b, out, out_shape, bias, residual, stride, padding, dilation, groups,
+                         activation, alpha, beta, stream, kernel);
+      },
+      py::arg("op"), py::arg("a"), py::arg("b"), py::arg("out") = py::none(), py::arg("out_shape") = py::none(),
+      py::arg("bias") = py::none(), py::arg("residual") = py::none(), py::arg("stride") = 1, py::arg("padding") = 0,
+      py::arg("dilation") = 1, py::arg("groups") = 1, py::arg("activation") = py::none(), py::arg("alpha") = 1.0,
+      py::arg("beta") = 0.0, py::arg("stream") = py::none(), py::arg("kernel") = py::none(),
+      "the registry name of the kernel conv would run; checks the arguments as conv does and launches nothing");
+  m.def("conv_kernels", &conv_kernel_list, "the compiled convolution kernels, as `tessel list` prints them");
   m.def(
       "_set_allocator",
       [](py::object fn) {

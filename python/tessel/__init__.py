@@ -9,12 +9,18 @@
     k, v = torch.randn_like(q), torch.randn_like(q)
     o = tessel.attention(q, k, v, causal=True)  # flash-attention forward, [B, S, H, D]
 
-`tessel.gemm` and `tessel.attention` take any CUDA array: torch tensors, and any object with
+    x = torch.randn(8, 64, 56, 56, device="cuda", dtype=torch.bfloat16).to(memory_format=torch.channels_last)
+    w = torch.randn(128, 64, 3, 3, device="cuda", dtype=torch.bfloat16).to(memory_format=torch.channels_last)
+    y = tessel.conv(x.permute(0, 2, 3, 1), w.permute(0, 2, 3, 1), padding=1)   # NHWC [8, 56, 56, 128]
+
+`tessel.gemm`, `tessel.attention` and the convolutions (`tessel.conv`, `conv_dgrad`, `conv_wgrad`)
+take any CUDA array: torch tensors, and any object with
 ``__dlpack__`` (CuPy, JAX, ...) or ``__cuda_array_interface__``. `tessel.torch` (imported with
 tessel when torch already is, else by ``import tessel.torch``) registers ``torch.ops.tessel.gemm``
 (autograd, torch.compile, CUDA graphs), a drop-in ``tessel.torch.Linear``,
-``torch.ops.tessel.attention`` (forward only) and ``tessel.torch.scaled_dot_product_attention``.
-``python -m tessel.bench gemm|attention`` times tessel against torch.matmul and SDPA.
+``torch.ops.tessel.attention`` (forward only), ``tessel.torch.scaled_dot_product_attention``,
+``torch.ops.tessel.conv`` (fprop, F.conv2d's layout) and ``tessel.torch.conv2d`` / ``conv3d``.
+``python -m tessel.bench gemm|attention|conv`` times tessel against torch.matmul, SDPA and F.conv2d.
 
 Errors: TypeError when an argument is not an array or its dtype is not supported, ValueError when
 its device, shape or strides break a rule, RuntimeError when CUDA fails (CUDA's text included);
@@ -25,7 +31,8 @@ import sys as _sys
 from . import _C
 
 __version__ = "0.1.0"
-__all__ = ["gemm", "gemm_kernel", "gemm_kernels", "attention", "attention_kernels", "device_count", "device_info"]
+__all__ = ["gemm", "gemm_kernel", "gemm_kernels", "attention", "attention_kernels", "conv", "conv_dgrad", "conv_wgrad",
+           "conv_kernel", "conv_kernels", "device_count", "device_info"]
 
 
 def gemm(a, b, *, out=None, alpha=1.0, beta=0.0, c=None, stream=None, kernel=None, tf32=False):
@@ -110,6 +117,93 @@ def attention(q, k, v, *, out=None, lse=None, return_lse=False, softmax_scale=No
     """
     return _C.attention(q, k, v, out, lse, return_lse, softmax_scale, causal, window, softcap, align, cu_seqlens_q,
                         cu_seqlens_k, max_seqlen_q, max_seqlen_k, stream, kernel)
+
+
+def conv(x, w, *, bias=None, stride=1, padding=0, dilation=1, groups=1, activation=None, alpha=1.0, beta=0.0,
+         residual=None, out=None, stream=None, kernel=None):
+    """Convolution forward (fprop) on the GPU, asynchronously on `stream`; returns out.
+
+        out = act(alpha * conv(x, w) + beta * residual + bias)
+
+    conv is cross-correlation, as F.conv2d / F.conv3d compute it, 2-D or 3-D by the rank of x:
+    x [N, H, W, C] and w [K, R, S, C/groups] give out [N, P, Q, K]; x [N, D, H, W, C] and
+    w [K, T, R, S, C/groups] give out [N, Z, P, Q, K], with P = (H + 2 pad - dilation (R - 1) - 1)
+    // stride + 1 per spatial dimension. Channels last: a torch tensor in channels_last
+    (channels_last_3d) memory format is ``t.permute(0, 2, 3, 1)`` (``t.permute(0, 2, 3, 4, 1)``),
+    a view read in place; a weight [K, C/groups, R, S] in channels_last likewise.
+
+    x, w, out and residual share one dtype, float16 or bfloat16 (accumulation float32). Every
+    tensor's channel dimension is contiguous (stride 1); x's, out's and residual's other strides are
+    free; w's filters may lie any distance apart but each filter's taps are packed. Any channel
+    count works (C = 3, 33, ...), groups included (depthwise: groups = C = K).
+
+    stride, padding, dilation: an int for every spatial dimension or one per dimension (outermost
+    first). groups divides C and K. bias: float32 [K]. activation: None, "relu", "gelu" (the tanh
+    form, F.gelu(approximate="tanh")) or "silu". residual (needed for beta != 0): out's shape and
+    strides. out: written in place when given (it may be residual itself), else allocated through
+    x's array library (packed [N, (Z,) P, Q, K]). stream and the rules for devices are tessel.gemm's;
+    kernel: a name from conv_kernels() to force one.
+
+    Errors: TypeError for a dtype or an argument of the wrong type, ValueError for a shape, a
+    stride, a device or an argument's rule (the message starts with the argument's name: "w: ...",
+    "padding: ...", "c: 66 is not divisible by groups 4 ..."), RuntimeError for a CUDA failure.
+    """
+    return _C.conv("fprop", x, w, out, None, bias, residual, stride, padding, dilation, groups, activation, alpha, beta,
+                   stream, kernel)
+
+
+def conv_dgrad(dy, w, *, x_shape=None, bias=None, stride=1, padding=0, dilation=1, groups=1, activation=None,
+               alpha=1.0, beta=0.0, residual=None, out=None, stream=None, kernel=None):
+    """The data gradient of tessel.conv (torch.nn.grad.conv2d_input in channels-last layout):
+    returns dx = act(alpha * conv_transpose(dy, w) + beta * residual + bias), dx [N, (D,) H, W, C].
+
+    dy is [N, (Z,) P, Q, K] (tessel.conv's out), w [K, (T,) R, S, C/groups]; stride, padding,
+    dilation and groups are the forward convolution's. x_shape, dx's shape [N, (D,) H, W, C], is
+    needed when out is None (at a stride above 1 several input sizes give one output size); with
+    out given it must match out's shape or be None. bias: float32 [C]. The other arguments and the
+    errors are tessel.conv's.
+    """
+    return _C.conv("dgrad", dy, w, out, x_shape, bias, residual, stride, padding, dilation, groups, activation, alpha,
+                   beta, stream, kernel)
+
+
+def conv_wgrad(x, dy, *, w_shape=None, stride=1, padding=0, dilation=1, groups=1, activation=None, alpha=1.0,
+               beta=0.0, residual=None, out=None, stream=None, kernel=None):
+    """The weight gradient of tessel.conv (torch.nn.grad.conv2d_weight in channels-last layout):
+    returns dw = act(alpha * sum over N and the output pixels of dy x + beta * residual),
+    dw [K, (T,) R, S, C/groups].
+
+    x is [N, (D,) H, W, C], dy [N, (Z,) P, Q, K]; w_shape, dw's shape, is needed when out is None.
+    The reduction over the batch and pixels is split over the SMs when the filters are few, in a
+    fixed order: the same bits on every run on one GPU. No bias. The other arguments and the
+    errors are tessel.conv's; out (or the allocated dw) has packed taps.
+    """
+    return _C.conv("wgrad", x, dy, out, w_shape, None, residual, stride, padding, dilation, groups, activation, alpha,
+                   beta, stream, kernel)
+
+
+def conv_kernel(op, a, b, **kwargs):
+    """The name of the kernel the convolution pass `op` ("fprop": a = x, b = w; "dgrad": a = dy,
+    b = w; "wgrad": a = x, b = dy) would run with these keyword arguments (those of tessel.conv,
+    plus x_shape / w_shape); checks them as the call does and launches nothing. "gemm:<name>" is a
+    1x1 convolution the GEMM kernels run; "epilogue-only" / "none" are calls that need no
+    convolution kernel."""
+    shape = kwargs.pop("x_shape", None) if op == "dgrad" else kwargs.pop("w_shape", None) if op == "wgrad" else None
+    known = {"bias", "stride", "padding", "dilation", "groups", "activation", "alpha", "beta", "residual", "out",
+             "stream", "kernel"}
+    unknown = sorted(set(kwargs) - known)
+    if unknown:
+        raise TypeError(f"{unknown[0]}: not an argument of tessel.conv_kernel({op!r}, ...)")
+    g = kwargs.get
+    return _C.conv_kernel(op, a, b, g("out"), shape, g("bias"), g("residual"), g("stride", 1), g("padding", 0),
+                          g("dilation", 1), g("groups", 1), g("activation"), g("alpha", 1.0), g("beta", 0.0),
+                          g("stream"), g("kernel"))
+
+
+def conv_kernels():
+    """The compiled convolution kernels, one dict each (name, description, min_cc); the GEMM
+    kernels that run 1x1 convolutions are gemm_kernels()."""
+    return _C.conv_kernels()
 
 
 def attention_kernels():

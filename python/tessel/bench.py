@@ -1,11 +1,13 @@
-"""Times tessel against what PyTorch users run today, in one process: ``python -m tessel.bench gemm``
-and ``python -m tessel.bench attention``.
+"""Times tessel against what PyTorch users run today, in one process: ``python -m tessel.bench gemm``,
+``python -m tessel.bench attention`` and ``python -m tessel.bench conv``.
 
     python -m tessel.bench gemm                          # the default problems, table + JSON
     python -m tessel.bench gemm --problems 4096x4096x4096 8x1024x1024x1024 --dtype fp16 --layout nt
     python -m tessel.bench gemm --json /tmp/r.json --iters 50
     python -m tessel.bench attention                     # tessel.attention against SDPA (cuDNN, flash)
     python -m tessel.bench attention --problems b2-h16-kv4-s8192-d128-causal --dtype fp16
+    python -m tessel.bench conv                          # tessel.conv / conv_dgrad / conv_wgrad against cuDNN via torch
+    python -m tessel.bench conv --problems n128-h56-w56-c64-k64-r3-s3-pad1 --ops fprop wgrad
 
 Method (the CLI's, docs/PERF.md): inputs uniform(-1, 1) (fp8: uniform(-2, 2) rounded), never
 zeros; per problem enough input sets that together they exceed twice the L2, each launch (either
@@ -40,8 +42,23 @@ heads), passed when max |out - ref| <= 2 max |sdpa - ref| + one ulp of the dtype
 (FlashAttention-3's rule, SDPA's cuDNN output, else its flash output, as the low-precision
 reference). A backend that refuses a problem is reported with its error and left out of the timing.
 
+Convolution (``conv``): tessel.conv, conv_dgrad and conv_wgrad against what torch runs for
+F.conv2d / F.conv3d and their backward: F.conv2d (F.conv3d) for fprop,
+torch.nn.grad.conv2d_input (conv3d_input) for dgrad and torch.nn.grad.conv2d_weight
+(conv3d_weight) for wgrad -- the aten.convolution_backward that autograd calls, one gradient at a
+time -- with torch.backends.cudnn.benchmark on (cuDNN's fastest algorithm per shape, picked during
+the warm-up). Both sides read the same channels_last tensors: torch gets them as they are
+([N, C, H, W] in channels_last memory format, weights [K, C/groups, R, S] likewise), tessel the
+[N, H, W, C] / [K, R, S, C/groups] views of the same memory (no copies). tessel writes into a
+preallocated output; torch allocates its result, as users call it. The layers are bench/conv.txt's
+(the CLI's suite: ResNet-50's 3x3 and 1x1 layers at batch 128 and its 7x7 stride-2 stem, C = 33 /
+K = 65, a U-Net 3x3 C320, a 3-D 3x3x3 C64, depthwise 3x3 C256..1024); FLOPs 2 N Z P Q K T R S C /
+groups for every pass. Verification, once per problem before timing: both results against a
+float32 reference (the same torch op on float32 copies, TF32 off), passed when max |tessel - ref|
+<= 2 max |torch - ref| + one ulp of the dtype at max |ref| (the attention suite's rule).
+
 The JSON (DESIGN.md section 6) goes to bench/results/<suite>-<gpu>.json (--out-dir, --json); the
-suites are python-gemm and python-attention.
+suites are python-gemm, python-attention and python-conv.
 """
 import argparse
 import datetime
@@ -713,11 +730,278 @@ def attention_main(argv):
     return 1 if failed else 0
 
 
+# ---- convolution ------------------------------------------------------------------------------------
+
+_CONV_DTYPES = ("bf16", "fp16")
+_CONV_OPS = ("fprop", "dgrad", "wgrad")
+# (problem, dtype, passes): bench/conv.txt's layers, the CLI's convolution suite.
+_DEFAULT_CONV = [
+    ("n128-h224-w224-c3-k64-r7-s7-stride2-pad3", "bf16", _CONV_OPS),  # ResNet-50's stem
+    ("n128-h224-w224-c3-k64-r7-s7-stride2-pad3", "fp16", ("fprop",)),
+    ("n128-h56-w56-c64-k64-r3-s3-pad1", "bf16", _CONV_OPS),  # ResNet-50 3x3 layers
+    ("n128-h28-w28-c128-k128-r3-s3-pad1", "bf16", _CONV_OPS),
+    ("n128-h14-w14-c256-k256-r3-s3-pad1", "bf16", _CONV_OPS),
+    ("n128-h7-w7-c512-k512-r3-s3-pad1", "bf16", _CONV_OPS),
+    ("n128-h56-w56-c256-k64-r1-s1", "bf16", _CONV_OPS),  # ResNet-50 1x1 layers
+    ("n128-h14-w14-c1024-k256-r1-s1", "bf16", _CONV_OPS),
+    ("n128-h28-w28-c512-k1024-r1-s1-stride2", "bf16", _CONV_OPS),
+    ("n64-h57-w57-c33-k65-r3-s3-pad1", "bf16", _CONV_OPS),  # odd channel counts
+    ("n8-h64-w64-c320-k320-r3-s3-pad1", "bf16", _CONV_OPS),  # U-Net
+    ("n4-d16-h56-w56-c64-k64-t3-r3-s3-pad1", "bf16", _CONV_OPS),  # 3-D
+    ("n128-h28-w28-c256-k256-r3-s3-pad1-g256", "bf16", _CONV_OPS),  # depthwise
+    ("n128-h14-w14-c512-k512-r3-s3-pad1-g512", "bf16", _CONV_OPS),
+    ("n128-h14-w14-c1024-k1024-r3-s3-pad1-g1024", "bf16", _CONV_OPS),
+]
+_CONV_FIELDS = {"n": "n", "d": "d", "h": "h", "w": "w", "c": "c", "k": "k", "t": "t", "r": "r", "s": "s",
+                "pad": "pad", "stride": "stride", "dil": "dilation", "g": "groups"}
+
+
+def parse_conv_problem(text):
+    """'n128-h56-w56-c64-k64-r3-s3[-pad1][-stride2][-dil2][-g4][-d16-t3]' -> dict of n, d, h, w,
+    c, k, t, r, s, pad, stride, dilation, groups and dims (3 with d or t, else 2); pad, stride and
+    dilation apply to every spatial dimension."""
+    p = {}
+    for token in text.lower().split("-"):
+        key = token.rstrip("0123456789")
+        digits = token[len(key):]
+        if key not in _CONV_FIELDS or not digits or _CONV_FIELDS[key] in p:
+            raise argparse.ArgumentTypeError(
+                f"conv problem '{text}': '{token}' is not one of n<N> d<D> h<H> w<W> c<C> k<K> t<T> r<R> s<S> pad<P> "
+                "stride<S> dil<D> g<G> (each once)")
+        p[_CONV_FIELDS[key]] = int(digits)
+    for need in ("n", "h", "w", "c", "k", "r", "s"):
+        if need not in p:
+            raise argparse.ArgumentTypeError(f"conv problem '{text}': no {need} (n h w c k r s are needed)")
+    p["dims"] = 3 if "d" in p or "t" in p else 2
+    for key, default in (("d", 1), ("t", 1), ("pad", 0), ("stride", 1), ("dilation", 1), ("groups", 1)):
+        p.setdefault(key, default)
+    for key in ("n", "d", "h", "w", "c", "k", "t", "r", "s", "stride", "dilation", "groups"):
+        if p[key] < 1:
+            raise argparse.ArgumentTypeError(f"conv problem '{text}': {key} must be >= 1")
+    if p["c"] % p["groups"] or p["k"] % p["groups"]:
+        raise argparse.ArgumentTypeError(f"conv problem '{text}': groups {p['groups']} does not divide c and k")
+    if min(conv_out_extents(p)) < 1:
+        raise argparse.ArgumentTypeError(f"conv problem '{text}': the output is empty")
+    return p
+
+
+def conv_out_extents(p):
+    """(z, p, q): each spatial output extent, floor((in + 2 pad - dil (f - 1) - 1) / stride) + 1."""
+    def extent(i, f, pad):
+        return (i + 2 * pad - p["dilation"] * (f - 1) - 1) // p["stride"] + 1
+    z = extent(p["d"], p["t"], p["pad"]) if p["dims"] == 3 else 1
+    return z, extent(p["h"], p["r"], p["pad"]), extent(p["w"], p["s"], p["pad"])
+
+
+def conv_flops(p):
+    """2 N Z P Q K T R S C / groups, every pass (tessel/conv/conv_arguments.hpp's conv_flops)."""
+    z, pp, q = conv_out_extents(p)
+    return 2.0 * p["n"] * z * pp * q * p["k"] * p["t"] * p["r"] * p["s"] * (p["c"] // p["groups"])
+
+
+def conv_group_gemm(p, op):
+    """(m, n, k) of one group's implicit GEMM (conv_arguments.hpp's conv_group_gemm)."""
+    z, pp, q = conv_out_extents(p)
+    cg, kg, taps = p["c"] // p["groups"], p["k"] // p["groups"], p["t"] * p["r"] * p["s"]
+    if op == "fprop":
+        return p["n"] * z * pp * q, kg, taps * cg
+    if op == "dgrad":
+        return p["n"] * p["d"] * p["h"] * p["w"], cg, kg * taps
+    return kg, taps * cg, p["n"] * z * pp * q
+
+
+def conv_text(p):
+    spatial = "x".join(str(v) for v in ((p["d"],) if p["dims"] == 3 else ()) + (p["h"], p["w"]))
+    taps = "x".join(str(v) for v in ((p["t"],) if p["dims"] == 3 else ()) + (p["r"], p["s"]))
+    s = f"n{p['n']} {spatial} c{p['c']} k{p['k']} {taps}"
+    for key, name in (("stride", "stride"), ("pad", "pad"), ("dilation", "dil"), ("groups", "g")):
+        if p[key] != (0 if key == "pad" else 1):
+            s += f" {name}{p[key]}"
+    return s
+
+
+class _ConvProblem:
+    def __init__(self, torch, spec, dtype, op):
+        self.torch, self.p, self.dtype, self.op = torch, spec, dtype, op
+        self.t_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
+        dims = spec["dims"]
+        self.fmt = torch.channels_last_3d if dims == 3 else torch.channels_last
+        self.steps = {"stride": spec["stride"], "padding": spec["pad"], "dilation": spec["dilation"],
+                      "groups": spec["groups"]}
+        sp = ((spec["d"],) if dims == 3 else ()) + (spec["h"], spec["w"])
+        taps = ((spec["t"],) if dims == 3 else ()) + (spec["r"], spec["s"])
+        z, pp, q = conv_out_extents(spec)
+        out_sp = ((z,) if dims == 3 else ()) + (pp, q)
+        self.x_shape = (spec["n"], spec["c"]) + sp
+        self.w_shape = (spec["k"], spec["c"] // spec["groups"]) + taps
+        self.y_shape = (spec["n"], spec["k"]) + out_sp
+        self.out_shape = {"fprop": self.y_shape, "dgrad": self.x_shape, "wgrad": self.w_shape}[op]
+
+    def _rand(self, shape, gen, dtype=None):
+        torch = self.torch
+        t = torch.rand(shape, generator=gen, device="cuda") * 2 - 1
+        return t.to(dtype or self.t_dtype).contiguous(memory_format=self.fmt)
+
+    def make_set(self, seed):
+        """x, w, dy channels_last uniform(-1, 1) (never zeros), tessel's output, and the channels-last
+        views tessel reads: (x, w, dy, out, xv, wv, dyv, outv)."""
+        torch = self.torch
+        gen = torch.Generator(device="cuda")
+        gen.manual_seed(seed)
+        x, w, dy = self._rand(self.x_shape, gen), self._rand(self.w_shape, gen), self._rand(self.y_shape, gen)
+        out = torch.empty(self.out_shape, dtype=self.t_dtype, device="cuda", memory_format=self.fmt)
+        return (x, w, dy, out) + tuple(t.movedim(1, -1) for t in (x, w, dy, out))
+
+    def set_bytes(self):
+        el = 2
+        numel = sum(math.prod(s) for s in (self.x_shape, self.w_shape, self.y_shape, self.out_shape))
+        return el * numel
+
+    def tessel(self, x, w, dy, out, xv, wv, dyv, outv):
+        if self.op == "fprop":
+            return tessel.conv(xv, wv, out=outv, **self.steps)
+        if self.op == "dgrad":
+            return tessel.conv_dgrad(dyv, wv, out=outv, **self.steps)
+        return tessel.conv_wgrad(xv, dyv, out=outv, **self.steps)
+
+    def kernel(self, x, w, dy, out, xv, wv, dyv, outv):
+        a, b = {"fprop": (xv, wv), "dgrad": (dyv, wv), "wgrad": (xv, dyv)}[self.op]
+        return tessel.conv_kernel(self.op, a, b, out=outv, **self.steps)
+
+    def baseline_name(self):
+        d = self.p["dims"]
+        return {"fprop": f"F.conv{d}d", "dgrad": f"torch.nn.grad.conv{d}d_input",
+                "wgrad": f"torch.nn.grad.conv{d}d_weight"}[self.op]
+
+    def run_torch(self, x, w, dy):
+        """torch's result for this pass on these (channels_last) tensors: F.conv / torch.nn.grad."""
+        torch, d, st = self.torch, self.p["dims"], self.steps
+        F, grad = torch.nn.functional, torch.nn.grad
+        args = {"stride": st["stride"], "padding": st["padding"], "dilation": st["dilation"], "groups": st["groups"]}
+        if self.op == "fprop":
+            return (F.conv3d if d == 3 else F.conv2d)(x, w, None, **args)
+        if self.op == "dgrad":
+            return (grad.conv3d_input if d == 3 else grad.conv2d_input)(x.shape, w, dy, **args)
+        return (grad.conv3d_weight if d == 3 else grad.conv2d_weight)(x, w.shape, dy, **args)
+
+    def torch_side(self, x, w, dy, out, xv, wv, dyv, outv):
+        return self.run_torch(x, w, dy)
+
+
+def run_conv(torch, cp, args, l2_bytes):
+    """One convolution pass: each side once (verification), then the interleaved timing."""
+    p = cp.p
+    z, pp, q = conv_out_extents(p)
+    gm, gn, gk = conv_group_gemm(p, cp.op)
+    flops = conv_flops(p)
+    row = {"op": "conv", "pass": cp.op, "n": p["n"], "d": p["d"], "h": p["h"], "w": p["w"], "c": p["c"], "k": p["k"],
+           "t": p["t"], "r": p["r"], "s": p["s"], "z": z, "p": pp, "q": q, "pad": str(p["pad"]),
+           "stride": str(p["stride"]), "dilation": str(p["dilation"]), "groups": p["groups"], "gemm_m": gm,
+           "gemm_n": gn, "gemm_k": gk, "dtype": cp.dtype, "layout": "channels_last", "epilogue": "-",
+           "kernel": None, "flops": flops, "ms": None, "tflops": None, "pct_peak": None, "baseline": "cudnn",
+           "baseline_call": cp.baseline_name() + " (cudnn.benchmark)", "baseline_ms": None, "baseline_tflops": None,
+           "ratio": None, "verified": None, "max_abs_err": None, "max_rel_err": None, "baseline_max_rel_err": None,
+           "bound": None, "iters": args.iters}
+    sets = _input_sets(torch, cp, l2_bytes)
+    row["input_sets"] = len(sets)
+    s0 = sets[0]
+    x, w, dy, out = s0[:4]
+    row["kernel"] = cp.kernel(*s0)
+    out.fill_(float("nan"))
+    cp.tessel(*s0)
+    theirs = cp.torch_side(*s0)
+    torch.cuda.synchronize()
+    if args.verify:
+        allow = torch.backends.cudnn.allow_tf32
+        torch.backends.cudnn.allow_tf32 = False
+        try:
+            ref = cp.run_torch(x.float(), w.float(), dy.float())
+        finally:
+            torch.backends.cudnn.allow_tf32 = allow
+        scale = float(ref.abs().max()) if ref.numel() else 0.0
+        err = float((out.float() - ref).abs().max()) if ref.numel() else 0.0
+        if not bool(torch.isfinite(out).all()):
+            err = math.inf
+        low = float((theirs.float() - ref).abs().max()) if ref.numel() else 0.0
+        row["max_abs_err"] = err
+        row["max_rel_err"] = err / scale if scale > 0 else err
+        row["baseline_max_rel_err"] = low / scale if scale > 0 else low
+        row["bound"] = 2.0 * low + 2.0 * _UNIT_ROUNDOFF[cp.dtype] * scale
+        row["verified"] = err <= row["bound"]
+        del ref
+    del theirs
+
+    ms = _interleaved_ms(torch, [cp.tessel, cp.torch_side], sets, args.warmup, args.iters)
+    row["ms"], row["baseline_ms"] = ms
+    row["tflops"] = flops / (ms[0] * 1e-3) / 1e12
+    row["baseline_tflops"] = flops / (ms[1] * 1e-3) / 1e12
+    row["ratio"] = row["tflops"] / row["baseline_tflops"]
+    del sets
+    return row
+
+
+def conv_main(argv):
+    ap = argparse.ArgumentParser(prog="python -m tessel.bench conv",
+                                 description="tessel.conv / conv_dgrad / conv_wgrad against F.conv2d / F.conv3d and "
+                                             "their backward (cuDNN through torch, channels_last)")
+    ap.add_argument("--problems", nargs="+", type=parse_conv_problem, metavar="n128-h56-w56-c64-k64-r3-s3-pad1",
+                    help="problems to run with --dtype and --ops (default: bench/conv.txt's layers); also d<D> t<T> "
+                         "(3-D), stride<S>, dil<D>, g<groups>")
+    ap.add_argument("--dtype", choices=_CONV_DTYPES, default="bf16")
+    ap.add_argument("--ops", nargs="+", choices=_CONV_OPS, default=None,
+                    help="passes to run (default: all three; with the default problems, the suite's)")
+    ap.add_argument("--no-verify", dest="verify", action="store_false", help="skip the float32 check")
+    _common_options(ap, "python-conv")
+    args = _parse(ap, argv)
+    torch, info = _torch_and_device("F.conv2d")
+    torch.backends.cudnn.benchmark = True
+    if args.problems:
+        problems = [(p, args.dtype, tuple(args.ops or _CONV_OPS)) for p in args.problems]
+    else:
+        problems = [(parse_conv_problem(t), dt, tuple(o for o in ops if not args.ops or o in args.ops))
+                    for t, dt, ops in _DEFAULT_CONV]
+    report = _report(torch, info, args.suite or "python-conv",
+                     "python -m tessel.bench conv: median of --iters launches per side after --warmup, CUDA events "
+                     "per launch on torch's current stream, tessel.conv / conv_dgrad / conv_wgrad (out=) and "
+                     "F.conv2d/3d / torch.nn.grad.conv*_input / conv*_weight interleaved with cudnn.benchmark on, "
+                     "input sets rotated through >= 2x L2; both sides read the same channels_last tensors (tessel "
+                     "their channels-last views); FLOPs 2 N Z P Q K T R S C/groups for every pass; verified "
+                     "against a float32 torch reference (max err <= 2 x torch's + one ulp)")
+    print(f"{'problem':<40} {'pass':<5} {'dtype':<5} {'kernel':<40} {'ms':>8} {'TFLOP/s':>8} {'torch':>8} "
+          f"{'ratio':>6}  check (max |out - ref|)")
+    failed = False
+    for spec, dtype, ops in problems:
+        text = conv_text(spec)
+        for op in ops:
+            try:
+                row = run_conv(torch, _ConvProblem(torch, spec, dtype, op), args, info["l2_bytes"])
+            except (RuntimeError, ValueError, TypeError) as e:
+                failed = True
+                print(f"{text:<40} {op:<5} {dtype:<5} error: {e}")
+                report["results"].append({"op": "conv", "pass": op, **spec, "dtype": dtype, "error": str(e)})
+                continue
+            if _hopper_sxm(info) and row["tflops"]:
+                row["pct_peak"] = 100.0 * row["tflops"] / _HOPPER_SXM_PEAK[dtype]
+            report["results"].append(row)
+            failed |= row["verified"] is False
+            if row["verified"] is None:
+                check = "-"
+            elif row["verified"]:
+                check = f"ok {row['max_abs_err']:.2g} <= {row['bound']:.2g}"
+            else:
+                check = f"FAILED {row['max_abs_err']:.2g} > {row['bound']:.2g}"
+            print(f"{text:<40} {op:<5} {dtype:<5} {str(row['kernel']):<40} {_fmt(row['ms'], '8.3f')} "
+                  f"{_fmt(row['tflops'], '8.1f')} {_fmt(row['baseline_tflops'], '8.1f')} {_fmt(row['ratio'], '6.3f')}  "
+                  f"{check}")
+    _write(report, args, info)
+    return 1 if failed else 0
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    suites = {"gemm": gemm_main, "attention": attention_main}
+    suites = {"gemm": gemm_main, "attention": attention_main, "conv": conv_main}
     if not argv or argv[0] not in suites:
-        print("usage: python -m tessel.bench gemm|attention [options]   (--help after the suite lists them)",
+        print("usage: python -m tessel.bench gemm|attention|conv [options]   (--help after the suite lists them)",
               file=sys.stderr)
         return 2
     return suites[argv[0]](argv[1:])

@@ -21,15 +21,25 @@ raises torch's error for an op without an autograd formula.
 
     q = torch.randn(4, 32, 4096, 128, device="cuda", dtype=torch.bfloat16)   # [B, H, S, D], torch's layout
     o = tessel.torch.scaled_dot_product_attention(q, q, q, is_causal=True)  # as F.scaled_dot_product_attention
+
+``tessel::conv`` is convolution forward in F.conv2d's / F.conv3d's layout ([N, C, H, W] inputs,
+[K, C/groups, R, S] weights), with tessel's fused bias, activation and residual; it returns a
+channels_last tensor, reads channels_last inputs in place (others are copied to channels_last
+first) and has a fake implementation (torch.compile) but no backward: ``.backward()`` through it
+raises torch's error for an op without an autograd formula.
+
+    x = torch.randn(8, 64, 56, 56, device="cuda", dtype=torch.bfloat16).to(memory_format=torch.channels_last)
+    w = torch.randn(64, 64, 3, 3, device="cuda", dtype=torch.bfloat16).to(memory_format=torch.channels_last)
+    y = tessel.torch.conv2d(x, w, padding=1, activation="relu")   # F.relu(F.conv2d(x, w, padding=1))
 """
-from typing import Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import torch
 from torch import Tensor
 
 from . import _C
 
-__all__ = ["gemm", "Linear", "attention", "scaled_dot_product_attention"]
+__all__ = ["gemm", "Linear", "attention", "scaled_dot_product_attention", "conv2d", "conv3d"]
 
 _FP8 = tuple(getattr(torch, n) for n in ("float8_e4m3fn", "float8_e5m2") if hasattr(torch, n))
 
@@ -300,3 +310,126 @@ def scaled_dot_product_attention(
     out = out.transpose(1, 2)
     return out if batched else out.squeeze(0)
 
+
+
+# ---- convolution ---------------------------------------------------------------------------------------
+
+
+def _memory_format(t: Tensor):
+    return torch.channels_last_3d if t.dim() == 5 else torch.channels_last
+
+
+def _channels_last(t: Tensor) -> Tensor:
+    """[N, C, *spatial] -> the [N, *spatial, C] view tessel reads: in place when the channels are
+    contiguous and no element repeats, else from a channels_last copy."""
+    in_place = (t.shape[1] <= 1 or t.stride(1) == 1) and all(n <= 1 or s > 0 for n, s in zip(t.shape, t.stride()))
+    if not in_place:
+        t = t.contiguous(memory_format=_memory_format(t))
+    return t.movedim(1, -1)
+
+
+def _filters_last(w: Tensor) -> Tensor:
+    """[K, C/groups, *taps] -> the [K, *taps, C/groups] view tessel reads: in place when each
+    filter's taps are packed channels last, else from a channels_last copy."""
+    v = w.movedim(1, -1)
+    packed, dense = 1, True
+    for n, s in zip(reversed(v.shape[1:]), reversed(v.stride()[1:])):
+        dense = dense and (n <= 1 or s == packed)
+        packed *= n
+    return v if dense else w.contiguous(memory_format=_memory_format(w)).movedim(1, -1)
+
+
+def _conv_out_shape(x: Tensor, w: Tensor, stride: Sequence[int], padding: Sequence[int],
+                    dilation: Sequence[int]) -> List[int]:
+    """[N, K, *out] of F.conv2d / F.conv3d for these arguments (tessel's messages for what has none)."""
+    if x.dim() not in (4, 5):
+        raise ValueError(f"x: has {x.dim()} dimensions; tessel::conv takes F.conv2d's [N, C, H, W] or F.conv3d's "
+                         "[N, C, D, H, W]")
+    if w.dim() != x.dim():
+        raise ValueError(f"w: has {w.dim()} dimensions, but x has {x.dim()}; the weight is [K, C/groups, "
+                         f"{'T, ' if x.dim() == 5 else ''}R, S]")
+    dims = x.dim() - 2
+    for name, v in (("stride", stride), ("padding", padding), ("dilation", dilation)):
+        if len(v) != dims:
+            raise ValueError(f"{name}: has {len(v)} values, but the convolution is {dims}-D")
+    out = [x.shape[0], w.shape[0]]
+    for i in range(dims):
+        span = dilation[i] * (w.shape[2 + i] - 1) + 1
+        padded = x.shape[2 + i] + 2 * padding[i]
+        if stride[i] < 1 or span > padded:
+            out.append(1)  # no output extent: tessel refuses the arguments with its own reason
+        else:
+            out.append((padded - span) // stride[i] + 1)
+    return out
+
+
+@torch.library.custom_op("tessel::conv", mutates_args=())
+def _conv(
+    x: Tensor,
+    w: Tensor,
+    bias: Optional[Tensor],
+    stride: List[int],
+    padding: List[int],
+    dilation: List[int],
+    groups: int = 1,
+    activation: str = "none",
+    alpha: float = 1.0,
+    beta: float = 0.0,
+    residual: Optional[Tensor] = None,
+) -> Tensor:
+    shape = _conv_out_shape(x, w, stride, padding, dilation)
+    out = torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=_memory_format(x))
+    b = None if bias is None else bias.to(torch.float32).contiguous()
+    r = None
+    if residual is not None:  # read with out's strides: channels_last
+        r = residual.contiguous(memory_format=_memory_format(residual)) if residual.dim() == out.dim() else residual
+        r = r.movedim(1, -1)
+    # stream None: torch's current stream on x's device.
+    _C.conv("fprop", _channels_last(x), _filters_last(w), out.movedim(1, -1), None, b, r, stride, padding, dilation,
+            groups, activation, alpha, beta, None, None)
+    return out
+
+
+@_conv.register_fake
+def _conv_fake(x, w, bias, stride, padding, dilation, groups=1, activation="none", alpha=1.0, beta=0.0, residual=None):
+    shape = _conv_out_shape(x, w, stride, padding, dilation)
+    return torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=_memory_format(x))
+
+
+def _spatial(v, dims: int, name: str) -> List[int]:
+    if isinstance(v, int):
+        return [v] * dims
+    if isinstance(v, str):
+        raise ValueError(f"{name}: {v!r} is not supported by tessel; give an int or {dims} ints")
+    v = list(v)
+    if len(v) == 1:
+        return v * dims
+    return v
+
+
+def _conv_nd(dims, input, weight, bias, stride, padding, dilation, groups, activation, alpha, beta, residual):
+    if input.dim() != dims + 2:
+        raise ValueError(f"input: has {input.dim()} dimensions; conv{dims}d takes [N, C, {'D, ' if dims == 3 else ''}H, W]")
+    return torch.ops.tessel.conv(input, weight, bias, _spatial(stride, dims, "stride"), _spatial(padding, dims, "padding"),
+                                 _spatial(dilation, dims, "dilation"), groups, activation or "none", alpha, beta,
+                                 residual)
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride=1, padding=0, dilation=1,
+           groups: int = 1, *, activation: Optional[str] = None, alpha: float = 1.0, beta: float = 0.0,
+           residual: Optional[Tensor] = None) -> Tensor:
+    """``F.conv2d(input, weight, bias, stride, padding, dilation, groups)`` through
+    ``torch.ops.tessel.conv`` (torch.compile, CUDA graphs; no backward), then
+    act(alpha * conv + beta * residual + bias) fused: activation None, "relu", "gelu" (tanh form)
+    or "silu". input [N, C, H, W], weight [K, C/groups, R, S], float16 or bfloat16, best in
+    channels_last memory format (read in place; others are copied); bias of any float dtype (used as
+    float32); integer padding only. Returns [N, K, P, Q] in channels_last memory format."""
+    return _conv_nd(2, input, weight, bias, stride, padding, dilation, groups, activation, alpha, beta, residual)
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride=1, padding=0, dilation=1,
+           groups: int = 1, *, activation: Optional[str] = None, alpha: float = 1.0, beta: float = 0.0,
+           residual: Optional[Tensor] = None) -> Tensor:
+    """``F.conv3d`` as tessel.torch.conv2d is F.conv2d: input [N, C, D, H, W], weight
+    [K, C/groups, T, R, S], best in channels_last_3d memory format; returns channels_last_3d."""
+    return _conv_nd(3, input, weight, bias, stride, padding, dilation, groups, activation, alpha, beta, residual)

@@ -8,10 +8,12 @@
 #include <new>
 #include <string>
 #include <tessel/attention/attention.hpp>
+#include <tessel/conv/conv.hpp>
 #include <tessel/gemm/device/gemm.hpp>
 #include <tessel/gemm/device/gemm_registry.hpp>
 
 #include "attention_problem.hpp"
+#include "conv_problem.hpp"
 #include "gemm_problem.hpp"
 
 namespace {
@@ -76,6 +78,12 @@ tessel_status map_problem(tessel_attention_problem const* p, tessel::AttentionAr
                           std::size_t size) {
   if (p == nullptr) return write_reason(TESSEL_STATUS_INVALID_ARGUMENT, "problem: NULL", reason, size);
   Refusal const r = tessel::capi::attention_arguments_from_problem(*p, a);
+  return write_reason(r.code, r.reason, reason, size);
+}
+
+tessel_status map_problem(tessel_conv_problem const* p, tessel::ConvArguments* a, char* reason, std::size_t size) {
+  if (p == nullptr) return write_reason(TESSEL_STATUS_INVALID_ARGUMENT, "problem: NULL", reason, size);
+  Refusal const r = tessel::capi::conv_arguments_from_problem(*p, a);
   return write_reason(r.code, r.reason, reason, size);
 }
 
@@ -202,6 +210,61 @@ tessel_status tessel_attention_forward(tessel_attention_problem const* p, cudaSt
     tessel::AttentionArguments a;
     if (tessel_status s = map_problem(p, &a, reason, reason_size); s != TESSEL_STATUS_SUCCESS) return s;
     return from_status(tessel::attention_forward(a, stream), reason, reason_size);
+  });
+}
+
+void tessel_conv_problem_init(tessel_conv_problem* p) {
+  if (p == nullptr) return;
+  std::memset(p, 0, sizeof *p);
+  p->op = TESSEL_CONV_FPROP;
+  p->stride_d = p->stride_h = p->stride_w = 1;
+  p->dilation_d = p->dilation_h = p->dilation_w = 1;
+  p->groups = 1;
+  p->alpha = 1.0f, p->beta = 0.0f;
+  p->activation = TESSEL_ACTIVATION_NONE;
+}
+
+tessel_status tessel_conv_check(tessel_conv_problem const* p, char* reason, size_t reason_size) {
+  return guarded("tessel_conv_check", reason, reason_size, [&] {
+    tessel::ConvArguments a;
+    return map_problem(p, &a, reason, reason_size);
+  });
+}
+
+tessel_status tessel_conv_can_implement(tessel_conv_problem const* p, char const** kernel_name, char* reason,
+                                        size_t reason_size) {
+  if (kernel_name != nullptr) *kernel_name = nullptr;
+  return guarded("tessel_conv_can_implement", reason, reason_size, [&] {
+    tessel::ConvArguments a;
+    if (tessel_status s = map_problem(p, &a, reason, reason_size); s != TESSEL_STATUS_SUCCESS) return s;
+    tessel::Status const s = tessel::can_implement(a);
+    if (s.ok() && kernel_name != nullptr) {
+      char const* name = nullptr;
+      if (tessel::Status const n = tessel::conv_kernel_name(a, &name); !n) return from_status(n, reason, reason_size);
+      *kernel_name = name;
+    }
+    return from_status(s, reason, reason_size);
+  });
+}
+
+tessel_status tessel_conv_workspace_size(tessel_conv_problem const* p, size_t* bytes, char* reason, size_t reason_size) {
+  return guarded("tessel_conv_workspace_size", reason, reason_size, [&] {
+    if (bytes == nullptr) return write_reason(TESSEL_STATUS_INVALID_ARGUMENT, "bytes: NULL", reason, reason_size);
+    *bytes = 0;
+    tessel::ConvArguments a;
+    if (tessel_status s = map_problem(p, &a, reason, reason_size); s != TESSEL_STATUS_SUCCESS) return s;
+    std::size_t n = 0;
+    tessel::Status const s = tessel::conv_workspace_size(a, &n);
+    if (s.ok()) *bytes = n;
+    return from_status(s, reason, reason_size);
+  });
+}
+
+tessel_status tessel_conv(tessel_conv_problem const* p, cudaStream_t stream, char* reason, size_t reason_size) {
+  return guarded("tessel_conv", reason, reason_size, [&] {
+    tessel::ConvArguments a;
+    if (tessel_status s = map_problem(p, &a, reason, reason_size); s != TESSEL_STATUS_SUCCESS) return s;
+    return from_status(tessel::convolution(a, stream), reason, reason_size);
   });
 }
 

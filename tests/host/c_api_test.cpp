@@ -1,8 +1,9 @@
 // tests/host/c_api_test.cpp -- the C ABI (tessel/c_api.h) without a GPU: how strided tensors map to
-// GemmArguments (order, leading dimension, batch stride) and to AttentionArguments (dense and
-// variable-length batches, views, extent-1 strides), the refusals and their status codes, and the
-// reason buffer. tessel_gemm_check and tessel_attention_check make no CUDA calls, so all of it
-// runs in CI.
+// GemmArguments (order, leading dimension, batch stride), to AttentionArguments (dense and
+// variable-length batches, views, extent-1 strides) and to ConvArguments (2-D and 3-D, the written
+// tensor of each pass, channels_last views), the refusals and their status codes, and the reason
+// buffer. tessel_gemm_check, tessel_attention_check and tessel_conv_check make no CUDA calls, so
+// all of it runs in CI.
 #include <gtest/gtest.h>
 #include <tessel/c_api.h>
 
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "../../src/capi/attention_problem.hpp"
+#include "../../src/capi/conv_problem.hpp"
 #include "../../src/capi/gemm_problem.hpp"
 
 namespace {
@@ -48,11 +50,15 @@ tessel_status c_check(tessel_gemm_problem const* p, char* why, std::size_t n) { 
 tessel_status c_check(tessel_attention_problem const* p, char* why, std::size_t n) {
   return tessel_attention_check(p, why, n);
 }
+tessel_status c_check(tessel_conv_problem const* p, char* why, std::size_t n) { return tessel_conv_check(p, why, n); }
 tessel::capi::Refusal map(tessel_gemm_problem const& p, GemmArguments* g) {
   return tessel::capi::gemm_arguments_from_problem(p, g);
 }
 tessel::capi::Refusal map(tessel_attention_problem const& p, tessel::AttentionArguments* a) {
   return tessel::capi::attention_arguments_from_problem(p, a);
+}
+tessel::capi::Refusal map(tessel_conv_problem const& p, tessel::ConvArguments* a) {
+  return tessel::capi::conv_arguments_from_problem(p, a);
 }
 
 template <class Problem>
@@ -563,6 +569,297 @@ TEST(CApiAttention, RefusedCallsReachNoCudaAndEmptyProblemsLaunchNothing) {
   p.q.data = p.k.data = p.v.data = p.o.data = p.lse.data = nullptr;
   EXPECT_EQ(check(p).code, TESSEL_STATUS_SUCCESS) << check(p).reason;
   EXPECT_EQ(tessel_attention_forward(&p, nullptr, why, sizeof why), TESSEL_STATUS_SUCCESS) << why;
+}
+
+// ---- convolution -----------------------------------------------------------------------------------
+
+using tessel::ConvArguments;
+namespace conv = tessel::conv;
+
+constexpr int kX = 0, kW = 1, kY = 2, kRes = 3, kBias = 4;
+
+// A packed 2-D fprop problem: x [n, h, w, c], w [k, r, s, c/groups], y [n, p, q, k] with padding pad
+// and stride 1, bf16, bias fp32 [k].
+tessel_conv_problem conv2d(std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c, std::int64_t k,
+                           std::int64_t r, std::int64_t s, std::int64_t pad, std::int64_t groups = 1) {
+  tessel_conv_problem p;
+  tessel_conv_problem_init(&p);
+  p.pad_h = p.pad_w = pad;
+  p.groups = groups;
+  std::int64_t const ph = h + 2 * pad - r + 1, pw = w + 2 * pad - s + 1;
+  set(&p.x, kX, TESSEL_DTYPE_BF16, {n, h, w, c});
+  set(&p.w, kW, TESSEL_DTYPE_BF16, {k, r, s, c / groups});
+  set(&p.y, kY, TESSEL_DTYPE_BF16, {n, ph, pw, k});
+  set(&p.bias, kBias, TESSEL_DTYPE_F32, {k});
+  return p;
+}
+
+ConvArguments mapped(tessel_conv_problem const& p) { return mapped_to<ConvArguments>(p); }
+
+TEST(CApiConv, InitSetsUnitStepsOneGroupAndNoTensors) {
+  tessel_conv_problem p;
+  std::memset(&p, 0xff, sizeof p);
+  tessel_conv_problem_init(&p);
+  EXPECT_EQ(p.op, TESSEL_CONV_FPROP);
+  EXPECT_EQ(p.stride_d, 1);
+  EXPECT_EQ(p.stride_w, 1);
+  EXPECT_EQ(p.dilation_h, 1);
+  EXPECT_EQ(p.pad_h, 0);
+  EXPECT_EQ(p.groups, 1);
+  EXPECT_EQ(p.alpha, 1.0f);
+  EXPECT_EQ(p.beta, 0.0f);
+  EXPECT_EQ(p.activation, TESSEL_ACTIVATION_NONE);
+  EXPECT_EQ(p.x.ndim, 0);
+  EXPECT_EQ(p.residual.ndim, 0);
+  EXPECT_EQ(p.kernel, nullptr);
+  EXPECT_EQ(p.workspace, nullptr);
+  EXPECT_EQ(TESSEL_C_API_VERSION, 4);
+  EXPECT_EQ(tessel_c_api_version(), TESSEL_C_API_VERSION);
+}
+
+TEST(CApiConv, Fprop2dMapsSizesStridesAndEpilogue) {
+  tessel_conv_problem p = conv2d(2, 9, 11, 33, 65, 3, 3, 1);
+  p.activation = TESSEL_ACTIVATION_GELU;
+  set(&p.residual, kRes, TESSEL_DTYPE_BF16, {2, 9, 11, 65});
+  p.alpha = 0.5f, p.beta = 2.0f;
+  Answer const r = check(p);
+  EXPECT_EQ(r.code, TESSEL_STATUS_SUCCESS) << r.reason;
+  EXPECT_EQ(r.reason, "");
+  ConvArguments const a = mapped(p);
+  EXPECT_EQ(a.op, conv::Operator::kFprop);
+  EXPECT_EQ(a.spatial_dims, 2);
+  EXPECT_EQ(a.n, 2);
+  EXPECT_EQ(a.d, 1);
+  EXPECT_EQ(a.h, 9);
+  EXPECT_EQ(a.w, 11);
+  EXPECT_EQ(a.c, 33);
+  EXPECT_EQ(a.k, 65);
+  EXPECT_EQ(a.t, 1);
+  EXPECT_EQ(a.r, 3);
+  EXPECT_EQ(a.s, 3);
+  EXPECT_EQ(a.pad_h, 1);
+  EXPECT_EQ(a.dtype, tessel::DType::bf16);
+  EXPECT_EQ(a.x.ptr, g_memory[kX]);
+  EXPECT_EQ(a.x.stride_n, 9 * 11 * 33);
+  EXPECT_EQ(a.x.stride_h, 11 * 33);
+  EXPECT_EQ(a.x.stride_w, 33);
+  EXPECT_EQ(a.filter.ptr, g_memory[kW]);
+  EXPECT_EQ(a.filter.stride_k, 3 * 3 * 33);
+  EXPECT_EQ(a.y.stride_h, 11 * 65);
+  EXPECT_EQ(a.out, g_memory[kY]);
+  EXPECT_EQ(a.residual, g_memory[kRes]);
+  EXPECT_EQ(static_cast<void const*>(a.bias), g_memory[kBias]);
+  EXPECT_EQ(a.activation, tessel::ConvActivation::gelu);
+  EXPECT_EQ(a.alpha, 0.5f);
+  EXPECT_EQ(a.beta, 2.0f);
+}
+
+TEST(CApiConv, EachPassWritesItsOwnTensor) {
+  tessel_conv_problem p = conv2d(2, 8, 8, 16, 32, 3, 3, 1);
+  p.bias.ndim = 0;
+  p.op = TESSEL_CONV_DGRAD;
+  EXPECT_EQ(mapped(p).op, conv::Operator::kDgrad);
+  EXPECT_EQ(mapped(p).out, g_memory[kX]);
+  p.op = TESSEL_CONV_WGRAD;
+  EXPECT_EQ(mapped(p).op, conv::Operator::kWgrad);
+  EXPECT_EQ(mapped(p).out, g_memory[kW]);
+  // dgrad's bias has one value per input channel
+  p.op = TESSEL_CONV_DGRAD;
+  set(&p.bias, kBias, TESSEL_DTYPE_F32, {16});
+  EXPECT_EQ(check(p).code, TESSEL_STATUS_SUCCESS) << check(p).reason;
+  set(&p.bias, kBias, TESSEL_DTYPE_F32, {32});
+  EXPECT_EQ(check(p).reason.rfind("bias: has 32 values, but x has 16 channels", 0), 0u) << check(p).reason;
+}
+
+TEST(CApiConv, StridedConv3dMapsEveryDimension) {
+  tessel_conv_problem p;
+  tessel_conv_problem_init(&p);
+  p.pad_d = 1, p.pad_h = 2, p.pad_w = 0;
+  p.stride_d = 1, p.stride_h = 2, p.stride_w = 3;
+  p.dilation_d = 2, p.dilation_h = 1, p.dilation_w = 1;
+  p.groups = 4;
+  // D 5, H 9, W 10, T 3, R 3, S 2: Z = (5+2-5)/1+1 = 3, P = (9+4-3)/2+1 = 6, Q = (10-2)/3+1 = 3
+  set(&p.x, kX, TESSEL_DTYPE_F16, {2, 5, 9, 10, 8});
+  set(&p.w, kW, TESSEL_DTYPE_F16, {12, 3, 3, 2, 2});
+  set(&p.y, kY, TESSEL_DTYPE_F16, {2, 3, 6, 3, 12});
+  ConvArguments const a = mapped(p);
+  EXPECT_EQ(a.spatial_dims, 3);
+  EXPECT_EQ(a.d, 5);
+  EXPECT_EQ(a.t, 3);
+  EXPECT_EQ(a.s, 2);
+  EXPECT_EQ(a.groups, 4);
+  EXPECT_EQ(a.dtype, tessel::DType::f16);
+  EXPECT_EQ(a.x.stride_d, 9 * 10 * 8);
+  EXPECT_EQ(a.y.stride_d, 6 * 3 * 12);
+  EXPECT_EQ(a.filter.stride_k, 3 * 3 * 2 * 2);
+  EXPECT_EQ(a.stride_w, 3);
+  EXPECT_EQ(a.dilation_d, 2);
+  p.y.shape[2] = 5;
+  EXPECT_EQ(check(p).reason.rfind("y: shape (2, 3, 5, 3, 12) is not (2, 3, 6, 3, 12), [N, Z, P, Q, K] from x, w", 0), 0u)
+      << check(p).reason;
+}
+
+TEST(CApiConv, ChannelsLastViewsAndPaddedPixelsMapWithoutCopies) {
+  // torch's [N, C, H, W] in channels_last memory, permuted to [N, H, W, C]: strides (H W C, W C, C, 1);
+  // here with pixels padded to 40 elements and images 16 pixels apart per row.
+  tessel_conv_problem p = conv2d(2, 8, 8, 33, 64, 3, 3, 1);
+  set(&p.x, kX, TESSEL_DTYPE_BF16, {2, 8, 8, 33}, {8 * 16 * 40, 16 * 40, 40, 1});
+  set(&p.w, kW, TESSEL_DTYPE_BF16, {64, 3, 3, 33}, {300, 99, 33, 1});  // filters padded to 300 elements
+  ConvArguments const a = mapped(p);
+  EXPECT_EQ(a.x.stride_n, 8 * 16 * 40);
+  EXPECT_EQ(a.x.stride_h, 16 * 40);
+  EXPECT_EQ(a.x.stride_w, 40);
+  EXPECT_EQ(a.filter.stride_k, 300);
+  // extent-1 dimensions take any stride: N = 1 and a 1x1 filter
+  p = conv2d(1, 8, 8, 16, 16, 1, 1, 0);
+  set(&p.x, kX, TESSEL_DTYPE_BF16, {1, 8, 8, 16}, {7, 128, 16, 1});
+  set(&p.w, kW, TESSEL_DTYPE_BF16, {16, 1, 1, 16}, {16, 5, 3, 1});
+  EXPECT_EQ(check(p).code, TESSEL_STATUS_SUCCESS) << check(p).reason;
+  EXPECT_EQ(mapped(p).x.stride_n, 8 * 8 * 16);
+}
+
+TEST(CApiConv, RefusalsNameTheTensorOrArgumentAndCarryTheirCode) {
+  constexpr tessel_status kArg = TESSEL_STATUS_INVALID_ARGUMENT, kType = TESSEL_STATUS_INVALID_DTYPE;
+  RefusalCase<tessel_conv_problem> const cases[] = {
+      // the C ABI's own rules
+      {"op", [](tessel_conv_problem& p) { p.op = 3; }, kArg, "op: 3 is not a tessel_conv_op"},
+      {"missing w", [](tessel_conv_problem& p) { p.w.ndim = 0; }, kArg, "w: missing (ndim 0)"},
+      {"bad ndim", [](tessel_conv_problem& p) { p.y.ndim = 9; }, kArg, "y: ndim 9 is outside 0..8"},
+      {"3-D x", [](tessel_conv_problem& p) { p.x.ndim = 3; }, kArg,
+       "x: has 3 dimensions; convolution activations are 4-D [N, H, W, C] (2-D) or 5-D"},
+      {"5-D w with 4-D x", [](tessel_conv_problem& p) { p.w.ndim = 5; }, kArg,
+       "w: has 5 dimensions, but x has 4; a 2-D convolution's filters are 4-D [K, R, S, C/groups]"},
+      {"2-D bias", [](tessel_conv_problem& p) { p.bias.ndim = 2; }, kArg, "bias: has 2 dimensions; the bias is 1-D"},
+      {"negative extent", [](tessel_conv_problem& p) { p.x.shape[1] = -1; }, kArg,
+       "x: extent -1 of dimension 1 is negative"},
+      {"unknown dtype", [](tessel_conv_problem& p) { p.w.dtype = 42; }, kType, "w: dtype 42 is not a tessel_dtype"},
+      {"fp32", [](tessel_conv_problem& p) { p.x.dtype = p.w.dtype = p.y.dtype = TESSEL_DTYPE_F32; }, kType,
+       "x: fp32 is not supported; convolution takes fp16 and bf16"},
+      {"dtype mix", [](tessel_conv_problem& p) { p.y.dtype = TESSEL_DTYPE_F16; }, kType,
+       "y: fp16 differs from x's bf16"},
+      {"bf16 bias", [](tessel_conv_problem& p) { p.bias.dtype = TESSEL_DTYPE_BF16; }, kType,
+       "bias: bf16 is not fp32"},
+      {"batch", [](tessel_conv_problem& p) { p.y.shape[0] = 3; }, kArg, "y: batch 3 differs from x's 2"},
+      {"output channels", [](tessel_conv_problem& p) { p.y.shape[3] = 64; }, kArg,
+       "y: has 64 channels, but w has 65 filters"},
+      {"channels per filter", [](tessel_conv_problem& p) { p.w.shape[3] = 11; }, kArg,
+       "w: has 11 channels per filter, but x has 33 channels in 1 group"},
+      {"output extent", [](tessel_conv_problem& p) { p.y.shape[1] = 7; }, kArg,
+       "y: shape (2, 7, 11, 65) is not (2, 9, 11, 65), [N, P, Q, K] from x, w and the padding"},
+      {"bias length", [](tessel_conv_problem& p) { p.bias.shape[0] = 64; }, kArg,
+       "bias: has 64 values, but y has 65 channels"},
+      {"strided channels", [](tessel_conv_problem& p) {
+         set(&p.x, kX, TESSEL_DTYPE_BF16, {2, 9, 11, 33}, {9 * 11 * 66, 11 * 66, 66, 2}); }, kArg,
+       "x: the channel dimension's stride is 2 (shape (2, 9, 11, 33), strides (6534, 726, 66, 2))"},
+      {"NCHW filters", [](tessel_conv_problem& p) {
+         set(&p.w, kW, TESSEL_DTYPE_BF16, {65, 3, 3, 33}, {297, 3, 1, 9}); }, kArg,
+       "w: the channel dimension's stride is 9"},
+      {"sparse taps", [](tessel_conv_problem& p) {
+         set(&p.w, kW, TESSEL_DTYPE_BF16, {65, 3, 3, 33}, {400, 120, 40, 1}); }, kArg,
+       "w: the taps of a filter are not dense"},
+      {"strided bias", [](tessel_conv_problem& p) { p.bias.strides[0] = 2; }, kArg, "bias: stride 2"},
+      {"residual shape", [](tessel_conv_problem& p) { set(&p.residual, kRes, TESSEL_DTYPE_BF16, {2, 9, 11, 64}); },
+       kArg, "residual: shape (2, 9, 11, 64) is not y's (2, 9, 11, 65)"},
+      {"residual strides", [](tessel_conv_problem& p) {
+         set(&p.residual, kRes, TESSEL_DTYPE_BF16, {2, 9, 11, 65}, {9 * 11 * 72, 11 * 72, 72, 1}); }, kArg,
+       "residual: strides (7128, 792, 72, 1) differ from y's (6435, 715, 65, 1)"},
+      {"null residual", [](tessel_conv_problem& p) {
+         set(&p.residual, kRes, TESSEL_DTYPE_BF16, {2, 9, 11, 65});
+         p.residual.data = nullptr; }, kArg, "residual: data is NULL"},
+      {"activation", [](tessel_conv_problem& p) { p.activation = 4; }, kArg, "activation: 4 is not a tessel_activation"},
+      {"unknown kernel", [](tessel_conv_problem& p) { p.kernel = "nope"; }, kArg,
+       "kernel: 'nope' is not a compiled convolution kernel"},
+      // the host API's validator, reached through the C ABI
+      {"negative pad", [](tessel_conv_problem& p) { p.pad_h = -1; }, kArg, "pad_h: -1 is negative"},
+      {"zero stride", [](tessel_conv_problem& p) { p.stride_w = 0; }, kArg, "stride_w: 0 must be >= 1"},
+      {"zero dilation", [](tessel_conv_problem& p) { p.dilation_h = 0; }, kArg, "dilation_h: 0 must be >= 1"},
+      {"pad_d in 2-D", [](tessel_conv_problem& p) { p.pad_d = 1; }, kArg, "pad_d: 1 in a 2-D problem"},
+      {"zero groups", [](tessel_conv_problem& p) { p.groups = 0; }, kArg, "groups: 0 must be >= 1"},
+      {"groups not dividing c", [](tessel_conv_problem& p) { p.groups = 2; }, kArg, "c: 33 is not divisible by groups 2"},
+      {"empty output", [](tessel_conv_problem& p) {
+         p.pad_h = p.pad_w = 0;
+         set(&p.w, kW, TESSEL_DTYPE_BF16, {65, 12, 3, 33}); }, kArg, "r: "},
+      {"beta without residual", [](tessel_conv_problem& p) { p.beta = 1.0f; }, kArg, "beta: 1 with no residual"},
+      {"NaN alpha", [](tessel_conv_problem& p) { p.alpha = std::numeric_limits<float>::quiet_NaN(); }, kArg,
+       "alpha: nan is not finite"},
+      {"wgrad bias", [](tessel_conv_problem& p) { p.op = TESSEL_CONV_WGRAD; }, kArg, "bias: wgrad takes none"},
+      {"negative x stride", [](tessel_conv_problem& p) {
+         set(&p.x, kX, TESSEL_DTYPE_BF16, {2, 9, 11, 33}, {9 * 11 * 33, -11 * 33, 33, 1}); }, kArg,
+       "x.stride_h: -363 is negative"},
+      {"overlapping y", [](tessel_conv_problem& p) {
+         set(&p.y, kY, TESSEL_DTYPE_BF16, {2, 9, 11, 65}, {9 * 11 * 65, 11 * 65, 32, 1}); }, kArg,
+       "y.stride_w: 32 is below 65"},
+      {"overlapping filters", [](tessel_conv_problem& p) {
+         set(&p.w, kW, TESSEL_DTYPE_BF16, {65, 3, 3, 33}, {200, 99, 33, 1}); }, kArg,
+       "w.stride_k: 200 is below t*r*s*c/groups = 297"},
+      {"unaligned pointer", [](tessel_conv_problem& p) { p.x.data = g_memory[kX] + 1; }, kArg,
+       "x: the pointer is not 2-byte aligned"},
+      {"null x", [](tessel_conv_problem& p) { p.x.data = nullptr; }, kArg, "x: null, but fprop reads it"},
+      {"null out", [](tessel_conv_problem& p) { p.y.data = nullptr; }, kArg, "y: null, but fprop writes y"},
+      {"unaligned workspace", [](tessel_conv_problem& p) { p.workspace = reinterpret_cast<void*>(std::uintptr_t(0x1010)); },
+       kArg,
+       "workspace: the caller's scratch must be 256-byte aligned"},
+  };
+  expect_refusals([] { return conv2d(2, 9, 11, 33, 65, 3, 3, 1); }, cases);
+}
+
+TEST(CApiConv, ExtentsPast32BitsAreNotSupported) {
+  tessel_conv_problem p = conv2d(1, std::int64_t(1) << 31, 1, 1, 1, 1, 1, 0);
+  p.bias.ndim = 0;
+  Answer const r = check(p);
+  EXPECT_EQ(r.code, TESSEL_STATUS_NOT_SUPPORTED) << r.reason;
+  EXPECT_EQ(r.reason.rfind("h: 2147483648 is above 2^31 - 1", 0), 0u) << r.reason;
+}
+
+TEST(CApiConv, ReasonsUseTheTensorsOwnNames) {
+  // The Python module's names for dgrad: dy (y), w, out (x, the written tensor).
+  tessel_conv_problem p = conv2d(2, 9, 11, 33, 65, 3, 3, 1);
+  p.op = TESSEL_CONV_DGRAD;
+  p.bias.ndim = 0;
+  p.y.name = "dy", p.x.name = "out";
+  p.y.dtype = TESSEL_DTYPE_F16;
+  EXPECT_EQ(check(p).reason.rfind("dy: fp16 differs from out's bf16", 0), 0u) << check(p).reason;
+  p.y.dtype = TESSEL_DTYPE_BF16;
+  p.x.data = nullptr;  // conv_validate's "out", in the written tensor's name
+  EXPECT_EQ(check(p).reason.rfind("out: null, but dgrad writes dx", 0), 0u) << check(p).reason;
+  p.x.data = g_memory[kX];
+  set(&p.y, kY, TESSEL_DTYPE_BF16, {2, 9, 11, 65}, {9 * 11 * 65, -11 * 65, 65, 1});
+  p.y.name = "dy";
+  EXPECT_EQ(check(p).reason.rfind("dy.stride_h: -715 is negative", 0), 0u) << check(p).reason;
+}
+
+TEST(CApiConv, NullProblemAndShortReasonBuffers) {
+  char why[64];
+  EXPECT_EQ(tessel_conv_check(nullptr, why, sizeof why), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(why, "problem: NULL");
+  EXPECT_EQ(tessel_conv(nullptr, nullptr, why, sizeof why), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(why, "problem: NULL");
+  std::size_t bytes = 7;
+  EXPECT_EQ(tessel_conv_workspace_size(nullptr, &bytes, why, sizeof why), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(bytes, 0u);
+  tessel_conv_problem p = conv2d(2, 9, 11, 33, 65, 3, 3, 1);
+  EXPECT_EQ(tessel_conv_workspace_size(&p, nullptr, why, sizeof why), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(why, "bytes: NULL");
+  p.y.shape[0] = 3;
+  char small[6];
+  EXPECT_EQ(tessel_conv_check(&p, small, sizeof small), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(small, "y: ba");
+  char const* name = "stale";
+  EXPECT_EQ(tessel_conv_can_implement(&p, &name, nullptr, 0), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(name, nullptr);
+}
+
+TEST(CApiConv, RefusedCallsReachNoCudaAndEmptyOutputsLaunchNothing) {
+  char why[256];
+  tessel_conv_problem p = conv2d(2, 9, 11, 33, 65, 3, 3, 1);
+  p.groups = 2;
+  EXPECT_EQ(tessel_conv(&p, nullptr, why, sizeof why), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(why).rfind("c: 33 is not divisible by groups 2", 0), 0u) << why;
+  p = conv2d(0, 9, 11, 33, 65, 3, 3, 1);  // N = 0: fprop writes nothing, no pointer needed
+  p.x.data = p.w.data = p.y.data = nullptr;
+  p.bias.ndim = 0;
+  EXPECT_EQ(check(p).code, TESSEL_STATUS_SUCCESS) << check(p).reason;
+  EXPECT_EQ(tessel_conv(&p, nullptr, why, sizeof why), TESSEL_STATUS_SUCCESS) << why;
 }
 
 }  // namespace

@@ -70,3 +70,30 @@ def test_attention_flops():
     assert bench.attention_pairs(3, 5, True) == 6
     gqa = bench.parse_attention_problem("b1-h4-kv1-sq10-sk20-d192-dv128")
     assert bench.attention_flops(gqa) == 2 * 4 * 10 * 20 * (192 + 128)
+
+
+def test_conv_problem_parsing():
+    p = bench.parse_conv_problem("n128-h224-w224-c3-k64-r7-s7-stride2-pad3")
+    assert (p["n"], p["c"], p["k"], p["r"], p["stride"], p["pad"], p["dims"], p["groups"]) == (128, 3, 64, 7, 2, 3, 2, 1)
+    assert bench.conv_out_extents(p) == (1, 112, 112)
+    assert bench.conv_flops(p) == 2.0 * 128 * 112 * 112 * 64 * 7 * 7 * 3  # the CLI records 3.02116e10
+    assert bench.conv_group_gemm(p, "fprop") == (128 * 112 * 112, 64, 147)
+    assert bench.conv_text(p) == "n128 224x224 c3 k64 7x7 stride2 pad3"
+    p3 = bench.parse_conv_problem("n4-d16-h56-w56-c64-k64-t3-r3-s3-pad1")
+    assert p3["dims"] == 3 and bench.conv_out_extents(p3) == (16, 56, 56)
+    assert bench.conv_group_gemm(p3, "dgrad") == (4 * 16 * 56 * 56, 64, 64 * 27)
+    dw = bench.parse_conv_problem("n128-h14-w14-c512-k512-r3-s3-pad1-g512")
+    assert bench.conv_group_gemm(dw, "wgrad") == (1, 9, 128 * 14 * 14)
+    for bad in ("n1-h8-w8-c4-k4-r3", "n1-h8-w8-c4-k4-r3-s3-x2", "n1-h8-w8-c4-k6-r3-s3-g4", "n1-h2-w2-c4-k4-r3-s3",
+                "n0-h8-w8-c4-k4-r3-s3", "n1-n2-h8-w8-c4-k4-r3-s3"):
+        with pytest.raises(argparse.ArgumentTypeError, match="conv problem"):
+            bench.parse_conv_problem(bad)
+
+
+def test_default_conv_suite_has_the_issues_layers():
+    texts = [bench.conv_text(bench.parse_conv_problem(t)) for t, _, _ in bench._DEFAULT_CONV]
+    for layer in ("n128 56x56 c64 k64 3x3 pad1", "n128 7x7 c512 k512 3x3 pad1", "n128 56x56 c256 k64 1x1",
+                  "n128 14x14 c1024 k256 1x1", "n128 224x224 c3 k64 7x7 stride2 pad3", "n64 57x57 c33 k65 3x3 pad1",
+                  "n8 64x64 c320 k320 3x3 pad1", "n4 16x56x56 c64 k64 3x3x3 pad1", "n128 28x28 c256 k256 3x3 pad1 g256"):
+        assert layer in texts
+    assert all(d in bench._CONV_DTYPES and set(ops) <= set(bench._CONV_OPS) for _, d, ops in bench._DEFAULT_CONV)
