@@ -13,54 +13,10 @@ namespace tessel::capi {
 
 namespace {
 
-// One tensor of the problem, with the name its reasons use.
-struct Named {
-  tessel_tensor const* t = nullptr;
-  char const* field = "";  // the field of tessel_attention_problem; the host API's names start with it
-  std::string name;
-
-  bool present() const { return t->ndim != 0; }
-  std::string shape_text() const { return tuple_text(t->shape, t->ndim); }
-  std::string strides_text() const { return tuple_text(t->strides, t->ndim); }
-  std::string view_text() const { return " (shape " + shape_text() + ", strides " + strides_text() + ")"; }
-  std::int64_t elements() const {
-    std::int64_t n = 1;
-    for (int i = 0; i < t->ndim; ++i) n *= t->shape[i];
-    return n;
-  }
-};
-
-Named named(tessel_tensor const& t, char const* field) { return {&t, field, t.name != nullptr ? t.name : field}; }
-
-// The stride of dimension i as the host API takes it: the tensor's own where it forms an address,
-// else the packed value (attention_problem.hpp).
-std::int64_t stride_of(tessel_tensor const& t, int i) {
-  bool empty = false;
-  for (int j = 0; j < t.ndim; ++j) empty = empty || t.shape[j] == 0;
-  if (!empty && t.shape[i] > 1) return t.strides[i];
-  std::int64_t packed = 1;
-  for (int j = i + 1; j < t.ndim; ++j) packed *= t.shape[j] > 1 ? t.shape[j] : 1;
-  return packed;
-}
-
 bool same_extents(tessel_tensor const& x, tessel_tensor const& y, int n) {
   for (int i = 0; i < n; ++i)
     if (x.shape[i] != y.shape[i]) return false;
   return true;
-}
-
-// attention_validate names AttentionArguments' fields ("q.row_stride", "o_row_stride", "o: ...");
-// the C ABI names tensors, one way for all of them: "<name>.row_stride: ...", "<name>: ..." (o
-// named "out": "o_row_stride: ..." -> "out.row_stride: ...", "o: ..." -> "out: ...").
-std::string with_callers_names(std::string why, Named const* const* tensors, int n) {
-  for (int i = 0; i < n; ++i) {
-    std::string_view const field = tensors[i]->field;
-    if (why.size() <= field.size() || why.compare(0, field.size(), field) != 0) continue;
-    char const next = why[field.size()];
-    if (next == ':') return tensors[i]->name + why.substr(field.size());
-    if (next == '.' || next == '_') return tensors[i]->name + "." + why.substr(field.size() + 1);
-  }
-  return why;
 }
 
 bool known_kernel(char const* name) {

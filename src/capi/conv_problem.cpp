@@ -12,51 +12,6 @@ namespace tessel::capi {
 
 namespace {
 
-// One tensor of the problem, with the name its reasons use.
-struct Named {
-  tessel_tensor const* t = nullptr;
-  char const* field = "";  // the host API's name of the tensor (conv_validate's reasons start with it)
-  std::string name;
-
-  bool present() const { return t->ndim != 0; }
-  std::string shape_text() const { return tuple_text(t->shape, t->ndim); }
-  std::string view_text() const {
-    return " (shape " + shape_text() + ", strides " + tuple_text(t->strides, t->ndim) + ")";
-  }
-  std::int64_t elements() const {
-    std::int64_t n = 1;
-    for (int i = 0; i < t->ndim; ++i) n *= t->shape[i];
-    return n;
-  }
-};
-
-Named named(tessel_tensor const& t, char const* field, char const* fallback) {
-  return {&t, field, t.name != nullptr ? t.name : fallback};
-}
-
-// The stride of dimension i as the host API takes it: the tensor's own where it forms an address,
-// else the packed value (conv_problem.hpp).
-std::int64_t stride_of(tessel_tensor const& t, int i) {
-  bool empty = false;
-  for (int j = 0; j < t.ndim; ++j) empty = empty || t.shape[j] == 0;
-  if (!empty && t.shape[i] > 1) return t.strides[i];
-  std::int64_t packed = 1;
-  for (int j = i + 1; j < t.ndim; ++j) packed *= t.shape[j] > 1 ? t.shape[j] : 1;
-  return packed;
-}
-
-// conv_validate names ConvArguments' tensors ("x.stride_h: ...", "filter.stride_k: ...", "out: ...");
-// the C ABI names them by the caller's names: "<x's name>.stride_h: ...", "<w's name>.stride_k: ...".
-std::string with_callers_names(std::string why, Named const* const* tensors, int n) {
-  for (int i = 0; i < n; ++i) {
-    std::string_view const field = tensors[i]->field;
-    if (why.size() <= field.size() || why.compare(0, field.size(), field) != 0) continue;
-    char const next = why[field.size()];
-    if (next == ':' || next == '.') return tensors[i]->name + why.substr(field.size());
-  }
-  return why;
-}
-
 bool known_kernel(char const* name) {
   std::string_view const n = name;
   constexpr std::string_view gemm_prefix = "gemm:";

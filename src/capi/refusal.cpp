@@ -4,6 +4,8 @@
 #include <tessel/c_api.h>
 
 #include <array>
+#include <string>
+#include <string_view>
 #include <utility>
 
 namespace tessel::capi {
@@ -56,6 +58,31 @@ bool elements_distinct(std::int64_t const* shape, std::int64_t const* strides, i
       return true;
   }
   return true;
+}
+
+Named named(tessel_tensor const& t, char const* field, char const* fallback) {
+  char const* const name = t.name != nullptr ? t.name : fallback != nullptr ? fallback : field;
+  return {&t, field, name};
+}
+
+std::int64_t stride_of(tessel_tensor const& t, int i) {
+  bool empty = false;
+  for (int j = 0; j < t.ndim; ++j) empty = empty || t.shape[j] == 0;
+  if (!empty && t.shape[i] > 1) return t.strides[i];
+  std::int64_t packed = 1;
+  for (int j = i + 1; j < t.ndim; ++j) packed *= t.shape[j] > 1 ? t.shape[j] : 1;
+  return packed;
+}
+
+std::string with_callers_names(std::string why, Named const* const* tensors, int n) {
+  for (int i = 0; i < n; ++i) {
+    std::string_view const field = tensors[i]->field;
+    if (why.size() <= field.size() || why.compare(0, field.size(), field) != 0) continue;
+    char const next = why[field.size()];
+    if (next == ':') return tensors[i]->name + why.substr(field.size());
+    if (next == '.' || next == '_') return tensors[i]->name + "." + why.substr(field.size() + 1);
+  }
+  return why;
 }
 
 }  // namespace tessel::capi
