@@ -7,6 +7,7 @@
 #if defined(TESSEL_HAS_CUDA)
 
 #include <tessel/attention/attention.hpp>
+#include <tessel/attention/attention_backward.hpp>
 #include <tessel/conv/conv.hpp>
 #include <tessel/gemm.hpp>
 #include <tessel/runtime/device.hpp>
@@ -77,6 +78,14 @@ int run_list(std::vector<std::string> const& args) {
     std::printf("  arch       sm_%d or newer\n\n", k.min_sm);
   }
 
+  std::printf("\nAttention backward kernels (tessel::attention_backward; no CLI command yet):\n\n");
+  for (int i = 0; i < tessel::attention_backward_kernel_count(); ++i) {
+    tessel::AttentionBackwardKernelInfo const k = tessel::attention_backward_kernel_info(i);
+    std::printf("%s\n", k.name);
+    std::printf("  what       %s\n", k.description);
+    std::printf("  arch       sm_%d or newer\n\n", k.min_sm);
+  }
+
   std::printf("\nConvolution kernels (tessel conv --kernel NAME; the library picks one per problem):\n\n");
   for (int i = 0; i < tessel::conv_kernel_count(); ++i) {
     tessel::ConvKernelInfo const k = tessel::conv_kernel_info(i);
@@ -91,7 +100,7 @@ int run_list(std::vector<std::string> const& args) {
 
 }  // namespace
 
-static tessel::cli::Register reg{{"list", "the compiled GEMM, attention and convolution kernels and what each can do", run_list}};
+static tessel::cli::Register reg{{"list", "the compiled GEMM, attention (forward and backward) and convolution kernels and what each can do", run_list}};
 
 #else
 

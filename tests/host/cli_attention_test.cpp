@@ -174,4 +174,6 @@ TEST_F(CliAttention, ListNamesTheAttentionKernels) {
   CliRun const r = run("list");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("Attention kernels"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Attention backward kernels"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sm80_attention_bwd_"), std::string::npos) << r.out;
 }
