@@ -38,22 +38,8 @@ class CliAttention : public ::testing::Test {
   }
 };
 
-// Each command line is refused before any GPU work: exit 2, one line on stderr starting
-// "tessel attention: " that holds one of the words (the flag, or the argument the host API names).
-struct UsageCase {
-  char const* args;
-  std::initializer_list<char const*> words;
-};
-void expect_usage_errors(std::initializer_list<UsageCase> cases) {
-  for (UsageCase const& c : cases) {
-    CliRun const r = run(c.args);
-    EXPECT_EQ(r.code, 2) << c.args << ": " << r.err;
-    EXPECT_EQ(lines(r.err), 1) << c.args << ": stderr was\n" << r.err;
-    EXPECT_EQ(r.err.rfind("tessel attention: ", 0), 0u) << c.args << ": " << r.err;
-    bool named = false;
-    for (char const* w : c.words) named = named || r.err.find(w) != std::string::npos;
-    EXPECT_TRUE(named) << c.args << ": the line names none of the expected words: " << r.err;
-  }
+void expect_usage_errors(std::initializer_list<tessel::test::CliUsageCase> cases) {
+  tessel::test::expect_cli_usage_errors("tessel attention: ", cases);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <gtest/gtest.h>
+#include <initializer_list>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -44,6 +46,24 @@ inline int lines(std::string const& s) {
   int n = 0;
   for (char c : s) n += c == '\n';
   return n;
+}
+
+// Each command line is refused before any GPU work: exit 2, one line on stderr starting with
+// `prefix` ("tessel conv: ") that holds one of the words (the flag, or the argument the host API names).
+struct CliUsageCase {
+  char const* args;
+  std::initializer_list<char const*> words;
+};
+inline void expect_cli_usage_errors(std::string const& prefix, std::initializer_list<CliUsageCase> cases) {
+  for (CliUsageCase const& c : cases) {
+    CliRun const r = run_tessel(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << c.args << ": stderr was\n" << r.err;
+    EXPECT_EQ(r.err.rfind(prefix, 0), 0u) << c.args << ": " << r.err;
+    bool named = false;
+    for (char const* w : c.words) named = named || r.err.find(w) != std::string::npos;
+    EXPECT_TRUE(named) << c.args << ": the line names none of the expected words: " << r.err;
+  }
 }
 
 }  // namespace tessel::test
