@@ -33,14 +33,19 @@ Status sm90_conv_fprop_launch(Sm80ConvParams const& c, cudaStream_t stream) {
   if (e.args.mode_of_dim[0] != 1 || e.args.mode_of_dim[1] != 0 || e.args.mode_of_dim[2] != 2)
     return Status::error(StatusCode::not_supported, "filter: the tensor map's dimensions are not (C, K, taps)");
   if (Status s = encode_tma_descriptor(e.args, &p.tma_w); !s) return s;
+  p.im2col_rank = sm90_conv_im2col_map(c, tma_data_type_of<T>(), Config::BlkM, Config::BlkK, &p.tma_x);
 
   std::int64_t const tiles = (std::int64_t(c.n) * c.z * c.p * c.q + Config::BlkM - 1) / Config::BlkM * p.n_tiles;
   if (tiles > 0x7fffffff) return Status::error(StatusCode::not_supported, "problem: more than 2^31 - 1 output tiles");
+  p.tiles = int(tiles);
+  int device = 0, sms = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   constexpr int smem = Config::SmemBytes;
   auto* kernel = &sm90_conv_fprop_kernel<Config>;
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  if (err == cudaSuccess) err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (err == cudaSuccess) {
-    kernel<<<static_cast<unsigned>(tiles), Config::Threads, smem, stream>>>(p);
+    kernel<<<static_cast<unsigned>(tiles < sms ? tiles : sms), Config::Threads, smem, stream>>>(p);
     err = cudaGetLastError();
   }
   if (err != cudaSuccess) return Status::error(StatusCode::cuda_error, std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err));

@@ -1,5 +1,5 @@
 // src/conv/sm90_conv_fprop_f16.cu -- the sm_90a fprop kernels for f16: 128 x 256, 128 x 128 and
-// 128 x 64 tiles, 64 channels per k-tile, 4 stages.
+// 128 x 64 tiles, 64 channels per k-tile, 4, 6 and 8 stages.
 #include "sm90_conv_fprop.cuh"
 
 namespace tessel::kernel::detail {

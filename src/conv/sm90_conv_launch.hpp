@@ -1,12 +1,15 @@
 // src/conv/sm90_conv_launch.hpp -- the sm_90a convolution kernels as the host API (conv.cpp) sees
 // them. Kernels (src/conv/sm90_conv_fprop_<dtype>.cu; tessel/conv/kernel/sm90_conv_fprop.hpp says
 // how they work), <dtype> bf16 or fp16:
-//   sm90_conv_fprop_<dtype>_128x256x64   implicit-GEMM fprop, cp.async-gathered activations, TMA
+//   sm90_conv_fprop_<dtype>_128x256x64   implicit-GEMM fprop, activations by TMA im2col (or gathered
+//                                        by cp.async where the tensor map cannot express the problem), TMA
 //   sm90_conv_fprop_<dtype>_128x128x64   filters, wgmma; the widest tile whose grid still fills
 //   sm90_conv_fprop_<dtype>_128x64x64    the GPU twice (sm90_conv_run.cpp)
 // src/conv/sm90_conv_run.cpp holds the selection.
 #pragma once
 
+#include <tessel/arch/sm90_copy_tma.hpp>
+#include <tessel/atom/tma_encode_args.hpp>
 #include <tessel/conv/kernel/sm80_conv_params.hpp>
 #include <tessel/core/dtype.hpp>
 #include <tessel/core/status.hpp>
@@ -27,6 +30,11 @@ char const* sm90_conv_kernel_name(kernel::Sm80ConvParams const& p, DType dtype);
 Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, cudaStream_t stream);
 
 namespace kernel::detail {
+// The activations' im2col tensor map for the A tile (pixels x channels, 128-byte swizzle) into
+// *out; returns its rank (4 for a 2-D problem, 5 for 3-D), or 0 where the map cannot express p
+// (a bounding-box corner or traversal stride past the driver's range) and the kernel gathers instead.
+int sm90_conv_im2col_map(Sm80ConvParams const& p, TmaDataType type, int pixels, int channels, TmaDescriptor* out);
+
 // One compiled configuration's launch (src/conv/sm90_conv_fprop_<dtype>.cu).
 Status sm90_conv_fprop_launch_bf16_n256(Sm80ConvParams const& p, cudaStream_t stream);
 Status sm90_conv_fprop_launch_bf16_n128(Sm80ConvParams const& p, cudaStream_t stream);

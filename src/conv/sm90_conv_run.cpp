@@ -1,6 +1,8 @@
 // src/conv/sm90_conv_run.cpp -- which sm_90a convolution kernel runs a problem (sm90_conv_launch.hpp).
 #include "sm90_conv_launch.hpp"
 
+#include <tessel/runtime/tma_descriptor.hpp>
+
 #include <cstdint>
 
 namespace tessel {
@@ -54,5 +56,41 @@ Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, cudaStream_t 
   int const n = tile_n(p);
   return launches[dtype == DType::bf16 ? 0 : 1][n == 256 ? 0 : n == 128 ? 1 : 2](p, stream);
 }
+
+namespace kernel::detail {
+
+int sm90_conv_im2col_map(Sm80ConvParams const& p, TmaDataType type, int pixels, int channels, TmaDescriptor* out) {
+  bool const three_d = p.d > 1 || p.t > 1 || p.z > 1 || p.pad_d > 0;
+  int const rank = three_d ? 5 : 4, spatial = rank - 2;
+  int const corner_max = three_d ? 15 : 127;  // the driver's range: [-16, 15] at rank 5, [-128, 127] at rank 4
+  int const pad[3] = {p.pad_w, p.pad_h, p.pad_d}, filter[3] = {p.s, p.r, p.t};
+  int const dilation[3] = {p.dilation_w, p.dilation_h, p.dilation_d}, stride[3] = {p.stride_w, p.stride_h, p.stride_d};
+  int const extent[3] = {p.w, p.h, p.d};
+  long long const x_stride[3] = {p.x_stride[3], p.x_stride[2], p.x_stride[1]};
+  int const bytes = type == TmaDataType::BFLOAT16 || type == TmaDataType::FLOAT16 ? 2 : 1;
+  TmaIm2colArgs a;
+  a.data_type = type;
+  a.rank = std::uint32_t(rank);
+  a.global_address = p.x;
+  a.global_dim[0] = std::uint64_t(p.c);
+  for (int i = 0; i < spatial; ++i) {
+    a.lower_corner[i] = -pad[i];
+    a.upper_corner[i] = pad[i] - (filter[i] - 1) * dilation[i];
+    if (a.lower_corner[i] < -corner_max - 1 || a.upper_corner[i] < -corner_max - 1 || a.upper_corner[i] > corner_max) return 0;
+    if (stride[i] > 8 || (filter[i] - 1) * dilation[i] > 0xffff) return 0;  // traversal strides 1..8, 16-bit offsets
+    if (a.lower_corner[i] > extent[i] - 1 + a.upper_corner[i]) return 0;      // an empty bounding box
+    a.global_dim[1 + i] = std::uint64_t(extent[i]);
+    a.global_strides[i] = std::uint64_t(x_stride[i]) * std::uint64_t(bytes);
+    a.element_strides[1 + i] = std::uint32_t(stride[i]);
+  }
+  a.global_dim[rank - 1] = std::uint64_t(p.n);
+  a.global_strides[rank - 2] = std::uint64_t(p.x_stride[0]) * std::uint64_t(bytes);
+  a.channels_per_pixel = std::uint32_t(channels);
+  a.pixels_per_column = std::uint32_t(pixels);
+  a.swizzle = TmaSwizzle::B128;
+  return encode_tma_im2col_descriptor(a, out).ok() ? rank : 0;
+}
+
+}  // namespace kernel::detail
 
 }  // namespace tessel

@@ -618,3 +618,21 @@ TEST(ConvSm90, EveryTileWidth) {
     if (dev && dev->cc_major == 9 && dev->cc_minor == 0) EXPECT_NE(std::string(name).find("128x256x64"), std::string::npos) << name;
   }
 }
+
+// The sm_90a kernel's activation tile through TMA im2col: the bounding box and traversal strides
+// per dimension (rectangular filters, unequal pads, strides and dilations), a tile that wraps
+// across image rows and into the next image, 3-D, one-pixel-high images, channels past a 64-block;
+// and problems the tensor map cannot express (a traversal stride of 9, a 3-D pad past 16), which
+// the kernel gathers by cp.async instead.
+TEST(ConvSm90, Im2colGeometry) {
+  TESSEL_REQUIRE_GPU();
+  for (DType t : {DType::bf16, DType::f16}) {
+    run_case(conv2d(Operator::kFprop, t, 2, 11, 19, 64, 64, 3, 5, {1, 2}, {2, 3}, {2, 1}), true, true);
+    run_case(conv2d(Operator::kFprop, t, 3, 1, 37, 72, 64, 1, 3, {0, 1}));
+    run_case(conv2d(Operator::kFprop, t, 2, 9, 7, 136, 128, 2, 2, {0, 0}, {1, 1}, {3, 2}));
+    run_case(conv2d(Operator::kFprop, t, 1, 40, 41, 64, 64, 3, 3, {1, 1}, {9, 9}));
+    run_case(make_packed_conv3d(Operator::kFprop, 2, 5, 6, 7, 64, 64, 3, 3, 3, {1, 1, 1}, {1, 2, 2}, {1, 1, 1}, 1, t));
+    run_case(make_packed_conv3d(Operator::kFprop, 1, 6, 7, 5, 64, 72, 2, 3, 2, {0, 1, 2}, {2, 1, 1}, {2, 1, 2}, 1, t));
+    run_case(make_packed_conv3d(Operator::kFprop, 1, 3, 4, 4, 64, 64, 1, 1, 3, {17, 0, 1}));
+  }
+}

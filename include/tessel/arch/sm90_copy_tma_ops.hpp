@@ -9,6 +9,11 @@
 //   SM90_TMA_LOAD_MULTICAST::copy<R>(desc, bar, mask, smem, c)   ... .multicast::cluster: the box lands at
 //                                                            the same offset in every CTA of `mask`, each on
 //                                                            its own barrier at the same offset
+//   SM90_TMA_LOAD_IM2COL::copy<R>(desc, bar, smem, c, off)  ... .global.im2col...: a column of pixels of an
+//                                                            im2col tensor map (runtime/tma_descriptor.hpp),
+//                                                            R of 3 to 5; c = (channel, w[, h[, d]], n) of
+//                                                            the first pixel, off = the R - 2 filter-tap
+//                                                            offsets (w first) added to every pixel read
 //   SM90_TMA_STORE::copy<R>(desc, smem, c)                  cp.async.bulk.tensor.Rd.global.shared::cta.bulk_group
 // (arch/sm90_copy_tma.hpp has the descriptor type, the 3-D forms the GEMM kernel uses, and the
 // bulk-group commit/wait and proxy fence a store needs.)
@@ -77,6 +82,34 @@ struct SM90_TMA_LOAD_MULTICAST {
 #else
     (void)desc, (void)bar, (void)mask, (void)smem, (void)c;
     detail::arch_unavailable("cp.async.bulk.tensor multicast (SM90_TMA_LOAD_MULTICAST, needs sm_90)");
+#endif
+  }
+};
+
+// An im2col tensor map walks pixelsPerColumn pixels from c through its bounding box (w fastest,
+// then h, d and n, each by its traversal stride) and reads each at its position plus `off`: the
+// rows of a convolution's activation tile for one filter tap. Reads outside the tensor are zeros.
+struct SM90_TMA_LOAD_IM2COL {
+  template <int R>
+  TESSEL_DEVICE static void copy(TmaDescriptor const* desc, std::uint64_t* bar, void* smem, int const (&c)[R],
+                                 std::uint16_t const (&off)[R - 2]) {
+    static_assert(3 <= R && R <= 5, "SM90_TMA_LOAD_IM2COL: an im2col tensor map has 3 to 5 dimensions");
+#if defined(TESSEL_ARCH_SM90)
+    std::uint32_t const dst = detail::smem_address(smem), mbar = detail::smem_address(bar);
+    if constexpr (R == 3) {
+      asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2], {%6};"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "r"(c[0]), "r"(c[1]), "r"(c[2]), "h"(off[0]) : "memory");
+    } else if constexpr (R == 4) {
+      asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2], {%7, %8};"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "h"(off[0]), "h"(off[1]) : "memory");
+    } else {
+      asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6, %7}], [%2], {%8, %9, %10};"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "h"(off[0]),
+                   "h"(off[1]), "h"(off[2]) : "memory");
+    }
+#else
+    (void)desc, (void)bar, (void)smem, (void)c, (void)off;
+    detail::arch_unavailable("cp.async.bulk.tensor im2col (SM90_TMA_LOAD_IM2COL, needs sm_90)");
 #endif
   }
 };

@@ -4,6 +4,7 @@
 //   encode_tma_descriptor(args, &desc)   cuTensorMapEncodeTiled on TmaEncodeArgs
 //                                        (atom/tma_encode_args.hpp); the driver's refusal is a
 //                                        Status (cuda_error) naming the arguments
+//   encode_tma_im2col_descriptor(args, &desc)   cuTensorMapEncodeIm2col on TmaIm2colArgs (below)
 //   make_tma_copy(op, gmem, smem_box)    make_tma_encode_args + encode: a TmaCopy holding the
 //                                        Status, the arguments and the copy atom
 //                                        Copy_Atom<Copy_Traits<op, Int<box bits>>, T> whose traits
@@ -34,6 +35,32 @@ namespace tessel {
 
 // cuTensorMapEncodeTiled(args) into *out.
 Status encode_tma_descriptor(TmaEncodeArgs const& args, TmaDescriptor* out);
+
+// An im2col tensor map (cuTensorMapEncodeIm2col) over a channels-last activation tensor of rank 3
+// to 5, dimensions innermost first: (C, W[, H[, D]], N). One load (SM90_TMA_LOAD_IM2COL) reads
+// pixels_per_column pixels x channels_per_pixel channels. Per spatial dimension (w first) the
+// bounding box the walk stays in runs from lower_corner to extent - 1 + upper_corner, stepping by
+// the traversal stride element_strides[d + 1]; for a convolution: lower = -pad, upper =
+// pad - (filter - 1) * dilation, the traversal stride the convolution's. The driver bounds the
+// corners to [-128, 127] at rank 4 and [-16, 15] at rank 5, the traversal strides to 1 .. 8.
+struct TmaIm2colArgs {
+  TmaDataType data_type = TmaDataType::UINT8;
+  std::uint32_t rank = 0;
+  void const* global_address = nullptr;
+  std::uint64_t global_dim[5] = {};
+  std::uint64_t global_strides[4] = {};  // bytes, of dimensions 1 .. rank-1
+  int lower_corner[3] = {};
+  int upper_corner[3] = {};
+  std::uint32_t channels_per_pixel = 0;
+  std::uint32_t pixels_per_column = 0;
+  std::uint32_t element_strides[5] = {1, 1, 1, 1, 1};
+  TmaSwizzle swizzle = TmaSwizzle::NONE;
+  TmaL2Promotion l2_promotion = TmaL2Promotion::L2_256B;
+  TmaOobFill oob_fill = TmaOobFill::NONE;
+};
+
+// cuTensorMapEncodeIm2col(args) into *out; the driver's refusal is a Status naming the arguments.
+Status encode_tma_im2col_descriptor(TmaIm2colArgs const& args, TmaDescriptor* out);
 
 template <class Atom>
 struct TmaCopy {
