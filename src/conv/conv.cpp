@@ -212,6 +212,7 @@ std::vector<Probe> probes() {
         out.push_back({what, a});
       };
       add("3x3 C64->64", make_packed_conv2d(op, 1, 16, 16, 64, 64, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, t));
+      add("3x3 C128->128", make_packed_conv2d(op, 1, 16, 16, 128, 128, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, t));
       add("1x1 C256->64", make_packed_conv2d(op, 1, 16, 16, 256, 64, 1, 1, {0, 0}, {1, 1}, {1, 1}, 1, t));
       add("1x1/2 C512->1024", make_packed_conv2d(op, 1, 16, 16, 512, 1024, 1, 1, {0, 0}, {2, 2}, {1, 1}, 1, t));
       add("7x7/2 C3->64", make_packed_conv2d(op, 1, 32, 32, 3, 64, 7, 7, {3, 3}, {2, 2}, {1, 1}, 1, t));

@@ -1,5 +1,5 @@
-// src/conv/sm90_conv_fprop.cuh -- launching one sm_90a fprop configuration: the filters' tensor
-// map and the kernel (included by src/conv/sm90_conv_fprop_<dtype>.cu only).
+// src/conv/sm90_conv_fprop.cuh -- launching one sm_90a fprop (or stride-1 dgrad) configuration: the
+// tensor maps and the kernel (included by src/conv/sm90_conv_fprop_<dtype>.cu only).
 #pragma once
 
 #include "sm90_conv_launch.hpp"
@@ -23,11 +23,12 @@ Status sm90_conv_fprop_launch(Sm80ConvParams const& c, cudaStream_t stream) {
   p.n_tiles = (c.k + Config::BlkN - 1) / Config::BlkN;
   p.c_blocks = (c.c + Config::BlkK - 1) / Config::BlkK;
   p.k_tiles = taps * p.c_blocks;
-  // Filters as (K, C, taps): K rows of w_stride_k, channels contiguous, taps C apart.
-  Tensor g = make_tensor(make_gmem_ptr(static_cast<T const*>(c.filter)),
-                         make_shape(std::int64_t(c.k), std::int64_t(c.c), std::int64_t(taps)),
-                         make_stride(std::int64_t(c.w_stride_k), Int<1>{}, std::int64_t(c.c)));
-  auto const box = tile_to_shape(GMMA::Layout_K_SW128_Atom<T>{}, Shape<Int<Config::BlkN>, Int<Config::BlkK>>{});
+  // Filters as (filters, channels, taps): rows of w_stride_k, channels contiguous, taps a row of
+  // channels apart. A dgrad problem comes in forward terms (as_fprop), its C and K swapped back here.
+  std::int64_t const filters = Config::Dgrad ? c.c : c.k, channels = Config::Dgrad ? c.k : c.c;
+  Tensor g = make_tensor(make_gmem_ptr(static_cast<T const*>(c.filter)), make_shape(filters, channels, std::int64_t(taps)),
+                         make_stride(std::int64_t(c.w_stride_k), Int<1>{}, channels));
+  auto const box = tile_to_shape(GMMA::Layout_K_SW128_Atom<T>{}, Shape<Int<Config::BoxRows>, Int<Config::BlkK>>{});
   TmaEncodeResult const e = make_tma_encode_args(g, box);
   if (!e.ok()) return Status::error(StatusCode::not_supported, "filter: " + e.error);
   if (e.args.mode_of_dim[0] != 1 || e.args.mode_of_dim[1] != 0 || e.args.mode_of_dim[2] != 2)

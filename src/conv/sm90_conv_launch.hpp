@@ -5,6 +5,8 @@
 //                                        by cp.async where the tensor map cannot express the problem), TMA
 //   sm90_conv_fprop_<dtype>_128x128x64   filters, wgmma; the widest tile whose grid still fills
 //   sm90_conv_fprop_<dtype>_128x64x64    the GPU twice (sm90_conv_run.cpp)
+//   sm90_conv_dgrad_<dtype>_128x{256,128,64}x64   the stride-1 data gradient: the same kernel on dy
+//                                        with the filters flipped and read transposed
 // src/conv/sm90_conv_run.cpp holds the selection.
 #pragma once
 
@@ -18,9 +20,10 @@
 
 namespace tessel {
 
-// Whether an sm_90a kernel takes p (the problem's rules only; the caller checks the GPU): fprop,
-// groups == 1, C >= 64 and K >= 64 with both multiples of 8, bf16 or fp16, every tensor 16-byte
-// aligned and every stride a multiple of 8 elements, H, W and their pads below 2^14.
+// Whether an sm_90a kernel takes p (the problem's rules only; the caller checks the GPU): fprop, or
+// dgrad with every stride 1 and pad <= (filter - 1) * dilation; groups == 1, C >= 64 and K >= 64
+// with both multiples of 8, bf16 or fp16, every tensor 16-byte aligned and every stride a multiple
+// of 8 elements, the input's H, W and pads below 2^14.
 bool sm90_conv_takes(kernel::Sm80ConvParams const& p, DType dtype);
 
 // The registry name of the kernel sm90_conv_run launches for p ("none" when it takes no such p).
@@ -42,6 +45,13 @@ Status sm90_conv_fprop_launch_bf16_n64(Sm80ConvParams const& p, cudaStream_t str
 Status sm90_conv_fprop_launch_f16_n256(Sm80ConvParams const& p, cudaStream_t stream);
 Status sm90_conv_fprop_launch_f16_n128(Sm80ConvParams const& p, cudaStream_t stream);
 Status sm90_conv_fprop_launch_f16_n64(Sm80ConvParams const& p, cudaStream_t stream);
+// The dgrad configurations take the problem in forward terms (sm90_conv_run.cpp, as_fprop).
+Status sm90_conv_dgrad_launch_bf16_n256(Sm80ConvParams const& p, cudaStream_t stream);
+Status sm90_conv_dgrad_launch_bf16_n128(Sm80ConvParams const& p, cudaStream_t stream);
+Status sm90_conv_dgrad_launch_bf16_n64(Sm80ConvParams const& p, cudaStream_t stream);
+Status sm90_conv_dgrad_launch_f16_n256(Sm80ConvParams const& p, cudaStream_t stream);
+Status sm90_conv_dgrad_launch_f16_n128(Sm80ConvParams const& p, cudaStream_t stream);
+Status sm90_conv_dgrad_launch_f16_n64(Sm80ConvParams const& p, cudaStream_t stream);
 }  // namespace kernel::detail
 
 }  // namespace tessel

@@ -23,12 +23,34 @@ int tile_n(kernel::Sm80ConvParams const& p) {
 
 }  // namespace
 
-bool sm90_conv_takes(kernel::Sm80ConvParams const& p, DType dtype) {
-  if (p.op != conv::Operator::kFprop || p.groups != 1) return false;
+namespace {
+
+// A stride-1 dgrad problem as the forward convolution that computes it: dx = dy convolved with the
+// filters flipped in every spatial dimension and transposed (C and K swap), padding
+// (filter - 1) * dilation - pad. The filter pointer and strides stay the filters' own (the dgrad
+// kernels read them flipped and transposed); fprop problems come back unchanged.
+kernel::Sm80ConvParams as_fprop(kernel::Sm80ConvParams const& p) {
+  if (p.op != conv::Operator::kDgrad) return p;
+  kernel::Sm80ConvParams q = p;
+  q.c = p.k, q.k = p.c;
+  q.d = p.z, q.h = p.p, q.w = p.q;  // the input: dy
+  q.z = p.d, q.p = p.h, q.q = p.w;  // the output: dx
+  q.pad_d = (p.t - 1) * p.dilation_d - p.pad_d;
+  q.pad_h = (p.r - 1) * p.dilation_h - p.pad_h;
+  q.pad_w = (p.s - 1) * p.dilation_w - p.pad_w;
+  for (int i = 0; i < 4; ++i) q.x_stride[i] = p.y_stride[i], q.y_stride[i] = p.x_stride[i];
+  q.x = p.y;
+  return q;
+}
+
+// The rules of the forward kernel, on a problem in forward terms.
+bool fprop_takes(kernel::Sm80ConvParams const& p, DType dtype) {
+  if (p.groups != 1) return false;
   if (dtype != DType::bf16 && dtype != DType::f16) return false;
   if (p.c < 64 || p.k < 64 || p.c % 8 != 0 || p.k % 8 != 0) return false;
-  constexpr int kPacked = 1 << 14;  // a row's input h and w share a register as 16-bit halves
+  constexpr int kPacked = 1 << 14;  // the gather packs a row's input h and w into 16-bit halves
   if (p.h >= kPacked || p.w >= kPacked || p.pad_h >= kPacked || p.pad_w >= kPacked) return false;
+  if (p.pad_d < 0 || p.pad_h < 0 || p.pad_w < 0) return false;
   if (!aligned16(p.x) || !aligned16(p.filter) || !aligned16(p.out) || (p.residual != nullptr && !aligned16(p.residual)))
     return false;
   for (int i = 0; i < 4; ++i)
@@ -36,13 +58,26 @@ bool sm90_conv_takes(kernel::Sm80ConvParams const& p, DType dtype) {
   return p.w_stride_k % 8 == 0;
 }
 
+}  // namespace
+
+bool sm90_conv_takes(kernel::Sm80ConvParams const& p, DType dtype) {
+  if (p.op == conv::Operator::kDgrad) {
+    if (p.stride_d != 1 || p.stride_h != 1 || p.stride_w != 1) return false;
+  } else if (p.op != conv::Operator::kFprop) {
+    return false;
+  }
+  return fprop_takes(as_fprop(p), dtype);
+}
+
 char const* sm90_conv_kernel_name(kernel::Sm80ConvParams const& p, DType dtype) {
   if (!sm90_conv_takes(p, dtype)) return "none";
-  static char const* const names[2][3] = {
-      {"sm90_conv_fprop_bf16_128x256x64", "sm90_conv_fprop_bf16_128x128x64", "sm90_conv_fprop_bf16_128x64x64"},
-      {"sm90_conv_fprop_fp16_128x256x64", "sm90_conv_fprop_fp16_128x128x64", "sm90_conv_fprop_fp16_128x64x64"}};
-  int const n = tile_n(p);
-  return names[dtype == DType::bf16 ? 0 : 1][n == 256 ? 0 : n == 128 ? 1 : 2];
+  static char const* const names[2][2][3] = {
+      {{"sm90_conv_fprop_bf16_128x256x64", "sm90_conv_fprop_bf16_128x128x64", "sm90_conv_fprop_bf16_128x64x64"},
+       {"sm90_conv_fprop_fp16_128x256x64", "sm90_conv_fprop_fp16_128x128x64", "sm90_conv_fprop_fp16_128x64x64"}},
+      {{"sm90_conv_dgrad_bf16_128x256x64", "sm90_conv_dgrad_bf16_128x128x64", "sm90_conv_dgrad_bf16_128x64x64"},
+       {"sm90_conv_dgrad_fp16_128x256x64", "sm90_conv_dgrad_fp16_128x128x64", "sm90_conv_dgrad_fp16_128x64x64"}}};
+  int const n = tile_n(as_fprop(p));
+  return names[p.op == conv::Operator::kDgrad ? 1 : 0][dtype == DType::bf16 ? 0 : 1][n == 256 ? 0 : n == 128 ? 1 : 2];
 }
 
 Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, cudaStream_t stream) {
@@ -50,11 +85,14 @@ Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, cudaStream_t 
   if (!sm90_conv_takes(p, dtype))
     return Status::error(StatusCode::not_supported, "sm90 conv: the problem breaks a rule of sm90_conv_takes");
   using Launch = Status (*)(kernel::Sm80ConvParams const&, cudaStream_t);
-  static Launch const launches[2][3] = {
-      {d::sm90_conv_fprop_launch_bf16_n256, d::sm90_conv_fprop_launch_bf16_n128, d::sm90_conv_fprop_launch_bf16_n64},
-      {d::sm90_conv_fprop_launch_f16_n256, d::sm90_conv_fprop_launch_f16_n128, d::sm90_conv_fprop_launch_f16_n64}};
-  int const n = tile_n(p);
-  return launches[dtype == DType::bf16 ? 0 : 1][n == 256 ? 0 : n == 128 ? 1 : 2](p, stream);
+  static Launch const launches[2][2][3] = {
+      {{d::sm90_conv_fprop_launch_bf16_n256, d::sm90_conv_fprop_launch_bf16_n128, d::sm90_conv_fprop_launch_bf16_n64},
+       {d::sm90_conv_fprop_launch_f16_n256, d::sm90_conv_fprop_launch_f16_n128, d::sm90_conv_fprop_launch_f16_n64}},
+      {{d::sm90_conv_dgrad_launch_bf16_n256, d::sm90_conv_dgrad_launch_bf16_n128, d::sm90_conv_dgrad_launch_bf16_n64},
+       {d::sm90_conv_dgrad_launch_f16_n256, d::sm90_conv_dgrad_launch_f16_n128, d::sm90_conv_dgrad_launch_f16_n64}}};
+  kernel::Sm80ConvParams const q = as_fprop(p);
+  int const n = tile_n(q);
+  return launches[p.op == conv::Operator::kDgrad ? 1 : 0][dtype == DType::bf16 ? 0 : 1][n == 256 ? 0 : n == 128 ? 1 : 2](q, stream);
 }
 
 namespace kernel::detail {

@@ -619,20 +619,53 @@ TEST(ConvSm90, EveryTileWidth) {
   }
 }
 
-// The sm_90a kernel's activation tile through TMA im2col: the bounding box and traversal strides
+// The sm_90a kernels' activation tile through TMA im2col: the bounding box and traversal strides
 // per dimension (rectangular filters, unequal pads, strides and dilations), a tile that wraps
 // across image rows and into the next image, 3-D, one-pixel-high images, channels past a 64-block;
 // and problems the tensor map cannot express (a traversal stride of 9, a 3-D pad past 16), which
-// the kernel gathers by cp.async instead.
+// the kernel gathers by cp.async instead. The same problems as stride-1 data gradients run through
+// the sm_90a dgrad kernels (flipped, transposed filters; the strided ones through sm_80).
 TEST(ConvSm90, Im2colGeometry) {
   TESSEL_REQUIRE_GPU();
-  for (DType t : {DType::bf16, DType::f16}) {
-    run_case(conv2d(Operator::kFprop, t, 2, 11, 19, 64, 64, 3, 5, {1, 2}, {2, 3}, {2, 1}), true, true);
-    run_case(conv2d(Operator::kFprop, t, 3, 1, 37, 72, 64, 1, 3, {0, 1}));
-    run_case(conv2d(Operator::kFprop, t, 2, 9, 7, 136, 128, 2, 2, {0, 0}, {1, 1}, {3, 2}));
-    run_case(conv2d(Operator::kFprop, t, 1, 40, 41, 64, 64, 3, 3, {1, 1}, {9, 9}));
-    run_case(make_packed_conv3d(Operator::kFprop, 2, 5, 6, 7, 64, 64, 3, 3, 3, {1, 1, 1}, {1, 2, 2}, {1, 1, 1}, 1, t));
-    run_case(make_packed_conv3d(Operator::kFprop, 1, 6, 7, 5, 64, 72, 2, 3, 2, {0, 1, 2}, {2, 1, 1}, {2, 1, 2}, 1, t));
-    run_case(make_packed_conv3d(Operator::kFprop, 1, 3, 4, 4, 64, 64, 1, 1, 3, {17, 0, 1}));
+  for (Operator op : {Operator::kFprop, Operator::kDgrad}) {
+    for (DType t : {DType::bf16, DType::f16}) {
+      run_case(conv2d(op, t, 2, 11, 19, 64, 64, 3, 5, {1, 2}, {2, 3}, {2, 1}), true, true);
+      run_case(conv2d(op, t, 2, 13, 12, 64, 72, 3, 5, {1, 2}, {1, 1}, {2, 1}), true, true);
+      run_case(conv2d(op, t, 3, 1, 37, 72, 64, 1, 3, {0, 1}));
+      run_case(conv2d(op, t, 2, 9, 7, 136, 128, 2, 2, {0, 0}, {1, 1}, {3, 2}));
+      run_case(conv2d(op, t, 1, 40, 41, 64, 64, 3, 3, {1, 1}, {9, 9}));
+      run_case(conv2d(op, t, 2, 12, 10, 64, 200, 3, 3, {3, 0}));  // dgrad: a pad past (filter - 1): sm_80
+      run_case(make_packed_conv3d(op, 2, 5, 6, 7, 64, 64, 3, 3, 3, {1, 1, 1}, {1, 2, 2}, {1, 1, 1}, 1, t));
+      run_case(make_packed_conv3d(op, 2, 5, 6, 7, 64, 80, 3, 3, 3, {1, 1, 1}, {1, 1, 1}, {1, 2, 1}, 1, t), true, true);
+      run_case(make_packed_conv3d(op, 1, 6, 7, 5, 64, 72, 2, 3, 2, {0, 1, 2}, {2, 1, 1}, {2, 1, 2}, 1, t));
+      run_case(make_packed_conv3d(op, 1, 3, 4, 4, 64, 64, 1, 1, 3, {17, 0, 1}));
+    }
+  }
+}
+
+// Which kernel the library picks for a stride-1 dgrad on an H100/H200: the sm_90a dgrad kernel of
+// the width the input channels (its output channels) call for; a strided one goes to sm_80.
+TEST(ConvSm90, DgradTileWidths) {
+  TESSEL_REQUIRE_GPU();
+  std::optional<DeviceInfo> const dev = query_device(0);
+  if (!dev || dev->cc_major != 9 || dev->cc_minor != 0) GTEST_SKIP() << "the sm_90a kernels run on compute capability 9.0";
+  struct Case {
+    ConvArguments a;
+    char const* expect;
+  };
+  Case const cases[] = {
+      {conv2d(Operator::kDgrad, DType::bf16, 2, 8, 8, 64, 256, 3, 3, {1, 1}), "sm90_conv_dgrad_bf16_128x64x64"},
+      {conv2d(Operator::kDgrad, DType::f16, 2, 8, 8, 128, 64, 3, 3, {1, 1}), "sm90_conv_dgrad_fp16_128x128x64"},
+      {conv2d(Operator::kDgrad, DType::bf16, 64, 28, 28, 256, 256, 3, 3, {1, 1}), "sm90_conv_dgrad_bf16_128x256x64"},
+      {conv2d(Operator::kDgrad, DType::bf16, 2, 8, 8, 64, 64, 3, 3, {1, 1}, {2, 2}), "sm80_"},
+  };
+  alignas(16) static unsigned char placeholder[16];  // the choice reads only the pointers' alignment
+  for (Case c : cases) {
+    c.a.x.ptr = c.a.filter.ptr = c.a.y.ptr = placeholder;
+    c.a.out = placeholder;
+    char const* name = nullptr;
+    Status const named = conv_kernel_name(c.a, &name);
+    ASSERT_TRUE(named.ok()) << named.reason;
+    EXPECT_EQ(std::string(name).rfind(c.expect, 0), 0u) << name << " for " << describe(c.a);
   }
 }

@@ -6,6 +6,13 @@
 // The GEMM: M = N*Z*P*Q output pixels, N = K filters, GEMM-K = T*R*S*C walked as k-tiles of one
 // filter tap x 64 channels (channels fastest, then s, r, t -- the filters' own order).
 //
+// The stride-1 data gradient runs as the same kernel (Config::Dgrad): dx is the forward
+// convolution of dy with the filters flipped in every spatial dimension and transposed (C and K
+// swap roles), padding (filter - 1) * dilation - pad. The host hands the kernel the problem in
+// those terms (src/conv/sm90_conv_run.cpp, as_fprop): input dy, C = the filters' K, K = their C.
+// The producer loads filter tap T*R*S - 1 - tap, and the B tile is read MN-major, since the
+// filters' channels -- now the output channels -- are the contiguous dimension.
+//
 //   warpgroup 0, the producer (registers lowered to 72), per k-tile: wait for a free stage, load
 //       the B tile -- BLK_N filters x the tap's 64 channels -- by TMA (filters past K and channels
 //       past C read as zero), and the A tile -- the 128 output pixels' input rows at the tap --
@@ -60,16 +67,21 @@ struct Sm90ConvParams {
   int k_tiles;   // T*R*S * c_blocks
 };
 
-// One configuration: element type, the tile's width (filters), the pipeline depth (by default as
-// many stages as fit 192 KiB: 4 at width 256, 6 at 128, 8 at 64).
+// One configuration: element type, the tile's width (output channels), whether it is the data
+// gradient (filters read transposed and flipped, below), the pipeline depth (by default as many
+// stages as fit 192 KiB: 4 at width 256, 6 at 128, 8 at 64).
 //   e.g. Sm90ConvFpropConfig<bfloat16_t, 128>: 384 threads, 6 stages of 16 KiB A + 16 KiB B
-template <class Element_, int BlkN_, int Stages_ = (BlkN_ >= 256 ? 4 : BlkN_ >= 128 ? 6 : 8)>
+template <class Element_, int BlkN_, bool Dgrad_ = false, int Stages_ = (BlkN_ >= 256 ? 4 : BlkN_ >= 128 ? 6 : 8)>
 struct Sm90ConvFpropConfig {
   using Element = Element_;
   static constexpr int BlkM = 128, BlkN = BlkN_, BlkK = 64, Stages = Stages_;
+  static constexpr bool Dgrad = Dgrad_;
   static constexpr int Threads = 384;
   static constexpr int ProducerRegisters = 72, ConsumerRegisters = 216;  // 128 x 72 + 256 x 216 <= 65536
-  using Mma = typename Sm90WgmmaOf<Element, BlkN>::Op;
+  // fprop: B K-major (the filters' channels are the GEMM-K); dgrad: B MN-major (its GEMM-K is the
+  // filters' K, its columns the channels, which are contiguous).
+  using Mma = typename Sm90WgmmaOf<Element, BlkN>::template Transposed<0, Dgrad ? 1 : 0>;
+  static constexpr int BoxRows = Dgrad ? BlkK : BlkN;  // the filters' TMA box: BoxRows filters x 64 channels
   static constexpr std::uint32_t ABytes = std::uint32_t(BlkM * BlkK * sizeof(Element));
   static constexpr std::uint32_t BBytes = std::uint32_t(BlkN * BlkK * sizeof(Element));
 
@@ -113,6 +125,20 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_conv_fprop_kernel(__g
   // takes tiles blockIdx.x, + gridDim.x, ... (a grid of at most one CTA per SM).
   auto tile_n0 = [&](int t) { return (t % p.n_tiles) * BlkN; };
   auto tile_m0 = [&](int t) { return std::int64_t(t / p.n_tiles) * BlkM; };
+  // The B tile of k-tile (cb, tap) for output channels from n0. fprop: one box of BLK_N filters x
+  // the tap's 64 channels. dgrad: the filters' rows are the GEMM-K, so BLK_N / 64 boxes of 64
+  // filters x 64 channels, one per 64 output channels, 64 x 128 bytes apart (the MN-major chunks),
+  // at the flipped tap.
+  int const taps = c.t * c.r * c.s;
+  auto load_b = [&](std::uint64_t* full, int stage, int n0, int cb, int tap) {
+    if constexpr (Config::Dgrad) {
+      TESSEL_UNROLL
+      for (int j = 0; j < BlkN / 64; ++j)
+        SM90_TMA_LOAD::copy(&p.tma_w, full, smem.b[stage] + j * 64 * BlkK, {n0 + 64 * j, cb * BlkK, taps - 1 - tap});
+    } else {
+      SM90_TMA_LOAD::copy(&p.tma_w, full, smem.b[stage], {cb * BlkK, n0, tap});
+    }
+  };
 
   if (tid == 0) {
     // TMA im2col: the one expect_tx arrival; the gather: also the producers' 128 cp.async arrivals.
@@ -142,7 +168,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_conv_fprop_kernel(__g
           std::uint16_t const ow = std::uint16_t(ts * c.dilation_w), oh = std::uint16_t(tr * c.dilation_h),
                               od = std::uint16_t(tt * c.dilation_d);
           std::uint64_t* const full = smem.pipe.producer_acquire(st, Config::ABytes + Config::BBytes);
-          SM90_TMA_LOAD::copy(&p.tma_w, full, smem.b[st.index], {cb * BlkK, n0, tap});
+          load_b(full, st.index, n0, cb, tap);
           if (p.im2col_rank == 4)
             SM90_TMA_LOAD_IM2COL::copy(&p.tma_x, full, smem.a[st.index], {cb * BlkK, w0, h0, px.n}, {ow, oh});
           else
@@ -185,7 +211,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_conv_fprop_kernel(__g
         smem.pipe.producer_wait(st);
         if (tid == 0) {
           std::uint64_t* const full = smem.pipe.producer_expect(st, Config::BBytes);
-          SM90_TMA_LOAD::copy(&p.tma_w, full, smem.b[st.index], {cb * BlkK, n0, tap});
+          load_b(full, st.index, n0, cb, tap);
         }
         Element* const dst = a_chunk + st.index * (BlkM * BlkK);
         TESSEL_UNROLL
@@ -225,10 +251,14 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_conv_fprop_kernel(__g
       if (p.im2col_rank == 0) fence_proxy_async_shared();  // the gather's writes are generic-proxy writes
       wgmma_fence();
       std::uint64_t const a_desc = wgmma_desc_k_major_sw128(smem.a[st.index] + 64 * wg * BlkK);
-      std::uint64_t const b_desc = wgmma_desc_k_major_sw128(smem.b[st.index]);
+      // k16 step kk: 32 bytes along a K-major row (2 units); 16 rows of 128 bytes (128 units) down
+      // an MN-major tile.
+      std::uint64_t const b_desc = Config::Dgrad ? wgmma_desc_mn_major_sw128(smem.b[st.index], 64 * 128)
+                                                 : wgmma_desc_k_major_sw128(smem.b[st.index]);
+      constexpr std::uint32_t BStep = Config::Dgrad ? 128 : 2;
       TESSEL_UNROLL
       for (int kk = 0; kk < BlkK / 16; ++kk)
-        Mma::fma(wgmma_desc_advance(a_desc, std::uint32_t(2 * kk)), wgmma_desc_advance(b_desc, std::uint32_t(2 * kk)), acc, 1);
+        Mma::fma(wgmma_desc_advance(a_desc, std::uint32_t(2 * kk)), wgmma_desc_advance(b_desc, BStep * std::uint32_t(kk)), acc, 1);
       wgmma_commit_group();
       wgmma_wait_group<1>();
       if (held >= 0 && lane == 0) mbarrier_arrive(&smem.pipe.empty[held]);
