@@ -7,6 +7,11 @@
 //
 // fp8 (--dtype e4m3|e5m2, --b-dtype for a mixed pair) compares against cuBLASLt's fp8 matmul
 // (cublasGemmEx has no fp8), which runs only the tn layout; the row says so for the others.
+// A fused epilogue (--bias row|col, --act relu|gelu|gelu_tanh|silu) compares against the cuBLASLt
+// epilogue that computes the same thing (BIAS, RELU_BIAS, GELU_BIAS for gelu_tanh, ...), and also
+// against the unfused pair: cuBLAS, then a separate elementwise pass D = act(D + bias) (tessel's
+// K = 0 call); where cuBLASLt has no such epilogue (silu, erf GELU, a per-column bias of the
+// column-major D) the pair is the baseline.
 //
 // Method (docs/PERF.md): inputs are uniform(-1,1) from a fixed hash (never zeros; fp8 inputs are
 // uniform(-2,2) rounded to fp8, so products span many exponents), outputs are
@@ -67,6 +72,11 @@ constexpr char const* kUsage =
     "  --lda L --ldb L --ldc L      leading dimensions of A, B and C/D (default: packed); BLAS's\n"
     "                               rules: lda >= K for a 't' A, >= M for an 'n' one; ldc >= M\n"
     "  --alpha A --beta B  scalars (default 1 and 0)\n"
+    "  --bias row|col      fused epilogue: add a bias per row (M values) or column (N) of D\n"
+    "  --act A             fused epilogue: relu, gelu (erf), gelu_tanh, silu or none (default):\n"
+    "                      D = act(alpha*op(A)*op(B) + beta*C + bias); baseline: cuBLASLt's epilogue\n"
+    "                      where it computes the same (bias row; relu, gelu_tanh), and cuBLAS + a\n"
+    "                      separate elementwise pass\n"
     "  --kernel NAME       a kernel from `tessel list`, or auto (default: the heuristic)\n"
     "  --tune K=V[,K=V...] override a host choice of the sm_90a kernels (A/B runs, docs/sm90_gemm.md):\n"
     "                      splits=S, stream-k=0|1, split-tail=0|1, balance=0|1, compact=0|1,\n"
@@ -95,7 +105,8 @@ constexpr char const* kUsage =
 
 OptionNames const kOptions{"gemm",
                            {"--m", "--n", "--k", "--batch", "--dtype", "--b-dtype", "--out-dtype", "--a-scale",
-                            "--b-scale", "--layout", "--alpha", "--beta", "--kernel", "--tune", "--iters", "--warmup",
+                            "--b-scale", "--layout", "--alpha", "--beta", "--bias", "--act", "--kernel", "--tune",
+                            "--iters", "--warmup",
                             "--gap-ms", "--compare", "--seed", "--lda", "--ldb", "--ldc", "--csv", "--json", "--suite",
                             "--sweep"},
                            {"--verify", "--no-verify", "--dry-run", "--help"}};
@@ -109,6 +120,8 @@ struct Problem {
   long long lda = 0, ldb = 0, ldc = 0;  // 0: packed (the smallest legal leading dimension)
   float alpha = 1.0f, beta = 0.0f;
   float a_scale = 1.0f, b_scale = 1.0f;
+  tessel::BiasMode bias = tessel::BiasMode::none;  // --bias
+  tessel::Activation act = tessel::Activation::none;  // --act
   std::string kernel = "auto";
   tessel::GemmOptions options;  // --tune
   std::string tune;             // its text, for the reports
@@ -130,8 +143,11 @@ struct Problem {
     if (bt != ab) s += std::string("x") + tessel::to_string(bt);
     bool const default_out = cd == default_out_dtype(ab);
     if (!default_out) s += std::string("->") + tessel::to_string(cd);
+    if (bias != tessel::BiasMode::none) s += std::string("+bias_") + tessel::to_string(bias);
+    if (act != tessel::Activation::none) s += std::string("+") + tessel::to_string(act);
     return s;
   }
+  bool fused() const { return bias != tessel::BiasMode::none || act != tessel::Activation::none; }
   double flops() const { return 2.0 * double(m) * double(n) * double(k) * double(batch); }
   static DType default_out_dtype(DType in) {
     return (in == DType::f32 || in == DType::tf32) ? DType::f32 : tessel::is_fp8(in) ? DType::bf16 : in;
@@ -218,6 +234,19 @@ Problem make_problem(Options const& o) {
   if (auto v = get("--ldc")) p.ldc = parse_int("--ldc", *v, 1, kMax);
   if (auto v = get("--alpha")) p.alpha = parse_float("--alpha", *v);
   if (auto v = get("--beta")) p.beta = parse_float("--beta", *v);
+  if (auto v = get("--bias")) {
+    if (*v == "row") p.bias = tessel::BiasMode::row;
+    else if (*v == "col") p.bias = tessel::BiasMode::col;
+    else if (*v == "none") p.bias = tessel::BiasMode::none;
+    else throw UsageError("--bias: '" + *v + "' is not one of row, col, none");
+  }
+  if (auto v = get("--act")) {
+    bool known = false;
+    for (tessel::Activation a : {tessel::Activation::none, tessel::Activation::relu, tessel::Activation::gelu,
+                                 tessel::Activation::gelu_tanh, tessel::Activation::silu})
+      if (*v == tessel::to_string(a)) p.act = a, known = true;
+    if (!known) throw UsageError("--act: '" + *v + "' is not one of relu, gelu, gelu_tanh, silu, none");
+  }
   if (auto v = get("--kernel")) {
     if (*v != "auto" && tessel::find_gemm_kernel(*v) == nullptr)
       throw UsageError("--kernel: '" + *v + "' is not a compiled kernel (see: tessel list)");
@@ -253,6 +282,7 @@ GemmArguments gemm_arguments(Problem const& p) {
   g.b_type = p.bt;
   g.alpha = p.alpha, g.beta = p.beta;
   g.a_scale = p.a_scale, g.b_scale = p.b_scale;
+  g.bias_mode = p.bias, g.activation = p.act;  // the bias pointer: the caller's buffer
   g.kernel = p.kernel.c_str();
   g.options = p.options;
   return g;
@@ -266,7 +296,9 @@ struct Result {
   bool ran = false;
   std::string error;  // why it did not run (one line)
   Timing tessel, cublas;
-  std::string baseline = "cublas";  // "cublaslt" for fp8
+  std::string baseline = "cublas";  // "cublaslt" for fp8, "cublaslt_epilogue", "cublas+elementwise" (fused)
+  std::string baseline_label = "cuBLAS";  // as the table names it: "cuBLASLt", "cuBLASLt GELU_BIAS", ...
+  Timing pair;                       // a fused epilogue's unfused pair, when the baseline is cuBLASLt's epilogue
   std::string baseline_note;        // why the baseline did not run (e.g. cuBLASLt's fp8 layouts)
   bool verified = false, cublas_verified = false;
   tessel::reference::GemmCheck check, cublas_check;
@@ -275,6 +307,7 @@ struct Result {
   double power_after = 0.0;
   double tflops() const { return tessel.median_ms > 0 ? p.flops() / (tessel.median_ms * 1e-3) / 1e12 : 0.0; }
   double cublas_tflops() const { return cublas.median_ms > 0 ? p.flops() / (cublas.median_ms * 1e-3) / 1e12 : 0.0; }
+  double pair_ratio() const { return pair.median_ms > 0 && tessel.median_ms > 0 ? pair.median_ms / tessel.median_ms : 0.0; }
 };
 
 Result run_problem(Problem const& p, GpuReport const& gpu, cublasHandle_t handle, cublasLtHandle_t lt, Nvml const& nvml) {
@@ -284,21 +317,63 @@ Result run_problem(Problem const& p, GpuReport const& gpu, cublasHandle_t handle
   bool const int_sizes = p.m < (1LL << 31) && p.n < (1LL << 31) && p.k < (1LL << 31) && p.batch < (1LL << 31);
   bool compare = p.compare && int_sizes;
   bool const fp8 = tessel::is_fp8(g.a_type);
-  std::unique_ptr<LtFp8Gemm> lt_gemm;
-  if (fp8) r.baseline = "cublaslt";
+  bool const fused = tessel::gemm_is_fused(g);
+  // The bias vector (M or N values of D's dtype), one for every input set.
+  std::int64_t const bias_count = p.bias == tessel::BiasMode::row ? p.m : p.n;
+  DeviceBuffer bias(p.bias != tessel::BiasMode::none ? std::size_t(bias_count) * tessel::size_of(g.c_type) : 0);
+  if (p.bias != tessel::BiasMode::none) {
+    status_check(tessel::reference::fill_uniform_device(bias.p, g.c_type, bias_count, p.seed * 1000003ULL + 5), "fill the bias");
+    g.bias = bias.p;
+  }
+  GemmArguments unfused = g;  // the product alone: what cuBLAS (or cuBLASLt's fp8 matmul) computes in the pair
+  unfused.bias = nullptr, unfused.bias_mode = tessel::BiasMode::none, unfused.activation = tessel::Activation::none;
+  std::unique_ptr<LtGemm> lt_gemm;   // fp8's matmul (unfused)
+  std::unique_ptr<LtGemm> lt_fused;  // cuBLASLt's epilogue computing the same fusion
+  if (fp8) r.baseline = "cublaslt", r.baseline_label = "cuBLASLt";
   if (compare && fp8) {
-    lt_gemm = std::make_unique<LtFp8Gemm>(lt, g, p.layout);
+    lt_gemm = std::make_unique<LtGemm>(lt, unfused, p.layout);
     if (!lt_gemm->why().empty()) {
       r.baseline_note = lt_gemm->why();
       compare = false;
     }
   }
-  cudaStream_t const stream = nullptr;
-  auto run_baseline = [&](GemmArguments const& x, void* d) {
-    if (fp8) {
-      lt_gemm->run(x, d, stream);
+  if (compare && fused) {
+    lt_fused = std::make_unique<LtGemm>(lt, g, p.layout);
+    if (lt_fused->why().empty()) {
+      r.baseline = "cublaslt_epilogue", r.baseline_label = "cuBLASLt " + lt_fused->epilogue();
     } else {
-      run_cublas(handle, x, d);
+      lt_fused.reset();
+      r.baseline = fp8 ? "cublaslt+elementwise" : "cublas+elementwise";
+      r.baseline_label = fp8 ? "cuBLASLt+eltwise" : "cuBLAS+eltwise";
+    }
+  }
+  cudaStream_t const stream = nullptr;
+  // The unfused product into d (which holds C), as BLAS computes it.
+  auto run_plain = [&](GemmArguments const& x, void* d) {
+    GemmArguments y = x;
+    y.bias = nullptr, y.bias_mode = tessel::BiasMode::none, y.activation = tessel::Activation::none;
+    if (fp8) {
+      lt_gemm->run(y, d, stream);
+    } else {
+      run_cublas(handle, y, d);
+    }
+  };
+  // The pair: the product, then D = act(D + bias) in a pass of its own (tessel's call with K = 0:
+  // D = act(beta * C + bias) with C = D, beta = 1, in place).
+  auto run_pair = [&](GemmArguments const& x, void* d) {
+    run_plain(x, d);
+    GemmArguments e = x;
+    e.k = 0, e.alpha = 1.0f, e.beta = 1.0f, e.a = e.b = nullptr;
+    e.c = d, e.d = d, e.ldc = x.ldd, e.batch_stride_c = x.batch_stride_d, e.kernel = nullptr;
+    status_check(tessel::gemm(e, stream), "the elementwise pass");
+  };
+  auto run_baseline = [&](GemmArguments const& x, void* d) {
+    if (!fused) {
+      run_plain(x, d);
+    } else if (lt_fused) {
+      lt_fused->run(x, d, stream);
+    } else {
+      run_pair(x, d);
     }
   };
   {
@@ -393,6 +468,13 @@ Result run_problem(Problem const& p, GpuReport const& gpu, cublasHandle_t handle
   Measurement const m = measure_interleaved(
       {p.iters, p.warmup, p.gap_ms, sets, stream},
       [&](int s) { status_check(tessel::gemm(set_args[s], stream), "tessel::gemm"); }, baseline, nvml);
+  if (compare && lt_fused) {  // the unfused pair too, interleaved with tessel in a run of its own
+    Measurement const pm = measure_interleaved(
+        {p.iters, p.warmup, p.gap_ms, sets, stream},
+        [&](int s) { status_check(tessel::gemm(set_args[s], stream), "tessel::gemm"); },
+        [&](int s) { run_pair(set_args[s], set_args[s].d); }, nvml);
+    r.pair = pm.baseline;
+  }
   r.sm_clock_after = m.sm_clock_after_mhz;
   r.power_after = m.power_after_w;
   r.tessel = m.candidate;
@@ -408,7 +490,9 @@ constexpr char const* kMethod =
     "median of --iters launches per side after --warmup, CUDA events per launch, "
     "tessel and cuBLAS interleaved, each launch on the next of the input sets rotated through >= 2x L2; "
     "fp32 baseline is cuBLAS CUBLAS_COMPUTE_32F (no tensor cores); fp8 baseline is cuBLASLt "
-    "(tn only, fp32 compute, FAST_ACCUM off)";
+    "(tn only, fp32 compute, FAST_ACCUM off); a fused epilogue's baseline is cuBLASLt's epilogue computing the "
+    "same (bias per row; relu, gelu_tanh), else cuBLAS then a separate elementwise pass (unfused_* fields: that "
+    "pair, timed against tessel in a run of its own)";
 
 // v as `std::ostream << v` writes it.
 template <class T>
@@ -446,6 +530,12 @@ Fields json_fields(GpuReport const& gpu, Result const& r) {
             {"baseline_max_rel_err",
              r.p.verify && r.cublas.median_ms > 0 ? json_number(r.cublas_check.max_rel_err) : "null"}});
   if (!r.baseline_note.empty()) f.emplace_back("baseline_note", json_string(r.baseline_note));
+  if (r.p.fused())
+    f.insert(f.end(), {{"bias", json_string(tessel::to_string(r.p.bias))}, {"activation", json_string(tessel::to_string(r.p.act))}});
+  if (r.pair.median_ms > 0)
+    f.insert(f.end(), {{"unfused_baseline", json_string(tessel::is_fp8(r.p.ab) ? "cublaslt+elementwise" : "cublas+elementwise")},
+                       {"unfused_ms", json_number(r.pair.median_ms)},
+                       {"unfused_ratio", json_number(r.pair_ratio())}});
   if (!r.p.tune.empty()) f.emplace_back("tune", json_string(r.p.tune));
   f.insert(f.end(), {{"iters", text(r.p.iters)}, {"input_sets", text(r.sets)}, {"sm_clock_after_mhz", text(r.sm_clock_after)}});
   return f;
@@ -491,8 +581,8 @@ void print_row(GpuReport const& gpu, Result const& r) {
     std::snprintf(buf, sizeof buf, "%s %.2g", r.verified ? "ok" : "FAILED", r.check.max_rel_err);
     verdict = buf;
     if (r.cublas.median_ms > 0) {
-      std::snprintf(buf, sizeof buf, " (%s %s %.2g)", r.baseline == "cublaslt" ? "cuBLASLt" : "cuBLAS",
-                    r.cublas_verified ? "ok" : "FAILED", r.cublas_check.max_rel_err);
+      std::snprintf(buf, sizeof buf, " (%s %s %.2g)", r.baseline_label.c_str(), r.cublas_verified ? "ok" : "FAILED",
+                    r.cublas_check.max_rel_err);
       verdict += buf;
     }
   }
@@ -513,7 +603,13 @@ void print_row(GpuReport const& gpu, Result const& r) {
   }
   if (r.p.verify && !r.verified) std::printf("    tessel: %s\n", r.check.describe().c_str());
   if (r.p.verify && r.cublas.median_ms > 0 && !r.cublas_verified)
-    std::printf("    %s: %s\n", r.baseline == "cublaslt" ? "cuBLASLt" : "cuBLAS", r.cublas_check.describe().c_str());
+    std::printf("    %s: %s\n", r.baseline_label.c_str(), r.cublas_check.describe().c_str());
+  if (r.p.fused() && r.cublas.median_ms > 0)
+    std::printf("    baseline: %s%s\n", r.baseline_label.c_str(),
+                r.baseline == "cublaslt_epilogue" ? " (its GELU is the tanh form)" : " (cuBLASLt has no epilogue for this fusion)");
+  if (r.pair.median_ms > 0)
+    std::printf("    vs the unfused pair (%s + elementwise pass): %.3f ms, ratio %.3f\n",
+                tessel::is_fp8(r.p.ab) ? "cuBLASLt" : "cuBLAS", r.pair.median_ms, r.pair_ratio());
   std::fflush(stdout);
 }
 
@@ -534,6 +630,7 @@ int run_gemm(std::vector<std::string> const& args) {
     float dummy = 0;
     g.a = g.b = g.c = &dummy;
     g.d = &dummy;
+    if (g.bias_mode != tessel::BiasMode::none) g.bias = &dummy;
     if (tessel::Status s = tessel::gemm_validate(g); !s)
       throw UsageError((lines.size() > 1 ? "problem " + std::to_string(i + 1) + ": " : std::string()) + s.reason);
   }

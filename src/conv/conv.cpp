@@ -56,7 +56,7 @@ kernel::Sm80ConvParams make_params(ConvArguments const& a) {
   p.residual = a.beta != 0.0f ? a.residual : nullptr;
   p.bias = a.op == conv::Operator::kWgrad ? nullptr : a.bias;
   p.alpha = a.alpha, p.beta = a.beta;
-  p.activation = static_cast<kernel::ConvActivation>(static_cast<int>(a.activation));
+  p.activation = activation_of(a.activation);
   return p;
 }
 

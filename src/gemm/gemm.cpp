@@ -1,12 +1,14 @@
 // src/gemm/gemm.cpp -- the GEMM host API: validation, the kernel registry, the heuristic, launch.
 #include "gemm_canonical.hpp"
 #include "simt_instances.hpp"
+#include "sm90_instances.hpp"
 #include "../runtime/current_device.hpp"
 
 #include <tessel/gemm/device/gemm.hpp>
 #include <tessel/gemm/device/gemm_registry.hpp>
 #include <tessel/gemm/device/sm80_gemm_kernels.hpp>
 #include <tessel/gemm/device/sm90_gemm_kernels.hpp>
+#include <tessel/gemm/epilogue/epilogue_fusion.hpp>
 #include <tessel/runtime/device.hpp>
 
 #include <cuda_runtime_api.h>
@@ -111,12 +113,64 @@ Status simt_check(SimtTileShape tile, GemmArguments const& g) {
   return Status::success();
 }
 
-Status simt_run(SimtTileShape tile, GemmArguments const& g, cudaStream_t stream) {
+// A fused epilogue (bias, activation) on a kernel that has none: the SIMT kernels. `run` computes
+// the unfused product in fp32 -- into D itself when D is fp32 (alpha * A B + beta * C), else into
+// an fp32 workspace (alpha * A B; C joins in the pass) -- and detail::fused_epilogue_pass forms
+// act(. + beta * C + bias), rounded once to D's dtype: the arithmetic of a fused epilogue, one
+// pass over D later. With `query`, the workspace bytes only. Pre: gemm_is_fused(g).
+template <class Run>
+Status run_then_epilogue(GemmArguments const& g, std::size_t* query, cudaStream_t stream, Run run) {
+  if (g.c_type == DType::f32)
+    return detail::run_fused_fp32(g, query, stream, [&](GemmArguments const& k, std::size_t* q, cudaStream_t s) {
+      if (q == nullptr) return run(k, s);
+      *q = 0;  // in place: no scratch
+      return Status::success();
+    });
+  bool const col_d = g.c_order == MatrixOrder::col_major;
+  std::int64_t const rows = col_d ? g.n : g.m, cols = col_d ? g.m : g.n;  // the canonical (row-major) D
+  detail::CallWorkspace w;
+  if (Status s = detail::prepare_operands(detail::canonical_gemm(g), g.k, g.batch_count, int(size_of(g.a_type)),
+                                          detail::Staging::never, detail::Staging::never,
+                                          std::size_t(g.batch_count * rows * cols), 0, detail::workspace_source(g, query),
+                                          stream, &w);
+      !s || query != nullptr)
+    return s;
+  GemmArguments k = detail::without_fusion(g);  // alpha * A B, fp32, into the workspace
+  k.c_type = DType::f32, k.c = nullptr, k.beta = 0.0f;
+  k.d = w.partials, k.ldd = k.ldc = cols, k.batch_stride_d = k.batch_stride_c = rows * cols;
+  Status result = run(k, stream);
+  if (result.ok()) result = detail::fused_epilogue_pass(g, w.partials, cols, rows * cols, /*with_c=*/true, stream);
+  return detail::release_workspace(w, std::move(result), stream);
+}
+
+Status simt_launch(SimtTileShape tile, GemmArguments const& g, cudaStream_t stream) {
   SimtInstance const inst = simt_instance(tile, g);
   cudaError_t const err = inst.launch(simt_params(g), stream);
   if (err != cudaSuccess)
     return Status::error(StatusCode::cuda_error, std::string("launch of the SIMT GEMM kernel: ") + cudaGetErrorName(err) +
                                                      ": " + cudaGetErrorString(err));
+  return Status::success();
+}
+
+Status simt_run(SimtTileShape tile, GemmArguments const& g, cudaStream_t stream) {
+  if (!gemm_is_fused(g)) return simt_launch(tile, g, stream);
+  return run_then_epilogue(g, nullptr, stream,
+                           [tile](GemmArguments const& k, cudaStream_t s) { return simt_launch(tile, k, s); });
+}
+
+// The scratch of a fused call whose D is not fp32 (run_then_epilogue); none otherwise.
+Status simt_workspace(GemmArguments const& g, std::size_t* bytes) {
+  if (!gemm_is_fused(g)) {
+    *bytes = 0;
+    return Status::success();
+  }
+  return run_then_epilogue(g, bytes, nullptr, [](GemmArguments const&, cudaStream_t) { return Status::success(); });
+}
+
+Status tensor_simt_launch(GemmArguments const& g, cudaStream_t stream) {
+  cudaError_t const err = kernel::detail::launch_tensor_simt(g, stream);
+  if (err != cudaSuccess)
+    return Status::error(StatusCode::cuda_error, std::string("launch of tensor_simt_128x128x8: ") + cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
   return Status::success();
 }
 
@@ -142,7 +196,7 @@ std::array<GemmKernelInfo, 4> const kKernels = {{
      "transposing copies); docs/gemm.md", 80,
      [](GemmArguments const& g) { return simt_check(SimtTileShape::t128x128x8_cp_async, g); },
      [](GemmArguments const& g, cudaStream_t s) { return simt_run(SimtTileShape::t128x128x8_cp_async, g, s); },
-     [](GemmArguments const& g, cudaFuncAttributes* a) { return simt_attr(SimtTileShape::t128x128x8_cp_async, g, a); }},
+     [](GemmArguments const& g, cudaFuncAttributes* a) { return simt_attr(SimtTileShape::t128x128x8_cp_async, g, a); }, simt_workspace},
     {"simt_128x128x8_128t",
      "CUDA-core FFMA: double-buffered smem through registers (converts fp16/bf16/fp8 on load), fragments read one k "
      "step ahead across k-tiles, warp tiling, 16x8 per thread",
@@ -150,7 +204,7 @@ std::array<GemmKernelInfo, 4> const kKernels = {{
      "default when the 128x128 tiles fill at least every SM once", 80,
      [](GemmArguments const& g) { return simt_check(SimtTileShape::t128x128x8_128t, g); },
      [](GemmArguments const& g, cudaStream_t s) { return simt_run(SimtTileShape::t128x128x8_128t, g, s); },
-     [](GemmArguments const& g, cudaFuncAttributes* a) { return simt_attr(SimtTileShape::t128x128x8_128t, g, a); }},
+     [](GemmArguments const& g, cudaFuncAttributes* a) { return simt_attr(SimtTileShape::t128x128x8_128t, g, a); }, simt_workspace},
     {"simt_64x64x8",
      "CUDA-core FFMA: tutorial rung 08's double-buffered mainloop (converts fp16/bf16/fp8 on load) on 64x64 tiles, "
      "8x8 per thread: four times the CTAs of a 128x128 tile, for small and skinny problems",
@@ -158,7 +212,7 @@ std::array<GemmKernelInfo, 4> const kKernels = {{
      "when there are fewer 128x128 tiles (times batches) than SMs", 80,
      [](GemmArguments const& g) { return simt_check(SimtTileShape::t64x64x8, g); },
      [](GemmArguments const& g, cudaStream_t s) { return simt_run(SimtTileShape::t64x64x8, g, s); },
-     [](GemmArguments const& g, cudaFuncAttributes* a) { return simt_attr(SimtTileShape::t64x64x8, g, a); }},
+     [](GemmArguments const& g, cudaFuncAttributes* a) { return simt_attr(SimtTileShape::t64x64x8, g, a); }, simt_workspace},
     {"tensor_simt_128x128x8",
      "seed 004's gemm_device in tessel tensors: local_tile/local_partition, one-element zero-filling cp.async "
      "copies, gemm, axpby; the generic fp32 path",
@@ -172,12 +226,9 @@ std::array<GemmKernelInfo, 4> const kKernels = {{
        return Status::success();
      },
      [](GemmArguments const& g, cudaStream_t s) {
-       cudaError_t const err = kernel::detail::launch_tensor_simt(g, s);
-       if (err != cudaSuccess)
-         return Status::error(StatusCode::cuda_error, std::string("launch of tensor_simt_128x128x8: ") + cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
-       return Status::success();
+       return gemm_is_fused(g) ? run_then_epilogue(g, nullptr, s, tensor_simt_launch) : tensor_simt_launch(g, s);
      },
-     [](GemmArguments const&, cudaFuncAttributes* a) { return kernel::detail::tensor_simt_attributes(a); }},
+     [](GemmArguments const&, cudaFuncAttributes* a) { return kernel::detail::tensor_simt_attributes(a); }, simt_workspace},
 }};
 
 // The heuristic's SIMT entries: 128x128 tiles, and 64x64 tiles when those leave SMs idle.

@@ -1,5 +1,9 @@
 // src/gemm/gemm_canonical.cpp -- the tensor-core GEMM adapters' shared pieces (gemm_canonical.hpp).
 #include "gemm_canonical.hpp"
+#include "sm90_instances.hpp"
+
+#include <tessel/gemm/device/gemm_validate.hpp>
+#include <tessel/gemm/epilogue/epilogue_fusion.hpp>
 
 #include <map>
 #include <mutex>
@@ -136,6 +140,26 @@ Status prepare_operands(CanonicalGemm const& c, std::int64_t k, std::int64_t bat
   }
   if (!result.ok()) return release_workspace(*w, std::move(result), stream);
   return result;
+}
+
+GemmArguments without_fusion(GemmArguments g) {
+  g.bias = nullptr, g.bias_mode = BiasMode::none, g.activation = Activation::none;
+  return g;
+}
+
+Status fused_epilogue_pass(GemmArguments const& g, float const* s, std::int64_t s_ld, std::int64_t s_batch_stride,
+                           bool with_c, cudaStream_t stream) {
+  bool const col_d = g.c_order == MatrixOrder::col_major;
+  kernel::detail::SplitKReduceParams r;
+  r.partials = s, r.partials_ld = s_ld, r.partials_batch_stride = s_batch_stride;
+  r.batch = g.batch_count, r.rows = col_d ? g.n : g.m, r.cols = col_d ? g.m : g.n;  // the canonical (row-major) D
+  bool const reads_c = with_c && gemm_reads_c(g);
+  r.c = reads_c ? g.c : nullptr, r.ldc = g.ldc, r.batch_stride_c = g.batch_stride_c, r.beta = reads_c ? g.beta : 0.0f;
+  r.d = g.d, r.ldd = g.ldd, r.batch_stride_d = g.batch_stride_d;
+  r.fusion = epilogue::epilogue_fusion_of(g);
+  if (cudaError_t err = kernel::detail::launch_splitk_reduce(r, g.c_type, stream); err != cudaSuccess)
+    return cuda_failure("launch of the fused epilogue's pass", err);
+  return Status::success();
 }
 
 }  // namespace tessel::detail

@@ -100,4 +100,29 @@ Status prepare_operands(CanonicalGemm const& c, std::int64_t k, std::int64_t bat
 // failure to free when result was a success.
 Status release_workspace(CallWorkspace& w, Status result, cudaStream_t stream);
 
+// ---- a fused epilogue in a pass of its own ----------------------------------------------------------
+
+// g without its fused epilogue (bias, activation): the product a kernel computes before the pass.
+GemmArguments without_fusion(GemmArguments g);
+
+// D = act(S + beta * C + bias), rounded once to D's dtype, from S, the unfused fp32 result
+// (alpha * op(A) op(B)) in the canonical D's orientation: row r, column c at
+// s + b * s_batch_stride + r * s_ld + c. S may be D itself (an fp32 D that already holds
+// alpha * A B + beta * C: with_c false). The fused epilogue of a call whose kernel has none (the
+// SIMT kernels) or whose D is fp32 (the tensor-core kernels fuse 16-bit D only); the split-K fix-up
+// with one slice (src/gemm/splitk_reduce.cu), the activations in their accurate forms.
+Status fused_epilogue_pass(GemmArguments const& g, float const* s, std::int64_t s_ld, std::int64_t s_batch_stride,
+                           bool with_c, cudaStream_t stream);
+
+// A fused call with an fp32 D on a tensor-core kernel: `run` computes g without its fusion into D
+// (or, with `query`, the scratch it needs), then fused_epilogue_pass finishes D in place -- the
+// same fp32 arithmetic as an epilogue in the kernel, one pass over D later.
+template <class Run>
+Status run_fused_fp32(GemmArguments const& g, std::size_t* query, cudaStream_t stream, Run run) {
+  GemmArguments const k = without_fusion(g);
+  Status s = run(k, query, stream);
+  if (!s || query != nullptr) return s;
+  return fused_epilogue_pass(g, static_cast<float const*>(g.d), g.ldd, g.batch_stride_d, /*with_c=*/false, stream);
+}
+
 }  // namespace tessel::detail

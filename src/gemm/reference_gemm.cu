@@ -81,6 +81,10 @@ __global__ void reference_gemm_kernel(GemmArguments g, bool reads_ab, bool reads
         rv += cv;
         sv += fabs(cv);
       }
+      if (gemm_is_fused(g)) {
+        std::int64_t const bi = bias_index(g, i, j);
+        apply_fusion(g, bi >= 0 ? load_element(g.bias, g.c_type, bi) : 0.0, &rv, &sv);
+      }
       std::int64_t const idx = (b * g.m + i) * g.n + j;
       r[idx] = rv;
       scale[idx] = sv;

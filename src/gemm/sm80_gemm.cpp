@@ -8,6 +8,7 @@
 #include <tessel/gemm/device/gemm_validate.hpp>
 #include <tessel/gemm/device/sm80_gemm_kernels.hpp>
 #include <tessel/gemm/device/sm80_skinny_policy.hpp>
+#include <tessel/gemm/epilogue/epilogue_fusion.hpp>
 #include <tessel/schedule/raster.hpp>
 
 #include <cuda_runtime_api.h>
@@ -156,6 +157,7 @@ Status family_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o
   p.raster_group = t.tile_m * t.tile_n >= 128 * 256 ? 16 : 8;
   p.splits = splits;
   p.workspace = w.partials, p.flags = w.flags;
+  p.fusion = epilogue::epilogue_fusion_of(g);
   Status result = Status::success();
   if (cudaError_t err = t.launch(p, stream); err != cudaSuccess) result = cuda_failure("launch of the sm80 GEMM kernel", err);
   return release_workspace(w, std::move(result), stream);
@@ -225,6 +227,7 @@ Status skinny_run(std::size_t j, GemmArguments const& g, Sm80RunOptions const& o
   p.tiles_m = int(tiles_m), p.tiles_n = int(tiles_n);
   p.splits = splits;
   p.workspace = w.partials, p.counters = w.flags;
+  p.fusion = epilogue::epilogue_fusion_of(g, sh.swap);
   Status result = Status::success();
   if (cudaError_t err = t.launch(p, stream); err != cudaSuccess) result = cuda_failure("launch of the sm80 skinny GEMM kernel", err);
   return release_workspace(w, std::move(result), stream);
@@ -236,6 +239,10 @@ Status entry_check(std::size_t i, GemmArguments const& g) {
   return i < kMultistage ? family_check(i, g) : skinny_check(i - kMultistage, g);
 }
 Status entry_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o, std::size_t* query, cudaStream_t stream) {
+  if (gemm_is_fused(g) && g.c_type == DType::f32)  // the kernels fuse a 16-bit D (epilogue_fusion.hpp)
+    return detail::run_fused_fp32(g, query, stream, [&](GemmArguments const& k, std::size_t* q, cudaStream_t s) {
+      return entry_run(i, k, o, q, s);
+    });
   return i < kMultistage ? family_run(i, g, o, query, stream) : skinny_run(i - kMultistage, g, o, query, stream);
 }
 

@@ -8,6 +8,7 @@
 #include <tessel/gemm/device/gemm_validate.hpp>
 #include <tessel/gemm/device/sm90_gemm_kernels.hpp>
 #include <tessel/gemm/device/sm90_operand_read.hpp>
+#include <tessel/gemm/epilogue/epilogue_fusion.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_cta.hpp>
 #include <tessel/runtime/device.hpp>
 
@@ -439,6 +440,10 @@ bool sm90_swaps_problem(Sm90Instance const& t, CanonicalGemm const& c) {
 
 // query non-null: store the scratch bytes the call takes there and launch nothing.
 Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cudaStream_t stream) {
+  if (gemm_is_fused(g) && g.c_type == DType::f32)  // the kernels fuse a 16-bit D (epilogue_fusion.hpp)
+    return detail::run_fused_fp32(g, query, stream, [i](GemmArguments const& k, std::size_t* q, cudaStream_t s) {
+      return family_run(i, k, q, s);
+    });
   Sm90Entry const& f = kRegistry[i];
   Sm90Instance const t = f.instance();
   std::size_t const ob = size_of(g.c_type);
@@ -605,7 +610,8 @@ Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cud
     p.sk_flags = reinterpret_cast<unsigned long long*>(w.partials + sk_partial_floats);  // after whole fp32 tiles: aligned
     p.sk_epoch = next_stream_k_epoch();
   }
-  if (splits > 1) {  // fp32 partial sums, then the reduction forms D
+  bool const fused = gemm_is_fused(g);
+  if (splits > 1) {  // fp32 partial sums, then the reduction forms D (and applies a fused epilogue)
     p.d = w.partials, p.ldd = c.n, p.batch_stride_d = c.m * c.n;
     p.out_f32 = true, p.alpha = 1.0f, p.beta = 0.0f;
     p.d_pairs = detail::vector_aligned(w.partials, c.n, c.m * c.n, batch * splits, sizeof(float), 2);
@@ -617,10 +623,12 @@ Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cud
     p.c_pairs = detail::vector_aligned(p.c, g.ldc, g.batch_stride_c, batch, ob, 2);
     p.d_pairs = detail::vector_aligned(g.d, g.ldd, g.batch_stride_d, batch, ob, 2);
     p.d_transposed = transposed;
-    // D through shared memory and TMA: C unread, a 16-bit D with 16-byte aligned rows whose width
-    // is whole 16-byte units too -- the unit clips a box at the tensor's edge only to 16 bytes (on
-    // the H100, D 150 wide with ldd 152 got columns 150 and 151 written), so a ragged width
-    // would write into the padding, which may be someone else's data.
+    p.fusion = epilogue::epilogue_fusion_of(g, transposed);
+    // D through shared memory and TMA: C unread (or, with a fused epilogue, added in registers), a
+    // 16-bit D with 16-byte aligned rows whose width is whole 16-byte units too -- the unit clips a
+    // box at the tensor's edge only to 16 bytes (on the H100, D 150 wide with ldd 152 got columns
+    // 150 and 151 written), so a ragged width would write into the padding, which may be someone
+    // else's data.
     // A C that is read takes the same path when TMA can load it too, in the _tmac kernels
     // (t.tma_loads_c): it arrives in the staging buffer during the mainloop. (From registers,
     // C's scattered 4-byte loads stalled both consumers: 8192x8192x2048 with beta = 1 ran at 0.60x
@@ -630,7 +638,9 @@ Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cud
                  encode_operand(&p.tma_c, encode, g.c_type, g.c, c.n, c.m, g.ldc, batch, g.batch_stride_c, 64, 64, &c_step);
     // tma_d describes the caller's canonical D (c0): the kernel's D, or for the swapped problem
     // (never c_by_tma) its transpose, which the kernel stages transposed.
-    p.tma_store = t.tma_store && (reads_c ? p.c_by_tma : d_tma_storable(g)) &&
+    bool const d_storable =
+        reads_c ? p.c_by_tma || (fused && tma_box_matrix(g, g.d, g.ldd, g.batch_stride_d)) : d_tma_storable(g);
+    p.tma_store = t.tma_store && d_storable &&
                   encode_operand(&p.tma_d, encode, g.c_type, g.d, c0.n, c0.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
     p.c_by_tma = p.c_by_tma && p.tma_store;
     // Any other 16-bit D with C unread: coalesced row copies out of shared memory by the producer
@@ -646,10 +656,11 @@ Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cud
 
   // A call that is a Lean build's case runs it (Sm90GemmConfig::Lean): K-major operands in
   // place, the compact unit path, one K slice, a D of the operands' 16-bit type stored by TMA, C
-  // unread.
+  // unread, no fused epilogue (its code would be most of a lean build's: a fused call runs the
+  // general one).
   auto launch = t.launch;
-  if (t.launch_lean != nullptr && p.compact_units && splits == 1 && !p.stream_k && p.tma_store && !p.c_by_tma &&
-      !p.staged_rows && !p.a_mn_major && !p.b_mn_major && !p.d_transposed && !p.out_f32 &&
+  if (t.launch_lean != nullptr && p.compact_units && splits == 1 && !p.stream_k && p.tma_store && !p.c_by_tma && !reads_c &&
+      !fused && !p.staged_rows && !p.a_mn_major && !p.b_mn_major && !p.d_transposed && !p.out_f32 &&
       p.out_f16 == (f.ab == DType::f16) && (f.ab == DType::bf16 || f.ab == DType::f16) && g.options.lean_builds)
     launch = t.launch_lean;
   if (result.ok()) {
@@ -662,6 +673,7 @@ Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cud
     r.d = g.d, r.ldd = g.ldd, r.batch_stride_d = g.batch_stride_d;
     r.alpha = gemm_product_scale(g), r.beta = reads_c ? g.beta : 0.0f;
     r.transposed = transposed;
+    r.fusion = epilogue::epilogue_fusion_of(g, transposed);
     if (cudaError_t err = kernel::detail::launch_splitk_reduce(r, g.c_type, stream); err != cudaSuccess)
       fail(cuda_failure("launch of the split-K reduction", err));
   }

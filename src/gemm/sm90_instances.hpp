@@ -72,15 +72,19 @@ Sm90Instance sm90_instance_e4m3_128x256x128_c2_promote2();
 Sm90Instance sm90_instance_tf32_128x256x32_c2();
 // clang-format on
 
-// D = alpha * (sum over the splits of the fp32 partials) + beta * C (src/gemm/splitk_reduce.cu).
+// D = act(alpha * (sum over the splits of the fp32 partials) + beta * C + bias)
+// (src/gemm/splitk_reduce.cu): a split-K call's fix-up, and the fused epilogue of a kernel that
+// has none (one split: its fp32 result, in a workspace or in an fp32 D itself).
 struct SplitKReduceParams {
-  float const* partials = nullptr;  // [splits][batch][rows][cols]
+  float const* partials = nullptr;  // slice s, batch b, (r, c) at s * batch * rows * cols + b * partials_batch_stride + r * partials_ld + c
+  std::int64_t partials_ld = 0, partials_batch_stride = 0;  // 0: packed (cols, rows * cols)
   int splits = 1;
   std::int64_t batch = 1, rows = 0, cols = 0;
   void const* c = nullptr; std::int64_t ldc = 0, batch_stride_c = 0;  // read only when beta != 0
-  void* d = nullptr; std::int64_t ldd = 0, batch_stride_d = 0;
+  void* d = nullptr; std::int64_t ldd = 0, batch_stride_d = 0;        // may be the partials (one split, fp32 D)
   float alpha = 1.0f, beta = 0.0f;
   bool transposed = false;  // D and C hold the transpose: element (r, c) at c * ld + r
+  epilogue::EpilogueFusion fusion;  // on (r, c) of the partials' orientation
 };
 cudaError_t launch_splitk_reduce(SplitKReduceParams const& p, DType out, cudaStream_t stream);
 

@@ -1,8 +1,11 @@
-// src/gemm/splitk_reduce.cu -- the fix-up of a parallel split-K GEMM: D = alpha * sum of the fp32
-// partial products of the K slices + beta * C, in slice order (deterministic).
+// src/gemm/splitk_reduce.cu -- the fix-up of a parallel split-K GEMM: D = act(alpha * sum of the
+// fp32 partial products of the K slices + beta * C + bias), in slice order (deterministic). With
+// one slice it is the fused epilogue (bias, activation) of a kernel that has none (the SIMT
+// kernels): their fp32 result, in a workspace or in place in an fp32 D, becomes D.
 //
-// The slices are fp32 (rows x cols) matrices, packed: slice s of batch b at
-// partials + ((s * batch + b) * rows) * cols. D and C are row-major (rows x cols) with their own
+// The slices are fp32 (rows x cols) matrices: slice s of batch b at
+// partials + s * batch * rows * cols + b * partials_batch_stride, rows partials_ld apart (packed by
+// default). D and C are row-major (rows x cols) with their own
 // leading dimensions and batch strides (the canonical D of the tensor-core adapters), or with
 // `transposed` column-major (a skinny kernel ran the swapped problem): then consecutive threads
 // take consecutive rows, so D's stores stay contiguous.
@@ -17,6 +20,7 @@
 #include "sm90_instances.hpp"
 
 #include <tessel/arch/sm90_cluster.hpp>
+#include <tessel/gemm/epilogue/epilogue_fusion.hpp>
 #include <tessel/gemm/kernel/element_io.hpp>
 
 #include <algorithm>
@@ -30,7 +34,7 @@ namespace {
 // read as float4s, D written in 16-byte (fp32) or 8-byte (16-bit) stores.
 bool four_wide(SplitKReduceParams const& p, std::size_t element_bytes) {
   using tessel::detail::vector_aligned;
-  return !p.transposed && vector_aligned(p.partials, p.cols, p.rows * p.cols, p.batch, sizeof(float), 4) &&
+  return !p.transposed && p.cols % 4 == 0 && vector_aligned(p.partials, p.partials_ld, p.partials_batch_stride, p.batch, sizeof(float), 4) &&
          vector_aligned(p.d, p.ldd, p.batch_stride_d, p.batch, element_bytes, 4) &&
          (p.beta == 0.0f || vector_aligned(p.c, p.ldc, p.batch_stride_c, p.batch, element_bytes, 4));
 }
@@ -55,7 +59,7 @@ __global__ void splitk_reduce_kernel(SplitKReduceParams const p) {
     I const r = p.transposed ? along : slow, col = p.transposed ? slow : along;
     std::int64_t const at_c = p.transposed ? std::int64_t(col) * p.ldc + r : std::int64_t(r) * p.ldc + col;
     std::int64_t const at_d = p.transposed ? std::int64_t(col) * p.ldd + r : std::int64_t(r) * p.ldd + col;
-    float const* src = p.partials + std::int64_t(b) * plane + std::int64_t(r) * cols + col;
+    float const* src = p.partials + std::int64_t(b) * p.partials_batch_stride + std::int64_t(r) * p.partials_ld + col;
     std::int64_t const slice = std::int64_t(p.batch) * plane;
     if constexpr (V == 4) {
       float4 sum = __ldcs(reinterpret_cast<float4 const*>(src));
@@ -68,19 +72,27 @@ __global__ void splitk_reduce_kernel(SplitKReduceParams const p) {
         float4 const cv = load_float4(c + std::int64_t(b) * p.batch_stride_c + at_c);
         out.x += p.beta * cv.x, out.y += p.beta * cv.y, out.z += p.beta * cv.z, out.w += p.beta * cv.w;
       }
+      if (p.fusion.active()) {  // uniform
+        float v[4] = {out.x, out.y, out.z, out.w};
+        epilogue::fusion_apply_row<false>(p.fusion, v, r, col, 4);
+        out = make_float4(v[0], v[1], v[2], v[3]);
+      }
       store_float4(d + std::int64_t(b) * p.batch_stride_d + at_d, out);
     } else {
       float sum = __ldcs(src);
       for (int s = 1; s < p.splits; ++s) sum += __ldcs(src + s * slice);
       float v = p.alpha * sum;
       if (p.beta != 0.0f) v += p.beta * to_float(c[std::int64_t(b) * p.batch_stride_c + at_c]);
+      if (p.fusion.active()) v = epilogue::fusion_apply<false>(p.fusion, v, r, col);
       d[std::int64_t(b) * p.batch_stride_d + at_d] = from_float<T>(v);
     }
   }
 }
 
 template <class T>
-cudaError_t reduce(SplitKReduceParams const& p, cudaStream_t stream) {
+cudaError_t reduce(SplitKReduceParams p, cudaStream_t stream) {
+  if (p.partials_ld == 0) p.partials_ld = p.cols;
+  if (p.partials_batch_stride == 0) p.partials_batch_stride = p.rows * p.cols;
   std::int64_t const total = p.batch * p.rows * p.cols;
   bool const wide = four_wide(p, sizeof(T));
   int const threads = 256;

@@ -52,7 +52,8 @@ namespace {
 double ref_activate(double v, ConvActivation a) {
   switch (a) {
     case ConvActivation::relu: return v > 0.0 ? v : (std::isnan(v) ? v : 0.0);
-    case ConvActivation::gelu: return 0.5 * v * (1.0 + std::tanh(0.79788456080286535588 * (v + 0.044715 * v * v * v)));
+    case ConvActivation::gelu_tanh: return 0.5 * v * (1.0 + std::tanh(0.79788456080286535588 * (v + 0.044715 * v * v * v)));
+    case ConvActivation::gelu: return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
     case ConvActivation::silu: return v / (1.0 + std::exp(-v));
     case ConvActivation::none: break;
   }
@@ -433,7 +434,7 @@ TEST_F(ConvKernel, FusedEpilogue) {
   run_all(k3dOdd, relu);
   run_all(kGap, relu);
   run_all(kGapOdd, relu);
-  Epilogue gelu{1.0f, 1.0f, true, false, ConvActivation::gelu};
+  Epilogue gelu{1.0f, 1.0f, true, false, ConvActivation::gelu_tanh};  // the convolution's GELU
   run_all(kGroups, gelu);
   Epilogue silu{-1.5f, 0.0f, true, true, ConvActivation::silu};  // beta 0: the residual is not read
   run_all(kStride2, silu);

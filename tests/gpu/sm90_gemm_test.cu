@@ -35,20 +35,6 @@ using namespace tessel;
 
 namespace {
 
-int compute_capability() {
-  int dev = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-  return major * 10 + minor;
-}
-
-#define TESSEL_REQUIRE_SM90()                                                                           \
-  do {                                                                                                  \
-    TESSEL_REQUIRE_GPU();                                                                               \
-    if (compute_capability() != 90) GTEST_SKIP() << "the sm_90a kernels need an sm_90 GPU (H100/H200)"; \
-  } while (0)
-
 // Run entry `name` on g through the host API, judge it and cuBLAS against the fp64 reference.
 Verdict run_and_check(char const* name, GemmArguments g, bool with_cublas = true) {
   g.kernel = name;

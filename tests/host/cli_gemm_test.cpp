@@ -111,6 +111,26 @@ TEST_F(CliGemm, Fp8ArgumentsAreCheckedBeforeAnyGpuWork) {
   EXPECT_EQ(r.out.find("->"), std::string::npos) << r.out;
 }
 
+TEST_F(CliGemm, FusedEpilogueFlagsAreCheckedBeforeAnyGpuWork) {
+  if (!cuda_build()) GTEST_SKIP() << "tessel was built without CUDA";
+  expect_usage_errors({{"gemm --bias diagonal", "--bias: 'diagonal' is not one of row, col, none"},
+                       {"gemm --act gelu_erf", "--act: 'gelu_erf' is not one of relu, gelu, gelu_tanh, silu, none"},
+                       {"gemm --act", "--act"},
+                       {"gemm --bias", "--bias"}});
+  CliRun r = run("gemm --dry-run --m 64 --n 32 --k 16 --bias row --act gelu");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("bf16+bias_row+gelu"), std::string::npos) << r.out;
+  r = run("gemm --dry-run --dtype fp16 --bias col --act gelu_tanh --beta 1");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("fp16+bias_col+gelu_tanh"), std::string::npos) << r.out;
+  r = run("gemm --dry-run --act silu");  // an activation without a bias
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("bf16+silu"), std::string::npos) << r.out;
+  r = run("gemm --help");
+  EXPECT_NE(r.out.find("--bias row|col"), std::string::npos);
+  EXPECT_NE(r.out.find("--act A"), std::string::npos);
+}
+
 TEST_F(CliGemm, WithoutAGpuOneLineAndExit2) {
   CliRun r = run("gemm --m 8 --n 8 --k 8 --iters 1 --warmup 0");
   if (r.code == 0) GTEST_SKIP() << "a GPU is present (the run succeeded)";

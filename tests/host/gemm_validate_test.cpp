@@ -3,6 +3,7 @@
 // the packed-problem helper; fp16/bf16 conversions and the reference's judge.
 #include <tessel/gemm/device/gemm_arguments.hpp>
 #include <tessel/gemm/device/gemm_validate.hpp>
+#include <tessel/epilogue/activation.hpp>
 #include <tessel/reference/gemm_check.hpp>
 #include <tessel/reference/gemm_host.hpp>
 #include <tessel/numeric/float8.hpp>
@@ -10,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -371,4 +373,126 @@ TEST(ReferenceCheck, Fp8ToleranceIsTheFp32BoundPlusTheMmaAllowance) {
   EXPECT_LT(e4m3, bf16 + 0x1p-9);
   EXPECT_LT(gemm_tolerance(DType::e4m3, DType::f32, 8192), 0x1p-9);
   EXPECT_EQ(gemm_tolerance(DType::e5m2, DType::f16, 100), gemm_tolerance(DType::e4m3, DType::f16, 100));
+}
+
+TEST(GemmValidate, FusedEpilogueRules) {
+  auto g = valid();
+  EXPECT_FALSE(gemm_is_fused(g));  // the default is the plain GEMM
+  static float bias[64];
+  for (BiasMode mode : {BiasMode::row, BiasMode::col})
+    for (Activation act : {Activation::none, Activation::relu, Activation::gelu, Activation::gelu_tanh, Activation::silu}) {
+      g = valid(), g.bias = bias, g.bias_mode = mode, g.activation = act;
+      EXPECT_TRUE(gemm_validate(g).ok()) << to_string(mode) << " " << to_string(act) << ": " << gemm_validate(g).reason;
+      EXPECT_TRUE(gemm_is_fused(g));
+    }
+  g = valid(), g.activation = Activation::silu;  // an activation without a bias
+  EXPECT_TRUE(gemm_validate(g).ok() && gemm_is_fused(g));
+
+  g = valid(), g.activation = static_cast<Activation>(7);
+  expect_refused(g, "activation", "not one of none, relu, gelu, gelu_tanh, silu");
+  g = valid(), g.bias = bias, g.bias_mode = static_cast<BiasMode>(3);
+  expect_refused(g, "bias_mode", "not one of none, row, col");
+  g = valid(), g.bias = bias;  // a bias nobody said the orientation of
+  expect_refused(g, "bias_mode", "say which index");
+  g = valid(), g.bias_mode = BiasMode::row;
+  expect_refused(g, "bias", "M = 17 values");
+  g = valid(), g.bias_mode = BiasMode::col;
+  expect_refused(g, "bias", "N = 33 values");
+  g = valid(), g.bias = reinterpret_cast<char const*>(bias) + 2, g.bias_mode = BiasMode::col;  // fp32 D: 4-byte bias
+  expect_refused(g, "bias", "4-byte fp32 elements");
+  g = valid(), g.a_type = g.b_type = g.c_type = DType::bf16;
+  g.bias = reinterpret_cast<char const*>(bias) + 2, g.bias_mode = BiasMode::row;  // bf16: 2 bytes is aligned
+  EXPECT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+  g.bias = reinterpret_cast<char const*>(bias) + 1;
+  expect_refused(g, "bias", "2-byte bf16 elements");
+
+  // A no-op reads no bias; K = 0 still applies the epilogue (D = act(beta * C + bias)) and reads it.
+  g = valid(0, 33, 65), g.bias_mode = BiasMode::row;
+  EXPECT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+  g = valid(17, 33, 0), g.lda = 1, g.bias_mode = BiasMode::col;
+  expect_refused(g, "bias", "N = 33 values");
+}
+
+TEST(ReferenceHost, FusedEpilogueAppliesBiasThenActivation) {
+  // D (2x2, row-major) = act(alpha * A B + beta * C + bias); A B = [[4, 2], [10, 5]] as in
+  // SmallProductAndCheck, alpha 1, beta -1, C = 1, so the sum before the bias is [[3, 1], [9, 4]].
+  float a[] = {1, 2, 3, 4, 5, 6};
+  float b[] = {1, 0, 1, 0, 1, 0};
+  float c[] = {1, 1, 1, 1};
+  float bias[] = {-5, 0.5f};
+  auto g = make_packed_gemm(2, 2, 3, 1, DType::f32, DType::f32, MatrixOrder::row_major, MatrixOrder::col_major,
+                            MatrixOrder::row_major);
+  g.a = a, g.b = b, g.c = c, g.beta = -1.0f, g.bias = bias;
+  g.bias_mode = BiasMode::row, g.activation = Activation::relu;  // rows: [[-2, -4], [9.5, 4.5]]
+  EXPECT_EQ(reference::gemm_host(g).r, (std::vector<double>{0, 0, 9.5, 4.5}));
+  g.bias_mode = BiasMode::col, g.activation = Activation::none;  // columns: [[-2, 1.5], [4, 4.5]]
+  auto ref = reference::gemm_host(g);
+  EXPECT_EQ(ref.r, (std::vector<double>{-2, 1.5, 4, 4.5}));
+  EXPECT_EQ(ref.scale[0], 4 + 1 + 5.0);  // |alpha A B| + |beta C| + |bias|
+  g.activation = Activation::gelu;
+  ref = reference::gemm_host(g);
+  EXPECT_NEAR(ref.r[1], 1.5 * 0.5 * (1 + std::erf(1.5 / std::sqrt(2.0))), 1e-15);
+  EXPECT_DOUBLE_EQ(ref.scale[0], 1.13 * (4 + 1 + 5.0));  // times GELU's slope bound
+  // A column-major D: bias_mode still names D's rows and columns.
+  g.c_order = MatrixOrder::col_major, g.activation = Activation::none;
+  float ccol[] = {1, 1, 1, 1};
+  g.c = ccol;
+  EXPECT_EQ(reference::gemm_host(g).r, (std::vector<double>{-2, 1.5, 4, 4.5}));
+}
+
+TEST(Activation, FormulasAndSlopes) {
+  EXPECT_EQ(activate(Activation::none, -2.5), -2.5);
+  EXPECT_EQ(activate(Activation::relu, -2.5), 0.0);
+  EXPECT_EQ(activate(Activation::relu, 2.5), 2.5);
+  EXPECT_TRUE(std::isnan(activate(Activation::relu, std::nan(""))));
+  EXPECT_NEAR(activate(Activation::gelu, 1.0), 0.8413447460685429, 1e-15);    // torch.nn.functional.gelu(1.0)
+  EXPECT_NEAR(activate(Activation::gelu_tanh, 1.0), 0.8411919906, 1e-9);      // approximate="tanh"
+  EXPECT_NEAR(activate(Activation::silu, 1.0), 0.7310585786300049, 1e-15);
+  EXPECT_NEAR(activate(Activation::gelu, -3.0f), -0.00404969f, 1e-7f);       // the fp32 form kernels run
+  for (Activation a : {Activation::gelu, Activation::gelu_tanh, Activation::silu}) {
+    double worst = 0;
+    for (double z = -8; z <= 8; z += 1e-3) worst = std::max(worst, std::fabs(activate(a, z + 1e-6) - activate(a, z)) / 1e-6);
+    EXPECT_LE(worst, activation_slope(a)) << to_string(a);
+    EXPECT_GT(worst, activation_slope(a) - 0.01) << to_string(a);
+  }
+  EXPECT_FALSE(is_activation(static_cast<Activation>(5)));
+  EXPECT_STREQ(to_string(Activation::gelu_tanh), "gelu_tanh");
+}
+
+// The forms a kernel runs before rounding to 16 bits (activation.hpp, activate_fast_as). On the
+// host tanh and exp2 are exact, so this measures the forms themselves: the erf GELU's fitted
+// normal tail within its stated 2.2e-6 |z|, the others' algebra; and the tails give 0 or z, with
+// NaN exactly where the exact formulas give NaN.
+TEST(Activation, FastFormsAgreeWithTheExactOnes) {
+  double worst[3] = {0, 0, 0};
+  Activation const acts[3] = {Activation::gelu, Activation::gelu_tanh, Activation::silu};
+  for (int i = -16000; i <= 16000; ++i) {
+    float const z = float(i) / 1000.0f;
+    double const zd = z;
+    float const fast[3] = {activate_fast_as<Activation::gelu>(z), activate_fast_as<Activation::gelu_tanh>(z),
+                           activate_fast_as<Activation::silu>(z)};
+    for (int a = 0; a < 3; ++a)
+      worst[a] = std::max(worst[a], std::fabs(double(fast[a]) - activate(acts[a], zd)) / std::max(std::fabs(zd), 1e-3));
+  }
+  EXPECT_LE(worst[0], 2.2e-6);  // the fit; on the device ex2.approx adds 2^-22 relative
+  EXPECT_LE(worst[1], 1e-6);    // (fp32 rounding only: the device's tanh.approx adds <= 2.5e-4)
+  EXPECT_LE(worst[2], 1e-6);
+  for (Activation a : acts) {
+    auto const fast = [a](float z) {
+      return a == Activation::gelu ? activate_fast_as<Activation::gelu>(z)
+             : a == Activation::gelu_tanh ? activate_fast_as<Activation::gelu_tanh>(z)
+                                          : activate_fast_as<Activation::silu>(z);
+    };
+    for (float z : {1e3f, 1e30f, INFINITY, -1e3f, -1e30f, -INFINITY, NAN}) {
+      double const exact = activate(a, double(z));
+      float const f = fast(z);
+      if (std::isnan(exact)) {
+        EXPECT_TRUE(std::isnan(f)) << to_string(a) << "(" << z << ") = " << f;
+      } else if (std::isinf(exact)) {
+        EXPECT_EQ(double(f), exact) << to_string(a) << "(" << z << ")";
+      } else {
+        EXPECT_NEAR(f, exact, 1e-6 * std::fabs(double(z))) << to_string(a) << "(" << z << ")";
+      }
+    }
+  }
 }

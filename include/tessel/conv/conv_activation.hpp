@@ -1,4 +1,6 @@
-// tessel/conv/conv_activation.hpp -- the activations of the convolution epilogue, as formulas.
+// tessel/conv/conv_activation.hpp -- the activations of the convolution epilogue, as formulas:
+// ConvActivation's values are Activation's (tessel/epilogue/activation.hpp, shared with the GEMM's
+// fused epilogue), the convolution's GELU being the tanh form.
 //
 //   none   z
 //   relu   max(z, 0), NaN kept (as torch.relu)
@@ -13,28 +15,16 @@
 
 #include <tessel/config.hpp>
 #include <tessel/conv/conv_arguments.hpp>
-
-#include <cmath>
+#include <tessel/epilogue/activation.hpp>
 
 namespace tessel {
 
 template <class T>
 TESSEL_HOST_DEVICE inline T conv_activate(ConvActivation a, T z) {
-  switch (a) {
-    case ConvActivation::none: return z;
-    case ConvActivation::relu: return z < T(0) ? T(0) : z;
-    case ConvActivation::gelu: {
-      T const kSqrt2OverPi = T(0.79788456080286535588);
-      return T(0.5) * z * (T(1) + tanh(kSqrt2OverPi * (z + T(0.044715) * z * z * z)));
-    }
-    case ConvActivation::silu: return z / (T(1) + exp(-z));
-  }
-  return z;
+  return activate(activation_of(a), z);
 }
 
 // An upper bound on |act'(z)| over every z (see the file comment).
-TESSEL_HOST_DEVICE constexpr double conv_activation_slope(ConvActivation a) {
-  return a == ConvActivation::gelu ? 1.13 : a == ConvActivation::silu ? 1.10 : 1.0;
-}
+TESSEL_HOST_DEVICE constexpr double conv_activation_slope(ConvActivation a) { return activation_slope(activation_of(a)); }
 
 }  // namespace tessel

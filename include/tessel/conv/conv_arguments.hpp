@@ -34,6 +34,7 @@
 #include <tessel/conv/operator.hpp>
 #include <tessel/core/dtype.hpp>
 #include <tessel/core/gemm_coord.hpp>
+#include <tessel/epilogue/activation.hpp>
 
 #include <array>
 #include <cstddef>
@@ -43,6 +44,18 @@ namespace tessel {
 
 // The epilogue's activation; GELU is the tanh form (conv_activation.hpp has the formulas).
 enum class ConvActivation { none, relu, gelu, silu };
+
+// The shared activation (tessel/epilogue/activation.hpp) a ConvActivation names: its GELU is the
+// tanh form, Activation::gelu_tanh. An unknown value maps to itself (conv_validate refuses it).
+constexpr Activation activation_of(ConvActivation a) {
+  switch (a) {
+    case ConvActivation::none: return Activation::none;
+    case ConvActivation::relu: return Activation::relu;
+    case ConvActivation::gelu: return Activation::gelu_tanh;
+    case ConvActivation::silu: return Activation::silu;
+  }
+  return static_cast<Activation>(static_cast<int>(a));
+}
 
 constexpr char const* to_string(ConvActivation a) {
   switch (a) {

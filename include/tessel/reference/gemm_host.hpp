@@ -3,7 +3,8 @@
 //   R[b](i,j) = alpha * sum_k op(A)[b](i,k) * op(B)[b](k,j) + beta * C[b](i,j)
 //   S[b](i,j) = |alpha| * sum_k |op(A)(i,k) * op(B)(k,j)| + |beta * C(i,j)|      (the error scale)
 // with alpha standing for alpha * a_scale * b_scale (fp8 operands' scales; 1 otherwise), in fp64.
-// fp8 elements are dequantized exactly (every e4m3/e5m2 value is a double).
+// fp8 elements are dequantized exactly (every e4m3/e5m2 value is a double). A fused epilogue
+// (bias, activation: gemm_arguments.hpp) is applied to R on top, by apply_fusion.
 //
 // For small problems (tests, 17x33x65): O(M N K) scalar loops over host copies of the operands,
 // described by the same GemmArguments as the device call (pointers are host pointers here).
@@ -12,6 +13,7 @@
 
 #include <tessel/gemm/device/gemm_arguments.hpp>
 #include <tessel/gemm/device/gemm_validate.hpp>
+#include <tessel/epilogue/activation.hpp>
 #include <tessel/numeric/float8.hpp>
 #include <tessel/reference/gemm_check.hpp>
 #include <tessel/reference/numeric.hpp>
@@ -56,6 +58,19 @@ TESSEL_HOST_DEVICE inline double product_scale(GemmArguments const& g) {
   return double(g.alpha) * double(g.a_scale) * double(g.b_scale);
 }
 
+// The index into the bias vector of element (i, j) of D (bias_mode row: i, col: j), or -1 without one.
+TESSEL_HOST_DEVICE inline std::int64_t bias_index(GemmArguments const& g, std::int64_t i, std::int64_t j) {
+  return g.bias_mode == BiasMode::row ? i : g.bias_mode == BiasMode::col ? j : -1;
+}
+
+// The fused epilogue on one element of R, in fp64: r = act(r + bias) (bias: bias(i,j), 0 without
+// one), and its error scale s = slope(act) * (s + |bias|): an error e in the sum moves act by at
+// most slope * e (activation_slope), and |act(z)| <= |z| bounds the output's rounding by the same.
+TESSEL_HOST_DEVICE inline void apply_fusion(GemmArguments const& g, double bias, double* r, double* s) {
+  *r = activate(g.activation, *r + bias);
+  *s = activation_slope(g.activation) * (*s + (bias < 0.0 ? -bias : bias));
+}
+
 struct HostReference {
   std::vector<double> r, scale;  // (batch, M, N) packed
 };
@@ -86,6 +101,10 @@ inline HostReference gemm_host(GemmArguments const& g) {
                                                                                   element_offset(g.c_order, i, j, g.ldc));
           r += cv;
           s += std::fabs(cv);
+        }
+        if (gemm_is_fused(g)) {
+          std::int64_t const bi = bias_index(g, i, j);
+          apply_fusion(g, bi >= 0 ? load_element_host(g.bias, g.c_type, bi) : 0.0, &r, &s);
         }
         std::size_t const idx = static_cast<std::size_t>((b * g.m + i) * g.n + j);
         out.r[idx] = r;

@@ -10,6 +10,7 @@
 
 #include <tessel/config.hpp>
 #include <tessel/conv/kernel/sm80_conv_params.hpp>
+#include <tessel/epilogue/activation.hpp>
 #include <tessel/numeric/bfloat16.hpp>
 #include <tessel/numeric/half.hpp>
 
@@ -19,19 +20,8 @@
 namespace tessel::kernel::detail {
 
 // The activation of the contract (ConvActivation), in fp32 with the accurate library functions
-// (tanhf, expf): the result is compared against an fp64 reference.
-TESSEL_DEVICE inline float conv_activate(float v, ConvActivation act) {
-  switch (act) {
-    case ConvActivation::relu: return v > 0.0f ? v : (v == v ? 0.0f : v);  // NaN stays NaN
-    case ConvActivation::gelu: {
-      float const inner = 0.7978845608028654f * (v + 0.044715f * v * v * v);  // sqrt(2/pi) (x + 0.044715 x^3)
-      return 0.5f * v * (1.0f + tanhf(inner));
-    }
-    case ConvActivation::silu: return v / (1.0f + expf(-v));
-    case ConvActivation::none: break;
-  }
-  return v;
-}
+// (tanhf, expf): the result is compared against an fp64 reference (tessel/epilogue/activation.hpp).
+TESSEL_DEVICE inline float conv_activate(float v, ConvActivation act) { return activate(act, v); }
 
 template <class Element>
 TESSEL_DEVICE inline float conv_to_f32(Element x) {

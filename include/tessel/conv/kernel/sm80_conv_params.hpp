@@ -13,16 +13,13 @@
 #pragma once
 
 #include <tessel/conv/operator.hpp>
+#include <tessel/epilogue/activation.hpp>
 
 namespace tessel::kernel {
 
-// The activation applied last in the epilogue.
-enum class ConvActivation : int {
-  none = 0,
-  relu = 1,
-  gelu = 2,  // tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-  silu = 3,  // x / (1 + exp(-x))
-};
+// The activation applied last in the epilogue (tessel/epilogue/activation.hpp); the host maps the
+// convolution's GELU to its tanh form, Activation::gelu_tanh (conv_arguments.hpp, activation_of).
+using ConvActivation = Activation;
 
 struct Sm80ConvParams {
   conv::Operator op;                 // tessel/conv/operator.hpp

@@ -19,10 +19,20 @@
 // (a_scale and b_scale must stay 1 for other dtypes; kernels apply them as one factor
 // gemm_product_scale() = alpha * a_scale * b_scale on the fp32 accumulators, like cuBLASLt's
 // A/B scale pointers). A scale of 0 does not skip reading A and B; only alpha = 0 does.
+//
+// Fused epilogue (all optional; the defaults compute the plain GEMM above):
+//   D[b](i,j) = act(alpha * (op(A)[b] op(B)[b])(i,j) + beta * C[b](i,j) + bias(i,j))
+//   bias(i,j) = bias[i] (bias_mode row: one value per row of D, M values)
+//             = bias[j] (bias_mode col: one value per column, N values; a Linear layer's bias)
+// The bias vector is contiguous, of D's dtype (c_type, as cuBLASLt's epilogue bias and torch's
+// addmm take it), shared by every batch, and not scaled by alpha; act is an Activation
+// (tessel/epilogue/activation.hpp: none, relu, gelu (erf), gelu_tanh, silu), applied in fp32
+// before the one rounding to D's dtype. K = 0 or alpha = 0 gives D = act(beta * C + bias).
 // Plain C++: no CUDA headers needed.
 #pragma once
 
 #include <tessel/core/dtype.hpp>
+#include <tessel/epilogue/activation.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +42,18 @@ namespace tessel {
 enum class MatrixOrder { row_major, col_major };
 
 constexpr char const* to_string(MatrixOrder o) { return o == MatrixOrder::row_major ? "row-major" : "col-major"; }
+
+// Which index of D a fused epilogue's bias vector follows (GemmArguments::bias_mode).
+enum class BiasMode : int { none = 0, row = 1, col = 2 };
+
+constexpr char const* to_string(BiasMode b) {
+  switch (b) {
+    case BiasMode::none: return "none";
+    case BiasMode::row: return "row";
+    case BiasMode::col: return "col";
+  }
+  return "?";
+}
 
 // Overrides of the host's choices, for same-run A/B measurements and for tests that must reach a
 // path the heuristic does not take on their problems. The defaults are the library's own choices
@@ -71,6 +93,12 @@ struct GemmArguments {
   float alpha = 1.0f, beta = 0.0f;
   float a_scale = 1.0f, b_scale = 1.0f;  // fp8 operands only (see the file comment)
 
+  // The fused epilogue (file comment): bias (c_type elements, M for row, N for col; null with
+  // BiasMode::none) and the activation applied last.
+  void const* bias = nullptr;
+  BiasMode bias_mode = BiasMode::none;
+  Activation activation = Activation::none;
+
   // A registry name (`tessel list`), or nullptr / "auto" for the heuristic.
   char const* kernel = nullptr;
 
@@ -83,6 +111,11 @@ struct GemmArguments {
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
 };
+
+// The call adds a bias or applies an activation (the fused epilogue).
+constexpr bool gemm_is_fused(GemmArguments const& g) {
+  return g.bias_mode != BiasMode::none || g.activation != Activation::none;
+}
 
 // The factor the fp32 accumulators are multiplied by: alpha * a_scale * b_scale.
 constexpr float gemm_product_scale(GemmArguments const& g) { return g.alpha * g.a_scale * g.b_scale; }

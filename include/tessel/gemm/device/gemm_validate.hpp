@@ -8,7 +8,9 @@
 //   a null pointer for an operand that is read (A, B when M, N, K > 0 and alpha != 0; C when
 //   beta != 0) or written (D when M, N > 0); an unsupported dtype mix (gemm_arguments.hpp);
 //   a_scale or b_scale other than 1 on a non-fp8 operand; batch_stride_d = 0 with several
-//   batches (they would all write one D); offsets that overflow 64 bits.
+//   batches (they would all write one D); offsets that overflow 64 bits; a fused epilogue's
+//   activation or bias_mode that is not an enumerator, a bias without a bias_mode (or a bias_mode
+//   without a bias, unless nothing is computed), a bias not aligned to its element (D's dtype).
 // Plain C++ and no CUDA calls, so a bad call is refused on any machine, GPU or not.
 #pragma once
 
@@ -114,6 +116,29 @@ inline Status gemm_check_options(GemmOptions const& o) {
   return Status::success();
 }
 
+// The fused epilogue's rules (gemm_arguments.hpp): known enumerators, a bias exactly where
+// bias_mode asks for one (a no-op call reads none), aligned to its element of D's dtype.
+inline Status gemm_check_fusion(GemmArguments const& g) {
+  using detail::gemm_invalid;
+  using detail::gemm_num;
+  if (!is_activation(g.activation))
+    return gemm_invalid("activation: " + gemm_num(std::int64_t(g.activation)) +
+                        " is not one of none, relu, gelu, gelu_tanh, silu");
+  if (g.bias_mode != BiasMode::none && g.bias_mode != BiasMode::row && g.bias_mode != BiasMode::col)
+    return gemm_invalid("bias_mode: " + gemm_num(std::int64_t(g.bias_mode)) + " is not one of none, row, col");
+  if (g.bias_mode == BiasMode::none && g.bias != nullptr)
+    return gemm_invalid("bias_mode: none, but bias is set; say which index of D it follows: row (M values, bias[i] "
+                        "joins row i) or col (N values)");
+  if (g.bias_mode != BiasMode::none && g.bias == nullptr && !gemm_is_noop(g))
+    return gemm_invalid(std::string("bias: null, but bias_mode is ") + to_string(g.bias_mode) + " (" +
+                        (g.bias_mode == BiasMode::row ? "M = " + gemm_num(g.m) : "N = " + gemm_num(g.n)) +
+                        " values of D's dtype are read)");
+  if (g.bias != nullptr && reinterpret_cast<std::uintptr_t>(g.bias) % size_of(g.c_type) != 0)
+    return gemm_invalid(std::string("bias: not aligned to its ") + gemm_num(std::int64_t(size_of(g.c_type))) + "-byte " +
+                        to_string(g.c_type) + " elements (the bias has D's dtype, c_type)");
+  return Status::success();
+}
+
 inline Status gemm_validate(GemmArguments const& g) {
   using detail::gemm_invalid;
   using detail::gemm_num;
@@ -173,7 +198,7 @@ inline Status gemm_validate(GemmArguments const& g) {
   }
   if (gemm_reads_c(g) && g.c == nullptr) return gemm_invalid("c: null, but C is read (beta != 0)");
   if (!gemm_is_noop(g) && g.d == nullptr) return gemm_invalid("d: null, but D is written (M, N, batch_count > 0)");
-  return Status::success();
+  return gemm_check_fusion(g);
 }
 
 }  // namespace tessel

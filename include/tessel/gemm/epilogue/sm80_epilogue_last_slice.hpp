@@ -16,7 +16,9 @@
 //      deterministic. No atomics touch the result.
 //   D (C) element (m, n) of the tile at (m0, n0) sits at d + (m0+m)*d_stride_m + (n0+n)*d_stride_n;
 //   rows past `rows` and columns past `cols` are not written. beta == 0 never reads C (NaN in C
-//   does not propagate, as in BLAS). fp32 -> output rounds to nearest even.
+//   does not propagate, as in BLAS). A fused epilogue (args.fusion: bias, activation,
+//   epilogue_fusion.hpp) is applied to each element before the conversion. fp32 -> output rounds
+//   to nearest even.
 #pragma once
 
 #include <tessel/algorithm/copy.hpp>
@@ -38,6 +40,7 @@ struct StridedEpilogueArgs {
   std::int64_t c_stride_m, c_stride_n;
   float alpha, beta;
   bool out_f32;  // D and C are fp32; else ElementOut16
+  EpilogueFusion fusion{};  // bias, activation on (m0 + m, n0 + n) (inactive: none)
 };
 
 // This CTA's slice of a parallel split-K (slices == 1: none).
@@ -78,7 +81,8 @@ struct CollectiveEpilogue<EpilogueSm80LastSliceReduce, Config, ElementOut16> {
                        acc[(c.m + 3) * Pitch + c.n]);
   }
 
-  template <class Out>
+  // Fused: act(. + bias) before the conversion (args.fusion active, a 16-bit Out).
+  template <class Out, bool Fused = false>
   TESSEL_DEVICE static void store_chunk(StridedEpilogueArgs const& args, float4 v, Chunk c, bool along_n,
                                         std::int64_t m0, std::int64_t n0, int rows, int cols) {
     float const vals[4] = {v.x, v.y, v.z, v.w};
@@ -91,16 +95,33 @@ struct CollectiveEpilogue<EpilogueSm80LastSliceReduce, Config, ElementOut16> {
         Out const* cp = static_cast<Out const*>(args.c) + (m0 + m) * args.c_stride_m + (n0 + n) * args.c_stride_n;
         out += args.beta * detail::to_f32(*cp);
       }
+      if constexpr (Fused) out = fusion_apply</*Fast=*/true>(args.fusion, out, m0 + m, n0 + n);
       static_cast<Out*>(args.d)[(m0 + m) * args.d_stride_m + (n0 + n) * args.d_stride_n] = detail::from_f32<Out>(out);
     }
   }
 
+  template <bool Fused = false>
   TESSEL_DEVICE static void store(StridedEpilogueArgs const& args, float4 v, Chunk c, bool along_n, std::int64_t m0,
                                   std::int64_t n0, int rows, int cols) {
-    if (args.out_f32 || !HasOut16) {
+    if constexpr (Fused) {  // (a 16-bit D: the host finishes an fp32 one in a pass of its own)
+      if constexpr (HasOut16) store_chunk<ElementOut16, true>(args, v, c, along_n, m0, n0, rows, cols);
+    } else if (args.out_f32 || !HasOut16) {
       store_chunk<float>(args, v, c, along_n, m0, n0, rows, cols);
     } else if constexpr (HasOut16) {
       store_chunk<ElementOut16>(args, v, c, along_n, m0, n0, rows, cols);
+    }
+  }
+
+  // f(j, with_fusion) for this thread's chunks j: with a fused epilogue (uniform) in a loop that
+  // is not unrolled, one copy of its activations; else unrolled.
+  template <class F>
+  TESSEL_DEVICE static void each_chunk(bool fused, F const& f) {
+    if (fused) {
+      TESSEL_NO_UNROLL
+      for (int j = 0; j < ChunksPerThread; ++j) f(j, std::true_type{});
+    } else {
+      TESSEL_UNROLL
+      for (int j = 0; j < ChunksPerThread; ++j) f(j, std::false_type{});
     }
   }
 
@@ -118,12 +139,15 @@ struct CollectiveEpilogue<EpilogueSm80LastSliceReduce, Config, ElementOut16> {
     copy(Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<64>, float>{}, accum, tCsAcc);
     __syncthreads();
 
+    // A fused epilogue walks the chunks in loops that are not unrolled (one copy of its
+    // activations, not one per chunk: sm80_epilogue_staged.hpp says why).
+    bool const fused = HasOut16 && !args.out_f32 && args.fusion.active();
     if (split.slices == 1) {
-      TESSEL_UNROLL
-      for (int j = 0; j < ChunksPerThread; ++j) {
+      auto const one = [&](int j, auto with_fusion) {
         Chunk const c = chunk(thread_idx + j * Threads, along_n);
-        store(args, read_chunk(smem.acc, c, along_n), c, along_n, m0, n0, rows, cols);
-      }
+        store<decltype(with_fusion)::value>(args, read_chunk(smem.acc, c, along_n), c, along_n, m0, n0, rows, cols);
+      };
+      each_chunk(fused, one);
       return;
     }
 
@@ -145,16 +169,16 @@ struct CollectiveEpilogue<EpilogueSm80LastSliceReduce, Config, ElementOut16> {
     if (!smem.last) return;
     __threadfence();  // the other slices' partials, read below from L2
 
-    TESSEL_UNROLL
-    for (int j = 0; j < ChunksPerThread; ++j) {
+    auto const reduce = [&](int j, auto with_fusion) {
       int const q = thread_idx + j * Threads;
       float4 sum = __ldcg(slots + q);
       for (int s = 1; s < split.slices; ++s) {
         float4 const v = __ldcg(slots + std::int64_t(s) * Chunks + q);
         sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
       }
-      store(args, sum, chunk(q, along_n), along_n, m0, n0, rows, cols);
-    }
+      store<decltype(with_fusion)::value>(args, sum, chunk(q, along_n), along_n, m0, n0, rows, cols);
+    };
+    each_chunk(fused, reduce);
   }
 };
 

@@ -18,6 +18,9 @@
 //   (Config::SmemBytesMainloop: it shares the pipeline's memory; a Config may set
 //   EpilogueStagingBytes instead). Same values, bit for bit, as the passes.
 //   beta == 0: C is not read (NaN in C does not propagate, as in BLAS).
+//   A fused epilogue (args.fusion active: D = act(alpha * acc + beta * C + bias),
+//   epilogue_fusion.hpp; a 16-bit D) takes the passes, and each chunk applies it before its
+//   conversion.
 // The output type is chosen at run time: fp32, or ElementOut16 (the 16-bit input type of a
 // bf16/fp16 GEMM; void for tf32 GEMMs, which write fp32 only).
 //
@@ -30,6 +33,7 @@
 #include <tessel/config.hpp>
 #include <tessel/gemm/collective/sm80_gemm_config.hpp>
 #include <tessel/gemm/dispatch_policy.hpp>
+#include <tessel/gemm/epilogue/epilogue_fusion.hpp>
 #include <tessel/gemm/epilogue/sm80_epilogue_staging.hpp>
 #include <tessel/numeric/int_types.hpp>
 #include <tessel/tensor.hpp>
@@ -54,6 +58,7 @@ struct EpilogueArgs {
   bool out_f32;  // D and C are fp32; else ElementOut16
   bool d_vec;    // D's rows are 16-byte aligned (pointer and ldd)
   bool c_vec;    // C's rows are 16-byte aligned
+  EpilogueFusion fusion{};  // bias, activation (inactive: D = alpha * acc + beta * C)
 };
 
 // This CTA's part of a serial split-K reduction (file comment).
@@ -174,7 +179,8 @@ struct CollectiveEpilogue<EpilogueSm80SmemStaged, Config, ElementOut16> {
 
   // Up to eight consecutive outputs of row m: D[n, n+cols) = alpha * acc + beta * C; a 16-byte
   // vector access where the chunk is whole and the rows are aligned.
-  template <class Out>
+  // Fused: then act(. + bias) before the conversion (args.fusion active, a 16-bit Out).
+  template <class Out, bool Fused = false>
   TESSEL_DEVICE static void store_chunk(EpilogueArgs const& args, float const (&acc)[8], std::int64_t m, std::int64_t n,
                                         int cols, bool vec_ok_d, bool vec_ok_c) {
     Out* d = static_cast<Out*>(args.d) + m * args.ldd + n;
@@ -196,6 +202,7 @@ struct CollectiveEpilogue<EpilogueSm80SmemStaged, Config, ElementOut16> {
           if (e < cols) out[e] += args.beta * detail::to_f32(c[e]);
       }
     }
+    if constexpr (Fused) fusion_apply_row</*Fast=*/true>(args.fusion, out, m, n, cols);
     if (cols == 8 && vec_ok_d) {
       alignas(16) Out dv[8];
       TESSEL_UNROLL
@@ -224,7 +231,8 @@ struct CollectiveEpilogue<EpilogueSm80SmemStaged, Config, ElementOut16> {
     bool const add_partial = split.slice > 0;                  // the previous slices' sum is in the workspace
     bool const to_workspace = split.slice + 1 < split.slices;  // this slice's sum goes back there
     if constexpr (WholeOut16 || WholeF32) {
-      bool const whole = split.slices == 1 && args.beta == 0.0f && args.d_vec && rows == BlkM && cols == BlkN;
+      bool const whole =
+          split.slices == 1 && args.beta == 0.0f && args.d_vec && rows == BlkM && cols == BlkN && !args.fusion.active();
       if (whole) {
         if constexpr (WholeF32) {
           if (args.out_f32 || !HasOut16) {
@@ -242,13 +250,16 @@ struct CollectiveEpilogue<EpilogueSm80SmemStaged, Config, ElementOut16> {
     }
     if (add_partial) detail::wait_flag(split.flag, split.slice, thread_idx);
 
+    // A fused epilogue (16-bit D: the host finishes an fp32 one in a pass of its own) walks a
+    // pass's chunks in a loop that is not unrolled: its activations are long, and one copy of them
+    // per chunk would multiply the kernel's code (and compile time) for a uniform branch.
+    bool const fused = HasOut16 && !args.out_f32 && args.fusion.active();
     TESSEL_UNROLL  // the accumulators are registers: index them with constants only
     for (int pass = 0; pass < Passes; ++pass) {
       copy(Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<64>, float>{}, accum(_, pass, _),
            tCsC(_, pass, _));  // (MMA,MMA_N) -> the staging buffer, column pairs as 64-bit stores
       __syncthreads();
-      TESSEL_UNROLL
-      for (int j = 0; j < Staging::ChunksPerThread; ++j) {
+      auto const chunk = [&](int j, auto with_fusion) {
         auto const [r, c8] = Staging::chunk(thread_idx, j);  // row of the pass, first column
         int const row = r + pass * StepM;                   // row of the tile
         if (row < rows && c8 < cols) {
@@ -266,15 +277,25 @@ struct CollectiveEpilogue<EpilogueSm80SmemStaged, Config, ElementOut16> {
           if (to_workspace) {
             __stcg(ws, make_float4(acc[0], acc[1], acc[2], acc[3]));
             __stcg(ws + 1, make_float4(acc[4], acc[5], acc[6], acc[7]));
-            continue;
+            return;
           }
           int const n_in = cols - c8 < 8 ? cols - c8 : 8;
-          if (args.out_f32 || !HasOut16) {
+          if constexpr (decltype(with_fusion)::value) {
+            if constexpr (HasOut16)
+              store_chunk<ElementOut16, true>(args, acc, m0 + row, n0 + c8, n_in, args.d_vec, args.c_vec);
+          } else if (args.out_f32 || !HasOut16) {
             store_chunk<float>(args, acc, m0 + row, n0 + c8, n_in, args.d_vec, args.c_vec);
           } else if constexpr (HasOut16) {
             store_chunk<ElementOut16>(args, acc, m0 + row, n0 + c8, n_in, args.d_vec, args.c_vec);
           }
         }
+      };
+      if (fused) {  // uniform
+        TESSEL_NO_UNROLL
+        for (int j = 0; j < Staging::ChunksPerThread; ++j) chunk(j, std::true_type{});
+      } else {
+        TESSEL_UNROLL
+        for (int j = 0; j < Staging::ChunksPerThread; ++j) chunk(j, std::false_type{});
       }
       __syncthreads();  // the buffer is read before the next pass overwrites it
     }

@@ -77,7 +77,7 @@ struct Sm80TileWork {
     std::int64_t const out_bytes = p.out_f32 ? std::int64_t(sizeof(float)) : std::int64_t(sizeof(Element));
     return {static_cast<char*>(p.d) + out_bytes * batch * p.batch_stride_d, p.ldd,
             p.c ? static_cast<char const*>(p.c) + out_bytes * batch * p.batch_stride_c : nullptr, p.ldc,
-            p.alpha, p.beta, p.out_f32, p.d_vec, p.c_vec};
+            p.alpha, p.beta, p.out_f32, p.d_vec, p.c_vec, p.fusion};
   }
   // This slice's part of a serial split-K; tile_slot: the tile's index among all batches' tiles
   // (its workspace tile and flag).

@@ -9,6 +9,7 @@
 // aligned copy. Plain C++, so the adapter compiles without nvcc.
 #pragma once
 
+#include <tessel/gemm/epilogue/epilogue_fusion.hpp>
 #include <tessel/schedule/raster.hpp>
 
 #include <cstdint>
@@ -36,6 +37,9 @@ struct Sm80GemmParams {
   int splits = 1;
   float* workspace = nullptr;
   int* flags = nullptr;
+  // The fused epilogue (act(alpha * acc + beta * C + bias), epilogue/epilogue_fusion.hpp), in the
+  // canonical D's orientation; applied by the last slice.
+  epilogue::EpilogueFusion fusion;
 };
 
 }  // namespace tessel::kernel

@@ -87,7 +87,7 @@ __global__ void __launch_bounds__(Config::Threads, Sm80SkinnyGemm<Config, Elemen
   epilogue::StridedEpilogueArgs const out{
       static_cast<char*>(p.d) + out_bytes * w.batch * p.batch_stride_d, p.d_stride_m, p.d_stride_n,
       p.c ? static_cast<char const*>(p.c) + out_bytes * w.batch * p.batch_stride_c : nullptr, p.c_stride_m, p.c_stride_n,
-      p.alpha, p.beta, p.out_f32};
+      p.alpha, p.beta, p.out_f32, p.fusion};
   typename G::Epilogue epilogue;
   epilogue(accum, out, m0, n0, rows, cols, /*along_n=*/p.d_stride_n == 1, slice, thread_idx, smem.epilogue);
 }

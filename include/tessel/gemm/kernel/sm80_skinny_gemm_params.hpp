@@ -18,6 +18,7 @@
 #pragma once
 
 #include <tessel/config.hpp>
+#include <tessel/gemm/epilogue/epilogue_fusion.hpp>
 
 #include <cstdint>
 
@@ -38,6 +39,9 @@ struct Sm80SkinnyParams {
   int splits = 1;
   float* workspace = nullptr;
   int* counters = nullptr;
+  // The fused epilogue (act(alpha * acc + beta * C + bias)) on the kernel's (m, n): the host turns
+  // a bias's orientation when it puts the canonical N on this kernel's M.
+  epilogue::EpilogueFusion fusion;
 };
 
 // What one CTA computes (file comment).

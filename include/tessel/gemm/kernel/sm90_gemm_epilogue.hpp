@@ -2,10 +2,13 @@
 // its registers in the sm_90a GEMM kernels (cooperative and ping-pong): to D as alpha * acc +
 // beta * C (any output type and alignment), or converted into the swizzled staging buffer that
 // TMA stores or row copies take D from (epilogue/sm90_epilogue_staging.hpp: where each value goes).
-// Both take one 64-row block of accumulators, as one m64nN wgmma leaves them.
+// Both take one 64-row block of accumulators, as one m64nN wgmma leaves them. A fused epilogue
+// (p.fusion: bias, activation) is applied to that block in registers first (sm90_fuse_block), C
+// joining it there, so every store path then writes a finished D.
 #pragma once
 
 #include <tessel/config.hpp>
+#include <tessel/gemm/epilogue/epilogue_fusion.hpp>
 #include <tessel/gemm/epilogue/sm90_epilogue_staging.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_params.hpp>
 #include <tessel/numeric/bfloat16.hpp>
@@ -15,6 +18,8 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 namespace tessel::kernel::detail {
 
@@ -54,7 +59,8 @@ TESSEL_DEVICE void sm90_epilogue_registers_transposed(Sm90GemmParams const& p, f
                                                       std::int64_t row0, std::int64_t col0, std::int64_t d_slice,
                                                       std::int64_t c_batch) {
   Out* const d_base = static_cast<Out*>(p.d) + d_slice * p.batch_stride_d;
-  Out const* const c_base = p.beta != 0.0f ? static_cast<Out const*>(p.c) + c_batch * p.batch_stride_c : nullptr;
+  Out const* const c_base =
+      p.beta != 0.0f && !p.fusion.active() ? static_cast<Out const*>(p.c) + c_batch * p.batch_stride_c : nullptr;
   TESSEL_UNROLL
   for (int j = 0; j < TileN / 8; ++j) {
     TESSEL_UNROLL
@@ -73,6 +79,99 @@ TESSEL_DEVICE void sm90_epilogue_registers_transposed(Sm90GemmParams const& p, f
   }
 }
 
+// The last column of D at or after col0, as an offset from col0 (negative where col0 is past it):
+// loads of the fused epilogue's C and bias clamp their column to it instead of testing each one
+// (a 64-bit compare per element cost 2 s more ptxas time per kernel); the accumulators of columns
+// past D's edge are never stored.
+TESSEL_DEVICE inline int sm90_last_column(Sm90GemmParams const& p, std::int64_t col0) {
+  std::int64_t const last = p.n - 1 - col0;
+  return last < 4096 ? int(last) : 4096;
+}
+
+// The fused epilogue's C (16-bit, D's type) on accumulators [4 J0, 4 J1): acc += beta * C for this
+// thread's rows row0, row0 + 8 and column pairs col0 + 8j (the map of sm90_epilogue_registers,
+// which then stores acc without reading C), from global memory; the swapped problem
+// (p.d_transposed) reads C transposed. Rows outside D are not read, columns past it read its last
+// one (neither is stored).
+template <int J0, int J1, int TileN>
+TESSEL_DEVICE void sm90_add_c16(Sm90GemmParams const& p, float (&acc)[TileN / 2], std::int64_t row0, std::int64_t col0,
+                                std::int64_t c_batch, int last) {
+  auto const* const c = static_cast<unsigned short const*>(p.c) + c_batch * p.batch_stride_c;
+  std::int64_t const row_step = p.d_transposed ? 1 : p.ldc, col_step = p.d_transposed ? p.ldc : 1;
+  TESSEL_UNROLL
+  for (int h = 0; h < 2; ++h) {
+    std::int64_t const row = row0 + 8 * h;
+    if (row >= p.m) continue;
+    unsigned short const* const c_row = c + row * row_step + col0 * col_step;
+    TESSEL_UNROLL
+    for (int j = J0; j < J1; ++j) {
+      TESSEL_UNROLL
+      for (int e = 0; e < 2; ++e) {
+        int const at = 8 * j + e < last ? 8 * j + e : last;
+        acc[4 * j + 2 * h + e] += p.beta * epilogue::widen16(__ldg(c_row + at * col_step), p.out_f16);
+      }
+    }
+  }
+}
+
+// The same from the staging buffer, where a C loaded by TMA waits (p.c_by_tma): each thread reads
+// the pairs it will overwrite with D (sm90_stage_accumulators's map), so no other thread's D
+// lands on a C value before it is read.
+template <class Out, int TileN>
+TESSEL_DEVICE void sm90_add_c_staged(float (&acc)[TileN / 2], char const* base, int wg_thread, float beta) {
+  TESSEL_UNROLL
+  for (int i = 0; i < epilogue::sm90_staged_stores(TileN); ++i) {
+    epilogue::Sm90StagedStore const at = epilogue::sm90_staged_store(wg_thread, i);
+    float2 const c = Sm90Pair<Out>::unpack(*reinterpret_cast<std::uint32_t const*>(base + epilogue::sm90_staging_offset(at.row, at.col)));
+    acc[epilogue::sm90_staged_register(i, 0)] += beta * c.x;
+    acc[epilogue::sm90_staged_register(i, 1)] += beta * c.y;
+  }
+}
+
+// The fused epilogue on a consumer's 64-row block of alpha * acc (p.fusion active; a uniform
+// branch once per tile): acc = act(acc + beta * C + bias) in the kernel's orientation, for this
+// thread's rows row0, row0 + 8 and column pairs col0 + 8j. D is 16-bit (the host finishes an fp32
+// D in a pass of its own: epilogue/epilogue_fusion.hpp), so the activations take their fast forms.
+// C comes from global memory when `read_c` (else it was added from the staging buffer, or is not
+// read). The block goes 64 columns at a time, a compiler fence between them: left to itself, the
+// compiler hoisted every load of C and the bias above the arithmetic, 192 more registers' worth
+// beside the 128 accumulators, and spilled.
+template <int TileN>
+TESSEL_DEVICE void sm90_fuse_block(Sm90GemmParams const& p, float (&acc)[TileN / 2], std::int64_t row0, std::int64_t col0,
+                                   std::int64_t c_batch, bool read_c) {
+  epilogue::EpilogueFusion const& f = p.fusion;
+  int const last = sm90_last_column(p, col0);
+  bool const bias_f16 = f.bias_type == epilogue::BiasType::f16;
+  float row_bias[2] = {0.0f, 0.0f};
+  if (f.bias != nullptr && f.bias_rows) {
+    TESSEL_UNROLL
+    for (int h = 0; h < 2; ++h) row_bias[h] = row0 + 8 * h < p.m ? epilogue::fusion_bias16(f, row0 + 8 * h) : 0.0f;
+  }
+  [&]<int... G>(std::integer_sequence<int, G...>) {
+    auto const group = [&](auto which) {  // columns [64 G, 64 G + 64), accumulators [32 G, 32 G + 32)
+      constexpr int J0 = 8 * decltype(which)::value, J1 = J0 + 8 < TileN / 8 ? J0 + 8 : TileN / 8;
+      if (read_c) sm90_add_c16<J0, J1, TileN>(p, acc, row0, col0, c_batch, last);
+      if (f.bias != nullptr) {
+        if (f.bias_rows) {
+          TESSEL_UNROLL
+          for (int i = 4 * J0; i < 4 * J1; ++i) acc[i] += row_bias[(i / 2) % 2];
+        } else {
+          unsigned short const* const bias = static_cast<unsigned short const*>(f.bias) + col0;
+          TESSEL_UNROLL
+          for (int j = J0; j < J1; ++j) {
+            float const b0 = epilogue::widen16(__ldg(bias + (8 * j < last ? 8 * j : last)), bias_f16);
+            float const b1 = epilogue::widen16(__ldg(bias + (8 * j + 1 < last ? 8 * j + 1 : last)), bias_f16);
+            acc[4 * j] += b0, acc[4 * j + 1] += b1, acc[4 * j + 2] += b0, acc[4 * j + 3] += b1;
+          }
+        }
+      }
+      epilogue::fusion_activate_range</*Fast=*/true, 4 * J0, 4 * J1>(f.act, acc);
+      asm volatile("" ::: "memory");  // the next group's loads stay below this one
+    };
+    (group(std::integral_constant<int, G>{}), ...);
+  }(std::make_integer_sequence<int, (TileN + 63) / 64>{});
+}
+
 // Epilogue from registers: D = alpha * acc + beta * C (acc already scaled by alpha) for this
 // thread's rows row0, row0 + 8 and column pairs col0 + 8j (wgmma_accumulator_coord). `d_slice`
 // selects D's batch (or the split-K partial-sum slice), `c_batch` C's. Interior tiles with
@@ -88,7 +187,8 @@ TESSEL_DEVICE void sm90_epilogue_registers(Sm90GemmParams const& p, float const 
     }
   }
   Out* const d_base = static_cast<Out*>(p.d) + d_slice * p.batch_stride_d;
-  Out const* const c_base = p.beta != 0.0f ? static_cast<Out const*>(p.c) + c_batch * p.batch_stride_c : nullptr;
+  Out const* const c_base =  // (a fused epilogue has added C already: sm90_fuse_block)
+      p.beta != 0.0f && !p.fusion.active() ? static_cast<Out const*>(p.c) + c_batch * p.batch_stride_c : nullptr;
   TESSEL_UNROLL
   for (int h = 0; h < 2; ++h) {
     std::int64_t const row = row0 + 8 * h;

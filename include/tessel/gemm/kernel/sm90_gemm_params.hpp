@@ -26,10 +26,15 @@
 // sk_partials and raises that slot's flags to sk_epoch; the unit that holds a tile's k-tile 0
 // waits for its peers' flags, adds their partials in peer order and runs the epilogue. sk_epoch
 // is unique to the launch (src/gemm/sm90_gemm.cpp), so flags need no clearing.
+// Fused epilogue (fusion active): D = act(alpha * acc + beta * C + bias), applied to a consumer's
+// accumulators in registers before any of the store paths above (C added there first, from global
+// memory or, c_by_tma, from the staging buffer); off for split-K partials, whose reduction applies
+// it.
 // Plain C++ (the adapter compiles without nvcc).
 #pragma once
 
 #include <tessel/arch/sm90_copy_tma.hpp>
+#include <tessel/gemm/epilogue/epilogue_fusion.hpp>
 #include <tessel/schedule/persistent.hpp>
 #include <tessel/schedule/stream_k.hpp>
 
@@ -95,6 +100,8 @@ struct Sm90GemmParams {
   // The 16-wide skinny kernels' L2 eviction priorities for A's loads (the long operand, read once)
   // and B's (the narrow one every CTA reads); the other kernels' loads carry no hint.
   L2Priority l2_priority_a = L2Priority::none, l2_priority_b = L2Priority::none;
+  // The fused epilogue, in the kernel's orientation (file comment); inactive: the plain GEMM.
+  epilogue::EpilogueFusion fusion;
 };
 
 }  // namespace tessel::kernel

@@ -269,6 +269,12 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_pingpong_kernel(
       }
       int et = wg_thread;
       asm volatile("" : "+r"(et));
+      if (p.fusion.active()) {  // uniform: the fused epilogue on acc, C joining it (sm90_fuse_block)
+        std::int64_t const row0 = std::int64_t(m0) + (et / 32) * 16 + (et % 32) / 4;
+        TESSEL_UNROLL
+        for (int b = 0; b < BlocksM; ++b)
+          detail::sm90_fuse_block<TileN>(p, acc[b], row0 + 64 * b, std::int64_t(n0) + 2 * (et % 4), batch, p.beta != 0.0f);
+      }
       if (p.tma_store) {
         if (p.out_f16) {
           detail::sm90_pingpong_store_tile<half_t, Config>(p, acc, s.d[consumer], et, consumer, m0, n0, batch);

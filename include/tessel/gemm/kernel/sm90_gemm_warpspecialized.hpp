@@ -287,7 +287,7 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
     }(std::make_integer_sequence<int, Blocks>{});
     return;
   }
-  if (TmaC && p.c_by_tma) {
+  if (TmaC && p.c_by_tma && !p.fusion.active()) {  // (a fused epilogue took C from the buffer already)
     // (sm90_load_c waited for the previous tile's stores to read the buffer before loading C.)
     mbarrier_wait(c_full, c_parity);
     c_parity ^= 1u;
@@ -827,6 +827,26 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       int et = wg_thread;
       asm volatile("" : "+r"(et));
       int const m0 = w.m0, n0 = w.n0, slice = w.slice, batch = w.batch;
+      if constexpr (!Config::Lean) {  // (the host runs a fused call on the general build)
+        if (p.fusion.active()) {  // uniform: the fused epilogue on acc; the paths below store it as is
+          bool c_staged = false;  // C arrived in the staging buffer (p.c_by_tma) and joins from there
+          if constexpr (Config::TmaLoadsC) {
+            if (p.c_by_tma) {
+              mbarrier_wait(&s.c_full[consumer], c_parity);
+              c_parity ^= 1u;
+              char const* const base = reinterpret_cast<char const*>(s.d[consumer]);
+              if (p.out_f16) {
+                detail::sm90_add_c_staged<half_t, TileN>(acc, base, et, p.beta);
+              } else {
+                detail::sm90_add_c_staged<bfloat16_t, TileN>(acc, base, et, p.beta);
+              }
+              c_staged = true;
+            }
+          }
+          std::int64_t const row0 = std::int64_t(m0) + consumer * 64 + (et / 32) * 16 + (et % 32) / 4;
+          detail::sm90_fuse_block<TileN>(p, acc, row0, std::int64_t(n0) + 2 * (et % 4), batch, p.beta != 0.0f && !c_staged);
+        }
+      }
       // Thread (warp, lane) holds tile rows r and r + 8 (r = 64 * consumer + 16 * warp + lane / 4),
       // column pairs 2 * (lane % 4) + 8j.
       bool staged = false;  // D left through the staging buffer (TMA stores, or the copy warps' rows)
