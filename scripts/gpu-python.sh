@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python package on the GPU machine: builds tessel._C with CMake for the python3 there, runs
 # every Python test (the GPU ones with torch and CuPy included), then `python -m tessel.bench` for
-# each suite in SUITES (default "gemm attention conv"). Logs go to $OUT (default ./gpu-out); the
+# each suite in SUITES (default "gemm attention conv"; "attention-backward" runs `attention
+# --backward`). Logs go to $OUT (default ./gpu-out); the
 # benchmark JSON to $OUT/results/python-<suite>-<gpu>.json (copy it over bench/results/ to record it).
 #
 #   scripts/gpu-python.sh                  # build, test, bench
@@ -59,7 +60,9 @@ print('Python.h:', h, 'found' if os.path.exists(h) else 'MISSING (the module can
     bench)
       for suite in ${SUITES:-gemm attention conv}; do
         note "python -m tessel.bench $suite $(date -u +%H:%M:%S)"
-        PYTHONPATH="$PWD/$BUILD_DIR/python" "$PYTHON" -m tessel.bench "$suite" --out-dir "$OUT/results" ${BENCH_ARGS:-} 2>&1 |
+        suite_args=("$suite")
+        [ "$suite" = attention-backward ] && suite_args=(attention --backward)
+        PYTHONPATH="$PWD/$BUILD_DIR/python" "$PYTHON" -m tessel.bench "${suite_args[@]}" --out-dir "$OUT/results" ${BENCH_ARGS:-} 2>&1 |
           tee "$OUT/python-bench-$suite.log" | tee -a "$OUT/python-summary.txt"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
       done

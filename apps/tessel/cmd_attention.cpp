@@ -1,9 +1,10 @@
 // apps/tessel/cmd_attention.cpp -- `tessel attention`: run, verify and time one attention forward
-// (or a sweep of them).
+// or backward (or a sweep of them).
 //
 //   tessel attention                                B=4 H=32 S=4096 D=128 bf16, verified
 //   tessel attention --causal --seqlen-q 8192 --heads 16 --kv-heads 2 --json r.json
 //   tessel attention --varlen 16 --seqlen-q 4096 --causal     16 sequences of random lengths
+//   tessel attention --backward --causal [--deterministic]    dQ, dK, dV of the same problem
 //
 // tessel is timed alone: no vendor attention is callable from C++ here (cuDNN's SDPA needs
 // cudnn-frontend); `python -m tessel.bench attention` measures against cuDNN and FlashAttention-2
@@ -17,10 +18,20 @@
 // of the input sets (Q, K, V, O, LSE), which together exceed 2x the L2; the median is reported.
 // Every launch writes LSE, as a training forward does.
 //
+// --backward: each input set also holds dO (uniform(-1,1)), the forward's O and LSE (from one
+// untimed attention_forward per set) and dQ, dK, dV; the timed launch is attention_backward, with
+// one workspace allocated beforehand (attention_backward_workspace_size) that every launch reuses,
+// as a caching allocator would hand it out. The verification poisons dQ, dK, dV with NaN and
+// judges them by FlashAttention-3's rule against the exact (fp64) and input-precision gradient
+// references of tessel/reference/attention_backward_device.hpp, which compute their own LSE and
+// share no code with the kernels.
+//
 // FLOPs: 2 * (D + D_v) per (query, key) pair the mask keeps, per query head: Q K^T and P V. The
 // pairs are counted exactly on the host, sequence by sequence, so a causal square problem counts
 // S(S+1)/2 pairs (FlashAttention's scripts count S^2/2, 0.02% fewer at S=4096) and windows,
-// top-left alignment and ragged lengths count what they keep.
+// top-left alignment and ragged lengths count what they keep. The backward counts 2.5x that
+// (FlashAttention's convention: five GEMMs of the pair's size against the forward's two), the same
+// in the deterministic mode although that one recomputes S and dP for dQ.
 //
 // This file holds what is attention's own: the options, the problem and its AttentionArguments,
 // the input sets' contents, the verification, the table, the JSON and CSV columns. Option parsing,
@@ -34,6 +45,8 @@
 #include "report.hpp"
 
 #include <tessel/attention/attention.hpp>
+#include <tessel/attention/attention_backward.hpp>
+#include <tessel/reference/attention_backward_device.hpp>
 #include <tessel/reference/attention_device.hpp>
 #include <tessel/reference/gemm_device.hpp>  // fill_uniform_device, fill_constant_device
 
@@ -50,12 +63,14 @@
 namespace {
 
 using tessel::AttentionArguments;
+using tessel::AttentionBackwardArguments;
 using tessel::DType;
 using tessel::MaskAlign;
 using namespace tessel::cli;  // UsageError; measure.hpp, report.hpp
 
 constexpr char const* kUsage =
     "usage: tessel attention [options]       run, verify and time O = softmax(scale * Q K^T + mask) V\n"
+    "                                        (or, with --backward, its gradients dQ, dK, dV)\n"
     "\n"
     "problem (FlashAttention's layout: Q [B, S_q, H, D], K [B, S_k, H_kv, D], V [B, S_k, H_kv, D_v]):\n"
     "  --batch B           sequences (default 4)\n"
@@ -74,12 +89,17 @@ constexpr char const* kUsage =
     "  --varlen N          N packed sequences of random lengths (fixed by --seed; cu_seqlens made on\n"
     "                      the host): query lengths uniform in 0..S_q, key lengths in 0..S_k (equal to\n"
     "                      the query's when S_q == S_k); --batch is then N (leave it out or say N)\n"
-    "  --kernel NAME       an attention kernel from `tessel list`, or auto (default: the library's pick)\n"
+    "  --kernel NAME       an attention kernel from `tessel list` (with --backward a backward one), or auto\n"
+    "                      (default: the library's pick)\n"
+    "pass:\n"
+    "  --backward          run and time attention_backward: dQ, dK, dV for a random dO, from the O and\n"
+    "                      LSE of an untimed forward; verified against fp64 and input-precision references\n"
+    "  --deterministic     the backward's bitwise-repeatable mode (needs --backward)\n"
     "method:\n"
     "  --iters N           timed launches (default 30)\n"
     "  --warmup N          untimed launches first (default 5)\n"
     "  --gap-ms G          idle milliseconds before each timed launch: burst figures (default 0)\n"
-    "  --verify | --no-verify       judge O and LSE by FlashAttention-3's rule (default on)\n"
+    "  --verify | --no-verify       judge O and LSE (dQ, dK, dV) by FlashAttention-3's rule (default on)\n"
     "  --seed S            input data and --varlen lengths seed (default 1)\n"
     "output:\n"
     "  --csv FILE          append one row per problem\n"
@@ -91,7 +111,8 @@ constexpr char const* kUsage =
     "  --dry-run           print the problems and their FLOPs, and stop (no GPU needed)\n"
     "  --help              this text\n"
     "\n"
-    "TFLOP/s counts 2*(D+D_v) FLOPs per (query, key) pair the mask keeps, per query head, exactly.\n"
+    "TFLOP/s counts 2*(D+D_v) FLOPs per (query, key) pair the mask keeps, per query head, exactly;\n"
+    "the backward 2.5 times that.\n"
     "tessel runs alone here (cuDNN's SDPA is not callable without cudnn-frontend); the same-process\n"
     "comparison against cuDNN and FlashAttention-2 is `python -m tessel.bench attention`.\n";
 
@@ -100,9 +121,14 @@ OptionNames const kOptions{"attention",
                             "--head-dim-v", "--dtype", "--window", "--align", "--softcap", "--scale", "--varlen",
                             "--kernel", "--iters", "--warmup", "--gap-ms", "--seed", "--csv", "--json", "--suite",
                             "--sweep"},
-                           {"--causal", "--verify", "--no-verify", "--dry-run", "--help"}};
+                           {"--causal", "--backward", "--deterministic", "--verify", "--no-verify", "--dry-run",
+                            "--help"}};
 
 // ---- one problem --------------------------------------------------------------------------------
+
+// The backward's FLOPs over the forward's: FlashAttention's convention (S = Q K^T, dP = dO V^T,
+// dV = P^T dO, dK = dS^T Q, dQ = dS K against S and O = P V: 5 GEMMs to 2).
+constexpr double kBackwardFlopRatio = 2.5;
 
 // The (query, key) pairs attention_arguments.hpp's mask keeps in one sequence of lq queries and
 // lk keys: the keys of query i are max(0, p-L) .. min(lk-1, p+R), p its key position.
@@ -140,8 +166,9 @@ struct Problem {
   int iters = 30, warmup = 5;
   double gap_ms = 0.0;
   bool verify = true;
+  bool backward = false, deterministic = false;  // --backward, --deterministic
   unsigned long long seed = 1;
-  double flops = 0.0;  // set by make_problem
+  double flops = 0.0;  // set by make_problem: the forward's, or 2.5x it for the backward
 
   long long rows_q() const { return varlen ? cu_q.back() : batch * seqlen_q; }
   long long rows_k() const { return varlen ? cu_k.back() : batch * seqlen_k; }
@@ -153,8 +180,16 @@ struct Problem {
     if (varlen) a.lse_head_stride = rows_q();  // LSE [H, total_q]
     a.softmax_scale = scale, a.softcap = softcap;
     a.causal = causal, a.window_left = window_left, a.window_right = window_right, a.align = align;
-    a.kernel = kernel == "auto" ? nullptr : kernel.c_str();
+    a.kernel = kernel == "auto" || backward ? nullptr : kernel.c_str();
     return a;
+  }
+
+  // The backward's arguments of arguments(), gradients packed like their tensors; pointers unset.
+  AttentionBackwardArguments backward_arguments() const {
+    AttentionBackwardArguments b = tessel::make_packed_attention_backward(arguments());
+    b.deterministic = deterministic;
+    b.kernel = kernel == "auto" ? nullptr : kernel.c_str();
+    return b;
   }
 
   // e.g. "b4 h32/8 s4096 d128", "varlen16 h32 s1024/4096 d192/128"
@@ -167,6 +202,8 @@ struct Problem {
     return (varlen ? "varlen" + std::to_string(varlen) : "b" + std::to_string(batch)) + " h" + pair(heads, kv_heads) +
            " s" + pair(seqlen_q, seqlen_k) + " d" + pair(head_dim, head_dim_v);
   }
+  // "forward", "backward" or "backward,deterministic"
+  std::string pass() const { return backward ? (deterministic ? "backward,deterministic" : "backward") : "forward"; }
   // e.g. "causal", "window=256,0,top-left,softcap=30", "-"
   std::string mask() const {
     std::string m;
@@ -190,6 +227,13 @@ AttentionArguments with_placeholders(AttentionArguments a) {
   a.lse = reinterpret_cast<float*>(placeholder);
   if (tessel::attention_is_varlen(a)) a.cu_seqlens_q = a.cu_seqlens_k = placeholder;
   return a;
+}
+
+AttentionBackwardArguments with_placeholders(AttentionBackwardArguments b) {
+  alignas(256) static std::int32_t placeholder[64];
+  b.problem = with_placeholders(b.problem);
+  b.d_o.ptr = b.dq.ptr = b.dk.ptr = b.dv.ptr = placeholder;
+  return b;
 }
 
 // --varlen N: sequence b's lengths from a hash of (seed, b); keys as long as queries when S_q == S_k.
@@ -240,10 +284,21 @@ Problem make_problem(Options const& o) {
   }
   if (auto v = get("--softcap")) p.softcap = parse_float("--softcap", *v);
   if (auto v = get("--scale")) p.scale = parse_float("--scale", *v);
+  p.backward = o.has("--backward");
+  p.deterministic = o.has("--deterministic");
+  if (p.deterministic && !p.backward)
+    throw UsageError("--deterministic: applies to the backward; add --backward (the forward is deterministic already)");
   if (auto v = get("--kernel")) {
     bool known = *v == "auto";
-    for (int i = 0; i < tessel::attention_kernel_count(); ++i) known = known || *v == tessel::attention_kernel_info(i).name;
-    if (!known) throw UsageError("--kernel: '" + *v + "' is not a compiled attention kernel (see: tessel list)");
+    if (p.backward) {
+      for (int i = 0; i < tessel::attention_backward_kernel_count(); ++i)
+        known = known || *v == tessel::attention_backward_kernel_info(i).name;
+      if (!known)
+        throw UsageError("--kernel: '" + *v + "' is not a compiled attention-backward kernel (see: tessel list)");
+    } else {
+      for (int i = 0; i < tessel::attention_kernel_count(); ++i) known = known || *v == tessel::attention_kernel_info(i).name;
+      if (!known) throw UsageError("--kernel: '" + *v + "' is not a compiled attention kernel (see: tessel list)");
+    }
     p.kernel = *v;
   }
   if (auto v = get("--iters")) p.iters = int(parse_int("--iters", *v, 1, 100000));
@@ -262,7 +317,13 @@ Problem make_problem(Options const& o) {
   AttentionArguments const a = p.arguments();
   if (tessel::Status const s = tessel::attention_validate(with_placeholders(a)); !s) throw UsageError(s.reason);
   char const* picked = nullptr;  // the entry that will run (a named one that does not fit is refused here)
-  if (tessel::Status const s = tessel::attention_kernel_name(with_placeholders(a), &picked); !s) throw UsageError(s.reason);
+  if (p.backward) {
+    AttentionBackwardArguments const b = with_placeholders(p.backward_arguments());
+    if (tessel::Status const s = tessel::attention_backward_validate(b); !s) throw UsageError(s.reason);
+    if (tessel::Status const s = tessel::attention_backward_kernel_name(b, &picked); !s) throw UsageError(s.reason);
+  } else if (tessel::Status const s = tessel::attention_kernel_name(with_placeholders(a), &picked); !s) {
+    throw UsageError(s.reason);
+  }
   p.kernel = picked;
   double pairs = 0;
   if (p.varlen) {
@@ -271,6 +332,7 @@ Problem make_problem(Options const& o) {
     pairs = double(p.batch) * double(kept_pairs(p.seqlen_q, p.seqlen_k, a));
   }
   p.flops = 2.0 * double(p.head_dim + p.head_dim_v) * double(p.heads) * pairs;
+  if (p.backward) p.flops *= kBackwardFlopRatio;
   return p;
 }
 
@@ -283,20 +345,51 @@ struct Result {
   std::string note;   // why it had nothing to run
   Timing t;
   bool verified = false;
-  tessel::reference::AttentionCheck check;
+  tessel::reference::AttentionCheck check;             // the forward's verification
+  tessel::reference::AttentionBackwardCheck grad_check;  // the backward's
   int sets = 0, sm_clock_after = 0;
   double tflops() const { return t.median_ms > 0 ? p.flops / (t.median_ms * 1e-3) / 1e12 : 0.0; }
 };
+
+// One input set: the forward's tensors, and with --backward dO and the gradients (empty otherwise).
+struct Set {
+  DeviceBuffer q, k, v, o, lse;
+  DeviceBuffer d_o, dq, dk, dv;
+};
+
+// Verification of the backward on input set 0 (x): dQ, dK, dV poisoned with NaN, one run, judged
+// against the exact and the input-precision references.
+void verify_backward(Problem const& p, AttentionBackwardArguments const& x, std::size_t n_q, std::size_t n_k,
+                     std::size_t n_v, cudaStream_t stream, Result* r) {
+  for (auto [ptr, n] : {std::pair{x.dq.ptr, n_q}, std::pair{x.dk.ptr, n_k}, std::pair{x.dv.ptr, n_v}})
+    status_check(tessel::reference::fill_constant_device(ptr, p.dtype, std::int64_t(n), NAN, stream), "poison outputs");
+  status_check(tessel::attention_backward(x, stream), "tessel::attention_backward");
+  DeviceBuffer exact_q(n_q * sizeof(float)), exact_k(n_k * sizeof(float)), exact_v(n_v * sizeof(float));
+  DeviceBuffer low_q(n_q * sizeof(float)), low_k(n_k * sizeof(float)), low_v(n_v * sizeof(float));
+  auto const f = [](DeviceBuffer const& b) { return static_cast<float*>(b.p); };
+  tessel::reference::AttentionGradients const exact{f(exact_q), f(exact_k), f(exact_v)};
+  tessel::reference::AttentionGradients const low{f(low_q), f(low_k), f(low_v)};
+  using tessel::reference::AttentionPrecision;
+  status_check(tessel::reference::attention_backward_device(x, AttentionPrecision::exact, exact, stream),
+               "fp64 gradient reference");
+  status_check(tessel::reference::attention_backward_device(x, AttentionPrecision::low, low, stream),
+               "low-precision gradient reference");
+  status_check(tessel::reference::check_attention_backward(x, exact, low, &r->grad_check, stream), "check");
+  r->verified = r->grad_check.pass;
+}
 
 Result run_problem(Problem const& p, GpuReport const& gpu, Nvml const& nvml) {
   Result r;
   r.p = p;
   AttentionArguments const a = p.arguments();  // validated by make_problem
-  if (tessel::attention_is_noop(a)) {
-    r.note = "nothing to compute (B, H or S_q is 0)";
+  AttentionBackwardArguments const g = p.backward_arguments();
+  if (p.backward ? tessel::attention_backward_is_noop(a) : tessel::attention_is_noop(a)) {
+    r.note = p.backward ? "nothing to compute (B or H is 0)" : "nothing to compute (B, H or S_q is 0)";
     return r;
   }
-  if (tessel::Status const s = tessel::can_implement(with_placeholders(a)); !s) {
+  if (tessel::Status const s = p.backward ? tessel::can_implement(with_placeholders(g))
+                                          : tessel::can_implement(with_placeholders(a));
+      !s) {
     r.error = s.reason;
     return r;
   }
@@ -305,10 +398,17 @@ Result run_problem(Problem const& p, GpuReport const& gpu, Nvml const& nvml) {
   std::size_t const n_k = std::size_t(p.rows_k() * p.kv_heads) * std::size_t(p.head_dim);
   std::size_t const n_v = std::size_t(p.rows_k() * p.kv_heads) * dv;
   std::size_t const n_o = std::size_t(p.rows_q() * p.heads) * dv, n_lse = std::size_t(p.rows_q() * p.heads);
-  std::size_t const set_bytes = (n_q + n_k + n_v + n_o) * el + n_lse * sizeof(float);
+  std::size_t const grads = p.backward ? n_o + n_q + n_k + n_v : 0;  // dO, dQ, dK, dV
+  std::size_t const set_bytes = (n_q + n_k + n_v + n_o + grads) * el + n_lse * sizeof(float);
   std::size_t const cu_bytes = p.varlen ? 2 * p.cu_q.size() * sizeof(std::int32_t) : 0;
-  std::size_t const ref_bytes = p.verify ? 2 * (n_o + n_lse) * sizeof(float) : 0;  // exact and low
-  int const sets = input_set_count(set_bytes, cu_bytes + ref_bytes, gpu.info.l2_bytes, &r.error);
+  std::size_t workspace_bytes = 0;
+  if (p.backward)
+    status_check(tessel::attention_backward_workspace_size(with_placeholders(g), &workspace_bytes), "workspace size");
+  std::size_t ref_bytes = 0;  // the references: exact and low O and LSE, or gradients and statistics
+  if (p.verify)
+    ref_bytes = p.backward ? 2 * (n_q + n_k + n_v) * sizeof(float) + 2 * std::size_t(p.heads * p.batch * p.seqlen_q) * sizeof(double)
+                           : 2 * (n_o + n_lse) * sizeof(float);
+  int const sets = input_set_count(set_bytes, cu_bytes + workspace_bytes + ref_bytes, gpu.info.l2_bytes, &r.error);
   if (sets == 0) return r;
   r.sets = sets;
 
@@ -325,15 +425,14 @@ Result run_problem(Problem const& p, GpuReport const& gpu, Nvml const& nvml) {
     cuda_check(cudaMemcpy(cu.p, p.cu_q.data(), half, cudaMemcpyHostToDevice), "copy cu_seqlens_q");
     cuda_check(cudaMemcpy(static_cast<char*>(cu.p) + half, p.cu_k.data(), half, cudaMemcpyHostToDevice), "copy cu_seqlens_k");
   }
-  struct Set {
-    DeviceBuffer q, k, v, o, lse;
-  };
+  DeviceBuffer workspace(workspace_bytes);  // the backward's, shared by every launch (one stream)
   std::vector<Set> bufs;
   std::vector<AttentionArguments> set_args;
+  std::vector<AttentionBackwardArguments> set_grads;
   for (int s = 0; s < sets; ++s) {
     // At least one element each, so that an empty operand (S_k = 0) still has an address.
     auto alloc = [](std::size_t bytes) { return DeviceBuffer(std::max<std::size_t>(bytes, 16)); };
-    Set x{alloc(n_q * el), alloc(n_k * el), alloc(n_v * el), alloc(n_o * el), alloc(n_lse * sizeof(float))};
+    Set x{alloc(n_q * el), alloc(n_k * el), alloc(n_v * el), alloc(n_o * el), alloc(n_lse * sizeof(float)), {}, {}, {}, {}};
     std::uint64_t const seed = p.seed * 1000003ULL + 17ULL * unsigned(s);
     fill(x.q.p, p.dtype, n_q, seed + 1, -2.0f, 2.0f);
     fill(x.k.p, p.dtype, n_k, seed + 2, -2.0f, 2.0f);
@@ -345,11 +444,24 @@ Result run_problem(Problem const& p, GpuReport const& gpu, Nvml const& nvml) {
       y.cu_seqlens_k = y.cu_seqlens_q + p.cu_q.size();
     }
     set_args.push_back(y);
+    if (p.backward) {  // dO random, O and LSE from the forward (untimed)
+      x.d_o = alloc(n_o * el), x.dq = alloc(n_q * el), x.dk = alloc(n_k * el), x.dv = alloc(n_v * el);
+      fill(x.d_o.p, p.dtype, n_o, seed + 4, -1.0f, 1.0f);
+      status_check(tessel::attention_forward(y, stream), "tessel::attention_forward (O and LSE for the backward)");
+      AttentionBackwardArguments z = g;
+      z.problem = y;
+      z.problem.kernel = nullptr;
+      z.d_o.ptr = x.d_o.p, z.dq.ptr = x.dq.p, z.dk.ptr = x.dk.p, z.dv.ptr = x.dv.p;
+      z.workspace = workspace.p, z.workspace_bytes = workspace_bytes;
+      set_grads.push_back(z);
+    }
     bufs.push_back(std::move(x));
   }
 
-  // Verification: one run on set 0 into NaN-poisoned O and LSE, judged against both references.
-  if (p.verify) {
+  // Verification: one run on set 0 into NaN-poisoned outputs, judged against both references.
+  if (p.verify && p.backward) {
+    verify_backward(p, set_grads[0], n_q, n_k, n_v, stream, &r);
+  } else if (p.verify) {
     AttentionArguments const& x = set_args[0];
     poison(x.o, p.dtype, n_o);
     poison(x.lse, DType::f32, n_lse);
@@ -367,9 +479,13 @@ Result run_problem(Problem const& p, GpuReport const& gpu, Nvml const& nvml) {
     r.verified = r.check.pass;
   }
 
-  Measurement const m = measure_interleaved(
-      {p.iters, p.warmup, p.gap_ms, sets, stream},
-      [&](int s) { status_check(tessel::attention_forward(set_args[s], stream), "tessel::attention_forward"); }, {}, nvml);
+  auto const launch = [&](int s) {
+    if (p.backward)
+      status_check(tessel::attention_backward(set_grads[s], stream), "tessel::attention_backward");
+    else
+      status_check(tessel::attention_forward(set_args[s], stream), "tessel::attention_forward");
+  };
+  Measurement const m = measure_interleaved({p.iters, p.warmup, p.gap_ms, sets, stream}, launch, {}, nvml);
   r.t = m.candidate;
   r.sm_clock_after = m.sm_clock_after_mhz;
   r.ran = true;
@@ -383,11 +499,20 @@ constexpr char const* kMethod =
     "median of --iters launches after --warmup, CUDA events per launch, each launch on the next of the input sets "
     "rotated through >= 2x L2, LSE written; tessel alone (cuDNN and FlashAttention-2 in the same process: "
     "python -m tessel.bench attention); FLOPs 2*(D+D_v) per (query, key) pair the mask keeps, per query head, "
-    "counted exactly; verified by FlashAttention-3's rule against fp32 and input-precision references";
+    "counted exactly; verified by FlashAttention-3's rule against fp32 and input-precision references. "
+    "pass backward: attention_backward timed the same way on input sets that add dO (and the forward's O and LSE, "
+    "made untimed), one caller workspace reused by every launch; FLOPs 2.5x the forward's; dQ, dK, dV verified "
+    "by FlashAttention-3's rule against fp64 and input-precision gradient references";
 
 std::string verdict(Result const& r) {
   if (!r.p.verify) return "not verified";
   char buf[200];
+  if (r.p.backward) {
+    tessel::reference::AttentionBackwardCheck const& c = r.grad_check;
+    std::snprintf(buf, sizeof buf, "%s dQ %.2g <= %.2g, dK %.2g <= %.2g, dV %.2g <= %.2g", r.verified ? "ok" : "FAILED",
+                  c.max_err[0], c.bound[0], c.max_err[1], c.bound[1], c.max_err[2], c.bound[2]);
+    return buf;
+  }
   std::snprintf(buf, sizeof buf, "%s O %.2g <= %.2g, LSE %.2g <= %.2g", r.verified ? "ok" : "FAILED", r.check.max_err_o,
                 r.check.bound_o, r.check.max_err_lse, r.check.bound_lse);
   return buf;
@@ -395,12 +520,16 @@ std::string verdict(Result const& r) {
 
 // One problem's object in the JSON's "results" (bench/results/*.json; docs/PERF.md), and its CSV
 // row after the gpu and commit columns (the same JSON values as cells, strings quoted: a mask such
-// as "window=256,0" holds a comma).
+// as "window=256,0" holds a comma). Forward and backward rows have the same columns (a sweep may
+// mix them): the other pass's errors are null.
 Fields fields(GpuReport const& gpu, Result const& r) {
   Problem const& p = r.p;
   auto const n = [](long long v) { return std::to_string(v); };
-  auto const checked = [&](double v) { return p.verify ? json_number(v) : "null"; };
-  return {{"op", json_string("attn")}, {"batch", n(p.batch)}, {"heads", n(p.heads)}, {"kv_heads", n(p.kv_heads)},
+  auto const forward = [&](double v) { return p.verify && !p.backward ? json_number(v) : "null"; };
+  auto const backward = [&](double v) { return p.verify && p.backward ? json_number(v) : "null"; };
+  tessel::reference::AttentionBackwardCheck const& c = r.grad_check;
+  return {{"op", json_string(p.backward ? "attn_bwd" : "attn")}, {"pass", json_string(p.pass())},
+          {"deterministic", p.deterministic ? "true" : "false"}, {"batch", n(p.batch)}, {"heads", n(p.heads)}, {"kv_heads", n(p.kv_heads)},
           {"seqlen_q", n(p.seqlen_q)}, {"seqlen_k", n(p.seqlen_k)}, {"head_dim", n(p.head_dim)},
           {"head_dim_v", n(p.head_dim_v)}, {"varlen", p.varlen ? n(p.varlen) : "null"}, {"total_q", n(p.rows_q())},
           {"total_k", n(p.rows_k())}, {"dtype", json_string(tessel::to_string(p.dtype))},
@@ -409,13 +538,16 @@ Fields fields(GpuReport const& gpu, Result const& r) {
           {"pct_peak", json_number(100.0 * r.tflops() / peak_tflops(gpu.info, p.dtype))},
           {"baseline", "null"}, {"baseline_tflops", "null"}, {"ratio", "null"},
           {"verified", p.verify ? (r.verified ? "true" : "false") : "null"},
-          {"max_err_o", checked(r.check.max_err_o)}, {"bound_o", checked(r.check.bound_o)},
-          {"max_err_lse", checked(r.check.max_err_lse)}, {"bound_lse", checked(r.check.bound_lse)},
+          {"max_err_o", forward(r.check.max_err_o)}, {"bound_o", forward(r.check.bound_o)},
+          {"max_err_lse", forward(r.check.max_err_lse)}, {"bound_lse", forward(r.check.bound_lse)},
+          {"max_err_dq", backward(c.max_err[0])}, {"bound_dq", backward(c.bound[0])},
+          {"max_err_dk", backward(c.max_err[1])}, {"bound_dk", backward(c.bound[1])},
+          {"max_err_dv", backward(c.max_err[2])}, {"bound_dv", backward(c.bound[2])},
           {"iters", n(p.iters)}, {"input_sets", n(r.sets)}, {"sm_clock_after_mhz", n(r.sm_clock_after)}};
 }
 
 void print_row(GpuReport const& gpu, Result const& r) {
-  std::string const head = r.p.shape() + "  " + r.p.mask();
+  std::string const head = r.p.shape() + "  " + r.p.mask() + (r.p.backward ? "  " + r.p.pass() : "");
   if (!r.ran) {
     std::printf("%-36s %-5s %s%s\n", head.c_str(), tessel::to_string(r.p.dtype),
                 r.note.empty() ? "error: " : "", (r.note.empty() ? r.error : r.note).c_str());
@@ -423,7 +555,7 @@ void print_row(GpuReport const& gpu, Result const& r) {
   }
   std::printf("%-36s %-5s %-20s %9.3f %8.2f %5.1f%%  %s\n", head.c_str(), tessel::to_string(r.p.dtype), r.p.kernel.c_str(),
               r.t.median_ms, r.tflops(), 100.0 * r.tflops() / peak_tflops(gpu.info, r.p.dtype), verdict(r).c_str());
-  if (r.p.verify && !r.verified) std::printf("    tessel: %s\n", r.check.what);
+  if (r.p.verify && !r.verified) std::printf("    tessel: %s\n", r.p.backward ? r.grad_check.what : r.check.what);
   std::fflush(stdout);
 }
 
@@ -441,8 +573,9 @@ int run_attention(std::vector<std::string> const& args) {
     problems.push_back(make_problem(base));
   if (base.has("--dry-run")) {
     for (Problem const& p : problems)
-      std::printf("%s %s %s kernel %s flops %.0f total_q %lld total_k %lld iters %d\n", p.shape().c_str(), p.mask().c_str(),
-                  tessel::to_string(p.dtype), p.kernel.c_str(), p.flops, p.rows_q(), p.rows_k(), p.iters);
+      std::printf("%s %s %s%s kernel %s flops %.0f total_q %lld total_k %lld iters %d\n", p.shape().c_str(),
+                  p.mask().c_str(), tessel::to_string(p.dtype), p.backward ? (" " + p.pass()).c_str() : "",
+                  p.kernel.c_str(), p.flops, p.rows_q(), p.rows_k(), p.iters);
     return 0;
   }
 
@@ -490,7 +623,7 @@ int run_attention(std::vector<std::string> const& args) {
 
 }  // namespace
 
-static tessel::cli::Register reg{{"attention", "run, verify and time an attention forward (--help)", run_attention}};
+static tessel::cli::Register reg{{"attention", "run, verify and time an attention forward or backward (--help)", run_attention}};
 
 #else  // built without CUDA
 
@@ -499,6 +632,6 @@ int run_attention(std::vector<std::string> const&) {
   throw tessel::cli::UsageError("this tessel was built without CUDA (TESSEL_ENABLE_CUDA=OFF); rebuild with CUDA to run attention");
 }
 }  // namespace
-static tessel::cli::Register reg{{"attention", "run, verify and time an attention forward (needs a CUDA build)", run_attention}};
+static tessel::cli::Register reg{{"attention", "run, verify and time an attention forward or backward (needs a CUDA build)", run_attention}};
 
 #endif

@@ -78,7 +78,7 @@ int run_list(std::vector<std::string> const& args) {
     std::printf("  arch       sm_%d or newer\n\n", k.min_sm);
   }
 
-  std::printf("\nAttention backward kernels (tessel::attention_backward; no CLI command yet):\n\n");
+  std::printf("\nAttention backward kernels (tessel::attention_backward; tessel attention --backward):\n\n");
   for (int i = 0; i < tessel::attention_backward_kernel_count(); ++i) {
     tessel::AttentionBackwardKernelInfo const k = tessel::attention_backward_kernel_info(i);
     std::printf("%s\n", k.name);

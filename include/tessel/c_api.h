@@ -16,7 +16,9 @@
  *
  * Attention forward (tessel_attention_forward) takes a tessel_attention_problem the same way: q,
  * k, v and o as 4-D [B, S, H, D] tensors (or packed 3-D ones with cu_seqlens), an optional fp32
- * lse, the mask and the scales; see its struct below.
+ * lse, the mask and the scales; see its struct below. Attention backward
+ * (tessel_attention_backward) takes a tessel_attention_backward_problem: the forward's problem
+ * (its o and lse now read), d_o, and the gradients dq, dk, dv it writes.
  *
  * Convolution (tessel_conv) takes a tessel_conv_problem: the pass (fprop, dgrad, wgrad), x
  * [N, H, W, C], w [K, R, S, C/groups] and y [N, P, Q, K] (one more spatial dimension in 3-D), the
@@ -55,9 +57,10 @@ extern "C" {
 #endif
 
 /* Bumped when this header gains or changes a struct, a function or an enumerator (2: the GEMM
- * workspace; 3: attention forward and TESSEL_DTYPE_I32; 4: convolution, tessel_conv_*); no entry
- * point of an earlier version changes meaning. */
-#define TESSEL_C_API_VERSION 4
+ * workspace; 3: attention forward and TESSEL_DTYPE_I32; 4: convolution, tessel_conv_*; 5: attention
+ * backward, tessel_attention_backward_*; 6: the GEMM's fused epilogue, tessel_gemm_problem's bias and
+ * activation, TESSEL_ACTIVATION_GELU_ERF); no entry point of an earlier version changes meaning. */
+#define TESSEL_C_API_VERSION 6
 
 /* The most dimensions a tessel_tensor describes. */
 #define TESSEL_MAX_DIMS 8
@@ -102,7 +105,12 @@ typedef struct tessel_tensor {
  * A is (batch,) M x K, B (batch,) K x N, C and D (batch,) M x N; C is optional (ndim 0; then beta
  * must be 0) and must have D's dtype. A and B share a dtype (f32, tf32, f16, bf16), or are both
  * fp8 (e4m3 or e5m2, not both e5m2); f16/bf16 inputs write their own dtype or f32, f32/tf32
- * inputs write f32, fp8 inputs write bf16, f16 or f32. a_scale and b_scale apply to fp8 only. */
+ * inputs write f32, fp8 inputs write bf16, f16 or f32. a_scale and b_scale apply to fp8 only.
+ * Fused epilogue (optional): D = act(alpha A B + beta C + bias). bias (ndim 0: none) has D's dtype
+ * and broadcasts against D as numpy's would: 1-D [N] or 2-D [1, N] adds bias[j] to column j, 2-D
+ * [M, 1] adds bias[i] to row i; its one extent past 1 is contiguous (stride 1), and one vector
+ * serves every batch. activation (a tessel_activation) is applied last, in fp32:
+ * TESSEL_ACTIVATION_GELU is the tanh form, TESSEL_ACTIVATION_GELU_ERF the exact one. */
 typedef struct tessel_gemm_problem {
   tessel_tensor a, b, c, d;
   float alpha, beta;
@@ -110,6 +118,8 @@ typedef struct tessel_gemm_problem {
   char const* kernel; /* a registry name (`tessel list`), or NULL / "auto" for the heuristic */
   void* workspace;         /* the caller's scratch (see "Workspace" above), or NULL: the library's pool */
   size_t workspace_bytes;  /* its size, at least tessel_gemm_workspace_size's answer */
+  tessel_tensor bias;      /* optional: the fused epilogue's bias (above) */
+  int32_t activation;      /* a tessel_activation; 0 (none) by default */
 } tessel_gemm_problem;
 
 /* Which corner of each sequence's score matrix the mask is aligned at
@@ -153,6 +163,28 @@ typedef struct tessel_attention_problem {
   char const* kernel; /* a registry name (`tessel list`), or NULL / "auto" for the library's choice */
 } tessel_attention_problem;
 
+/* Attention backward (tessel/attention/attention_backward_arguments.hpp has the definition): dQ,
+ * dK and dV of tessel_attention_forward's problem, given dO = dL/dO.
+ * `forward` is the forward's call as it ran: q, k, v, its output o and its lse (required here: the
+ * fp32 log-sum-exp the forward wrote) are read; the mask, scales and cu_seqlens are the forward's;
+ * forward.kernel is not read. d_o is shaped like o, dq like q, dk like k and dv like v (dense:
+ * [B, S, H, D]; with cu_seqlens packed [total, H, D]), all of q's dtype, each with its own strides
+ * under the forward's rules (last dimension stride 1, rows 16-byte aligned). With H > H_kv, dk and
+ * dv are summed over the query heads of each key/value head. Keys no query row sees get dk = dv = 0;
+ * rows that see no key get dq = 0. deterministic (nonzero): dq, dk, dv are bitwise identical run to
+ * run (the default adds dQ with fp32 atomics in an order that varies). Reasons name the tensors as
+ * the forward's do, and d_o, dq, dk, dv ("d_o.row_stride: ...", "dq: ..."), or the argument
+ * ("workspace_bytes: ..."). */
+typedef struct tessel_attention_backward_problem {
+  tessel_attention_problem forward; /* q, k, v, o, lse read; o and lse may not be absent */
+  tessel_tensor d_o;                /* read */
+  tessel_tensor dq, dk, dv;         /* written */
+  int32_t deterministic;
+  char const* kernel;      /* a backward registry name (`tessel list`), or NULL / "auto" */
+  void* workspace;         /* the caller's scratch (see "Workspace" above), or NULL: allocated stream-ordered */
+  size_t workspace_bytes;  /* its size, at least tessel_attention_backward_workspace_size's answer */
+} tessel_attention_backward_problem;
+
 /* The pass a convolution computes (tessel/conv/operator.hpp). */
 typedef enum tessel_conv_op {
   TESSEL_CONV_FPROP = 0, /* y = conv(x, w) */
@@ -160,12 +192,14 @@ typedef enum tessel_conv_op {
   TESSEL_CONV_WGRAD = 2  /* dw from x and dy (in y): the weight gradient */
 } tessel_conv_op;
 
-/* The activation of a convolution's epilogue (GELU is the tanh form, tessel/conv/conv_activation.hpp). */
+/* The activation of a fused epilogue (tessel/epilogue/activation.hpp). GELU is the tanh form (the
+ * convolution's, tessel/conv/conv_activation.hpp); GELU_ERF, the exact form, is the GEMM's only. */
 typedef enum tessel_activation {
   TESSEL_ACTIVATION_NONE = 0,
   TESSEL_ACTIVATION_RELU = 1,
   TESSEL_ACTIVATION_GELU = 2,
-  TESSEL_ACTIVATION_SILU = 3
+  TESSEL_ACTIVATION_SILU = 3,
+  TESSEL_ACTIVATION_GELU_ERF = 4
 } tessel_activation;
 
 /* Convolution (tessel/conv/conv_arguments.hpp has the definitions: cross-correlation, as cuDNN and
@@ -260,6 +294,33 @@ tessel_status tessel_attention_can_implement(tessel_attention_problem const* p, 
  * return at once. */
 tessel_status tessel_attention_forward(tessel_attention_problem const* p, cudaStream_t stream, char* reason,
                                        size_t reason_size);
+
+/* tessel_attention_problem_init on p->forward, then every other tensor absent, not deterministic,
+ * no kernel name, no workspace. */
+void tessel_attention_backward_problem_init(tessel_attention_backward_problem* p);
+
+/* Checks every argument rule of tessel_attention_backward without calling CUDA: the C ABI's own
+ * (ranks, dtypes, shapes that agree with the forward's tensors, unit last strides, distinct
+ * elements of the gradients) then the host API's attention_backward_validate. */
+tessel_status tessel_attention_backward_check(tessel_attention_backward_problem const* p, char* reason,
+                                              size_t reason_size);
+
+/* tessel_attention_backward_check, then whether a compiled backward kernel takes the problem on
+ * the current device. Launches nothing. */
+tessel_status tessel_attention_backward_can_implement(tessel_attention_backward_problem const* p, char* reason,
+                                                      size_t reason_size);
+
+/* The scratch bytes tessel_attention_backward(p) takes, in *bytes (fp32 row statistics and, unless
+ * deterministic, the fp32 dQ accumulator; 0 when nothing is read). Launches nothing. */
+tessel_status tessel_attention_backward_workspace_size(tessel_attention_backward_problem const* p, size_t* bytes,
+                                                       char* reason, size_t reason_size);
+
+/* Runs attention backward on `stream` (asynchronous; with p->workspace NULL the scratch is
+ * allocated and freed stream-ordered; errors left pending by earlier work come back as
+ * TESSEL_STATUS_CUDA_ERROR). B = 0 or H = 0 returns at once; S_q = 0 writes dk = dv = 0, S_k = 0
+ * writes dq = 0. */
+tessel_status tessel_attention_backward(tessel_attention_backward_problem const* p, cudaStream_t stream, char* reason,
+                                        size_t reason_size);
 
 /* Zeroes *p, then sets op fprop, strides and dilations 1, groups 1, alpha 1, beta 0, no activation,
  * every tensor absent. */

@@ -1,12 +1,12 @@
 // python/src/module.cpp -- tessel._C, the extension module: array objects in (arrays.hpp), the C
 // ABI (tessel/c_api.h) underneath. tessel/__init__.py is its public face and documents it.
 //
-// A call (gemm, attention, conv) inspects its array arguments (no CUDA yet), settles the stream,
-// exports DLPack operands for that stream, checks every rule through the C ABI's check
-// (tessel_gemm_check, tessel_attention_check, tessel_conv_check; still no CUDA: refusals work on machines without a
-// GPU), allocates the outputs left None through the registered allocator, finds the device of
-// __cuda_array_interface__ pointers, and only then makes the operands' device current and runs,
-// with the GIL released.
+// A call (gemm, attention, attention_backward, conv) inspects its array arguments (no CUDA yet),
+// settles the stream, exports DLPack operands for that stream, checks every rule through the C ABI's
+// check (tessel_gemm_check, tessel_attention_check, tessel_attention_backward_check, tessel_conv_check;
+// still no CUDA: refusals work on machines without a GPU), allocates the outputs left None through
+// the registered allocator, finds the device of __cuda_array_interface__ pointers, and only then
+// makes the operands' device current and runs, with the GIL released.
 #include <cuda_runtime_api.h>
 #include <pybind11/pybind11.h>
 #include <tessel/c_api.h>
@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <string>
 #include <tessel/attention/attention.hpp>
+#include <tessel/attention/attention_backward.hpp>
 #include <tessel/conv/conv.hpp>
 #include <tessel/gemm/device/gemm_registry.hpp>
 #include <tessel/runtime/device.hpp>
@@ -128,7 +129,7 @@ class Operands {
   Operand* const* end() const { return ops_.data() + n_; }
 
  private:
-  std::array<Operand*, 8> ops_{};
+  std::array<Operand*, 12> ops_{};
   std::size_t n_ = 0;
 };
 
@@ -303,16 +304,38 @@ void run_without_gil(Launch&& launch) {
 
 enum class Mode { run, kernel, host_loop };
 
+// The fused epilogue's activation: None or one of its names (tessel.gemm's docstring), as the C
+// ABI's tessel_activation.
+std::int32_t gemm_activation_of(py::handle act) {
+  if (act.is_none()) return TESSEL_ACTIVATION_NONE;
+  if (!py::isinstance<py::str>(act))
+    throw py::type_error("activation: expected a str ('relu', 'gelu', 'gelu_tanh', 'silu') or None, got " + type_of(act));
+  std::string const name = act.cast<std::string>();
+  if (name == "none") return TESSEL_ACTIVATION_NONE;
+  if (name == "relu") return TESSEL_ACTIVATION_RELU;
+  if (name == "gelu") return TESSEL_ACTIVATION_GELU_ERF;   // torch's default, the exact form
+  if (name == "gelu_tanh") return TESSEL_ACTIVATION_GELU;  // torch's approximate="tanh"
+  if (name == "silu") return TESSEL_ACTIVATION_SILU;
+  throw py::value_error("activation: '" + name + "' is not one of 'relu', 'gelu', 'gelu_tanh', 'silu' (or None)");
+}
+
+constexpr char kGemmBiasRank[] = "a bias is 1-D [N] (per column of out) or 2-D [M, 1] (per row) or [1, N]";
+
 py::object gemm_call(Mode mode, py::handle a, py::handle b, py::handle out, py::handle c, py::handle alpha,
-                     py::handle beta, py::handle stream, py::handle kernel, bool tf32, long long calls) {
+                     py::handle beta, py::handle stream, py::handle kernel, bool tf32, long long calls,
+                     py::handle bias, py::handle activation) {
   float const fa = real(alpha, "alpha"), fb = real(beta, "beta");
   std::optional<std::string> const kernel_name = kernel_of(kernel, "tessel.gemm_kernels()");
+  std::int32_t const act = gemm_activation_of(activation);
 
   Operand A = inspect(a, "a", kGemmRank), B = inspect(b, "b", kGemmRank);
-  std::optional<Operand> C, D;
+  std::optional<Operand> C, D, Bias;
   if (!c.is_none()) C = inspect(c, "c", kGemmRank);
   if (!out.is_none()) D = inspect(out, "out", kGemmRank);
-  auto const operands = [&] { return Operands{&A, &B, C ? &*C : nullptr, D ? &*D : nullptr}; };
+  if (!bias.is_none()) Bias = inspect(bias, "bias", kGemmBiasRank);
+  auto const operands = [&] {
+    return Operands{&A, &B, C ? &*C : nullptr, D ? &*D : nullptr, Bias ? &*Bias : nullptr};
+  };
   same_device(operands());
 
   std::intptr_t const s = call_stream(stream, A);
@@ -332,6 +355,8 @@ py::object gemm_call(Mode mode, py::handle a, py::handle b, py::handle out, py::
   p.d = D ? D->t : planned_out(A, B, C ? &*C : nullptr);
   p.alpha = fa, p.beta = fb;
   p.kernel = kernel_name ? kernel_name->c_str() : nullptr;
+  if (Bias) p.bias = Bias->t;
+  p.activation = act;
   check(tessel_gemm_check, p);
 
   if (!D && mode != Mode::kernel) {  // gemm_kernel() only names the kernel: no output needed
@@ -418,23 +443,42 @@ tessel_tensor planned_lse(Operand const& q, bool varlen) {
   return planned("lse", TESSEL_DTYPE_F32, {0, 0});
 }
 
+// What an allocation of the gradient of `of` would make: packed, of's shape and dtype, named `name`.
+tessel_tensor planned_like(char const* name, Operand const& of) {
+  tessel_tensor t = planned(name, tessel_dtype(of.t.dtype), {});
+  t.ndim = of.t.ndim;
+  std::int64_t packed = 1;
+  for (int i = t.ndim - 1; i >= 0; --i) {
+    t.shape[i] = of.t.shape[i];
+    t.strides[i] = packed;
+    packed *= t.shape[i] > 1 ? t.shape[i] : 1;
+  }
+  return t;
+}
+
+// The mask, scales and offsets both attention calls take, onto p (the forward's problem).
+void attention_options(tessel_attention_problem* p, py::handle softmax_scale, py::handle causal, py::handle window,
+                       py::handle softcap, py::handle align, py::handle max_seqlen_q, py::handle max_seqlen_k) {
+  if (!softmax_scale.is_none()) {
+    p->softmax_scale = real(softmax_scale, "softmax_scale");
+    if (p->softmax_scale == 0.0f)
+      throw py::value_error("softmax_scale: 0 is not a scale; pass None for 1 / sqrt(head_dim)");
+  }
+  p->causal = flag(causal, "causal");
+  window_of(window, p);
+  p->softcap = real(softcap, "softcap");
+  p->align = align_of(align);
+  if (!max_seqlen_q.is_none()) p->max_seqlen_q = integer(max_seqlen_q, "max_seqlen_q");
+  if (!max_seqlen_k.is_none()) p->max_seqlen_k = integer(max_seqlen_k, "max_seqlen_k");
+}
+
 py::object attention_call(py::handle q, py::handle k, py::handle v, py::handle out, py::handle lse,
                           py::handle return_lse, py::handle softmax_scale, py::handle causal, py::handle window,
                           py::handle softcap, py::handle align, py::handle cu_seqlens_q, py::handle cu_seqlens_k,
                           py::handle max_seqlen_q, py::handle max_seqlen_k, py::handle stream, py::handle kernel) {
   tessel_attention_problem p;
   tessel_attention_problem_init(&p);
-  if (!softmax_scale.is_none()) {
-    p.softmax_scale = real(softmax_scale, "softmax_scale");
-    if (p.softmax_scale == 0.0f)
-      throw py::value_error("softmax_scale: 0 is not a scale; pass None for 1 / sqrt(head_dim)");
-  }
-  p.causal = flag(causal, "causal");
-  window_of(window, &p);
-  p.softcap = real(softcap, "softcap");
-  p.align = align_of(align);
-  if (!max_seqlen_q.is_none()) p.max_seqlen_q = integer(max_seqlen_q, "max_seqlen_q");
-  if (!max_seqlen_k.is_none()) p.max_seqlen_k = integer(max_seqlen_k, "max_seqlen_k");
+  attention_options(&p, softmax_scale, causal, window, softcap, align, max_seqlen_q, max_seqlen_k);
   bool const want_lse = flag(return_lse, "return_lse");
   std::optional<std::string> const kernel_name = kernel_of(kernel, "tessel.attention_kernels()");
 
@@ -483,10 +527,83 @@ py::object attention_call(py::handle q, py::handle k, py::handle v, py::handle o
   return O->obj;
 }
 
-py::list attention_kernel_list() {
+// tessel.attention_backward: dq, dk, dv (allocated like q, k, v where None) from the forward's
+// q, k, v, out and lse and the upstream gradient dout.
+py::object attention_backward_call(py::handle q, py::handle k, py::handle v, py::handle out, py::handle dout,
+                                   py::handle lse, py::handle dq, py::handle dk, py::handle dv,
+                                   py::handle softmax_scale, py::handle causal, py::handle window, py::handle softcap,
+                                   py::handle align, py::handle cu_seqlens_q, py::handle cu_seqlens_k,
+                                   py::handle max_seqlen_q, py::handle max_seqlen_k, py::handle deterministic,
+                                   py::handle stream, py::handle kernel) {
+  tessel_attention_backward_problem p;
+  tessel_attention_backward_problem_init(&p);
+  attention_options(&p.forward, softmax_scale, causal, window, softcap, align, max_seqlen_q, max_seqlen_k);
+  p.deterministic = flag(deterministic, "deterministic");
+  std::optional<std::string> const kernel_name = kernel_of(kernel, "tessel.attention_backward_kernels()");
+
+  Operand Q = inspect(q, "q", kAttentionRank), K = inspect(k, "k", kAttentionRank), V = inspect(v, "v", kAttentionRank);
+  Operand O = inspect(out, "out", kAttentionRank), DO = inspect(dout, "dout", kAttentionRank);
+  Operand L = inspect(lse, "lse", kLseRank);
+  std::optional<Operand> CQ, CK, DQ, DK, DV;
+  if (!cu_seqlens_q.is_none()) CQ = inspect(cu_seqlens_q, "cu_seqlens_q", kOffsetsRank, Elements::offsets);
+  if (!cu_seqlens_k.is_none()) CK = inspect(cu_seqlens_k, "cu_seqlens_k", kOffsetsRank, Elements::offsets);
+  if (!dq.is_none()) DQ = inspect(dq, "dq", kAttentionRank);
+  if (!dk.is_none()) DK = inspect(dk, "dk", kAttentionRank);
+  if (!dv.is_none()) DV = inspect(dv, "dv", kAttentionRank);
+  auto const operands = [&] {
+    return Operands{&Q, &K, &V, &O, &DO, &L, opt(CQ), opt(CK), opt(DQ), opt(DK), opt(DV)};
+  };
+  same_device(operands());
+
+  std::intptr_t const s = call_stream(stream, Q);
+  export_for(operands(), s);
+  tessel_attention_problem& f = p.forward;
+  f.q = Q.t, f.k = K.t, f.v = V.t, f.o = O.t, f.lse = L.t;
+  if (CQ) f.cu_seqlens_q = CQ->t;
+  if (CK) f.cu_seqlens_k = CK->t;
+  p.d_o = DO.t;
+  p.dq = DQ ? DQ->t : planned_like("dq", Q);
+  p.dk = DK ? DK->t : planned_like("dk", K);
+  p.dv = DV ? DV->t : planned_like("dv", V);
+  p.kernel = kernel_name ? kernel_name->c_str() : nullptr;
+  check(tessel_attention_backward_check, p);
+
+  if (!DQ || !DK || !DV) {
+    struct Missing {
+      std::optional<Operand>* op;
+      tessel_tensor* slot;
+    };
+    for (Missing m : {Missing{&DQ, &p.dq}, Missing{&DK, &p.dk}, Missing{&DV, &p.dv}}) {
+      if (*m.op) continue;
+      *m.op = allocate(q, Q.device, *m.slot, "tessel.attention_backward", kAttentionRank, s);
+      *m.slot = (*m.op)->t;
+    }
+    same_device(operands());
+    check(tessel_attention_backward_check, p);
+  }
+  Operand const* const gradients[] = {&*DQ, &*DK, &*DV};
+  for (int i = 0; i < 3; ++i) {
+    check_output(*gradients[i], {&Q, &K, &V, &O, &DO, &L});
+    for (int j = 0; j < i; ++j)
+      if (gradients[i]->t.data != nullptr && gradients[i]->t.data == gradients[j]->t.data)
+        throw py::value_error(std::string(gradients[i]->name) + ": starts at the same address as " +
+                              gradients[j]->name + "; each gradient needs its own memory");
+  }
+
+  DeviceGuard const guard(settle_device(operands()));
+  wait_for_producers(operands(), s);
+  cudaStream_t const cs = reinterpret_cast<cudaStream_t>(s);
+  run_without_gil([&](char* why, std::size_t size) { return tessel_attention_backward(&p, cs, why, size); });
+  return py::make_tuple(DQ->obj, DK->obj, DV->obj);
+}
+
+// A kernel registry (count entries, info(i) with a name, description and min_sm) as dicts (name,
+// description, min_cc): the attention forward's, the attention backward's, the convolution's.
+template <class Info>
+py::list registry_list(int count, Info (*info)(int)) {
   py::list r;
-  for (int i = 0; i < tessel::attention_kernel_count(); ++i) {
-    tessel::AttentionKernelInfo const k = tessel::attention_kernel_info(i);
+  for (int i = 0; i < count; ++i) {
+    Info const k = info(i);
     py::dict e;
     e["name"] = k.name;
     e["description"] = k.description;
@@ -705,19 +822,6 @@ py::object conv_call(Mode mode, py::handle op, py::handle a, py::handle b, py::h
   return O->obj;
 }
 
-py::list conv_kernel_list() {
-  py::list r;
-  for (int i = 0; i < tessel::conv_kernel_count(); ++i) {
-    tessel::ConvKernelInfo const k = tessel::conv_kernel_info(i);
-    py::dict e;
-    e["name"] = k.name;
-    e["description"] = k.description;
-    e["min_cc"] = k.min_sm;
-    r.append(e);
-  }
-  return r;
-}
-
 py::dict device_dict(int index) {
   std::string why;
   std::optional<tessel::DeviceInfo> const d = tessel::query_device(index, &why);
@@ -761,24 +865,28 @@ PYBIND11_MODULE(_C, m) {
   m.def(
       "gemm",
       [](py::object a, py::object b, py::object out, py::object c, py::object alpha, py::object beta, py::object stream,
-         py::object kernel,
-         bool tf32) { return gemm_call(Mode::run, a, b, out, c, alpha, beta, stream, kernel, tf32, 1); },
+         py::object kernel, bool tf32, py::object bias, py::object activation) {
+        return gemm_call(Mode::run, a, b, out, c, alpha, beta, stream, kernel, tf32, 1, bias, activation);
+      },
       py::arg("a"), py::arg("b"), py::arg("out") = py::none(), py::arg("c") = py::none(), py::arg("alpha") = 1.0,
       py::arg("beta") = 0.0, py::arg("stream") = py::none(), py::arg("kernel") = py::none(), py::arg("tf32") = false,
-      "out = alpha * a @ b + beta * c on `stream` (tessel.gemm documents it); returns out");
+      py::arg("bias") = py::none(), py::arg("activation") = py::none(),
+      "out = act(alpha * a @ b + beta * c + bias) on `stream` (tessel.gemm documents it); returns out");
   m.def(
       "gemm_kernel",
       [](py::object a, py::object b, py::object out, py::object c, py::object alpha, py::object beta, py::object stream,
-         py::object kernel,
-         bool tf32) { return gemm_call(Mode::kernel, a, b, out, c, alpha, beta, stream, kernel, tf32, 0); },
+         py::object kernel, bool tf32, py::object bias, py::object activation) {
+        return gemm_call(Mode::kernel, a, b, out, c, alpha, beta, stream, kernel, tf32, 0, bias, activation);
+      },
       py::arg("a"), py::arg("b"), py::arg("out") = py::none(), py::arg("c") = py::none(), py::arg("alpha") = 1.0,
       py::arg("beta") = 0.0, py::arg("stream") = py::none(), py::arg("kernel") = py::none(), py::arg("tf32") = false,
+      py::arg("bias") = py::none(), py::arg("activation") = py::none(),
       "the registry name of the kernel gemm would run (None when there is nothing to compute); launches nothing");
   m.def(
       "_gemm_host_loop",
       [](py::object a, py::object b, py::object out, py::object c, py::object alpha, py::object beta, py::object stream,
          py::object kernel, bool tf32, long long calls) {
-        return gemm_call(Mode::host_loop, a, b, out, c, alpha, beta, stream, kernel, tf32, calls);
+        return gemm_call(Mode::host_loop, a, b, out, c, alpha, beta, stream, kernel, tf32, calls, py::none(), py::none());
       },
       py::arg("a"), py::arg("b"), py::arg("out"), py::arg("c"), py::arg("alpha"), py::arg("beta"), py::arg("stream"),
       py::arg("kernel"), py::arg("tf32"), py::arg("calls"),
@@ -800,7 +908,33 @@ PYBIND11_MODULE(_C, m) {
       py::arg("max_seqlen_q") = py::none(), py::arg("max_seqlen_k") = py::none(), py::arg("stream") = py::none(),
       py::arg("kernel") = py::none(),
       "attention forward on `stream` (tessel.attention documents it); returns out, or (out, lse) with return_lse");
-  m.def("attention_kernels", &attention_kernel_list, "the compiled attention kernels, as `tessel list` prints them");
+  m.def(
+      "attention_kernels",
+      [] { return registry_list(tessel::attention_kernel_count(), tessel::attention_kernel_info); },
+      "the compiled attention kernels, as `tessel list` prints them");
+  m.def(
+      "attention_backward",
+      [](py::object q, py::object k, py::object v, py::object out, py::object dout, py::object lse, py::object dq,
+         py::object dk, py::object dv, py::object softmax_scale, py::object causal, py::object window,
+         py::object softcap, py::object align, py::object cu_seqlens_q, py::object cu_seqlens_k,
+         py::object max_seqlen_q, py::object max_seqlen_k, py::object deterministic, py::object stream,
+         py::object kernel) {
+        return attention_backward_call(q, k, v, out, dout, lse, dq, dk, dv, softmax_scale, causal, window, softcap,
+                                       align, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, deterministic,
+                                       stream, kernel);
+      },
+      py::arg("q"), py::arg("k"), py::arg("v"), py::arg("out"), py::arg("dout"), py::arg("lse"),
+      py::arg("dq") = py::none(), py::arg("dk") = py::none(), py::arg("dv") = py::none(),
+      py::arg("softmax_scale") = py::none(), py::arg("causal") = false, py::arg("window") = py::none(),
+      py::arg("softcap") = 0.0, py::arg("align") = "bottom-right", py::arg("cu_seqlens_q") = py::none(),
+      py::arg("cu_seqlens_k") = py::none(), py::arg("max_seqlen_q") = py::none(),
+      py::arg("max_seqlen_k") = py::none(), py::arg("deterministic") = false, py::arg("stream") = py::none(),
+      py::arg("kernel") = py::none(),
+      "attention backward on `stream` (tessel.attention_backward documents it); returns (dq, dk, dv)");
+  m.def(
+      "attention_backward_kernels",
+      [] { return registry_list(tessel::attention_backward_kernel_count(), tessel::attention_backward_kernel_info); },
+      "the compiled attention-backward kernels, as `tessel list` prints them");
   m.def(
       "conv",
       [](py::object op, py::object a, py::object b, py::object out, py::object out_shape, py::object bias,
@@ -828,7 +962,9 @@ PYBIND11_MODULE(_C, m) {
       py::arg("dilation") = 1, py::arg("groups") = 1, py::arg("activation") = py::none(), py::arg("alpha") = 1.0,
       py::arg("beta") = 0.0, py::arg("stream") = py::none(), py::arg("kernel") = py::none(),
       "the registry name of the kernel conv would run; checks the arguments as conv does and launches nothing");
-  m.def("conv_kernels", &conv_kernel_list, "the compiled convolution kernels, as `tessel list` prints them");
+  m.def(
+      "conv_kernels", [] { return registry_list(tessel::conv_kernel_count(), tessel::conv_kernel_info); },
+      "the compiled convolution kernels, as `tessel list` prints them");
   m.def(
       "_set_allocator",
       [](py::object fn) {

@@ -7,18 +7,20 @@
 
     q = torch.randn(4, 1024, 32, 128, device="cuda", dtype=torch.bfloat16)   # [B, S, H, D]
     k, v = torch.randn_like(q), torch.randn_like(q)
-    o = tessel.attention(q, k, v, causal=True)  # flash-attention forward, [B, S, H, D]
+    o, lse = tessel.attention(q, k, v, causal=True, return_lse=True)  # flash-attention forward, [B, S, H, D]
+    dq, dk, dv = tessel.attention_backward(q, k, v, o, torch.randn_like(o), lse, causal=True)
 
     x = torch.randn(8, 64, 56, 56, device="cuda", dtype=torch.bfloat16).to(memory_format=torch.channels_last)
     w = torch.randn(128, 64, 3, 3, device="cuda", dtype=torch.bfloat16).to(memory_format=torch.channels_last)
     y = tessel.conv(x.permute(0, 2, 3, 1), w.permute(0, 2, 3, 1), padding=1)   # NHWC [8, 56, 56, 128]
 
-`tessel.gemm`, `tessel.attention` and the convolutions (`tessel.conv`, `conv_dgrad`, `conv_wgrad`)
-take any CUDA array: torch tensors, and any object with
+`tessel.gemm`, `tessel.attention`, `tessel.attention_backward` and the convolutions (`tessel.conv`,
+`conv_dgrad`, `conv_wgrad`) take any CUDA array: torch tensors, and any object with
 ``__dlpack__`` (CuPy, JAX, ...) or ``__cuda_array_interface__``. `tessel.torch` (imported with
 tessel when torch already is, else by ``import tessel.torch``) registers ``torch.ops.tessel.gemm``
 (autograd, torch.compile, CUDA graphs), a drop-in ``tessel.torch.Linear``,
-``torch.ops.tessel.attention`` (forward only), ``tessel.torch.scaled_dot_product_attention``,
+``torch.ops.tessel.attention`` (autograd through ``torch.ops.tessel.attention_backward``),
+``tessel.torch.scaled_dot_product_attention``,
 ``torch.ops.tessel.conv`` (fprop, F.conv2d's layout) and ``tessel.torch.conv2d`` / ``conv3d``.
 ``python -m tessel.bench gemm|attention|conv`` times tessel against torch.matmul, SDPA and F.conv2d.
 
@@ -31,12 +33,14 @@ import sys as _sys
 from . import _C
 
 __version__ = "0.1.0"
-__all__ = ["gemm", "gemm_kernel", "gemm_kernels", "attention", "attention_kernels", "conv", "conv_dgrad", "conv_wgrad",
-           "conv_kernel", "conv_kernels", "device_count", "device_info"]
+__all__ = ["gemm", "gemm_kernel", "gemm_kernels", "attention", "attention_kernels", "attention_backward",
+           "attention_backward_kernels", "conv", "conv_dgrad", "conv_wgrad", "conv_kernel", "conv_kernels",
+           "device_count", "device_info"]
 
 
-def gemm(a, b, *, out=None, alpha=1.0, beta=0.0, c=None, stream=None, kernel=None, tf32=False):
-    """out = alpha * a @ b + beta * c, on the GPU, asynchronously on `stream`; returns out.
+def gemm(a, b, *, out=None, alpha=1.0, beta=0.0, c=None, stream=None, kernel=None, tf32=False, bias=None,
+         activation=None):
+    """out = act(alpha * a @ b + beta * c + bias), on the GPU, asynchronously on `stream`; returns out.
 
     a is (batch,) M x K, b (batch,) K x N, c and out (batch,) M x N. Each matrix must be row- or
     column-major: one of its last two strides is 1 (a transposed view such as ``w.t()`` needs no
@@ -63,14 +67,21 @@ def gemm(a, b, *, out=None, alpha=1.0, beta=0.0, c=None, stream=None, kernel=Non
 
     kernel: a kernel name from gemm_kernels() to force one; None picks by heuristic.
     All operands must be on one CUDA device; it is made current for the call.
+
+    Fused epilogue (optional): bias has out's dtype and broadcasts against out as a vector, as in
+    numpy: shape (N,) or (1, N) adds bias[j] to column j (a Linear layer's bias), (M, 1) adds
+    bias[i] to row i; contiguous; one vector for every batch. activation is None, 'relu', 'gelu'
+    (the exact, erf form: torch's default), 'gelu_tanh' (torch's approximate="tanh") or 'silu',
+    applied last, in float32, before the one rounding to out's dtype.
     """
-    return _C.gemm(a, b, out, c, alpha, beta, stream, kernel, tf32)
+    return _C.gemm(a, b, out, c, alpha, beta, stream, kernel, tf32, bias, activation)
 
 
-def gemm_kernel(a, b, *, out=None, alpha=1.0, beta=0.0, c=None, stream=None, kernel=None, tf32=False):
+def gemm_kernel(a, b, *, out=None, alpha=1.0, beta=0.0, c=None, stream=None, kernel=None, tf32=False, bias=None,
+                activation=None):
     """The name of the kernel gemm() would run for these arguments (None when there is nothing to
     compute); checks them as gemm() does and launches nothing."""
-    return _C.gemm_kernel(a, b, out, c, alpha, beta, stream, kernel, tf32)
+    return _C.gemm_kernel(a, b, out, c, alpha, beta, stream, kernel, tf32, bias, activation)
 
 
 def attention(q, k, v, *, out=None, lse=None, return_lse=False, softmax_scale=None, causal=False, window=(-1, -1),
@@ -109,7 +120,7 @@ def attention(q, k, v, *, out=None, lse=None, return_lse=False, softmax_scale=No
     softmax_scale: None for 1 / sqrt(D). out / lse: written in place when given; when None they are
     allocated through q's array library (torch, or CuPy for float16). stream, and the rules for
     devices, are tessel.gemm's. kernel: a name from attention_kernels() to force one.
-    Backward is not available yet.
+    The gradients are tessel.attention_backward's (it needs lse: pass return_lse=True or lse=).
 
     Errors: TypeError for a dtype or an argument of the wrong type, ValueError for a shape, a
     stride, a device or an argument's rule (the message starts with the argument's name and
@@ -117,6 +128,36 @@ def attention(q, k, v, *, out=None, lse=None, return_lse=False, softmax_scale=No
     """
     return _C.attention(q, k, v, out, lse, return_lse, softmax_scale, causal, window, softcap, align, cu_seqlens_q,
                         cu_seqlens_k, max_seqlen_q, max_seqlen_k, stream, kernel)
+
+
+def attention_backward(q, k, v, out, dout, lse, *, dq=None, dk=None, dv=None, softmax_scale=None, causal=False,
+                       window=(-1, -1), softcap=0.0, align="bottom-right", cu_seqlens_q=None, cu_seqlens_k=None,
+                       max_seqlen_q=None, max_seqlen_k=None, deterministic=False, stream=None, kernel=None):
+    """The gradients of tessel.attention on the GPU, asynchronously on `stream`: returns
+    (dq, dk, dv) given dout = dL/dout.
+
+    q, k, v are the forward's inputs, out and lse its outputs (lse float32, as tessel.attention
+    returns it with return_lse=True), and softmax_scale, causal, window, softcap, align and the
+    variable-length arguments must be the forward's: the call recomputes the scores from q and k,
+    and the softmax from lse. dout has out's shape, dq q's, dk k's and dv v's, all of q's dtype;
+    every one of them may have its own strides under tessel.attention's rules (last dimension
+    contiguous, rows 16-byte aligned). With GQA/MQA (fewer heads in k and v) dk and dv are summed
+    over the query heads that share each key/value head. Keys that no query sees get dk = dv = 0;
+    rows that see no key get dq = 0.
+
+    dq / dk / dv: written in place when given; when None they are allocated (packed, the shape of
+    q / k / v) through q's array library. deterministic=True gives the same bits on every run (the
+    default adds dq's partial sums with float32 atomics, in an order that varies; the
+    deterministic mode recomputes instead, about 1.4x the work of that part). The call takes
+    scratch memory for per-row statistics (and the default mode's float32 dq accumulator),
+    allocated and freed in stream order. stream, kernel (a name from
+    attention_backward_kernels()) and the rules for devices are tessel.attention's.
+
+    Errors: tessel.attention's (TypeError, ValueError naming the argument, RuntimeError for
+    CUDA), and for the gradients "dout: ...", "dq: shape (...) is not q's (...)", ...
+    """
+    return _C.attention_backward(q, k, v, out, dout, lse, dq, dk, dv, softmax_scale, causal, window, softcap, align,
+                                 cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, deterministic, stream, kernel)
 
 
 def conv(x, w, *, bias=None, stride=1, padding=0, dilation=1, groups=1, activation=None, alpha=1.0, beta=0.0,
@@ -209,6 +250,11 @@ def conv_kernels():
 def attention_kernels():
     """The compiled attention kernels, one dict each (name, description, min_cc)."""
     return _C.attention_kernels()
+
+
+def attention_backward_kernels():
+    """The compiled attention-backward kernels, one dict each (name, description, min_cc)."""
+    return _C.attention_backward_kernels()
 
 
 def gemm_kernels():

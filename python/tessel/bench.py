@@ -6,6 +6,7 @@
     python -m tessel.bench gemm --json /tmp/r.json --iters 50
     python -m tessel.bench attention                     # tessel.attention against SDPA (cuDNN, flash)
     python -m tessel.bench attention --problems b2-h16-kv4-s8192-d128-causal --dtype fp16
+    python -m tessel.bench attention --backward [--deterministic]   # the backward against SDPA's backward
     python -m tessel.bench conv                          # tessel.conv / conv_dgrad / conv_wgrad against cuDNN via torch
     python -m tessel.bench conv --problems n128-h56-w56-c64-k64-r3-s3-pad1 --ops fprop wgrad
 
@@ -42,6 +43,17 @@ heads), passed when max |out - ref| <= 2 max |sdpa - ref| + one ulp of the dtype
 (FlashAttention-3's rule, SDPA's cuDNN output, else its flash output, as the low-precision
 reference). A backend that refuses a problem is reported with its error and left out of the timing.
 
+Attention backward (``attention --backward``): dq, dk, dv through autograd on every side, the
+same inputs in the same process: torch.ops.tessel.attention (whose backward runs
+tessel.attention_backward's kernels; --deterministic their bitwise-repeatable mode) and
+F.scaled_dot_product_attention under sdpa_kernel(CUDNN_ATTENTION) and (FLASH_ATTENTION). Each
+side's forward runs once per input set, untimed, and keeps its graph; a timed launch is that side's
+backward alone, torch.autograd.grad(out, (q, k, v), dout, retain_graph=True) -- the engine call a
+training step makes, gradient allocation included on every side. FLOPs 2.5 x the forward's
+(FlashAttention's convention). Verification, once per problem: each gradient against float32
+autograd of math SDPA (chunked over heads), passed when max |g - ref| <= 2 max |SDPA's g - ref| + one
+ulp of the dtype at max |ref| (cuDNN's, else flash's gradients as the low-precision reference).
+
 Convolution (``conv``): tessel.conv, conv_dgrad and conv_wgrad against what torch runs for
 F.conv2d / F.conv3d and their backward: F.conv2d (F.conv3d) for fprop,
 torch.nn.grad.conv2d_input (conv3d_input) for dgrad and torch.nn.grad.conv2d_weight
@@ -58,7 +70,7 @@ float32 reference (the same torch op on float32 copies, TF32 off), passed when m
 <= 2 max |torch - ref| + one ulp of the dtype at max |ref| (the attention suite's rule).
 
 The JSON (DESIGN.md section 6) goes to bench/results/<suite>-<gpu>.json (--out-dir, --json); the
-suites are python-gemm, python-attention and python-conv.
+suites are python-gemm, python-attention, python-attention-backward and python-conv.
 """
 import argparse
 import datetime
@@ -658,6 +670,14 @@ def run_attention(torch, ap_, args, l2_bytes):
         del ref
     del baseline_out
 
+    _time_attention_sides(torch, row, sides, sets, flops, args)
+    del sets
+    return row
+
+
+def _time_attention_sides(torch, row, sides, sets, flops, args):
+    """tessel (sides[0]) and the SDPA backends that ran (the rest, cuDNN before flash) timed
+    interleaved; fills the row's ms, TFLOP/s and ratios."""
     ms = _interleaved_ms(torch, sides, sets, args.warmup, args.iters)
     row["ms"] = ms[0]
     row["tflops"] = flops / (ms[0] * 1e-3) / 1e12
@@ -673,42 +693,228 @@ def run_attention(torch, ap_, args, l2_bytes):
     if "ms" in row["baselines"]["flash"]:
         row["flash_ms"], row["flash_tflops"] = row["baselines"]["flash"]["ms"], row["baselines"]["flash"]["tflops"]
         row["ratio_flash"] = row["baselines"]["flash"]["ratio"]
+
+
+# The backward's FLOPs over the forward's: FlashAttention's convention (S = Q K^T, dP = dO V^T,
+# dV = P^T dO, dK = dS^T Q, dQ = dS K against S and O = P V: 5 GEMMs to 2).
+BACKWARD_FLOP_RATIO = 2.5
+
+
+class _AttnBackwardProblem(_AttnProblem):
+    """The backward of an attention problem. An input set is q, k, v (leaves, stored [B, S, H, D]),
+    dout, and each side's forward output on them (graphs: side name -> out), made once per set
+    untimed, so that a timed launch is that side's backward alone: torch.autograd.grad(out,
+    (q, k, v), dout, retain_graph=True), the engine call a training step makes."""
+
+    def __init__(self, torch, spec, dtype, deterministic):
+        super().__init__(torch, spec, dtype)
+        self.deterministic = deterministic
+
+    def make_set(self, seed):
+        q, k, v, out = super().make_set(seed)
+        gen = self.torch.Generator(device="cuda")
+        gen.manual_seed(seed + 7919)
+        dout = (self.torch.rand(out.shape, generator=gen, device="cuda") * 2 - 1).to(self.t_dtype)
+        return [q.requires_grad_(), k.requires_grad_(), v.requires_grad_(), dout, {}]
+
+    def set_bytes(self):
+        # q, k, v, dout; per side the forward's out (and lse) kept for the backward, and dq, dk, dv
+        return 4 * super().set_bytes()
+
+    def forward(self, name, backend=None):
+        """fn(q, k, v, dout, graphs): the side's forward on the set, kept in graphs[name]."""
+        import tessel.torch  # noqa: F401  (torch.ops.tessel.attention and its autograd)
+
+        sdpa = None if backend is None else self.sdpa(backend)
+
+        def run(q, k, v, dout, graphs):
+            if sdpa is None:
+                graphs[name] = tessel.torch.attention(q, k, v, causal=self.p["causal"], align="top-left",
+                                                      deterministic=self.deterministic)
+            else:
+                graphs[name] = sdpa(q, k, v, None)
+
+        return run
+
+    def backward(self, name):
+        """fn(q, k, v, dout, graphs): the side's backward through the graph its forward left."""
+        def run(q, k, v, dout, graphs):
+            return self.torch.autograd.grad(graphs[name], (q, k, v), dout, retain_graph=True)
+
+        return run
+
+
+def attention_backward_reference(torch, q, k, v, dout, causal):
+    """float32 (dq, dk, dv) of sum(out * dout) for q, k, v stored [B, S, H, D] (top-left causal), by
+    autograd through math SDPA in float32, a few query heads at a time (dk, dv summed over the query
+    heads of each key/value head)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+    b, s_q, h, _ = q.shape
+    s_k, h_kv = k.shape[1], k.shape[2]
+    group = h // h_kv
+    dq = torch.empty(q.shape, dtype=torch.float32, device=q.device)
+    dk = torch.zeros(k.shape, dtype=torch.float32, device=q.device)
+    dv = torch.zeros(v.shape, dtype=torch.float32, device=q.device)
+    step = max(1, min(h, (512 << 20) // max(1, 4 * b * s_q * s_k)))
+    with sdpa_kernel(SDPBackend.MATH), torch.enable_grad():
+        for h0 in range(0, h, step):
+            heads = torch.arange(h0, min(h, h0 + step), device=q.device)
+            n, kv = len(heads), heads // group
+            qh = q.detach()[:, :, h0:h0 + n].float().transpose(1, 2).requires_grad_()
+            kh = k.detach().index_select(2, kv).float().transpose(1, 2).requires_grad_()
+            vh = v.detach().index_select(2, kv).float().transpose(1, 2).requires_grad_()
+            out = sdpa(qh, kh, vh, is_causal=causal)
+            gq, gk, gv = torch.autograd.grad(out, (qh, kh, vh), dout[:, :, h0:h0 + n].float().transpose(1, 2))
+            dq[:, :, h0:h0 + n] = gq.transpose(1, 2)
+            dk.index_add_(2, kv, gk.transpose(1, 2))
+            dv.index_add_(2, kv, gv.transpose(1, 2))
+    return dq, dk, dv
+
+
+def run_attention_backward(torch, ap_, args, l2_bytes):
+    """One attention problem's backward: each side's forward on every input set (untimed), each side's
+    gradients once (verification), then the backwards interleaved."""
+    from torch.nn.attention import SDPBackend
+
+    p = ap_.p
+    flops = BACKWARD_FLOP_RATIO * attention_flops(p)
+    row = {"op": "attn_bwd", "pass": "backward", "deterministic": ap_.deterministic, "m": p["seqlen_q"],
+           "n": p["seqlen_k"], "k": p["head_dim"], **p, "dtype": ap_.dtype, "layout": "bshd", "kernel": None,
+           "flops": flops, "ms": None, "tflops": None, "pct_peak": None, "baseline": "cudnn", "baseline_ms": None,
+           "baseline_tflops": None, "ratio": None, "flash_ms": None, "flash_tflops": None, "ratio_flash": None,
+           "baselines": {}, "verified": None, "max_abs_err": None, "max_rel_err": None, "bound": None, "errors": {},
+           "iters": args.iters}
+    sets = _input_sets(torch, ap_, l2_bytes)
+    row["input_sets"] = len(sets)
+
+    # Every side's forward on every set (a backend that refuses the problem is left out).
+    for s in sets:
+        ap_.forward("tessel")(*s)
+    sides = [ap_.backward("tessel")]
+    for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for s in sets:
+                    ap_.forward(name, backend)(*s)
+                ap_.backward(name)(*sets[0])  # the backward too may refuse
+            torch.cuda.synchronize()
+        except RuntimeError as e:
+            row["baselines"][name] = {"error": str(e).strip().splitlines()[0] if str(e).strip() else repr(e)}
+            for s in sets:
+                s[4].pop(name, None)
+            continue
+        row["baselines"][name] = {}
+        sides.append(ap_.backward(name))
+    q, k, v, dout, graphs = sets[0]
+
+    if args.verify:
+        ref = attention_backward_reference(torch, q, k, v, dout, p["causal"])
+        grads = {name: ap_.backward(name)(q, k, v, dout, graphs) for name in ["tessel", *row["baselines"]]
+                 if name == "tessel" or "error" not in row["baselines"][name]}
+        torch.cuda.synchronize()
+        verified, worst, worst_rel = True, 0.0, 0.0
+        for i, g in enumerate(("dq", "dk", "dv")):
+            scale = float(ref[i].abs().max()) if ref[i].numel() else 0.0
+            errs = {}
+            for name, got in grads.items():
+                e = float((got[i].float() - ref[i]).abs().max()) if ref[i].numel() else 0.0
+                errs[name] = e if bool(torch.isfinite(got[i]).all()) else math.inf
+            low = next((errs[n] for n in ("cudnn", "flash") if n in errs), None)
+            entry = {"tessel": errs["tessel"], "scale": scale}
+            for name in ("cudnn", "flash"):
+                if name in errs:
+                    entry[name] = errs[name]
+            if low is not None:
+                entry["bound"] = 2.0 * low + 2.0 * _UNIT_ROUNDOFF[ap_.dtype] * scale
+                verified = verified and errs["tessel"] <= entry["bound"]
+            row["errors"][g] = entry
+            worst = max(worst, errs["tessel"])
+            worst_rel = max(worst_rel, errs["tessel"] / scale if scale > 0 else errs["tessel"])
+        row["max_abs_err"], row["max_rel_err"] = worst, worst_rel
+        if all("bound" in e for e in row["errors"].values()):
+            row["verified"] = verified
+        del ref, grads
+
+    _time_attention_sides(torch, row, sides, sets, flops, args)
     del sets
     return row
 
 
-def attention_main(argv):
+def _attention_parser():
     ap = argparse.ArgumentParser(prog="python -m tessel.bench attention",
-                                 description="tessel.attention against F.scaled_dot_product_attention (cuDNN, flash)")
+                                 description="tessel.attention (or, with --backward, its backward) against "
+                                             "F.scaled_dot_product_attention (cuDNN, flash)")
     ap.add_argument("--problems", nargs="+", type=parse_attention_problem, metavar="b4-h32-s4096-d128[-causal]",
                     help="problems to run with --dtype (default: the suite in tessel/bench.py); also kv<H_kv>, "
                          "sq<S_q>, sk<S_k>, dv<D_v>")
     ap.add_argument("--dtype", choices=_ATTN_DTYPES, default="bf16")
+    ap.add_argument("--backward", action="store_true",
+                    help="time the backward (dq, dk, dv through autograd) instead of the forward; suite "
+                         "python-attention-backward")
+    ap.add_argument("--deterministic", action="store_true",
+                    help="with --backward: tessel's bitwise-repeatable backward")
     ap.add_argument("--no-verify", dest="verify", action="store_false", help="skip the float32 check")
-    _common_options(ap, "python-attention")
+    _common_options(ap, "python-attention, or python-attention-backward with --backward")
+    return ap
+
+
+def attention_args(argv):
+    """The parsed options of `python -m tessel.bench attention` (usage errors exit 2), with `suite`
+    set: --suite, else python-attention or python-attention-backward."""
+    ap = _attention_parser()
     args = _parse(ap, argv)
+    if args.deterministic and not args.backward:
+        ap.error("--deterministic: applies to the backward; add --backward (the forward is deterministic already)")
+    if args.suite is None:
+        args.suite = "python-attention-backward" if args.backward else "python-attention"
+    return args
+
+
+_ATTN_METHOD = ("median of --iters launches per side after --warmup, CUDA events per launch on torch's current "
+                "stream, input sets rotated through >= 2x L2; q, k, v stored [B, S, H, D], SDPA given transposed "
+                "views; ")
+
+
+def attention_main(argv):
+    args = attention_args(argv)
     torch, info = _torch_and_device("F.scaled_dot_product_attention")
     if args.problems:
         problems = [(p, args.dtype) for p in args.problems]
     else:
         problems = [(parse_attention_problem(t), dt) for t, dt in _DEFAULT_ATTENTION]
-    report = _report(torch, info, args.suite or "python-attention",
-                     "python -m tessel.bench attention: median of --iters launches per side after --warmup, CUDA "
-                     "events per launch on torch's current stream, tessel.attention(out=) and "
-                     "F.scaled_dot_product_attention under sdpa_kernel(CUDNN_ATTENTION) and (FLASH_ATTENTION) "
-                     "interleaved, input sets rotated through >= 2x L2; q, k, v stored [B, S, H, D], SDPA given "
-                     "transposed views; FLOPs 2 B H pairs (D + D_v), causal square problems S^2/2 pairs")
+    if args.backward:
+        method = ("python -m tessel.bench attention --backward: " + _ATTN_METHOD +
+                  "each side's forward made once per set (untimed), then its backward timed alone as "
+                  "torch.autograd.grad(out, (q, k, v), dout, retain_graph=True): torch.ops.tessel.attention's "
+                  "autograd (tessel.attention_backward's kernels" + (", deterministic" if args.deterministic else "") +
+                  ") and F.scaled_dot_product_attention's under sdpa_kernel(CUDNN_ATTENTION) and (FLASH_ATTENTION), "
+                  "interleaved; FLOPs 2.5 x the forward's 2 B H pairs (D + D_v); dq, dk, dv verified against float32 "
+                  "autograd of math SDPA (max err <= 2 x SDPA's + one ulp)")
+    else:
+        method = ("python -m tessel.bench attention: " + _ATTN_METHOD +
+                  "tessel.attention(out=) and F.scaled_dot_product_attention under sdpa_kernel(CUDNN_ATTENTION) and "
+                  "(FLASH_ATTENTION) interleaved; FLOPs 2 B H pairs (D + D_v), causal square problems S^2/2 pairs")
+    report = _report(torch, info, args.suite, method)
+    what = "max |dq, dk, dv - ref|" if args.backward else "max |out - ref|"
     print(f"{'problem':<30} {'dtype':<5} {'ms':>8} {'TFLOP/s':>8} {'cuDNN':>8} {'ratio':>6} {'flash':>8} "
-          f"{'ratio':>6}  check (max |out - ref|)")
+          f"{'ratio':>6}  check ({what})")
     failed = False
     for spec, dtype in problems:
         text = attention_text(spec)
         try:
-            row = run_attention(torch, _AttnProblem(torch, spec, dtype), args, info["l2_bytes"])
+            if args.backward:
+                row = run_attention_backward(torch, _AttnBackwardProblem(torch, spec, dtype, args.deterministic), args,
+                                             info["l2_bytes"])
+            else:
+                row = run_attention(torch, _AttnProblem(torch, spec, dtype), args, info["l2_bytes"])
         except (RuntimeError, ValueError, TypeError) as e:
             failed = True
             print(f"{text:<30} {dtype:<5} error: {e}")
-            report["results"].append({"op": "attn", **spec, "dtype": dtype, "error": str(e)})
+            report["results"].append({"op": "attn_bwd" if args.backward else "attn", **spec, "dtype": dtype,
+                                      "error": str(e)})
             continue
         if _hopper_sxm(info) and row["tflops"]:
             row["pct_peak"] = 100.0 * row["tflops"] / _HOPPER_SXM_PEAK[dtype]
@@ -716,6 +922,10 @@ def attention_main(argv):
         failed |= row["verified"] is False
         if row["verified"] is None:
             check = "-" if row["max_abs_err"] is None else f"{row['max_abs_err']:.2g} (no SDPA output to bound it)"
+        elif args.backward:
+            check = ("ok" if row["verified"] else "FAILED") + "".join(
+                f" {g} {e['tessel']:.2g}{'<=' if e['tessel'] <= e['bound'] else '>'}{e['bound']:.2g}"
+                for g, e in row["errors"].items())
         elif row["verified"]:
             check = f"ok {row['max_abs_err']:.2g} <= {row['bound']:.2g}"
         else:

@@ -1,6 +1,6 @@
 """tessel for PyTorch: ``torch.ops.tessel.gemm``, ``tessel.torch.gemm``, ``tessel.torch.Linear``;
-``torch.ops.tessel.attention``, ``tessel.torch.attention`` and
-``tessel.torch.scaled_dot_product_attention``.
+``torch.ops.tessel.attention`` (with autograd through ``torch.ops.tessel.attention_backward``),
+``tessel.torch.attention`` and ``tessel.torch.scaled_dot_product_attention``.
 
     import torch, tessel.torch
     x = torch.randn(8192, 4096, device="cuda", dtype=torch.bfloat16, requires_grad=True)
@@ -16,11 +16,16 @@ where it runs -- so CUDA-graph capture works. Inputs whose strides tessel cannot
 
 ``tessel::attention`` is flash-attention forward as a custom op returning (out, lse), with a fake
 implementation (torch.compile(fullgraph=True), varlen included) and outputs from ``torch.empty``
-on the current stream (CUDA graphs). It has no backward yet: calling ``.backward()`` through it
-raises torch's error for an op without an autograd formula.
+on the current stream (CUDA graphs). Its autograd formula is ``tessel::attention_backward``, a
+second custom op (with its own fake) that returns (dq, dk, dv) from tessel's backward kernels, so
+``loss.backward()`` works through torch.ops.tessel.attention, tessel.torch.attention and
+tessel.torch.scaled_dot_product_attention, compiled or not. A gradient that reaches lse (a loss
+that uses the log-sum-exp itself) is handled exactly by one more backward pass (see
+_attention_backward_formula); double backward is not supported.
 
-    q = torch.randn(4, 32, 4096, 128, device="cuda", dtype=torch.bfloat16)   # [B, H, S, D], torch's layout
+    q = torch.randn(4, 32, 4096, 128, device="cuda", dtype=torch.bfloat16, requires_grad=True)  # [B, H, S, D]
     o = tessel.torch.scaled_dot_product_attention(q, q, q, is_causal=True)  # as F.scaled_dot_product_attention
+    o.sum().backward()                                                      # tessel's backward kernels
 
 ``tessel::conv`` is convolution forward in F.conv2d's / F.conv3d's layout ([N, C, H, W] inputs,
 [K, C/groups, R, S] weights), with tessel's fused bias, activation and residual; it returns a
@@ -228,7 +233,9 @@ def _attention(
     cu_seqlens_k: Optional[Tensor] = None,
     max_seqlen_q: Optional[int] = None,
     max_seqlen_k: Optional[int] = None,
+    deterministic: bool = False,
 ) -> Tuple[Tensor, Tensor]:
+    # deterministic is the backward's: the forward is deterministic already.
     varlen = cu_seqlens_q is not None or cu_seqlens_k is not None
     out_shape, lse_shape = _attention_shapes(q, k, v, varlen)
     out = torch.empty(out_shape, dtype=q.dtype, device=q.device)
@@ -244,9 +251,103 @@ def _attention(
 
 @_attention.register_fake
 def _attention_fake(q, k, v, softmax_scale=None, causal=False, window_left=-1, window_right=-1, softcap=0.0,
-                    top_left=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None):
+                    top_left=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
+                    deterministic=False):
     out_shape, lse_shape = _attention_shapes(q, k, v, cu_seqlens_q is not None or cu_seqlens_k is not None)
     return q.new_empty(out_shape), q.new_empty(lse_shape, dtype=torch.float32)
+
+
+@torch.library.custom_op("tessel::attention_backward", mutates_args=())
+def _attention_backward(
+    dout: Tensor,
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    out: Tensor,
+    lse: Tensor,
+    softmax_scale: Optional[float] = None,
+    causal: bool = False,
+    window_left: int = -1,
+    window_right: int = -1,
+    softcap: float = 0.0,
+    top_left: bool = False,
+    cu_seqlens_q: Optional[Tensor] = None,
+    cu_seqlens_k: Optional[Tensor] = None,
+    max_seqlen_q: Optional[int] = None,
+    max_seqlen_k: Optional[int] = None,
+    deterministic: bool = False,
+) -> Tuple[Tensor, Tensor, Tensor]:
+    _attention_shapes(q, k, v, cu_seqlens_q is not None or cu_seqlens_k is not None)
+    dq = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    dk = torch.empty(k.shape, dtype=k.dtype, device=k.device)
+    dv = torch.empty(v.shape, dtype=v.dtype, device=v.device)
+    cu_q = None if cu_seqlens_q is None else cu_seqlens_q.contiguous()
+    cu_k = None if cu_seqlens_k is None else cu_seqlens_k.contiguous()
+    lse_rows = lse if lse.numel() == 0 or lse.stride(-1) == 1 else lse.contiguous()
+    # stream None: torch's current stream on q's device, where the scratch is allocated stream-ordered.
+    _C.attention_backward(_attention_operand(q), _attention_operand(k), _attention_operand(v), _attention_operand(out),
+                          _attention_operand(dout), lse_rows, dq, dk, dv, softmax_scale, causal,
+                          (window_left, window_right), softcap, "top-left" if top_left else "bottom-right", cu_q, cu_k,
+                          max_seqlen_q, max_seqlen_k, deterministic, None, None)
+    return dq, dk, dv
+
+
+@_attention_backward.register_fake
+def _attention_backward_fake(dout, q, k, v, out, lse, softmax_scale=None, causal=False, window_left=-1,
+                             window_right=-1, softcap=0.0, top_left=False, cu_seqlens_q=None, cu_seqlens_k=None,
+                             max_seqlen_q=None, max_seqlen_k=None, deterministic=False):
+    _attention_shapes(q, k, v, cu_seqlens_q is not None or cu_seqlens_k is not None)
+    return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
+
+
+# tessel::attention's arguments after q, k, v, with their defaults (a call may leave them out).
+_ATTENTION_DEFAULTS = (None, False, -1, -1, 0.0, False, None, None, None, None, False)
+
+
+def _attention_setup_context(ctx, inputs, output):
+    q, k, v = inputs[:3]
+    (softmax_scale, causal, window_left, window_right, softcap, top_left, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+     max_seqlen_k, deterministic) = (*inputs[3:], *_ATTENTION_DEFAULTS[len(inputs) - 3:])
+    out, lse = output
+    ctx.save_for_backward(q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k)
+    ctx.options = (softmax_scale, causal, window_left, window_right, softcap, top_left)
+    ctx.max_seqlens = (max_seqlen_q, max_seqlen_k)
+    # torch.use_deterministic_algorithms(True) asks for the bitwise-repeatable backward too.
+    ctx.deterministic = bool(deterministic) or torch.are_deterministic_algorithms_enabled()
+    # An output nothing differentiates (lse, usually) gets None, not zeros: no pass runs for it.
+    ctx.set_materialize_grads(False)
+
+
+def _attention_backward_formula(ctx, dout, dlse):
+    # dq, dk, dv of out's gradient come from tessel's backward kernels. A gradient of lse (a loss
+    # that uses the log-sum-exp itself) adds dS_ij = P_ij dlse_i dz_ij/dt_ij to the scores'
+    # gradient, since dLSE_i/dz_ij = P_ij. The kernels form dS = P (dP - Dsum) with dP = dO V^T and
+    # Dsum = rowsum(dO * O), so one more call with V = 0 (dP = 0), dO = e_0 and O = -dlse e_0 in
+    # each row (Dsum = -dlse) gives exactly that term's dq and dk; its dv (P^T e_0) is no gradient
+    # and is dropped. dlse enters rounded to q's dtype, as dout does.
+    q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k = ctx.saved_tensors
+    options = (*ctx.options, cu_seqlens_q, cu_seqlens_k, *ctx.max_seqlens, ctx.deterministic)
+    dq = dk = dv = None
+    if dout is not None:
+        dq, dk, dv = torch.ops.tessel.attention_backward(dout.to(q.dtype), q, k, v, out, lse, *options)
+    if dlse is not None:
+        # lse [B, H, S_q] (packed: [H, total_q]) as one value per row of out, [B, S_q, H] ([total_q, H])
+        rows = dlse.transpose(0, 1) if cu_seqlens_q is not None else dlse.transpose(1, 2)
+        o_lse = out.new_zeros(out.shape)
+        o_lse[..., 0] = -rows.to(out.dtype)
+        do_lse = out.new_zeros(out.shape)
+        do_lse[..., 0] = 1
+        dq_lse, dk_lse, _ = torch.ops.tessel.attention_backward(do_lse, q, k, v.new_zeros(v.shape), o_lse, lse,
+                                                                *options)
+        dq = dq_lse if dq is None else dq + dq_lse
+        dk = dk_lse if dk is None else dk + dk_lse
+        dv = v.new_zeros(v.shape) if dv is None else dv
+    needs = ctx.needs_input_grad
+    return (dq if needs[0] else None, dk if needs[1] else None, dv if needs[2] else None,
+            *(None,) * (len(needs) - 3))
+
+
+_attention.register_autograd(_attention_backward_formula, setup_context=_attention_setup_context)
 
 
 _ALIGNS = {"bottom-right": False, "top-left": True}
@@ -267,15 +368,19 @@ def attention(
     max_seqlen_q: Optional[int] = None,
     max_seqlen_k: Optional[int] = None,
     return_lse: bool = False,
+    deterministic: bool = False,
 ):
-    """tessel.attention through ``torch.ops.tessel.attention`` (torch.compile, CUDA graphs; no
-    backward yet): the arguments and rules are tessel.attention's, except that inputs it cannot
-    read in place are copied. Returns out, or (out, lse) with return_lse=True."""
+    """tessel.attention through ``torch.ops.tessel.attention`` (autograd, torch.compile, CUDA
+    graphs): the arguments and rules are tessel.attention's, except that inputs it cannot read in
+    place are copied. Returns out, or (out, lse) with return_lse=True; ``.backward()`` runs
+    tessel.attention_backward's kernels (deterministic=True, or
+    torch.use_deterministic_algorithms(True), picks their bitwise-repeatable mode)."""
     if align not in _ALIGNS:
         raise ValueError(f"align: {align!r} is neither 'bottom-right' (FlashAttention's, the default) nor 'top-left' "
                          "(torch's is_causal)")
     out, lse = torch.ops.tessel.attention(q, k, v, softmax_scale, causal, window[0], window[1], softcap,
-                                          _ALIGNS[align], cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
+                                          _ALIGNS[align], cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                                          deterministic)
     return (out, lse) if return_lse else out
 
 
@@ -292,7 +397,8 @@ def scaled_dot_product_attention(
     (no attn_mask, no dropout) through tessel's kernel: torch's [B, H, S, D] layout (or [N, S, D]),
     is_causal aligned top-left as torch aligns it. The inputs are passed to tessel as transposed
     views ([B, S, H, D], no copy); the result is a [B, H, S_q, D_v] view of tessel's
-    [B, S_q, H, D_v] output, as FlashAttention's backend of SDPA returns it."""
+    [B, S_q, H, D_v] output, as FlashAttention's backend of SDPA returns it. ``.backward()`` runs
+    tessel's backward kernels (bitwise-repeatable under torch.use_deterministic_algorithms(True))."""
     if query.dim() not in (3, 4):
         raise ValueError(f"query: has {query.dim()} dimensions; tessel's SDPA takes [B, H, S, D] or [N, S, D]")
     for name, t in (("key", key), ("value", value)):

@@ -88,6 +88,15 @@ Status attention_backward_workspace_size(AttentionBackwardArguments const& b, st
   return Status::success();
 }
 
+Status attention_backward_kernel_name(AttentionBackwardArguments const& b, char const** name) {
+  *name = nullptr;
+  if (Status s = attention_backward_validate(b); !s) return s;
+  BackwardEntry const* picked = nullptr;
+  if (Status s = select_entry(b, &picked); !s) return s;
+  *name = picked->name;
+  return Status::success();
+}
+
 Status can_implement(AttentionBackwardArguments const& b) {
   BackwardEntry const* e = nullptr;
   d::AttentionBackwardInstance inst{};

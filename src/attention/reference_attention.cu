@@ -14,6 +14,8 @@
 //
 // The judge reduces |x - exact| and |low - exact| over the whole output on the GPU, forms FA3's
 // bound, and then finds the first element past it in a second sweep.
+#include "reference_attention_parts.cuh"
+
 #include <tessel/attention/attention_validate.hpp>
 #include <tessel/gemm/kernel/element_io.hpp>
 #include <tessel/reference/attention_device.hpp>
@@ -33,10 +35,7 @@ namespace tessel::reference {
 
 namespace {
 
-Status cuda_status(cudaError_t err, char const* what) {
-  if (err == cudaSuccess) return Status::success();
-  return Status::error(StatusCode::cuda_error, std::string(what) + ": " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
-}
+using namespace detail;
 
 constexpr int kRowsPerWarp = 4;
 constexpr int kWarps = 8;
@@ -44,23 +43,6 @@ constexpr int kTileRows = kRowsPerWarp * kWarps;  // query rows per CTA
 constexpr int kTileKeys = 32;                      // keys per tile: one per lane
 constexpr int kMaxHeadDim = 256;
 constexpr int kMaxColsPerLane = kMaxHeadDim / 32;  // columns of O a lane owns (D_v / 32)
-constexpr unsigned kFullWarp = 0xffffffffu;
-
-// A window side beyond this is unbounded: |p(i) - j| < 2^32 for sequences below 2^31 rows.
-// Clamping keeps p(i) +- window inside 64 bits.
-constexpr std::int64_t kUnboundedWindow = std::int64_t(1) << 40;
-
-// Query row i of a sequence sees key j (attention_arguments.hpp):
-//   p(i) - left <= j <= p(i) + right,  p(i) = i + shift,  a negative side unbounded.
-struct KeyWindow {
-  std::int64_t shift;  // S_k - S_q (bottom-right) or 0 (top-left), of this sequence
-  std::int64_t left, right;
-
-  __device__ bool keeps(std::int64_t i, std::int64_t j) const {
-    std::int64_t const p = i + shift;
-    return (left < 0 || p - j <= left) && (right < 0 || j - p <= right);
-  }
-};
 
 // Everything the reference kernel reads besides the arguments.
 struct ReferenceParams {
@@ -71,60 +53,6 @@ struct ReferenceParams {
   float* o;                  // [rows_total, H, D_v]
   float* lse;                // [H, rows_total], or null
 };
-
-template <class T>
-__device__ float load_element(void const* base, std::int64_t offset) {
-  return kernel::to_float(static_cast<T const*>(base)[offset]);
-}
-
-// x rounded to T (nearest even), back in fp32.
-template <class T>
-__device__ float round_to(float x) {
-  return kernel::to_float(kernel::from_float<T>(x));
-}
-
-__device__ float warp_max(float x) {
-  for (int off = 16; off > 0; off /= 2) x = fmaxf(x, __shfl_xor_sync(kFullWarp, x, off));
-  return x;
-}
-__device__ float warp_sum(float x) {
-  for (int off = 16; off > 0; off /= 2) x += __shfl_xor_sync(kFullWarp, x, off);
-  return x;
-}
-
-// The packed row of query i of sequence b: b * S_q + i, or cu_seqlens_q[b] + i.
-struct SequenceRows {
-  std::int64_t q_first, k_first;  // the packed row of the sequence's first query / key (varlen)
-  std::int64_t len_q, len_k;
-};
-
-__device__ SequenceRows sequence_rows(AttentionArguments const& a, std::int64_t b) {
-  if (a.cu_seqlens_q == nullptr) return {b * a.seqlen_q, 0, a.seqlen_q, a.seqlen_k};
-  std::int64_t const q0 = a.cu_seqlens_q[b], k0 = a.cu_seqlens_k[b];
-  return {q0, k0, a.cu_seqlens_q[b + 1] - q0, a.cu_seqlens_k[b + 1] - k0};
-}
-
-// Element offset of (sequence b, row r of it, head h) in an operand: its batch stride applies only
-// without cu_seqlens, where the row is the sequence's own; with them, r is packed.
-__device__ std::int64_t row_offset(bool varlen, std::int64_t b, std::int64_t r, std::int64_t h, std::int64_t bs,
-                                   std::int64_t rs, std::int64_t hs) {
-  return (varlen ? 0 : b * bs) + r * rs + h * hs;
-}
-
-// Rows [j0, j0 + 32) of K or V (sequence b, head g), `cols` wide, into s (row length ld) as fp32;
-// zeros at rows past j_end. Thread `thread` of `threads` (the whole CTA) copies every threads-th element.
-template <class T>
-__device__ void load_key_rows(float* s, int ld, AttentionOperand const& x, int cols, bool varlen, std::int64_t b,
-                              std::int64_t row0, std::int64_t j0, std::int64_t j_end, std::int64_t g, int thread,
-                              int threads) {
-  for (int idx = thread; idx < kTileKeys * cols; idx += threads) {
-    int const r = idx / cols, c = idx % cols;
-    std::int64_t const j = j0 + r;
-    s[r * ld + c] =
-        j < j_end ? load_element<T>(x.ptr, row_offset(varlen, b, row0 + j, g, x.batch_stride, x.row_stride, x.head_stride) + c)
-                  : 0.0f;
-  }
-}
 
 // Grid: (query tiles of 32 rows, heads, batches); heads and batches past 65535 loop.
 // Shared memory: sQ (32, D + 1), sK (32, D + 1), sV (32, D_v), fp32. The odd row length of sQ
@@ -150,14 +78,10 @@ __global__ void __launch_bounds__(kWarps * 32) reference_attention_kernel(Refere
     std::int64_t const i0 = std::int64_t(blockIdx.x) * kTileRows;  // first query row of the tile
     if (i0 >= seq.len_q) continue;  // the same for the whole CTA
     std::int64_t const g = h / group;
-    KeyWindow const win{a.align == MaskAlign::top_left ? 0 : seq.len_k - seq.len_q, p.left, p.right};
+    KeyWindow const win = key_window(a, seq, p.left, p.right);
     std::int64_t const q_row0 = varlen ? seq.q_first : 0, k_row0 = varlen ? seq.k_first : 0;
-
-    // Keys some row of the tile may see (the mask is still evaluated for every element).
-    std::int64_t const i_last = std::min(i0 + kTileRows, seq.len_q) - 1;
-    std::int64_t j_begin = 0, j_end = seq.len_k;
-    if (win.left >= 0) j_begin = std::max<std::int64_t>(0, i0 + win.shift - win.left);
-    if (win.right >= 0) j_end = std::min(j_end, std::max<std::int64_t>(0, i_last + win.shift + win.right + 1));
+    RowRange const keys = keys_seen(win, i0, std::min(i0 + kTileRows, seq.len_q) - 1, seq.len_k);
+    std::int64_t const j_begin = keys.begin, j_end = keys.end;
 
     __syncthreads();  // the previous (b, h)'s readers of sQ are done
     for (int idx = threadIdx.x; idx < kTileRows * d; idx += blockDim.x) {
@@ -171,8 +95,8 @@ __global__ void __launch_bounds__(kWarps * 32) reference_attention_kernel(Refere
     // The tile of keys [j0, j0 + 32) into sK (and sV): zeros past j_end.
     auto load_keys = [&](std::int64_t j0, bool with_v) {
       __syncthreads();  // the previous tile's readers are done (and sQ is written)
-      load_key_rows<T>(sK, ld, a.k, d, varlen, b, k_row0, j0, j_end, g, int(threadIdx.x), int(blockDim.x));
-      if (with_v) load_key_rows<T>(sV, dv, a.v, dv, varlen, b, k_row0, j0, j_end, g, int(threadIdx.x), int(blockDim.x));
+      load_rows<T>(sK, ld, a.k, kTileKeys, d, varlen, b, k_row0, j0, j_end, g, int(threadIdx.x), int(blockDim.x));
+      if (with_v) load_rows<T>(sV, dv, a.v, kTileKeys, dv, varlen, b, k_row0, j0, j_end, g, int(threadIdx.x), int(blockDim.x));
       __syncthreads();
     };
 
@@ -310,133 +234,12 @@ struct LseReader {
   __device__ float operator()(std::int64_t idx) const { return v.a.lse[v.lse_offset(idx)]; }
 };
 
-// Maxima as the bit patterns of non-negative doubles (they order like the values).
-struct CheckStats {
-  unsigned long long max_err;  // max |x - exact| over finite x where exact is finite
-  unsigned long long max_low;  // max |low - exact| where exact is finite
-  unsigned long long max_ref;  // max |exact| over finite exact
-  unsigned long long nonfinite;  // NaN or infinite x where exact is finite
-  unsigned long long first_bad;
-};
-
-__device__ void atomic_max_double(unsigned long long* p, double v) {
-  atomicMax(p, static_cast<unsigned long long>(__double_as_longlong(v)));
-}
-
-template <class Reader>
-__global__ void check_stats_kernel(Reader x, std::int64_t total, float const* exact, float const* low, CheckStats* out) {
-  double err = 0.0, lo = 0.0, ref = 0.0;
-  unsigned long long nonfinite = 0;
-  for (std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
-       idx += std::int64_t(gridDim.x) * blockDim.x) {
-    float const e = exact[idx];
-    if (!isfinite(e)) continue;
-    float const v = x(idx), w = low[idx];
-    ref = fmax(ref, fabs(double(e)));
-    if (isfinite(w)) lo = fmax(lo, fabs(double(w) - e));
-    if (isfinite(v))
-      err = fmax(err, fabs(double(v) - e));
-    else
-      ++nonfinite;
-  }
-  for (int off = 16; off > 0; off /= 2) {
-    err = fmax(err, __shfl_down_sync(kFullWarp, err, off));
-    lo = fmax(lo, __shfl_down_sync(kFullWarp, lo, off));
-    ref = fmax(ref, __shfl_down_sync(kFullWarp, ref, off));
-    nonfinite += __shfl_down_sync(kFullWarp, nonfinite, off);
-  }
-  if (threadIdx.x % 32 == 0) {
-    atomic_max_double(&out->max_err, err);
-    atomic_max_double(&out->max_low, lo);
-    atomic_max_double(&out->max_ref, ref);
-    if (nonfinite) atomicAdd(&out->nonfinite, nonfinite);
-  }
-}
-
-// Bad: where exact is -inf (a row that sees no key), anything but -inf; where exact is finite, a
-// NaN, an infinity, or |x - exact| > bound.
-__device__ bool is_bad(float v, float e, double bound) {
-  if (isinf(e) && e < 0) return !(isinf(v) && v < 0);
-  if (!isfinite(e)) return true;
-  return !(fabs(double(v) - e) <= bound);
-}
-
-template <class Reader>
-__global__ void check_first_bad_kernel(Reader x, std::int64_t total, float const* exact, double bound, CheckStats* out) {
-  unsigned long long first = ~0ull;
-  for (std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
-       idx += std::int64_t(gridDim.x) * blockDim.x)
-    if (is_bad(x(idx), exact[idx], bound)) {
-      first = static_cast<unsigned long long>(idx);
-      break;  // a thread's indices increase
-    }
-  for (int off = 16; off > 0; off /= 2) first = min(first, __shfl_down_sync(kFullWarp, first, off));
-  if (threadIdx.x % 32 == 0 && first != ~0ull) atomicMin(&out->first_bad, first);
-}
-
-unsigned grid_for(std::int64_t count, int threads) {
-  return static_cast<unsigned>(std::clamp<std::int64_t>((count + threads - 1) / threads, 1, 65535LL * 32));
-}
-
-// One unit in the last place of T at magnitude 1: 2^-7 (bf16, 8 significant bits), 2^-10 (fp16).
-double ulp_at_one(DType t) { return t == DType::bf16 ? 0x1p-7 : 0x1p-10; }
-
-// The absolute part of the floor (the references' fp32 noise on outputs near 0).
-constexpr double kFloorAbsolute = 1e-6;
-
-struct Verdict {
-  double max_err = 0, max_low = 0, floor = 0, bound = 0;
-  bool nonfinite = false;  // a NaN or infinity where the exact reference is finite
-  std::int64_t first_bad = -1;
-};
-
-// Both sweeps over one output: the maxima, the bound 2 * low + floor, the first element past it.
-template <class Reader>
-Status judge(Reader x, std::int64_t total, float const* exact, float const* low, DType t, CUstream_st* stream,
-             Verdict* v) {
-  CheckStats* dev = nullptr;
-  if (Status s = cuda_status(cudaMalloc(&dev, sizeof(CheckStats)), "cudaMalloc (attention check)"); !s) return s;
-  CheckStats h{0, 0, 0, 0, ~0ull};
-  Status s = cuda_status(cudaMemcpyAsync(dev, &h, sizeof h, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (check)");
-  if (s) {
-    check_stats_kernel<<<grid_for(total, 256), 256, 0, stream>>>(x, total, exact, low, dev);
-    s = cuda_status(cudaGetLastError(), "launch of the attention check");
-  }
-  if (s) s = cuda_status(cudaMemcpyAsync(&h, dev, sizeof h, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync (check)");
-  if (s) s = cuda_status(cudaStreamSynchronize(stream), "the attention check");
-  if (s) {
-    v->max_err = __builtin_bit_cast(double, h.max_err);
-    v->max_low = __builtin_bit_cast(double, h.max_low);
-    v->floor = ulp_at_one(t) * __builtin_bit_cast(double, h.max_ref) + kFloorAbsolute;
-    v->bound = 2.0 * v->max_low + v->floor;
-    v->nonfinite = h.nonfinite > 0;
-    check_first_bad_kernel<<<grid_for(total, 256), 256, 0, stream>>>(x, total, exact, v->bound, dev);
-    s = cuda_status(cudaGetLastError(), "launch of the attention check");
-  }
-  if (s) s = cuda_status(cudaMemcpyAsync(&h, dev, sizeof h, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync (check)");
-  if (s) s = cuda_status(cudaStreamSynchronize(stream), "the attention check");
-  cudaFree(dev);
-  if (s && h.first_bad != ~0ull) v->first_bad = static_cast<std::int64_t>(h.first_bad);
-  return s;
-}
-
 // out->what, printf-style, cut to its length.
 __attribute__((format(printf, 2, 3))) void set_what(AttentionCheck* out, char const* fmt, ...) {
   va_list args;
   va_start(args, fmt);
   std::vsnprintf(out->what, sizeof out->what, fmt, args);
   va_end(args);
-}
-
-template <class T>
-Status copy_element(float* out, void const* base, std::int64_t offset) {
-  T raw;
-  if (Status s = cuda_status(cudaMemcpy(&raw, static_cast<T const*>(base) + offset, sizeof raw, cudaMemcpyDeviceToHost),
-                             "cudaMemcpy (first bad element)");
-      !s)
-    return s;
-  *out = kernel::to_float(raw);
-  return Status::success();
 }
 
 }  // namespace
@@ -446,7 +249,6 @@ Status attention_device(AttentionArguments const& a, AttentionPrecision precisio
   if (Status s = attention_validate(a); !s) return s;
   if (attention_is_noop(a)) return Status::success();
   if (o == nullptr) return Status::error(StatusCode::invalid_argument, "o: null; the reference writes O");
-  auto clamp_window = [](std::int64_t w) { return w < 0 ? std::int64_t(-1) : std::min(w, kUnboundedWindow); };
   ReferenceParams p{a, a.head_dim, attention_head_dim_v(a), attention_softmax_scale(a),
                     clamp_window(attention_window_left(a)), clamp_window(attention_window_right(a)), o, lse};
   bool const low = precision == AttentionPrecision::low;

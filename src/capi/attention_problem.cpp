@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <tessel/attention/attention.hpp>
+#include <tessel/attention/attention_backward.hpp>
 #include <tessel/attention/attention_validate.hpp>
 
 namespace tessel::capi {
@@ -25,12 +26,37 @@ bool known_kernel(char const* name) {
   return false;
 }
 
-}  // namespace
+bool known_backward_kernel(char const* name) {
+  for (int i = 0; i < attention_backward_kernel_count(); ++i)
+    if (std::string_view(attention_backward_kernel_info(i).name) == name) return true;
+  return false;
+}
 
-Refusal attention_arguments_from_problem(tessel_attention_problem const& p, AttentionArguments* out) {
-  Named const q = named(p.q, "q"), k = named(p.k, "k"), v = named(p.v, "v"), o = named(p.o, "o");
-  Named const lse = named(p.lse, "lse"), cq = named(p.cu_seqlens_q, "cu_seqlens_q"),
-              ck = named(p.cu_seqlens_k, "cu_seqlens_k");
+// The forward problem's tensors with the names reasons use.
+struct ForwardNames {
+  Named q, k, v, o, lse, cq, ck;
+  explicit ForwardNames(tessel_attention_problem const& p)
+      : q(named(p.q, "q")), k(named(p.k, "k")), v(named(p.v, "v")), o(named(p.o, "o")), lse(named(p.lse, "lse")),
+        cq(named(p.cu_seqlens_q, "cu_seqlens_q")), ck(named(p.cu_seqlens_k, "cu_seqlens_k")) {}
+};
+
+// A host API validator's refusal as the C ABI's: its status code (not_supported stays, a dtype
+// rule is INVALID_DTYPE) and its reason in the caller's names.
+Refusal validator_refusal(Status const& s, Named const* const* tensors, int n) {
+  tessel_status const code = s.code == StatusCode::not_supported ? TESSEL_STATUS_NOT_SUPPORTED
+                             : s.reason.rfind("dtype:", 0) == 0  ? TESSEL_STATUS_INVALID_DTYPE
+                                                                 : TESSEL_STATUS_INVALID_ARGUMENT;
+  return refuse(code, with_callers_names(s.reason, tensors, n));
+}
+
+// What the forward and the backward share: the C ABI's own rules on the forward problem's tensors
+// and the mapping to AttentionArguments, without the host API's validator (the two calls have
+// their own). reads_outputs: the backward reads o and lse, so they must be present but need not
+// have distinct elements.
+Refusal map_forward_problem(tessel_attention_problem const& p, ForwardNames const& names, bool reads_outputs,
+                            AttentionArguments* out) {
+  Named const &q = names.q, &k = names.k, &v = names.v, &o = names.o;
+  Named const &lse = names.lse, &cq = names.cq, &ck = names.ck;
   Named const* const operands[] = {&q, &k, &v, &o};
   Named const* const all[] = {&q, &k, &v, &o, &lse, &cq, &ck};
 
@@ -82,6 +108,9 @@ Refusal attention_arguments_from_problem(tessel_attention_problem const& p, Atte
       return refuse(TESSEL_STATUS_INVALID_DTYPE, x->name + ": " + dtype_text(x->t->dtype) + " differs from " + q.name +
                                                      "'s " + dtype_text(p.q.dtype) + "; " + q.name + ", " + k.name +
                                                      ", " + v.name + " and " + o.name + " share one dtype");
+  if (reads_outputs && !lse.present())
+    return invalid(lse.name + ": missing (ndim 0); the backward reads the forward's LSE (" +
+                   (varlen ? "[H, total_q]" : "[B, H, S_q]") + " fp32)");
   if (lse.present() && p.lse.dtype != TESSEL_DTYPE_F32)
     return refuse(TESSEL_STATUS_INVALID_DTYPE, lse.name + ": " + dtype_text(p.lse.dtype) + " is not fp32; LSE is fp32");
   for (Named const* x : {&cq, &ck})
@@ -154,7 +183,7 @@ Refusal attention_arguments_from_problem(tessel_attention_problem const& p, Atte
     }
   }
   for (Named const* x : {&o, &lse})
-    if (x->present() && x->elements() > 0 && !elements_distinct(x->t->shape, x->t->strides, x->t->ndim))
+    if (!reads_outputs && x->present() && x->elements() > 0 && !elements_distinct(x->t->shape, x->t->strides, x->t->ndim))
       return invalid(x->name + ": its elements overlap" + x->view_text() + "; every element of " + x->name +
                      " needs its own address");
 
@@ -162,7 +191,7 @@ Refusal attention_arguments_from_problem(tessel_attention_problem const& p, Atte
   for (Named const* x : {&cq, &ck})
     if (x->present() && x->t->data == nullptr)
       return invalid(x->name + ": data is NULL, but it holds B + 1 = " + num(x->t->shape[0]) + " offsets");
-  if (lse.present() && lse.elements() > 0 && p.lse.data == nullptr)
+  if (!reads_outputs && lse.present() && lse.elements() > 0 && p.lse.data == nullptr)
     return invalid(lse.name + ": data is NULL, but it has " + num(lse.elements()) +
                    " elements; give lse ndim 0 to write no LSE");
 
@@ -216,14 +245,96 @@ Refusal attention_arguments_from_problem(tessel_attention_problem const& p, Atte
   a.cu_seqlens_q = static_cast<std::int32_t const*>(p.cu_seqlens_q.data);
   a.cu_seqlens_k = static_cast<std::int32_t const*>(p.cu_seqlens_k.data);
   a.kernel = p.kernel;
-
-  if (Status s = attention_validate(a); !s) {
-    tessel_status const code = s.code == StatusCode::not_supported ? TESSEL_STATUS_NOT_SUPPORTED
-                               : s.reason.rfind("dtype:", 0) == 0  ? TESSEL_STATUS_INVALID_DTYPE
-                                                                   : TESSEL_STATUS_INVALID_ARGUMENT;
-    return refuse(code, with_callers_names(s.reason, all, 7));
-  }
   *out = a;
+  return {};
+}
+
+}  // namespace
+
+Refusal attention_arguments_from_problem(tessel_attention_problem const& p, AttentionArguments* out) {
+  ForwardNames const names(p);
+  AttentionArguments a;
+  if (Refusal r = map_forward_problem(p, names, false, &a); !r.ok()) return r;
+  Named const* const all[] = {&names.q, &names.k, &names.v, &names.o, &names.lse, &names.cq, &names.ck};
+  if (Status s = attention_validate(a); !s) return validator_refusal(s, all, 7);
+  *out = a;
+  return {};
+}
+
+Refusal attention_backward_arguments_from_problem(tessel_attention_backward_problem const& p,
+                                                  AttentionBackwardArguments* out) {
+  tessel_attention_problem fwd = p.forward;
+  fwd.kernel = nullptr;  // the forward's kernel is not the backward's: not read
+  ForwardNames const names(fwd);
+  AttentionArguments a;
+  if (Refusal r = map_forward_problem(fwd, names, true, &a); !r.ok()) return r;
+
+  // The gradients: present, q's dtype, the shape of the tensor each is the gradient of.
+  Named const d_o = named(p.d_o, "d_o"), dq = named(p.dq, "dq"), dk = named(p.dk, "dk"), dv = named(p.dv, "dv");
+  struct Gradient {
+    Named const* g;
+    Named const* of;  // the forward tensor it is shaped like
+    bool written;
+  };
+  Gradient const grads[] = {{&d_o, &names.o, false}, {&dq, &names.q, true}, {&dk, &names.k, true}, {&dv, &names.v, true}};
+  for (Gradient const& x : grads) {
+    tessel_tensor const& t = *x.g->t;
+    if (t.ndim < 0 || t.ndim > TESSEL_MAX_DIMS)
+      return invalid(x.g->name + ": ndim " + num(t.ndim) + " is outside 0.." + num(TESSEL_MAX_DIMS));
+    if (!x.g->present())
+      return invalid(x.g->name + ": missing (ndim 0); attention backward needs " + d_o.name + " and writes " + dq.name +
+                     ", " + dk.name + " and " + dv.name);
+    if (!is_tessel_dtype(t.dtype))
+      return refuse(TESSEL_STATUS_INVALID_DTYPE, x.g->name + ": dtype " + num(t.dtype) + " is not a tessel_dtype");
+    if (t.dtype != fwd.q.dtype)
+      return refuse(TESSEL_STATUS_INVALID_DTYPE, x.g->name + ": " + dtype_text(t.dtype) + " differs from " +
+                                                     names.q.name + "'s " + dtype_text(fwd.q.dtype) +
+                                                     "; the gradients share the forward's dtype");
+    bool same = t.ndim == x.of->t->ndim;
+    for (int i = 0; same && i < t.ndim; ++i) same = t.shape[i] == x.of->t->shape[i];
+    if (!same)
+      return invalid(x.g->name + ": shape " + x.g->shape_text() + " is not " + x.of->name + "'s " + x.of->shape_text() +
+                     "; " + x.g->name + " is shaped like " + x.of->name);
+    if (x.g->elements() == 0) continue;  // no element: no address, no stride counts
+    for (int i = 0; i < t.ndim; ++i)
+      if (t.strides[i] < 0 && t.shape[i] > 1)
+        return invalid(x.g->name + ": stride " + num(t.strides[i]) + " of dimension " + num(i) +
+                       " is negative; tessel takes non-negative strides");
+    int const last = t.ndim - 1;
+    if (t.shape[last] > 1 && t.strides[last] != 1)
+      return invalid(x.g->name + ": the last dimension's stride is " + num(t.strides[last]) + x.g->view_text() +
+                     "; tessel reads and writes each head's vector contiguous (stride 1)");
+    if (x.written && !elements_distinct(t.shape, t.strides, t.ndim))
+      return invalid(x.g->name + ": its elements overlap" + x.g->view_text() + "; every element of " + x.g->name +
+                     " needs its own address");
+  }
+  if (p.kernel != nullptr && std::string_view(p.kernel) != "auto" && !known_backward_kernel(p.kernel))
+    return invalid(std::string("kernel: '") + p.kernel +
+                   "' is not a compiled attention-backward kernel (`tessel list` shows them)");
+
+  AttentionBackwardArguments b;
+  b.problem = a;
+  bool const varlen = attention_is_varlen(a);
+  int const row = varlen ? 0 : 1, head = varlen ? 1 : 2;
+  auto const strides = [&](tessel_tensor const& t) {
+    return AttentionGradient{t.data, varlen ? 0 : stride_of(t, 0), stride_of(t, row), stride_of(t, head)};
+  };
+  AttentionGradient const g_o = strides(p.d_o);
+  b.d_o = {g_o.ptr, g_o.batch_stride, g_o.row_stride, g_o.head_stride};
+  b.dq = strides(p.dq), b.dk = strides(p.dk), b.dv = strides(p.dv);
+  b.deterministic = p.deterministic != 0;
+  b.workspace = p.workspace, b.workspace_bytes = p.workspace_bytes;
+  b.kernel = p.kernel;
+
+  if (Status s = attention_backward_validate(b); !s) {
+    // The validator names the forward's tensors "problem.q", ...: the caller's are "q", ...
+    std::string_view constexpr kProblem = "problem.";
+    if (s.reason.rfind(kProblem, 0) == 0) s.reason.erase(0, kProblem.size());
+    Named const* const all[] = {&names.q, &names.k, &names.v, &names.o, &names.lse, &names.cq, &names.ck,
+                                &d_o,     &dq,      &dk,      &dv};
+    return validator_refusal(s, all, 11);
+  }
+  *out = b;
   return {};
 }
 

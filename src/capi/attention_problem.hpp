@@ -10,11 +10,17 @@
 // and batch strides are 0. The C ABI's own rules (presence, ranks, dtypes, shapes that agree, unit
 // last strides, distinct output addresses) come first, then attention_validate's; every refusal
 // starts with the tensor's name (its `name`) or the argument's. No CUDA calls.
+//
+// A backward problem maps its `forward` the same way (lse required, o and lse read: their elements
+// need not be distinct), then d_o, dq, dk and dv: present, of q's dtype, shaped like o, q, k and v,
+// strides non-negative with the last one 1, the written gradients' elements distinct; then
+// attention_backward_validate, whose "problem.q: ..." reasons name the caller's "q".
 #pragma once
 
 #include <tessel/c_api.h>
 
 #include <tessel/attention/attention_arguments.hpp>
+#include <tessel/attention/attention_backward_arguments.hpp>
 
 #include "refusal.hpp"
 
@@ -23,5 +29,9 @@ namespace tessel::capi {
 // Checks p against every rule of tessel_attention_check and, when it passes, fills *out.
 // Pointers are copied, never dereferenced.
 Refusal attention_arguments_from_problem(tessel_attention_problem const& p, AttentionArguments* out);
+
+// Checks p against every rule of tessel_attention_backward_check and, when it passes, fills *out.
+Refusal attention_backward_arguments_from_problem(tessel_attention_backward_problem const& p,
+                                                  AttentionBackwardArguments* out);
 
 }  // namespace tessel::capi

@@ -8,6 +8,7 @@
 #include <new>
 #include <string>
 #include <tessel/attention/attention.hpp>
+#include <tessel/attention/attention_backward.hpp>
 #include <tessel/conv/conv.hpp>
 #include <tessel/gemm/device/gemm.hpp>
 #include <tessel/gemm/device/gemm_registry.hpp>
@@ -78,6 +79,13 @@ tessel_status map_problem(tessel_attention_problem const* p, tessel::AttentionAr
                           std::size_t size) {
   if (p == nullptr) return write_reason(TESSEL_STATUS_INVALID_ARGUMENT, "problem: NULL", reason, size);
   Refusal const r = tessel::capi::attention_arguments_from_problem(*p, a);
+  return write_reason(r.code, r.reason, reason, size);
+}
+
+tessel_status map_problem(tessel_attention_backward_problem const* p, tessel::AttentionBackwardArguments* a,
+                          char* reason, std::size_t size) {
+  if (p == nullptr) return write_reason(TESSEL_STATUS_INVALID_ARGUMENT, "problem: NULL", reason, size);
+  Refusal const r = tessel::capi::attention_backward_arguments_from_problem(*p, a);
   return write_reason(r.code, r.reason, reason, size);
 }
 
@@ -210,6 +218,52 @@ tessel_status tessel_attention_forward(tessel_attention_problem const* p, cudaSt
     tessel::AttentionArguments a;
     if (tessel_status s = map_problem(p, &a, reason, reason_size); s != TESSEL_STATUS_SUCCESS) return s;
     return from_status(tessel::attention_forward(a, stream), reason, reason_size);
+  });
+}
+
+void tessel_attention_backward_problem_init(tessel_attention_backward_problem* p) {
+  if (p == nullptr) return;
+  std::memset(p, 0, sizeof *p);
+  tessel_attention_problem_init(&p->forward);
+}
+
+tessel_status tessel_attention_backward_check(tessel_attention_backward_problem const* p, char* reason,
+                                              size_t reason_size) {
+  return guarded("tessel_attention_backward_check", reason, reason_size, [&] {
+    tessel::AttentionBackwardArguments b;
+    return map_problem(p, &b, reason, reason_size);
+  });
+}
+
+tessel_status tessel_attention_backward_can_implement(tessel_attention_backward_problem const* p, char* reason,
+                                                      size_t reason_size) {
+  return guarded("tessel_attention_backward_can_implement", reason, reason_size, [&] {
+    tessel::AttentionBackwardArguments b;
+    if (tessel_status s = map_problem(p, &b, reason, reason_size); s != TESSEL_STATUS_SUCCESS) return s;
+    return from_status(tessel::can_implement(b), reason, reason_size);
+  });
+}
+
+tessel_status tessel_attention_backward_workspace_size(tessel_attention_backward_problem const* p, size_t* bytes,
+                                                       char* reason, size_t reason_size) {
+  return guarded("tessel_attention_backward_workspace_size", reason, reason_size, [&] {
+    if (bytes == nullptr) return write_reason(TESSEL_STATUS_INVALID_ARGUMENT, "bytes: NULL", reason, reason_size);
+    *bytes = 0;
+    tessel::AttentionBackwardArguments b;
+    if (tessel_status s = map_problem(p, &b, reason, reason_size); s != TESSEL_STATUS_SUCCESS) return s;
+    std::size_t n = 0;
+    tessel::Status const s = tessel::attention_backward_workspace_size(b, &n);
+    if (s.ok()) *bytes = n;
+    return from_status(s, reason, reason_size);
+  });
+}
+
+tessel_status tessel_attention_backward(tessel_attention_backward_problem const* p, cudaStream_t stream, char* reason,
+                                        size_t reason_size) {
+  return guarded("tessel_attention_backward", reason, reason_size, [&] {
+    tessel::AttentionBackwardArguments b;
+    if (tessel_status s = map_problem(p, &b, reason, reason_size); s != TESSEL_STATUS_SUCCESS) return s;
+    return from_status(tessel::attention_backward(b, stream), reason, reason_size);
   });
 }
 

@@ -185,6 +185,9 @@ Refusal conv_arguments_from_problem(tessel_conv_problem const& p, ConvArguments*
     if (t->present() && t->elements() > 0 && t->t->data == nullptr)
       return invalid(t->name + ": data is NULL, but it has " + num(t->elements()) + " elements; give " + t->name +
                      " ndim 0 for none");
+  if (p.activation == TESSEL_ACTIVATION_GELU_ERF)
+    return invalid("activation: 4 (GELU_ERF) is not a convolution's activation (0 none, 1 relu, 2 gelu: the tanh "
+                   "form, 3 silu)");
   if (p.activation < TESSEL_ACTIVATION_NONE || p.activation > TESSEL_ACTIVATION_SILU)
     return invalid("activation: " + num(p.activation) + " is not a tessel_activation (0 none, 1 relu, 2 gelu, 3 silu)");
   if (p.kernel != nullptr && std::string_view(p.kernel) != "auto" && !known_kernel(p.kernel))

@@ -98,6 +98,41 @@ Refusal dtype_refusal(Status const& s, Matrix const& a, Matrix const& b, Matrix 
   return refuse(TESSEL_STATUS_INVALID_DTYPE, why);
 }
 
+// The fused epilogue (tessel/c_api.h): the bias as numpy broadcasts it against D -- [N] or [1, N]
+// a column's, [M, 1] a row's -- and the activation, into g (whose D is set).
+Refusal fused_epilogue(tessel_gemm_problem const& p, Matrix const& d, GemmArguments* g) {
+  if (p.activation < TESSEL_ACTIVATION_NONE || p.activation > TESSEL_ACTIVATION_GELU_ERF)
+    return invalid("activation: " + num(p.activation) +
+                   " is not a tessel_activation (0 none, 1 relu, 2 gelu: the tanh form, 3 silu, 4 gelu_erf)");
+  g->activation = static_cast<Activation>(p.activation);  // the C ABI's values are Activation's
+  tessel_tensor const& t = p.bias;
+  if (t.ndim == 0) return {};
+  std::string const name = t.name != nullptr ? t.name : "bias";
+  if (t.ndim < 0 || t.ndim > 2)
+    return invalid(name + ": has " + num(t.ndim) + " dimensions; a bias is 1-D [N] (per column of " + d.name +
+                   ") or 2-D [M, 1] (per row) or [1, N], one vector for every batch");
+  if (!is_tessel_dtype(t.dtype))
+    return refuse(TESSEL_STATUS_INVALID_DTYPE, name + ": dtype " + num(t.dtype) + " is not a tessel_dtype");
+  if (t.dtype != d.t->dtype)
+    return refuse(TESSEL_STATUS_INVALID_DTYPE, name + ": dtype " + dtype_text(t.dtype) + " differs from " + d.name +
+                                                   "'s " + dtype_text(d.t->dtype) + "; the bias has D's dtype");
+  std::int64_t const rows = t.ndim == 2 ? t.shape[0] : 1, cols = t.shape[t.ndim - 1];
+  bool const along_cols = rows == 1 && cols == d.cols, along_rows = t.ndim == 2 && cols == 1 && rows == d.rows;
+  std::string const shape = tuple_text(t.shape, t.ndim);
+  if (!along_cols && !along_rows)
+    return invalid(name + ": shape " + shape + " does not broadcast against " + d.name + "'s " + num(d.rows) + " x " +
+                   num(d.cols) + " as a vector: [" + num(d.cols) + "] or [1, " + num(d.cols) + "] (per column), [" +
+                   num(d.rows) + ", 1] (per row)");
+  int const dim = along_cols ? t.ndim - 1 : 0;  // the vector's dimension
+  if (t.shape[dim] > 1 && t.strides[dim] != 1)
+    return invalid(name + ": stride " + num(t.strides[dim]) + " along its " + num(t.shape[dim]) +
+                   " values; the bias must be contiguous (stride 1)");
+  if (t.data == nullptr && t.shape[dim] > 0) return invalid(name + ": data is NULL, but it has " + num(t.shape[dim]) + " values");
+  g->bias = t.data;
+  g->bias_mode = along_cols ? BiasMode::col : BiasMode::row;
+  return {};
+}
+
 }  // namespace
 
 Refusal gemm_arguments_from_problem(tessel_gemm_problem const& p, GemmArguments* out) {
@@ -223,6 +258,7 @@ Refusal gemm_arguments_from_problem(tessel_gemm_problem const& p, GemmArguments*
   g.a_scale = p.a_scale, g.b_scale = p.b_scale;
   g.kernel = p.kernel;
   g.workspace = p.workspace, g.workspace_bytes = p.workspace_bytes;
+  if (Refusal r = fused_epilogue(p, d, &g); r.code != TESSEL_STATUS_SUCCESS) return r;
   if (p.kernel != nullptr && std::string_view(p.kernel) != "auto" && find_gemm_kernel(p.kernel) == nullptr)
     return invalid(std::string("kernel: '") + p.kernel + "' is not a compiled kernel (`tessel list` shows them)");
 

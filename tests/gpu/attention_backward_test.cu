@@ -15,6 +15,9 @@
 // (1,239), (239,1), (113,203), (799,3), (1023,1024); S % 128 == 64 with masks; variable-length
 // batches with empty sequences; S_q = 0 and S_k = 0; both modes, the deterministic one bitwise
 // equal over 12 runs; the judge against planted errors. Validation: tests/host/attention_validate_test.cpp.
+// The library's gradient references (tessel/reference/attention_backward_device.hpp, which the
+// CLI's `tessel attention --backward` judges by) are checked against this file's: exact to fp32
+// rounding, low as close to exact as this file's low, and their judge on a run and a planted error.
 #include "gpu/gemm_test_support.hpp"  // DeviceMem
 #include "gpu/gpu_test.hpp"
 
@@ -22,6 +25,7 @@
 #include <tessel/attention/attention_backward.hpp>
 #include <tessel/attention/attention_mask.hpp>
 #include <tessel/gemm/kernel/element_io.hpp>
+#include <tessel/reference/attention_backward_device.hpp>
 #include <tessel/reference/gemm_device.hpp>
 #include <tessel/reference/numeric.hpp>
 
@@ -524,6 +528,93 @@ TEST(AttentionBackward, JudgeCatchesPlantedErrors) {
   g = exact;
   g[3] = NAN;
   EXPECT_NE(judge("g", g, exact, low, DType::bf16).why, "");
+}
+
+// attention_backward_device's gradients (fp32 copies), host side.
+Grads library_grads(Problem const& pb, reference::AttentionPrecision precision) {
+  DeviceMem dq(pb.nq() * 4 + 4), dk(pb.nk() * 4 + 4), dv(pb.nv() * 4 + 4);
+  reference::AttentionGradients const g{static_cast<float*>(dq.p), static_cast<float*>(dk.p), static_cast<float*>(dv.p)};
+  Status const s = reference::attention_backward_device(pb.b, precision, g);
+  EXPECT_TRUE(s.ok()) << s.reason;
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return {to_host(dq.p, DType::f32, pb.nq()), to_host(dk.p, DType::f32, pb.nk()), to_host(dv.p, DType::f32, pb.nv())};
+}
+
+double max_abs(std::vector<float> const& x) {
+  double m = 0;
+  for (float v : x) m = std::max(m, std::fabs(double(v)));
+  return m;
+}
+double max_diff(std::vector<float> const& x, std::vector<float> const& y) {
+  double m = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) m = std::max(m, std::fabs(double(x[i]) - double(y[i])));
+  return m;
+}
+
+TEST(AttentionBackward, LibraryReferencesAgreeWithThisFilesAndJudgeRuns) {
+  TESSEL_REQUIRE_GPU();
+  std::vector<std::int32_t> const cuq{0, 37, 37, 237, 238, 300}, cuk{0, 0, 90, 155, 156, 380};
+  struct Case {
+    DType t;
+    std::int64_t b, sq, sk, h, hkv;
+    int d, dv;
+    Mask const* mask;
+    bool varlen;
+  };
+  Case const cases[] = {
+      {DType::bf16, 2, 113, 203, 4, 2, 128, 128, &kMasks[1], false},  // GQA, causal
+      {DType::f16, 1, 239, 117, 3, 1, 192, 128, &kMasks[6], false},   // MQA, S_q > S_k, softcap, top-left, window
+      {DType::bf16, 1, 64, 300, 2, 2, 256, 256, &kMasks[3], false},   // window (17, 5)
+      {DType::bf16, 5, 200, 224, 4, 2, 64, 64, &kMasks[7], true},     // varlen with empty sequences, negative scale
+  };
+  std::uint64_t seed = 501;
+  for (Case const& c : cases) {
+    AttentionArguments a = make_packed_attention(c.b, c.sq, c.sk, c.h, c.hkv, c.d, c.dv, c.t);
+    if (c.varlen) {
+      a.q.batch_stride = a.k.batch_stride = a.v.batch_stride = a.o_batch_stride = 0;
+      a.lse_head_stride = cuq.back(), a.lse_batch_stride = 0;
+    }
+    apply(a, *c.mask);
+    Problem pb(a, seed++, c.varlen ? cuq : std::vector<std::int32_t>{}, c.varlen ? cuk : std::vector<std::int32_t>{});
+    std::string const what = describe(a, c.mask->name, false);
+    Grads const exact = reference_grads(pb, false), low = reference_grads(pb, true);
+    Grads const lib_exact = library_grads(pb, reference::AttentionPrecision::exact);
+    Grads const lib_low = library_grads(pb, reference::AttentionPrecision::low);
+    std::vector<float> const* const mine[3][2] = {{&lib_exact.dq, &lib_low.dq}, {&lib_exact.dk, &lib_low.dk},
+                                                  {&lib_exact.dv, &lib_low.dv}};
+    std::vector<float> const* const ours[3][2] = {{&exact.dq, &low.dq}, {&exact.dk, &low.dk}, {&exact.dv, &low.dv}};
+    for (int g = 0; g < 3; ++g) {
+      double const scale = max_abs(*ours[g][0]);
+      // fp64 against fp32 arithmetic: equal up to fp32's noise (far below one bf16/fp16 ulp)
+      EXPECT_LE(max_diff(*mine[g][0], *ours[g][0]), 0x1p-12 * scale + 1e-5) << what << ", gradient " << g;
+      // the two low references round at the same points: each as far from exact as the other, within 2x
+      double const d_mine = max_diff(*mine[g][1], *ours[g][0]), d_ours = max_diff(*ours[g][1], *ours[g][0]);
+      EXPECT_LE(d_mine, 2 * d_ours + 0x1p-9 * scale + 1e-6) << what << ", gradient " << g;
+      EXPECT_LE(d_ours, 2 * d_mine + 0x1p-9 * scale + 1e-6) << what << ", gradient " << g;
+    }
+
+    // The library's judge on the kernel's gradients: a pass, and a planted error found and named.
+    ASSERT_TRUE(pb.run(false).ok()) << what;
+    DeviceMem e_q(pb.nq() * 4 + 4), e_k(pb.nk() * 4 + 4), e_v(pb.nv() * 4 + 4);
+    DeviceMem l_q(pb.nq() * 4 + 4), l_k(pb.nk() * 4 + 4), l_v(pb.nv() * 4 + 4);
+    auto const f = [](DeviceMem const& m) { return static_cast<float*>(m.p); };
+    reference::AttentionGradients const ge{f(e_q), f(e_k), f(e_v)}, gl{f(l_q), f(l_k), f(l_v)};
+    ASSERT_TRUE(reference::attention_backward_device(pb.b, reference::AttentionPrecision::exact, ge).ok());
+    ASSERT_TRUE(reference::attention_backward_device(pb.b, reference::AttentionPrecision::low, gl).ok());
+    reference::AttentionBackwardCheck check;
+    ASSERT_TRUE(reference::check_attention_backward(pb.b, ge, gl, &check).ok());
+    EXPECT_TRUE(check.pass) << what << ": " << check.what;
+    EXPECT_FALSE(check.nan) << what;
+    if (pb.nk() > 5) {  // dK[packed key 0, KV head 0, column 5] = 100: far past any bound (varlen: sequence 1's key 0)
+      std::uint16_t const hundred = c.t == DType::bf16 ? 0x42c8 : 0x5640;
+      ASSERT_EQ(cudaMemcpy(static_cast<std::uint16_t*>(pb.dk->p) + 5, &hundred, 2, cudaMemcpyHostToDevice), cudaSuccess);
+      ASSERT_TRUE(reference::check_attention_backward(pb.b, ge, gl, &check).ok());
+      EXPECT_FALSE(check.pass) << what;
+      std::string const why = check.what;
+      EXPECT_EQ(why.rfind(c.varlen ? "dK[b 1, j 0, h 0, d 5] = 100" : "dK[b 0, j 0, h 0, d 5] = 100", 0), 0u)
+          << what << ": " << why;
+    }
+  }
 }
 
 TEST(AttentionBackward, RegistryListsEveryHeadDimPair) {

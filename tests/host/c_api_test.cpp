@@ -22,7 +22,7 @@ namespace {
 using tessel::GemmArguments;
 using tessel::MatrixOrder;
 
-alignas(16) char g_memory[8][64];  // distinct non-null 16-byte aligned addresses; never dereferenced
+alignas(16) char g_memory[12][64];  // distinct non-null 16-byte aligned addresses; never dereferenced
 
 void set(tessel_tensor* t, int which, tessel_dtype dtype, std::vector<std::int64_t> shape,
          std::vector<std::int64_t> strides = {}) {
@@ -50,12 +50,18 @@ tessel_status c_check(tessel_gemm_problem const* p, char* why, std::size_t n) { 
 tessel_status c_check(tessel_attention_problem const* p, char* why, std::size_t n) {
   return tessel_attention_check(p, why, n);
 }
+tessel_status c_check(tessel_attention_backward_problem const* p, char* why, std::size_t n) {
+  return tessel_attention_backward_check(p, why, n);
+}
 tessel_status c_check(tessel_conv_problem const* p, char* why, std::size_t n) { return tessel_conv_check(p, why, n); }
 tessel::capi::Refusal map(tessel_gemm_problem const& p, GemmArguments* g) {
   return tessel::capi::gemm_arguments_from_problem(p, g);
 }
 tessel::capi::Refusal map(tessel_attention_problem const& p, tessel::AttentionArguments* a) {
   return tessel::capi::attention_arguments_from_problem(p, a);
+}
+tessel::capi::Refusal map(tessel_attention_backward_problem const& p, tessel::AttentionBackwardArguments* b) {
+  return tessel::capi::attention_backward_arguments_from_problem(p, b);
 }
 tessel::capi::Refusal map(tessel_conv_problem const& p, tessel::ConvArguments* a) {
   return tessel::capi::conv_arguments_from_problem(p, a);
@@ -219,6 +225,59 @@ TEST(CApi, RefusalsNameTheTensorAndCarryTheirCode) {
        TESSEL_STATUS_INVALID_ARGUMENT, "workspace: the caller's scratch must be 256-byte aligned"},
   };
   expect_refusals([] { return packed(7, 9, 5); }, cases);
+}
+
+TEST(CApi, FusedEpilogueBiasBroadcastsAsNumpyAndMapsToItsMode) {
+  tessel_gemm_problem p = packed(7, 9, 5);
+  EXPECT_EQ(p.bias.ndim, 0);  // init: no fusion
+  EXPECT_EQ(p.activation, TESSEL_ACTIVATION_NONE);
+  GemmArguments g = mapped(p);
+  EXPECT_FALSE(tessel::gemm_is_fused(g));
+  set(&p.bias, 5, TESSEL_DTYPE_F32, {9});  // [N]: per column
+  p.activation = TESSEL_ACTIVATION_GELU_ERF;
+  g = mapped(p);
+  EXPECT_EQ(g.bias, g_memory[5]);
+  EXPECT_EQ(g.bias_mode, tessel::BiasMode::col);
+  EXPECT_EQ(g.activation, tessel::Activation::gelu);
+  set(&p.bias, 5, TESSEL_DTYPE_F32, {1, 9});  // [1, N]: per column
+  p.activation = TESSEL_ACTIVATION_GELU;      // the tanh form, as the convolution's
+  g = mapped(p);
+  EXPECT_EQ(g.bias_mode, tessel::BiasMode::col);
+  EXPECT_EQ(g.activation, tessel::Activation::gelu_tanh);
+  set(&p.bias, 5, TESSEL_DTYPE_F32, {7, 1});  // [M, 1]: per row
+  p.activation = TESSEL_ACTIVATION_SILU;
+  g = mapped(p);
+  EXPECT_EQ(g.bias_mode, tessel::BiasMode::row);
+  EXPECT_EQ(g.activation, tessel::Activation::silu);
+  EXPECT_EQ(tessel_c_api_version(), 6);
+}
+
+TEST(CApi, FusedEpilogueRefusals) {
+  auto const with_bias = [] {
+    tessel_gemm_problem p = packed(7, 9, 5);
+    set(&p.bias, 5, TESSEL_DTYPE_F32, {9});
+    return p;
+  };
+  RefusalCase<tessel_gemm_problem> const cases[] = {
+      {"unknown activation", [](tessel_gemm_problem& p) { p.activation = 5; }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "activation: 5 is not a tessel_activation"},
+      {"bias of N + 1", [](tessel_gemm_problem& p) { p.bias.shape[0] = 10; }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "bias: shape (10,) does not broadcast against d's 7 x 9"},
+      {"bias of M as 1-D", [](tessel_gemm_problem& p) { p.bias.shape[0] = 7; }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "bias: shape (7,) does not broadcast"},
+      {"bias 3-D", [](tessel_gemm_problem& p) { set(&p.bias, 5, TESSEL_DTYPE_F32, {1, 1, 9}); },
+       TESSEL_STATUS_INVALID_ARGUMENT, "bias: has 3 dimensions"},
+      {"bias dtype", [](tessel_gemm_problem& p) { p.bias.dtype = TESSEL_DTYPE_BF16; }, TESSEL_STATUS_INVALID_DTYPE,
+       "bias: dtype bf16 differs from d's fp32"},
+      {"bias strided", [](tessel_gemm_problem& p) { p.bias.strides[0] = 2; }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "bias: stride 2 along its 9 values"},
+      {"bias null", [](tessel_gemm_problem& p) { p.bias.data = nullptr; }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "bias: data is NULL"},
+      {"bias misaligned",
+       [](tessel_gemm_problem& p) { p.bias.data = static_cast<char*>(p.bias.data) + 2; }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "bias: not aligned to its 4-byte fp32 elements"},
+  };
+  expect_refusals(with_bias, cases);  // (a convolution refuses GELU_ERF: CApiConv's refusals)
 }
 
 TEST(CApi, ReasonsUseTheTensorsOwnNames) {
@@ -571,6 +630,240 @@ TEST(CApiAttention, RefusedCallsReachNoCudaAndEmptyProblemsLaunchNothing) {
   EXPECT_EQ(tessel_attention_forward(&p, nullptr, why, sizeof why), TESSEL_STATUS_SUCCESS) << why;
 }
 
+// ---- attention backward -------------------------------------------------------------------------
+
+using tessel::AttentionBackwardArguments;
+
+enum GradientSlot { kDO = 7, kDQ, kDK, kDV };
+
+alignas(256) char g_workspace[512];  // a 256-byte aligned address; never dereferenced
+
+AttentionBackwardArguments mapped(tessel_attention_backward_problem const& p) {
+  return mapped_to<AttentionBackwardArguments>(p);
+}
+
+// The backward of attention(...): the forward's tensors, d_o like o, dq like q, dk like k, dv like
+// v, all packed.
+tessel_attention_backward_problem attention_backward(std::int64_t b, std::int64_t s_q, std::int64_t s_k,
+                                                     std::int64_t h, std::int64_t h_kv, std::int64_t d,
+                                                     std::int64_t d_v, tessel_dtype dtype = TESSEL_DTYPE_BF16) {
+  tessel_attention_backward_problem p;
+  tessel_attention_backward_problem_init(&p);
+  p.forward = attention(b, s_q, s_k, h, h_kv, d, d_v, dtype);
+  set(&p.d_o, kDO, dtype, {b, s_q, h, d_v});
+  set(&p.dq, kDQ, dtype, {b, s_q, h, d});
+  set(&p.dk, kDK, dtype, {b, s_k, h_kv, d});
+  set(&p.dv, kDV, dtype, {b, s_k, h_kv, d_v});
+  return p;
+}
+
+TEST(CApiAttentionBackward, InitLeavesTheForwardsDefaultsAndNoGradients) {
+  tessel_attention_backward_problem p;
+  std::memset(&p, 0xff, sizeof p);
+  tessel_attention_backward_problem_init(&p);
+  EXPECT_EQ(p.forward.window_left, -1);
+  EXPECT_EQ(p.forward.window_right, -1);
+  EXPECT_EQ(p.forward.align, TESSEL_MASK_ALIGN_BOTTOM_RIGHT);
+  EXPECT_EQ(p.forward.q.ndim, 0);
+  EXPECT_EQ(p.forward.kernel, nullptr);
+  EXPECT_EQ(p.d_o.ndim, 0);
+  EXPECT_EQ(p.dq.ndim, 0);
+  EXPECT_EQ(p.dv.ndim, 0);
+  EXPECT_EQ(p.deterministic, 0);
+  EXPECT_EQ(p.kernel, nullptr);
+  EXPECT_EQ(p.workspace, nullptr);
+  EXPECT_EQ(p.workspace_bytes, 0u);
+  EXPECT_GE(TESSEL_C_API_VERSION, 5);  // attention backward since version 5
+  EXPECT_EQ(tessel_c_api_version(), TESSEL_C_API_VERSION);
+}
+
+TEST(CApiAttentionBackward, DenseProblemMapsEveryTensorAndTheOptions) {
+  tessel_attention_backward_problem p = attention_backward(2, 37, 50, 8, 2, 192, 128);
+  p.forward.causal = 1, p.forward.window_left = 16, p.forward.softcap = 30.0f;
+  p.forward.kernel = "not read by the backward";
+  // dq padded between heads (200 elements), d_o as a transposed view of a [B, H, S, D_v] array
+  set(&p.dq, kDQ, TESSEL_DTYPE_BF16, {2, 37, 8, 192}, {37 * 8 * 200, 8 * 200, 200, 1});
+  set(&p.d_o, kDO, TESSEL_DTYPE_BF16, {2, 37, 8, 128}, {8 * 37 * 128, 128, 37 * 128, 1});
+  p.deterministic = 1;
+  p.workspace = g_workspace, p.workspace_bytes = 1u << 30;
+  Answer const r = check(p);
+  EXPECT_EQ(r.code, TESSEL_STATUS_SUCCESS) << r.reason;
+  AttentionBackwardArguments const b = mapped(p);
+  EXPECT_EQ(b.problem.batch, 2);
+  EXPECT_EQ(b.problem.seqlen_q, 37);
+  EXPECT_EQ(b.problem.seqlen_k, 50);
+  EXPECT_EQ(b.problem.kv_heads, 2);
+  EXPECT_EQ(b.problem.head_dim_v, 128);
+  EXPECT_EQ(b.problem.o, g_memory[kO]);
+  EXPECT_EQ(static_cast<void*>(b.problem.lse), g_memory[kLse]);
+  EXPECT_TRUE(b.problem.causal);
+  EXPECT_EQ(b.problem.window_left, 16);
+  EXPECT_EQ(b.problem.softcap, 30.0f);
+  EXPECT_EQ(b.problem.kernel, nullptr);
+  EXPECT_EQ(b.d_o.ptr, g_memory[kDO]);
+  EXPECT_EQ(b.d_o.batch_stride, 8 * 37 * 128);
+  EXPECT_EQ(b.d_o.row_stride, 128);
+  EXPECT_EQ(b.d_o.head_stride, 37 * 128);
+  EXPECT_EQ(b.dq.ptr, g_memory[kDQ]);
+  EXPECT_EQ(b.dq.batch_stride, 37 * 8 * 200);
+  EXPECT_EQ(b.dq.row_stride, 8 * 200);
+  EXPECT_EQ(b.dq.head_stride, 200);
+  EXPECT_EQ(b.dk.ptr, g_memory[kDK]);
+  EXPECT_EQ(b.dk.batch_stride, 50 * 2 * 192);
+  EXPECT_EQ(b.dk.row_stride, 2 * 192);
+  EXPECT_EQ(b.dk.head_stride, 192);
+  EXPECT_EQ(b.dv.ptr, g_memory[kDV]);
+  EXPECT_EQ(b.dv.row_stride, 2 * 128);
+  EXPECT_TRUE(b.deterministic);
+  EXPECT_EQ(b.workspace, g_workspace);
+  EXPECT_EQ(b.workspace_bytes, std::size_t(1) << 30);
+  EXPECT_EQ(b.kernel, nullptr);
+}
+
+TEST(CApiAttentionBackward, VariableLengthGradientsArePackedRows) {
+  tessel_attention_backward_problem p;
+  tessel_attention_backward_problem_init(&p);
+  p.forward = attention_varlen(3, 100, 120, 8, 2, 128);
+  set(&p.d_o, kDO, TESSEL_DTYPE_BF16, {100, 8, 128});
+  set(&p.dq, kDQ, TESSEL_DTYPE_BF16, {100, 8, 128});
+  set(&p.dk, kDK, TESSEL_DTYPE_BF16, {120, 2, 128});
+  set(&p.dv, kDV, TESSEL_DTYPE_BF16, {120, 2, 128});
+  p.forward.max_seqlen_q = 40, p.forward.max_seqlen_k = 64;
+  AttentionBackwardArguments const b = mapped(p);
+  EXPECT_EQ(b.problem.batch, 3);
+  EXPECT_EQ(b.problem.seqlen_q, 40);
+  EXPECT_EQ(b.problem.seqlen_k, 64);
+  EXPECT_EQ(b.dq.batch_stride, 0);
+  EXPECT_EQ(b.dq.row_stride, 8 * 128);
+  EXPECT_EQ(b.dq.head_stride, 128);
+  EXPECT_EQ(b.dk.row_stride, 2 * 128);
+  EXPECT_EQ(b.d_o.batch_stride, 0);
+  EXPECT_EQ(static_cast<void const*>(b.problem.cu_seqlens_k), g_memory[kCuK]);
+  // a 4-D gradient of a packed problem is refused by its shape
+  set(&p.dk, kDK, TESSEL_DTYPE_BF16, {1, 120, 2, 128});
+  EXPECT_EQ(check(p).reason.rfind("dk: shape (1, 120, 2, 128) is not k's (120, 2, 128)", 0), 0u) << check(p).reason;
+}
+
+TEST(CApiAttentionBackward, RefusalsNameTheTensorOrArgumentAndCarryTheirCode) {
+  constexpr tessel_status kArg = TESSEL_STATUS_INVALID_ARGUMENT, kType = TESSEL_STATUS_INVALID_DTYPE;
+  using P = tessel_attention_backward_problem;
+  RefusalCase<P> const cases[] = {
+      // the forward problem's C ABI rules, as tessel_attention_check states them
+      {"3-D q", [](P& p) { p.forward.q.ndim = 3; }, kArg, "q: has 3 dimensions; attention operands are 4-D"},
+      {"dtype mix", [](P& p) { p.forward.k.dtype = TESSEL_DTYPE_F16; }, kType, "k: fp16 differs from q's bf16"},
+      {"o's shape", [](P& p) { p.forward.o.shape[3] = 64; }, kArg, "o: shape (2, 37, 8, 64) is not (2, 37, 8, 128)"},
+      // the backward's own
+      {"no lse", [](P& p) { p.forward.lse.ndim = 0; }, kArg,
+       "lse: missing (ndim 0); the backward reads the forward's LSE ([B, H, S_q] fp32)"},
+      {"missing d_o", [](P& p) { p.d_o.ndim = 0; }, kArg, "d_o: missing (ndim 0); attention backward needs d_o"},
+      {"missing dv", [](P& p) { p.dv.ndim = 0; }, kArg, "dv: missing (ndim 0)"},
+      {"bad ndim", [](P& p) { p.dk.ndim = 9; }, kArg, "dk: ndim 9 is outside 0..8"},
+      {"unknown dtype", [](P& p) { p.dq.dtype = 42; }, kType, "dq: dtype 42 is not a tessel_dtype"},
+      {"fp16 gradient", [](P& p) { p.dk.dtype = TESSEL_DTYPE_F16; }, kType,
+       "dk: fp16 differs from q's bf16; the gradients share the forward's dtype"},
+      {"fp32 d_o", [](P& p) { p.d_o.dtype = TESSEL_DTYPE_F32; }, kType, "d_o: fp32 differs from q's bf16"},
+      {"dq's shape", [](P& p) { p.dq.shape[1] = 36; }, kArg,
+       "dq: shape (2, 36, 8, 128) is not q's (2, 37, 8, 128); dq is shaped like q"},
+      {"dv's shape", [](P& p) { p.dv.shape[2] = 8; }, kArg, "dv: shape (2, 50, 8, 128) is not v's (2, 50, 2, 128)"},
+      {"d_o's rank", [](P& p) { p.d_o.ndim = 3; }, kArg, "d_o: shape (2, 37, 8) is not o's (2, 37, 8, 128)"},
+      {"negative stride", [](P& p) { p.dk.strides[1] = -256; }, kArg, "dk: stride -256 of dimension 1 is negative"},
+      {"strided head vector", [](P& p) { p.dq.strides[3] = 2; }, kArg, "dq: the last dimension's stride is 2"},
+      {"overlapping dv", [](P& p) { p.dv.strides[1] = 0; }, kArg, "dv: its elements overlap"},
+      {"unknown kernel", [](P& p) { p.kernel = "sm80_attention_bf16_d128"; }, kArg,
+       "kernel: 'sm80_attention_bf16_d128' is not a compiled attention-backward kernel"},
+      // the host API's validator, reached through the C ABI, in the caller's names
+      {"GQA ratio", [](P& p) { p = attention_backward(2, 37, 50, 8, 3, 128, 128); }, kArg,
+       "heads: 8 is not a multiple of kv_heads 3"},
+      {"unaligned dq row stride", [](P& p) { p.dq.strides[1] = 8 * 128 + 4, p.dq.strides[0] = 37 * 1032; }, kArg,
+       "dq.row_stride: 1028 is not a multiple of 8 elements"},
+      {"unaligned d_o pointer", [](P& p) { p.d_o.data = g_memory[kDO] + 8; }, kArg, "d_o: the pointer is not 16-byte aligned"},
+      {"negative lse stride", [](P& p) { p.forward.lse.strides[1] = -37; }, kArg, "lse: stride -37 of dimension 1 is negative"},
+      {"null q", [](P& p) { p.forward.q.data = nullptr; }, kArg, "q: null, but Q is read"},
+      {"null o", [](P& p) { p.forward.o.data = nullptr; }, kArg, "o: null, but O (the forward's output) is read"},
+      {"null lse", [](P& p) { p.forward.lse.data = nullptr; }, kArg, "lse: null, but the forward's LSE is read"},
+      {"null d_o", [](P& p) { p.d_o.data = nullptr; }, kArg, "d_o: null, but dO is read"},
+      {"null dq", [](P& p) { p.dq.data = nullptr; }, kArg, "dq: null, but dQ is written"},
+      {"null dk", [](P& p) { p.dk.data = nullptr; }, kArg, "dk: null, but dK is written"},
+      {"misaligned workspace", [](P& p) { p.workspace = g_workspace + 16, p.workspace_bytes = 1 << 20; }, kArg,
+       "workspace: the pointer is not 256-byte aligned"},
+      {"small workspace", [](P& p) { p.workspace = g_workspace, p.workspace_bytes = 1000; }, kArg,
+       "workspace_bytes: 1000 is less than the 308224 bytes the call needs"},
+      {"causal with a right window", [](P& p) { p.forward.causal = 1, p.forward.window_right = 2; }, kArg,
+       "window_right: 2 with causal contradicts it"},
+  };
+  expect_refusals([] { return attention_backward(2, 37, 50, 8, 2, 128, 128); }, cases);
+}
+
+TEST(CApiAttentionBackward, ReasonsUseTheTensorsOwnNames) {
+  tessel_attention_backward_problem p = attention_backward(2, 37, 50, 8, 2, 128, 128);
+  p.forward.o.name = "out", p.d_o.name = "dout";
+  p.d_o.strides[1] = 8 * 128 + 4, p.d_o.strides[0] = 37 * 1032;
+  EXPECT_EQ(check(p).reason.rfind("dout.row_stride: 1028 is not a multiple of 8", 0), 0u) << check(p).reason;
+  p.d_o.strides[1] = 8 * 128, p.d_o.strides[0] = 37 * 8 * 128;
+  p.d_o.shape[3] = 64;
+  EXPECT_EQ(check(p).reason.rfind("dout: shape (2, 37, 8, 64) is not out's (2, 37, 8, 128); dout is shaped like out", 0), 0u)
+      << check(p).reason;
+  p.d_o.shape[3] = 128;
+  p.forward.o.data = nullptr;
+  EXPECT_EQ(check(p).reason.rfind("out: null, but O (the forward's output) is read", 0), 0u) << check(p).reason;
+  p.forward.o.data = g_memory[kO];
+  pad_heads(&p.forward.o, 132);  // the validator's o_head_stride, in o's name
+  EXPECT_EQ(check(p).reason.rfind("out.head_stride: 132 is not a multiple of 8", 0), 0u) << check(p).reason;
+}
+
+TEST(CApiAttentionBackward, OAndLseAreReadSoTheirElementsMayRepeat) {
+  // o read through a broadcast view (stride 0 over the batch) is legal input for the backward
+  tessel_attention_backward_problem p = attention_backward(2, 37, 50, 8, 2, 128, 128);
+  p.forward.o.strides[0] = 0;
+  p.forward.lse.strides[0] = 0;
+  EXPECT_EQ(check(p).code, TESSEL_STATUS_SUCCESS) << check(p).reason;
+  tessel_attention_problem f = p.forward;  // the forward writes them: refused there
+  EXPECT_EQ(check(f).reason.rfind("o: its elements overlap", 0), 0u) << check(f).reason;
+}
+
+TEST(CApiAttentionBackward, WorkspaceSizeIsTheRowStatisticsAndTheDqAccumulator) {
+  tessel_attention_backward_problem p = attention_backward(2, 37, 50, 8, 2, 128, 128);
+  char why[256];
+  std::size_t bytes = 7;
+  ASSERT_EQ(tessel_attention_backward_workspace_size(&p, &bytes, why, sizeof why), TESSEL_STATUS_SUCCESS) << why;
+  // rows B*S_q = 74: LSE*log2(e) and Dsum fp32 [H, rows] = 2368 bytes each, rounded to 2560; the
+  // dQ accumulator fp32 [rows, H, D] = 303104 bytes (a multiple of 256)
+  EXPECT_EQ(bytes, 2u * 2560u + 303104u);
+  p.deterministic = 1;
+  ASSERT_EQ(tessel_attention_backward_workspace_size(&p, &bytes, why, sizeof why), TESSEL_STATUS_SUCCESS) << why;
+  EXPECT_EQ(bytes, 2u * 2560u);
+  p = attention_backward(2, 0, 50, 8, 2, 128, 128);  // S_q = 0: nothing is read
+  ASSERT_EQ(tessel_attention_backward_workspace_size(&p, &bytes, why, sizeof why), TESSEL_STATUS_SUCCESS) << why;
+  EXPECT_EQ(bytes, 0u);
+  p.dk.shape[0] = 3;
+  EXPECT_EQ(tessel_attention_backward_workspace_size(&p, &bytes, why, sizeof why), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(why).rfind("dk: shape", 0), 0u) << why;
+  EXPECT_EQ(bytes, 0u);
+  EXPECT_EQ(tessel_attention_backward_workspace_size(&p, nullptr, why, sizeof why), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(why, "bytes: NULL");
+}
+
+TEST(CApiAttentionBackward, NullProblemRefusedCallsAndEmptyProblems) {
+  char why[256];
+  EXPECT_EQ(tessel_attention_backward_check(nullptr, why, sizeof why), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(why, "problem: NULL");
+  EXPECT_EQ(tessel_attention_backward(nullptr, nullptr, why, sizeof why), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(why, "problem: NULL");
+  tessel_attention_backward_problem p = attention_backward(2, 37, 50, 8, 2, 128, 128);
+  p.dq.shape[3] = 64;  // refused before any CUDA call, by every entry point
+  for (tessel_status s : {tessel_attention_backward(&p, nullptr, why, sizeof why),
+                          tessel_attention_backward_can_implement(&p, why, sizeof why)}) {
+    EXPECT_EQ(s, TESSEL_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(std::string(why).rfind("dq: shape", 0), 0u) << why;
+  }
+  p = attention_backward(0, 37, 50, 8, 2, 128, 128);  // B = 0: nothing to write, no pointer needed
+  for (tessel_tensor* t : {&p.forward.q, &p.forward.k, &p.forward.v, &p.forward.o, &p.forward.lse, &p.d_o, &p.dq,
+                           &p.dk, &p.dv})
+    t->data = nullptr;
+  EXPECT_EQ(check(p).code, TESSEL_STATUS_SUCCESS) << check(p).reason;
+  EXPECT_EQ(tessel_attention_backward(&p, nullptr, why, sizeof why), TESSEL_STATUS_SUCCESS) << why;
+}
+
 // ---- convolution -----------------------------------------------------------------------------------
 
 using tessel::ConvArguments;
@@ -613,7 +906,7 @@ TEST(CApiConv, InitSetsUnitStepsOneGroupAndNoTensors) {
   EXPECT_EQ(p.residual.ndim, 0);
   EXPECT_EQ(p.kernel, nullptr);
   EXPECT_EQ(p.workspace, nullptr);
-  EXPECT_EQ(TESSEL_C_API_VERSION, 4);
+  EXPECT_GE(TESSEL_C_API_VERSION, 4);  // convolution since version 4
   EXPECT_EQ(tessel_c_api_version(), TESSEL_C_API_VERSION);
 }
 
@@ -766,7 +1059,7 @@ TEST(CApiConv, RefusalsNameTheTensorOrArgumentAndCarryTheirCode) {
       {"null residual", [](tessel_conv_problem& p) {
          set(&p.residual, kRes, TESSEL_DTYPE_BF16, {2, 9, 11, 65});
          p.residual.data = nullptr; }, kArg, "residual: data is NULL"},
-      {"activation", [](tessel_conv_problem& p) { p.activation = 4; }, kArg, "activation: 4 is not a tessel_activation"},
+      {"activation", [](tessel_conv_problem& p) { p.activation = 4; }, kArg, "activation: 4 (GELU_ERF) is not a convolution's activation"},
       {"unknown kernel", [](tessel_conv_problem& p) { p.kernel = "nope"; }, kArg,
        "kernel: 'nope' is not a compiled convolution kernel"},
       // the host API's validator, reached through the C ABI

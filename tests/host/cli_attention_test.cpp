@@ -1,6 +1,7 @@
 // `tessel attention` as a user meets it: bad arguments give one line naming the flag (or the
 // host API's reason) and exit 2, before any GPU work; without a GPU (or without CUDA) one clear
-// line and exit 2; --dry-run shows the problems and their exact FLOP counts without a GPU.
+// line and exit 2; --dry-run shows the problems and their exact FLOP counts without a GPU, the
+// backward's (--backward) 2.5 times the forward's.
 #include "host/cli_run.hpp"
 
 #include <gtest/gtest.h>
@@ -64,6 +65,20 @@ TEST_F(CliAttention, BadFlagsNameTheFlag) {
       {"attention --varlen 0", {"--varlen"}},
       {"attention --varlen 8 --batch 4", {"--batch"}},
       {"attention --sweep /nonexistent/suite.txt", {"--sweep"}},
+      {"attention --deterministic", {"--deterministic"}},
+      {"attention --backward=1", {"--backward"}},
+      {"attention --backward --kernel sm80_attention_bf16_d128", {"--kernel"}},
+      {"attention --backward --kernel sm80_attention_bwd_bf16_d64 --head-dim 128", {"kernel", "sm80_attention_bwd_bf16_d64"}},
+      {"attention --kernel sm80_attention_bwd_bf16_d128", {"--kernel"}},
+  });
+}
+
+TEST_F(CliAttention, BackwardProblemRulesGiveTheValidatorsReason) {
+  expect_usage_errors({
+      {"attention --backward --head-dim 80", {"head_dim", "--head-dim"}},
+      {"attention --backward --heads 32 --kv-heads 3", {"kv_heads", "--kv-heads"}},
+      {"attention --backward --causal --window 4,2", {"window_right", "--window"}},
+      {"attention --backward --dtype fp32", {"--dtype"}},
   });
 }
 
@@ -81,7 +96,7 @@ TEST_F(CliAttention, ProblemRulesGiveTheValidatorsReason) {
 TEST_F(CliAttention, HelpExitsZeroAndNamesTheComparison) {
   CliRun const r = run("attention --help");
   EXPECT_EQ(r.code, 0);
-  for (char const* w : {"--varlen", "--window", "--sweep", "python -m tessel.bench attention"})
+  for (char const* w : {"--varlen", "--window", "--sweep", "--backward", "--deterministic", "python -m tessel.bench attention"})
     EXPECT_NE(r.out.find(w), std::string::npos) << w << " missing from:\n" << r.out;
 }
 
@@ -113,6 +128,38 @@ TEST_F(CliAttention, DryRunCountsTheKeptPairs) {
            // window 1,0 over 4x4 keeps 1 + 2 + 2 + 2 = 7 pairs; D = 192, D_v = 128: 2 * 320 each
            Case{"--batch 1 --heads 1 --seqlen-q 4 --head-dim 192 --head-dim-v 128 --window 1,0 --dtype fp16",
                 "d192/128 window=1,0 fp16 kernel sm80_attention_f16_d192x128 flops 4480 "},
+       }) {
+    CliRun const r = run(std::string("attention --dry-run ") + c.args);
+    EXPECT_EQ(r.code, 0) << c.args << ": " << r.err;
+    EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.args << ": " << r.out;
+  }
+}
+
+TEST_F(CliAttention, BackwardWithoutAGpuOneLineAndExit2) {
+  CliRun const r = run("attention --backward --deterministic --batch 1 --heads 2 --seqlen-q 64 --head-dim 64 --iters 1 --warmup 0");
+  if (r.code == 0) GTEST_SKIP() << "a GPU is present (the run succeeded)";
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("tessel attention needs a GPU"), std::string::npos) << r.err;
+}
+
+// The backward's FLOPs are 2.5x the forward's exact count (FlashAttention's convention), the
+// deterministic mode's too; the kernel named is the backward registry's.
+TEST_F(CliAttention, DryRunCountsTheBackwardAtTwoAndAHalfTimesTheForward) {
+  struct Case {
+    char const* args;
+    char const* expect;
+  };
+  for (Case const c : {
+           // the forward's 16384 FLOPs (DryRunCountsTheKeptPairs) x 2.5
+           Case{"--batch 2 --heads 2 --seqlen-q 4 --head-dim 64 --backward",
+                "b2 h2 s4 d64 - bf16 backward kernel sm80_attention_bwd_bf16_d64 flops 40960 "},
+           // causal 4x4: 10 pairs, 2560 forward FLOPs
+           Case{"--batch 1 --heads 1 --seqlen-q 4 --head-dim 64 --causal --backward --deterministic",
+                "causal bf16 backward,deterministic kernel sm80_attention_bwd_bf16_d64 flops 6400 "},
+           // window 1,0 over 4x4 at D 192, D_v 128: 4480 forward FLOPs
+           Case{"--batch 1 --heads 1 --seqlen-q 4 --head-dim 192 --head-dim-v 128 --window 1,0 --dtype fp16 --backward",
+                "d192/128 window=1,0 fp16 backward kernel sm80_attention_bwd_f16_d192x128 flops 11200 "},
        }) {
     CliRun const r = run(std::string("attention --dry-run ") + c.args);
     EXPECT_EQ(r.code, 0) << c.args << ": " << r.err;
@@ -153,6 +200,21 @@ TEST_F(CliAttention, SweepLinesAreCheckedAndNamed) {
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_EQ(lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find(path + ":2: "), std::string::npos) << r.err;
+  std::filesystem::remove(path);
+}
+
+TEST_F(CliAttention, SweepLinesMayMixForwardAndBackward) {
+  std::string const path = temp_stem() + ".txt";
+  {
+    std::ofstream f(path);
+    f << "--seqlen-q 128 --head-dim 64\n--seqlen-q 128 --head-dim 64 --backward --deterministic\n";
+  }
+  CliRun const r = run("attention --dry-run --batch 1 --sweep " + path);
+  EXPECT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(lines(r.out), 2) << r.out;
+  std::string const first = r.out.substr(0, r.out.find('\n')), second = r.out.substr(first.size() + 1);
+  EXPECT_EQ(first.find("backward"), std::string::npos) << r.out;
+  EXPECT_NE(second.find("backward,deterministic kernel sm80_attention_bwd_bf16_d64"), std::string::npos) << r.out;
   std::filesystem::remove(path);
 }
 

@@ -97,3 +97,28 @@ def test_default_conv_suite_has_the_issues_layers():
                   "n8 64x64 c320 k320 3x3 pad1", "n4 16x56x56 c64 k64 3x3x3 pad1", "n128 28x28 c256 k256 3x3 pad1 g256"):
         assert layer in texts
     assert all(d in bench._CONV_DTYPES and set(ops) <= set(bench._CONV_OPS) for _, d, ops in bench._DEFAULT_CONV)
+
+
+def test_attention_arguments_pick_the_pass_and_its_suite():
+    args = bench.attention_args([])
+    assert not args.backward and not args.deterministic and args.suite == "python-attention"
+    args = bench.attention_args(["--backward"])
+    assert args.backward and not args.deterministic and args.suite == "python-attention-backward"
+    args = bench.attention_args(["--backward", "--deterministic", "--problems", "b1-h2-s128-d64-causal"])
+    assert args.deterministic and args.problems[0]["causal"] and args.suite == "python-attention-backward"
+    assert bench.attention_args(["--backward", "--suite", "mine"]).suite == "mine"
+
+
+def test_attention_argument_errors_name_the_flag(capsys):
+    for argv, word in ((["--deterministic"], "--deterministic"), (["--backward=1"], "--backward"),
+                       (["--backward", "--iters", "0"], "--iters"), (["--backward", "--problems", "b1-h2"],
+                                                                    "attention problem")):
+        with pytest.raises(SystemExit) as info:
+            bench.attention_args(argv)
+        assert info.value.code == 2
+        assert word in capsys.readouterr().err, argv
+
+
+def test_backward_flops_are_two_and_a_half_times_the_forwards():
+    p = bench.parse_attention_problem("b4-h32-s4096-d128-causal")
+    assert bench.BACKWARD_FLOP_RATIO * bench.attention_flops(p) == 2.5 * 2 * 4 * 32 * (4096 * 4096 / 2) * 256

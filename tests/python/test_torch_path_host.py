@@ -1,6 +1,6 @@
 """The extension's torch path (it reads torch tensors directly, not through DLPack), checked without
 torch: a child process installs a stand-in `torch` module whose Tensor has the attributes tessel
-reads, then calls tessel.gemm and tessel.attention. A child, so the stand-in never meets the real
+reads, then calls tessel.gemm, tessel.attention and tessel.attention_backward. A child, so the stand-in never meets the real
 torch."""
 import json
 import os
@@ -74,6 +74,11 @@ CHILD = textwrap.dedent(
     attempt_attention("attn_int32_offsets", qkv[0], bshd((10, 2, 128), i=1), qkv[2], out=qkv[3],
                       cu_seqlens_q=Tensor((3,), "int32", ptr=0x7f0050000000),
                       cu_seqlens_k=Tensor((3,), "int32", ptr=0x7f0060000000))
+    fwd = [bshd((1, 8, 2, 64), i=i) for i in range(4)]
+    attempt_with(tessel.attention_backward, "attn_bwd_cpu_dout", *fwd, bshd((1, 8, 2, 64), device=-1, i=4),
+                 Tensor((1, 2, 8), ptr=0x7f0050000000))
+    attempt_with(tessel.attention_backward, "attn_bwd_dq_shape", *fwd, bshd((1, 8, 2, 64), i=4),
+                 Tensor((1, 2, 8), ptr=0x7f0050000000), dq=bshd((1, 8, 2, 128), i=6))
     out["streams_asked"] = streams_asked
     print(json.dumps(out))
     """
@@ -104,5 +109,8 @@ def test_torch_tensors_are_read_directly_and_refused_with_the_documented_errors(
         "TypeError", "cu_seqlens_q: dtype torch.float32 is not supported; sequence offsets are int32"]
     assert out["attn_int32_offsets"][0] == "ValueError"
     assert out["attn_int32_offsets"][1].startswith("k: head dim 128 differs from q's 64"), out["attn_int32_offsets"]
+    assert out["attn_bwd_cpu_dout"] == ["ValueError", "dout: is a torch tensor on cpu; tessel needs CUDA tensors"]
+    assert out["attn_bwd_dq_shape"][0] == "ValueError"
+    assert out["attn_bwd_dq_shape"][1].startswith("dq: shape (1, 8, 2, 128) is not q's (1, 8, 2, 64)"), out["attn_bwd_dq_shape"]
     # the default stream is torch's current one on a's device, asked for once per call that gets that far
     assert out["streams_asked"] and set(out["streams_asked"]) == {0}

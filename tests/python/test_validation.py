@@ -32,7 +32,7 @@ GOOD_A, GOOD_B, GOOD_OUT = (4, 5), (5, 6), (4, 6)
 
 def test_module_imports_without_a_gpu():
     assert tessel.__version__
-    assert tessel._C.C_API_VERSION == 4
+    assert tessel._C.C_API_VERSION == 6
     assert isinstance(tessel.device_count(), int)
     names = [k["name"] for k in tessel.gemm_kernels()]
     assert names and all(isinstance(n, str) for n in names)
@@ -239,6 +239,45 @@ def test_kernel_that_is_not_a_string_is_a_type_error():
 def test_unknown_kernel_is_a_value_error():
     refuse(ValueError, "kernel: 'no_such_kernel' is not a compiled kernel", cai(GOOD_A), cai(GOOD_B, 1),
            out=cai(GOOD_OUT, 2), kernel="no_such_kernel")
+
+
+# ---- the fused epilogue (bias, activation) -------------------------------------------------------
+
+
+def test_unknown_activation_is_a_value_error():
+    refuse(ValueError, "activation: 'gelu_erf' is not one of 'relu', 'gelu', 'gelu_tanh', 'silu'", cai(GOOD_A),
+           cai(GOOD_B, 1), out=cai(GOOD_OUT, 2), activation="gelu_erf")
+
+
+def test_activation_that_is_not_a_string_is_a_type_error():
+    refuse(TypeError, "activation: expected a str", cai(GOOD_A), cai(GOOD_B, 1), out=cai(GOOD_OUT, 2), activation=1)
+
+
+def test_non_array_bias_is_a_type_error():
+    refuse(TypeError, "bias: expected a CUDA array", cai(GOOD_A), cai(GOOD_B, 1), out=cai(GOOD_OUT, 2), bias=[1.0])
+
+
+@pytest.mark.parametrize("shape", [(5,), (4,), (6, 1), (2, 6), (1, 1, 6)])
+def test_bias_that_is_not_a_vector_of_out_is_a_value_error(shape):
+    refuse(ValueError, "bias: ", cai(GOOD_A), cai(GOOD_B, 1), out=cai(GOOD_OUT, 2), bias=cai(shape, 3))
+
+
+def test_bias_of_another_dtype_than_out_is_a_type_error():
+    refuse(TypeError, "bias: dtype fp16 differs from out's fp32", cai(GOOD_A), cai(GOOD_B, 1), out=cai(GOOD_OUT, 2),
+           bias=cai((6,), 3, typestr="<f2"))
+
+
+def test_strided_bias_is_a_value_error():
+    refuse(ValueError, "bias: stride 2 along its 6 values", cai(GOOD_A), cai(GOOD_B, 1), out=cai(GOOD_OUT, 2),
+           bias=cai((6,), 3, strides_el=[2]))
+
+
+@pytest.mark.parametrize("shape,activation", [((6,), "gelu"), ((1, 6), "silu"), ((4, 1), "relu"), ((6,), None)])
+def test_vector_bias_and_activation_pass_every_rule_before_cuda(shape, activation):
+    # Every argument rule passes: the call gets as far as CUDA (which this machine may not have).
+    with pytest.raises(Exception) as info:
+        tessel.gemm(cai(GOOD_A), cai(GOOD_B, 1), out=cai(GOOD_OUT, 2), bias=cai(shape, 3), activation=activation)
+    assert not str(info.value).startswith(("bias:", "activation:")), str(info.value)
 
 
 def test_stream_of_the_wrong_type_is_a_type_error():

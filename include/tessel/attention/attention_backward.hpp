@@ -41,6 +41,11 @@ Status attention_backward_workspace_size(AttentionBackwardArguments const& args,
 // image of it for the current device. Launches nothing.
 Status can_implement(AttentionBackwardArguments const& args);
 
+// The registry name of the kernel attention_backward(args) would run: args.kernel when it names
+// one that takes the problem, else the one built for the dtype and head dims. The argument rules
+// first; no CUDA calls (the kernel's image for the device is can_implement's question).
+Status attention_backward_kernel_name(AttentionBackwardArguments const& args, char const** name);
+
 // dQ, dK, dV on `stream` (attention_backward_arguments.hpp has the definition).
 Status attention_backward(AttentionBackwardArguments const& args, cudaStream_t stream = nullptr);
 
