@@ -3,6 +3,7 @@
 #pragma once
 
 #include "sm90_conv_launch.hpp"
+#include "../runtime/current_device.hpp"
 
 #include <tessel/atom/gmma_smem_layout.hpp>
 #include <tessel/conv/kernel/sm90_conv_fprop.hpp>
@@ -39,14 +40,13 @@ Status sm90_conv_fprop_launch(Sm80ConvParams const& c, cudaStream_t stream) {
   std::int64_t const tiles = (std::int64_t(c.n) * c.z * c.p * c.q + Config::BlkM - 1) / Config::BlkM * p.n_tiles;
   if (tiles > 0x7fffffff) return Status::error(StatusCode::not_supported, "problem: more than 2^31 - 1 output tiles");
   p.tiles = int(tiles);
-  int device = 0, sms = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  tessel::detail::Here here;  // the persistent grid: one CTA per SM
+  if (Status s = tessel::detail::current_device(&here); !s) return s;
   constexpr int smem = Config::SmemBytes;
   auto* kernel = &sm90_conv_fprop_kernel<Config>;
-  if (err == cudaSuccess) err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (err == cudaSuccess) {
-    kernel<<<static_cast<unsigned>(tiles < sms ? tiles : sms), Config::Threads, smem, stream>>>(p);
+    kernel<<<static_cast<unsigned>(tiles < here.sms ? tiles : here.sms), Config::Threads, smem, stream>>>(p);
     err = cudaGetLastError();
   }
   if (err != cudaSuccess) return Status::error(StatusCode::cuda_error, std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err));
