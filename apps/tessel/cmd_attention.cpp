@@ -220,18 +220,18 @@ struct Problem {
 
 // a with non-null, aligned placeholders where it reads or writes memory: the validator's and
 // can_implement's view of a problem before its buffers exist.
-AttentionArguments with_placeholders(AttentionArguments a) {
+AttentionArguments with_placeholders(AttentionArguments a, bool varlen) {
   alignas(256) static std::int32_t placeholder[64];
   a.q.ptr = a.k.ptr = a.v.ptr = placeholder;
   a.o = placeholder;
   a.lse = reinterpret_cast<float*>(placeholder);
-  if (tessel::attention_is_varlen(a)) a.cu_seqlens_q = a.cu_seqlens_k = placeholder;
+  if (varlen) a.cu_seqlens_q = a.cu_seqlens_k = placeholder;
   return a;
 }
 
-AttentionBackwardArguments with_placeholders(AttentionBackwardArguments b) {
+AttentionBackwardArguments with_placeholders(AttentionBackwardArguments b, bool varlen) {
   alignas(256) static std::int32_t placeholder[64];
-  b.problem = with_placeholders(b.problem);
+  b.problem = with_placeholders(b.problem, varlen);
   b.d_o.ptr = b.dq.ptr = b.dk.ptr = b.dv.ptr = placeholder;
   return b;
 }
@@ -315,13 +315,13 @@ Problem make_problem(Options const& o) {
     make_varlen(p);
   }
   AttentionArguments const a = p.arguments();
-  if (tessel::Status const s = tessel::attention_validate(with_placeholders(a)); !s) throw UsageError(s.reason);
+  if (tessel::Status const s = tessel::attention_validate(with_placeholders(a, p.varlen > 0)); !s) throw UsageError(s.reason);
   char const* picked = nullptr;  // the entry that will run (a named one that does not fit is refused here)
   if (p.backward) {
-    AttentionBackwardArguments const b = with_placeholders(p.backward_arguments());
+    AttentionBackwardArguments const b = with_placeholders(p.backward_arguments(), p.varlen > 0);
     if (tessel::Status const s = tessel::attention_backward_validate(b); !s) throw UsageError(s.reason);
     if (tessel::Status const s = tessel::attention_backward_kernel_name(b, &picked); !s) throw UsageError(s.reason);
-  } else if (tessel::Status const s = tessel::attention_kernel_name(with_placeholders(a), &picked); !s) {
+  } else if (tessel::Status const s = tessel::attention_kernel_name(with_placeholders(a, p.varlen > 0), &picked); !s) {
     throw UsageError(s.reason);
   }
   p.kernel = picked;
@@ -387,8 +387,8 @@ Result run_problem(Problem const& p, GpuReport const& gpu, Nvml const& nvml) {
     r.note = p.backward ? "nothing to compute (B or H is 0)" : "nothing to compute (B, H or S_q is 0)";
     return r;
   }
-  if (tessel::Status const s = p.backward ? tessel::can_implement(with_placeholders(g))
-                                          : tessel::can_implement(with_placeholders(a));
+  if (tessel::Status const s = p.backward ? tessel::can_implement(with_placeholders(g, p.varlen > 0))
+                                          : tessel::can_implement(with_placeholders(a, p.varlen > 0));
       !s) {
     r.error = s.reason;
     return r;
@@ -403,7 +403,7 @@ Result run_problem(Problem const& p, GpuReport const& gpu, Nvml const& nvml) {
   std::size_t const cu_bytes = p.varlen ? 2 * p.cu_q.size() * sizeof(std::int32_t) : 0;
   std::size_t workspace_bytes = 0;
   if (p.backward)
-    status_check(tessel::attention_backward_workspace_size(with_placeholders(g), &workspace_bytes), "workspace size");
+    status_check(tessel::attention_backward_workspace_size(with_placeholders(g, p.varlen > 0), &workspace_bytes), "workspace size");
   std::size_t ref_bytes = 0;  // the references: exact and low O and LSE, or gradients and statistics
   if (p.verify)
     ref_bytes = p.backward ? 2 * (n_q + n_k + n_v) * sizeof(float) + 2 * std::size_t(p.heads * p.batch * p.seqlen_q) * sizeof(double)

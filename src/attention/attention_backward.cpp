@@ -21,26 +21,64 @@ namespace d = kernel::detail;
 
 struct BackwardEntry {
   char const* name;
+  int min_sm;  // 80: every GPU from sm_80; 90: sm_90a only
   DType dtype;
   int d, dv;
   d::AttentionBackwardInstance (*instance)();
 };
 
-#define TESSEL_ENTRY(dtype_, dims_, d_, dv_) \
-  BackwardEntry { "sm80_attention_bwd_" #dtype_ "_" #dims_, DType::dtype_, d_, dv_, d::sm80_attention_bwd_instance_##dtype_##_##dims_ }
-#define TESSEL_ENTRIES(dtype_)                                                                                        \
-  TESSEL_ENTRY(dtype_, d64, 64, 64), TESSEL_ENTRY(dtype_, d96, 96, 96), TESSEL_ENTRY(dtype_, d128, 128, 128),         \
-      TESSEL_ENTRY(dtype_, d192, 192, 192), TESSEL_ENTRY(dtype_, d192x128, 192, 128), TESSEL_ENTRY(dtype_, d256, 256, 256)
-constexpr std::array kEntries{TESSEL_ENTRIES(bf16), TESSEL_ENTRIES(f16)};
-#undef TESSEL_ENTRIES
+#define TESSEL_ENTRY(sm_, dtype_, dims_, d_, dv_)                                                                       \
+  BackwardEntry {                                                                                                      \
+    "sm" #sm_ "_attention_bwd_" #dtype_ "_" #dims_, sm_, DType::dtype_, d_, dv_, d::sm##sm_##_attention_bwd_instance_##dtype_##_##dims_ \
+  }
+#define TESSEL_SM90_ENTRIES(dtype_) TESSEL_ENTRY(90, dtype_, d64, 64, 64), TESSEL_ENTRY(90, dtype_, d128, 128, 128)
+#define TESSEL_SM80_ENTRIES(dtype_)                                                                                   \
+  TESSEL_ENTRY(80, dtype_, d64, 64, 64), TESSEL_ENTRY(80, dtype_, d96, 96, 96), TESSEL_ENTRY(80, dtype_, d128, 128, 128), \
+      TESSEL_ENTRY(80, dtype_, d192, 192, 192), TESSEL_ENTRY(80, dtype_, d192x128, 192, 128),                        \
+      TESSEL_ENTRY(80, dtype_, d256, 256, 256)
+// In the order the automatic choice prefers them (and `tessel list` prints them).
+constexpr std::array kEntries{TESSEL_SM90_ENTRIES(bf16), TESSEL_SM90_ENTRIES(f16), TESSEL_SM80_ENTRIES(bf16),
+                              TESSEL_SM80_ENTRIES(f16)};
+#undef TESSEL_SM80_ENTRIES
+#undef TESSEL_SM90_ENTRIES
 #undef TESSEL_ENTRY
 
-constexpr int kSm80 = 80;
+constexpr int kSm90 = 90;
 
-Status select_entry(AttentionBackwardArguments const& b, BackwardEntry const** out) {
+// What the sm_90a backward takes: a fixed-length batch (its tensor maps need every extent on the
+// host); Q, K, V and dO 16-byte aligned with strides of whole 16-byte units, none zero where its
+// extent is more than 1 (TMA); dK and dV stored in pairs (4-byte aligned, even strides); and the
+// default mode (its dQ atomics add in no fixed order).
+std::string sm90_refusal(AttentionBackwardArguments const& b) {
+  AttentionArguments const& a = b.problem;
+  if (attention_is_varlen(a)) return "variable-length batches";
+  if (b.deterministic) return "the deterministic mode";
+  auto const loads = [](void const* ptr, std::int64_t batch_stride, std::int64_t row_stride, std::int64_t head_stride,
+                        std::int64_t heads, std::int64_t batch) {
+    constexpr std::int64_t kUnit = 8;  // 16-bit elements per 16 bytes
+    auto const ok = [](std::int64_t stride, std::int64_t extent) { return stride % kUnit == 0 && (stride > 0 || extent == 1); };
+    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ok(row_stride, 2) && ok(head_stride, heads) && ok(batch_stride, batch);
+  };
+  auto const pairs = [](AttentionGradient const& g) {
+    return reinterpret_cast<std::uintptr_t>(g.ptr) % 4 == 0 && g.row_stride % 2 == 0 && g.head_stride % 2 == 0 &&
+           g.batch_stride % 2 == 0;
+  };
+  if (!loads(a.q.ptr, a.q.batch_stride, a.q.row_stride, a.q.head_stride, a.heads, a.batch) ||
+      !loads(a.k.ptr, a.k.batch_stride, a.k.row_stride, a.k.head_stride, a.kv_heads, a.batch) ||
+      !loads(a.v.ptr, a.v.batch_stride, a.v.row_stride, a.v.head_stride, a.kv_heads, a.batch) ||
+      !loads(b.d_o.ptr, b.d_o.batch_stride, b.d_o.row_stride, b.d_o.head_stride, a.heads, a.batch))
+    return "Q, K, V or dO not 16-byte aligned with strides of whole 16-byte units";
+  if (!pairs(b.dk) || !pairs(b.dv)) return "dK or dV not 4-byte aligned with even strides";
+  return {};
+}
+
+// The entry for the call's dtype and head dims, or the one it names. cc: the compute capability
+// the choice is for (0: none known -- the sm_80 kernels).
+Status select_entry(AttentionBackwardArguments const& b, int cc, BackwardEntry const** out) {
   AttentionArguments const& a = b.problem;
   int const dv = attention_head_dim_v(a);
   bool const named = b.kernel != nullptr && std::string_view(b.kernel) != "auto";
+  bool const hopper = cc == kSm90 && sm90_refusal(b).empty();
   for (auto const& e : kEntries) {
     if (named && std::string_view(b.kernel) != e.name) continue;
     if (e.dtype != a.dtype || e.d != a.head_dim || e.dv != dv) {
@@ -49,6 +87,14 @@ Status select_entry(AttentionBackwardArguments const& b, BackwardEntry const** o
                            std::string("kernel: ") + e.name + " computes " + to_string(e.dtype) + " with head dims (" +
                                std::to_string(e.d) + ", " + std::to_string(e.dv) + "); the call is " + to_string(a.dtype) +
                                " (" + std::to_string(a.head_dim) + ", " + std::to_string(dv) + ")");
+    }
+    if (e.min_sm == kSm90) {
+      if (named) {
+        if (std::string const why = sm90_refusal(b); !why.empty())
+          return Status::error(StatusCode::not_supported, std::string("kernel: ") + e.name + " does not take " + why);
+      } else if (!hopper) {
+        continue;
+      }
     }
     *out = &e;
     return Status::success();
@@ -61,15 +107,21 @@ Status select_entry(AttentionBackwardArguments const& b, BackwardEntry const** o
                                                       std::to_string(a.head_dim) + ", " + std::to_string(dv) + ")");
 }
 
+// The compute capability of the current device, 0 when there is none.
+int current_cc() {
+  tessel::detail::Here h;
+  return tessel::detail::current_device(&h) ? h.cc : 0;
+}
+
 Status entry_for_call(AttentionBackwardArguments const& b, BackwardEntry const** e, d::AttentionBackwardInstance* inst) {
   *e = nullptr;
   if (Status s = attention_backward_validate(b); !s) return s;
   BackwardEntry const* picked = nullptr;
-  if (Status s = select_entry(b, &picked); !s) return s;
+  if (Status s = select_entry(b, current_cc(), &picked); !s) return s;
   if (attention_backward_is_noop(b.problem)) return Status::success();
   if (Status s = d::attention_check_grid(b.problem); !s) return s;
   *inst = picked->instance();
-  if (Status s = d::attention_kernel_runs_here(picked->name, kSm80, inst->attributes); !s) return s;
+  if (Status s = d::attention_kernel_runs_here(picked->name, picked->min_sm, inst->attributes); !s) return s;
   *e = picked;
   return Status::success();
 }
@@ -92,7 +144,7 @@ Status attention_backward_kernel_name(AttentionBackwardArguments const& b, char 
   *name = nullptr;
   if (Status s = attention_backward_validate(b); !s) return s;
   BackwardEntry const* picked = nullptr;
-  if (Status s = select_entry(b, &picked); !s) return s;
+  if (Status s = select_entry(b, current_cc(), &picked); !s) return s;
   *name = picked->name;
   return Status::success();
 }
@@ -163,15 +215,17 @@ AttentionBackwardKernelInfo attention_backward_kernel_info(int i) {
     std::array<std::string, kEntries.size()> out;
     for (std::size_t j = 0; j < kEntries.size(); ++j) {
       d::AttentionBackwardInstance const inst = kEntries[j].instance();
+      char const* how = kEntries[j].min_sm == kSm90 ? "TMA + wgmma, producer and 2 consumer warpgroups"
+                                                    : "mma.sync + ldmatrix + cp.async";
       out[j] = std::string(to_string(kEntries[j].dtype)) + " head dims (" + std::to_string(inst.d) + ", " +
-               std::to_string(inst.dv) + "): backward, mma.sync + ldmatrix + cp.async, query tile " +
+               std::to_string(inst.dv) + "): backward, " + how + ", query tile " +
                std::to_string(inst.blk_m) + ", key tile " + std::to_string(inst.blk_n) + ", " +
                std::to_string(inst.threads) + " threads, " + std::to_string(inst.smem_bytes / 1024) + " KiB shared memory";
     }
     return out;
   }();
   if (i < 0 || i >= attention_backward_kernel_count()) return {"", "", 0};
-  return {kEntries[std::size_t(i)].name, descriptions[std::size_t(i)].c_str(), kSm80};
+  return {kEntries[std::size_t(i)].name, descriptions[std::size_t(i)].c_str(), kEntries[std::size_t(i)].min_sm};
 }
 
 }  // namespace tessel

@@ -6,6 +6,9 @@
 
 namespace tessel::kernel::detail {
 
+template Status attention_bwd_preprocess<bfloat16_t>(AttentionBackwardArguments const&, AttentionBackwardParams const&, cudaStream_t);
+template Status attention_bwd_dq_convert<bfloat16_t>(AttentionBackwardArguments const&, AttentionBackwardParams const&, cudaStream_t);
+
 AttentionBackwardInstance sm80_attention_bwd_instance_bf16_d64() {
   return make_sm80_attention_bwd_instance<Sm80AttentionBackwardConfig<bfloat16_t, 64, 64>>();
 }

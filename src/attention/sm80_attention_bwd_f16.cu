@@ -6,6 +6,9 @@
 
 namespace tessel::kernel::detail {
 
+template Status attention_bwd_preprocess<half_t>(AttentionBackwardArguments const&, AttentionBackwardParams const&, cudaStream_t);
+template Status attention_bwd_dq_convert<half_t>(AttentionBackwardArguments const&, AttentionBackwardParams const&, cudaStream_t);
+
 AttentionBackwardInstance sm80_attention_bwd_instance_f16_d64() {
   return make_sm80_attention_bwd_instance<Sm80AttentionBackwardConfig<half_t, 64, 64>>();
 }

@@ -12,9 +12,22 @@
 
 namespace tessel::kernel::detail {
 
-inline Status sm80_attention_bwd_status(cudaError_t err) {
-  if (err == cudaSuccess) return Status::success();
-  return Status::error(StatusCode::cuda_error, std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err));
+template <class Element>
+Status attention_bwd_preprocess(AttentionBackwardArguments const& args, AttentionBackwardParams const& p, cudaStream_t stream) {
+  AttentionArguments const& a = args.problem;
+  dim3 const grid(static_cast<unsigned>((a.seqlen_q + 7) / 8), static_cast<unsigned>(a.heads), static_cast<unsigned>(a.batch));
+  sm80_attention_bwd_preprocess_kernel<Element><<<grid, 256, 0, stream>>>(p);
+  return attention_bwd_status(cudaGetLastError());
+}
+
+template <class Element>
+Status attention_bwd_dq_convert(AttentionBackwardArguments const& args, AttentionBackwardParams const& p, cudaStream_t stream) {
+  AttentionArguments const& a = args.problem;
+  constexpr std::int64_t kMaxConvertCtas = 65535LL * 16;
+  std::int64_t const elems = p.rows * a.heads * a.head_dim;
+  unsigned const ctas = static_cast<unsigned>(std::clamp<std::int64_t>((elems + 255) / 256, 1, kMaxConvertCtas));
+  sm80_attention_bwd_dq_convert_kernel<Element><<<ctas, 256, 0, stream>>>(p, int(a.batch));
+  return attention_bwd_status(cudaGetLastError());
 }
 
 template <class Config>
@@ -31,34 +44,29 @@ Status sm80_attention_bwd_launch(AttentionBackwardArguments const& args, Attenti
   auto* const dkdv_plain = &sm80_attention_bwd_dkdv_kernel<Config, false>;
   auto* const dq = &sm80_attention_bwd_dq_kernel<Config>;
   for (auto* kernel : {dkdv_atomic, dkdv_plain})
-    if (Status s = sm80_attention_bwd_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)); !s)
+    if (Status s = attention_bwd_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)); !s)
       return s;
-  if (Status s = sm80_attention_bwd_status(cudaFuncSetAttribute(dq, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)); !s)
+  if (Status s = attention_bwd_status(cudaFuncSetAttribute(dq, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)); !s)
     return s;
 
   if (a.seqlen_q == 0) {  // dK = dV = 0: no query block sees a key block
     dkdv_plain<<<dkdv_grid, Config::Threads, smem, stream>>>(p);
-    return sm80_attention_bwd_status(cudaGetLastError());
+    return attention_bwd_status(cudaGetLastError());
   }
   if (a.seqlen_k == 0) {  // dQ = 0: no query block has a key block
     dq<<<dq_grid, Config::Threads, smem, stream>>>(p);
-    return sm80_attention_bwd_status(cudaGetLastError());
+    return attention_bwd_status(cudaGetLastError());
   }
-  sm80_attention_bwd_preprocess_kernel<Element><<<dim3(blocks(a.seqlen_q, 8), heads, batch), 256, 0, stream>>>(p);
-  if (Status s = sm80_attention_bwd_status(cudaGetLastError()); !s) return s;
+  if (Status s = attention_bwd_preprocess<Element>(args, p, stream); !s) return s;
   if (args.deterministic) {
     dkdv_plain<<<dkdv_grid, Config::Threads, smem, stream>>>(p);
-    if (Status s = sm80_attention_bwd_status(cudaGetLastError()); !s) return s;
+    if (Status s = attention_bwd_status(cudaGetLastError()); !s) return s;
     dq<<<dq_grid, Config::Threads, smem, stream>>>(p);
-    return sm80_attention_bwd_status(cudaGetLastError());
+    return attention_bwd_status(cudaGetLastError());
   }
   dkdv_atomic<<<dkdv_grid, Config::Threads, smem, stream>>>(p);
-  if (Status s = sm80_attention_bwd_status(cudaGetLastError()); !s) return s;
-  constexpr std::int64_t kMaxConvertCtas = 65535LL * 16;
-  std::int64_t const elems = p.rows * a.heads * a.head_dim;
-  unsigned const ctas = static_cast<unsigned>(std::clamp<std::int64_t>((elems + 255) / 256, 1, kMaxConvertCtas));
-  sm80_attention_bwd_dq_convert_kernel<Element><<<ctas, 256, 0, stream>>>(p, int(a.batch));
-  return sm80_attention_bwd_status(cudaGetLastError());
+  if (Status s = attention_bwd_status(cudaGetLastError()); !s) return s;
+  return attention_bwd_dq_convert<Element>(args, p, stream);
 }
 
 template <class Config>

@@ -39,6 +39,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace tessel;
@@ -409,8 +410,38 @@ void sweep(DType t, int d, int dv) {
         Problem pb(a, seed++);
         worst = std::max(worst, check(pb, describe(a, m.name, false)));
         if (testing::Test::HasFailure()) return;
+        // Where the automatic choice on this GPU is the sm_90a kernel, the sm_80 one by name too.
+        char const* picked = nullptr;
+        ASSERT_TRUE(attention_backward_kernel_name(pb.b, &picked).ok());
+        if (std::string_view(picked).starts_with("sm90_")) {
+          std::string const sm80 = std::string("sm80") + (picked + 4);
+          pb.b.kernel = sm80.c_str();
+          worst = std::max(worst, check(pb, describe(a, m.name, false) + ", " + sm80, /*both_modes=*/false));
+          pb.b.kernel = nullptr;
+          if (testing::Test::HasFailure()) return;
+        }
       }
   std::printf("  worst err / bound %.3f\n", worst);
+}
+
+// On an H100/H200 the default mode of a fixed-length, aligned problem at D 64 and 128 runs the
+// sm_90a kernel; the deterministic mode, variable lengths and the other head dims run sm_80's.
+TEST(AttentionBackward, HopperChoosesTheSm90KernelWhereItApplies) {
+  TESSEL_REQUIRE_GPU();
+  int dev = 0, major = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), cudaSuccess);
+  if (major != 9) GTEST_SKIP() << "not an sm_90 GPU";
+  for (int d : {64, 96, 128, 256}) {
+    Problem pb(make_packed_attention(2, 200, 300, 4, 2, d, d, DType::bf16), 7);
+    char const* picked = nullptr;
+    for (bool det : {false, true}) {
+      pb.b.deterministic = det;
+      ASSERT_TRUE(attention_backward_kernel_name(pb.b, &picked).ok());
+      bool const sm90 = !det && (d == 64 || d == 128);
+      EXPECT_EQ(std::string_view(picked).substr(0, 5), sm90 ? "sm90_" : "sm80_") << "D " << d << (det ? ", deterministic" : "");
+    }
+  }
 }
 
 TEST(AttentionBackward, SweepBf16D64) { sweep(DType::bf16, 64, 64); }
@@ -618,12 +649,19 @@ TEST(AttentionBackward, LibraryReferencesAgreeWithThisFilesAndJudgeRuns) {
 }
 
 TEST(AttentionBackward, RegistryListsEveryHeadDimPair) {
-  EXPECT_EQ(attention_backward_kernel_count(), 12);
+  // sm_80: both dtypes x (64, 96, 128, 192, 192/128, 256); sm_90a: both dtypes x (64, 128).
+  EXPECT_EQ(attention_backward_kernel_count(), 16);
+  int sm80 = 0, sm90 = 0;
   for (int i = 0; i < attention_backward_kernel_count(); ++i) {
     AttentionBackwardKernelInfo const k = attention_backward_kernel_info(i);
-    EXPECT_EQ(std::string(k.name).rfind("sm80_attention_bwd_", 0), 0u) << k.name;
-    EXPECT_EQ(k.min_sm, 80);
+    std::string const name = k.name;
+    bool const is90 = name.rfind("sm90_attention_bwd_", 0) == 0;
+    EXPECT_TRUE(is90 || name.rfind("sm80_attention_bwd_", 0) == 0) << name;
+    EXPECT_EQ(k.min_sm, is90 ? 90 : 80) << name;
+    (is90 ? sm90 : sm80) += 1;
   }
+  EXPECT_EQ(sm80, 12);
+  EXPECT_EQ(sm90, 4);
 }
 
 }  // namespace

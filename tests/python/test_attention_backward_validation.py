@@ -70,9 +70,10 @@ def test_module_exports_attention_backward():
     assert callable(tessel.attention_backward) and "attention_backward" in tessel.__all__
     assert "attention_backward_kernels" in tessel.__all__
     kernels = tessel.attention_backward_kernels()
-    assert kernels and all(k["name"].startswith("sm80_attention_bwd_") for k in kernels)
+    assert kernels and all(k["name"].startswith(("sm80_attention_bwd_", "sm90_attention_bwd_")) for k in kernels)
     for k in kernels:
-        assert isinstance(k["description"], str) and k["min_cc"] == 80
+        assert isinstance(k["description"], str) and k["min_cc"] == int(k["name"][2:4])
+    assert {"sm90_attention_bwd_bf16_d128", "sm80_attention_bwd_bf16_d128"} <= {k["name"] for k in kernels}
     forward = {k["name"] for k in tessel.attention_kernels()}
     assert not forward & {k["name"] for k in kernels}
 

@@ -26,6 +26,19 @@ TESSEL_DEVICE inline float attention_tanh(float x) {
   return y;
 }
 
+// The softmax input z of a score t = <q, k> -- softcap * tanh(t * softcap_scale) under a softcap
+// (softcap > 0), -t for a negative scale (negate), t otherwise -- and dz/dt (1 - tanh^2 under the
+// softcap, else 1), which every gradient through the score carries.
+TESSEL_DEVICE inline float attention_score_z(float t, float softcap, float softcap_scale, bool negate, float& dzdt) {
+  dzdt = 1.0f;
+  if (softcap > 0.0f) {
+    float const th = attention_tanh(t * softcap_scale);
+    dzdt = 1.0f - th * th;
+    return softcap * th;
+  }
+  return negate ? -t : t;
+}
+
 // Two floats rounded to nearest into one register of two 16-bit elements (lo in the low half).
 template <class Element>
 TESSEL_DEVICE inline std::uint32_t attention_pack2(float lo, float hi) {
@@ -42,6 +55,14 @@ TESSEL_DEVICE inline std::uint32_t attention_pack2(float lo, float hi) {
 TESSEL_DEVICE inline int opaque(int x) {
   asm volatile("" : "+r"(x));
   return x;
+}
+
+// Registers the compiler may not move across this point (a wgmma operand or accumulator in 32-bit
+// words: kept in place while an asynchronous wgmma reads it).
+template <int N>
+TESSEL_DEVICE void wgmma_fence_operand(std::uint32_t (&r)[N]) {
+  TESSEL_UNROLL
+  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(r[i])::"memory");
 }
 
 TESSEL_DEVICE inline float quad_max(float x) {

@@ -216,14 +216,8 @@ TESSEL_DEVICE void sm80_attention_bwd_scores(AttentionParams const& p, Attention
   TESSEL_UNROLL
   for (int i = 0; i < int(size(acc_s)); ++i) {
     int const r = int(get<0>(tScS(i))), c = int(get<1>(tScS(i)));
-    float z = acc_s(i), dzdt = 1.0f;
-    if (p.softcap > 0.0f) {
-      float const th = detail::attention_tanh(z * p.softcap_scale);
-      z = p.softcap * th;
-      dzdt = 1.0f - th * th;
-    } else if (p.negate_scores) {
-      z = -z;
-    }
+    float dzdt;
+    float const z = detail::attention_score_z(acc_s(i), p.softcap, p.softcap_scale, p.negate_scores, dzdt);
     bool const keep = !masked || mask.keeps(m0 + r, n0 + c);
     float const prob = keep ? detail::attention_exp2(fmaf(z, p.score_log2, -lse_log2[r])) : 0.0f;
     acc_s(i) = prob;

@@ -90,16 +90,6 @@ struct Sm90AttentionConfig {
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + the alignment of the base
 };
 
-namespace detail {
-
-template <int N>
-TESSEL_DEVICE void wgmma_fence_operand(std::uint32_t (&r)[N]) {
-  TESSEL_UNROLL
-  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(r[i])::"memory");
-}
-
-}  // namespace detail
-
 template <class Config>
 __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_kernel(__grid_constant__ Sm90AttentionParams const p) {
 #if defined(TESSEL_ARCH_SM90A)

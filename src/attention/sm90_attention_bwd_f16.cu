@@ -1,0 +1,15 @@
+// src/attention/sm90_attention_bwd_f16.cu -- the sm_90a attention backward, f16, head dims 64 and 128
+// (sm90_attention_backward.hpp): key block 128, query block 64, two consumer warpgroups.
+#include "sm90_attention_bwd_launch.cuh"
+
+namespace tessel::kernel::detail {
+
+AttentionBackwardInstance sm90_attention_bwd_instance_f16_d64() {
+  return make_sm90_attention_bwd_instance<Sm90AttentionBackwardConfig<half_t, 64>>();
+}
+
+AttentionBackwardInstance sm90_attention_bwd_instance_f16_d128() {
+  return make_sm90_attention_bwd_instance<Sm90AttentionBackwardConfig<half_t, 128>>();
+}
+
+}  // namespace tessel::kernel::detail
