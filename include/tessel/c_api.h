@@ -59,8 +59,9 @@ extern "C" {
 /* Bumped when this header gains or changes a struct, a function or an enumerator (2: the GEMM
  * workspace; 3: attention forward and TESSEL_DTYPE_I32; 4: convolution, tessel_conv_*; 5: attention
  * backward, tessel_attention_backward_*; 6: the GEMM's fused epilogue, tessel_gemm_problem's bias and
- * activation, TESSEL_ACTIVATION_GELU_ERF); no entry point of an earlier version changes meaning. */
-#define TESSEL_C_API_VERSION 6
+ * activation, TESSEL_ACTIVATION_GELU_ERF; 7: the tensor-parallel GEMMs over NCCL, tessel/c_api_dist.h,
+ * in the library tessel_dist); no entry point of an earlier version changes meaning. */
+#define TESSEL_C_API_VERSION 7
 
 /* The most dimensions a tessel_tensor describes. */
 #define TESSEL_MAX_DIMS 8

@@ -30,6 +30,10 @@
 namespace py = pybind11;
 using namespace tessel::python;
 
+#ifdef TESSEL_HAVE_DIST
+void bind_dist(py::module_& m);  // dist.cpp: tessel::dist, where it was built
+#endif
+
 namespace {
 
 // tessel._allocate(like, shape, dtype_name, device, name, call) -> array, set by
@@ -977,4 +981,9 @@ PYBIND11_MODULE(_C, m) {
   m.def("device_info", &device_dict, py::arg("index") = 0, "properties of CUDA device `index`");
   m.def("gemm_kernels", &kernel_list, "the compiled GEMM kernels, as `tessel list` prints them");
   m.attr("C_API_VERSION") = tessel_c_api_version();
+#ifdef TESSEL_HAVE_DIST
+  bind_dist(m);
+#else
+  m.attr("DIST_AVAILABLE") = false;
+#endif
 }

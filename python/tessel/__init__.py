@@ -23,6 +23,9 @@ tessel when torch already is, else by ``import tessel.torch``) registers ``torch
 ``tessel.torch.scaled_dot_product_attention``,
 ``torch.ops.tessel.conv`` (fprop, F.conv2d's layout) and ``tessel.torch.conv2d`` / ``conv3d``.
 ``python -m tessel.bench gemm|attention|conv`` times tessel against torch.matmul, SDPA and F.conv2d.
+``tessel.dist`` (where tessel was built with NCCL) runs tensor-parallel GEMMs with their
+communication overlapped; ``tessel.torch.all_gather_matmul`` / ``matmul_reduce_scatter`` take a
+``torch.distributed`` group.
 
 Errors: TypeError when an argument is not an array or its dtype is not supported, ValueError when
 its device, shape or strides break a rule, RuntimeError when CUDA fails (CUDA's text included);

@@ -9,6 +9,7 @@
     python -m tessel.bench attention --backward [--deterministic]   # the backward against SDPA's backward
     python -m tessel.bench conv                          # tessel.conv / conv_dgrad / conv_wgrad against cuDNN via torch
     python -m tessel.bench conv --problems n128-h56-w56-c64-k64-r3-s3-pad1 --ops fprop wgrad
+    torchrun --nproc_per_node 2 -m tessel.bench dist     # tensor-parallel GEMMs over NCCL (tessel/bench_dist.py)
 
 Method (the CLI's, docs/PERF.md): inputs uniform(-1, 1) (fp8: uniform(-2, 2) rounded), never
 zeros; per problem enough input sets that together they exceed twice the L2, each launch (either
@@ -1209,9 +1210,14 @@ def conv_main(argv):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    suites = {"gemm": gemm_main, "attention": attention_main, "conv": conv_main}
+    def dist_main(args):  # under torchrun; its own module (tessel/bench_dist.py)
+        from .bench_dist import dist_main as run
+
+        return run(args)
+
+    suites = {"gemm": gemm_main, "attention": attention_main, "conv": conv_main, "dist": dist_main}
     if not argv or argv[0] not in suites:
-        print("usage: python -m tessel.bench gemm|attention|conv [options]   (--help after the suite lists them)",
+        print("usage: python -m tessel.bench gemm|attention|conv|dist [options]   (--help after the suite lists them)",
               file=sys.stderr)
         return 2
     return suites[argv[0]](argv[1:])

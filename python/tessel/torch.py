@@ -44,7 +44,8 @@ from torch import Tensor
 
 from . import _C
 
-__all__ = ["gemm", "Linear", "attention", "scaled_dot_product_attention", "conv2d", "conv3d"]
+__all__ = ["gemm", "Linear", "attention", "scaled_dot_product_attention", "conv2d", "conv3d", "all_gather_matmul",
+           "matmul_reduce_scatter"]
 
 _FP8 = tuple(getattr(torch, n) for n in ("float8_e4m3fn", "float8_e5m2") if hasattr(torch, n))
 
@@ -539,3 +540,83 @@ def conv3d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride=
     """``F.conv3d`` as tessel.torch.conv2d is F.conv2d: input [N, C, D, H, W], weight
     [K, C/groups, T, R, S], best in channels_last_3d memory format; returns channels_last_3d."""
     return _conv_nd(3, input, weight, bias, stride, padding, dilation, groups, activation, alpha, beta, residual)
+
+
+# ---- tensor-parallel GEMMs over NCCL (tessel.dist; docs/dist.md) -----------------------------------
+
+_DIST_CONTEXTS = {}  # (process group, device index) -> tessel.dist.Context
+
+
+def _dist_context(group, device: torch.device):
+    """tessel's own NCCL communicator for `group` on `device`, made once: the group's rank 0 makes
+    an NCCL unique id and broadcasts it over the group (the group's own communicator is not
+    reachable portably from Python), then every rank joins. Collective on first use."""
+    import torch.distributed as tdist
+
+    from . import dist
+
+    group = group if group is not None else tdist.group.WORLD
+    key = (group, device.index)
+    ctx = _DIST_CONTEXTS.get(key)
+    if ctx is None:
+        if not dist.available():
+            raise RuntimeError("tessel.torch: this build of tessel has no tessel::dist (NCCL >= 2.28 was not found "
+                               "when it was built)")
+        rank, nranks = tdist.get_rank(group), tdist.get_world_size(group)
+        box = [dist.Context.unique_id() if rank == 0 else None]
+        tdist.broadcast_object_list(box, src=tdist.get_global_rank(group, 0), group=group, device=device)
+        ctx = dist.Context(box[0], nranks, rank, device.index)
+        _DIST_CONTEXTS[key] = ctx
+    return ctx
+
+
+def _dist_device(t: Tensor) -> torch.device:
+    """The GPU a collective call runs on: t's, or the current one when t is not a CUDA tensor (the
+    call then refuses t on this rank -- and, through the argument agreement, on every rank)."""
+    return t.device if t.is_cuda else torch.device("cuda", torch.cuda.current_device())
+
+
+def all_gather_matmul(a_shard: Tensor, b: Tensor, group=None, *, return_a: bool = False, chunk_rows: int = 0):
+    """``all_gather_into_tensor(a_shard) @ b`` over the ranks of `group` (a torch.distributed
+    process group; None: the default group), the all-gather overlapped with tessel's GEMM --
+    torch.ops.symm_mem.fused_all_gather_matmul's computation with gather_dim 0.
+
+    a_shard: this rank's [M/P, K] rows of A (row-major; equal shards on every rank), b: [K, N]
+    (this rank's column shard of a weight; ``w.t()`` reads in place). Returns d = A @ b, [M, N],
+    bit for bit what the all-gather followed by tessel's GEMM of the whole problem gives; with
+    return_a=True returns (A, d), as the fused op returns the gathered A for a backward pass.
+    float16 or bfloat16. Collective: every rank of the group calls it, in the same order; a rank
+    whose shapes differ makes every rank raise. The first call on a group makes tessel's NCCL
+    communicator for it (collective). No autograd."""
+    device = _dist_device(a_shard)
+    ctx = _dist_context(group, device)
+    from . import dist
+
+    a = a_shard if a_shard.dim() != 2 or a_shard.stride(-1) == 1 else a_shard.contiguous()
+    d = torch.empty((a.shape[0] * ctx.nranks, b.shape[-1]), dtype=a.dtype, device=device)
+    gathered = torch.empty((a.shape[0] * ctx.nranks, a.shape[-1]), dtype=a.dtype, device=device) if return_a else None
+    dist.all_gather_gemm(ctx, a, b, out=d, a_gathered=gathered, chunk_rows=chunk_rows)
+    return (gathered, d) if return_a else d
+
+
+def matmul_reduce_scatter(a: Tensor, b: Tensor, group=None, *, reduce_op: str = "sum", chunk_rows: int = 0):
+    """``reduce_scatter_tensor(a @ b)`` over the ranks of `group` along dim 0, the transfers
+    overlapped with tessel's GEMM -- torch.ops.symm_mem.fused_matmul_reduce_scatter's computation
+    with scatter_dim 0.
+
+    a: [M, K_r] (this rank's K shard of the activations), b: [K_r, N] (the matching rows of a
+    weight; ``w.t()`` reads in place). Returns this rank's row block of the sum (reduce_op "sum")
+    or mean ("avg") over ranks, [ceil(M / P), N] (the last ranks' blocks shorter when P does not
+    divide M, where torch's op requires it to). The partial products travel in a's dtype and are
+    added in float32. Collective, like all_gather_matmul. No autograd."""
+    if reduce_op not in ("sum", "avg"):
+        raise ValueError(f"reduce_op: {reduce_op!r} is not 'sum' or 'avg'")
+    device = _dist_device(a)
+    ctx = _dist_context(group, device)
+    from . import dist
+
+    rows = dist.block_rows(a.shape[0], ctx.nranks, ctx.rank)
+    d = torch.empty((rows, b.shape[-1]), dtype=a.dtype, device=device)
+    alpha = 1.0 / ctx.nranks if reduce_op == "avg" else 1.0
+    dist.gemm_reduce_scatter(ctx, a, b, out=d, alpha=alpha, chunk_rows=chunk_rows)
+    return d
