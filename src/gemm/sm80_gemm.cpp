@@ -36,18 +36,13 @@ struct Sm80Family {
 };
 
 // clang-format off
-constexpr std::array<Sm80Family, 12> kFamilies = {{
-    {DType::bf16, kernel::detail::sm80_instance_bf16_128x256x32},
+constexpr std::array<Sm80Family, 7> kFamilies = {{
     {DType::bf16, kernel::detail::sm80_instance_bf16_128x256x64},
-    {DType::bf16, kernel::detail::sm80_instance_bf16_256x128x32},
     {DType::bf16, kernel::detail::sm80_instance_bf16_128x128x32},
     {DType::bf16, kernel::detail::sm80_instance_bf16_64x64x64},
-    {DType::f16,  kernel::detail::sm80_instance_f16_128x256x32},
-    {DType::f16,  kernel::detail::sm80_instance_f16_256x128x32},
     {DType::f16,  kernel::detail::sm80_instance_f16_128x128x32},
     {DType::f16,  kernel::detail::sm80_instance_f16_64x64x64},
     {DType::tf32, kernel::detail::sm80_instance_tf32_128x128x32},
-    {DType::tf32, kernel::detail::sm80_instance_tf32_128x256x32},
     {DType::tf32, kernel::detail::sm80_instance_tf32_64x64x32},
 }};
 // clang-format on
@@ -298,21 +293,16 @@ constexpr char kSkinnyAlign[] =
 
 // clang-format off
 std::array<GemmKernelInfo, kMultistage + kSkinnyFamilies.size()> const kEntries = {{
-    TESSEL_SM80_ENTRY(0,  "sm80_bf16_128x256x32", "128x256x32, 8 warps (2x4), 4 stages, 96 KiB smem", kBf16, "bf16: by name (slower than 128x128x32 on the H200)"),
-    TESSEL_SM80_ENTRY(1,  "sm80_bf16_128x256x64", "128x256x64, 8 warps (2x4), 3 stages, 144 KiB smem", kBf16, "bf16: by name (half the k-tiles and barriers of 128x256x32; spills 16 bytes)"),
-    TESSEL_SM80_ENTRY(2,  "sm80_bf16_256x128x32", "256x128x32, 8 warps (4x2), 4 stages, 96 KiB smem", kBf16, "bf16: by name"),
-    TESSEL_SM80_ENTRY(3,  "sm80_bf16_128x128x32", "128x128x32, 4 warps (2x2), 4 stages, 64 KiB smem", kBf16, "bf16: default whenever the 128x128 tiles fill every SM, and for long K (with split-K)"),
-    TESSEL_SM80_ENTRY(4,  "sm80_bf16_64x64x64",   "64x64x64, 4 warps (2x2), 3 stages, 48 KiB smem",   kBf16, "bf16: small problems with short K"),
-    TESSEL_SM80_ENTRY(5,  "sm80_fp16_128x256x32", "128x256x32, 8 warps (2x4), 4 stages, 96 KiB smem", kF16,  "fp16: by name"),
-    TESSEL_SM80_ENTRY(6,  "sm80_fp16_256x128x32", "256x128x32, 8 warps (4x2), 4 stages, 96 KiB smem", kF16,  "fp16: by name"),
-    TESSEL_SM80_ENTRY(7,  "sm80_fp16_128x128x32", "128x128x32, 4 warps (2x2), 4 stages, 64 KiB smem", kF16,  "fp16: as bf16"),
-    TESSEL_SM80_ENTRY(8,  "sm80_fp16_64x64x64",   "64x64x64, 4 warps (2x2), 3 stages, 48 KiB smem",   kF16,  "fp16: as bf16"),
-    TESSEL_SM80_ENTRY(9,  "sm80_tf32_128x128x32", "128x128x32, 4 warps (2x2), 3 stages, 96 KiB smem", kTf32, "tf32: when the 128x128 tiles fill every SM at least once"),
-    TESSEL_SM80_ENTRY(10, "sm80_tf32_128x256x32", "128x256x32, 8 warps (2x4), 3 stages, 144 KiB smem", kTf32, "tf32: by name only (benchmark alternative)"),
-    TESSEL_SM80_ENTRY(11, "sm80_tf32_64x64x32",   "64x64x32, 4 warps (2x2), 3 stages, 48 KiB smem",   kTf32, "tf32: small problems; with split-K when K is long"),
-    TESSEL_SM80_ENTRY_WITH(12, "sm80_bf16_skinny", kSkinnySummary, kSkinnyTile, kBf16, kSkinnyAlign,
+    TESSEL_SM80_ENTRY(0, "sm80_bf16_128x256x64", "128x256x64, 8 warps (2x4), 3 stages, 144 KiB smem", kBf16, "bf16: by name (the fastest on the H100/H200; spills 16 bytes)"),
+    TESSEL_SM80_ENTRY(1, "sm80_bf16_128x128x32", "128x128x32, 4 warps (2x2), 4 stages, 64 KiB smem", kBf16, "bf16: default whenever the 128x128 tiles fill every SM, and for long K (with split-K)"),
+    TESSEL_SM80_ENTRY(2, "sm80_bf16_64x64x64",   "64x64x64, 4 warps (2x2), 3 stages, 48 KiB smem",   kBf16, "bf16: small problems with short K"),
+    TESSEL_SM80_ENTRY(3, "sm80_fp16_128x128x32", "128x128x32, 4 warps (2x2), 4 stages, 64 KiB smem", kF16,  "fp16: as bf16"),
+    TESSEL_SM80_ENTRY(4, "sm80_fp16_64x64x64",   "64x64x64, 4 warps (2x2), 3 stages, 48 KiB smem",   kF16,  "fp16: as bf16"),
+    TESSEL_SM80_ENTRY(5, "sm80_tf32_128x128x32", "128x128x32, 4 warps (2x2), 3 stages, 96 KiB smem", kTf32, "tf32: when the 128x128 tiles fill every SM at least once"),
+    TESSEL_SM80_ENTRY(6, "sm80_tf32_64x64x32",   "64x64x32, 4 warps (2x2), 3 stages, 48 KiB smem",   kTf32, "tf32: small problems; with split-K when K is long"),
+    TESSEL_SM80_ENTRY_WITH(7, "sm80_bf16_skinny", kSkinnySummary, kSkinnyTile, kBf16, kSkinnyAlign,
                            "bf16: when min(M, N) <= 64 and the long operand (all batches) is >= 8 MiB"),
-    TESSEL_SM80_ENTRY_WITH(13, "sm80_fp16_skinny", kSkinnySummary, kSkinnyTile, kF16, kSkinnyAlign,
+    TESSEL_SM80_ENTRY_WITH(8, "sm80_fp16_skinny", kSkinnySummary, kSkinnyTile, kF16, kSkinnyAlign,
                            "fp16: as bf16"),
 }};
 // clang-format on
@@ -339,9 +329,9 @@ GemmKernelInfo const* sm80_select_gemm_kernel(GemmArguments const& g, int sms) {
   auto const tiles = [&](std::int64_t tm, std::int64_t tn) { return ((m + tm - 1) / tm) * ((n + tn - 1) / tn) * g.batch_count; };
   // 128x128 whenever its tiles fill the SMs, and for long K (split-K then fills them); 64x64 for
   // small problems with short K. On the H200 (bench/results/sm80-h200.json) 128x128x32
-  // (4 warps, 2 CTAs per SM) beat 128x256x64 / 256x128x32 / 128x256x32 at 4096^3 (414 / 395 / 354 /
-  // 312-349 TFLOP/s), and its smaller tiles quantise better on odd shapes (4097 rows: 33 tile rows
-  // of 128 instead of 17 of 256, the 17th nearly empty). The larger tiles run by name.
+  // (4 warps, 2 CTAs per SM) beat 128x256x64 at 4096^3 (414 / 395 TFLOP/s), and its smaller tiles
+  // quantise better on odd shapes (4097 rows: 33 tile rows of 128 instead of 17 of 256, the 17th
+  // nearly empty). 128x256x64 runs by name.
   if (g.a_type == DType::tf32) return pick(tiles(128, 128) >= sms || g.k >= 4096 ? "128x128x32" : "64x64x32");
   // Skinny and memory-bound (min(M, N) <= 64, the long operand >= 8 MiB): the skinny kernel
   // streams the long operand at HBM bandwidth (docs/skinny_gemm.md).

@@ -24,17 +24,12 @@ struct Sm80Instance {
 };
 
 // clang-format off
-Sm80Instance sm80_instance_bf16_128x256x32();
 Sm80Instance sm80_instance_bf16_128x256x64();
-Sm80Instance sm80_instance_bf16_256x128x32();
 Sm80Instance sm80_instance_bf16_128x128x32();
 Sm80Instance sm80_instance_bf16_64x64x64();
-Sm80Instance sm80_instance_f16_128x256x32();
-Sm80Instance sm80_instance_f16_256x128x32();
 Sm80Instance sm80_instance_f16_128x128x32();
 Sm80Instance sm80_instance_f16_64x64x64();
 Sm80Instance sm80_instance_tf32_128x128x32();
-Sm80Instance sm80_instance_tf32_128x256x32();
 Sm80Instance sm80_instance_tf32_64x64x32();
 // clang-format on
 

@@ -27,14 +27,14 @@ namespace {
 
 struct DtypeCase {
   DType ab, cd;
-  char const* big;    // the 128x256 (tf32: 128x128) entry
-  char const* small;  // the 64x64 entry
+  char const* big;    // the largest tile of the dtype (bf16: 128x256, fp16 and tf32: 128x128)
+  char const* small;  // a smaller one
 };
 constexpr DtypeCase kDtypes[] = {
-    {DType::bf16, DType::bf16, "sm80_bf16_128x256x32", "sm80_bf16_64x64x64"},
-    {DType::bf16, DType::f32, "sm80_bf16_256x128x32", "sm80_bf16_128x128x32"},
-    {DType::f16, DType::f16, "sm80_fp16_128x256x32", "sm80_fp16_64x64x64"},
-    {DType::f16, DType::f32, "sm80_fp16_256x128x32", "sm80_fp16_128x128x32"},
+    {DType::bf16, DType::bf16, "sm80_bf16_128x256x64", "sm80_bf16_64x64x64"},
+    {DType::bf16, DType::f32, "sm80_bf16_128x256x64", "sm80_bf16_128x128x32"},
+    {DType::f16, DType::f16, "sm80_fp16_128x128x32", "sm80_fp16_64x64x64"},
+    {DType::f16, DType::f32, "sm80_fp16_128x128x32", "sm80_fp16_64x64x64"},
     {DType::tf32, DType::f32, "sm80_tf32_128x128x32", "sm80_tf32_64x64x32"},
 };
 constexpr char const* kLayouts[] = {"tn", "nn", "nt", "tt"};
@@ -84,7 +84,7 @@ TEST(Sm80Small, BetaZeroDoesNotReadC) {
   std::size_t const nc = elems(1, 0, g.m, g.n, g.ldc, g.c_order);
   ASSERT_TRUE(reference::fill_constant_device(const_cast<void*>(g.c), g.c_type, nc, NAN).ok());
   g.beta = 0.0f;
-  Verdict v = run_and_check(entry("sm80_bf16_128x256x32"), g);
+  Verdict v = run_and_check(entry("sm80_bf16_128x256x64"), g);
   EXPECT_TRUE(v.ours.passed()) << "NaN in C leaked through beta = 0: " << v.ours.describe();
 }
 
@@ -210,10 +210,10 @@ TEST(Sm80Large, OddShapesAgainstCublas) {
     char const* entry;
   };
   constexpr Case cases[] = {
-      {4095, 4097, 4099, "tn", DType::bf16, DType::bf16, "sm80_bf16_128x256x32"},
-      {4095, 4097, 4099, "nt", DType::f16, DType::f16, "sm80_fp16_256x128x32"},
+      {4095, 4097, 4099, "tn", DType::bf16, DType::bf16, "sm80_bf16_128x256x64"},
+      {4095, 4097, 4099, "nt", DType::f16, DType::f16, "sm80_fp16_128x128x32"},
       {4095, 4097, 4099, "tn", DType::tf32, DType::f32, "sm80_tf32_128x128x32"},
-      {8191, 8193, 8191, "tn", DType::bf16, DType::bf16, "sm80_bf16_128x256x32"},
+      {8191, 8193, 8191, "tn", DType::bf16, DType::bf16, "sm80_bf16_128x256x64"},
   };
   for (Case const& c : cases) {
     GemmArguments g = problem(c.m, c.n, c.k, c.layout, MatrixOrder::col_major, c.ab, c.cd);

@@ -208,14 +208,10 @@ using Cfg = collective::Sm80GemmConfig<E, M, N, K, WM, WN, S>;
 
 }  // namespace
 
-TEST(BankConflictSm80, Bf16_128x256x32) { check_config<Cfg<bfloat16_t, 128, 256, 32, 2, 4, 4>>(); }
-TEST(BankConflictSm80, Bf16_256x128x32) { check_config<Cfg<bfloat16_t, 256, 128, 32, 4, 2, 4>>(); }
+TEST(BankConflictSm80, Bf16_128x256x64) { check_config<Cfg<bfloat16_t, 128, 256, 64, 2, 4, 3>>(); }
 TEST(BankConflictSm80, Bf16_128x128x32) { check_config<Cfg<bfloat16_t, 128, 128, 32, 2, 2, 4>>(); }
-TEST(BankConflictSm80, Bf16_128x256x128) { check_config<Cfg<bfloat16_t, 128, 256, 128, 2, 4, 2>>(); }  // experiment: 256-byte rows
 TEST(BankConflictSm80, F16_64x64x64) { check_config<Cfg<half_t, 64, 64, 64, 2, 2, 3>>(); }
 TEST(BankConflictSm80, Tf32_128x128x32) { check_config<Cfg<float, 128, 128, 32, 2, 2, 3>>(); }
-TEST(BankConflictSm80, Tf32_128x256x32) { check_config<Cfg<float, 128, 256, 32, 2, 4, 3>>(); }
-TEST(BankConflictSm80, Tf32_128x256x64) { check_config<Cfg<float, 128, 256, 64, 2, 4, 2>>(); }  // experiment: 256-byte rows
 TEST(BankConflictSm80, Tf32_64x64x32) { check_config<Cfg<float, 64, 64, 32, 2, 2, 3>>(); }
 
 // The swizzle is what makes the difference: the same ldmatrix over the unswizzled K-major tile

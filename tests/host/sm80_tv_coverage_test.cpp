@@ -249,14 +249,10 @@ using Cfg = collective::Sm80GemmConfig<E, M, N, K, WM, WN, S>;
 }  // namespace
 
 // The configurations compiled in src/gemm/sm80_*.cu (fp16 shares bf16's layouts).
-TEST(Sm80TvCoverage, Bf16_128x256x32) { check_config<Cfg<bfloat16_t, 128, 256, 32, 2, 4, 4>>(); }
-TEST(Sm80TvCoverage, Bf16_256x128x32) { check_config<Cfg<bfloat16_t, 256, 128, 32, 4, 2, 4>>(); }
+TEST(Sm80TvCoverage, Bf16_128x256x64) { check_config<Cfg<bfloat16_t, 128, 256, 64, 2, 4, 3>>(); }
 TEST(Sm80TvCoverage, Bf16_128x128x32) { check_config<Cfg<bfloat16_t, 128, 128, 32, 2, 2, 4>>(); }
-TEST(Sm80TvCoverage, Bf16_128x256x128) { check_config<Cfg<bfloat16_t, 128, 256, 128, 2, 4, 2>>(); }  // experiment: 256-byte rows
 TEST(Sm80TvCoverage, F16_64x64x64) { check_config<Cfg<half_t, 64, 64, 64, 2, 2, 3>>(); }
 TEST(Sm80TvCoverage, Tf32_128x128x32) { check_config<Cfg<float, 128, 128, 32, 2, 2, 3>>(); }
-TEST(Sm80TvCoverage, Tf32_128x256x32) { check_config<Cfg<float, 128, 256, 32, 2, 4, 3>>(); }
-TEST(Sm80TvCoverage, Tf32_128x256x64) { check_config<Cfg<float, 128, 256, 64, 2, 4, 2>>(); }  // experiment: 256-byte rows
 TEST(Sm80TvCoverage, Tf32_64x64x32) { check_config<Cfg<float, 64, 64, 32, 2, 2, 3>>(); }
 
 // The tiled MMA's fragments are the PTX positions: one 16x8x16 bf16 warp, checked against the ISA
@@ -278,4 +274,4 @@ void check_ptx_a_table() {
   }
 }
 
-TEST(Sm80TvCoverage, MmaFragmentsFollowThePtxTables) { check_ptx_a_table<Cfg<bfloat16_t, 128, 256, 32, 2, 4, 4>>(); }
+TEST(Sm80TvCoverage, MmaFragmentsFollowThePtxTables) { check_ptx_a_table<Cfg<bfloat16_t, 128, 256, 64, 2, 4, 3>>(); }
