@@ -795,6 +795,30 @@ TEST(CApiAttentionBackward, RefusalsNameTheTensorOrArgumentAndCarryTheirCode) {
   expect_refusals([] { return attention_backward(2, 37, 50, 8, 2, 128, 128); }, cases);
 }
 
+// A kernel named for a call it cannot take is refused by tessel_attention_backward_can_implement
+// before any device query (so on a machine without a GPU too), with the kernel's rule.
+TEST(CApiAttentionBackward, NamedSm90KernelRefusesWhatItDoesNotTake) {
+  struct Case {
+    char const* kernel;
+    int deterministic;
+    tessel_status code;
+    char const* reason_starts;
+  };
+  for (Case const c : {
+           Case{"sm90_attention_bwd_bf16_d64", 0, TESSEL_STATUS_INVALID_ARGUMENT,
+                "kernel: sm90_attention_bwd_bf16_d64 computes bf16 with head dims (64, 64); the call is bf16 (128, 128)"},
+           Case{"sm90_attention_bwd_bf16_d128", 1, TESSEL_STATUS_NOT_SUPPORTED,
+                "kernel: sm90_attention_bwd_bf16_d128 does not take the deterministic mode"},
+       }) {
+    tessel_attention_backward_problem p = attention_backward(2, 37, 50, 8, 2, 128, 128);
+    p.kernel = c.kernel, p.deterministic = c.deterministic;
+    ASSERT_EQ(tessel_attention_backward_check(&p, nullptr, 0), TESSEL_STATUS_SUCCESS) << c.kernel;
+    char reason[512] = {};
+    EXPECT_EQ(tessel_attention_backward_can_implement(&p, reason, sizeof reason), c.code) << c.kernel << ": " << reason;
+    EXPECT_EQ(std::string(reason).rfind(c.reason_starts, 0), 0u) << reason;
+  }
+}
+
 TEST(CApiAttentionBackward, ReasonsUseTheTensorsOwnNames) {
   tessel_attention_backward_problem p = attention_backward(2, 37, 50, 8, 2, 128, 128);
   p.forward.o.name = "out", p.d_o.name = "dout";
