@@ -39,6 +39,15 @@ class CliAttention : public ::testing::Test {
   }
 };
 
+// A dry run names the kernel the current GPU would run: on an H100/H200 the sm_90a one where it
+// applies, else (and without a GPU) the sm_80 one. The checks below are about the counts, so they
+// read an sm_90a name as its sm_80 twin.
+std::string as_sm80(std::string out) {
+  for (std::size_t at = out.find("kernel sm90_"); at != std::string::npos; at = out.find("kernel sm90_", at))
+    out.replace(at + 9, 2, "80");
+  return out;
+}
+
 void expect_usage_errors(std::initializer_list<tessel::test::CliUsageCase> cases) {
   tessel::test::expect_cli_usage_errors("tessel attention: ", cases);
 }
@@ -131,7 +140,7 @@ TEST_F(CliAttention, DryRunCountsTheKeptPairs) {
        }) {
     CliRun const r = run(std::string("attention --dry-run ") + c.args);
     EXPECT_EQ(r.code, 0) << c.args << ": " << r.err;
-    EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.args << ": " << r.out;
+    EXPECT_NE(as_sm80(r.out).find(c.expect), std::string::npos) << c.args << ": " << r.out;
   }
 }
 
@@ -163,7 +172,7 @@ TEST_F(CliAttention, DryRunCountsTheBackwardAtTwoAndAHalfTimesTheForward) {
        }) {
     CliRun const r = run(std::string("attention --dry-run ") + c.args);
     EXPECT_EQ(r.code, 0) << c.args << ": " << r.err;
-    EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.args << ": " << r.out;
+    EXPECT_NE(as_sm80(r.out).find(c.expect), std::string::npos) << c.args << ": " << r.out;
   }
 }
 
