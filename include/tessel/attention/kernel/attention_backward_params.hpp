@@ -1,7 +1,7 @@
-// tessel/attention/kernel/attention_backward_params.hpp -- what the host passes the sm_80
-// attention-backward kernels: the forward's AttentionParams (Q, K, V, O, LSE, the mask and the
-// score constants), the gradients' pointers and strides, and the workspace
-// (attention_backward_validate.hpp has its layout). Host-compilable.
+// tessel/attention/kernel/attention_backward_params.hpp -- what the host passes the
+// attention-backward kernels (sm_80's, and sm_90a's beside its tensor maps): the forward's
+// AttentionParams (Q, K, V, O, LSE, the mask and the score constants), the gradients' pointers
+// and strides, and the workspace (attention_backward_validate.hpp has its layout). Host-compilable.
 #pragma once
 
 #include <tessel/attention/kernel/attention_params.hpp>
