@@ -56,19 +56,10 @@ constexpr std::array kEntries{TESSEL_SM90_ENTRIES(bf16), TESSEL_SM90_ENTRIES(f16
 constexpr int kSm80 = 80, kSm90 = 90;
 
 // What the sm_90a kernels' tensor maps take: a fixed-length batch (TMA needs every extent on the
-// host), Q, K and V 16-byte aligned with strides of whole 16-byte units, none zero where its
-// extent is more than 1.
+// host) and Q, K and V each a tensor map can describe.
 bool sm90_takes(AttentionArguments const& a) {
-  if (attention_is_varlen(a)) return false;
-  auto const aligned = [](AttentionOperand const& t, std::int64_t heads, std::int64_t batch) {
-    constexpr std::int64_t kUnit = 8;  // 16-bit elements per 16 bytes
-    auto const stride_ok = [](std::int64_t stride, std::int64_t extent) {
-      return stride % kUnit == 0 && (stride > 0 || extent == 1);
-    };
-    return reinterpret_cast<std::uintptr_t>(t.ptr) % 16 == 0 && stride_ok(t.row_stride, 2) &&
-           stride_ok(t.head_stride, heads) && stride_ok(t.batch_stride, batch);
-  };
-  return aligned(a.q, a.heads, a.batch) && aligned(a.k, a.kv_heads, a.batch) && aligned(a.v, a.kv_heads, a.batch);
+  return !attention_is_varlen(a) && d::sm90_tma_loads(a.q, a.heads, a.batch) && d::sm90_tma_loads(a.k, a.kv_heads, a.batch) &&
+         d::sm90_tma_loads(a.v, a.kv_heads, a.batch);
 }
 
 // The entry for the call's dtype and head dims, or the one it names. cc: the compute capability
@@ -114,6 +105,13 @@ int current_cc() {
 }
 
 }  // namespace
+
+bool kernel::detail::sm90_tma_loads(AttentionOperand const& t, std::int64_t heads, std::int64_t batch) {
+  constexpr std::int64_t kUnit = 8;  // 16-bit elements per 16 bytes
+  auto const stride_ok = [](std::int64_t stride, std::int64_t extent) { return stride % kUnit == 0 && (stride > 0 || extent == 1); };
+  return reinterpret_cast<std::uintptr_t>(t.ptr) % 16 == 0 && stride_ok(t.row_stride, 2) && stride_ok(t.head_stride, heads) &&
+         stride_ok(t.batch_stride, batch);
+}
 
 Status kernel::detail::attention_kernel_runs_here(char const* name, int min_sm,
                                                   cudaError_t (*attributes)(cudaFuncAttributes*)) {

@@ -45,30 +45,16 @@ constexpr std::array kEntries{TESSEL_SM90_ENTRIES(bf16), TESSEL_SM90_ENTRIES(f16
 
 constexpr int kSm90 = 90;
 
-// What the sm_90a backward takes: a fixed-length batch (its tensor maps need every extent on the
-// host); Q, K, V and dO 16-byte aligned with strides of whole 16-byte units, none zero where its
-// extent is more than 1 (TMA); dK and dV stored in pairs (4-byte aligned, even strides); and the
-// default mode (its dQ atomics add in no fixed order).
+// What the sm_90a backward takes, beyond what attention_backward_validate already holds every
+// call to: a fixed-length batch (its tensor maps need every extent on the host); Q, K, V and dO
+// each a tensor map can describe; and the default mode (its dQ atomics add in no fixed order).
 std::string sm90_refusal(AttentionBackwardArguments const& b) {
   AttentionArguments const& a = b.problem;
   if (attention_is_varlen(a)) return "variable-length batches";
   if (b.deterministic) return "the deterministic mode";
-  auto const loads = [](void const* ptr, std::int64_t batch_stride, std::int64_t row_stride, std::int64_t head_stride,
-                        std::int64_t heads, std::int64_t batch) {
-    constexpr std::int64_t kUnit = 8;  // 16-bit elements per 16 bytes
-    auto const ok = [](std::int64_t stride, std::int64_t extent) { return stride % kUnit == 0 && (stride > 0 || extent == 1); };
-    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ok(row_stride, 2) && ok(head_stride, heads) && ok(batch_stride, batch);
-  };
-  auto const pairs = [](AttentionGradient const& g) {
-    return reinterpret_cast<std::uintptr_t>(g.ptr) % 4 == 0 && g.row_stride % 2 == 0 && g.head_stride % 2 == 0 &&
-           g.batch_stride % 2 == 0;
-  };
-  if (!loads(a.q.ptr, a.q.batch_stride, a.q.row_stride, a.q.head_stride, a.heads, a.batch) ||
-      !loads(a.k.ptr, a.k.batch_stride, a.k.row_stride, a.k.head_stride, a.kv_heads, a.batch) ||
-      !loads(a.v.ptr, a.v.batch_stride, a.v.row_stride, a.v.head_stride, a.kv_heads, a.batch) ||
-      !loads(b.d_o.ptr, b.d_o.batch_stride, b.d_o.row_stride, b.d_o.head_stride, a.heads, a.batch))
-    return "Q, K, V or dO not 16-byte aligned with strides of whole 16-byte units";
-  if (!pairs(b.dk) || !pairs(b.dv)) return "dK or dV not 4-byte aligned with even strides";
+  if (!d::sm90_tma_loads(a.q, a.heads, a.batch) || !d::sm90_tma_loads(a.k, a.kv_heads, a.batch) ||
+      !d::sm90_tma_loads(a.v, a.kv_heads, a.batch) || !d::sm90_tma_loads(b.d_o, a.heads, a.batch))
+    return "Q, K, V or dO with a zero stride (TMA's tensor maps take none)";
   return {};
 }
 

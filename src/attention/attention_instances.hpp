@@ -27,6 +27,10 @@ AttentionParams attention_params(AttentionArguments const& args, int blk_m);
 // Shared by the forward's and the backward's registries.
 Status attention_kernel_runs_here(char const* name, int min_sm, cudaError_t (*attributes)(cudaFuncAttributes*));
 
+// Whether a TMA tensor map can describe one [B, S, H, D] operand (forward and backward): 16-byte
+// aligned, strides of whole 16-byte units, none zero where its extent is more than 1.
+bool sm90_tma_loads(AttentionOperand const& t, std::int64_t heads, std::int64_t batch);
+
 // The grids' limits: heads (or KV heads) on y and batch on z, 65535 each.
 Status attention_check_grid(AttentionArguments const& a);
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <tessel/config.hpp>
+#include <tessel/epilogue/activation.hpp>
 #include <tessel/numeric/bfloat16.hpp>
 #include <tessel/numeric/half.hpp>
 
@@ -14,17 +15,10 @@ namespace tessel::kernel {
 
 namespace detail {
 
-TESSEL_DEVICE inline float attention_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
-TESSEL_DEVICE inline float attention_tanh(float x) {
-  float y;
-  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
+// The hardware's 2^x and tanh approximations (ex2.approx.ftz, tanh.approx), which the GEMM and
+// convolution epilogues use too.
+TESSEL_DEVICE inline float attention_exp2(float x) { return tessel::detail::exp2_fast(x); }
+TESSEL_DEVICE inline float attention_tanh(float x) { return tessel::detail::tanh_fast(x); }
 
 // The softmax input z of a score t = <q, k> -- softcap * tanh(t * softcap_scale) under a softcap
 // (softcap > 0), -t for a negative scale (negate), t otherwise -- and dz/dt (1 - tanh^2 under the
