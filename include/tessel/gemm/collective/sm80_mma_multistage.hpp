@@ -67,6 +67,11 @@ namespace detail {
 // NaN and infinities are kept.
 template <Tf32Rounding R>
 TESSEL_DEVICE inline float round_to_tf32(float x) {
+#if defined(TESSEL_SINGLE_PTX)
+  // Compiled once for every architecture, this would round with cvt.rna on Hopper too.
+  static_assert(R != Tf32Rounding::nearest_even,
+                "nearest_even takes an sm_90 path: compile this TU once per architecture (src/CMakeLists.txt)");
+#endif
 #if defined(TESSEL_ARCH_SM80)
   if constexpr (R == Tf32Rounding::truncate) {
     return x;  // the MMA ignores the 13 low mantissa bits
