@@ -28,7 +28,7 @@
 // A TU compiled once for every architecture (tessel_single_ptx, cmake/TesselArch.cmake) sees the
 // lowest architecture's __CUDA_ARCH__ on Hopper too, where griddepcontrol.wait would silently vanish.
 #if defined(TESSEL_SINGLE_PTX)
-#error "sm90_cluster.hpp has sm_90 paths: compile this TU once per architecture (src/CMakeLists.txt)"
+#error "sm90_cluster.hpp has sm_90 paths: compile this TU once per architecture (the per-architecture lists in src/ and tests/CMakeLists.txt)"
 #endif
 
 #include <tessel/arch/arch_config.hpp>

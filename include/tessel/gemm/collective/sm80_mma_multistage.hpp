@@ -70,7 +70,7 @@ TESSEL_DEVICE inline float round_to_tf32(float x) {
 #if defined(TESSEL_SINGLE_PTX)
   // Compiled once for every architecture, this would round with cvt.rna on Hopper too.
   static_assert(R != Tf32Rounding::nearest_even,
-                "nearest_even takes an sm_90 path: compile this TU once per architecture (src/CMakeLists.txt)");
+                "nearest_even takes an sm_90 path: compile this TU once per architecture (the per-architecture lists in src/ and tests/CMakeLists.txt)");
 #endif
 #if defined(TESSEL_ARCH_SM80)
   if constexpr (R == Tf32Rounding::truncate) {
