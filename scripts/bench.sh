@@ -2,10 +2,12 @@
 # Runs benchmark suites on the GPU machine and writes each suite's current result file,
 # $OUT/results/<suite>-<gpu>.json (copy it over bench/results/<suite>-<gpu>.json to record it).
 #
-#   scripts/bench.sh                       # the default suites: targets skinny fp8 sm90 sm80 sgemm
+#   scripts/bench.sh                       # the default suites: targets skinny fp8 sm90 sm80 sgemm grouped
 #   scripts/bench.sh targets skinny        # some suites: any bench/<suite>.txt
 #
-# A suite is a sweep file of `tessel gemm` lines (bench/<suite>.txt; its header says what it is).
+# A suite is a sweep file of `tessel gemm` lines (bench/<suite>.txt; its header says what it is),
+# or of `tessel grouped` lines for the grouped suite (its baselines: a cuBLAS loop and
+# cublasGemmGroupedBatchedEx).
 # Each line is verified against a float64 reference and timed against cuBLAS / cuBLASLt in the
 # same process (docs/PERF.md, "Method"). The skinny suite also gets the HBM floor of each line:
 # the bytes it must move over the copy bandwidth that bench_copy_bandwidth measures in the same
@@ -19,7 +21,7 @@ BUILD_DIR=${BUILD_DIR:-build-gpu}
 export TESSEL_GIT_COMMIT=${TESSEL_GIT_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
 mkdir -p "$OUT/results"
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(targets skinny fp8 sm90 sm80 sgemm)
+[ ${#suites[@]} -eq 0 ] && suites=(targets skinny fp8 sm90 sm80 sgemm grouped)
 
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   { cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a &&
@@ -34,7 +36,9 @@ for suite in "${suites[@]}"; do
   [ -f "$sweep" ] || { echo "no suite $sweep"; status=1; continue; }
   json=$OUT/results/$suite-$gpu.json
   echo "== $suite -> $json"
-  "$BUILD_DIR/tessel" gemm --sweep "$sweep" --suite "$suite" --json "$json" 2>&1 | grep -E '^ *[0-9]+x[0-9]+|rror|FAIL'
+  subcommand=gemm
+  [ "$suite" = grouped ] && subcommand=grouped
+  "$BUILD_DIR/tessel" "$subcommand" --sweep "$sweep" --suite "$suite" --json "$json" 2>&1 | grep -E '^ *[0-9]+x[0-9]+|rror|FAIL'
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   if [ "$suite" = skinny ]; then
     copy_gbs=$("$BUILD_DIR/bench/bench_copy_bandwidth" --mib 1024 --iters 20 | awk '$1 == "copy_gbs" {print $2}')
