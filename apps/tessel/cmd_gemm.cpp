@@ -46,6 +46,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -68,6 +69,10 @@ constexpr char const* kUsage =
     "  --b-dtype T         B's dtype when it differs from A's (fp8: e4m3 x e5m2, e5m2 x e4m3)\n"
     "  --out-dtype T       C/D dtype: default fp32 for fp32/tf32, bf16 for fp8, else the input dtype\n"
     "  --a-scale S --b-scale S      fp8 per-tensor scales: D = alpha*(S_a*A)(S_b*B) + beta*C (default 1)\n"
+    "  --scale-mode M      fp8: per-tensor (default) or block: DeepSeek-V3 block scales, one fp32 per\n"
+    "                      1x128 block of A and per 128x128 block of B, random positive 2^[-4,4]\n"
+    "                      (gemm_arguments.hpp's layouts); baseline cuBLASLt's VEC128_32F (A) and\n"
+    "                      BLK128x128_32F (B) scale modes on the same scales\n"
     "  --layout L          tn (default), nn, nt, tt: BLAS transposes of A and B, C/D column-major\n"
     "  --lda L --ldb L --ldc L      leading dimensions of A, B and C/D (default: packed); BLAS's\n"
     "                               rules: lda >= K for a 't' A, >= M for an 'n' one; ldc >= M\n"
@@ -105,7 +110,7 @@ constexpr char const* kUsage =
 
 OptionNames const kOptions{"gemm",
                            {"--m", "--n", "--k", "--batch", "--dtype", "--b-dtype", "--out-dtype", "--a-scale",
-                            "--b-scale", "--layout", "--alpha", "--beta", "--bias", "--act", "--kernel", "--tune",
+                            "--b-scale", "--scale-mode", "--layout", "--alpha", "--beta", "--bias", "--act", "--kernel", "--tune",
                             "--iters", "--warmup",
                             "--gap-ms", "--compare", "--seed", "--lda", "--ldb", "--ldc", "--csv", "--json", "--suite",
                             "--sweep"},
@@ -120,6 +125,7 @@ struct Problem {
   long long lda = 0, ldb = 0, ldc = 0;  // 0: packed (the smallest legal leading dimension)
   float alpha = 1.0f, beta = 0.0f;
   float a_scale = 1.0f, b_scale = 1.0f;
+  tessel::ScaleMode scale_mode = tessel::ScaleMode::per_tensor;  // --scale-mode
   tessel::BiasMode bias = tessel::BiasMode::none;  // --bias
   tessel::Activation act = tessel::Activation::none;  // --act
   std::string kernel = "auto";
@@ -145,6 +151,7 @@ struct Problem {
     if (!default_out) s += std::string("->") + tessel::to_string(cd);
     if (bias != tessel::BiasMode::none) s += std::string("+bias_") + tessel::to_string(bias);
     if (act != tessel::Activation::none) s += std::string("+") + tessel::to_string(act);
+    if (scale_mode == tessel::ScaleMode::block) s += "+blockscaled";
     return s;
   }
   bool fused() const { return bias != tessel::BiasMode::none || act != tessel::Activation::none; }
@@ -224,6 +231,10 @@ Problem make_problem(Options const& o) {
   }
   if (auto v = get("--a-scale")) p.a_scale = parse_float("--a-scale", *v);
   if (auto v = get("--b-scale")) p.b_scale = parse_float("--b-scale", *v);
+  if (auto v = get("--scale-mode")) {
+    if (*v != "per-tensor" && *v != "block") throw UsageError("--scale-mode: '" + *v + "' is not one of per-tensor, block");
+    p.scale_mode = *v == "block" ? tessel::ScaleMode::block : tessel::ScaleMode::per_tensor;
+  }
   if (auto v = get("--layout")) {
     if (*v != "tn" && *v != "nn" && *v != "nt" && *v != "tt")
       throw UsageError("--layout: '" + *v + "' is not one of tn, nn, nt, tt");
@@ -282,6 +293,7 @@ GemmArguments gemm_arguments(Problem const& p) {
   g.b_type = p.bt;
   g.alpha = p.alpha, g.beta = p.beta;
   g.a_scale = p.a_scale, g.b_scale = p.b_scale;
+  g.scale_mode = p.scale_mode;  // the scale tensors: the caller's buffers
   g.bias_mode = p.bias, g.activation = p.act;  // the bias pointer: the caller's buffer
   g.kernel = p.kernel.c_str();
   g.options = p.options;
@@ -325,11 +337,31 @@ Result run_problem(Problem const& p, GpuReport const& gpu, cublasHandle_t handle
     status_check(tessel::reference::fill_uniform_device(bias.p, g.c_type, bias_count, p.seed * 1000003ULL + 5), "fill the bias");
     g.bias = bias.p;
   }
+  // Block scales (--scale-mode block): one pair for every input set, random positive values
+  // 2^[-4, 4] so the blocks' products span orders of magnitude; packed (gemm_arguments.hpp).
+  bool const blocks = g.scale_mode == tessel::ScaleMode::block;
+  std::int64_t const k_blocks = tessel::gemm_scale_blocks(p.k), n_blocks = tessel::gemm_scale_blocks(p.n);
+  std::size_t const a_scale_count = blocks ? std::size_t(p.batch * k_blocks * p.m) : 0;
+  std::size_t const b_scale_count = blocks ? std::size_t(p.batch * n_blocks * k_blocks) : 0;
+  DeviceBuffer a_scales(a_scale_count * sizeof(float)), b_scales(b_scale_count * sizeof(float));
+  if (blocks) {
+    std::mt19937_64 rng(p.seed * 7919ULL + 11ULL);
+    std::uniform_real_distribution<float> exponent(-4.0f, 4.0f);
+    auto upload = [&](DeviceBuffer const& to, std::size_t count) {
+      std::vector<float> v(count);
+      for (float& x : v) x = std::exp2(exponent(rng));
+      cuda_check(cudaMemcpy(to.p, v.data(), count * sizeof(float), cudaMemcpyHostToDevice), "upload the block scales");
+    };
+    upload(a_scales, a_scale_count);
+    upload(b_scales, b_scale_count);
+    g.a_scales = static_cast<float const*>(a_scales.p), g.b_scales = static_cast<float const*>(b_scales.p);
+  }
   GemmArguments unfused = g;  // the product alone: what cuBLAS (or cuBLASLt's fp8 matmul) computes in the pair
   unfused.bias = nullptr, unfused.bias_mode = tessel::BiasMode::none, unfused.activation = tessel::Activation::none;
   std::unique_ptr<LtGemm> lt_gemm;   // fp8's matmul (unfused)
   std::unique_ptr<LtGemm> lt_fused;  // cuBLASLt's epilogue computing the same fusion
   if (fp8) r.baseline = "cublaslt", r.baseline_label = "cuBLASLt";
+  if (blocks) r.baseline = "cublaslt_blockscaled", r.baseline_label = "cuBLASLt blk";
   if (compare && fp8) {
     lt_gemm = std::make_unique<LtGemm>(lt, unfused, p.layout);
     if (!lt_gemm->why().empty()) {
@@ -381,6 +413,7 @@ Result run_problem(Problem const& p, GpuReport const& gpu, cublasHandle_t handle
     GemmArguments probe = g;
     probe.a = probe.b = probe.c = &dummy;
     probe.d = &dummy;
+    if (blocks) probe.a_scales = probe.b_scales = &dummy;
     if (tessel::Status s = tessel::can_implement(probe); !s) {
       r.error = s.reason;
       return r;
@@ -515,6 +548,7 @@ Fields json_fields(GpuReport const& gpu, Result const& r) {
   f.insert(f.end(),
            {{"dtype", json_string(r.p.dtype_name())},
             {"layout", json_string(r.p.layout)},
+            {"scale_mode", json_string(tessel::to_string(r.p.scale_mode))},
             {"alpha", json_number(r.p.alpha)},
             {"beta", json_number(r.p.beta)},
             {"kernel", json_string(r.kernel)},
@@ -631,6 +665,7 @@ int run_gemm(std::vector<std::string> const& args) {
     g.a = g.b = g.c = &dummy;
     g.d = &dummy;
     if (g.bias_mode != tessel::BiasMode::none) g.bias = &dummy;
+    if (g.scale_mode == tessel::ScaleMode::block) g.a_scales = g.b_scales = &dummy;
     if (tessel::Status s = tessel::gemm_validate(g); !s)
       throw UsageError((lines.size() > 1 ? "problem " + std::to_string(i + 1) + ": " : std::string()) + s.reason);
   }

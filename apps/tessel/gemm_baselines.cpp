@@ -80,6 +80,10 @@ LtGemm::LtGemm(cublasLtHandle_t lt, GemmArguments const& g, std::string const& l
   }
   cublasComputeType_t const compute = g.a_type == DType::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   lt_check(cublasLtMatmulDescCreate(&op_, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  if (fp8 && g.scale_mode == tessel::ScaleMode::block && epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+    why_ = "cuBLASLt: no epilogue with block scales on Hopper (CUBLASLT_EPILOGUE_DEFAULT only)";
+    return;
+  }
   cublasOperation_t const ta = g.a_order == MatrixOrder::row_major ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t const tb = g.b_order == MatrixOrder::row_major ? CUBLAS_OP_T : CUBLAS_OP_N;
   lt_check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
@@ -92,7 +96,27 @@ LtGemm::LtGemm(cublasLtHandle_t lt, GemmArguments const& g, std::string const& l
     lt_check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &ptr, sizeof ptr), "BIAS_POINTER");
     lt_check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &type, sizeof type), "BIAS_DATA_TYPE");
   }
-  if (fp8) {
+  if (fp8 && g.scale_mode == tessel::ScaleMode::block) {
+    // Block scales (CUDA 12.9+ on Hopper): VEC128_32F on A (one per row and 128-deep K block) and
+    // BLK128x128_32F on B, on tessel's own scale tensors (gemm_arguments.hpp chose cuBLASLt's
+    // layouts); the per-tensor factors, which cuBLASLt cannot add in this mode, go into alpha.
+#if CUBLAS_VERSION >= 120900
+    std::int32_t const a_mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F, b_mode = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+    void const* a_scale = g.a_scales;
+    void const* b_scale = g.b_scales;
+    if (cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &a_mode, sizeof a_mode) != CUBLAS_STATUS_SUCCESS ||
+        cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &b_mode, sizeof b_mode) != CUBLAS_STATUS_SUCCESS) {
+      why_ = "cuBLASLt: refuses the VEC128_32F / BLK128x128_32F scale modes (this cuBLASLt or GPU has no block scaling)";
+      return;
+    }
+    lt_check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale, sizeof a_scale), "A_SCALE_POINTER");
+    lt_check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale, sizeof b_scale), "B_SCALE_POINTER");
+    alpha_factor_ = g.a_scale * g.b_scale;
+#else
+    why_ = "cuBLASLt: block scale modes (VEC128_32F, BLK128x128_32F) need cuBLAS 12.9 or newer";
+    return;
+#endif
+  } else if (fp8) {
     // Each scale on its own 256-byte line: cuBLASLt's matmul refuses (not supported, after its
     // heuristic chose an algorithm) a scale pointer that is only 4-byte aligned.
     void const* a_scale = scales_.p;
@@ -125,14 +149,14 @@ LtGemm::~LtGemm() {
 }
 
 std::string LtGemm::try_run(GemmArguments const& g, void* d, cudaStream_t stream) const {
-  float const alpha = g.alpha, beta = g.beta;
+  float const alpha = g.alpha * alpha_factor_, beta = g.beta;
   cublasStatus_t const s = cublasLtMatmul(lt_, op_, &alpha, g.a, a_, g.b, b_, &beta, d, d_, d, d_, &algo_.algo,
                                           workspace_.p, kWorkspace, stream);
   return s == CUBLAS_STATUS_SUCCESS ? std::string() : std::string("cuBLASLt: cublasLtMatmul refused (") + cublasGetStatusString(s) + ")";
 }
 
 void LtGemm::run(GemmArguments const& g, void* d, cudaStream_t stream) const {
-  float const alpha = g.alpha, beta = g.beta;
+  float const alpha = g.alpha * alpha_factor_, beta = g.beta;
   lt_check(cublasLtMatmul(lt_, op_, &alpha, g.a, a_, g.b, b_, &beta, d, d_, d, d_, &algo_.algo, workspace_.p, kWorkspace,
                           stream),
            "cublasLtMatmul");

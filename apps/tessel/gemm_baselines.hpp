@@ -41,7 +41,10 @@ void run_cublas(cublasHandle_t h, tessel::GemmArguments const& g, void* d);
 // device scalars (A_SCALE_POINTER, B_SCALE_POINTER): D = alpha * a_scale * b_scale * A B + beta
 // * C, as tessel's. A 32 MiB workspace and the heuristic's first algorithm; FAST_ACCUM left off
 // (fp32 promotion, like tessel's kernels). Built once per problem; `why()` says when cuBLASLt
-// cannot run it (the row prints that).
+// cannot run it (the row prints that). Block-scaled fp8 (g.scale_mode block) sets
+// CUBLASLT_MATMUL_DESC_A_SCALE_MODE = VEC128_32F and B_SCALE_MODE = BLK128x128_32F with g's scale
+// tensors as A/B_SCALE_POINTER (a_scale * b_scale folded into alpha); g's scale pointers must be
+// set when it is built and stay the same for every run.
 class LtGemm {
  public:
   static constexpr std::size_t kWorkspace = std::size_t(32) << 20;
@@ -67,6 +70,7 @@ class LtGemm {
 
   cublasLtHandle_t lt_;
   std::string why_, epilogue_ = "DEFAULT";
+  float alpha_factor_ = 1.0f;  // block scaling: a_scale * b_scale, which cuBLASLt then takes in alpha
   cublasLtMatmulDesc_t op_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
   cublasLtMatmulPreference_t pref_ = nullptr;

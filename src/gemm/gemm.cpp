@@ -270,6 +270,10 @@ GemmKernelInfo const* select_gemm_kernel(GemmArguments const& g, Status* why) {
     if (k == nullptr)
       return fail(Status::error(StatusCode::invalid_argument, std::string("kernel: '") + g.kernel +
                                                                   "' is not a compiled kernel (`tessel list` shows them)"));
+    if (g.scale_mode == ScaleMode::block && !sm90_is_block_scaled(*k))
+      return fail(Status::error(StatusCode::not_supported, std::string("scale_mode: block; kernel ") + k->name +
+                                                               " takes per-tensor scales only (block scaling runs on "
+                                                               "sm90_e4m3_128x256x128_c2_blockscaled)"));
     if (Status s = k->check(g); !s) return fail(std::move(s));
     return k;
   }
@@ -283,6 +287,19 @@ GemmKernelInfo const* select_gemm_kernel(GemmArguments const& g, Status* why) {
   bool const have_device = current_device(&h).ok();
   int const sms = have_device ? h.sms : 132;
   bool const tensor_core_dtype = g.a_type == DType::bf16 || g.a_type == DType::f16 || g.a_type == DType::tf32;
+  // Block-scaled fp8 runs on its sm_90a kernel only: no other kernel applies per-block scales.
+  if (g.scale_mode == ScaleMode::block) {
+    if (have_device && h.cc == 90) {
+      GemmKernelInfo const* k90 = sm90_select_gemm_kernel(g);
+      if (k90 == nullptr) return fail(Status::error(StatusCode::not_supported, "scale_mode: no sm_90a kernel takes this block-scaled call"));
+      if (Status s = k90->check(g); !s) return fail(std::move(s));
+      return find_gemm_kernel(k90->name);
+    }
+    return fail(Status::error(StatusCode::not_supported,
+                              std::string("scale_mode: block scaling runs on the sm_90a kernel "
+                                          "sm90_e4m3_128x256x128_c2_blockscaled only; ") +
+                                  (have_device ? "this GPU is sm_" + std::to_string(h.cc) : std::string("no CUDA device was found"))));
+  }
   // sm_90a images run on compute capability 9.0 only (arch-specific features). A skinny problem
   // streams its long operand at memory bandwidth: a canonical D at most 64 wide or 64 tall in the
   // sm_90a skinny kernels (64x16, 64x64 or 128x64 tiles; the tall-and-narrow orientation runs swapped,

@@ -63,6 +63,14 @@ __global__ void reference_gemm_kernel(GemmArguments g, bool reads_ab, bool reads
         sB[ty][tx] = (bk < g.k && bj < g.n)
                          ? load_element(g.b, g.b_type, b * g.batch_stride_b + element_offset(g.b_order, bk, bj, g.ldb))
                          : 0.0;
+        if (g.scale_mode == ScaleMode::block) {  // the dequantized operands (gemm_arguments.hpp's layouts), exact in fp64
+          std::int64_t const kb = gemm_scale_blocks(g.k);
+          if (ai < g.m && ak < g.k)
+            sA[ty][tx] *= double(g.a_scales[b * gemm_ld_a_scales(g) * kb + (ak / kGemmScaleBlock) * gemm_ld_a_scales(g) + ai]);
+          if (bk < g.k && bj < g.n)
+            sB[ty][tx] *= double(g.b_scales[b * gemm_scale_blocks(g.n) * gemm_ld_b_scales(g) +
+                                            (bj / kGemmScaleBlock) * gemm_ld_b_scales(g) + bk / kGemmScaleBlock]);
+        }
         __syncthreads();
         for (int kk = 0; kk < kRefTile; ++kk) {
           double const p = sA[ty][kk] * sB[kk][tx];

@@ -58,6 +58,9 @@ constexpr char kLayouts[] = "A, B, C/D each row- or column-major; batched (any s
 constexpr char kBf16[] = "bf16 -> bf16|fp32";
 constexpr char kF16[] = "fp16 -> fp16|fp32";
 constexpr char kE4m3[] = "e4m3|e5m2 x e4m3|e5m2 -> bf16|fp16|fp32 (a_scale, b_scale)";
+constexpr char kE4m3Blocks[] =
+    "e4m3|e5m2 x e4m3|e5m2 -> bf16|fp16|fp32 with block scales (scale_mode block: a_scales 1x128, b_scales 128x128; "
+    "a_scale, b_scale)";
 constexpr char kE4m3Only[] = "e4m3 x e4m3 -> bf16|fp16|fp32 (a_scale, b_scale)";
 constexpr char kTf32[] = "tf32 (fp32 operands, rounded to tf32) -> fp32";
 constexpr char kSummaryTf32[] =
@@ -73,6 +76,10 @@ constexpr char kSummaryFp8Halves[] =
 constexpr char kSummaryFp8Every2[] =
     "tensor cores, sm_90a: as sm90_e4m3_128x256x128_c2 with 4 stages and the fp32 promotion after every second "
     "k-tile (256 products); the epilogue's half-tile buffer takes the tile in rotating 64-column blocks";
+constexpr char kSummaryFp8Blocks[] =
+    "tensor cores, sm_90a: as sm90_e4m3_128x256x128_c2, with each 128-deep k-tile's partial scaled by its rows' A "
+    "scales and its 128-column block's B scale as it joins the fp32 accumulators (DeepSeek-V3 block scaling); a "
+    "column-major D is written transposed from registers";
 constexpr char kSummaryFp8Fast[] =
     "tensor cores, sm_90a: as the bf16 kernels with wgmma m64n256k32 e4m3, accumulating in the tensor core for the "
     "whole K (fast accumulation: fewer mantissa bits on long K)";
@@ -159,6 +166,8 @@ constexpr auto kRegistry = std::to_array<Sm90Entry>({
      "bf16 on sm_90a: default where D leaves by TMA stores (M > 128, N > 256 in 2x1 clusters, C unread, D 16-byte aligned)"},
     {"sm90_e4m3_128x256x128_c2", DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2, kSummaryFp8Halves, kE4m3, kCooperative,
      "fp8 (any pair of e4m3, e5m2) on sm_90a: default (N > 128)"},
+    {"sm90_e4m3_128x256x128_c2_blockscaled", DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2_blockscaled, kSummaryFp8Blocks, kE4m3Blocks, kCooperative,
+     "fp8 (any pair) on sm_90a with scale_mode block: every block-scaled call (the only kernel with block scales)"},
     {"sm90_e4m3_128x256x128_c2_promote2", DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2_promote2, kSummaryFp8Every2, kE4m3, kCooperative,
      "fp8 (any pair) on sm_90a: by name (promoted every 256 products: up to 2x cuBLASLt's error; 1.03x cuBLASLt at 8192^3 on an H200 against the default's 1.013)"},
     {"sm90_bf16_128x128x64_pingpong_c2", DType::bf16, kernel::detail::sm90_instance_bf16_128x128x64_pingpong_c2, kSummaryPingpong, kBf16, kPingPong,
@@ -220,6 +229,7 @@ constexpr std::size_t kTile256 = entry("sm90_bf16_128x256x64"), kTile256C2 = ent
                       kTile192C2F16 = entry("sm90_fp16_128x192x64_c2"), kTile64x64Promoted = entry("sm90_bf16_64x64x64_promoted"),
                       kTile64Promoted = entry("sm90_bf16_128x64x64_promoted"), kTf32Entry = entry("sm90_tf32_128x256x32_c2"),
                       kTile64C1x2 = entry("sm90_bf16_128x64x64_c1x2"),
+                      kFp8BlockScaled = entry("sm90_e4m3_128x256x128_c2_blockscaled"),
                       kTile64PromotedC1x2 = entry("sm90_bf16_128x64x64_promoted_c1x2");
 static_assert(entry("sm90_fp16_128x256x64_c2") == kTile256C2 + kFp16Entries &&
                   entry("sm90_fp16_128x256x64_c1x2") == kTile256C1x2 + kFp16Entries &&
@@ -304,6 +314,13 @@ Status family_check(std::size_t i, GemmArguments const& g) {
   if (g.m > INT_MAX || g.n > INT_MAX || g.batch_count > INT_MAX)
     return Status::error(StatusCode::not_supported, "m, n, batch_count: the sm90 kernels take extents up to 2^31 - 1 (TMA coordinates are 32-bit)");
   if ((g.k + t.tile_k - 1) / t.tile_k > INT_MAX) return Status::error(StatusCode::not_supported, "k: more than 2^31 - 1 k-tiles");
+  if (t.block_scaled && g.scale_mode != ScaleMode::block)
+    return Status::error(StatusCode::not_supported, std::string("scale_mode: ") + to_string(g.scale_mode) + "; " + f.name +
+                                                        " runs block-scaled fp8 only (scale_mode block, a_scales, b_scales)");
+  if (!t.block_scaled && g.scale_mode == ScaleMode::block)
+    return Status::error(StatusCode::not_supported, std::string("scale_mode: block; ") + f.name +
+                                                        " takes per-tensor scales only (sm90_e4m3_128x256x128_c2_blockscaled "
+                                                        "runs block scaling)");
   return Status::success();
 }
 
@@ -451,7 +468,9 @@ Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cud
   // wider than 64 as the swapped problem D^T = B' A'^T (sm90_swaps_problem): the long operand
   // streams through the tiles' 64-row side, and D and C are addressed transposed.
   CanonicalGemm const c0 = detail::canonical_gemm(g);
-  bool const transposed = sm90_swaps_problem(t, c0);
+  // A block-scaled kernel keeps the caller's A and B (its A scales run along rows, its B scales
+  // in 128-column blocks): a column-major D is written transposed instead of computed as D^T.
+  bool const transposed = t.block_scaled ? g.c_order == MatrixOrder::col_major : sm90_swaps_problem(t, c0);
   CanonicalGemm const c = transposed ? CanonicalGemm{c0.n, c0.m, c0.b, c0.a} : c0;
   std::int64_t const batch = g.batch_count;
 
@@ -585,10 +604,17 @@ Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cud
   p.b_edge_rows = b_in_place ? edge_map(!p.b_mn_major, c.b.ptr, c.n, c.b.row_stride, c.b.batch_stride, box_b, &p.tma_b_edge)
                              : edge_map(true, w.b.ptr, c.n, w.b.ld, w.b.batch_stride, box_b, &p.tma_b_edge);
   p.m = c.m, p.n = c.n, p.k = g.k;
-  if (f.ab == DType::e4m3) {  // the canonical pair: a column-major D swaps A and B
-    bool const col_d = g.c_order == MatrixOrder::col_major;
-    bool const a_e5m2 = (col_d ? g.b_type : g.a_type) == DType::e5m2, b_e5m2 = (col_d ? g.a_type : g.b_type) == DType::e5m2;
+  if (f.ab == DType::e4m3) {  // the kernel's pair: a column-major D swaps A and B (unless written transposed)
+    bool const swap_ab = (g.c_order == MatrixOrder::col_major) != transposed;
+    bool const a_e5m2 = (swap_ab ? g.b_type : g.a_type) == DType::e5m2, b_e5m2 = (swap_ab ? g.a_type : g.b_type) == DType::e5m2;
     p.fp8_pair = (a_e5m2 ? 2 : 0) + (b_e5m2 ? 1 : 0);
+  }
+  if (t.block_scaled) {  // GemmArguments' layouts, in the caller's orientation (the kernel's)
+    p.a_scales = g.a_scales, p.b_scales = g.b_scales;
+    p.lda_scales = gemm_ld_a_scales(g), p.ldb_scales = gemm_ld_b_scales(g);
+    p.a_batch_scales = p.lda_scales * gemm_scale_blocks(g.k);
+    p.b_batch_scales = gemm_scale_blocks(g.n) * p.ldb_scales;
+    p.n_scale_blocks = int(gemm_scale_blocks(g.n));
   }
   p.k_tiles = k_tiles;
   if (t.tile_n == 16 && splits == 1) {  // (the producer takes no limit of its stages or more)
@@ -640,7 +666,9 @@ Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cud
     // (never c_by_tma) its transpose, which the kernel stages transposed.
     bool const d_storable =
         reads_c ? p.c_by_tma || (fused && tma_box_matrix(g, g.d, g.ldd, g.batch_stride_d)) : d_tma_storable(g);
-    p.tma_store = t.tma_store && d_storable &&
+    // (Only the 64-wide kernels stage a transposed block for TMA; a block-scaled kernel writing D
+    // transposed stores from registers.)
+    p.tma_store = t.tma_store && d_storable && !(transposed && t.tile_n > 64) &&
                   encode_operand(&p.tma_d, encode, g.c_type, g.d, c0.n, c0.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
     p.c_by_tma = p.c_by_tma && p.tma_store;
     // Any other 16-bit D with C unread: coalesced row copies out of shared memory by the producer
@@ -744,8 +772,11 @@ thread_local std::array<int, kRegistry.size()> resident_this_call = [] {  // -1:
 std::size_t entry_index(GemmKernelInfo const& k) {
   std::less<GemmKernelInfo const*> const before;
   GemmKernelInfo const* const first = entries().data();
-  if (before(&k, first) || !before(&k, first + kRegistry.size())) return kRegistry.size();
-  return static_cast<std::size_t>(&k - first);
+  if (!before(&k, first) && before(&k, first + kRegistry.size())) return static_cast<std::size_t>(&k - first);
+  // A copy of an entry (gemm_kernels() holds copies of every family's entries): the same name.
+  for (std::size_t i = 0; i < kRegistry.size(); ++i)
+    if (k.name != nullptr && std::string_view(first[i].name) == k.name) return i;
+  return kRegistry.size();
 }
 
 // The resident counts of an assumed GPU (sm90_select_gemm_kernel's second form), for this
@@ -941,6 +972,7 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // 1024^3 0.70x cuBLASLt against 0.53, 512^3 0.63 against 0.50; 2048^3 stays: 0.88 against 0.81).
   std::int64_t const batch = g.batch_count;
   if (is_fp8(g.a_type) && is_fp8(g.b_type)) {
+    if (g.scale_mode == ScaleMode::block) return &entries()[kFp8BlockScaled];  // the only kernel with block scales
     bool const small = g.k < 8192 && fills_under_half(kFp8Entry, m, n, batch) && tile_rounds(kFp8Narrow, m, n, batch) == 1;
     return &entries()[n <= 128 || small ? kFp8Narrow : kFp8Entry];
   }
@@ -1157,6 +1189,11 @@ std::optional<Sm90KernelShape> sm90_kernel_shape(GemmKernelInfo const& k) {
   if (i >= kRegistry.size()) return std::nullopt;
   Sm90Instance const t = kRegistry[i].instance();
   return Sm90KernelShape{t.tile_m, t.tile_n, t.tile_k, t.cluster_m, t.cluster_n, t.stages, t.threads, t.smem_bytes};
+}
+
+bool sm90_is_block_scaled(GemmKernelInfo const& k) {
+  std::size_t const i = entry_index(k);
+  return i < kRegistry.size() && kRegistry[i].instance().block_scaled;
 }
 
 bool sm90_is_skinny(GemmKernelInfo const& k) {

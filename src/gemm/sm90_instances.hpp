@@ -26,6 +26,7 @@ struct Sm90Instance {
   bool stream_k = false;  // walks a Stream-K schedule when p.stream_k (the cooperative kernels with k-tile-sized K slices)
   int consumers = 2;      // consumer warpgroups (a Stream-K partial is tile_m x tile_n fp32 per CTA)
   bool tma_loads_c = false;  // a 16-bit C may arrive by TMA in the staging buffer (p.c_by_tma; the _tmac kernels)
+  bool block_scaled = false;  // fp8 with per-block scales (p.a_scales, p.b_scales; Sm90GemmConfig::BlockScaled)
   // Launches grid = p.scheduler.grid_size() clusters of cluster_m * cluster_n CTAs. Pre: p complete.
   cudaError_t (*launch)(Sm90GemmParams const& p, cudaStream_t stream) = nullptr;
   // The same configuration's Lean build (Sm90GemmConfig::Lean), where it has one: the host launches
@@ -69,6 +70,7 @@ Sm90Instance sm90_instance_e4m3_128x128x128_c2();
 Sm90Instance sm90_instance_e4m3_128x256x128_c2_fastacc();
 Sm90Instance sm90_instance_e4m3_128x256x128_c2();
 Sm90Instance sm90_instance_e4m3_128x256x128_c2_promote2();
+Sm90Instance sm90_instance_e4m3_128x256x128_c2_blockscaled();
 Sm90Instance sm90_instance_tf32_128x256x32_c2();
 // clang-format on
 

@@ -82,6 +82,7 @@ Sm90Instance make_sm90_instance() {
     t.stream_k = Config::PromotionKTiles == 1;
     t.consumers = Config::Consumers;
     t.tma_loads_c = Config::TmaLoadsC;
+    t.block_scaled = Config::BlockScaled;
     if constexpr (Config::HasLeanTwin) t.launch_lean = sm90_launch<typename Config::LeanTwin>;
   }
   t.element_bytes = int(sizeof(typename Config::Element));

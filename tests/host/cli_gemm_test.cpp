@@ -111,6 +111,15 @@ TEST_F(CliGemm, Fp8ArgumentsAreCheckedBeforeAnyGpuWork) {
   EXPECT_EQ(r.out.find("->"), std::string::npos) << r.out;
 }
 
+TEST_F(CliGemm, BlockScaledFp8IsAcceptedAndCheckedBeforeAnyGpuWork) {
+  if (!cuda_build()) GTEST_SKIP() << "tessel was built without CUDA";
+  expect_usage_errors({{"gemm --dtype e4m3 --scale-mode tile", "--scale-mode: 'tile' is not one of per-tensor, block"},
+                       {"gemm --dtype bf16 --scale-mode block", "scale_mode"}});
+  CliRun r = run("gemm --dry-run --m 4095 --n 4097 --k 4000 --dtype e4m3 --scale-mode block");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("e4m3+blockscaled"), std::string::npos) << r.out;
+}
+
 TEST_F(CliGemm, FusedEpilogueFlagsAreCheckedBeforeAnyGpuWork) {
   if (!cuda_build()) GTEST_SKIP() << "tessel was built without CUDA";
   expect_usage_errors({{"gemm --bias diagonal", "--bias: 'diagonal' is not one of row, col, none"},

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 #include <tessel/gemm/device/gemm_arguments.hpp>
+#include <tessel/gemm/device/gemm_registry.hpp>
 #include <tessel/gemm/device/sm90_gemm_kernels.hpp>
 
 #include <cstdio>
@@ -184,6 +185,71 @@ TEST(Sm90Heuristic, AnFp32DWithALongKTakesThePromotedKernels) {
   EXPECT_EQ(pick(4000, 40, 1024, DType::bf16, DType::f32, "tn"), "sm90_bf16_64x64x64");
   EXPECT_EQ(pick(4000, 40, 4100, DType::bf16, DType::f32, "nt"), "sm90_bf16_64x64x64");
   EXPECT_EQ(pick(8192, 16, 8192, DType::bf16, DType::f32, "tn"), "sm90_bf16_64x16x64");
+}
+
+// Block-scaled fp8 (scale_mode block) runs on its own entry, whatever the shape, layout or output
+// type; per-tensor fp8 never does. By name, the block-scaled entry refuses per-tensor calls and
+// every other entry refuses block-scaled ones, each naming scale_mode; without an sm_90 GPU the
+// heuristic says block scaling needs one.
+TEST(Sm90Heuristic, BlockScaledFp8TakesTheBlockScaledEntryOnly) {
+  std::vector<int> const resident = resident_on_132_sms();
+  static float scales[4];
+  static char data[16];
+  auto problem = [&](std::int64_t m, std::int64_t n, std::int64_t k, DType cd, MatrixOrder co, ScaleMode mode) {
+    GemmArguments g = make_packed_gemm(m, n, k, 1, DType::e4m3, cd, MatrixOrder::row_major, MatrixOrder::col_major, co);
+    g.a = g.b = g.c = data;
+    g.d = data;
+    g.scale_mode = mode;
+    if (mode == ScaleMode::block) g.a_scales = g.b_scales = scales;
+    return g;
+  };
+  auto pick = [&](GemmArguments const& g) {
+    GemmKernelInfo const* e = sm90_select_gemm_kernel(g, resident, h200);
+    return std::string(e != nullptr ? e->name : "(none)");
+  };
+  constexpr char kBlocks[] = "sm90_e4m3_128x256x128_c2_blockscaled";
+  for (MatrixOrder co : {MatrixOrder::col_major, MatrixOrder::row_major}) {
+    for (DType cd : {DType::bf16, DType::f16, DType::f32}) {
+      EXPECT_EQ(pick(problem(8192, 8192, 8192, cd, co, ScaleMode::block)), kBlocks);
+      EXPECT_EQ(pick(problem(4096, 14336, 4096, cd, co, ScaleMode::block)), kBlocks);
+      EXPECT_EQ(pick(problem(100, 64, 1000, cd, co, ScaleMode::block)), kBlocks);  // small and narrow too
+      EXPECT_NE(pick(problem(8192, 8192, 8192, cd, co, ScaleMode::per_tensor)), kBlocks);
+      EXPECT_NE(pick(problem(100, 64, 1000, cd, co, ScaleMode::per_tensor)), kBlocks);
+    }
+  }
+  GemmKernelInfo const* blocks = find_gemm_kernel(kBlocks);
+  ASSERT_NE(blocks, nullptr);
+  EXPECT_TRUE(sm90_is_block_scaled(*blocks));
+  GemmArguments g = problem(4095, 4097, 1000, DType::bf16, MatrixOrder::col_major, ScaleMode::block);
+  EXPECT_TRUE(blocks->check(g).ok()) << blocks->check(g).reason;
+  g.b_type = DType::e5m2;  // the promoted kernels take every pair
+  EXPECT_TRUE(blocks->check(g).ok()) << blocks->check(g).reason;
+  GemmArguments const per_tensor = problem(4096, 4096, 4096, DType::bf16, MatrixOrder::col_major, ScaleMode::per_tensor);
+  Status const refused = blocks->check(per_tensor);
+  EXPECT_EQ(refused.code, StatusCode::not_supported);
+  EXPECT_EQ(refused.reason.rfind("scale_mode:", 0), 0u) << refused.reason;
+  for (GemmKernelInfo const& k : gemm_kernels()) {
+    if (&k == blocks) continue;
+    EXPECT_FALSE(sm90_is_block_scaled(k)) << k.name;
+    GemmArguments named = problem(512, 512, 512, DType::bf16, MatrixOrder::col_major, ScaleMode::block);
+    named.kernel = k.name;
+    Status why;
+    EXPECT_EQ(select_gemm_kernel(named, &why), nullptr) << k.name;
+    EXPECT_EQ(why.reason.rfind("scale_mode:", 0), 0u) << k.name << ": " << why.reason;
+  }
+  // The heuristic without an sm_90 GPU (this host test's machine, or another GPU): refused.
+  {
+    Status why;
+    GemmArguments const any = problem(512, 512, 512, DType::bf16, MatrixOrder::col_major, ScaleMode::block);
+    GemmKernelInfo const* k = select_gemm_kernel(any, &why);
+    if (k == nullptr) {
+      EXPECT_EQ(why.code, StatusCode::not_supported);
+      EXPECT_EQ(why.reason.rfind("scale_mode:", 0), 0u) << why.reason;
+      EXPECT_NE(why.reason.find("sm_90a"), std::string::npos) << why.reason;
+    } else {
+      EXPECT_STREQ(k->name, kBlocks);  // (an sm_90 GPU in hand)
+    }
+  }
 }
 
 }  // namespace

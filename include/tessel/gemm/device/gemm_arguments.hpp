@@ -46,6 +46,15 @@ constexpr char const* to_string(MatrixOrder o) { return o == MatrixOrder::row_ma
 // Which index of D a fused epilogue's bias vector follows (GemmArguments::bias_mode).
 enum class BiasMode : int { none = 0, row = 1, col = 2 };
 
+// How the fp8 operands are scaled (GemmArguments::scale_mode; the file comment has the math).
+enum class ScaleMode : int { per_tensor = 0, block = 1 };
+
+constexpr char const* to_string(ScaleMode s) { return s == ScaleMode::block ? "block" : "per_tensor"; }
+
+// The 128-deep K blocks (and 128-wide N blocks of op(B)) that block scaling works in.
+inline constexpr std::int64_t kGemmScaleBlock = 128;
+constexpr std::int64_t gemm_scale_blocks(std::int64_t extent) { return (extent + kGemmScaleBlock - 1) / kGemmScaleBlock; }
+
 constexpr char const* to_string(BiasMode b) {
   switch (b) {
     case BiasMode::none: return "none";
@@ -92,6 +101,11 @@ struct GemmArguments {
 
   float alpha = 1.0f, beta = 0.0f;
   float a_scale = 1.0f, b_scale = 1.0f;  // fp8 operands only (see the file comment)
+  // Block scaling (fp8 only; file comment): per-block fp32 scales in device memory, null with
+  // per_tensor. a_scale and b_scale still multiply the whole product.
+  ScaleMode scale_mode = ScaleMode::per_tensor;
+  float const* a_scales = nullptr; std::int64_t ld_a_scales = 0;  // (M, ceil(K/128)), M-major; 0: ld M
+  float const* b_scales = nullptr; std::int64_t ld_b_scales = 0;  // (ceil(N/128), ceil(K/128)), K-major; 0: ld ceil(K/128)
 
   // The fused epilogue (file comment): bias (c_type elements, M for row, N for col; null with
   // BiasMode::none) and the activation applied last.
@@ -119,6 +133,12 @@ constexpr bool gemm_is_fused(GemmArguments const& g) {
 
 // The factor the fp32 accumulators are multiplied by: alpha * a_scale * b_scale.
 constexpr float gemm_product_scale(GemmArguments const& g) { return g.alpha * g.a_scale * g.b_scale; }
+
+// The leading dimensions of a block-scaled call's scale tensors (0 in GemmArguments: packed).
+constexpr std::int64_t gemm_ld_a_scales(GemmArguments const& g) { return g.ld_a_scales > 0 ? g.ld_a_scales : g.m; }
+constexpr std::int64_t gemm_ld_b_scales(GemmArguments const& g) {
+  return g.ld_b_scales > 0 ? g.ld_b_scales : gemm_scale_blocks(g.k);
+}
 
 // Rows and columns of each stored matrix (as stored: a row-major M x K has M rows).
 struct StoredExtent {

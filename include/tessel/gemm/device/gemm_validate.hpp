@@ -10,16 +10,21 @@
 //   a_scale or b_scale other than 1 on a non-fp8 operand; batch_stride_d = 0 with several
 //   batches (they would all write one D); offsets that overflow 64 bits; a fused epilogue's
 //   activation or bias_mode that is not an enumerator, a bias without a bias_mode (or a bias_mode
-//   without a bias, unless nothing is computed), a bias not aligned to its element (D's dtype).
+//   without a bias, unless nothing is computed), a bias not aligned to its element (D's dtype);
+//   block scaling (scale_mode block) on non-fp8 operands, without its scale tensors where A and B
+//   are read, with leading dimensions below their minimum or scales not 4-byte aligned, and scale
+//   tensors given with per_tensor scaling.
 // Plain C++ and no CUDA calls, so a bad call is refused on any machine, GPU or not.
 #pragma once
 
 #include <tessel/gemm/device/gemm_arguments.hpp>
 #include <tessel/core/status.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 namespace tessel {
 
@@ -139,6 +144,52 @@ inline Status gemm_check_fusion(GemmArguments const& g) {
   return Status::success();
 }
 
+// Block scaling's rules (gemm_arguments.hpp): a known mode; fp8 operands; both scale tensors
+// where A and B are read (none with per_tensor), fp32-aligned, with leading dimensions of at
+// least M (a_scales, M-major) and ceil(K / 128) (b_scales, K-major). Any M, N, K: the last K
+// block may be partial, and so may the last 128-column block of B.
+inline Status gemm_check_scales(GemmArguments const& g) {
+  using detail::gemm_invalid;
+  using detail::gemm_num;
+  if (g.scale_mode != ScaleMode::per_tensor && g.scale_mode != ScaleMode::block)
+    return gemm_invalid("scale_mode: " + gemm_num(std::int64_t(g.scale_mode)) + " is not one of per_tensor, block");
+  if (g.scale_mode == ScaleMode::per_tensor) {
+    if (g.a_scales != nullptr || g.b_scales != nullptr)
+      return gemm_invalid(std::string(g.a_scales != nullptr ? "a_scales" : "b_scales") +
+                          ": set, but scale_mode is per_tensor; per-block scales need scale_mode block");
+    return Status::success();
+  }
+  if (!is_fp8(g.a_type) || !is_fp8(g.b_type))
+    return gemm_invalid(std::string("scale_mode: block scales fp8 operands only, and ") +
+                        (is_fp8(g.a_type) ? "b_type is " + std::string(to_string(g.b_type))
+                                          : "a_type is " + std::string(to_string(g.a_type))) +
+                        "; use per_tensor (fold any factor into alpha)");
+  if (g.ld_a_scales < 0 || (g.ld_a_scales > 0 && g.ld_a_scales < g.m))
+    return gemm_invalid("ld_a_scales: " + gemm_num(g.ld_a_scales) + " is below M = " + gemm_num(g.m) +
+                        " (a_scales is M-major: scale (i, kb) at kb * ld_a_scales + i; 0 means M)");
+  std::int64_t const k_blocks = gemm_scale_blocks(g.k);
+  if (g.ld_b_scales < 0 || (g.ld_b_scales > 0 && g.ld_b_scales < k_blocks))
+    return gemm_invalid("ld_b_scales: " + gemm_num(g.ld_b_scales) + " is below ceil(K / 128) = " + gemm_num(k_blocks) +
+                        " (b_scales is K-major: scale (nb, kb) at nb * ld_b_scales + kb; 0 means ceil(K / 128))");
+  if (gemm_reads_ab(g)) {
+    if (g.a_scales == nullptr)
+      return gemm_invalid("a_scales: null, but scale_mode is block and A is read (M x ceil(K / 128) fp32 scales, M-major)");
+    if (g.b_scales == nullptr)
+      return gemm_invalid(
+          "b_scales: null, but scale_mode is block and B is read (ceil(N / 128) x ceil(K / 128) fp32 scales, K-major)");
+  }
+  for (auto [name, ptr] : {std::pair{"a_scales", g.a_scales}, std::pair{"b_scales", g.b_scales}})
+    if (reinterpret_cast<std::uintptr_t>(ptr) % alignof(float) != 0)
+      return gemm_invalid(std::string(name) + ": not aligned to its 4-byte fp32 elements");
+  std::int64_t last = 0;
+  if (__builtin_mul_overflow(std::max<std::int64_t>(g.batch_count, 1), std::max<std::int64_t>(k_blocks, 1), &last) ||
+      __builtin_mul_overflow(last, std::max<std::int64_t>(gemm_ld_a_scales(g), 1), &last) ||
+      __builtin_mul_overflow(std::max<std::int64_t>(g.batch_count, 1) * std::max<std::int64_t>(gemm_scale_blocks(g.n), 1),
+                             std::max<std::int64_t>(gemm_ld_b_scales(g), 1), &last))
+    return gemm_invalid("ld_a_scales/ld_b_scales: the offset of the last scale overflows 64 bits");
+  return Status::success();
+}
+
 inline Status gemm_validate(GemmArguments const& g) {
   using detail::gemm_invalid;
   using detail::gemm_num;
@@ -198,6 +249,7 @@ inline Status gemm_validate(GemmArguments const& g) {
   }
   if (gemm_reads_c(g) && g.c == nullptr) return gemm_invalid("c: null, but C is read (beta != 0)");
   if (!gemm_is_noop(g) && g.d == nullptr) return gemm_invalid("d: null, but D is written (M, N, batch_count > 0)");
+  if (Status s = gemm_check_scales(g); !s) return s;
   return gemm_check_fusion(g);
 }
 

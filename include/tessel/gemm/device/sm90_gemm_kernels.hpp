@@ -52,6 +52,10 @@ int sm90_resident_ctas(GemmKernelInfo const& k);
 // operand of a D at most 64 wide or tall); false for any other entry.
 bool sm90_is_skinny(GemmKernelInfo const& k);
 
+// Whether `k` is the sm_90a block-scaled fp8 entry (GemmArguments::scale_mode block runs there
+// and only there); false for any other entry.
+bool sm90_is_block_scaled(GemmKernelInfo const& k);
+
 // The configuration an sm_90a registry entry was compiled with, read from its instance (the
 // registry's `tile` text states it; a host test holds the two together). nullopt for other entries.
 struct Sm90KernelShape {

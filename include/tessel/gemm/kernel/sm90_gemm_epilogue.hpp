@@ -175,12 +175,12 @@ TESSEL_DEVICE void sm90_fuse_block(Sm90GemmParams const& p, float (&acc)[TileN /
 // Epilogue from registers: D = alpha * acc + beta * C (acc already scaled by alpha) for this
 // thread's rows row0, row0 + 8 and column pairs col0 + 8j (wgmma_accumulator_coord). `d_slice`
 // selects D's batch (or the split-K partial-sum slice), `c_batch` C's. Interior tiles with
-// aligned pairs store without checks. A skinny kernel (TileN 64 or 16; the only ones compiled
-// with the branch) may run a swapped problem (p.d_transposed).
-template <class Out, int TileN>
+// aligned pairs store without checks. A skinny kernel (TileN 64 or 16) or a block-scaled one
+// (Transposable: the only ones compiled with the branch) may write D transposed (p.d_transposed).
+template <class Out, int TileN, bool Transposable = (TileN <= 64)>
 TESSEL_DEVICE void sm90_epilogue_registers(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::int64_t row0,
                                            std::int64_t col0, bool full_cols, std::int64_t d_slice, std::int64_t c_batch) {
-  if constexpr (TileN <= 64) {
+  if constexpr (Transposable) {
     if (p.d_transposed) {
       sm90_epilogue_registers_transposed<Out, TileN>(p, acc, row0, col0, d_slice, c_batch);
       return;

@@ -102,6 +102,16 @@ struct Sm90GemmParams {
   L2Priority l2_priority_a = L2Priority::none, l2_priority_b = L2Priority::none;
   // The fused epilogue, in the kernel's orientation (file comment); inactive: the plain GEMM.
   epilogue::EpilogueFusion fusion;
+  // Block scaling (the block-scaled fp8 kernels, Sm90GemmConfig::BlockScaled; GemmArguments'
+  // layouts, in the kernel's orientation, which for these kernels is always the caller's A and B:
+  // a column-major D is written transposed, d_transposed): k-tile kt's products of row i and
+  // column j are scaled by a_scales[kt * lda_scales + i] * b_scales[(j / 128) * ldb_scales + kt]
+  // before joining the sum. Batch b's scales start a_batch_scales and b_batch_scales floats on.
+  float const* a_scales = nullptr;
+  float const* b_scales = nullptr;
+  std::int64_t lda_scales = 0, ldb_scales = 0;
+  std::int64_t a_batch_scales = 0, b_batch_scales = 0;
+  int n_scale_blocks = 0;  // ceil(N / 128): b_scales' blocks along N
 };
 
 }  // namespace tessel::kernel

@@ -39,6 +39,7 @@
 #include <tessel/config.hpp>
 #include <tessel/gemm/collective/sm90_operand_tile.hpp>
 #include <tessel/gemm/epilogue/sm90_epilogue_staging.hpp>
+#include <tessel/gemm/kernel/sm90_gemm_block_scales.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_cta.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_epilogue.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_params.hpp>
@@ -102,9 +103,14 @@ enum class Sm90Accumulation { Fast, Promoted };
 // 4096^3 on the H100, so the kernels for C unread leave it out).
 template <class Element_, int TileN_, int Stages_, int ClusterM_, int ClusterN_ = 1,
           Sm90Accumulation Accumulation_ = Sm90Accumulation::Fast, int EpilogueSlabs_ = 1, int PromotionKTiles_ = 1,
-          bool LoadsC_ = false, int Consumers_ = 2, bool Lean_ = false>
+          bool LoadsC_ = false, int Consumers_ = 2, bool Lean_ = false, bool BlockScaled_ = false>
 struct Sm90GemmConfig {
   using Element = Element_;
+  // Block-scaled fp8 (DeepSeek-V3 style; kernel/sm90_gemm_block_scales.hpp): each k-tile's
+  // products, promoted, are scaled by their rows' A scales and their 128-column block's B scale
+  // (Sm90GemmParams::a_scales, b_scales) as they join the sum. Its own instances: the kernels
+  // with per-tensor scales keep their plain additions.
+  static constexpr bool BlockScaled = BlockScaled_;
   // Lean: only the common case compiled in -- K-major operands read in place, the compact unit
   // path, no Stream-K or split-K, a D of the element's own type leaving by TMA stores (C unread).
   // The host launches it only for such calls (src/gemm/sm90_gemm.cpp). Its code is a tenth of
@@ -180,9 +186,13 @@ struct Sm90GemmConfig {
       !Lean_ && sizeof(Element_) == 2 && Accumulation_ == Sm90Accumulation::Fast && TileN_ % 64 == 0 && TileN_ >= 128 &&
       !LoadsC_;
   using LeanTwin = Sm90GemmConfig<Element_, TileN_, Stages_, ClusterM_, ClusterN_, Accumulation_, EpilogueSlabs_,
-                                  PromotionKTiles_, LoadsC_, Consumers_, true>;
+                                  PromotionKTiles_, LoadsC_, Consumers_, true, BlockScaled_>;
 
   static_assert(Stages >= 2, "Sm90GemmConfig: the TMA pipeline needs at least 2 stages; raise Stages");
+  static_assert(!BlockScaled_ || (sizeof(Element_) == 1 && Accumulation_ == Sm90Accumulation::Promoted && TileN_ == 256 &&
+                                  PromotionKTiles_ == 1 && Consumers_ == 2 && !LoadsC_ && !Lean_),
+                "Sm90GemmConfig: block scaling is built on the fp8 mainloop promoted every 128-deep k-tile in two "
+                "128-column halves (one scale block each): fp8, Promoted, TileN 256, PromotionKTiles 1");
   static_assert(Consumers == 1 || Consumers == 2, "Sm90GemmConfig: 1 or 2 consumer warpgroups (64- or 128-row tiles)");
   static_assert(ClusterM == 1 || ClusterM == 2 || ClusterM == 4,
                 "Sm90GemmConfig: ClusterM (CTAs sharing one B tile by multicast) must be 1, 2 or 4");
@@ -612,15 +622,34 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
             auto release = [&](int at) {
               if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(at);
             };
+            // Block scaling: this thread's scales of the unit's tile (Config::BlockScaled).
+            [[maybe_unused]] detail::Sm90BlockScales scales{};
+            if constexpr (Config::BlockScaled)
+              scales = detail::sm90_block_scales(p, w.m0 + 64 * consumer + 16 * (wg_thread / 32) + lane / 4, w.n0, w.batch);
+            // Half h's partial into acc: added (per-tensor scales act in the epilogue) or, block
+            // scaled, multiplied by its rows' scales first (register i holds row r + 8 * ((i / 2) % 2)).
+            auto const promote = [&](auto half, float const (&kt_scales)[4]) {
+              constexpr int h = decltype(half)::value;
+              TESSEL_UNROLL
+              for (int i = 0; i < Part; ++i) {
+                if constexpr (Config::BlockScaled) {
+                  acc[h * Part + i] = fmaf(part0[i], kt_scales[2 * h + (i / 2) % 2], acc[h * Part + i]);
+                } else {
+                  acc[h * Part + i] += part0[i];
+                }
+              }
+            };
             wait_stage(stage, desc_a, desc_b);
             int owed = -1;  // a stage to free once the next k-tile's first half is issued
             for (int kt = k_begin; kt < k_end; ++kt) {
               issue_half(0);
               if (owed >= 0) release(owed);
+              // The k-tile's scales load while the first half's wgmmas run (L2: a few KiB per tile row).
+              float kt_scales[4] = {1.0f, 1.0f, 1.0f, 1.0f};
+              if constexpr (Config::BlockScaled) scales.load(kt, kt_scales);
               wgmma_wait_group<0>();
               wgmma_fence_operand(part0);
-              TESSEL_UNROLL
-              for (int i = 0; i < Part; ++i) acc[i] += part0[i];
+              promote(std::integral_constant<int, 0>{}, kt_scales);
               issue_half(1);
               // (The next k-tile's stage and descriptors go to their own variables: overwriting the
               // current ones in place measured 0.7-1% slower, H100.)
@@ -632,11 +661,11 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
               wgmma_fence_operand(part0);
               owed = more ? stage : -1;
               if (!more) release(stage);
-              TESSEL_UNROLL
-              for (int i = 0; i < Part; ++i) acc[Part + i] += part0[i];
+              promote(std::integral_constant<int, 1>{}, kt_scales);
               stage = next, desc_a = next_a, desc_b = next_b;
             }
           } else {
+            static_assert(!Config::BlockScaled, "sm90_gemm_kernel: block scaling promotes every k-tile (one 128-deep scale block)");
             for (int kt = k_begin; kt < k_end; kt += Every) {
               std::uint64_t desc_a[Every], desc_b[Every];
               int stage[Every];
@@ -885,12 +914,14 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         std::int64_t const row0 = std::int64_t(m0) + consumer * 64 + (et / 32) * 16 + (et % 32) / 4;
         std::int64_t const col0 = std::int64_t(n0) + 2 * (et % 4);
         bool const full_cols = std::int64_t(n0) + TileN <= p.n;
+        // (A block-scaled kernel writes a column-major D transposed: it keeps the caller's A and B.)
+        constexpr bool Transposable = TileN <= 64 || Config::BlockScaled;
         if (p.out_f32) {
-          detail::sm90_epilogue_registers<float, TileN>(p, acc, row0, col0, full_cols, slice, batch);
+          detail::sm90_epilogue_registers<float, TileN, Transposable>(p, acc, row0, col0, full_cols, slice, batch);
         } else if (p.out_f16) {
-          detail::sm90_epilogue_registers<half_t, TileN>(p, acc, row0, col0, full_cols, slice, batch);
+          detail::sm90_epilogue_registers<half_t, TileN, Transposable>(p, acc, row0, col0, full_cols, slice, batch);
         } else {
-          detail::sm90_epilogue_registers<bfloat16_t, TileN>(p, acc, row0, col0, full_cols, slice, batch);
+          detail::sm90_epilogue_registers<bfloat16_t, TileN, Transposable>(p, acc, row0, col0, full_cols, slice, batch);
         }
       }
     }
