@@ -230,6 +230,18 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_grouped_gemm_kernel(_
       GroupedTile const w = grouped_tile_of(t, s.tile_ends, p.groups, p.n_tiles);
       int const tile_row0 = s.row_start[w.group] + w.m_tile * TileM, row_end = s.row_end[w.group];
       int const n0 = w.n_tile * TileN;
+      if (tile_row0 + 64 * consumer >= row_end) {
+        // Every row of this consumer's half is past its group's end (a group's last tile row, at
+        // most 64 rows left): free each stage as it lands and store nothing, so the other
+        // consumer's wgmmas have the tensor cores to themselves.
+        for (int kt = 0; kt < p.k_tiles; ++kt) {
+          s.pipeline.consumer_wait(st);
+          __syncwarp();  // every lane past the wait before the stage can be refilled
+          if (lane == 0) s.pipeline.template consumer_release<1>(st.index);
+          st.advance<Stages>();
+        }
+        continue;
+      }
 
       // Mainloop: one commit group per k-tile, the previous one retired before its stage is
       // freed; one copy of the loop per B major-ness (a uniform branch per tile), joined before
