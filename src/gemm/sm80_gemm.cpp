@@ -17,7 +17,10 @@
 #include <array>
 #include <climits>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 namespace tessel {
 
@@ -30,34 +33,33 @@ using kernel::detail::Sm80SkinnyInstance;
 
 // ---- the entries ---------------------------------------------------------------------------------
 
-struct Sm80Family {
-  DType ab;                     // input dtype the entry runs
-  Sm80Instance (*instance)();  // its compiled configuration
+// One registry entry: a multistage configuration (instance) or a skinny family (skinny: its
+// small-side tile picked per problem, docs/skinny_gemm.md). The entry's tile text is read from
+// the compiled configuration (tile_text), not written here.
+struct Sm80Entry {
+  char const* name;
+  DType ab;  // the input dtype it runs
+  Sm80Instance (*instance)();               // multistage, else nullptr
+  Sm80SkinnyInstance (*skinny)(int tile_m);  // skinny, else nullptr
+  char const* selection;                    // when the heuristic picks it
 };
 
 // clang-format off
-constexpr std::array<Sm80Family, 7> kFamilies = {{
-    {DType::bf16, kernel::detail::sm80_instance_bf16_128x256x64},
-    {DType::bf16, kernel::detail::sm80_instance_bf16_128x128x32},
-    {DType::bf16, kernel::detail::sm80_instance_bf16_64x64x64},
-    {DType::f16,  kernel::detail::sm80_instance_f16_128x128x32},
-    {DType::f16,  kernel::detail::sm80_instance_f16_64x64x64},
-    {DType::tf32, kernel::detail::sm80_instance_tf32_128x128x32},
-    {DType::tf32, kernel::detail::sm80_instance_tf32_64x64x32},
+constexpr std::array<Sm80Entry, 9> kRegistry = {{
+    {"sm80_bf16_128x256x64", DType::bf16, kernel::detail::sm80_instance_bf16_128x256x64, nullptr, "bf16: by name (the fastest on the H100/H200; spills 16 bytes)"},
+    {"sm80_bf16_128x128x32", DType::bf16, kernel::detail::sm80_instance_bf16_128x128x32, nullptr, "bf16: default whenever the 128x128 tiles fill every SM, and for long K (with split-K)"},
+    {"sm80_bf16_64x64x64",   DType::bf16, kernel::detail::sm80_instance_bf16_64x64x64,   nullptr, "bf16: small problems with short K"},
+    {"sm80_fp16_128x128x32", DType::f16,  kernel::detail::sm80_instance_f16_128x128x32,  nullptr, "fp16: as bf16"},
+    {"sm80_fp16_64x64x64",   DType::f16,  kernel::detail::sm80_instance_f16_64x64x64,    nullptr, "fp16: as bf16"},
+    {"sm80_tf32_128x128x32", DType::tf32, kernel::detail::sm80_instance_tf32_128x128x32, nullptr, "tf32: when the 128x128 tiles fill every SM at least once"},
+    {"sm80_tf32_64x64x32",   DType::tf32, kernel::detail::sm80_instance_tf32_64x64x32,   nullptr, "tf32: small problems; with split-K when K is long"},
+    {"sm80_bf16_skinny",     DType::bf16, nullptr, kernel::detail::sm80_skinny_instance_bf16, "bf16: when min(M, N) <= 64 and the long operand (all batches) is >= 8 MiB"},
+    {"sm80_fp16_skinny",     DType::f16,  nullptr, kernel::detail::sm80_skinny_instance_f16,  "fp16: as bf16"},
 }};
 // clang-format on
 
-// The skinny kernels (docs/skinny_gemm.md): one entry per input dtype, the small-side tile picked
-// per problem. Their registry entries follow the multistage ones.
-struct Sm80SkinnyFamily {
-  DType ab;
-  Sm80SkinnyInstance (*instance)(int tile_m);
-};
-constexpr std::array<Sm80SkinnyFamily, 2> kSkinnyFamilies = {{
-    {DType::bf16, kernel::detail::sm80_skinny_instance_bf16},
-    {DType::f16, kernel::detail::sm80_skinny_instance_f16},
-}};
-constexpr std::size_t kMultistage = kFamilies.size();
+// The skinny kernels' small-side tiles (sm80_skinny_shape picks one per problem).
+constexpr std::array<int, 3> kSkinnyTiles = {16, 32, 64};
 
 using detail::aligned16;
 using detail::CallWorkspace;
@@ -112,14 +114,13 @@ Status sm80_limits(GemmArguments const& g, DType ab, std::int64_t tile_m, std::i
 }
 
 Status family_check(std::size_t i, GemmArguments const& g) {
-  Sm80Family const& f = kFamilies[i];
+  Sm80Entry const& f = kRegistry[i];
   Sm80Instance const t = f.instance();
   return sm80_limits(g, f.ab, t.tile_m, t.tile_n, t.tile_k, (g.m + t.tile_m - 1) / t.tile_m, (g.n + t.tile_n - 1) / t.tile_n);
 }
 
 Status family_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o, std::size_t* query, cudaStream_t stream) {
-  Sm80Family const& f = kFamilies[i];
-  Sm80Instance const t = f.instance();
+  Sm80Instance const t = kRegistry[i].instance();
   std::size_t const out_bytes = size_of(g.c_type);
   Canonical const c = detail::canonical_gemm(g);
   std::int64_t const batch = g.batch_count;
@@ -158,8 +159,6 @@ Status family_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o
   return release_workspace(w, std::move(result), stream);
 }
 
-cudaError_t family_attributes(std::size_t i, cudaFuncAttributes* attr) { return kFamilies[i].instance().attributes(attr); }
-
 // ---- the skinny entries ------------------------------------------------------------------------------
 
 Sm80SkinnyShape skinny_shape(GemmArguments const& g) {
@@ -167,10 +166,10 @@ Sm80SkinnyShape skinny_shape(GemmArguments const& g) {
   return sm80_skinny_shape(c.m, c.n);
 }
 
-Status skinny_check(std::size_t j, GemmArguments const& g) {
-  Sm80SkinnyFamily const& f = kSkinnyFamilies[j];
+Status skinny_check(std::size_t i, GemmArguments const& g) {
+  Sm80Entry const& f = kRegistry[i];
   Sm80SkinnyShape const sh = skinny_shape(g);
-  Sm80SkinnyInstance const t = f.instance(sh.tile_m);
+  Sm80SkinnyInstance const t = f.skinny(sh.tile_m);
   return sm80_limits(g, f.ab, t.tile_m, t.tile_n, t.tile_k, (sh.small + t.tile_m - 1) / t.tile_m,
                      (sh.large + t.tile_n - 1) / t.tile_n);
 }
@@ -178,11 +177,10 @@ Status skinny_check(std::size_t j, GemmArguments const& g) {
 // The problem on the kernel's axes: the small side is its M (file comment of
 // sm80_skinny_gemm_params.hpp); D and C keep their memory, seen at swapped strides when the
 // canonical N is the small side.
-Status skinny_run(std::size_t j, GemmArguments const& g, Sm80RunOptions const& o, std::size_t* query, cudaStream_t stream) {
-  Sm80SkinnyFamily const& f = kSkinnyFamilies[j];
+Status skinny_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o, std::size_t* query, cudaStream_t stream) {
   Canonical const c = detail::canonical_gemm(g);
   Sm80SkinnyShape const sh = sm80_skinny_shape(c.m, c.n);
-  Sm80SkinnyInstance const t = f.instance(sh.tile_m);
+  Sm80SkinnyInstance const t = kRegistry[i].skinny(sh.tile_m);
   Canonical const kc = sh.swap ? Canonical{c.n, c.m, c.b, c.a} : c;
   std::int64_t const batch = g.batch_count;
 
@@ -231,14 +229,14 @@ Status skinny_run(std::size_t j, GemmArguments const& g, Sm80RunOptions const& o
 // ---- the registry entries ----------------------------------------------------------------------------
 
 Status entry_check(std::size_t i, GemmArguments const& g) {
-  return i < kMultistage ? family_check(i, g) : skinny_check(i - kMultistage, g);
+  return kRegistry[i].instance != nullptr ? family_check(i, g) : skinny_check(i, g);
 }
 Status entry_run(std::size_t i, GemmArguments const& g, Sm80RunOptions const& o, std::size_t* query, cudaStream_t stream) {
   if (gemm_is_fused(g) && g.c_type == DType::f32)  // the kernels fuse a 16-bit D (epilogue_fusion.hpp)
     return detail::run_fused_fp32(g, query, stream, [&](GemmArguments const& k, std::size_t* q, cudaStream_t s) {
       return entry_run(i, k, o, q, s);
     });
-  return i < kMultistage ? family_run(i, g, o, query, stream) : skinny_run(i - kMultistage, g, o, query, stream);
+  return kRegistry[i].instance != nullptr ? family_run(i, g, o, query, stream) : skinny_run(i, g, o, query, stream);
 }
 
 template <std::size_t I>
@@ -255,10 +253,10 @@ Status workspace_entry(GemmArguments const& g, std::size_t* bytes) {
 }
 template <std::size_t I>
 cudaError_t attributes_entry(GemmArguments const& g, cudaFuncAttributes* attr) {
-  if constexpr (I < kMultistage) {
-    return family_attributes(I, attr);
+  if constexpr (kRegistry[I].instance != nullptr) {
+    return kRegistry[I].instance().attributes(attr);
   } else {
-    return kSkinnyFamilies[I - kMultistage].instance(skinny_shape(g).tile_m).attributes(attr);
+    return kRegistry[I].skinny(skinny_shape(g).tile_m).attributes(attr);
   }
 }
 
@@ -277,50 +275,75 @@ constexpr char kSkinnySummary[] =
     "each CTA streams a 128-column strip of the long operand through a deep 16-byte cp.async pipeline (two CTAs, "
     "~150 KiB in flight per SM), mma.sync m16n8k16; K split across CTAs to fill every SM, the slices summed in a fixed "
     "order by the last CTA to arrive (deterministic)";
-constexpr char kSkinnyTile[] =
-    "small side 16|32|64 (the smallest covering min(M, N); more rows take several tiles) x 128 x 64, 4 warps (1x4), "
-    "5|5|4 stages, 90|100|96 KiB smem";
 constexpr char kSkinnyAlign[] =
     "none; operands read in place when K-major with 16-byte aligned rows (pointer, ld, batch stride), else "
     "staged once into such a copy; D/C element stores in D's contiguous direction";
 
-#define TESSEL_SM80_ENTRY_WITH(I, NAME, SUMMARY, TILE, DT, ALIGN, SELECT)                                         \
-  GemmKernelInfo {                                                                                                 \
-    NAME, SUMMARY, TILE, DT, kLayouts, ALIGN, SELECT, 80, check_entry<I>, launch_entry<I>, attributes_entry<I>,    \
-        workspace_entry<I>                                                                                         \
+int kib(int bytes) { return (bytes + 1023) / 1024; }
+
+// An entry's tile text, read from its compiled configuration: "128x256x64, 8 warps (2x4), 3 stages,
+// 144 KiB smem"; a skinny family lists its three small-side tiles ("16|32|64 x 128 x 64, ...").
+std::string tile_text(Sm80Entry const& e) {
+  if (e.instance != nullptr) {
+    Sm80Instance const t = e.instance();
+    return std::to_string(t.tile_m) + "x" + std::to_string(t.tile_n) + "x" + std::to_string(t.tile_k) + ", " +
+           std::to_string(t.warps_m * t.warps_n) + " warps (" + std::to_string(t.warps_m) + "x" + std::to_string(t.warps_n) +
+           "), " + std::to_string(t.stages) + " stages, " + std::to_string(kib(t.smem_bytes)) + " KiB smem";
   }
-#define TESSEL_SM80_ENTRY(I, NAME, TILE, DT, SELECT) TESSEL_SM80_ENTRY_WITH(I, NAME, kSummary, TILE, DT, kAlign, SELECT)
+  std::string tiles, stages, smem;
+  Sm80SkinnyInstance t{};
+  for (int tile_m : kSkinnyTiles) {
+    t = e.skinny(tile_m);
+    if (!tiles.empty()) tiles += '|', stages += '|', smem += '|';
+    tiles += std::to_string(t.tile_m);
+    stages += std::to_string(t.stages);
+    smem += std::to_string(kib(t.smem_bytes));
+  }
+  int const warps = t.threads / 32;
+  return "small side " + tiles + " (the smallest covering min(M, N); more rows take several tiles) x " +
+         std::to_string(t.tile_n) + " x " + std::to_string(t.tile_k) + ", " + std::to_string(warps) + " warps (1x" +
+         std::to_string(warps) + "), " + stages + " stages, " + smem + " KiB smem";
+}
 
-// clang-format off
-std::array<GemmKernelInfo, kMultistage + kSkinnyFamilies.size()> const kEntries = {{
-    TESSEL_SM80_ENTRY(0, "sm80_bf16_128x256x64", "128x256x64, 8 warps (2x4), 3 stages, 144 KiB smem", kBf16, "bf16: by name (the fastest on the H100/H200; spills 16 bytes)"),
-    TESSEL_SM80_ENTRY(1, "sm80_bf16_128x128x32", "128x128x32, 4 warps (2x2), 4 stages, 64 KiB smem", kBf16, "bf16: default whenever the 128x128 tiles fill every SM, and for long K (with split-K)"),
-    TESSEL_SM80_ENTRY(2, "sm80_bf16_64x64x64",   "64x64x64, 4 warps (2x2), 3 stages, 48 KiB smem",   kBf16, "bf16: small problems with short K"),
-    TESSEL_SM80_ENTRY(3, "sm80_fp16_128x128x32", "128x128x32, 4 warps (2x2), 4 stages, 64 KiB smem", kF16,  "fp16: as bf16"),
-    TESSEL_SM80_ENTRY(4, "sm80_fp16_64x64x64",   "64x64x64, 4 warps (2x2), 3 stages, 48 KiB smem",   kF16,  "fp16: as bf16"),
-    TESSEL_SM80_ENTRY(5, "sm80_tf32_128x128x32", "128x128x32, 4 warps (2x2), 3 stages, 96 KiB smem", kTf32, "tf32: when the 128x128 tiles fill every SM at least once"),
-    TESSEL_SM80_ENTRY(6, "sm80_tf32_64x64x32",   "64x64x32, 4 warps (2x2), 3 stages, 48 KiB smem",   kTf32, "tf32: small problems; with split-K when K is long"),
-    TESSEL_SM80_ENTRY_WITH(7, "sm80_bf16_skinny", kSkinnySummary, kSkinnyTile, kBf16, kSkinnyAlign,
-                           "bf16: when min(M, N) <= 64 and the long operand (all batches) is >= 8 MiB"),
-    TESSEL_SM80_ENTRY_WITH(8, "sm80_fp16_skinny", kSkinnySummary, kSkinnyTile, kF16, kSkinnyAlign,
-                           "fp16: as bf16"),
-}};
-// clang-format on
-#undef TESSEL_SM80_ENTRY
-#undef TESSEL_SM80_ENTRY_WITH
+template <std::size_t... I>
+std::array<GemmKernelInfo, sizeof...(I)> make_entries(std::index_sequence<I...>) {
+  static std::array<std::string, sizeof...(I)> const tiles{tile_text(kRegistry[I])...};
+  auto const info = [](std::size_t i, auto check, auto launch, auto attributes, auto workspace) {
+    bool const skinny = kRegistry[i].instance == nullptr;
+    DType const ab = kRegistry[i].ab;
+    char const* const dtypes = ab == DType::bf16 ? kBf16 : ab == DType::f16 ? kF16 : kTf32;
+    return GemmKernelInfo{kRegistry[i].name, skinny ? kSkinnySummary : kSummary, tiles[i].c_str(), dtypes, kLayouts,
+                          skinny ? kSkinnyAlign : kAlign, kRegistry[i].selection, 80, check, launch, attributes, workspace};
+  };
+  return {info(I, check_entry<I>, launch_entry<I>, attributes_entry<I>, workspace_entry<I>)...};
+}
 
-std::size_t entry_index(GemmKernelInfo const& k) { return static_cast<std::size_t>(&k - kEntries.data()); }
+std::array<GemmKernelInfo, kRegistry.size()> const& entries() {
+  static std::array<GemmKernelInfo, kRegistry.size()> const e = make_entries(std::make_index_sequence<kRegistry.size()>{});
+  return e;
+}
+
+// Entry k's index in entries(), or kRegistry.size() when k is not one of them: a copy of an entry
+// (gemm_kernels() holds copies of every family's entries) is found by its name.
+std::size_t entry_index(GemmKernelInfo const& k) {
+  std::less<GemmKernelInfo const*> const before;
+  GemmKernelInfo const* const first = entries().data();
+  if (!before(&k, first) && before(&k, first + kRegistry.size())) return static_cast<std::size_t>(&k - first);
+  for (std::size_t i = 0; i < kRegistry.size(); ++i)
+    if (k.name != nullptr && std::string_view(kRegistry[i].name) == k.name) return i;
+  return kRegistry.size();
+}
 
 }  // namespace
 
-std::span<GemmKernelInfo const> sm80_gemm_kernels() { return kEntries; }
+std::span<GemmKernelInfo const> sm80_gemm_kernels() { return entries(); }
 
 GemmKernelInfo const* sm80_select_gemm_kernel(GemmArguments const& g, int sms) {
   char const* dtype = g.a_type == DType::bf16 ? "bf16" : g.a_type == DType::f16 ? "fp16" : g.a_type == DType::tf32 ? "tf32" : nullptr;
   if (dtype == nullptr) return nullptr;
   auto const pick = [&](char const* tile) -> GemmKernelInfo const* {
     std::string const name = std::string("sm80_") + dtype + "_" + tile;
-    for (GemmKernelInfo const& k : kEntries)
+    for (GemmKernelInfo const& k : entries())
       if (name == k.name) return &k;
     return nullptr;
   };
@@ -342,7 +365,7 @@ GemmKernelInfo const* sm80_select_gemm_kernel(GemmArguments const& g, int sms) {
 
 Status sm80_gemm_run(GemmKernelInfo const& k, GemmArguments const& g, Sm80RunOptions const& o, cudaStream_t stream) {
   std::size_t const i = entry_index(k);
-  if (i >= kEntries.size())
+  if (i >= kRegistry.size())
     return Status::error(StatusCode::invalid_argument, std::string("kernel: ") + k.name + " is not an sm80 entry");
   if (!gemm_reads_ab(g) || gemm_is_noop(g))
     return Status::error(StatusCode::invalid_argument,

@@ -15,6 +15,8 @@ namespace tessel::kernel::detail {
 
 struct Sm80Instance {
   int tile_m = 0, tile_n = 0, tile_k = 0;
+  int warps_m = 0, warps_n = 0;  // the warps' arrangement over the tile (threads = 32 warps_m warps_n)
+  int stages = 0;
   int threads = 0;
   int smem_bytes = 0;
   int element_bytes = 0;  // of A and B (2: bf16/fp16, 4: tf32)

@@ -27,7 +27,8 @@ cudaError_t sm80_attributes(cudaFuncAttributes* attr) {
 
 template <class Config, class ElementOut16>
 Sm80Instance make_sm80_instance() {
-  return {Config::TileM, Config::TileN, Config::TileK, Config::Threads, Sm80Gemm<Config, ElementOut16>::SmemBytes,
+  return {Config::TileM, Config::TileN, Config::TileK, Config::WarpsM, Config::WarpsN, Config::Stages, Config::Threads,
+          Sm80Gemm<Config, ElementOut16>::SmemBytes,
           int(sizeof(typename Config::Element)), sm80_launch<Config, ElementOut16>, sm80_attributes<Config, ElementOut16>};
 }
 
