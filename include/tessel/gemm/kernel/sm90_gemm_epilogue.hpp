@@ -172,6 +172,31 @@ TESSEL_DEVICE void sm90_fuse_block(Sm90GemmParams const& p, float (&acc)[TileN /
   }(std::make_integer_sequence<int, (TileN + 63) / 64>{});
 }
 
+// Accumulator row h of a thread (its rows row0 + 8h; column pairs col0 + 8j) into D's row d_row,
+// which starts at column col0: beta * C's row added where c_row is given, columns from n on
+// skipped, a pair as one store where `pairs` (D's rows and base allow it).
+template <class Out, int TileN>
+TESSEL_DEVICE void sm90_store_accumulator_row(float const (&acc)[TileN / 2], int h, Out* d_row, Out const* c_row, float beta,
+                                              std::int64_t col0, std::int64_t n, bool pairs) {
+  TESSEL_UNROLL
+  for (int j = 0; j < TileN / 8; ++j) {
+    std::int64_t const col = col0 + 8 * j;
+    if (col >= n) continue;
+    bool const two = col + 1 < n;
+    float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
+    if (c_row) {
+      v0 += beta * float(c_row[8 * j]);
+      if (two) v1 += beta * float(c_row[8 * j + 1]);
+    }
+    if (two && pairs) {
+      *reinterpret_cast<typename Sm90Pair<Out>::Storage*>(d_row + 8 * j) = Sm90Pair<Out>::pack(v0, v1);
+    } else {
+      d_row[8 * j] = Out(v0);
+      if (two) d_row[8 * j + 1] = Out(v1);
+    }
+  }
+}
+
 // Epilogue from registers: D = alpha * acc + beta * C (acc already scaled by alpha) for this
 // thread's rows row0, row0 + 8 and column pairs col0 + 8j (wgmma_accumulator_coord). `d_slice`
 // selects D's batch (or the split-K partial-sum slice), `c_batch` C's. Interior tiles with
@@ -201,24 +226,8 @@ TESSEL_DEVICE void sm90_epilogue_registers(Sm90GemmParams const& p, float const 
             Sm90Pair<Out>::pack(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
       continue;
     }
-    Out const* const c_row = c_base ? c_base + row * p.ldc + col0 : nullptr;
-    TESSEL_UNROLL
-    for (int j = 0; j < TileN / 8; ++j) {
-      std::int64_t const col = col0 + 8 * j;
-      if (col >= p.n) continue;
-      bool const two = col + 1 < p.n;
-      float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
-      if (c_row) {
-        v0 += p.beta * float(c_row[8 * j]);
-        if (two) v1 += p.beta * float(c_row[8 * j + 1]);
-      }
-      if (two && p.d_pairs) {
-        *reinterpret_cast<typename Sm90Pair<Out>::Storage*>(d_row + 8 * j) = Sm90Pair<Out>::pack(v0, v1);
-      } else {
-        d_row[8 * j] = Out(v0);
-        if (two) d_row[8 * j + 1] = Out(v1);
-      }
-    }
+    sm90_store_accumulator_row<Out, TileN>(acc, h, d_row, c_base ? c_base + row * p.ldc + col0 : nullptr, p.beta, col0, p.n,
+                                           p.d_pairs);
   }
 }
 

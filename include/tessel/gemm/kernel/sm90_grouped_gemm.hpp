@@ -131,25 +131,8 @@ TESSEL_DEVICE void sm90_grouped_store_registers(Sm90GroupedGemmParams const& p, 
   for (int h = 0; h < 2; ++h) {
     int const row = row0 + 8 * h;
     if (row >= row_end) continue;
-    Out* const d_row = d + std::int64_t(row) * p.ldd + col0;
-    Out const* const c_row = c ? c + std::int64_t(row) * p.ldc + col0 : nullptr;
-    TESSEL_UNROLL
-    for (int j = 0; j < TileN / 8; ++j) {
-      int const col = col0 + 8 * j;
-      if (col >= p.n) continue;
-      bool const two = col + 1 < p.n;
-      float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
-      if (c_row) {
-        v0 += p.beta * float(c_row[8 * j]);
-        if (two) v1 += p.beta * float(c_row[8 * j + 1]);
-      }
-      if (two && p.d_pairs) {
-        *reinterpret_cast<typename Sm90Pair<Out>::Storage*>(d_row + 8 * j) = Sm90Pair<Out>::pack(v0, v1);
-      } else {
-        d_row[8 * j] = Out(v0);
-        if (two) d_row[8 * j + 1] = Out(v1);
-      }
-    }
+    sm90_store_accumulator_row<Out, TileN>(acc, h, d + std::int64_t(row) * p.ldd + col0,
+                                           c ? c + std::int64_t(row) * p.ldc + col0 : nullptr, p.beta, col0, p.n, p.d_pairs);
   }
 }
 
