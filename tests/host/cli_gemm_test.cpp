@@ -156,7 +156,8 @@ TEST_F(CliGemm, HelpExitsZero) {
   EXPECT_NE(r.out.find("--sweep"), std::string::npos);
 }
 
-// Every bench/*.txt sweep parses: attention*.txt as `tessel attention` sweeps, the rest as `tessel gemm`'s.
+// Every bench/*.txt sweep parses: attention*.txt, conv*.txt and grouped*.txt as sweeps of their
+// subcommands, the rest as `tessel gemm`'s.
 TEST_F(CliGemm, BenchSuitesParse) {
   if (!cuda_build()) GTEST_SKIP() << "tessel was built without CUDA";
   std::filesystem::path const bench = std::filesystem::path(TESSEL_SOURCE_DIR) / "bench";
@@ -165,7 +166,9 @@ TEST_F(CliGemm, BenchSuitesParse) {
     if (e.path().extension() != ".txt" || e.path().filename() == "CMakeLists.txt") continue;
     ++suites;
     std::string const file = e.path().filename().string();
-    char const* const command = file.rfind("attention", 0) == 0 ? "attention" : file.rfind("conv", 0) == 0 ? "conv" : "gemm";
+    char const* command = "gemm";
+    for (char const* sub : {"attention", "conv", "grouped"})
+      if (file.rfind(sub, 0) == 0) command = sub;
     CliRun r = run(std::string(command) + " --dry-run --sweep " + e.path().string());
     EXPECT_EQ(r.code, 0) << e.path() << ": " << r.err;
     EXPECT_GT(lines(r.out), 0) << e.path();
