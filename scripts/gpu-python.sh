@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python package on the GPU machine: builds tessel._C with CMake for the python3 there, runs
 # every Python test (the GPU ones with torch and CuPy included), then `python -m tessel.bench` for
-# each suite in SUITES (default "gemm attention conv"; "attention-backward" runs `attention
+# each suite in SUITES (default "gemm grouped attention conv"; "attention-backward" runs `attention
 # --backward`). Logs go to $OUT (default ./gpu-out); the
 # benchmark JSON to $OUT/results/python-<suite>-<gpu>.json (copy it over bench/results/ to record it).
 #
@@ -58,7 +58,7 @@ print('Python.h:', h, 'found' if os.path.exists(h) else 'MISSING (the module can
       fi
       ;;
     bench)
-      for suite in ${SUITES:-gemm attention conv}; do
+      for suite in ${SUITES:-gemm grouped attention conv}; do
         note "python -m tessel.bench $suite $(date -u +%H:%M:%S)"
         suite_args=("$suite")
         [ "$suite" = attention-backward ] && suite_args=(attention --backward)

@@ -20,6 +20,10 @@
  * (tessel_attention_backward) takes a tessel_attention_backward_problem: the forward's problem
  * (its o and lse now read), d_o, and the gradients dq, dk, dv it writes.
  *
+ * Grouped GEMM (tessel_grouped_gemm; a mixture-of-experts layer, torch._grouped_mm's 2-D x 3-D
+ * form) takes a tessel_grouped_gemm_problem: a [total_m, K], b [G, K, N], d [total_m, N] and the
+ * device int32 offsets that split a's and d's rows into G groups; see its struct below.
+ *
  * Convolution (tessel_conv) takes a tessel_conv_problem: the pass (fprop, dgrad, wgrad), x
  * [N, H, W, C], w [K, R, S, C/groups] and y [N, P, Q, K] (one more spatial dimension in 3-D), the
  * padding, strides and dilation of each spatial dimension, groups, and the epilogue; see its
@@ -60,8 +64,10 @@ extern "C" {
  * workspace; 3: attention forward and TESSEL_DTYPE_I32; 4: convolution, tessel_conv_*; 5: attention
  * backward, tessel_attention_backward_*; 6: the GEMM's fused epilogue, tessel_gemm_problem's bias and
  * activation, TESSEL_ACTIVATION_GELU_ERF; 7: the tensor-parallel GEMMs over NCCL, tessel/c_api_dist.h,
- * in the library tessel_dist); no entry point of an earlier version changes meaning. */
-#define TESSEL_C_API_VERSION 7
+ * in the library tessel_dist; 8: block-scaled fp8 GEMM, tessel_gemm_problem's scale_mode, a_scales and
+ * b_scales, and the grouped GEMM, tessel_grouped_gemm_*); no entry point of an earlier version
+ * changes meaning. */
+#define TESSEL_C_API_VERSION 8
 
 /* The most dimensions a tessel_tensor describes. */
 #define TESSEL_MAX_DIMS 8
@@ -111,7 +117,18 @@ typedef struct tessel_tensor {
  * and broadcasts against D as numpy's would: 1-D [N] or 2-D [1, N] adds bias[j] to column j, 2-D
  * [M, 1] adds bias[i] to row i; its one extent past 1 is contiguous (stride 1), and one vector
  * serves every batch. activation (a tessel_activation) is applied last, in fp32:
- * TESSEL_ACTIVATION_GELU is the tanh form, TESSEL_ACTIVATION_GELU_ERF the exact one. */
+ * TESSEL_ACTIVATION_GELU is the tanh form, TESSEL_ACTIVATION_GELU_ERF the exact one.
+ * Block-scaled fp8 (scale_mode TESSEL_SCALE_MODE_BLOCK; A and B fp8; DeepSeek-V3's scaling, the
+ * layouts of cuBLASLt's VEC128_32F and BLK128x128_32F modes): every 128-deep block kb of K has its
+ * own fp32 scales, one per row of A and one per 128 x 128 block of B (a_scale and b_scale still
+ * multiply the whole product):
+ *   D(i,j) = alpha a_scale b_scale sum_kb a_scales(i,kb) b_scales(j/128,kb) sum_{k in kb} A(i,k) B(k,j) + beta C(i,j)
+ * a_scales is [M, ceil(K/128)] stored M-major (column-major: its first dimension has stride 1,
+ * the second any stride >= M); b_scales is [ceil(N/128), ceil(K/128)] stored K-major (row-major:
+ * its last dimension has stride 1, the first any stride >= ceil(K/128)); both f32, in device
+ * memory. With a batch (D 3-D) they are 3-D [batch, ...] with each batch's scales packed after
+ * the previous batch's (batch stride = leading dimension x blocks). With TESSEL_SCALE_MODE_PER_TENSOR
+ * (0, the default) both stay absent. Reasons name them "a_scales", "b_scales" (or their `name`). */
 typedef struct tessel_gemm_problem {
   tessel_tensor a, b, c, d;
   float alpha, beta;
@@ -121,7 +138,38 @@ typedef struct tessel_gemm_problem {
   size_t workspace_bytes;  /* its size, at least tessel_gemm_workspace_size's answer */
   tessel_tensor bias;      /* optional: the fused epilogue's bias (above) */
   int32_t activation;      /* a tessel_activation; 0 (none) by default */
+  int32_t scale_mode;      /* a tessel_scale_mode; 0 (per tensor) by default */
+  tessel_tensor a_scales;  /* block scaling only: f32 [(batch,) M, ceil(K/128)], M-major */
+  tessel_tensor b_scales;  /* block scaling only: f32 [(batch,) ceil(N/128), ceil(K/128)], K-major */
 } tessel_gemm_problem;
+
+/* How the fp8 operands of a GEMM are scaled (tessel_gemm_problem::scale_mode). */
+typedef enum tessel_scale_mode {
+  TESSEL_SCALE_MODE_PER_TENSOR = 0, /* a_scale and b_scale only */
+  TESSEL_SCALE_MODE_BLOCK = 1       /* also a_scales (1 x 128 blocks) and b_scales (128 x 128 blocks) */
+} tessel_scale_mode;
+
+/* Grouped GEMM, contiguous form (tessel/gemm/device/grouped_gemm_arguments.hpp; torch._grouped_mm's
+ * 2-D x 3-D case, a mixture-of-experts layer with tokens sorted by expert):
+ *   for g in [0, G):  D[s_g:e_g, :] = alpha * A[s_g:e_g, :] @ B[g] + beta * C[s_g:e_g, :]
+ * with e_g = offsets[g], s_0 = 0 and s_g = offsets[g - 1]. a is [total_m, K] row-major (its last
+ * stride 1), b is [G, K, N] -- each group's B[g] is K x N, stored either way: row-major (N
+ * contiguous, a [G, K, N] array) or column-major (K contiguous: the transposed view of a [G, N, K]
+ * array of Linear weights, read in place) -- and c (optional; then beta must be 0) and d are
+ * [total_m, N] row-major. offsets is a 1-D I32 tensor of G cumulative row ends in DEVICE memory,
+ * stride 1, read by the kernel: the host never waits for the group sizes (CUDA-graph capturable).
+ * Offsets are not checked: an end is clamped into [0, total_m], a group whose end is below its
+ * start is empty, and rows [offsets[G-1], total_m) of d are left as they were.
+ * a and b share one dtype, f16 or bf16; d has it or f32; c has d's dtype; fp32 accumulation.
+ * 1 <= G <= 1024. The kernel (sm_90 only) reads a and b by TMA: their pointers 16-byte aligned and
+ * their row and group strides multiples of 16 bytes (else TESSEL_STATUS_NOT_SUPPORTED, naming the
+ * fix). Reasons name the tensors ("a", "b", "c", "d", "offsets", or their `name`) and their strides
+ * as "<name>.row_stride", "<name>.group_stride". No workspace. */
+typedef struct tessel_grouped_gemm_problem {
+  tessel_tensor a, b, c, d;
+  tessel_tensor offsets;
+  float alpha, beta;
+} tessel_grouped_gemm_problem;
 
 /* Which corner of each sequence's score matrix the mask is aligned at
  * (tessel/attention/attention_arguments.hpp): query i sits at key position i + S_k - S_q
@@ -249,7 +297,8 @@ int tessel_c_api_version(void);
 /* A short name for a status ("invalid argument", ...). */
 char const* tessel_status_string(tessel_status status);
 
-/* Zeroes *p, then sets alpha = 1, beta = 0, a_scale = b_scale = 1 (every tensor absent). */
+/* Zeroes *p, then sets alpha = 1, beta = 0, a_scale = b_scale = 1, per-tensor scaling (every tensor
+ * absent). */
 void tessel_gemm_problem_init(tessel_gemm_problem* p);
 
 /* Fills *t (name NULL). shape and strides hold ndim values; strides may be NULL for a packed
@@ -276,6 +325,23 @@ tessel_status tessel_gemm_workspace_size(tessel_gemm_problem const* p, size_t* b
  * reported as TESSEL_STATUS_CUDA_ERROR, never dropped). Problems with no elements to write
  * return at once. */
 tessel_status tessel_gemm(tessel_gemm_problem const* p, cudaStream_t stream, char* reason, size_t reason_size);
+
+/* Zeroes *p, then sets alpha = 1, beta = 0 (every tensor absent). */
+void tessel_grouped_gemm_problem_init(tessel_grouped_gemm_problem* p);
+
+/* Checks every argument rule of tessel_grouped_gemm without calling CUDA (the offsets' values are
+ * never read on the host). */
+tessel_status tessel_grouped_gemm_check(tessel_grouped_gemm_problem const* p, char* reason, size_t reason_size);
+
+/* tessel_grouped_gemm_check, then whether the grouped kernel runs the problem on the current
+ * device (an sm_90 GPU and the kernel's image). Launches nothing. */
+tessel_status tessel_grouped_gemm_can_implement(tessel_grouped_gemm_problem const* p, char* reason, size_t reason_size);
+
+/* Runs the grouped GEMM on `stream`, all groups in one launch (asynchronous; errors left pending by
+ * earlier work come back as TESSEL_STATUS_CUDA_ERROR). total_m = 0 or N = 0 returns at once; K = 0
+ * or alpha = 0 writes D = beta * C without reading a or b. */
+tessel_status tessel_grouped_gemm(tessel_grouped_gemm_problem const* p, cudaStream_t stream, char* reason,
+                                  size_t reason_size);
 
 /* Zeroes *p, then sets window_left = window_right = -1 (no window), bottom-right alignment,
  * softmax_scale 0 (1 / sqrt(D)), every tensor absent. */

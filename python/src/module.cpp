@@ -1,9 +1,10 @@
 // python/src/module.cpp -- tessel._C, the extension module: array objects in (arrays.hpp), the C
 // ABI (tessel/c_api.h) underneath. tessel/__init__.py is its public face and documents it.
 //
-// A call (gemm, attention, attention_backward, conv) inspects its array arguments (no CUDA yet),
-// settles the stream, exports DLPack operands for that stream, checks every rule through the C ABI's
-// check (tessel_gemm_check, tessel_attention_check, tessel_attention_backward_check, tessel_conv_check;
+// A call (gemm, grouped_mm, attention, attention_backward, conv) inspects its array arguments (no CUDA
+// yet), settles the stream, exports DLPack operands for that stream, checks every rule through the C
+// ABI's check (tessel_gemm_check, tessel_grouped_gemm_check, tessel_attention_check,
+// tessel_attention_backward_check, tessel_conv_check;
 // still no CUDA: refusals work on machines without a GPU), allocates the outputs left None through
 // the registered allocator, finds the device of __cuda_array_interface__ pointers, and only then
 // makes the operands' device current and runs, with the GIL released.
@@ -325,20 +326,45 @@ std::int32_t gemm_activation_of(py::handle act) {
 
 constexpr char kGemmBiasRank[] = "a bias is 1-D [N] (per column of out) or 2-D [M, 1] (per row) or [1, N]";
 
+constexpr char kScaleRank[] =
+    "a block scale is 2-D (scale_a [M, ceil(K/128)], scale_b [ceil(N/128), ceil(K/128)]) or 3-D with the batch "
+    "first; a per-tensor scale is a Python float";
+
+// A scale argument: None, a per-tensor factor (a Python int or float, applied on the host), or an
+// array of block scales (returned in *block).
+std::optional<float> scale_of(py::handle v, char const* name, std::optional<Operand>* block) {
+  if (v.is_none()) return std::nullopt;
+  if ((PyFloat_Check(v.ptr()) || PyLong_Check(v.ptr())) && !PyBool_Check(v.ptr())) return real(v, name);
+  if (PyBool_Check(v.ptr()))
+    throw py::type_error(std::string(name) + ": expected a float (per-tensor) or a float32 array of block scales, got bool");
+  *block = inspect(v, name, kScaleRank);
+  return std::nullopt;
+}
+
 py::object gemm_call(Mode mode, py::handle a, py::handle b, py::handle out, py::handle c, py::handle alpha,
                      py::handle beta, py::handle stream, py::handle kernel, bool tf32, long long calls,
-                     py::handle bias, py::handle activation) {
+                     py::handle bias, py::handle activation, py::handle scale_a, py::handle scale_b) {
   float const fa = real(alpha, "alpha"), fb = real(beta, "beta");
   std::optional<std::string> const kernel_name = kernel_of(kernel, "tessel.gemm_kernels()");
   std::int32_t const act = gemm_activation_of(activation);
 
   Operand A = inspect(a, "a", kGemmRank), B = inspect(b, "b", kGemmRank);
-  std::optional<Operand> C, D, Bias;
+  std::optional<Operand> C, D, Bias, SA, SB;
   if (!c.is_none()) C = inspect(c, "c", kGemmRank);
   if (!out.is_none()) D = inspect(out, "out", kGemmRank);
   if (!bias.is_none()) Bias = inspect(bias, "bias", kGemmBiasRank);
+  std::optional<float> const sa = scale_of(scale_a, "scale_a", &SA), sb = scale_of(scale_b, "scale_b", &SB);
+  if (SA.has_value() != SB.has_value()) {
+    bool const a_block = SA.has_value();
+    throw py::value_error(std::string(a_block ? "scale_b" : "scale_a") + ": " + (a_block ? "scale_a" : "scale_b") +
+                          " is an array of block scales, so " + (a_block ? "scale_b" : "scale_a") +
+                          " must be one too (" +
+                          (a_block ? "[ceil(N/128), ceil(K/128)] float32, K-major" : "[M, ceil(K/128)] float32, M-major") +
+                          "); per-tensor factors go into alpha");
+  }
   auto const operands = [&] {
-    return Operands{&A, &B, C ? &*C : nullptr, D ? &*D : nullptr, Bias ? &*Bias : nullptr};
+    return Operands{&A, &B, C ? &*C : nullptr, D ? &*D : nullptr, Bias ? &*Bias : nullptr, SA ? &*SA : nullptr,
+                    SB ? &*SB : nullptr};
   };
   same_device(operands());
 
@@ -361,6 +387,12 @@ py::object gemm_call(Mode mode, py::handle a, py::handle b, py::handle out, py::
   p.kernel = kernel_name ? kernel_name->c_str() : nullptr;
   if (Bias) p.bias = Bias->t;
   p.activation = act;
+  if (sa) p.a_scale = *sa;
+  if (sb) p.b_scale = *sb;
+  if (SA) {
+    p.scale_mode = TESSEL_SCALE_MODE_BLOCK;
+    p.a_scales = SA->t, p.b_scales = SB->t;
+  }
   check(tessel_gemm_check, p);
 
   if (!D && mode != Mode::kernel) {  // gemm_kernel() only names the kernel: no output needed
@@ -393,6 +425,71 @@ py::object gemm_call(Mode mode, py::handle a, py::handle b, py::handle out, py::
     return py::float_(calls > 0 ? seconds / double(calls) : 0.0);
   }
   run_without_gil([&](char* why, std::size_t size) { return tessel_gemm(&p, cs, why, size); });
+  return D->obj;
+}
+
+// ---- grouped GEMM --------------------------------------------------------------------------------
+
+constexpr char kGroupedARank[] = "a grouped GEMM's a is 2-D [total_m, K] (tokens sorted by group)";
+constexpr char kGroupedBRank[] = "a grouped GEMM's b is 3-D [G, K, N] (one K x N matrix per group)";
+constexpr char kGroupedDRank[] = "a grouped GEMM's c and out are 2-D [total_m, N]";
+constexpr char kGroupOffsetsRank[] = "group offsets are 1-D: G int32 cumulative row ends";
+
+// out_dtype: None, or a dtype by name ("bfloat16", "float16", "float32") or any object whose str()
+// ends in one (torch.bfloat16, numpy.dtype("float16")).
+std::optional<tessel_dtype> out_dtype_of(py::handle v) {
+  if (v.is_none()) return std::nullopt;
+  std::string name = py::str(v).cast<std::string>();
+  if (std::size_t const dot = name.rfind('.'); dot != std::string::npos) name = name.substr(dot + 1);
+  if (name == "bfloat16" || name == "bf16") return TESSEL_DTYPE_BF16;
+  if (name == "float16" || name == "half" || name == "fp16") return TESSEL_DTYPE_F16;
+  if (name == "float32" || name == "float" || name == "fp32") return TESSEL_DTYPE_F32;
+  throw py::type_error("out_dtype: " + py::str(v).cast<std::string>() +
+                       " is not supported; a grouped GEMM writes bfloat16, float16 or float32");
+}
+
+py::object grouped_mm_call(py::handle a, py::handle b, py::handle offs, py::handle out, py::handle out_dtype,
+                           py::handle c, py::handle alpha, py::handle beta, py::handle stream) {
+  float const fa = real(alpha, "alpha"), fb = real(beta, "beta");
+  std::optional<tessel_dtype> const want = out_dtype_of(out_dtype);
+  Operand A = inspect(a, "a", kGroupedARank), B = inspect(b, "b", kGroupedBRank);
+  Operand O = inspect(offs, "offs", kGroupOffsetsRank, Elements::offsets);
+  std::optional<Operand> C, D;
+  if (!c.is_none()) C = inspect(c, "c", kGroupedDRank);
+  if (!out.is_none()) D = inspect(out, "out", kGroupedDRank);
+  auto const operands = [&] { return Operands{&A, &B, &O, C ? &*C : nullptr, D ? &*D : nullptr}; };
+  same_device(operands());
+  std::intptr_t const s = call_stream(stream, A);
+  export_for(operands(), s);
+  if (want && D && D->t.dtype != *want)
+    throw py::type_error(std::string("out_dtype: ") + dtype_name(*want) + ", but out is " +
+                         dtype_name(tessel_dtype(D->t.dtype)) + "; give one of them, or both alike");
+
+  tessel_grouped_gemm_problem p;
+  tessel_grouped_gemm_problem_init(&p);
+  p.a = A.t, p.b = B.t, p.offsets = O.t;
+  if (C) p.c = C->t;
+  if (D) {
+    p.d = D->t;
+  } else {  // [total_m, N] as allocated; a 0 x 0 stand-in where a or b has the wrong rank (refused first)
+    tessel_dtype const dtype = want ? *want : C ? tessel_dtype(C->t.dtype) : tessel_dtype(A.t.dtype);
+    bool const ranks = A.t.ndim == 2 && B.t.ndim == 3;
+    p.d = ranks ? planned("out", dtype, {A.t.shape[0], B.t.shape[2]}) : planned("out", dtype, {0, 0});
+  }
+  p.alpha = fa, p.beta = fb;
+  check(tessel_grouped_gemm_check, p);
+  if (!D) {
+    D = allocate(a, A.device, p.d, "tessel.grouped_mm", kGroupedDRank, s);
+    same_device(operands());
+    p.d = D->t;
+    check(tessel_grouped_gemm_check, p);
+  }
+  check_output(*D, {&A, &B, &O}, " (c may be out itself)");
+
+  DeviceGuard const guard(settle_device(operands()));
+  wait_for_producers(operands(), s);
+  cudaStream_t const cs = reinterpret_cast<cudaStream_t>(s);
+  run_without_gil([&](char* why, std::size_t size) { return tessel_grouped_gemm(&p, cs, why, size); });
   return D->obj;
 }
 
@@ -869,33 +966,48 @@ PYBIND11_MODULE(_C, m) {
   m.def(
       "gemm",
       [](py::object a, py::object b, py::object out, py::object c, py::object alpha, py::object beta, py::object stream,
-         py::object kernel, bool tf32, py::object bias, py::object activation) {
-        return gemm_call(Mode::run, a, b, out, c, alpha, beta, stream, kernel, tf32, 1, bias, activation);
+         py::object kernel, bool tf32, py::object bias, py::object activation, py::object scale_a, py::object scale_b) {
+        return gemm_call(Mode::run, a, b, out, c, alpha, beta, stream, kernel, tf32, 1, bias, activation, scale_a,
+                         scale_b);
       },
       py::arg("a"), py::arg("b"), py::arg("out") = py::none(), py::arg("c") = py::none(), py::arg("alpha") = 1.0,
       py::arg("beta") = 0.0, py::arg("stream") = py::none(), py::arg("kernel") = py::none(), py::arg("tf32") = false,
-      py::arg("bias") = py::none(), py::arg("activation") = py::none(),
+      py::arg("bias") = py::none(), py::arg("activation") = py::none(), py::arg("scale_a") = py::none(),
+      py::arg("scale_b") = py::none(),
       "out = act(alpha * a @ b + beta * c + bias) on `stream` (tessel.gemm documents it); returns out");
   m.def(
       "gemm_kernel",
       [](py::object a, py::object b, py::object out, py::object c, py::object alpha, py::object beta, py::object stream,
-         py::object kernel, bool tf32, py::object bias, py::object activation) {
-        return gemm_call(Mode::kernel, a, b, out, c, alpha, beta, stream, kernel, tf32, 0, bias, activation);
+         py::object kernel, bool tf32, py::object bias, py::object activation, py::object scale_a, py::object scale_b) {
+        return gemm_call(Mode::kernel, a, b, out, c, alpha, beta, stream, kernel, tf32, 0, bias, activation, scale_a,
+                         scale_b);
       },
       py::arg("a"), py::arg("b"), py::arg("out") = py::none(), py::arg("c") = py::none(), py::arg("alpha") = 1.0,
       py::arg("beta") = 0.0, py::arg("stream") = py::none(), py::arg("kernel") = py::none(), py::arg("tf32") = false,
-      py::arg("bias") = py::none(), py::arg("activation") = py::none(),
+      py::arg("bias") = py::none(), py::arg("activation") = py::none(), py::arg("scale_a") = py::none(),
+      py::arg("scale_b") = py::none(),
       "the registry name of the kernel gemm would run (None when there is nothing to compute); launches nothing");
   m.def(
       "_gemm_host_loop",
       [](py::object a, py::object b, py::object out, py::object c, py::object alpha, py::object beta, py::object stream,
          py::object kernel, bool tf32, long long calls) {
-        return gemm_call(Mode::host_loop, a, b, out, c, alpha, beta, stream, kernel, tf32, calls, py::none(), py::none());
+        return gemm_call(Mode::host_loop, a, b, out, c, alpha, beta, stream, kernel, tf32, calls, py::none(), py::none(),
+                         py::none(), py::none());
       },
       py::arg("a"), py::arg("b"), py::arg("out"), py::arg("c"), py::arg("alpha"), py::arg("beta"), py::arg("stream"),
       py::arg("kernel"), py::arg("tf32"), py::arg("calls"),
       "seconds of host time per tessel_gemm call, over `calls` calls made back to back from C++ with the "
       "arguments prepared once (the C ABI's own cost; tessel.bench compares the Python call with it)");
+  m.def(
+      "grouped_mm",
+      [](py::object a, py::object b, py::object offs, py::object out, py::object out_dtype, py::object c,
+         py::object alpha, py::object beta, py::object stream) {
+        return grouped_mm_call(a, b, offs, out, out_dtype, c, alpha, beta, stream);
+      },
+      py::arg("a"), py::arg("b"), py::arg("offs"), py::arg("out") = py::none(), py::arg("out_dtype") = py::none(),
+      py::arg("c") = py::none(), py::arg("alpha") = 1.0, py::arg("beta") = 0.0, py::arg("stream") = py::none(),
+      "out[rows of group g] = alpha * a[rows of g] @ b[g] + beta * c[rows of g] on `stream` (tessel.grouped_mm "
+      "documents it); returns out");
   m.def(
       "attention",
       [](py::object q, py::object k, py::object v, py::object out, py::object lse, py::object return_lse,

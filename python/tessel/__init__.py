@@ -14,15 +14,16 @@
     w = torch.randn(128, 64, 3, 3, device="cuda", dtype=torch.bfloat16).to(memory_format=torch.channels_last)
     y = tessel.conv(x.permute(0, 2, 3, 1), w.permute(0, 2, 3, 1), padding=1)   # NHWC [8, 56, 56, 128]
 
-`tessel.gemm`, `tessel.attention`, `tessel.attention_backward` and the convolutions (`tessel.conv`,
+`tessel.gemm`, `tessel.grouped_mm`, `tessel.attention`, `tessel.attention_backward` and the convolutions (`tessel.conv`,
 `conv_dgrad`, `conv_wgrad`) take any CUDA array: torch tensors, and any object with
 ``__dlpack__`` (CuPy, JAX, ...) or ``__cuda_array_interface__``. `tessel.torch` (imported with
 tessel when torch already is, else by ``import tessel.torch``) registers ``torch.ops.tessel.gemm``
-(autograd, torch.compile, CUDA graphs), a drop-in ``tessel.torch.Linear``,
+(autograd, torch.compile, CUDA graphs), ``torch.ops.tessel.grouped_mm``, a drop-in ``tessel.torch.Linear``,
 ``torch.ops.tessel.attention`` (autograd through ``torch.ops.tessel.attention_backward``),
 ``tessel.torch.scaled_dot_product_attention``,
 ``torch.ops.tessel.conv`` (fprop, F.conv2d's layout) and ``tessel.torch.conv2d`` / ``conv3d``.
-``python -m tessel.bench gemm|attention|conv`` times tessel against torch.matmul, SDPA and F.conv2d.
+``python -m tessel.bench gemm|grouped|attention|conv`` times tessel against torch.matmul, torch._grouped_mm,
+SDPA and F.conv2d.
 ``tessel.dist`` (where tessel was built with NCCL) runs tensor-parallel GEMMs with their
 communication overlapped; ``tessel.torch.all_gather_matmul`` / ``matmul_reduce_scatter`` take a
 ``torch.distributed`` group.
@@ -36,13 +37,13 @@ import sys as _sys
 from . import _C
 
 __version__ = "0.1.0"
-__all__ = ["gemm", "gemm_kernel", "gemm_kernels", "attention", "attention_kernels", "attention_backward",
+__all__ = ["gemm", "gemm_kernel", "gemm_kernels", "grouped_mm", "attention", "attention_kernels", "attention_backward",
            "attention_backward_kernels", "conv", "conv_dgrad", "conv_wgrad", "conv_kernel", "conv_kernels",
            "device_count", "device_info"]
 
 
 def gemm(a, b, *, out=None, alpha=1.0, beta=0.0, c=None, stream=None, kernel=None, tf32=False, bias=None,
-         activation=None):
+         activation=None, scale_a=None, scale_b=None):
     """out = act(alpha * a @ b + beta * c + bias), on the GPU, asynchronously on `stream`; returns out.
 
     a is (batch,) M x K, b (batch,) K x N, c and out (batch,) M x N. Each matrix must be row- or
@@ -76,15 +77,58 @@ def gemm(a, b, *, out=None, alpha=1.0, beta=0.0, c=None, stream=None, kernel=Non
     bias[i] to row i; contiguous; one vector for every batch. activation is None, 'relu', 'gelu'
     (the exact, erf form: torch's default), 'gelu_tanh' (torch's approximate="tanh") or 'silu',
     applied last, in float32, before the one rounding to out's dtype.
+
+    fp8 scales (fp8 a and b only): scale_a / scale_b as Python floats are per-tensor factors,
+    out = alpha * (scale_a a) @ (scale_b b) + ...; as float32 arrays they are block scales
+    (DeepSeek-V3's; the layouts of cuBLASLt's VEC128_32F / BLK128x128_32F modes, so the tensors
+    torch._scaled_mm takes for 1x128 and 128x128 blocks fit):
+      scale_a [M, ceil(K/128)], M-major (``s.t().contiguous().t()``; its first stride 1, the
+        second any stride >= M): one factor per row of a and 128-deep block of K;
+      scale_b [ceil(N/128), ceil(K/128)], K-major (row-major: its last stride 1, the first any
+        stride >= ceil(K/128)): one factor per 128 x 128 block of b (128 columns of out, 128 of K).
+    out(i, j) = alpha sum_kb scale_a[i, kb] scale_b[j // 128, kb] sum_{k in block kb} a[i, k] b[k, j] + beta c.
+    Both or neither are arrays; with a batch they are [batch, ...] with each batch's scales packed
+    after the previous batch's. Block scaling has one kernel, for sm_90 GPUs (elsewhere the call
+    raises).
     """
-    return _C.gemm(a, b, out, c, alpha, beta, stream, kernel, tf32, bias, activation)
+    return _C.gemm(a, b, out, c, alpha, beta, stream, kernel, tf32, bias, activation, scale_a, scale_b)
 
 
 def gemm_kernel(a, b, *, out=None, alpha=1.0, beta=0.0, c=None, stream=None, kernel=None, tf32=False, bias=None,
-                activation=None):
+                activation=None, scale_a=None, scale_b=None):
     """The name of the kernel gemm() would run for these arguments (None when there is nothing to
     compute); checks them as gemm() does and launches nothing."""
-    return _C.gemm_kernel(a, b, out, c, alpha, beta, stream, kernel, tf32, bias, activation)
+    return _C.gemm_kernel(a, b, out, c, alpha, beta, stream, kernel, tf32, bias, activation, scale_a, scale_b)
+
+
+def grouped_mm(a, b, offs, *, out=None, out_dtype=None, c=None, alpha=1.0, beta=0.0, stream=None):
+    """Grouped GEMM (a mixture-of-experts layer; torch._grouped_mm's 2-D x 3-D case), all groups
+    in one launch, asynchronously on `stream`; returns out.
+
+        out[s_g:e_g] = alpha * a[s_g:e_g] @ b[g] + beta * c[s_g:e_g]    for g in range(G)
+
+    with e_g = offs[g], s_0 = 0, s_g = offs[g - 1]: a is [total_m, K] (tokens sorted by group,
+    row-major), b is [G, K, N], out and c are [total_m, N] (row-major), offs an int32 array of G
+    cumulative row ends on the GPU. Each b[g] may be stored either way: a [G, K, N] array (N
+    contiguous) or the transposed view ``w.transpose(-2, -1)`` of [G, N, K] Linear weights (K
+    contiguous), read in place. Groups may be empty; G is at most 1024.
+
+    dtypes: a and b both bfloat16 or both float16; out (out_dtype, default c's, else the inputs')
+    the inputs' dtype or float32; float32 accumulation. offs is never read on the host (no
+    synchronisation; CUDA-graph capturable), so its values are not checked: each end is clamped
+    into [0, total_m], a group whose end is below its start is empty, and rows of out past
+    offs[-1] are left as they were (uninitialised when out is allocated).
+
+    The kernel runs on sm_90 GPUs only and reads a and b by TMA: 16-byte aligned data and row
+    (and group) strides that are multiples of 8 elements (pad K, or N for a [G, K, N] b); other
+    calls raise ValueError naming the stride and the fix. out: written in place when given, else
+    allocated through a's array library. stream and the rules for devices are tessel.gemm's.
+
+    Errors: TypeError for a dtype ("b: dtype fp16 differs from a's bf16 ..."), ValueError for a
+    shape, a stride, a device or an argument's rule ("offs: has 7 values, but b has 8 groups ...",
+    "b: neither of its last two strides is 1 ..."), RuntimeError for a CUDA failure.
+    """
+    return _C.grouped_mm(a, b, offs, out, out_dtype, c, alpha, beta, stream)
 
 
 def attention(q, k, v, *, out=None, lse=None, return_lse=False, softmax_scale=None, causal=False, window=(-1, -1),

@@ -1,9 +1,11 @@
 """Times tessel against what PyTorch users run today, in one process: ``python -m tessel.bench gemm``,
-``python -m tessel.bench attention`` and ``python -m tessel.bench conv``.
+``python -m tessel.bench grouped``, ``python -m tessel.bench attention`` and ``python -m tessel.bench conv``.
 
     python -m tessel.bench gemm                          # the default problems, table + JSON
     python -m tessel.bench gemm --problems 4096x4096x4096 8x1024x1024x1024 --dtype fp16 --layout nt
     python -m tessel.bench gemm --json /tmp/r.json --iters 50
+    python -m tessel.bench grouped                       # tessel.grouped_mm against torch._grouped_mm and a matmul loop
+    python -m tessel.bench grouped --problems g8-t8192-n14336-k4096-skew1-empty1 g64-t4096-n2048-k7168-kn
     python -m tessel.bench attention                     # tessel.attention against SDPA (cuDNN, flash)
     python -m tessel.bench attention --problems b2-h16-kv4-s8192-d128-causal --dtype fp16
     python -m tessel.bench attention --backward [--deterministic]   # the backward against SDPA's backward
@@ -70,8 +72,19 @@ groups for every pass. Verification, once per problem before timing: both result
 float32 reference (the same torch op on float32 copies, TF32 off), passed when max |tessel - ref|
 <= 2 max |torch - ref| + one ulp of the dtype at max |ref| (the attention suite's rule).
 
+Grouped GEMM (``grouped``): tessel.grouped_mm against torch._grouped_mm (where this torch has it;
+it allocates its result, as users call it) and a loop of torch.matmul(a[rows of g], b[g], out=)
+over the non-empty groups, the three interleaved launch by launch on the same rotated input sets:
+a [tokens, K], b [G, K, N] -- by default the transposed view of [G, N, K] weights (a Linear
+layer's, what torch._grouped_mm is handed in a MoE layer), with ``kn`` a [G, K, N] array -- and
+int32 offsets on the GPU. The problems are bench/grouped.txt's (Mixtral- and DeepSeek-like; rows
+per expert skewed as 1/(rank+1)^skew with some experts empty, the CLI's rule, placed by Python's
+shuffle). FLOPs 2 tokens N K. Verification per group against float64, the gemm suite's rule; the
+16384-token Mixtral lines skip it, as in the CLI's suite. A torch._grouped_mm that refuses a
+problem (a layout or dtype its kernel lacks) is reported in the row and left out of the timing.
+
 The JSON (DESIGN.md section 6) goes to bench/results/<suite>-<gpu>.json (--out-dir, --json); the
-suites are python-gemm, python-attention, python-attention-backward and python-conv.
+suites are python-gemm, python-grouped, python-attention, python-attention-backward and python-conv.
 """
 import argparse
 import datetime
@@ -941,6 +954,238 @@ def attention_main(argv):
     return 1 if failed else 0
 
 
+# ---- grouped GEMM (mixture-of-experts) ----------------------------------------------------------------
+
+# bench/grouped.txt's lines, the CLI's grouped suite: Mixtral-8x7B-like (8 experts; up/gate N 14336
+# K 4096, down N 4096 K 14336), DeepSeek-V3-like routed experts (64 per GPU; N 2048 K 7168 and
+# N 7168 K 2048), 256 small experts, and B stored [G, K, N]. (problem, verify)
+_DEFAULT_GROUPED = [
+    ("g8-t4096-n14336-k4096-skew0.5", True),
+    ("g8-t8192-n14336-k4096-skew1-empty1", True),
+    ("g8-t16384-n14336-k4096-skew1-empty1", False),
+    ("g8-t4096-n4096-k14336-skew0.5", True),
+    ("g8-t8192-n4096-k14336-skew1-empty1", True),
+    ("g8-t16384-n4096-k14336-skew1-empty1", False),
+    ("g64-t4096-n2048-k7168-skew1-empty8", True),
+    ("g64-t16384-n2048-k7168-skew1-empty8", True),
+    ("g64-t4096-n7168-k2048-skew1-empty8", True),
+    ("g64-t16384-n7168-k2048-skew1-empty8", True),
+    ("g256-t8192-n2048-k7168-skew1.2-empty64", True),
+    ("g8-t8192-n14336-k4096-skew1-empty1-kn", True),
+]
+_GROUPED_DTYPES = ("bf16", "fp16")
+
+
+def parse_grouped_problem(text):
+    """'g8-t4096-n14336-k4096[-skew0.5][-empty1][-kn|-nk]' -> dict of groups, tokens, n, k, skew,
+    empty, layout ("nk": b is the transposed view of [G, N, K] weights; "kn": a [G, K, N] array)."""
+    p = {"skew": 0.0, "empty": 0, "layout": "nk"}
+    seen = set()
+    for token in text.lower().split("-"):
+        if token in ("nk", "kn"):
+            p["layout"] = token
+            continue
+        key = token.rstrip("0123456789.")
+        value = token[len(key):]
+        fields = {"g": "groups", "t": "tokens", "n": "n", "k": "k", "skew": "skew", "empty": "empty"}
+        try:
+            number = float(value) if key == "skew" else int(value)
+        except ValueError:
+            number = None
+        if key not in fields or number is None or key in seen or number < 0 or (key in ("g", "n", "k") and number < 1):
+            raise argparse.ArgumentTypeError(
+                f"grouped problem '{text}': '{token}' is not one of g<G> t<tokens> n<N> k<K> skew<S> empty<E> nk kn "
+                "(each once; G, N, K positive)")
+        seen.add(key)
+        p[fields[key]] = number
+    missing = [f for f in ("g", "t", "n", "k") if f not in seen]
+    if missing:
+        raise argparse.ArgumentTypeError(f"grouped problem '{text}': needs {', '.join(missing)}")
+    if p["empty"] >= p["groups"]:
+        raise argparse.ArgumentTypeError(f"grouped problem '{text}': empty {p['empty']} leaves no group with rows")
+    return p
+
+
+def grouped_text(p):
+    s = f"g{p['groups']} t{p['tokens']} n{p['n']} k{p['k']}"
+    return s + (f" skew{p['skew']:g}" if p["skew"] else "") + (f" empty{p['empty']}" if p["empty"] else "") + \
+        (" kn" if p["layout"] == "kn" else "")
+
+
+def split_tokens(groups, tokens, skew, empty, seed=1):
+    """Rows per group, the CLI's rule (apps/tessel/cmd_grouped.cpp): weights 1 / (rank + 1)^skew over
+    the groups that get rows, ranks and the `empty` groups placed by a seeded shuffle, the tokens
+    left by rounding given to the heaviest groups first. (Python's shuffle, so the placement differs
+    from the CLI's for one seed; the sizes are the same multiset.)"""
+    import random
+
+    order = list(range(groups))
+    random.Random(seed * 7919 + 11).shuffle(order)
+    live = groups - empty
+    w = [0.0] * groups
+    for r in range(live):
+        w[order[r]] = (r + 1) ** -skew
+    total = sum(w)
+    rows = [int(math.floor(tokens * w[g] / total)) for g in range(groups)]
+    given, r = sum(rows), 0
+    while given < tokens:
+        rows[order[r]] += 1
+        given += 1
+        r = (r + 1) % live
+    return rows
+
+
+class _GroupedProblem:
+    def __init__(self, torch, spec, dtype, seed):
+        self.torch, self.spec, self.dtype = torch, spec, dtype
+        self.t = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
+        self.sizes = split_tokens(spec["groups"], spec["tokens"], spec["skew"], spec["empty"], seed)
+        self.bounds, start = [], 0
+        for rows in self.sizes:
+            self.bounds.append((start, start + rows))
+            start += rows
+
+    def flops(self):
+        return 2.0 * self.spec["tokens"] * self.spec["n"] * self.spec["k"]
+
+    def set_bytes(self):
+        s = self.spec
+        return 2 * (s["tokens"] * s["k"] + s["groups"] * s["n"] * s["k"] + s["tokens"] * s["n"])
+
+    def make_set(self, seed):
+        torch, s = self.torch, self.spec
+        gen = torch.Generator(device="cuda")
+        gen.manual_seed(seed)
+
+        def rand(*shape):
+            return (torch.rand(shape, generator=gen, device="cuda") * 2 - 1).to(self.t)
+
+        a = rand(s["tokens"], s["k"])
+        b = rand(s["groups"], s["n"], s["k"]).transpose(1, 2) if s["layout"] == "nk" else rand(s["groups"], s["k"], s["n"])
+        ends = [e for _, e in self.bounds]
+        offs = torch.tensor(ends, dtype=torch.int32, device="cuda")
+        d = torch.empty(s["tokens"], s["n"], dtype=self.t, device="cuda")
+        return a, b, offs, d
+
+    def tessel(self, a, b, offs, d):
+        tessel.grouped_mm(a, b, offs, out=d)
+
+    def loop(self, a, b, offs, d):
+        for g, (start, end) in enumerate(self.bounds):
+            if end > start:
+                self.torch.matmul(a[start:end], b[g], out=d[start:end])
+
+    def grouped_baseline(self):
+        """(fn, "") or (None, why not): torch._grouped_mm, allocating its result as users call it."""
+        torch = self.torch
+        if not hasattr(torch, "_grouped_mm"):
+            return None, f"torch {torch.__version__} has no torch._grouped_mm"
+        return (lambda a, b, offs, d: torch._grouped_mm(a, b, offs)), ""
+
+    def max_err(self, d, a, b):
+        """max_rel_err over the groups (float64 reference per group)."""
+        err = 0.0
+        for g, (start, end) in enumerate(self.bounds):
+            if end > start:
+                err = max(err, max_rel_err(self.torch, d[start:end], a[start:end], b[g]))
+        return err
+
+
+def run_grouped(torch, p, args, l2_bytes, verify):
+    s = p.spec
+    row = {"op": "grouped_gemm", "m": s["tokens"], "n": s["n"], "k": s["k"], "batch": s["groups"],
+           "groups": s["groups"], "tokens": s["tokens"], "skew": s["skew"], "empty": s["empty"], "rows": p.sizes,
+           "dtype": p.dtype, "layout": s["layout"], "kernel": "sm90_grouped", "ms": None, "tflops": None,
+           "pct_peak": None, "baseline": None, "baseline_ms": None, "baseline_tflops": None, "ratio": None,
+           "loop_ms": None, "loop_tflops": None, "ratio_loop": None, "verified": None, "max_rel_err": None,
+           "baseline_max_rel_err": None, "loop_max_rel_err": None, "iters": args.iters}
+    grouped_fn, why = p.grouped_baseline()
+    sets = _input_sets(torch, p, l2_bytes)
+    row["input_sets"] = len(sets)
+    a0, b0, offs0, d0 = sets[0]
+    if grouped_fn is not None:  # a refusal (a layout or dtype this torch's kernel lacks) leaves it out
+        try:
+            grouped_fn(a0, b0, offs0, d0)
+            torch.cuda.synchronize()
+            row["baseline"] = "torch._grouped_mm"
+        except (RuntimeError, ValueError, TypeError) as e:
+            grouped_fn, why = None, f"torch._grouped_mm refused it: {str(e).splitlines()[0]}"
+    if why:
+        row["baseline_note"] = why
+    if verify:
+        d0.fill_(float("nan"))
+        p.tessel(a0, b0, offs0, d0)
+        torch.cuda.synchronize()
+        row["max_rel_err"] = p.max_err(d0, a0, b0)
+        row["verified"] = row["max_rel_err"] <= tolerance(p.dtype, p.dtype, s["k"])
+        if grouped_fn is not None:
+            row["baseline_max_rel_err"] = p.max_err(grouped_fn(a0, b0, offs0, d0), a0, b0)
+        d0.fill_(float("nan"))
+        p.loop(a0, b0, offs0, d0)
+        row["loop_max_rel_err"] = p.max_err(d0, a0, b0)
+    sides = [p.tessel, p.loop] + ([grouped_fn] if grouped_fn is not None else [])
+    ms = _interleaved_ms(torch, sides, sets, args.warmup, args.iters)
+    flops = p.flops()
+    row["ms"], row["loop_ms"] = ms[0], ms[1]
+    row["tflops"] = flops / (ms[0] * 1e-3) / 1e12
+    row["loop_tflops"] = flops / (ms[1] * 1e-3) / 1e12
+    row["ratio_loop"] = row["tflops"] / row["loop_tflops"]
+    if grouped_fn is not None:
+        row["baseline_ms"] = ms[2]
+        row["baseline_tflops"] = flops / (ms[2] * 1e-3) / 1e12
+        row["ratio"] = row["tflops"] / row["baseline_tflops"]
+    del sets
+    return row
+
+
+def grouped_main(argv):
+    ap = argparse.ArgumentParser(prog="python -m tessel.bench grouped",
+                                 description="tessel.grouped_mm against torch._grouped_mm and a loop of torch.matmul")
+    ap.add_argument("--problems", nargs="+", type=parse_grouped_problem, metavar="g8-t4096-n14336-k4096-skew0.5",
+                    help="problems to run with --dtype (default: bench/grouped.txt's lines); also empty<E>, and kn "
+                         "for b stored [G, K, N] (default nk: the transposed view of [G, N, K] weights)")
+    ap.add_argument("--dtype", choices=_GROUPED_DTYPES, default="bf16")
+    ap.add_argument("--seed", type=int, default=1, help="places the group sizes (default 1)")
+    ap.add_argument("--no-verify", dest="verify", action="store_false", help="skip the float64 check")
+    _common_options(ap, "python-grouped")
+    args = _parse(ap, argv)
+    torch, info = _torch_and_device("torch._grouped_mm")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    if args.problems:
+        problems = [(p, args.verify) for p in args.problems]
+    else:
+        problems = [(parse_grouped_problem(t), v and args.verify) for t, v in _DEFAULT_GROUPED]
+    report = _report(torch, info, args.suite or "python-grouped",
+                     "python -m tessel.bench grouped: median of --iters launches per side after --warmup, CUDA "
+                     "events per launch on torch's current stream, tessel.grouped_mm (out=), a loop of "
+                     "torch.matmul(out=) over the non-empty groups and torch._grouped_mm (allocating) interleaved, "
+                     "input sets rotated through >= 2x L2; rows per group by the CLI's skew rule (Python's shuffle); "
+                     "FLOPs 2 tokens N K; verified per group against float64 (the gemm suite's rule)")
+    print(f"{'problem':<42} {'ms':>8} {'TFLOP/s':>8} {'_grouped':>8} {'ratio':>6} {'loop':>8} {'ratio':>6}  check")
+    failed = False
+    for spec, verify in problems:
+        text = grouped_text(spec)
+        p = _GroupedProblem(torch, spec, args.dtype, args.seed)
+        try:
+            row = run_grouped(torch, p, args, info["l2_bytes"], verify)
+        except (RuntimeError, ValueError, TypeError) as e:
+            failed = True
+            print(f"{text:<42} error: {e}")
+            report["results"].append({"op": "grouped_gemm", **spec, "dtype": args.dtype, "error": str(e)})
+            continue
+        if _hopper_sxm(info) and row["tflops"]:
+            row["pct_peak"] = 100.0 * row["tflops"] / _HOPPER_SXM_PEAK[args.dtype]
+        report["results"].append(row)
+        failed |= row["verified"] is False
+        check = "-" if row["verified"] is None else ("ok" if row["verified"] else "FAILED") + f" {row['max_rel_err']:.2g}"
+        note = f"  ({row['baseline_note']})" if row.get("baseline_note") else ""
+        print(f"{text:<42} {_fmt(row['ms'], '8.3f')} {_fmt(row['tflops'], '8.1f')} "
+              f"{_fmt(row['baseline_tflops'], '8.1f')} {_fmt(row['ratio'], '6.3f')} {_fmt(row['loop_tflops'], '8.1f')} "
+              f"{_fmt(row['ratio_loop'], '6.3f')}  {check}{note}")
+    _write(report, args, info)
+    return 1 if failed else 0
+
+
 # ---- convolution ------------------------------------------------------------------------------------
 
 _CONV_DTYPES = ("bf16", "fp16")
@@ -1215,9 +1460,11 @@ def main(argv=None):
 
         return run(args)
 
-    suites = {"gemm": gemm_main, "attention": attention_main, "conv": conv_main, "dist": dist_main}
+    suites = {"gemm": gemm_main, "grouped": grouped_main, "attention": attention_main, "conv": conv_main,
+              "dist": dist_main}
     if not argv or argv[0] not in suites:
-        print("usage: python -m tessel.bench gemm|attention|conv|dist [options]   (--help after the suite lists them)",
+        print("usage: python -m tessel.bench gemm|grouped|attention|conv|dist [options]   (--help after the suite lists "
+              "them)",
               file=sys.stderr)
         return 2
     return suites[argv[0]](argv[1:])

@@ -14,6 +14,10 @@ where it runs -- so CUDA-graph capture works. Inputs whose strides tessel cannot
 (neither of the last two strides 1, overlapping rows) are copied with ``.contiguous()`` first;
 ``tessel.gemm`` itself refuses them instead.
 
+``tessel::grouped_mm`` is tessel.grouped_mm (torch._grouped_mm's 2-D x 3-D case, a
+mixture-of-experts layer) as a custom op with a fake implementation, its output from
+``torch.empty`` on the current stream; it has no autograd formula (see grouped_mm).
+
 ``tessel::attention`` is flash-attention forward as a custom op returning (out, lse), with a fake
 implementation (torch.compile(fullgraph=True), varlen included) and outputs from ``torch.empty``
 on the current stream (CUDA graphs). Its autograd formula is ``tessel::attention_backward``, a
@@ -44,7 +48,7 @@ from torch import Tensor
 
 from . import _C
 
-__all__ = ["gemm", "Linear", "attention", "scaled_dot_product_attention", "conv2d", "conv3d", "all_gather_matmul",
+__all__ = ["gemm", "Linear", "grouped_mm", "attention", "scaled_dot_product_attention", "conv2d", "conv3d", "all_gather_matmul",
            "matmul_reduce_scatter"]
 
 _FP8 = tuple(getattr(torch, n) for n in ("float8_e4m3fn", "float8_e5m2") if hasattr(torch, n))
@@ -189,6 +193,58 @@ class Linear(torch.nn.Linear):
         if self.bias is not None:
             y = y + self.bias
         return y.reshape(*lead, self.out_features)
+
+
+# ---- grouped GEMM (mixture-of-experts) ---------------------------------------------------------------
+
+
+def _grouped_shape(a: Tensor, b: Tensor) -> Sequence[int]:
+    """[total_m, N] of a grouped product, with tessel's rank rules for a and b (tessel.grouped_mm's messages)."""
+    if a.dim() != 2:
+        raise ValueError(f"a: has {a.dim()} dimension{'' if a.dim() == 1 else 's'}; it must be 2-D [total_m, K]")
+    if b.dim() != 3:
+        raise ValueError(f"b: has {b.dim()} dimension{'' if b.dim() == 1 else 's'}; it must be 3-D [G, K, N] "
+                         "(one K x N matrix per group)")
+    if b.shape[1] != a.shape[1]:
+        raise ValueError(f"b: is {tuple(b.shape)}, but a has {a.shape[1]} columns (a is [total_m, K] = "
+                         f"{list(a.shape)}, so b must be [G, K, N] = [G, {a.shape[1]}, N])")
+    return (a.shape[0], b.shape[2])
+
+
+def _grouped_b(b: Tensor) -> Tensor:
+    """b as tessel reads it in place -- each group's K x N matrix row- or column-major, the groups
+    apart by at least one matrix -- or a contiguous copy."""
+    if b.dim() != 3 or b.numel() == 0:
+        return b
+    g, k, n = b.shape
+    if not _readable(b):
+        return b.contiguous()
+    kn = n == 1 or b.stride(2) == 1
+    one = k * b.stride(1) if kn and k > 1 else n * b.stride(2) if not kn and n > 1 else k * n
+    return b if g <= 1 or b.stride(0) >= one else b.contiguous()
+
+
+@torch.library.custom_op("tessel::grouped_mm", mutates_args=())
+def _grouped_mm(a: Tensor, b: Tensor, offs: Tensor, out_dtype: Optional[torch.dtype] = None) -> Tensor:
+    out = torch.empty(_grouped_shape(a, b), dtype=out_dtype or a.dtype, device=a.device)
+    # stream None: torch's current stream on a's device.
+    return _C.grouped_mm(_operand(a, "r"), _grouped_b(b), offs, out, None, None, 1.0, 0.0, None)
+
+
+@_grouped_mm.register_fake
+def _grouped_mm_fake(a, b, offs, out_dtype=None):
+    return a.new_empty(_grouped_shape(a, b), dtype=out_dtype or a.dtype)
+
+
+def grouped_mm(a: Tensor, b: Tensor, offs: Tensor, *, out_dtype: Optional[torch.dtype] = None) -> Tensor:
+    """torch._grouped_mm(a, b, offs, out_dtype=...) for 2-D a [total_m, K] and 3-D b [G, K, N]
+    through ``torch.ops.tessel.grouped_mm`` (torch.compile, CUDA graphs): group g is rows
+    offs[g-1]..offs[g] of a and of the result (offs int32 cumulative row ends on the GPU). b may
+    be the transposed view of [G, N, K] weights (read in place); views tessel cannot read are
+    copied. Rows past offs[-1] are left uninitialised. No autograd: the weight gradient
+    dB[g] = a_g^T dD_g reduces over each group's own rows, which this grouped GEMM (ragged M, one K)
+    does not compute."""
+    return torch.ops.tessel.grouped_mm(a, b, offs, out_dtype)
 
 
 # ---- attention ---------------------------------------------------------------------------------------

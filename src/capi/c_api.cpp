@@ -12,11 +12,13 @@
 #include <tessel/conv/conv.hpp>
 #include <tessel/gemm/device/gemm.hpp>
 #include <tessel/gemm/device/gemm_registry.hpp>
+#include <tessel/gemm/device/grouped_gemm.hpp>
 
 #include "attention_problem.hpp"
 #include "status_reason.hpp"
 #include "conv_problem.hpp"
 #include "gemm_problem.hpp"
+#include "grouped_gemm_problem.hpp"
 
 namespace {
 
@@ -28,6 +30,13 @@ using tessel::capi::write_reason;
 tessel_status map_problem(tessel_gemm_problem const* p, tessel::GemmArguments* g, char* reason, std::size_t size) {
   if (p == nullptr) return write_reason(TESSEL_STATUS_INVALID_ARGUMENT, "problem: NULL", reason, size);
   Refusal const r = tessel::capi::gemm_arguments_from_problem(*p, g);
+  return write_reason(r.code, r.reason, reason, size);
+}
+
+tessel_status map_problem(tessel_grouped_gemm_problem const* p, tessel::GroupedGemmArguments* g, char* reason,
+                          std::size_t size) {
+  if (p == nullptr) return write_reason(TESSEL_STATUS_INVALID_ARGUMENT, "problem: NULL", reason, size);
+  Refusal const r = tessel::capi::grouped_gemm_arguments_from_problem(*p, g);
   return write_reason(r.code, r.reason, reason, size);
 }
 
@@ -143,6 +152,36 @@ tessel_status tessel_gemm(tessel_gemm_problem const* p, cudaStream_t stream, cha
     tessel::GemmArguments g;
     if (tessel_status s = map_problem(p, &g, reason, reason_size); s != TESSEL_STATUS_SUCCESS) return s;
     return from_status(tessel::gemm(g, stream), reason, reason_size);
+  });
+}
+
+void tessel_grouped_gemm_problem_init(tessel_grouped_gemm_problem* p) {
+  if (p == nullptr) return;
+  std::memset(p, 0, sizeof *p);
+  p->alpha = 1.0f, p->beta = 0.0f;
+}
+
+tessel_status tessel_grouped_gemm_check(tessel_grouped_gemm_problem const* p, char* reason, size_t reason_size) {
+  return guarded("tessel_grouped_gemm_check", reason, reason_size, [&] {
+    tessel::GroupedGemmArguments g;
+    return map_problem(p, &g, reason, reason_size);
+  });
+}
+
+tessel_status tessel_grouped_gemm_can_implement(tessel_grouped_gemm_problem const* p, char* reason, size_t reason_size) {
+  return guarded("tessel_grouped_gemm_can_implement", reason, reason_size, [&] {
+    tessel::GroupedGemmArguments g;
+    if (tessel_status s = map_problem(p, &g, reason, reason_size); s != TESSEL_STATUS_SUCCESS) return s;
+    return from_status(tessel::can_implement(g), reason, reason_size);
+  });
+}
+
+tessel_status tessel_grouped_gemm(tessel_grouped_gemm_problem const* p, cudaStream_t stream, char* reason,
+                                  size_t reason_size) {
+  return guarded("tessel_grouped_gemm", reason, reason_size, [&] {
+    tessel::GroupedGemmArguments g;
+    if (tessel_status s = map_problem(p, &g, reason, reason_size); s != TESSEL_STATUS_SUCCESS) return s;
+    return from_status(tessel::grouped_gemm(g, stream), reason, reason_size);
   });
 }
 

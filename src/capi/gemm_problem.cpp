@@ -133,6 +133,83 @@ Refusal fused_epilogue(tessel_gemm_problem const& p, Matrix const& d, GemmArgume
   return {};
 }
 
+// Block scaling (tessel/c_api.h): scale_mode, and the scale tensors as GemmArguments' pointers and
+// leading dimensions, into g (whose M, N, K and batch are set). a_scales is [(batch,) M, kb] with
+// its M dimension contiguous, b_scales [(batch,) nb, kb] with its kb dimension contiguous; a batch
+// of them is packed (each batch's scales right after the previous batch's), as the kernels read
+// them. The rules gemm_validate applies itself (fp8 operands, null pointers where A and B are
+// read, alignment) are left to it.
+Refusal block_scales(tessel_gemm_problem const& p, GemmArguments* g) {
+  if (p.scale_mode != TESSEL_SCALE_MODE_PER_TENSOR && p.scale_mode != TESSEL_SCALE_MODE_BLOCK)
+    return invalid("scale_mode: " + num(p.scale_mode) + " is not a tessel_scale_mode (0 per tensor, 1 block)");
+  Named const as = named(p.a_scales, "a_scales"), bs = named(p.b_scales, "b_scales");
+  if (p.scale_mode == TESSEL_SCALE_MODE_PER_TENSOR) {
+    for (Named const* x : {&as, &bs})
+      if (x->present())
+        return invalid(x->name + ": given, but scale_mode is per tensor; per-block scales need scale_mode " +
+                       "TESSEL_SCALE_MODE_BLOCK");
+    return {};
+  }
+  g->scale_mode = ScaleMode::block;
+  std::int64_t const kb = gemm_scale_blocks(g->k), nb = gemm_scale_blocks(g->n);
+  bool const batched = p.d.ndim == 3;
+  struct Scales {
+    Named const* x;
+    std::int64_t rows, cols;  // the logical (rows, cols) of one batch's scales
+    int contiguous;           // 0: rows (M-major, a_scales), 1: cols (K-major, b_scales)
+    char const* what;
+  };
+  for (Scales sc : {Scales{&as, g->m, kb, 0, "[M, ceil(K/128)], M-major (its first dimension's stride 1)"},
+                    Scales{&bs, nb, kb, 1, "[ceil(N/128), ceil(K/128)], K-major (its last dimension's stride 1)"}}) {
+    Named const& x = *sc.x;
+    tessel_tensor const& t = *x.t;
+    std::string shape = "[";  // "[(batch, )rows, cols]"
+    if (batched) shape += num(g->batch_count) + ", ";
+    shape += num(sc.rows) + ", " + num(sc.cols) + "]";
+    if (!x.present()) {
+      if (gemm_reads_ab(*g))
+        return invalid(x.name + ": missing, but scale_mode is block; it must be fp32 " + shape + " (" + sc.what + ")");
+      continue;
+    }
+    if (t.ndim < 0 || t.ndim > TESSEL_MAX_DIMS)
+      return invalid(x.name + ": ndim " + num(t.ndim) + " is outside 0.." + num(TESSEL_MAX_DIMS));
+    if (!is_tessel_dtype(t.dtype))
+      return refuse(TESSEL_STATUS_INVALID_DTYPE, x.name + ": dtype " + num(t.dtype) + " is not a tessel_dtype");
+    if (t.dtype != TESSEL_DTYPE_F32)
+      return refuse(TESSEL_STATUS_INVALID_DTYPE, x.name + ": " + dtype_text(t.dtype) + " is not supported; block scales are fp32");
+    int const want = batched ? 3 : 2;
+    if (t.ndim != want && !(batched && t.ndim == 2 && g->batch_count == 1))
+      return invalid(x.name + ": has " + num(t.ndim) + (t.ndim == 1 ? " dimension" : " dimensions") + "; with " +
+                     (batched ? "a 3-D" : "a 2-D") + " D it must be " + shape + " (" + sc.what + ")");
+    int const r = t.ndim - 2;
+    if (t.shape[r] != sc.rows || t.shape[r + 1] != sc.cols || (t.ndim == 3 && t.shape[0] != g->batch_count))
+      return invalid(x.name + ": shape " + x.shape_text() + " is not " + shape + " (" + sc.what + ")");
+    for (int i = 0; i < t.ndim; ++i)
+      if (t.strides[i] < 0 && t.shape[i] > 1)
+        return invalid(x.name + ": stride " + num(t.strides[i]) + " of dimension " + num(i) + " is negative");
+    // The contiguous dimension's stride must be 1, the other's (the leading dimension) at least
+    // the contiguous extent; the stride of an extent-1 dimension forms no address and does not count.
+    int const in_dim = r + sc.contiguous, ld_dim = r + 1 - sc.contiguous;
+    std::int64_t const need = sc.contiguous == 0 ? sc.rows : sc.cols;
+    bool const empty = x.elements() == 0;
+    bool const inner_ok = empty || t.shape[in_dim] <= 1 || t.strides[in_dim] == 1;
+    std::int64_t const ld = empty || t.shape[ld_dim] <= 1 ? std::max<std::int64_t>(need, 1) : t.strides[ld_dim];
+    if (!inner_ok || ld < need)
+      return invalid(x.name + ": strides " + x.strides_text() + " do not make it " + sc.what + " with a leading " +
+                     "dimension of at least " + num(need) + x.view_text());
+    if (t.ndim == 3 && g->batch_count > 1 && t.strides[0] != ld * (sc.contiguous == 0 ? sc.cols : sc.rows))
+      return invalid(x.name + ": batch stride " + num(t.strides[0]) + " is not " +
+                     num(ld * (sc.contiguous == 0 ? sc.cols : sc.rows)) +
+                     "; each batch's scales follow the previous batch's, packed (leading dimension x blocks)");
+    if (!empty && t.data == nullptr) return invalid(x.name + ": data is NULL, but it has " + num(x.elements()) + " elements");
+    if (sc.contiguous == 0)
+      g->a_scales = static_cast<float const*>(t.data), g->ld_a_scales = ld;
+    else
+      g->b_scales = static_cast<float const*>(t.data), g->ld_b_scales = ld;
+  }
+  return {};
+}
+
 }  // namespace
 
 Refusal gemm_arguments_from_problem(tessel_gemm_problem const& p, GemmArguments* out) {
@@ -259,6 +336,7 @@ Refusal gemm_arguments_from_problem(tessel_gemm_problem const& p, GemmArguments*
   g.kernel = p.kernel;
   g.workspace = p.workspace, g.workspace_bytes = p.workspace_bytes;
   if (Refusal r = fused_epilogue(p, d, &g); r.code != TESSEL_STATUS_SUCCESS) return r;
+  if (Refusal r = block_scales(p, &g); r.code != TESSEL_STATUS_SUCCESS) return r;
   if (p.kernel != nullptr && std::string_view(p.kernel) != "auto" && find_gemm_kernel(p.kernel) == nullptr)
     return invalid(std::string("kernel: '") + p.kernel + "' is not a compiled kernel (`tessel list` shows them)");
 

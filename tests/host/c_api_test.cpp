@@ -16,6 +16,7 @@
 #include "../../src/capi/attention_problem.hpp"
 #include "../../src/capi/conv_problem.hpp"
 #include "../../src/capi/gemm_problem.hpp"
+#include "../../src/capi/grouped_gemm_problem.hpp"
 
 namespace {
 
@@ -54,6 +55,9 @@ tessel_status c_check(tessel_attention_backward_problem const* p, char* why, std
   return tessel_attention_backward_check(p, why, n);
 }
 tessel_status c_check(tessel_conv_problem const* p, char* why, std::size_t n) { return tessel_conv_check(p, why, n); }
+tessel_status c_check(tessel_grouped_gemm_problem const* p, char* why, std::size_t n) {
+  return tessel_grouped_gemm_check(p, why, n);
+}
 tessel::capi::Refusal map(tessel_gemm_problem const& p, GemmArguments* g) {
   return tessel::capi::gemm_arguments_from_problem(p, g);
 }
@@ -65,6 +69,9 @@ tessel::capi::Refusal map(tessel_attention_backward_problem const& p, tessel::At
 }
 tessel::capi::Refusal map(tessel_conv_problem const& p, tessel::ConvArguments* a) {
   return tessel::capi::conv_arguments_from_problem(p, a);
+}
+tessel::capi::Refusal map(tessel_grouped_gemm_problem const& p, tessel::GroupedGemmArguments* g) {
+  return tessel::capi::grouped_gemm_arguments_from_problem(p, g);
 }
 
 template <class Problem>
@@ -1178,6 +1185,322 @@ TEST(CApiConv, RefusedCallsReachNoCudaAndEmptyOutputsLaunchNothing) {
   p.bias.ndim = 0;
   EXPECT_EQ(check(p).code, TESSEL_STATUS_SUCCESS) << check(p).reason;
   EXPECT_EQ(tessel_conv(&p, nullptr, why, sizeof why), TESSEL_STATUS_SUCCESS) << why;
+}
+
+// ---- block-scaled fp8 (scale_mode, a_scales, b_scales) ------------------------------------------
+
+// An e4m3 x e4m3 -> bf16 problem M x K times K x N (A row-major, B column-major: cuBLASLt's tn),
+// block-scaled with packed scales: a_scales [M, ceil(K/128)] M-major, b_scales [ceil(N/128),
+// ceil(K/128)] K-major.
+tessel_gemm_problem block_scaled(std::int64_t m, std::int64_t n, std::int64_t k) {
+  tessel_gemm_problem p;
+  tessel_gemm_problem_init(&p);
+  set(&p.a, 0, TESSEL_DTYPE_E4M3, {m, k});
+  set(&p.b, 1, TESSEL_DTYPE_E4M3, {k, n}, {1, k});
+  set(&p.d, 3, TESSEL_DTYPE_BF16, {m, n});
+  std::int64_t const kb = (k + 127) / 128, nb = (n + 127) / 128;
+  p.scale_mode = TESSEL_SCALE_MODE_BLOCK;
+  set(&p.a_scales, 5, TESSEL_DTYPE_F32, {m, kb}, {1, m});
+  set(&p.b_scales, 6, TESSEL_DTYPE_F32, {nb, kb}, {kb, 1});
+  return p;
+}
+
+TEST(CApiBlockScales, VersionEightBroughtThem) {
+  EXPECT_EQ(TESSEL_C_API_VERSION, 8);
+  EXPECT_EQ(tessel_c_api_version(), 8);
+  tessel_gemm_problem p;
+  std::memset(&p, 0xff, sizeof p);
+  tessel_gemm_problem_init(&p);
+  EXPECT_EQ(p.scale_mode, TESSEL_SCALE_MODE_PER_TENSOR);
+  EXPECT_EQ(p.a_scales.ndim, 0);
+  EXPECT_EQ(p.b_scales.ndim, 0);
+}
+
+TEST(CApiBlockScales, PackedAndPaddedScalesMapToPointersAndLeadingDimensions) {
+  tessel_gemm_problem p = block_scaled(200, 300, 300);  // 3 K blocks, 3 N blocks
+  GemmArguments g = mapped(p);
+  EXPECT_EQ(g.scale_mode, tessel::ScaleMode::block);
+  EXPECT_EQ(g.a_scales, static_cast<float const*>(p.a_scales.data));
+  EXPECT_EQ(g.b_scales, static_cast<float const*>(p.b_scales.data));
+  EXPECT_EQ(g.ld_a_scales, 200);
+  EXPECT_EQ(g.ld_b_scales, 3);
+  set(&p.a_scales, 5, TESSEL_DTYPE_F32, {200, 3}, {1, 256});  // a padded M-major view
+  set(&p.b_scales, 6, TESSEL_DTYPE_F32, {3, 3}, {4, 1});
+  g = mapped(p);
+  EXPECT_EQ(g.ld_a_scales, 256);
+  EXPECT_EQ(g.ld_b_scales, 4);
+  p = block_scaled(1, 100, 300);  // M = 1: a row-major [1, 3] tensor is M-major too
+  set(&p.a_scales, 5, TESSEL_DTYPE_F32, {1, 3}, {3, 1});
+  g = mapped(p);
+  EXPECT_EQ(g.ld_a_scales, 1);
+  p = block_scaled(64, 64, 100);  // one K block: any stride along it
+  set(&p.a_scales, 5, TESSEL_DTYPE_F32, {64, 1}, {1, 1});
+  set(&p.b_scales, 6, TESSEL_DTYPE_F32, {1, 1}, {7, 9});
+  g = mapped(p);
+  EXPECT_EQ(g.ld_a_scales, 64);
+  EXPECT_EQ(g.ld_b_scales, 1);
+  // Per-tensor scaling leaves the block fields alone.
+  p = block_scaled(64, 64, 100);
+  p.scale_mode = TESSEL_SCALE_MODE_PER_TENSOR;
+  p.a_scales.ndim = p.b_scales.ndim = 0;
+  p.a_scale = 2.0f;
+  g = mapped(p);
+  EXPECT_EQ(g.scale_mode, tessel::ScaleMode::per_tensor);
+  EXPECT_EQ(g.a_scales, nullptr);
+  EXPECT_EQ(g.a_scale, 2.0f);
+}
+
+TEST(CApiBlockScales, BatchedScalesArePackedPerBatch) {
+  tessel_gemm_problem p = block_scaled(64, 256, 256);  // kb 2, nb 2
+  set(&p.a, 0, TESSEL_DTYPE_E4M3, {4, 64, 256});
+  set(&p.b, 1, TESSEL_DTYPE_E4M3, {4, 256, 256}, {65536, 1, 256});
+  set(&p.d, 3, TESSEL_DTYPE_BF16, {4, 64, 256});
+  set(&p.a_scales, 5, TESSEL_DTYPE_F32, {4, 64, 2}, {128, 1, 64});
+  set(&p.b_scales, 6, TESSEL_DTYPE_F32, {4, 2, 2}, {4, 2, 1});
+  GemmArguments const g = mapped(p);
+  EXPECT_EQ(g.batch_count, 4);
+  EXPECT_EQ(g.ld_a_scales, 64);
+  EXPECT_EQ(g.ld_b_scales, 2);
+  set(&p.a_scales, 5, TESSEL_DTYPE_F32, {4, 64, 2}, {256, 1, 64});  // batches not packed
+  Answer r = check(p);
+  EXPECT_EQ(r.code, TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(r.reason.rfind("a_scales: batch stride 256 is not 128", 0), 0u) << r.reason;
+  set(&p.a_scales, 5, TESSEL_DTYPE_F32, {64, 2}, {1, 64});  // one batch's scales for four batches
+  r = check(p);
+  EXPECT_EQ(r.code, TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(r.reason.rfind("a_scales: has 2 dimensions; with a 3-D D it must be [4, 64, 2]", 0), 0u) << r.reason;
+}
+
+TEST(CApiBlockScales, Refusals) {
+  using P = tessel_gemm_problem;
+  RefusalCase<P> const cases[] = {
+      {"unknown mode", [](P& p) { p.scale_mode = 7; }, TESSEL_STATUS_INVALID_ARGUMENT, "scale_mode: 7 is not a tessel_scale_mode"},
+      {"scales with per-tensor mode", [](P& p) { p.scale_mode = TESSEL_SCALE_MODE_PER_TENSOR; },
+       TESSEL_STATUS_INVALID_ARGUMENT, "a_scales: given, but scale_mode is per tensor"},
+      {"a_scales missing", [](P& p) { p.a_scales.ndim = 0; }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "a_scales: missing, but scale_mode is block; it must be fp32 [200, 3]"},
+      {"b_scales missing", [](P& p) { p.b_scales.ndim = 0; }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "b_scales: missing, but scale_mode is block; it must be fp32 [3, 3]"},
+      {"fp16 scales", [](P& p) { p.b_scales.dtype = TESSEL_DTYPE_F16; }, TESSEL_STATUS_INVALID_DTYPE,
+       "b_scales: fp16 is not supported; block scales are fp32"},
+      {"int32 scales", [](P& p) { p.a_scales.dtype = TESSEL_DTYPE_I32; }, TESSEL_STATUS_INVALID_DTYPE,
+       "a_scales: int32 is not supported"},
+      {"1-D scales", [](P& p) { set(&p.a_scales, 5, TESSEL_DTYPE_F32, {600}); }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "a_scales: has 1 dimension; with a 2-D D it must be [200, 3]"},
+      {"a_scales per 128 rows", [](P& p) { set(&p.a_scales, 5, TESSEL_DTYPE_F32, {2, 3}, {1, 2}); },
+       TESSEL_STATUS_INVALID_ARGUMENT, "a_scales: shape (2, 3) is not [200, 3]"},
+      {"b_scales transposed shape", [](P& p) { set(&p.b_scales, 6, TESSEL_DTYPE_F32, {3, 2}, {2, 1}); },
+       TESSEL_STATUS_INVALID_ARGUMENT, "b_scales: shape (3, 2) is not [3, 3]"},
+      {"a_scales K-major", [](P& p) { set(&p.a_scales, 5, TESSEL_DTYPE_F32, {200, 3}, {3, 1}); },
+       TESSEL_STATUS_INVALID_ARGUMENT, "a_scales: strides (3, 1) do not make it [M, ceil(K/128)], M-major"},
+      {"b_scales M-major", [](P& p) { set(&p.b_scales, 6, TESSEL_DTYPE_F32, {3, 3}, {1, 3}); },
+       TESSEL_STATUS_INVALID_ARGUMENT, "b_scales: strides (1, 3) do not make it"},
+      {"a_scales ld below M", [](P& p) { set(&p.a_scales, 5, TESSEL_DTYPE_F32, {200, 3}, {1, 100}); },
+       TESSEL_STATUS_INVALID_ARGUMENT, "a_scales: strides (1, 100)"},
+      {"negative stride", [](P& p) { set(&p.b_scales, 6, TESSEL_DTYPE_F32, {3, 3}, {-3, 1}); },
+       TESSEL_STATUS_INVALID_ARGUMENT, "b_scales: stride -3 of dimension 0 is negative"},
+      {"null scales", [](P& p) { p.a_scales.data = nullptr; }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "a_scales: data is NULL, but it has 600 elements"},
+      {"bf16 operands", [](P& p) { p.a.dtype = p.b.dtype = TESSEL_DTYPE_BF16; }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "scale_mode: block scales fp8 operands only"},
+  };
+  expect_refusals([] { return block_scaled(200, 300, 300); }, cases);
+  EXPECT_EQ(check(block_scaled(200, 300, 300)).code, TESSEL_STATUS_SUCCESS) << check(block_scaled(200, 300, 300)).reason;
+}
+
+TEST(CApiBlockScales, ProblemsThatReadNoOperandNeedNoScales) {
+  tessel_gemm_problem p = block_scaled(64, 64, 0);  // K = 0: D = beta C, nothing scaled
+  p.a_scales.ndim = p.b_scales.ndim = 0;
+  EXPECT_EQ(check(p).code, TESSEL_STATUS_SUCCESS) << check(p).reason;
+}
+
+// ---- grouped GEMM ------------------------------------------------------------------------------
+
+// A bf16 grouped problem of G groups over total_m rows: a [total_m, K], b the transposed view of
+// packed [G, N, K] weights (K contiguous: b_layout nk), d [total_m, N], offsets int32 [G].
+tessel_grouped_gemm_problem grouped(std::int64_t groups, std::int64_t total_m, std::int64_t n, std::int64_t k) {
+  tessel_grouped_gemm_problem p;
+  tessel_grouped_gemm_problem_init(&p);
+  set(&p.a, 0, TESSEL_DTYPE_BF16, {total_m, k});
+  set(&p.b, 1, TESSEL_DTYPE_BF16, {groups, k, n}, {n * k, 1, k});
+  set(&p.d, 3, TESSEL_DTYPE_BF16, {total_m, n});
+  set(&p.offsets, 4, TESSEL_DTYPE_I32, {groups});
+  return p;
+}
+
+tessel::GroupedGemmArguments mapped(tessel_grouped_gemm_problem const& p) {
+  return mapped_to<tessel::GroupedGemmArguments>(p);
+}
+
+TEST(CApiGrouped, InitSetsUnitAlphaAndNoTensors) {
+  tessel_grouped_gemm_problem p;
+  std::memset(&p, 0xff, sizeof p);
+  tessel_grouped_gemm_problem_init(&p);
+  EXPECT_EQ(p.alpha, 1.0f);
+  EXPECT_EQ(p.beta, 0.0f);
+  for (tessel_tensor const* t : {&p.a, &p.b, &p.c, &p.d, &p.offsets}) EXPECT_EQ(t->ndim, 0);
+  tessel_grouped_gemm_problem_init(nullptr);  // no crash
+  EXPECT_EQ(tessel_c_api_version(), TESSEL_C_API_VERSION);
+}
+
+TEST(CApiGrouped, TransposedWeightsMapToNkAndRowMajorWeightsToKn) {
+  tessel_grouped_gemm_problem p = grouped(8, 1000, 512, 256);
+  tessel::GroupedGemmArguments g = mapped(p);
+  EXPECT_EQ(g.groups, 8);
+  EXPECT_EQ(g.total_m, 1000);
+  EXPECT_EQ(g.n, 512);
+  EXPECT_EQ(g.k, 256);
+  EXPECT_EQ(g.ab_type, tessel::DType::bf16);
+  EXPECT_EQ(g.d_type, tessel::DType::bf16);
+  EXPECT_EQ(g.b_layout, tessel::GroupedLayoutB::nk);
+  EXPECT_EQ(g.lda, 256);
+  EXPECT_EQ(g.ldb, 256);
+  EXPECT_EQ(g.batch_stride_b, 512 * 256);
+  EXPECT_EQ(g.ldd, 512);
+  EXPECT_EQ(g.offsets, static_cast<int const*>(p.offsets.data));
+  EXPECT_EQ(g.c, nullptr);
+  set(&p.b, 1, TESSEL_DTYPE_BF16, {8, 256, 512});  // a packed [G, K, N] array
+  g = mapped(p);
+  EXPECT_EQ(g.b_layout, tessel::GroupedLayoutB::kn);
+  EXPECT_EQ(g.ldb, 512);
+  EXPECT_EQ(g.batch_stride_b, 256 * 512);
+  // Padded rows and groups, fp32 D with C (beta), alpha.
+  set(&p.a, 0, TESSEL_DTYPE_BF16, {1000, 256}, {264, 1});
+  set(&p.b, 1, TESSEL_DTYPE_BF16, {8, 256, 512}, {300000, 520, 1});
+  set(&p.d, 3, TESSEL_DTYPE_F32, {1000, 512}, {513, 1});
+  set(&p.c, 2, TESSEL_DTYPE_F32, {1000, 512}, {600, 1});
+  p.alpha = 0.5f, p.beta = 2.0f;
+  g = mapped(p);
+  EXPECT_EQ(g.lda, 264);
+  EXPECT_EQ(g.ldb, 520);
+  EXPECT_EQ(g.batch_stride_b, 300000);
+  EXPECT_EQ(g.d_type, tessel::DType::f32);
+  EXPECT_EQ(g.ldd, 513);
+  EXPECT_EQ(g.ldc, 600);
+  EXPECT_EQ(g.c, p.c.data);
+  EXPECT_EQ(g.alpha, 0.5f);
+  EXPECT_EQ(g.beta, 2.0f);
+}
+
+TEST(CApiGrouped, OneGroupAndExtentOneDimensionsTakeAnyStride) {
+  tessel_grouped_gemm_problem p = grouped(1, 1, 64, 64);
+  set(&p.a, 0, TESSEL_DTYPE_BF16, {1, 64}, {7, 1});  // one row: its row stride forms no address
+  set(&p.b, 1, TESSEL_DTYPE_BF16, {1, 64, 64}, {0, 1, 64});  // one group: any group stride
+  tessel::GroupedGemmArguments const g = mapped(p);
+  EXPECT_EQ(g.lda, 64);
+  EXPECT_EQ(g.groups, 1);
+  EXPECT_EQ(g.b_layout, tessel::GroupedLayoutB::nk);
+}
+
+TEST(CApiGrouped, EmptyProblemsNeedNoOperandPointers) {
+  tessel_grouped_gemm_problem p = grouped(4, 0, 64, 64);  // no rows: nothing written or read
+  p.a.data = p.d.data = nullptr;
+  EXPECT_EQ(check(p).code, TESSEL_STATUS_SUCCESS) << check(p).reason;
+  char why[256];
+  EXPECT_EQ(tessel_grouped_gemm(&p, nullptr, why, sizeof why), TESSEL_STATUS_SUCCESS) << why;
+  p = grouped(4, 128, 64, 0);  // K = 0: D = beta C, a and b empty
+  p.a.data = p.b.data = nullptr;
+  EXPECT_EQ(check(p).code, TESSEL_STATUS_SUCCESS) << check(p).reason;
+}
+
+TEST(CApiGrouped, RefusalsNameTheTensorAndCarryTheirCode) {
+  using P = tessel_grouped_gemm_problem;
+  RefusalCase<P> const cases[] = {
+      {"a missing", [](P& p) { p.a.ndim = 0; }, TESSEL_STATUS_INVALID_ARGUMENT, "a: missing (ndim 0)"},
+      {"offsets missing", [](P& p) { p.offsets.ndim = 0; }, TESSEL_STATUS_INVALID_ARGUMENT, "offsets: missing (ndim 0)"},
+      {"bad ndim", [](P& p) { p.d.ndim = -1; }, TESSEL_STATUS_INVALID_ARGUMENT, "d: ndim -1 is outside 0..8"},
+      {"3-D a", [](P& p) { set(&p.a, 0, TESSEL_DTYPE_BF16, {1, 1000, 256}); }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "a: has 3 dimensions; it must be 2-D [total_m, K]"},
+      {"2-D b", [](P& p) { set(&p.b, 1, TESSEL_DTYPE_BF16, {256, 512}); }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "b: has 2 dimensions; it must be 3-D [G, K, N]"},
+      {"2-D offsets", [](P& p) { set(&p.offsets, 4, TESSEL_DTYPE_I32, {8, 1}); }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "offsets: has 2 dimensions; it must be 1-D [G]"},
+      {"negative extent", [](P& p) { set(&p.a, 0, TESSEL_DTYPE_BF16, {-1, 256}); }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "a: extent -1 of dimension 0 is negative"},
+      {"fp32 inputs", [](P& p) { p.a.dtype = p.b.dtype = TESSEL_DTYPE_F32; }, TESSEL_STATUS_INVALID_DTYPE,
+       "a: fp32 is not supported; grouped GEMM takes bf16 or fp16"},
+      {"fp8 inputs", [](P& p) { p.a.dtype = p.b.dtype = TESSEL_DTYPE_E4M3; }, TESSEL_STATUS_INVALID_DTYPE,
+       "a: e4m3 is not supported"},
+      {"mixed inputs", [](P& p) { p.b.dtype = TESSEL_DTYPE_F16; }, TESSEL_STATUS_INVALID_DTYPE,
+       "b: dtype fp16 differs from a's bf16"},
+      {"fp16 d from bf16", [](P& p) { p.d.dtype = TESSEL_DTYPE_F16; }, TESSEL_STATUS_INVALID_DTYPE,
+       "d: dtype fp16 with bf16 inputs"},
+      {"c of another dtype", [](P& p) { set(&p.c, 2, TESSEL_DTYPE_F32, {1000, 512}); p.beta = 1; },
+       TESSEL_STATUS_INVALID_DTYPE, "c: dtype fp32 differs from d's bf16"},
+      {"fp32 offsets", [](P& p) { p.offsets.dtype = TESSEL_DTYPE_F32; }, TESSEL_STATUS_INVALID_DTYPE,
+       "offsets: dtype fp32 is not int32"},
+      {"unknown dtype", [](P& p) { p.offsets.dtype = 42; }, TESSEL_STATUS_INVALID_DTYPE,
+       "offsets: dtype 42 is not a tessel_dtype"},
+      {"no groups", [](P& p) { set(&p.b, 1, TESSEL_DTYPE_BF16, {0, 256, 512}); set(&p.offsets, 4, TESSEL_DTYPE_I32, {0}); },
+       TESSEL_STATUS_INVALID_ARGUMENT, "b: has 0 groups"},
+      {"K mismatch", [](P& p) { set(&p.b, 1, TESSEL_DTYPE_BF16, {8, 128, 512}); }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "b: is (8, 128, 512), but a has 256 columns"},
+      {"offsets count", [](P& p) { set(&p.offsets, 4, TESSEL_DTYPE_I32, {9}); }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "offsets: has 9 values, but b has 8 groups"},
+      {"d shape", [](P& p) { set(&p.d, 3, TESSEL_DTYPE_BF16, {1000, 256}); }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "d: is (1000, 256), but the result is [total_m, N] = (1000, 512)"},
+      {"c shape", [](P& p) { set(&p.c, 2, TESSEL_DTYPE_BF16, {999, 512}); p.beta = 1; }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "c: is (999, 512), but d is (1000, 512)"},
+      {"column-major a", [](P& p) { set(&p.a, 0, TESSEL_DTYPE_BF16, {1000, 256}, {1, 1000}); },
+       TESSEL_STATUS_INVALID_ARGUMENT, "a: its last stride is 1000"},
+      {"column-major d", [](P& p) { set(&p.d, 3, TESSEL_DTYPE_BF16, {1000, 512}, {1, 1000}); },
+       TESSEL_STATUS_INVALID_ARGUMENT, "d: its last stride is 1000"},
+      {"b neither order", [](P& p) { set(&p.b, 1, TESSEL_DTYPE_BF16, {8, 256, 512}, {262144, 1024, 2}); },
+       TESSEL_STATUS_INVALID_ARGUMENT, "b: neither of its last two strides is 1"},
+      {"negative stride", [](P& p) { set(&p.a, 0, TESSEL_DTYPE_BF16, {1000, 256}, {-256, 1}); },
+       TESSEL_STATUS_INVALID_ARGUMENT, "a: stride -256 of dimension 0 is negative"},
+      {"strided offsets", [](P& p) { set(&p.offsets, 4, TESSEL_DTYPE_I32, {8}, {2}); }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "offsets: stride 2; the offsets must be contiguous"},
+      {"beta without c", [](P& p) { p.beta = 1; }, TESSEL_STATUS_INVALID_ARGUMENT, "c: beta is 1, but no C was given"},
+      {"null a", [](P& p) { p.a.data = nullptr; }, TESSEL_STATUS_INVALID_ARGUMENT, "a: data is NULL, but it has 256000 elements"},
+      {"null offsets", [](P& p) { p.offsets.data = nullptr; }, TESSEL_STATUS_INVALID_ARGUMENT,
+       "offsets: data is NULL, but it has 8 elements"},
+      {"a's rows overlap", [](P& p) { set(&p.a, 0, TESSEL_DTYPE_BF16, {1000, 256}, {128, 1}); },
+       TESSEL_STATUS_INVALID_ARGUMENT, "a.row_stride: 128 is below the minimum 256"},
+      {"groups overlap", [](P& p) { set(&p.b, 1, TESSEL_DTYPE_BF16, {8, 256, 512}, {1024, 512, 1}); },
+       TESSEL_STATUS_INVALID_ARGUMENT, "b.group_stride: 1024 is below"},
+      {"too many groups", [](P& p) { set(&p.b, 1, TESSEL_DTYPE_BF16, {1025, 256, 512}); set(&p.offsets, 4, TESSEL_DTYPE_I32, {1025}); },
+       TESSEL_STATUS_NOT_SUPPORTED, "b: has 1025 groups, above the 1024 one call takes"},
+      {"unaligned K for TMA", [](P& p) { set(&p.a, 0, TESSEL_DTYPE_BF16, {1000, 100}); set(&p.b, 1, TESSEL_DTYPE_BF16, {8, 100, 512}, {51200, 1, 100}); },
+       TESSEL_STATUS_NOT_SUPPORTED, "a.row_stride: 100 elements (200 bytes) is not a multiple of 16 bytes"},
+      {"unaligned N for kn", [](P& p) { set(&p.b, 1, TESSEL_DTYPE_BF16, {8, 256, 500}); set(&p.d, 3, TESSEL_DTYPE_BF16, {1000, 500}); },
+       TESSEL_STATUS_NOT_SUPPORTED, "b.leading_stride: 500 elements"},
+  };
+  expect_refusals([] { return grouped(8, 1000, 512, 256); }, cases);
+}
+
+TEST(CApiGrouped, ReasonsUseTheTensorsOwnNamesAndNullProblemsAreRefused) {
+  tessel_grouped_gemm_problem p = grouped(8, 1000, 512, 256);
+  p.offsets.name = "offs";
+  p.offsets.dtype = TESSEL_DTYPE_F32;
+  Answer r = check(p);
+  EXPECT_EQ(r.reason.rfind("offs: dtype fp32 is not int32", 0), 0u) << r.reason;
+  p = grouped(8, 1000, 512, 256);
+  p.a.name = "x";
+  set(&p.a, 0, TESSEL_DTYPE_BF16, {1000, 256}, {100, 1});
+  p.a.name = "x";
+  r = check(p);
+  EXPECT_EQ(r.reason.rfind("x.row_stride: 100 is below the minimum 256", 0), 0u) << r.reason;
+  char why[64];
+  EXPECT_EQ(tessel_grouped_gemm_check(nullptr, why, sizeof why), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(why, "problem: NULL");
+  EXPECT_EQ(tessel_grouped_gemm_can_implement(nullptr, why, sizeof why), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(tessel_grouped_gemm(nullptr, nullptr, why, sizeof why), TESSEL_STATUS_INVALID_ARGUMENT);
+  char small[6];
+  p = grouped(8, 1000, 512, 256);
+  p.beta = 1;
+  EXPECT_EQ(tessel_grouped_gemm_check(&p, small, sizeof small), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(small, "c: be");
+  EXPECT_EQ(tessel_grouped_gemm_check(&p, nullptr, 0), TESSEL_STATUS_INVALID_ARGUMENT);
+}
+
+TEST(CApiGrouped, RefusedCallsReachNoCuda) {
+  char why[256];
+  tessel_grouped_gemm_problem p = grouped(8, 1000, 512, 256);
+  p.offsets.ndim = 0;
+  EXPECT_EQ(tessel_grouped_gemm(&p, nullptr, why, sizeof why), TESSEL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(why).rfind("offsets: missing", 0), 0u) << why;
+  EXPECT_EQ(tessel_grouped_gemm_can_implement(&p, why, sizeof why), TESSEL_STATUS_INVALID_ARGUMENT);
 }
 
 }  // namespace

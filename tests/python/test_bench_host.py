@@ -122,3 +122,30 @@ def test_attention_argument_errors_name_the_flag(capsys):
 def test_backward_flops_are_two_and_a_half_times_the_forwards():
     p = bench.parse_attention_problem("b4-h32-s4096-d128-causal")
     assert bench.BACKWARD_FLOP_RATIO * bench.attention_flops(p) == 2.5 * 2 * 4 * 32 * (4096 * 4096 / 2) * 256
+
+
+def test_grouped_problem_parsing():
+    p = bench.parse_grouped_problem("g8-t8192-n14336-k4096-skew1-empty1-kn")
+    assert p == {"groups": 8, "tokens": 8192, "n": 14336, "k": 4096, "skew": 1.0, "empty": 1, "layout": "kn"}
+    assert bench.grouped_text(p) == "g8 t8192 n14336 k4096 skew1 empty1 kn"
+    p = bench.parse_grouped_problem("g64-t4096-n2048-k7168-skew0.5")
+    assert (p["empty"], p["layout"], p["skew"]) == (0, "nk", 0.5)
+    for bad in ("g8-t4096-n14336", "g0-t1-n1-k1", "g8-t1-n1-k1-x3", "g2-t1-n1-k1-empty2", "g2-g3-t1-n1-k1"):
+        with pytest.raises(argparse.ArgumentTypeError, match="grouped problem"):
+            bench.parse_grouped_problem(bad)
+
+
+def test_default_grouped_suite_parses():
+    texts = [bench.grouped_text(bench.parse_grouped_problem(t)) for t, _ in bench._DEFAULT_GROUPED]
+    assert "g8 t4096 n14336 k4096 skew0.5" in texts and "g256 t8192 n2048 k7168 skew1.2 empty64" in texts
+
+
+@pytest.mark.parametrize("groups,tokens,skew,empty", [(8, 4096, 0.5, 0), (64, 16384, 1.0, 8), (256, 8192, 1.2, 64),
+                                                     (4, 3, 0.0, 1), (8, 0, 1.0, 1)])
+def test_split_tokens_gives_every_token_once_and_the_empty_groups_none(groups, tokens, skew, empty):
+    rows = bench.split_tokens(groups, tokens, skew, empty, seed=3)
+    assert len(rows) == groups and sum(rows) == tokens and min(rows) >= 0
+    assert rows.count(0) >= empty
+    assert rows == bench.split_tokens(groups, tokens, skew, empty, seed=3)  # seeded
+    if skew > 0 and tokens >= groups * 4:
+        assert max(rows) > 2 * sorted(r for r in rows if r)[0]  # skewed: the heaviest group well above the lightest

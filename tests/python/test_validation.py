@@ -32,7 +32,7 @@ GOOD_A, GOOD_B, GOOD_OUT = (4, 5), (5, 6), (4, 6)
 
 def test_module_imports_without_a_gpu():
     assert tessel.__version__
-    assert tessel._C.C_API_VERSION == 7
+    assert tessel._C.C_API_VERSION == 8
     assert isinstance(tessel.device_count(), int)
     names = [k["name"] for k in tessel.gemm_kernels()]
     assert names and all(isinstance(n, str) for n in names)
