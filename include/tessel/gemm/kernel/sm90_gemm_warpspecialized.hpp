@@ -639,14 +639,18 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
                 }
               }
             };
+            // Block scaling: a k-tile's scales are loaded a k-tile ahead (an L2 round trip is about
+            // as long as a half's wgmmas, so loading them in the k-tile that uses them stalls it).
+            float kt_scales[4] = {1.0f, 1.0f, 1.0f, 1.0f};
+            if constexpr (Config::BlockScaled)
+              if (k_begin < k_end) scales.load(k_begin, kt_scales);
             wait_stage(stage, desc_a, desc_b);
             int owed = -1;  // a stage to free once the next k-tile's first half is issued
             for (int kt = k_begin; kt < k_end; ++kt) {
               issue_half(0);
               if (owed >= 0) release(owed);
-              // The k-tile's scales load while the first half's wgmmas run (L2: a few KiB per tile row).
-              float kt_scales[4] = {1.0f, 1.0f, 1.0f, 1.0f};
-              if constexpr (Config::BlockScaled) scales.load(kt, kt_scales);
+              float next_scales[4] = {1.0f, 1.0f, 1.0f, 1.0f};
+              if constexpr (Config::BlockScaled) scales.load(kt + 1 < k_end ? kt + 1 : kt, next_scales);
               wgmma_wait_group<0>();
               wgmma_fence_operand(part0);
               promote(std::integral_constant<int, 0>{}, kt_scales);
@@ -663,6 +667,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
               if (!more) release(stage);
               promote(std::integral_constant<int, 1>{}, kt_scales);
               stage = next, desc_a = next_a, desc_b = next_b;
+              TESSEL_UNROLL
+              for (int i = 0; i < 4; ++i) kt_scales[i] = next_scales[i];
             }
           } else {
             static_assert(!Config::BlockScaled, "sm90_gemm_kernel: block scaling promotes every k-tile (one 128-deep scale block)");
