@@ -14,8 +14,9 @@
 //       for the stage, issue TileK / K wgmma m64 x TileN instructions from shared memory (with the
 //       transpose bit of an MN-major operand; one copy of the loop per combination), keep
 //       one k-tile of wgmmas in flight and free the previous stage (fp8 with promoted accumulation:
-//       every k-tile's wgmmas retire into fp32 registers first). After the last k-tile the
-//       epilogue writes D: a 16-bit D with C unread through a swizzled shared-memory buffer --
+//       every k-tile's wgmmas retire into fp32 registers first; collective/sm90_mma_consumer.hpp).
+//       After the last k-tile the epilogue writes D: a 16-bit D with C unread through a swizzled
+//       shared-memory buffer --
 //       TMA stores when its rows are 16-byte aligned; when they are not, warps 2 and 3 of the
 //       producer warpgroup copy the buffers out in coalesced rows while the consumers go on (the
 //       consumers copy their CTA's last tile themselves; the two-slab kernel keeps the tile's
@@ -51,6 +52,7 @@
 #include <tessel/numeric/half.hpp>
 #include <tessel/numeric/tfloat32.hpp>
 #include <tessel/pipeline/sm90_pipeline.hpp>
+#include <tessel/gemm/collective/sm90_mma_consumer.hpp>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -60,16 +62,6 @@
 #include <utility>
 
 namespace tessel::kernel {
-
-// A configuration's wgmma with A (TransA) and B (TransB) K-major (0) or MN-major (1).
-template <class Config, int TransA, int TransB>
-struct Sm90MmaFor {
-  using Op = typename Sm90WgmmaOf<typename Config::Element, Config::TileN>::template Transposed<TransA, TransB>;
-};
-template <class Config>
-struct Sm90MmaFor<Config, 0, 0> {
-  using Op = typename Config::Mma;
-};
 
 // Whether a configuration reads MN-major operands in place (the host stages them otherwise):
 // 16-bit inputs (wgmma's transpose bits), each CTA's share of a tile whole 64-row TMA boxes, and
@@ -271,10 +263,10 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
   using Element = typename Config::Element;
   using Mma = typename Config::Mma;
   using SharedStorage = typename Config::SharedStorage;
-  constexpr int TileN = Config::TileN, TileK = Config::TileK;
+  constexpr int TileN = Config::TileN;
   constexpr int Stages = Config::Stages, ClusterSize = Config::ClusterSize;
-  using OperandTile = collective::Sm90OperandTile<Element, TileK>;  // K-major or MN-major stage tiles
   constexpr bool MnMajorOperands = kSm90MnMajorOperands<Config> && !Config::Lean;
+  using Mainloop = collective::Sm90MmaConsumer<Config, MnMajorOperands>;  // the consumers' mainloops
 
   extern __shared__ char smem_raw[];
   // The warpgroup index through a shuffle from lane 0: ptxas then knows it is the same in every lane
@@ -351,262 +343,27 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       // Whole promotion blocks per K slice (an fp8 kernel may read one zero-filled k-tile past K).
       int const k_begin = w.k_begin, k_end = w.k_end;
 
-      // The mainloop, for one wgmma instruction (an fp8 kernel takes each input pair with its own).
+      // The mainloop (collective/sm90_mma_consumer.hpp): acc becomes this warpgroup's 64 rows of the
+      // unit's products over k-tiles [k_begin, k_end), each stage freed once its wgmmas have retired
+      // -- promoted with one or two partial tiles, or fast, as Config says -- for one wgmma
+      // instruction (an fp8 kernel takes each input pair with its own). Between k-tiles the fast
+      // mainloop issues C's load and stores the held blocks through these hooks. (C's load is a
+      // hook so that only a kernel that loads C hands wg_thread on by reference: taken by reference,
+      // it lost its known sign in the copy warps' row copies, which then divided signed.)
+      auto const load_c = [&] {  // C's TMA load into the staging buffer (sm90_load_c), by one thread
+        if constexpr (Config::TmaLoadsC) {
+          if (wg_thread == 0)
+            detail::sm90_load_c<TileN>(p, s.d[consumer], &s.c_full[consumer], w.m0 + 64 * consumer, w.n0, w.batch);
+        }
+      };
       auto mainloop = [&](auto op, auto op_part) {
-        using Op = decltype(op);
-        using OpPart = decltype(op_part);  // the promoted mainloop's per-partial instruction
-        (void)op, (void)op_part;
         if constexpr (Config::Partials == 1) {
-          // Mainloop, promoted, with one partial tile: each k-tile's wgmmas start it afresh and
-          // retire before it is added to acc; the stage is freed once they have. The tensor
-          // core runs the other consumer warpgroup's wgmmas meanwhile (its k-tile was issued while
-          // this one's ran). A 256-wide tile does this per 128-column half: instruction OpPart
-          // on B's rows [128h, 128h + 128) (+1024 in the descriptor's 16-byte units: 128 rows of
-          // 128 bytes), whose registers are acc's [64h, 64h + 64) (wgmma_accumulator_coord).
-          // One promotion block of Every k-tiles (consecutive stages) at a time (sm90_k_range: the
-          // slices hold whole blocks): per half, the wgmmas of all of them into part0, wait, add.
-          //
-          // Promoted every k-tile (Every 1), the turn between one k-tile's second half and the
-          // next one's first is kept short: the next stage is waited for, and its descriptors
-          // made, while the second half's wgmmas run, and a finished stage is freed only after
-          // the next first half is issued -- only the additions are left in between. (Waiting at
-          // the top of the loop put the barrier's ~60 cycles there every k-tile, with none of this
-          // warpgroup's wgmmas in flight. H100, same runs: 8192^3 0.95 -> 0.99 and
-          // 0.975 -> 0.998 for the late free.) Promotion blocks of two k-tiles keep the wait at
-          // the top: waiting for the next block early holds all four stages (promote2 read
-          // 0.92-0.94 with it, 0.96-0.99 without, on other H100 machines).
-          constexpr int Splits = Config::PartialSplits, Part = Config::PartialRegisters;
-          constexpr int Every = Config::PromotionKTiles;
-          static_assert(Splits == 2, "sm90_gemm_kernel: the one-partial promoted mainloop works a 256-wide tile in two halves");
-          TESSEL_UNROLL
-          for (int i = 0; i < Config::Accumulators; ++i) acc[i] = 0.0f;
-          if constexpr (Every == 1) {
-            int stage = 0;                 // the k-tile's stage
-            std::uint64_t desc_a = 0, desc_b = 0;  // its descriptors (this consumer's A rows, all of B)
-            auto wait_stage = [&](int& at, std::uint64_t& da, std::uint64_t& db) {
-              s.pipeline.consumer_wait(st);
-              at = st.index;
-              da = OperandTile::template descriptor<0>(s.a[st.index] + consumer * 64 * TileK);
-              db = OperandTile::template descriptor<0>(s.b[st.index]);
-              st.advance<Stages>();
-            };
-            auto issue_half = [&](int h) {  // (h is a constant after unrolling)
-              wgmma_fence_operand(part0);
-              wgmma_fence();
-              TESSEL_UNROLL
-              for (int kk = 0; kk < TileK / OpPart::K; ++kk)
-                OpPart::fma(wgmma_desc_advance(desc_a, 2 * kk), wgmma_desc_advance(desc_b, h * (TileN / Splits) * 8 + 2 * kk),
-                            part0, kk > 0 ? 1 : 0);
-              wgmma_commit_group();
-            };
-            auto release = [&](int at) {
-              if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(at);
-            };
-            // Block scaling: this thread's scales of the unit's tile (Config::BlockScaled).
-            [[maybe_unused]] detail::Sm90BlockScales scales{};
-            if constexpr (Config::BlockScaled)
-              scales = detail::sm90_block_scales(p, w.m0 + 64 * consumer + 16 * (wg_thread / 32) + lane / 4, w.n0, w.batch);
-            // Half h's partial into acc: added (per-tensor scales act in the epilogue) or, block
-            // scaled, multiplied by its rows' scales first (register i holds row r + 8 * ((i / 2) % 2)).
-            auto const promote = [&](auto half, float const (&kt_scales)[4]) {
-              constexpr int h = decltype(half)::value;
-              TESSEL_UNROLL
-              for (int i = 0; i < Part; ++i) {
-                if constexpr (Config::BlockScaled) {
-                  acc[h * Part + i] = fmaf(part0[i], kt_scales[2 * h + (i / 2) % 2], acc[h * Part + i]);
-                } else {
-                  acc[h * Part + i] += part0[i];
-                }
-              }
-            };
-            // Block scaling: a k-tile's scales are loaded a k-tile ahead (an L2 round trip is about
-            // as long as a half's wgmmas, so loading them in the k-tile that uses them stalls it).
-            float kt_scales[4] = {1.0f, 1.0f, 1.0f, 1.0f};
-            if constexpr (Config::BlockScaled)
-              if (k_begin < k_end) scales.load(k_begin, kt_scales);
-            wait_stage(stage, desc_a, desc_b);
-            int owed = -1;  // a stage to free once the next k-tile's first half is issued
-            for (int kt = k_begin; kt < k_end; ++kt) {
-              issue_half(0);
-              if (owed >= 0) release(owed);
-              float next_scales[4] = {1.0f, 1.0f, 1.0f, 1.0f};
-              if constexpr (Config::BlockScaled) scales.load(kt + 1 < k_end ? kt + 1 : kt, next_scales);
-              wgmma_wait_group<0>();
-              wgmma_fence_operand(part0);
-              promote(std::integral_constant<int, 0>{}, kt_scales);
-              issue_half(1);
-              // (The next k-tile's stage and descriptors go to their own variables: overwriting the
-              // current ones in place measured 0.7-1% slower, H100.)
-              bool const more = kt + 1 < k_end;
-              int next = stage;
-              std::uint64_t next_a = desc_a, next_b = desc_b;
-              if (more) wait_stage(next, next_a, next_b);
-              wgmma_wait_group<0>();
-              wgmma_fence_operand(part0);
-              owed = more ? stage : -1;
-              if (!more) release(stage);
-              promote(std::integral_constant<int, 1>{}, kt_scales);
-              stage = next, desc_a = next_a, desc_b = next_b;
-              TESSEL_UNROLL
-              for (int i = 0; i < 4; ++i) kt_scales[i] = next_scales[i];
-            }
-          } else {
-            static_assert(!Config::BlockScaled, "sm90_gemm_kernel: block scaling promotes every k-tile (one 128-deep scale block)");
-            for (int kt = k_begin; kt < k_end; kt += Every) {
-              std::uint64_t desc_a[Every], desc_b[Every];
-              int stage[Every];
-              TESSEL_UNROLL
-              for (int j = 0; j < Every; ++j) {
-                s.pipeline.consumer_wait(st);
-                stage[j] = st.index;
-                desc_a[j] = OperandTile::template descriptor<0>(s.a[st.index] + consumer * 64 * TileK);
-                desc_b[j] = OperandTile::template descriptor<0>(s.b[st.index]);
-                st.advance<Stages>();
-              }
-              TESSEL_UNROLL
-              for (int h = 0; h < Splits; ++h) {
-                wgmma_fence_operand(part0);
-                wgmma_fence();
-                TESSEL_UNROLL
-                for (int j = 0; j < Every; ++j) {
-                  TESSEL_UNROLL
-                  for (int kk = 0; kk < TileK / OpPart::K; ++kk)
-                    OpPart::fma(desc_a[j] + 2 * kk, desc_b[j] + h * (TileN / Splits) * 8 + 2 * kk, part0, (j > 0 || kk > 0) ? 1 : 0);
-                }
-                wgmma_commit_group();
-                wgmma_wait_group<0>();
-                wgmma_fence_operand(part0);
-                if (h == Splits - 1 && lane == 0) {
-                  TESSEL_UNROLL
-                  for (int j = 0; j < Every; ++j) s.pipeline.template consumer_release<ClusterSize>(stage[j]);
-                }
-                TESSEL_UNROLL
-                for (int i = 0; i < Part; ++i) acc[h * Part + i] += part0[i];
-              }
-            }
-          }
+          Mainloop::template promoted_one_partial<decltype(op_part)>(p, s, st, w, k_begin, k_end, consumer, wg_thread, lane,
+                                                                     acc, part0);
         } else if constexpr (Config::Partials == 2) {
-          // Mainloop, promoted, with two partial tiles: k-tile t's wgmmas start a fresh tile in
-          // part[t % 2] while k-tile t - 1's, retired, is added to acc and its stage freed -- the
-          // tensor core keeps working through the fp32 additions.
-          TESSEL_UNROLL
-          for (int i = 0; i < Config::Accumulators; ++i) acc[i] = 0.0f;
-          auto issue = [&](float(&into)[Config::Accumulators]) {
-            s.pipeline.consumer_wait(st);
-            std::uint64_t const desc_a = OperandTile::template descriptor<0>(s.a[st.index] + consumer * 64 * TileK);
-            std::uint64_t const desc_b = OperandTile::template descriptor<0>(s.b[st.index]);
-            wgmma_fence_operand(into);
-            wgmma_fence();
-            TESSEL_UNROLL
-            for (int kk = 0; kk < TileK / Op::K; ++kk) Op::fma(desc_a + 2 * kk, desc_b + 2 * kk, into, kk > 0 ? 1 : 0);
-            wgmma_commit_group();
-            wgmma_fence_operand(into);
-            st.advance<Stages>();
-          };
-          auto retire = [&](float(&from)[Config::Accumulators], int stage) {  // after a wait that completed `from`
-            wgmma_fence_operand(from);
-            if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(stage);
-            TESSEL_UNROLL
-            for (int i = 0; i < Config::Accumulators; ++i) acc[i] += from[i];
-          };
-          int stage0 = st.index, stage1 = 0;
-          issue(part0);
-          int kt = k_begin + 1;
-          for (; kt + 1 < k_end; kt += 2) {
-            stage1 = st.index;
-            issue(part1);
-            wgmma_wait_group<1>();
-            retire(part0, stage0);
-            stage0 = st.index;
-            issue(part0);
-            wgmma_wait_group<1>();
-            retire(part1, stage1);
-          }
-          if (kt < k_end) {  // one k-tile left: part1 takes it
-            stage1 = st.index;
-            issue(part1);
-            wgmma_wait_group<1>();
-            retire(part0, stage0);
-            wgmma_wait_group<0>();
-            retire(part1, stage1);
-          } else {
-            wgmma_wait_group<0>();
-            retire(part0, stage0);
-          }
+          Mainloop::template promoted_two_partials<decltype(op)>(s, st, k_begin, k_end, consumer, lane, acc, part0, part1);
         } else {
-          // Mainloop: one commit group per k-tile, the previous one retired before its stage is freed.
-          // One copy of the loop per (A, B) major-ness, chosen once per tile by a uniform branch. The
-          // copies join before the last group is waited for: with a wait_group 0 closing each copy,
-          // ptxas serialized every wgmma of all of them (C7515, "non wgmma instructions defining
-          // accumulator registers ... between start and end of the pipeline stage").
-          auto fast_loop = [&](auto a_mn_major, auto b_mn_major) {
-            constexpr int TransA = decltype(a_mn_major)::value, TransB = decltype(b_mn_major)::value;
-            using MmaAB = typename Sm90MmaFor<Config, TransA, TransB>::Op;
-            constexpr std::uint32_t StepA = OperandTile::template k_step<TransA, Mma::K>;
-            constexpr std::uint32_t StepB = OperandTile::template k_step<TransB, Mma::K>;
-            int previous = -1;
-            int kt = k_begin;
-            auto k_tiles_to = [&](int end) {
-              for (; kt < end; ++kt) {
-                s.pipeline.consumer_wait(st);
-                std::uint64_t const desc_a = OperandTile::template descriptor<TransA>(s.a[st.index] + consumer * 64 * TileK);
-                std::uint64_t const desc_b = OperandTile::template descriptor<TransB>(s.b[st.index]);
-                wgmma_fence_operand(acc);
-                wgmma_fence();
-                TESSEL_UNROLL
-                for (int kk = 0; kk < TileK / Mma::K; ++kk) {
-                  // The k-th slice of Mma::K: 32 bytes along K-major rows, Mma::K 128-byte rows when MN-major.
-                  MmaAB::fma(wgmma_desc_advance(desc_a, StepA * kk), wgmma_desc_advance(desc_b, StepB * kk), acc,
-                             (kt > k_begin || kk > 0) ? 1 : 0);
-                }
-                wgmma_commit_group();
-                wgmma_fence_operand(acc);
-                wgmma_wait_group<1>();
-                if (previous >= 0 && lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
-                previous = st.index;
-                st.advance<Stages>();
-              }
-            };
-            if constexpr (Config::TmaLoadsC) {
-              if (p.c_by_tma) {
-                // C's TMA load goes out before the third k-tile (the first of a shorter tile's
-                // last): the previous tile's D stores have read the buffer by then, and the load
-                // has the rest of the mainloop to land. The loop runs in two pieces around it, so
-                // neither piece (nor the loop without C) carries the load's memory clobbers.
-                int const c_kt = k_end - k_begin > 2 ? k_begin + 2 : k_end - 1;
-                k_tiles_to(c_kt);
-                if (wg_thread == 0)
-                  detail::sm90_load_c<TileN>(p, s.d[consumer], &s.c_full[consumer], w.m0 + 64 * consumer, w.n0, w.batch);
-                k_tiles_to(k_end);
-                return previous;
-              }
-            }
-            if constexpr (Held > 0) {
-              // The previous tile's held blocks leave once this tile's first k-tile is issued; the
-              // staging buffer is seen free again after the second (or at once, a 1-k-tile unit).
-              k_tiles_to(k_begin + 1 < k_end ? k_begin + 1 : k_end);
-              release_held();
-              k_tiles_to(k_begin + 2 < k_end ? k_begin + 2 : k_end);
-              drain_staging();
-            }
-            k_tiles_to(k_end);
-            return previous;
-          };
-          using KMajor = std::integral_constant<int, 0>;
-          using MnMajor = std::integral_constant<int, 1>;
-          int previous;
-          if constexpr (MnMajorOperands) {
-            if (p.a_mn_major) {
-              previous = p.b_mn_major ? fast_loop(MnMajor{}, MnMajor{}) : fast_loop(MnMajor{}, KMajor{});
-            } else {
-              previous = p.b_mn_major ? fast_loop(KMajor{}, MnMajor{}) : fast_loop(KMajor{}, KMajor{});
-            }
-          } else {
-            previous = fast_loop(KMajor{}, KMajor{});
-          }
-          wgmma_wait_group<0>();
-          wgmma_fence_operand(acc);
-          if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(previous);
+          Mainloop::fast(p, s, st, k_begin, k_end, consumer, lane, acc, load_c, release_held, drain_staging);
         }
       };
       if constexpr (Config::Fp8Pairs) {
