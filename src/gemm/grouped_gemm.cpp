@@ -2,17 +2,14 @@
 // contiguous form's tensor maps and launch of the sm_90a grouped kernel, and the array form as
 // one tessel::gemm per group.
 #include "../runtime/current_device.hpp"
-#include "../runtime/tma_encode_entry.hpp"
 #include "gemm_canonical.hpp"
 #include "sm90_grouped_instances.hpp"
 
 #include <tessel/gemm/device/gemm.hpp>
 #include <tessel/gemm/device/grouped_gemm.hpp>
-
-#include <cuda.h>
+#include <tessel/runtime/tma_descriptor.hpp>
 
 #include <array>
-#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -31,47 +28,48 @@ Sm90GroupedInstance instance_for(DType ab) {
   return ab == DType::f16 ? kernel::detail::sm90_grouped_instance_f16() : kernel::detail::sm90_grouped_instance_bf16();
 }
 
-// A 3-D (inner, rows, batches) map of 16-bit (or fp32 D's) elements, rows `row_stride` and batches
+// A 3-D (inner, rows, batches) map of 16-bit elements, rows `row_stride` and batches
 // `batch_stride` elements apart, with a (box_inner, box_rows, 1) box in the 128-byte swizzle.
-// False when the driver refuses it.
-bool encode_map(TmaDescriptor* desc, detail::EncodeTiled encode, DType t, void const* ptr, std::int64_t inner,
-                std::int64_t rows, std::int64_t row_stride, std::int64_t batches, std::int64_t batch_stride, int box_inner,
-                int box_rows) {
+// not_supported, naming `what`, when the driver refuses it.
+Status encode_map(char const* what, TmaDescriptor* desc, DType t, void const* ptr, std::int64_t inner, std::int64_t rows,
+                  std::int64_t row_stride, std::int64_t batches, std::int64_t batch_stride, int box_inner, int box_rows) {
   std::uint64_t const eb = size_of(t);
-  cuuint64_t const dims[3] = {cuuint64_t(inner), cuuint64_t(rows), cuuint64_t(batches)};
-  cuuint64_t const strides[2] = {cuuint64_t(row_stride) * eb,
-                                 batches > 1 ? cuuint64_t(batch_stride) * eb : cuuint64_t(row_stride) * eb * cuuint64_t(rows)};
-  cuuint32_t const box[3] = {cuuint32_t(box_inner), cuuint32_t(box_rows), 1};
-  cuuint32_t const elem_strides[3] = {1, 1, 1};
-  static_assert(sizeof(CUtensorMap) == sizeof(TmaDescriptor), "TmaDescriptor must mirror CUtensorMap");
-  CUtensorMapDataType const type = t == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  CUtensorMap map;
-  CUresult const r = encode(&map, type, 3, const_cast<void*>(ptr), dims, strides, box, elem_strides,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) return false;
-  std::memcpy(desc, &map, sizeof(map));
-  return true;
+  TmaEncodeArgs e;
+  e.data_type = t == DType::bf16 ? TmaDataType::BFLOAT16 : TmaDataType::FLOAT16;
+  e.rank = 3;
+  e.global_address = ptr;
+  e.global_dim[0] = std::uint64_t(inner), e.global_dim[1] = std::uint64_t(rows), e.global_dim[2] = std::uint64_t(batches);
+  e.global_strides[0] = std::uint64_t(row_stride) * eb;
+  e.global_strides[1] = batches > 1 ? std::uint64_t(batch_stride) * eb : std::uint64_t(row_stride) * eb * std::uint64_t(rows);
+  e.box_dim[0] = std::uint32_t(box_inner), e.box_dim[1] = std::uint32_t(box_rows), e.box_dim[2] = 1;
+  e.element_strides[0] = e.element_strides[1] = e.element_strides[2] = 1;
+  e.swizzle = TmaSwizzle::B128;
+  e.l2_promotion = TmaL2Promotion::L2_256B;
+  if (Status s = encode_tma_descriptor(e, desc); !s)
+    return Status::error(StatusCode::not_supported, std::string("grouped_gemm: ") + what + "'s tensor map: " + s.reason);
+  return Status::success();
 }
 
 // The device is an sm_90 one and the kernel has an image for it; *sms and *ctas_per_sm filled.
-Status grouped_runs_here(Sm90GroupedInstance const& t, int* sms, int* ctas_per_sm) {
+// The image and the occupancy are asked once per kernel and device.
+Status grouped_runs_here(DType ab, int* sms, int* ctas_per_sm) {
   detail::Here h;
   if (Status s = detail::current_device(&h); !s) return s;
   if (h.cc != 90)
     return Status::error(StatusCode::arch_mismatch, "grouped_gemm: the grouped kernel is sm_90a only (wgmma, TMA); this GPU is sm_" +
                                                         std::to_string(h.cc));
-  cudaFuncAttributes attr{};
-  if (cudaError_t err = t.attributes(&attr); err != cudaSuccess) {
-    (void)cudaGetLastError();  // the probe's own error, reported here
-    return Status::error(StatusCode::arch_mismatch, std::string("grouped_gemm: the grouped kernel has no image this GPU can run (") +
-                                                        cudaGetErrorName(err) + "); rebuild tessel with CMAKE_CUDA_ARCHITECTURES including 90a");
-  }
   static std::mutex mu;
-  static std::array<int, 64> resident{};  // CTAs per SM, per device (0: not asked yet)
+  static std::array<std::array<int, 64>, 2> resident{};  // CTAs per SM, per kernel (bf16, fp16) and device (0: not asked yet)
   std::lock_guard<std::mutex> lock(mu);
-  int& per_sm = resident[std::size_t(h.device) % resident.size()];
+  int& per_sm = resident[ab == DType::f16 ? 1 : 0][std::size_t(h.device) % 64];
   if (per_sm == 0) {
+    Sm90GroupedInstance const t = instance_for(ab);
+    cudaFuncAttributes attr{};
+    if (cudaError_t err = t.attributes(&attr); err != cudaSuccess) {
+      (void)cudaGetLastError();  // the probe's own error, reported here
+      return Status::error(StatusCode::arch_mismatch, std::string("grouped_gemm: the grouped kernel has no image this GPU can run (") +
+                                                          cudaGetErrorName(err) + "); rebuild tessel with CMAKE_CUDA_ARCHITECTURES including 90a");
+    }
     int n = 0;
     if (cudaError_t err = t.ctas_per_sm(&n); err != cudaSuccess)
       return cuda_failure("cudaOccupancyMaxActiveBlocksPerMultiprocessor (grouped GEMM)", err);
@@ -87,7 +85,7 @@ Status grouped_runs_here(Sm90GroupedInstance const& t, int* sms, int* ctas_per_s
 Status can_implement(GroupedGemmArguments const& g) {
   if (Status s = grouped_gemm_validate(g); !s) return s;
   int sms = 0, per_sm = 0;
-  return grouped_runs_here(instance_for(g.ab_type), &sms, &per_sm);
+  return grouped_runs_here(g.ab_type, &sms, &per_sm);
 }
 
 Status grouped_gemm(GroupedGemmArguments const& g, cudaStream_t stream) {
@@ -95,7 +93,7 @@ Status grouped_gemm(GroupedGemmArguments const& g, cudaStream_t stream) {
   if (grouped_gemm_is_noop(g)) return Status::success();
   Sm90GroupedInstance const t = instance_for(g.ab_type);
   int sms = 0, per_sm = 0;
-  if (Status s = grouped_runs_here(t, &sms, &per_sm); !s) return s;
+  if (Status s = grouped_runs_here(g.ab_type, &sms, &per_sm); !s) return s;
 
   Sm90GroupedGemmParams p;
   bool const reads_ab = g.k > 0 && !(g.alpha == 0.0f);
@@ -111,26 +109,23 @@ Status grouped_gemm(GroupedGemmArguments const& g, cudaStream_t stream) {
   std::size_t const out = size_of(g.d_type);
   p.d_pairs = reinterpret_cast<std::uintptr_t>(g.d) % (2 * out) == 0 && g.ldd % 2 == 0;
 
-  detail::EncodeTiled encode = nullptr;
-  if (Status s = detail::encode_tiled_entry(&encode); !s) return s;
   if (reads_ab) {
-    if (!encode_map(&p.tma_a, encode, g.ab_type, g.a, g.k, g.total_m, g.lda, 1, 0, t.tile_k, t.tile_m))
-      return Status::error(StatusCode::not_supported, "grouped_gemm: the driver refused A's tensor map (cuTensorMapEncodeTiled)");
-    bool const b_ok = p.b_mn_major ? encode_map(&p.tma_b, encode, g.ab_type, g.b, g.n, g.k, g.ldb, g.groups, g.batch_stride_b, 64, t.tile_k)
-                                   : encode_map(&p.tma_b, encode, g.ab_type, g.b, g.k, g.n, g.ldb, g.groups, g.batch_stride_b, t.tile_k, t.tile_n);
-    if (!b_ok) return Status::error(StatusCode::not_supported, "grouped_gemm: the driver refused B's tensor map (cuTensorMapEncodeTiled)");
+    if (Status s = encode_map("A", &p.tma_a, g.ab_type, g.a, g.k, g.total_m, g.lda, 1, 0, t.tile_k, t.tile_m); !s) return s;
+    Status const b = p.b_mn_major ? encode_map("B", &p.tma_b, g.ab_type, g.b, g.n, g.k, g.ldb, g.groups, g.batch_stride_b, 64, t.tile_k)
+                                  : encode_map("B", &p.tma_b, g.ab_type, g.b, g.k, g.n, g.ldb, g.groups, g.batch_stride_b, t.tile_k, t.tile_n);
+    if (!b) return b;
   }
-  // D by TMA stores where it is 16-bit with 16-byte aligned rows and C is not read.
+  // D by TMA stores where it is 16-bit with 16-byte aligned rows and C is not read (else, or
+  // should the driver refuse the map, from registers).
   bool const d16 = g.d_type != DType::f32;
   if (d16 && g.beta == 0.0f && reinterpret_cast<std::uintptr_t>(g.d) % 16 == 0 && (g.ldd * 2) % 16 == 0)
-    p.tma_store = encode_map(&p.tma_d, encode, g.d_type, g.d, g.n, g.total_m, g.ldd, 1, 0, 64, 64);
+    p.tma_store = encode_map("D", &p.tma_d, g.d_type, g.d, g.n, g.total_m, g.ldd, 1, 0, 64, 64).ok();
 
   // Enough CTAs for every tile there can be: the groups' tile rows are at most
   // ceil(total_m / TileM) + G (each group's last one may be partial).
   long long const tiles_bound = ((g.total_m + t.tile_m - 1) / t.tile_m + g.groups) * (long long)p.n_tiles;
   long long const resident = (long long)sms * per_sm;
   int const grid = int(tiles_bound < resident ? tiles_bound : resident);
-  if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return cuda_failure("a CUDA error pending before grouped_gemm", err);
   if (cudaError_t err = t.launch(p, grid, stream); err != cudaSuccess) return cuda_failure("launch of the grouped GEMM kernel", err);
   return Status::success();
 }

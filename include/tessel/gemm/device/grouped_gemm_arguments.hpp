@@ -26,9 +26,11 @@
 
 #include <tessel/core/dtype.hpp>
 #include <tessel/core/status.hpp>
+#include <tessel/gemm/device/gemm_validate.hpp>
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace tessel {
 
@@ -83,15 +85,13 @@ struct GroupedGemmArrayArguments {
 
 namespace detail {
 
-inline Status grouped_invalid(std::string why) { return Status::error(StatusCode::invalid_argument, std::move(why)); }
 inline Status grouped_unsupported(std::string why) { return Status::error(StatusCode::not_supported, std::move(why)); }
-inline std::string grouped_num(std::int64_t v) { return std::to_string(v); }
 
 inline Status grouped_check_dtypes(DType ab, DType d) {
   if (ab != DType::bf16 && ab != DType::f16)
-    return grouped_invalid(std::string("ab_type: ") + to_string(ab) + " is not supported; grouped GEMM takes bf16 or fp16 A and B");
+    return gemm_invalid(std::string("ab_type: ") + to_string(ab) + " is not supported; grouped GEMM takes bf16 or fp16 A and B");
   if (d != ab && d != DType::f32)
-    return grouped_invalid(std::string("d_type: ") + to_string(d) + " output with " + to_string(ab) + " inputs; " +
+    return gemm_invalid(std::string("d_type: ") + to_string(d) + " output with " + to_string(ab) + " inputs; " +
                            to_string(ab) + " inputs write " + to_string(ab) + " or fp32");
   return Status::success();
 }
@@ -105,23 +105,23 @@ constexpr bool grouped_gemm_is_noop(GroupedGemmArguments const& g) { return g.to
 // makes no CUDA call. invalid_argument for a broken rule; not_supported for a valid call the
 // kernel cannot take (its TMA reads need 16-byte aligned rows: pad K, or N for kn, to a multiple of 8).
 inline Status grouped_gemm_validate(GroupedGemmArguments const& g) {
-  using detail::grouped_invalid;
-  using detail::grouped_num;
+  using detail::gemm_invalid;
+  using detail::gemm_num;
   using detail::grouped_unsupported;
   if (g.groups <= 0)
-    return grouped_invalid("groups: " + grouped_num(g.groups) + " must be >= 1");
+    return gemm_invalid("groups: " + gemm_num(std::int64_t(g.groups)) + " must be >= 1");
   if (g.groups > kGroupedGemmMaxGroups)
-    return grouped_unsupported("groups: " + grouped_num(g.groups) + " is above the " +
-                               grouped_num(kGroupedGemmMaxGroups) + " one launch takes; split the call");
+    return grouped_unsupported("groups: " + gemm_num(std::int64_t(g.groups)) + " is above the " +
+                               gemm_num(std::int64_t(kGroupedGemmMaxGroups)) + " one launch takes; split the call");
   struct Size { char const* name; std::int64_t v; };
   for (Size s : {Size{"total_m", g.total_m}, Size{"n", g.n}, Size{"k", g.k}}) {
-    if (s.v < 0) return grouped_invalid(std::string(s.name) + ": " + grouped_num(s.v) + " is negative; sizes must be >= 0");
+    if (s.v < 0) return gemm_invalid(std::string(s.name) + ": " + gemm_num(s.v) + " is negative; sizes must be >= 0");
     if (s.v > 0x7fffffff)
-      return grouped_unsupported(std::string(s.name) + ": " + grouped_num(s.v) + " is above 2^31 - 1 (the kernel's TMA coordinates are 32-bit)");
+      return grouped_unsupported(std::string(s.name) + ": " + gemm_num(s.v) + " is above 2^31 - 1 (the kernel's TMA coordinates are 32-bit)");
   }
   if (Status s = detail::grouped_check_dtypes(g.ab_type, g.d_type); !s) return s;
   if (g.b_layout != GroupedLayoutB::nk && g.b_layout != GroupedLayoutB::kn)
-    return grouped_invalid("b_layout: " + grouped_num(std::int64_t(g.b_layout)) + " is not nk or kn");
+    return gemm_invalid("b_layout: " + gemm_num(std::int64_t(g.b_layout)) + " is not nk or kn");
 
   bool const nk = g.b_layout == GroupedLayoutB::nk;
   std::int64_t const b_inner = nk ? g.k : g.n, b_outer = nk ? g.n : g.k;
@@ -131,28 +131,28 @@ inline Status grouped_gemm_validate(GroupedGemmArguments const& g) {
                Ld{"ldc", g.ldc, g.n, "C is total_m x N row-major, so ldc >= max(1, N)"},
                Ld{"ldd", g.ldd, g.n, "D is total_m x N row-major, so ldd >= max(1, N)"}}) {
     std::int64_t const need = l.need > 1 ? l.need : 1;
-    if (l.v < need) return grouped_invalid(std::string(l.name) + ": " + grouped_num(l.v) + " is below the minimum " + grouped_num(need) + " (" + l.rule + ")");
+    if (l.v < need) return gemm_invalid(std::string(l.name) + ": " + gemm_num(l.v) + " is below the minimum " + gemm_num(need) + " (" + l.rule + ")");
   }
   if (g.groups > 1 && g.batch_stride_b < b_outer * g.ldb)
-    return grouped_invalid("batch_stride_b: " + grouped_num(g.batch_stride_b) + " is below " + grouped_num(b_outer * g.ldb) +
+    return gemm_invalid("batch_stride_b: " + gemm_num(g.batch_stride_b) + " is below " + gemm_num(b_outer * g.ldb) +
                            " (" + (nk ? "N" : "K") + " * ldb): the groups' B matrices would overlap");
   if (grouped_gemm_is_noop(g)) return Status::success();
 
   std::size_t const in = size_of(g.ab_type), out = size_of(g.d_type);
   bool const reads_ab = g.k > 0 && !(g.alpha == 0.0f);
-  if (g.offsets == nullptr) return grouped_invalid("offsets: null, but the groups' row ends are read (total_m, N > 0)");
-  if (reinterpret_cast<std::uintptr_t>(g.offsets) % 4 != 0) return grouped_invalid("offsets: not aligned to its 4-byte int32 elements");
-  if (g.d == nullptr) return grouped_invalid("d: null, but D is written (total_m, N > 0)");
+  if (g.offsets == nullptr) return gemm_invalid("offsets: null, but the groups' row ends are read (total_m, N > 0)");
+  if (reinterpret_cast<std::uintptr_t>(g.offsets) % 4 != 0) return gemm_invalid("offsets: not aligned to its 4-byte int32 elements");
+  if (g.d == nullptr) return gemm_invalid("d: null, but D is written (total_m, N > 0)");
   if (reinterpret_cast<std::uintptr_t>(g.d) % out != 0)
-    return grouped_invalid("d: not aligned to its " + grouped_num(std::int64_t(out)) + "-byte " + to_string(g.d_type) + " elements");
+    return gemm_invalid("d: not aligned to its " + gemm_num(std::int64_t(out)) + "-byte " + to_string(g.d_type) + " elements");
   if (!(g.beta == 0.0f)) {
-    if (g.c == nullptr) return grouped_invalid("c: null, but C is read (beta != 0)");
+    if (g.c == nullptr) return gemm_invalid("c: null, but C is read (beta != 0)");
     if (reinterpret_cast<std::uintptr_t>(g.c) % out != 0)
-      return grouped_invalid("c: not aligned to its " + grouped_num(std::int64_t(out)) + "-byte " + to_string(g.d_type) + " elements");
+      return gemm_invalid("c: not aligned to its " + gemm_num(std::int64_t(out)) + "-byte " + to_string(g.d_type) + " elements");
   }
   if (reads_ab) {
-    if (g.a == nullptr) return grouped_invalid("a: null, but A is read (total_m, N, K > 0 and alpha != 0)");
-    if (g.b == nullptr) return grouped_invalid("b: null, but B is read (total_m, N, K > 0 and alpha != 0)");
+    if (g.a == nullptr) return gemm_invalid("a: null, but A is read (total_m, N, K > 0 and alpha != 0)");
+    if (g.b == nullptr) return gemm_invalid("b: null, but B is read (total_m, N, K > 0 and alpha != 0)");
     // TMA: the base 16-byte aligned, every row (and B's group) stride a multiple of 16 bytes.
     struct Al { char const* name; void const* p; };
     for (Al a : {Al{"a", g.a}, Al{"b", g.b}})
@@ -164,7 +164,7 @@ inline Status grouped_gemm_validate(GroupedGemmArguments const& g) {
                  St{"ldb", g.ldb, nk ? "pad K to a multiple of 8" : "pad N to a multiple of 8"},
                  St{"batch_stride_b", g.groups > 1 ? g.batch_stride_b : 0, "pad each group's B"}})
       if (std::int64_t(s.v * std::int64_t(in)) % 16 != 0)
-        return grouped_unsupported(std::string(s.name) + ": " + grouped_num(s.v) + " elements (" + grouped_num(s.v * std::int64_t(in)) +
+        return grouped_unsupported(std::string(s.name) + ": " + gemm_num(s.v) + " elements (" + gemm_num(s.v * std::int64_t(in)) +
                                    " bytes) is not a multiple of 16 bytes; the grouped kernel reads A and B by TMA, whose "
                                    "rows must start 16-byte aligned; " + s.fix);
   }
@@ -173,38 +173,38 @@ inline Status grouped_gemm_validate(GroupedGemmArguments const& g) {
 
 // The array form's rules: per group, the argument named with its group ("lda[3]: ...").
 inline Status grouped_gemm_validate(GroupedGemmArrayArguments const& g) {
-  using detail::grouped_invalid;
-  using detail::grouped_num;
-  if (g.groups < 0) return grouped_invalid("groups: " + grouped_num(g.groups) + " is negative");
+  using detail::gemm_invalid;
+  using detail::gemm_num;
+  if (g.groups < 0) return gemm_invalid("groups: " + gemm_num(std::int64_t(g.groups)) + " is negative");
   if (Status s = detail::grouped_check_dtypes(g.ab_type, g.d_type); !s) return s;
   if (g.groups == 0) return Status::success();
   struct Arr { char const* name; void const* p; };
   for (Arr a : {Arr{"m", g.m}, Arr{"n", g.n}, Arr{"k", g.k}, Arr{"a", g.a}, Arr{"lda", g.lda}, Arr{"b", g.b},
                 Arr{"ldb", g.ldb}, Arr{"d", g.d}, Arr{"ldd", g.ldd}})
-    if (a.p == nullptr) return grouped_invalid(std::string(a.name) + ": null; the array form needs a host array of `groups` entries");
+    if (a.p == nullptr) return gemm_invalid(std::string(a.name) + ": null; the array form needs a host array of `groups` entries");
   if (!(g.beta == 0.0f) && (g.c == nullptr || g.ldc == nullptr))
-    return grouped_invalid("c: null, but C is read (beta != 0); pass host arrays c and ldc");
+    return gemm_invalid("c: null, but C is read (beta != 0); pass host arrays c and ldc");
   bool const nk = g.b_layout == GroupedLayoutB::nk;
   for (int i = 0; i < g.groups; ++i) {
-    std::string const at = std::string(1, '[').append(grouped_num(i)).append(1, ']');
+    std::string const at = std::string(1, '[').append(gemm_num(std::int64_t(i))).append(1, ']');
     struct Size { char const* name; std::int64_t v; };
     for (Size s : {Size{"m", g.m[i]}, Size{"n", g.n[i]}, Size{"k", g.k[i]}})
-      if (s.v < 0) return grouped_invalid(std::string(s.name) + at + ": " + grouped_num(s.v) + " is negative; sizes must be >= 0");
+      if (s.v < 0) return gemm_invalid(std::string(s.name) + at + ": " + gemm_num(s.v) + " is negative; sizes must be >= 0");
     std::int64_t const m = g.m[i], n = g.n[i], k = g.k[i];
     auto const at_least_1 = [](std::int64_t v) { return v > 1 ? v : std::int64_t(1); };
     struct Ld { char const* name; std::int64_t v, need; };
     for (Ld l : {Ld{"lda", g.lda[i], at_least_1(k)}, Ld{"ldb", g.ldb[i], at_least_1(nk ? k : n)}, Ld{"ldd", g.ldd[i], at_least_1(n)}})
       if (l.v < l.need)
-        return grouped_invalid(std::string(l.name) + at + ": " + grouped_num(l.v) + " is below the minimum " + grouped_num(l.need));
+        return gemm_invalid(std::string(l.name) + at + ": " + gemm_num(l.v) + " is below the minimum " + gemm_num(l.need));
     if (m == 0 || n == 0) continue;
-    if (g.d[i] == nullptr) return grouped_invalid(std::string("d") + at + ": null, but D is written (m, n > 0)");
+    if (g.d[i] == nullptr) return gemm_invalid(std::string("d") + at + ": null, but D is written (m, n > 0)");
     if (!(g.beta == 0.0f)) {
-      if (g.c[i] == nullptr) return grouped_invalid(std::string("c") + at + ": null, but C is read (beta != 0)");
-      if (g.ldc[i] < at_least_1(n)) return grouped_invalid(std::string("ldc") + at + ": " + grouped_num(g.ldc[i]) + " is below the minimum " + grouped_num(at_least_1(n)));
+      if (g.c[i] == nullptr) return gemm_invalid(std::string("c") + at + ": null, but C is read (beta != 0)");
+      if (g.ldc[i] < at_least_1(n)) return gemm_invalid(std::string("ldc") + at + ": " + gemm_num(g.ldc[i]) + " is below the minimum " + gemm_num(at_least_1(n)));
     }
     if (k > 0 && !(g.alpha == 0.0f)) {
-      if (g.a[i] == nullptr) return grouped_invalid(std::string("a") + at + ": null, but A is read (m, n, k > 0 and alpha != 0)");
-      if (g.b[i] == nullptr) return grouped_invalid(std::string("b") + at + ": null, but B is read (m, n, k > 0 and alpha != 0)");
+      if (g.a[i] == nullptr) return gemm_invalid(std::string("a") + at + ": null, but A is read (m, n, k > 0 and alpha != 0)");
+      if (g.b[i] == nullptr) return gemm_invalid(std::string("b") + at + ": null, but B is read (m, n, k > 0 and alpha != 0)");
     }
   }
   return Status::success();
