@@ -79,7 +79,7 @@ constexpr char kSummaryFp8Every2[] =
 constexpr char kSummaryFp8Blocks[] =
     "tensor cores, sm_90a: as sm90_e4m3_128x256x128_c2, with each 128-deep k-tile's partial scaled by its rows' A "
     "scales and its 128-column block's B scale as it joins the fp32 accumulators (DeepSeek-V3 block scaling); a "
-    "column-major D is written transposed from registers";
+    "column-major D is staged transposed and stored by TMA";
 constexpr char kSummaryFp8Fast[] =
     "tensor cores, sm_90a: as the bf16 kernels with wgmma m64n256k32 e4m3, accumulating in the tensor core for the "
     "whole K (fast accumulation: fewer mantissa bits on long K)";
@@ -666,9 +666,9 @@ Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cud
     // (never c_by_tma) its transpose, which the kernel stages transposed.
     bool const d_storable =
         reads_c ? p.c_by_tma || (fused && tma_box_matrix(g, g.d, g.ldd, g.batch_stride_d)) : d_tma_storable(g);
-    // (Only the 64-wide kernels stage a transposed block for TMA; a block-scaled kernel writing D
-    // transposed stores from registers.)
-    p.tma_store = t.tma_store && d_storable && !(transposed && t.tile_n > 64) &&
+    // (The 64-wide and the block-scaled kernels stage transposed blocks for TMA; the others never
+    // run transposed with wider tiles.)
+    p.tma_store = t.tma_store && d_storable && !(transposed && t.tile_n > 64 && !t.block_scaled) &&
                   encode_operand(&p.tma_d, encode, g.c_type, g.d, c0.n, c0.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
     p.c_by_tma = p.c_by_tma && p.tma_store;
     // Any other 16-bit D with C unread: coalesced row copies out of shared memory by the producer

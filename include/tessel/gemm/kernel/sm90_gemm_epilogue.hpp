@@ -246,20 +246,23 @@ TESSEL_DEVICE void sm90_stage_accumulators(float const (&acc)[TileN / 2], char* 
   }
 }
 
-// The same for a kernel running the swapped problem (p.d_transposed; 64-wide tiles): element
-// (row, col) of the consumer's 64 x 64 block goes to (col, row) of its box, which then holds 64
-// rows of the caller's D (the kernel's columns) by 64 of its columns (the kernel's rows), as
-// its TMA store reads them. One 2-byte store per element; a warp's stores land in 4 rows, one
-// 16-byte chunk each, in 4 distinct chunk columns (the swizzle): no bank conflicts.
-template <class Out>
-TESSEL_DEVICE void sm90_stage_accumulators_transposed(float const (&acc)[32], char* base, int wg_thread) {
+// The same for a kernel running the swapped problem (p.d_transposed): element (row, col) of the
+// consumer's 64 x 64 block Slab (columns [Slab, Slab + 1) * 64 of its 64 x TileN block) goes to
+// (col, row) of its box, which then holds 64 rows of the caller's D (the kernel's columns) by 64
+// of its columns (the kernel's rows), as its TMA store reads them. One 2-byte store per element;
+// a warp's stores land in 4 rows, one 16-byte chunk each, in 4 distinct chunk columns (the
+// swizzle): no bank conflicts.
+template <class Out, int TileN = 64, int Slab = 0>
+TESSEL_DEVICE void sm90_stage_accumulators_transposed(float const (&acc)[TileN / 2], char* base, int wg_thread) {
+  constexpr int First = Slab * epilogue::sm90_staged_stores(64), Last = First + epilogue::sm90_staged_stores(64);
   TESSEL_UNROLL
-  for (int i = 0; i < epilogue::sm90_staged_stores(64); ++i) {
+  for (int i = First; i < Last; ++i) {
     epilogue::Sm90StagedStore const at = epilogue::sm90_staged_store(wg_thread, i);
     std::uint32_t const pair =
         Sm90Pair<Out>::pack(acc[epilogue::sm90_staged_register(i, 0)], acc[epilogue::sm90_staged_register(i, 1)]);
-    *reinterpret_cast<std::uint16_t*>(base + epilogue::sm90_staging_offset(at.col, at.row)) = std::uint16_t(pair);
-    *reinterpret_cast<std::uint16_t*>(base + epilogue::sm90_staging_offset(at.col + 1, at.row)) = std::uint16_t(pair >> 16);
+    int const col = at.col - Slab * 64;
+    *reinterpret_cast<std::uint16_t*>(base + epilogue::sm90_staging_offset(col, at.row)) = std::uint16_t(pair);
+    *reinterpret_cast<std::uint16_t*>(base + epilogue::sm90_staging_offset(col + 1, at.row)) = std::uint16_t(pair >> 16);
   }
 }
 

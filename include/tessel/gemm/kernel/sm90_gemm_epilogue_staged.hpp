@@ -29,7 +29,8 @@ namespace tessel::kernel::detail {
 // the producer warpgroup's copy warps (sm90_copy_out_rows), which write it out in coalesced rows
 // while this warpgroup goes on with the next tile's mainloop.
 //
-// A kernel running the swapped problem (p.d_transposed, 64-wide tiles) stages its block
+// A kernel running the swapped problem (p.d_transposed: the 64-wide kernels, and with Transposable
+// the block-scaled ones, whose column-major D is written transposed) stages each 64 x 64 block
 // transposed and stores it as one box of the caller's D (p.tma_d describes that D).
 //
 // With p.c_by_tma the buffer already holds this block of C (sm90_load_c, issued during the
@@ -39,7 +40,7 @@ namespace tessel::kernel::detail {
 // A two-slab kernel with HeldBlocks (Held > 0) finds the buffer free (sm90_epilogue_drain ran in
 // this unit's mainloop), stages the tile's first SlabN / 64 blocks at once, stores them, and
 // packs the rest into `held`, for sm90_epilogue_held after the next unit's first k-tile.
-template <class Out, int TileN, int SlabN, bool TmaC, int Held = 0>
+template <class Out, int TileN, int SlabN, bool TmaC, int Held = 0, bool Transposable = (TileN == 64)>
 TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&acc)[TileN / 2], std::uint16_t* staging,
                                         int wg_thread, int consumer, int m0, int n0, int batch, bool last,
                                         std::uint64_t* c_full, std::uint32_t& c_parity,
@@ -73,11 +74,18 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
       char* const box = base + (K % Boxes) * 8192;
       if (wg_thread == 0) tma_store_wait_read<Boxes - 1>();
       named_barrier_sync(sm90_consumer_barrier(consumer), 128);
-      sm90_stage_accumulators<Out, TileN, 64, K>(acc, box, wg_thread);
+      bool const transposed = Transposable && p.d_transposed;
+      if (transposed)
+        sm90_stage_accumulators_transposed<Out, TileN, K>(acc, box, wg_thread);
+      else
+        sm90_stage_accumulators<Out, TileN, 64, K>(acc, box, wg_thread);
       fence_proxy_async_shared();
       named_barrier_sync(sm90_consumer_barrier(consumer), 128);
       if (wg_thread == 0) {
-        tma_store_3d(&p.tma_d, box, n0 + 64 * K, m0, batch);
+        if (transposed)
+          tma_store_3d(&p.tma_d, box, m0, n0 + 64 * K, batch);  // the caller's D: column m0, row n0 + 64 K
+        else
+          tma_store_3d(&p.tma_d, box, n0 + 64 * K, m0, batch);
         tma_store_commit();
       }
     };
@@ -98,9 +106,11 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
     } else {
       named_barrier_meet(sm90_drained_barrier(consumer), kSm90HandoffThreads);  // ... or the copy warp has
     }
-    if constexpr (TileN == 64) {
+    if constexpr (Transposable) {
       if (p.d_transposed) {  // (TMA stores only: the host's rule)
-        sm90_stage_accumulators_transposed<Out>(acc, base, wg_thread);
+        [&]<int... K>(std::integer_sequence<int, K...>) {
+          (sm90_stage_accumulators_transposed<Out, TileN, K>(acc, base + K * 8192, wg_thread), ...);
+        }(std::make_integer_sequence<int, TileN / 64>{});
       } else {
         sm90_stage_accumulators<Out, TileN>(acc, base, wg_thread);
       }
@@ -119,8 +129,9 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
   fence_proxy_async_shared();  // the writes above are visible to the TMA unit after the barrier
   named_barrier_sync(sm90_consumer_barrier(consumer), 128);
   if (wg_thread == 0) {
-    if (TileN == 64 && p.d_transposed) {
-      tma_store_3d(&p.tma_d, base, m0, n0, batch);  // the caller's D: column m0, row n0
+    if (Transposable && p.d_transposed) {  // the caller's D: column m0, rows n0 + 64 box
+      TESSEL_UNROLL
+      for (int box = 0; box < TileN / 64; ++box) tma_store_3d(&p.tma_d, base + box * 8192, m0, n0 + 64 * box, batch);
     } else {
       TESSEL_UNROLL
       for (int box = 0; box < TileN / 64; ++box) tma_store_3d(&p.tma_d, base + box * 8192, n0 + 64 * box, m0, batch);

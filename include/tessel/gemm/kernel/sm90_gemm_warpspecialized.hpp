@@ -437,11 +437,13 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         staged = p.tma_store || p.staged_rows;
         if (staged) {
           bool const last = u + 1 == units;
+          // (A block-scaled kernel writes a column-major D transposed: it keeps the caller's A and B.)
+          constexpr bool Transposable = TileN == 64 || Config::BlockScaled;
           if (p.out_f16) {
-            detail::sm90_epilogue_staged<half_t, TileN, Config::SlabN, Config::TmaLoadsC, Held>(
+            detail::sm90_epilogue_staged<half_t, TileN, Config::SlabN, Config::TmaLoadsC, Held, Transposable>(
                 p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last, &s.c_full[consumer], c_parity, held);
           } else {
-            detail::sm90_epilogue_staged<bfloat16_t, TileN, Config::SlabN, Config::TmaLoadsC, Held>(
+            detail::sm90_epilogue_staged<bfloat16_t, TileN, Config::SlabN, Config::TmaLoadsC, Held, Transposable>(
                 p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last, &s.c_full[consumer], c_parity, held);
           }
           if constexpr (Held > 0) {
