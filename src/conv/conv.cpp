@@ -1,14 +1,17 @@
 // src/conv/conv.cpp -- the convolution host API (tessel/conv/conv.hpp): the rules, the route a
 // call takes (route(): nothing to write, the epilogue alone, a 1x1 convolution through the GEMM
-// API, an sm_90a or sm_80 convolution kernel), the architecture check, Sm80ConvParams from
+// API, an sm_90a or sm_80 convolution kernel, or one of those on copies with the channels padded),
+// the architecture check, Sm80ConvParams from
 // ConvArguments, the workspace, and the registry `tessel list` prints.
 #include "conv_epilogue_only.hpp"
+#include "conv_padded.hpp"
 #include "sm80_conv_launch.hpp"
 #include "sm90_conv_launch.hpp"
 #include "../runtime/current_device.hpp"
 
 #include <tessel/conv/conv.hpp>
 #include <tessel/conv/conv_as_gemm.hpp>
+#include <tessel/conv/conv_padded.hpp>
 #include <tessel/conv/conv_validate.hpp>
 #include <tessel/conv/kernel/sm80_conv_params.hpp>
 #include <tessel/gemm/device/gemm.hpp>
@@ -30,6 +33,7 @@ constexpr int kSm80 = 80, kSm90 = 90;
 constexpr char const* kNoKernel = "none";                // out is empty: nothing runs
 constexpr char const* kEpilogueOnly = "epilogue-only";   // out = act(beta * residual + bias)
 constexpr std::string_view kGemmPrefix = "gemm:";         // a 1x1 convolution run by the GEMM API's kernel
+constexpr std::string_view kPaddedPrefix = "padded:";     // run on channel-padded copies by this kernel
 
 // The kernel's view of a validated call. Each pass gets the pointers it reads and no others;
 // beta = 0 passes no residual, so the kernel never reads one the call does not use.
@@ -77,6 +81,9 @@ char const* kernel_for(kernel::Sm80ConvParams const& p, DType dtype, int cc) {
 
 bool is_sm90(std::string_view name) { return name.substr(0, 5) == "sm90_"; }
 
+// An sm_80 instance that reads its operands element by element.
+bool is_align1(std::string_view name) { return name.ends_with("_align1"); }
+
 // The registry's names (conv_kernel_info), so that a named kernel is known or not.
 bool is_registered(std::string_view name);
 
@@ -89,11 +96,13 @@ enum class Route {
   gemm,           // a 1x1 convolution that is one plain GEMM (conv_as_gemm.hpp): "gemm:" + the GEMM kernel
   sm90,           // an sm_90a convolution kernel (sm90_conv_launch.hpp)
   sm80,           // the sm_80 implicit-GEMM or depthwise kernels (sm80_conv_launch.hpp)
+  padded,         // one of those on channel-padded copies (conv_padded.hpp): "padded:" + its name
 };
 struct Plan {
   Route route = Route::nothing;
   char const* name = kNoKernel;
-  GemmArguments gemm;  // Route::gemm: the GEMM API's arguments
+  GemmArguments gemm;         // Route::gemm: the GEMM API's arguments
+  ConvPaddedLayout padded;    // Route::padded: the staged tensors
 };
 
 // "gemm:" + the name of every GEMM kernel, in gemm_kernels()'s order (stable storage for the names
@@ -121,11 +130,39 @@ char const* gemm_route_name(GemmArguments const& g) {
   return i < all.size() ? gemm_route_names()[i].c_str() : nullptr;
 }
 
-// The route of a validated call, the first that applies: nothing to write; no sum (the epilogue
-// alone); a 1x1 convolution that is one GEMM, where the GEMM API runs it (its sm_90a kernels beat
-// cuBLAS, while the sm_80 implicit GEMM ran 1x1 C256->64 fprop at 0.29x cuDNN on the H200); the
-// sm_90a kernel where it takes the problem on an sm_90 GPU; the sm_80 kernels.
-Status route(ConvArguments const& a, Plan* plan) {
+Status route(ConvArguments const& a, int cc, Plan* plan);
+
+// The padded route (tessel/conv/conv_padded.hpp): a groups-1 problem the sm_80 selection would
+// read element by element (`unpadded` is an _align1 instance, 0.02-0.73x cuDNN on the stem and
+// C33/K65 lines on the H200) runs on copies with its channels padded -- the first candidate
+// widths whose padded problem is valid and goes to an aligned kernel (an sm_90a one for the
+// sm_90a widths). The padded problem is aligned, so its own route is never this one. `named`
+// (non-empty): the candidate whose name that is, whatever kernel it runs (A/B measurements).
+bool padded_route(ConvArguments const& a, int cc, std::string_view unpadded, Plan* plan, std::string_view named = {}) {
+  if (a.groups != 1 || !is_align1(unpadded)) return false;
+  ConvPaddedWidths widths[2];
+  int const count = conv_padded_candidates(a, cc == kSm90, widths);
+  for (int i = 0; i < count; ++i) {
+    ConvPaddedLayout const l = conv_padded_layout(a, widths[i]);
+    ConvArguments const inner = conv_padded_inner(a, l, kConvPaddedPlaceholder);
+    Plan in;
+    if (!conv_validate(inner).ok() || !route(inner, cc, &in).ok()) continue;
+    if (in.route == Route::padded || is_align1(in.name)) continue;
+    char const* const name = detail::conv_padded_name(in.name);
+    if (named.empty() ? widths[i].sm90 && in.route != Route::sm90 : named != name) continue;
+    plan->route = Route::padded, plan->padded = l, plan->name = name;
+    return true;
+  }
+  return false;
+}
+
+// The route of a validated call on a GPU of compute capability cc, the first that applies: nothing
+// to write; no sum (the epilogue alone); a 1x1 convolution that is one GEMM, where the GEMM API
+// runs it (its sm_90a kernels beat cuBLAS, while the sm_80 implicit GEMM ran 1x1 C256->64 fprop
+// at 0.29x cuDNN on the H200); the padded route where the sm_80 selection would read the problem
+// element by element; the sm_90a kernel where it takes the problem on an sm_90 GPU; the sm_80
+// kernels.
+Status route(ConvArguments const& a, int cc, Plan* plan) {
   *plan = Plan{};
   if (conv_output_is_empty(a)) return Status::success();
   if (!conv_reads_inputs(a)) {
@@ -138,19 +175,22 @@ Status route(ConvArguments const& a, Plan* plan) {
       return Status::success();
     }
   }
-  char const* name = kernel_for(make_params(a), a.dtype, current_cc());
+  char const* name = kernel_for(make_params(a), a.dtype, cc);
   if (name == nullptr || std::string_view(name) == kNoKernel)
     return Status::error(StatusCode::not_supported, std::string("op: no compiled kernel runs this ") + conv::to_string(a.op) + " problem");
+  if (padded_route(a, cc, name, plan)) return Status::success();
   plan->route = is_sm90(name) ? Route::sm90 : Route::sm80, plan->name = name;
   return Status::success();
 }
 
 // What a validated call runs (route), with the named-kernel rule: a named kernel must be the one
 // the library picks (the kernels take no choice), or the sm_80 kernel where it picks the GEMM
-// route or an sm_90a kernel (the sm_80 kernels run every problem, on every GPU: A/B measurements);
+// route or an sm_90a kernel (the sm_80 kernels run every problem, on every GPU: A/B measurements),
+// or the direct sm_90a kernel where it picks the sm_90a implicit GEMM, or another padded
+// candidate's "padded:" name where it picks the padded route;
 // for the calls that run no convolution kernel, any registered name is accepted.
 Status pick(ConvArguments const& a, Plan* plan) {
-  if (Status s = route(a, plan); !s) return s;
+  if (Status s = route(a, current_cc(), plan); !s) return s;
   if (is_auto(a.kernel)) return Status::success();
   if (!is_registered(a.kernel))
     return Status::error(StatusCode::invalid_argument,
@@ -159,6 +199,12 @@ Status pick(ConvArguments const& a, Plan* plan) {
   if (plan->route != Route::sm80) {
     char const* const sm80 = sm80_conv_kernel_name(make_params(a), a.dtype);
     if (std::string_view(a.kernel) == sm80) plan->route = Route::sm80, plan->name = sm80;
+  }
+  if (plan->route == Route::padded && std::string_view(a.kernel).starts_with(kPaddedPrefix))  // e.g. the sm_80 widths on an sm_90 GPU
+    padded_route(a, current_cc(), sm80_conv_kernel_name(make_params(a), a.dtype), plan, a.kernel);
+  if (plan->route == Route::sm90) {  // the direct sm_90a kernel where the implicit GEMM is picked
+    char const* const direct = sm90_conv_direct_kernel_name(make_params(a), a.dtype);
+    if (std::string_view(a.kernel) == direct) plan->name = direct;
   }
   if (std::string_view(a.kernel) != plan->name)
     return Status::error(StatusCode::invalid_argument, std::string("kernel: ") + a.kernel + " does not run this problem; " +
@@ -219,6 +265,7 @@ std::vector<Probe> probes() {
       add("3x3 C33->65", make_packed_conv2d(op, 1, 16, 16, 33, 65, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, t));
       add("3x3 groups 32 C256->256", make_packed_conv2d(op, 1, 16, 16, 256, 256, 3, 3, {1, 1}, {1, 1}, {1, 1}, 32, t));
       add("3x3 depthwise C256", make_packed_conv2d(op, 1, 16, 16, 256, 256, 3, 3, {1, 1}, {1, 1}, {1, 1}, 256, t));
+      add("3x3 depthwise C33", make_packed_conv2d(op, 1, 16, 16, 33, 33, 3, 3, {1, 1}, {1, 1}, {1, 1}, 33, t));
       add("3x3x3 C64->64", make_packed_conv3d(op, 1, 8, 16, 16, 64, 64, 3, 3, 3, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1, t));
       add("3x3 C256->256 batch 64 28x28", make_packed_conv2d(op, 64, 28, 28, 256, 256, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, t));
     }
@@ -236,26 +283,31 @@ std::vector<RegistryEntry> const& registry() {
     for (Probe const& pr : probes()) for (int cc : {kSm90, kSm80}) {
       // A 1x1 probe that is a plain GEMM runs on the GEMM API's kernels (`tessel list` shows them).
       if (GemmArguments g; conv_as_gemm(pr.a, &g)) continue;
-      char const* name = kernel_for(make_params(pr.a), pr.a.dtype, cc);
-      if (name == nullptr || std::string_view(name) == kNoKernel) continue;
       std::string const what = std::string(conv::to_string(pr.a.op)) + " " + to_string(pr.a.dtype) + " " + pr.what;
-      RegistryEntry* e = nullptr;
-      for (RegistryEntry& x : list)
-        if (x.name == name) e = &x;
-      if (e == nullptr) {
-        list.push_back({name, "runs " + what});
-      } else if (e->description.size() < what.size() ||
-                 e->description.compare(e->description.size() - what.size(), what.size(), what) != 0) {
-        e->description += "; " + what;  // (a probe both GPU kinds send to the same kernel is listed once)
-      }
+      auto const add = [&](char const* name) {
+        if (name == nullptr || std::string_view(name) == kNoKernel) return;
+        RegistryEntry* e = nullptr;
+        for (RegistryEntry& x : list)
+          if (x.name == name) e = &x;
+        if (e == nullptr) {
+          list.push_back({name, "runs " + what});
+        } else if (e->description.size() < what.size() ||
+                   e->description.compare(e->description.size() - what.size(), what.size(), what) != 0) {
+          e->description += "; " + what;  // (a probe both GPU kinds send to the same kernel is listed once)
+        }
+      };
+      add(kernel_for(make_params(pr.a), pr.a.dtype, cc));
+      if (Plan padded; padded_route(pr.a, cc, kernel_for(make_params(pr.a), pr.a.dtype, cc), &padded)) add(padded.name);
+      if (cc == kSm90) add(sm90_conv_direct_kernel_name(make_params(pr.a), pr.a.dtype));  // (named by hand only)
     }
     return list;
   }();
   return entries;
 }
 
-// A registry entry, or "gemm:" + a compiled GEMM kernel.
+// A registry entry, "gemm:" + a compiled GEMM kernel, or "padded:" + either.
 bool is_registered(std::string_view name) {
+  if (name.starts_with(kPaddedPrefix)) return is_registered(name.substr(kPaddedPrefix.size()));
   if (name.substr(0, kGemmPrefix.size()) == kGemmPrefix) return find_gemm_kernel(name.substr(kGemmPrefix.size())) != nullptr;
   for (RegistryEntry const& e : registry())
     if (e.name == name) return true;
@@ -279,6 +331,7 @@ Status can_implement(ConvArguments const& a) {
   detail::Here h;
   if (Status s = runs_here(&h); !s) return s;
   if (plan.route == Route::gemm) return can_implement(plan.gemm);
+  if (plan.route == Route::padded) return can_implement(conv_padded_inner(a, plan.padded, kConvPaddedPlaceholder));
   return Status::success();
 }
 
@@ -289,9 +342,14 @@ Status conv_workspace_size(ConvArguments const& a, std::size_t* bytes) {
   if (Status s = plan_call(a, &plan); !s) return s;
   switch (plan.route) {
     case Route::nothing:
-    case Route::epilogue_only:
-    case Route::sm90: return Status::success();
+    case Route::epilogue_only: return Status::success();
+    case Route::sm90: {
+      detail::Here h;
+      if (Status s = runs_here(&h); !s) return s;
+      return sm90_conv_workspace_size(make_params(a), a.dtype, plan.name, bytes);
+    }
     case Route::gemm: return gemm_workspace_size(plan.gemm, bytes);
+    case Route::padded: return detail::conv_padded_workspace_size(a, plan.padded, bytes);
     case Route::sm80: {
       detail::Here h;
       if (Status s = runs_here(&h); !s) return s;
@@ -316,7 +374,8 @@ Status convolution(ConvArguments const& a, CUstream_st* stream) {
     case Route::nothing: return Status::success();
     case Route::epilogue_only: return detail::conv_epilogue_only(a, stream);
     case Route::gemm: return gemm(plan.gemm, stream);
-    case Route::sm90: return sm90_conv_run(make_params(a), a.dtype, stream);
+    case Route::padded: return detail::conv_padded_run(a, plan.padded, stream);
+    case Route::sm90: return sm90_conv_run(make_params(a), a.dtype, plan.name, {a.workspace, a.workspace_bytes}, stream);
     case Route::sm80: return sm80_conv_run(make_params(a), a.dtype, stream, sm80_options(a, h));
   }
   return Status::success();
@@ -327,7 +386,10 @@ int conv_kernel_count() { return int(registry().size()); }
 ConvKernelInfo conv_kernel_info(int i) {
   if (i < 0 || i >= conv_kernel_count()) return {"", "", 0};
   RegistryEntry const& e = registry()[std::size_t(i)];
-  return {e.name.c_str(), e.description.c_str(), is_sm90(e.name) ? kSm90 : kSm80};
+  std::string_view const kernel = std::string_view(e.name).starts_with(kPaddedPrefix)
+                                     ? std::string_view(e.name).substr(kPaddedPrefix.size())
+                                     : std::string_view(e.name);
+  return {e.name.c_str(), e.description.c_str(), is_sm90(kernel) ? kSm90 : kSm80};
 }
 
 }  // namespace tessel

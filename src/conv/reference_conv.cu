@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -210,6 +211,9 @@ __global__ void judge_kernel(View v, double const* r, double const* scale, doubl
        idx += std::int64_t(gridDim.x) * blockDim.x) {
     double const d = double(kernel::to_float(static_cast<T const*>(v.a.out)[v.out.offset(v.out.coord(idx))]));
     double err = element_error(d, r[idx], scale[idx]);
+    // An fp16 output below 2^-14 is subnormal: its rounding is an absolute 2^-25, which no relative
+    // tolerance covers when the terms nearly cancel; one subnormal unit (2^-24) of difference passes.
+    if (std::is_same_v<T, __half> && err > tol && err < INFINITY && fabs(d - r[idx]) <= 0x1p-24) err = tol;
     if (!(err <= INFINITY)) err = INFINITY;  // NaN (a NaN scale) counts as infinite
     worst = fmax(worst, err);
     if (err > tol) {

@@ -5,9 +5,13 @@
 #include "sm80_conv_instances.hpp"
 
 #include <tessel/conv/kernel/sm80_depthwise_conv.hpp>
+#include <tessel/conv/kernel/sm80_depthwise_dgrad.hpp>
+#include <tessel/conv/kernel/sm80_depthwise_wgrad.hpp>
 #include <tessel/conv/kernel/sm80_implicit_gemm_conv.hpp>
 #include <tessel/numeric/bfloat16.hpp>
 #include <tessel/numeric/half.hpp>
+
+#include <algorithm>
 
 namespace tessel::kernel::detail {
 
@@ -46,6 +50,46 @@ cudaError_t sm80_depthwise_launch(Sm80ConvKernelParams const& kp, cudaStream_t s
 template <class Config>
 Sm80ConvInstance make_sm80_depthwise_instance() {
   return {Config::Pixels, Config::Channels, 0, Config::Threads, Config::Vec, sm80_depthwise_launch<Config>};
+}
+
+// The data gradient: fprop's grid over the input pixels (kp.gemm_m = N*H*W).
+template <class Config>
+cudaError_t sm80_depthwise_dgrad_launch(Sm80ConvKernelParams const& kp, cudaStream_t stream) {
+  int const smem = Config::smem_bytes(kp.p.r * kp.p.s);
+  auto* kernel = &sm80_depthwise_dgrad_kernel<Config>;
+  unsigned const pixel_blocks = static_cast<unsigned>((static_cast<long long>(kp.gemm_m) + Config::Pixels - 1) / Config::Pixels);
+  dim3 const grid(pixel_blocks, static_cast<unsigned>((kp.p.c + Config::Channels - 1) / Config::Channels), 1);
+  kernel<<<grid, Config::Threads, smem, stream>>>(kp);
+  return cudaGetLastError();
+}
+
+template <class Config>
+Sm80ConvInstance make_sm80_depthwise_dgrad_instance() {
+  return {Config::Pixels, Config::Channels, 0, Config::Threads, Config::Vec, sm80_depthwise_dgrad_launch<Config>};
+}
+
+template <class Element, int Vec>
+using Sm80DepthwiseWgradDefaultConfig = Sm80DepthwiseWgradConfig<Element, Vec, kSm80DepthwiseWgradTaps>;
+
+// The weight gradient: pass 1 over (channel blocks x tap groups, slices), then, where kp.partials
+// is set (a split), the slice sum.
+template <class Config>
+cudaError_t sm80_depthwise_wgrad_launch(Sm80ConvKernelParams const& kp, cudaStream_t stream) {
+  using Element = typename Config::Element;
+  long long const tap_groups = (static_cast<long long>(kp.p.r) * kp.p.s + Config::Taps - 1) / Config::Taps;
+  long long const blocks = (static_cast<long long>(kp.p.c) + Config::Channels - 1) / Config::Channels;
+  dim3 const grid(static_cast<unsigned>(blocks * tap_groups), static_cast<unsigned>(kp.slices), 1);
+  sm80_depthwise_wgrad_kernel<Config><<<grid, Config::Threads, 0, stream>>>(kp);
+  if (cudaError_t err = cudaGetLastError(); err != cudaSuccess || kp.partials == nullptr) return err;
+  long long const outputs = static_cast<long long>(kp.p.r) * kp.p.s * kp.p.c;
+  long long const groups_of_32 = std::min((outputs + 31) / 32, 1LL << 20);  // (the CTAs stride over the rest)
+  sm80_depthwise_wgrad_sum_kernel<Element><<<static_cast<unsigned>(groups_of_32), kSm80DepthwiseWgradSumThreads, 0, stream>>>(kp);
+  return cudaGetLastError();
+}
+
+template <class Config>
+Sm80ConvInstance make_sm80_depthwise_wgrad_instance() {
+  return {Config::Pixels, Config::Channels, 0, Config::Threads, Config::Vec, sm80_depthwise_wgrad_launch<Config>};
 }
 
 }  // namespace tessel::kernel::detail

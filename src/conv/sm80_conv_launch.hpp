@@ -12,8 +12,14 @@
 //   sm80_conv_depthwise_<dtype>_vec8 / _vec1  direct depthwise convolution (2-D fprop, groups ==
 //                                             c == k, R*S <= 192), 8 channels per thread (c and
 //                                             x's strides multiples of 8) or 1
+//   sm80_conv_depthwise_dgrad_<dtype>_vec8 / _vec1, sm80_conv_depthwise_wgrad_<dtype>_vec8 / _vec1
+//                                             the same for the data gradient (8 channels per thread
+//                                             where dy allows it) and the weight gradient (where x
+//                                             and dy do; tessel/conv/kernel/sm80_depthwise_dgrad.hpp,
+//                                             sm80_depthwise_wgrad.hpp)
 // src/conv/sm80_conv_run.cpp holds the selection; a wgrad with few output tiles splits its
-// reduction (tessel/conv/conv_split.hpp) and finishes in sm80_conv_slice_sum.cu.
+// reduction (tessel/conv/conv_split.hpp) and finishes in sm80_conv_slice_sum.cu; the depthwise
+// wgrad splits its pixels (tessel/conv/conv_depthwise_split.hpp) and sums them in its own second pass.
 #pragma once
 
 #include <tessel/conv/conv_split.hpp>
@@ -36,16 +42,19 @@ struct Sm80ConvRunOptions {
   std::size_t workspace_bytes = 0;  // library's stream-ordered pool (allocated and freed on `stream`)
 };
 
-// The split sm80_conv_run makes of (p, dtype): one slice for fprop, dgrad, depthwise and a wgrad
-// with enough tiles. Pre: sm80_conv_kernel_name(p, dtype) is not "none".
+// The split sm80_conv_run makes of (p, dtype): one slice for fprop, dgrad and a wgrad with enough
+// tiles (the depthwise wgrad: enough CTAs), o.slices where it is set for a wgrad. For the depthwise
+// wgrad k_tiles_per_slice counts output pixels. Pre: sm80_conv_kernel_name(p, dtype) is not "none".
 ConvSplit sm80_conv_split(kernel::Sm80ConvParams const& p, DType dtype, Sm80ConvRunOptions const& o);
 
-// The scratch bytes sm80_conv_run takes for (p, dtype, o): the partials of a split, 0 otherwise
-// (and for a problem it refuses).
+// The scratch bytes sm80_conv_run takes for (p, dtype, o): the partials of a split (slices x k x
+// t*r*s*c/g rounded up to 8, or for the depthwise wgrad slices x r*s x c, fp32), 0 otherwise (and
+// for a problem it refuses).
 std::size_t sm80_conv_workspace_size(kernel::Sm80ConvParams const& p, DType dtype, Sm80ConvRunOptions const& o);
 
 // Runs the pass p describes on `stream`, asynchronously, with bf16 or fp16 tensors (dtype) and fp32
-// accumulation; a split wgrad runs the implicit GEMM into fp32 partials, then the slice sum.
+// accumulation; a split wgrad runs the implicit GEMM (or the depthwise kernel's first pass) into
+// fp32 partials, then the slice sum.
 // Pre: p follows the rules of Sm80ConvParams (the host side validates them). Returns
 // not_supported (naming the rule) for a problem no kernel takes, invalid_argument for a caller's
 // workspace below sm80_conv_workspace_size, cuda_error with the reason when an allocation or a

@@ -2,24 +2,28 @@
 // problem, the parameters it derives once (Sm80ConvKernelParams), and the launch.
 //
 // Selection (sm80_conv_launch.hpp lists the kernels):
-//   depthwise  fprop, 2-D, groups == c == k, R*S <= kSm80DepthwiseMaxTaps: the direct kernel, 8
-//              channels per thread when x allows 16-byte loads (c and x's strides multiples of 8,
-//              x 16-byte aligned), else 1
+//   depthwise  2-D, groups == c == k, R*S <= kSm80DepthwiseMaxTaps: the direct kernel of the pass
+//              (fprop, dgrad, wgrad), 8 channels per thread when the tensors it reads allow 16-byte
+//              loads (c and their strides multiples of 8, their addresses 16-byte aligned: x for
+//              fprop, dy for dgrad, both for wgrad), else 1
 //   otherwise  the implicit GEMM of the op and dtype: 16-byte accesses when every operand it
 //              gathers allows them (the channels per group it reads contiguously, the strides of
 //              those tensors and their addresses multiples of 8 elements / 16 bytes), else the
 //              element-wise instance
 // A stride is ignored where its dimension has extent 1 (it never multiplies a non-zero index).
 //
-// Split reduction (wgrad through the implicit GEMM): conv_split_reduction's slices for the tile
-// grid and the SMs (Sm80ConvRunOptions), fp32 partials in the caller's workspace or in the
-// library's stream-ordered pool (allocated before and freed after the two launches, on the
-// call's stream: nothing synchronises), then the slice sum.
+// Split reduction (wgrad): through the implicit GEMM, conv_split_reduction's slices for the tile
+// grid and the SMs (Sm80ConvRunOptions), then the slice sum; through the depthwise kernel,
+// conv_depthwise_wgrad_split's slices of output pixels, the kernel's second pass summing them.
+// Either way the fp32 partials live in the caller's workspace or in the library's stream-ordered
+// pool (allocated before and freed after the launches, on the call's stream: nothing
+// synchronises).
 #include "../gemm/gemm_canonical.hpp"  // workspace_pool: the stream-ordered pool the GEMM API uses
 #include "sm80_conv_instances.hpp"
 #include "sm80_conv_launch.hpp"
 
 #include <tessel/conv/conv3d_problem_size.hpp>
+#include <tessel/conv/conv_depthwise_split.hpp>
 #include <tessel/conv/implicit_gemm_problem_size.hpp>
 
 #include <array>
@@ -69,34 +73,54 @@ bool gemm_access_ok(Sm80ConvParams const& p, int elems) {
 }
 
 bool is_depthwise(Sm80ConvParams const& p) {
-  return p.op == Operator::kFprop && p.groups == p.c && p.k == p.c && p.d == 1 && p.t == 1 && p.z == 1 &&
+  return p.groups == p.c && p.k == p.c && p.d == 1 && p.t == 1 && p.z == 1 &&
          static_cast<long long>(p.r) * p.s <= kernel::detail::kSm80DepthwiseMaxTaps;
 }
 
+// The depthwise kernel of p's pass may load 8 channels at a time from each tensor it reads.
 bool depthwise_vec8(Sm80ConvParams const& p) {
   Extents const e = extents_of(p);
-  return p.c % 8 == 0 && strides_multiple(p.x_stride, e.x, 8) && aligned(p.x, 16);
+  bool const x_ok = strides_multiple(p.x_stride, e.x, 8) && aligned(p.x, 16);
+  bool const y_ok = strides_multiple(p.y_stride, e.y, 8) && aligned(p.y, 16);
+  switch (p.op) {
+    case Operator::kFprop: return p.c % 8 == 0 && x_ok;
+    case Operator::kDgrad: return p.c % 8 == 0 && y_ok;
+    case Operator::kWgrad: return p.c % 8 == 0 && x_ok && y_ok;
+  }
+  return false;
 }
 
 // What sm80_conv_run launches for p (kind and instance), or a refusal.
 struct Choice {
   Sm80ConvInstance (*gemm)() = nullptr;                   // the implicit GEMM, or
-  Sm80ConvInstance (*depthwise)(int vec) = nullptr;       // the depthwise kernel with
+  Sm80ConvInstance (*depthwise)(int vec) = nullptr;       // the depthwise kernel of the pass with
   int vec = 0;                                            // this many channels per thread
   int index = -1;                                         // into kNames
+  bool depthwise_wgrad = false;                           // the depthwise wgrad: its split is over pixels
 };
 
 // clang-format off
-constexpr std::array<char const*, 16> kNames = {{
+constexpr std::array<char const*, 24> kNames = {{
     "sm80_conv_fprop_bf16_128x128x32", "sm80_conv_fprop_bf16_128x128x32_align1",
     "sm80_conv_dgrad_bf16_128x128x32", "sm80_conv_dgrad_bf16_128x128x32_align1",
     "sm80_conv_wgrad_bf16_128x128x32", "sm80_conv_wgrad_bf16_128x128x32_align1",
     "sm80_conv_fprop_fp16_128x128x32", "sm80_conv_fprop_fp16_128x128x32_align1",
     "sm80_conv_dgrad_fp16_128x128x32", "sm80_conv_dgrad_fp16_128x128x32_align1",
     "sm80_conv_wgrad_fp16_128x128x32", "sm80_conv_wgrad_fp16_128x128x32_align1",
-    "sm80_conv_depthwise_bf16_vec8",   "sm80_conv_depthwise_bf16_vec1",
-    "sm80_conv_depthwise_fp16_vec8",   "sm80_conv_depthwise_fp16_vec1",
+    "sm80_conv_depthwise_bf16_vec8",       "sm80_conv_depthwise_bf16_vec1",
+    "sm80_conv_depthwise_fp16_vec8",       "sm80_conv_depthwise_fp16_vec1",
+    "sm80_conv_depthwise_dgrad_bf16_vec8", "sm80_conv_depthwise_dgrad_bf16_vec1",
+    "sm80_conv_depthwise_dgrad_fp16_vec8", "sm80_conv_depthwise_dgrad_fp16_vec1",
+    "sm80_conv_depthwise_wgrad_bf16_vec8", "sm80_conv_depthwise_wgrad_bf16_vec1",
+    "sm80_conv_depthwise_wgrad_fp16_vec8", "sm80_conv_depthwise_wgrad_fp16_vec1",
 }};
+// The depthwise kernels of each pass (fprop, dgrad, wgrad) and dtype (bf16, fp16); their names are
+// kNames[12 + 4 * pass + 2 * dtype] (vec8) and the one after it (vec1).
+constexpr Sm80ConvInstance (*kDepthwise[3][2])(int vec) = {
+    {kernel::detail::sm80_conv_instance_depthwise_bf16,       kernel::detail::sm80_conv_instance_depthwise_f16},
+    {kernel::detail::sm80_conv_instance_depthwise_dgrad_bf16, kernel::detail::sm80_conv_instance_depthwise_dgrad_f16},
+    {kernel::detail::sm80_conv_instance_depthwise_wgrad_bf16, kernel::detail::sm80_conv_instance_depthwise_wgrad_f16},
+};
 constexpr std::array<Sm80ConvInstance (*)(), 12> kGemms = {{
     kernel::detail::sm80_conv_instance_fprop_bf16, kernel::detail::sm80_conv_instance_fprop_bf16_align1,
     kernel::detail::sm80_conv_instance_dgrad_bf16, kernel::detail::sm80_conv_instance_dgrad_bf16_align1,
@@ -109,14 +133,15 @@ constexpr std::array<Sm80ConvInstance (*)(), 12> kGemms = {{
 
 Choice choose(Sm80ConvParams const& p, DType dtype) {
   int const dt = dtype == DType::bf16 ? 0 : 1;
+  int const op = p.op == Operator::kFprop ? 0 : p.op == Operator::kDgrad ? 1 : 2;
   Choice c;
   if (is_depthwise(p)) {
     c.vec = depthwise_vec8(p) ? 8 : 1;
-    c.depthwise = dt == 0 ? kernel::detail::sm80_conv_instance_depthwise_bf16 : kernel::detail::sm80_conv_instance_depthwise_f16;
-    c.index = 12 + 2 * dt + (c.vec == 8 ? 0 : 1);
+    c.depthwise = kDepthwise[op][dt];
+    c.index = 12 + 4 * op + 2 * dt + (c.vec == 8 ? 0 : 1);
+    c.depthwise_wgrad = p.op == Operator::kWgrad;
     return c;
   }
-  int const op = p.op == Operator::kFprop ? 0 : p.op == Operator::kDgrad ? 1 : 2;
   c.index = 6 * dt + 2 * op + (gemm_access_ok(p, 8) ? 0 : 1);
   c.gemm = kGemms[static_cast<std::size_t>(c.index)];
   return c;
@@ -194,7 +219,10 @@ Sm80ConvKernelParams kernel_params(Sm80ConvParams const& p, GemmCoord const& gem
   Extents const e = extents_of(p);
   auto const vec_ok = [&](void const* ptr) {
     if (!aligned(ptr, 16)) return false;
-    if (is_depthwise(p)) return strides_multiple(p.y_stride, e.y, 8);  // a thread's 8 channels start at a multiple of 8
+    if (is_depthwise(p)) {  // a thread's 8 channels start at a multiple of 8; the wgrad writes dw element by element
+      if (p.op == Operator::kWgrad) return false;
+      return p.op == Operator::kFprop ? strides_multiple(p.y_stride, e.y, 8) : strides_multiple(p.x_stride, e.x, 8);
+    }
     switch (p.op) {
       case Operator::kFprop: return strides_multiple(p.y_stride, e.y, 8) && (p.groups == 1 || kp.kg % 8 == 0);
       case Operator::kDgrad: return strides_multiple(p.x_stride, e.x, 8) && (p.groups == 1 || kp.cg % 8 == 0);
@@ -204,20 +232,34 @@ Sm80ConvKernelParams kernel_params(Sm80ConvParams const& p, GemmCoord const& gem
   };
   kp.out_vec = vec_ok(p.out);
   kp.residual_vec = p.residual != nullptr && vec_ok(p.residual);
+  if (is_depthwise(p) && p.op == Operator::kWgrad) kp.k_tiles = kp.gemm_k;  // its k-tile is one output pixel
   kp.slices = 1;
   kp.k_tiles_per_slice = kp.k_tiles;
   return kp;
 }
 
-// The fp32 partials' row pitch: GEMM-N rounded up to 8 floats (whole 32-byte chunks per row).
-int partial_ld(GemmCoord const& gemm) { return static_cast<int>((gemm.n() + 7) / 8 * 8); }
+// The fp32 partials' row pitch: the implicit GEMM's GEMM-N rounded up to 8 floats (whole 32-byte
+// chunks per row); the depthwise wgrad's C (rows of taps, tessel/conv/kernel/sm80_depthwise_wgrad.hpp).
+int partial_ld(Sm80ConvParams const& p, GemmCoord const& gemm, Choice const& c) {
+  return c.depthwise_wgrad ? p.c : static_cast<int>((gemm.n() + 7) / 8 * 8);
+}
 
-std::size_t partials_bytes(Sm80ConvParams const& p, GemmCoord const& gemm, int slices) {
-  return slices > 1 ? std::size_t(slices) * std::size_t(p.k) * std::size_t(partial_ld(gemm)) * sizeof(float) : 0;
+// The partials of `slices` slices: [slices][k][partial_ld] (implicit GEMM) or [slices][r*s][c]
+// (depthwise); none without a split.
+std::size_t partials_bytes(Sm80ConvParams const& p, GemmCoord const& gemm, Choice const& c, int slices) {
+  std::size_t const rows = c.depthwise_wgrad ? std::size_t(p.r) * std::size_t(p.s) : std::size_t(p.k);
+  return slices > 1 ? std::size_t(slices) * rows * std::size_t(partial_ld(p, gemm, c)) * sizeof(float) : 0;
 }
 
 // The split of a problem that passed check(), with its choice c.
 ConvSplit split_of(Sm80ConvParams const& p, GemmCoord const& gemm, Choice const& c, Sm80ConvRunOptions const& o) {
+  if (c.depthwise_wgrad) {  // slices of the gemm.k() output pixels; a slice takes one CTA per channel block and tap group
+    Sm80ConvInstance const inst = c.depthwise(c.vec);
+    long long const taps = static_cast<long long>(p.r) * p.s;
+    long long const ctas = (p.c + inst.tile_n - 1) / inst.tile_n *
+                           ((taps + kernel::detail::kSm80DepthwiseWgradTaps - 1) / kernel::detail::kSm80DepthwiseWgradTaps);
+    return o.slices > 0 ? conv_split_forced(gemm.k(), o.slices) : conv_depthwise_wgrad_split(ctas, gemm.k(), o.sms);
+  }
   if (c.gemm == nullptr || p.op != Operator::kWgrad) return {};
   Sm80ConvInstance const inst = c.gemm();
   long long const tiles = ((gemm.m() + inst.tile_m - 1) / inst.tile_m) * p.groups * ((gemm.n() + inst.tile_n - 1) / inst.tile_n);
@@ -242,7 +284,8 @@ ConvSplit sm80_conv_split(Sm80ConvParams const& p, DType dtype, Sm80ConvRunOptio
 std::size_t sm80_conv_workspace_size(Sm80ConvParams const& p, DType dtype, Sm80ConvRunOptions const& o) {
   GemmCoord gemm;
   if (!check(p, dtype, &gemm).ok()) return 0;
-  return partials_bytes(p, gemm, split_of(p, gemm, choose(p, dtype), o).slices);
+  Choice const c = choose(p, dtype);
+  return partials_bytes(p, gemm, c, split_of(p, gemm, c, o).slices);
 }
 
 Status sm80_conv_run(Sm80ConvParams const& p, DType dtype, cudaStream_t stream, Sm80ConvRunOptions const& o) {
@@ -252,7 +295,7 @@ Status sm80_conv_run(Sm80ConvParams const& p, DType dtype, cudaStream_t stream, 
   Sm80ConvInstance const inst = c.gemm ? c.gemm() : c.depthwise(c.vec);
   Sm80ConvKernelParams kp = kernel_params(p, gemm, inst.tile_m, inst.tile_n, inst.tile_k);
   ConvSplit const split = split_of(p, gemm, c, o);
-  std::size_t const bytes = partials_bytes(p, gemm, split.slices);
+  std::size_t const bytes = partials_bytes(p, gemm, c, split.slices);
   if (bytes > 0 && o.workspace != nullptr && o.workspace_bytes < bytes)
     return Status::error(StatusCode::invalid_argument, "workspace_bytes: " + std::to_string(o.workspace_bytes) +
                                                            " is below the " + std::to_string(bytes) +
@@ -262,8 +305,10 @@ Status sm80_conv_run(Sm80ConvParams const& p, DType dtype, cudaStream_t stream, 
       return refuse(StatusCode::not_supported, "the grid of " + std::to_string(kp.tiles_m) + " x " +
                                                    std::to_string(p.groups) + " groups by " + std::to_string(kp.tiles_n) +
                                                    " tiles exceeds CUDA's limits (2^31 - 1 by 65535)");
-  } else if ((p.c + 63) / 64 > 65535) {
+  } else if (!c.depthwise_wgrad && (p.c + 63) / 64 > 65535) {
     return refuse(StatusCode::not_supported, "depthwise: c = " + std::to_string(p.c) + " needs more than 65535 channel blocks");
+  } else if (c.depthwise_wgrad && split.slices > 65535) {
+    return refuse(StatusCode::not_supported, "depthwise wgrad: " + std::to_string(split.slices) + " slices exceed CUDA's grid limit (65535)");
   }
   std::string const name = kNames[static_cast<std::size_t>(c.index)];
   if (bytes == 0) {
@@ -272,7 +317,8 @@ Status sm80_conv_run(Sm80ConvParams const& p, DType dtype, cudaStream_t stream, 
     return Status::success();
   }
 
-  // The split: partials, the implicit GEMM into them, the slice sum into dw.
+  // The split: partials, the implicit GEMM into them and the slice sum into dw (the depthwise
+  // kernel's launch runs both of its passes).
   void* partials = o.workspace;
   if (partials == nullptr) {
     cudaMemPool_t pool = nullptr;
@@ -283,11 +329,12 @@ Status sm80_conv_run(Sm80ConvParams const& p, DType dtype, cudaStream_t stream, 
   kp.slices = split.slices;
   kp.k_tiles_per_slice = split.k_tiles_per_slice;
   kp.partials = static_cast<float*>(partials);
-  kp.partial_ld = partial_ld(gemm);
+  kp.partial_ld = partial_ld(p, gemm, c);
   Status result = Status::success();
   if (cudaError_t err = inst.launch(kp, stream); err != cudaSuccess)
     result = refuse(StatusCode::cuda_error, name + " launch (" + std::to_string(split.slices) + " slices): " + cudaGetErrorString(err));
-  else if (cudaError_t err2 = kernel::detail::sm80_conv_slice_sum(kp, dtype == DType::bf16, stream); err2 != cudaSuccess)
+  else if (cudaError_t err2 = c.gemm ? kernel::detail::sm80_conv_slice_sum(kp, dtype == DType::bf16, stream) : cudaSuccess;
+           err2 != cudaSuccess)
     result = refuse(StatusCode::cuda_error, std::string("slice sum of a split wgrad: ") + cudaGetErrorString(err2));
   if (o.workspace == nullptr) {
     if (cudaError_t err = cudaFreeAsync(partials, stream); err != cudaSuccess && result.ok())

@@ -7,36 +7,108 @@
 //   sm90_conv_fprop_<dtype>_128x64x64    the GPU twice (sm90_conv_run.cpp)
 //   sm90_conv_dgrad_<dtype>_128x{256,128,64}x64   the stride-1 data gradient: the same kernel on dy
 //                                        with the filters flipped and read transposed
+//   sm90_conv_{fprop,dgrad}_<dtype>_128x{256,128,64}x64_c{2,2,1}   the implicit GEMM: the sm_90a GEMM
+//                                        kernel with A read as the activations' im2col view
+//                                        (src/conv/sm90_implicit_conv.cuh), its schedule, clusters
+//                                        sharing the filters, split-K and epilogue; the choice where
+//                                        it takes the problem
+//   sm90_conv_wgrad_<dtype>_{128,64}x256x64_c1   the weight gradient as that GEMM with B the im2col
+//                                        view (dw = dy^T x im2col(x)), its sum over pixels split
+//                                        into K slices
 // src/conv/sm90_conv_run.cpp holds the selection.
 #pragma once
 
 #include <tessel/arch/sm90_copy_tma.hpp>
 #include <tessel/atom/tma_encode_args.hpp>
 #include <tessel/conv/kernel/sm80_conv_params.hpp>
+#include <tessel/conv/operator.hpp>
 #include <tessel/core/dtype.hpp>
 #include <tessel/core/status.hpp>
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
+
 namespace tessel {
 
 // Whether an sm_90a kernel takes p (the problem's rules only; the caller checks the GPU): fprop, or
-// dgrad with every stride 1 and pad <= (filter - 1) * dilation; groups == 1, C >= 64 and K >= 64
+// dgrad with every stride 1 and pad <= (filter - 1) * dilation -- groups == 1, C >= 64 and K >= 64
 // with both multiples of 8, bf16 or fp16, every tensor 16-byte aligned and every stride a multiple
-// of 8 elements, the input's H, W and pads below 2^14.
+// of 8 elements, the input's H, W and pads below 2^14 -- or wgrad with C a multiple of 64, K >= 64
+// a multiple of 8, dy's pixels evenly strided, whole filter rows and an im2col map that fits.
 bool sm90_conv_takes(kernel::Sm80ConvParams const& p, DType dtype);
 
-// The registry name of the kernel sm90_conv_run launches for p ("none" when it takes no such p).
-char const* sm90_conv_kernel_name(kernel::Sm80ConvParams const& p, DType dtype);
+// The distance between consecutive pixels of a tensor of extents (n, z or d, p or h, q or w) and
+// strides `stride` where it is one step across all four dimensions (the stride of the innermost
+// dimension of more than one pixel, each outer one the product of those inside it; dimensions of
+// extent 1 take any stride), else 0: the implicit GEMM's leading dimension of that tensor.
+inline long long sm90_conv_pixel_step(int const (&extent)[4], long long const (&stride)[4]) {
+  long long step = 0, expected = 0;
+  for (int i = 3; i >= 0; --i) {
+    if (extent[i] == 1) continue;
+    if (step == 0) step = expected = stride[i];
+    if (stride[i] != expected) return 0;
+    expected *= extent[i];
+  }
+  return step == 0 ? stride[3] : step;
+}
 
-// Runs p on `stream` (asynchronously). Pre: sm90_conv_takes(p, dtype) and an sm_90 GPU.
-Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, cudaStream_t stream);
+// The caller's scratch (ConvArguments::workspace), or none (ptr null): the implicit GEMM's split-K
+// partials then come from the GEMM's own pool.
+struct Sm90ConvWorkspace {
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+};
+
+// The registry name of the kernel the selection picks for p: the implicit GEMM where it takes p
+// (a pixel-packed output, no bias, a problem the im2col tensor map expresses), else the direct
+// kernel ("none" when neither takes p).
+char const* sm90_conv_kernel_name(kernel::Sm80ConvParams const& p, DType dtype);
+// The direct kernel's name for p ("none" when sm90_conv_takes is false): a caller may name it
+// where the selection picks the implicit GEMM.
+char const* sm90_conv_direct_kernel_name(kernel::Sm80ConvParams const& p, DType dtype);
+
+// The workspace bytes sm90_conv_run takes for p with kernel `name` (the implicit GEMM's split-K
+// partials; 0 for the direct kernel). Pre: as sm90_conv_run's.
+Status sm90_conv_workspace_size(kernel::Sm80ConvParams const& p, DType dtype, char const* name, std::size_t* bytes);
+
+// Runs p with kernel `name` (sm90_conv_kernel_name's or sm90_conv_direct_kernel_name's answer) on
+// `stream` (asynchronously). Pre: sm90_conv_takes(p, dtype) and an sm_90 GPU.
+Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, char const* name, Sm90ConvWorkspace const& ws,
+                     cudaStream_t stream);
 
 namespace kernel::detail {
 // The activations' im2col tensor map for the A tile (pixels x channels, 128-byte swizzle) into
 // *out; returns its rank (4 for a 2-D problem, 5 for 3-D), or 0 where the map cannot express p
 // (a bounding-box corner or traversal stride past the driver's range) and the kernel gathers instead.
 int sm90_conv_im2col_map(Sm80ConvParams const& p, TmaDataType type, int pixels, int channels, TmaDescriptor* out);
+// Whether the im2col tensor map can express p (the driver's corner and traversal-stride ranges).
+bool sm90_conv_im2col_fits(Sm80ConvParams const& p);
+
+// The implicit-GEMM configurations (src/conv/sm90_implicit_conv_<dtype>.cu): fprop and dgrad take
+// p in forward terms (as_fprop), wgrad as it is; query non-null: store the workspace bytes there
+// and launch nothing.
+using Sm90ConvWorkspace = tessel::Sm90ConvWorkspace;
+Status sm90_implicit_conv_bf16_n256(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+                                    std::size_t* query, cudaStream_t stream);
+Status sm90_implicit_conv_bf16_n128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+                                    std::size_t* query, cudaStream_t stream);
+Status sm90_implicit_conv_bf16_n64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+                                   std::size_t* query, cudaStream_t stream);
+Status sm90_implicit_conv_bf16_wgrad_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+                                          std::size_t* query, cudaStream_t stream);
+Status sm90_implicit_conv_bf16_wgrad_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+                                         std::size_t* query, cudaStream_t stream);
+Status sm90_implicit_conv_f16_n256(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+                                   std::size_t* query, cudaStream_t stream);
+Status sm90_implicit_conv_f16_n128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+                                   std::size_t* query, cudaStream_t stream);
+Status sm90_implicit_conv_f16_n64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+                                  std::size_t* query, cudaStream_t stream);
+Status sm90_implicit_conv_f16_wgrad_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+                                         std::size_t* query, cudaStream_t stream);
+Status sm90_implicit_conv_f16_wgrad_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+                                        std::size_t* query, cudaStream_t stream);
 
 // One compiled configuration's launch (src/conv/sm90_conv_fprop_<dtype>.cu).
 Status sm90_conv_fprop_launch_bf16_n256(Sm80ConvParams const& p, cudaStream_t stream);

@@ -4,6 +4,7 @@
 #include <tessel/runtime/tma_descriptor.hpp>
 
 #include <cstdint>
+#include <string_view>
 
 namespace tessel {
 
@@ -58,9 +59,79 @@ bool fprop_takes(kernel::Sm80ConvParams const& p, DType dtype) {
   return p.w_stride_k % 8 == 0;
 }
 
-}  // namespace
+// The implicit GEMM's rules beyond the direct kernel's, in forward terms: D is a matrix (pixels
+// evenly strided, rows of at least K elements), no bias (the GEMM's fused bias is of D's type,
+// the convolution's fp32), and the im2col tensor map expresses the problem.
+bool implicit_takes(kernel::Sm80ConvParams const& q) {
+  long long const step = sm90_conv_pixel_step({q.n, q.z, q.p, q.q}, q.y_stride);
+  return step >= q.k && step % 8 == 0 && q.bias == nullptr && kernel::detail::sm90_conv_im2col_fits(q);
+}
 
-bool sm90_conv_takes(kernel::Sm80ConvParams const& p, DType dtype) {
+// The tile width: 256, 128 or 64 output channels, whichever costs least for K channels counting the
+// padded columns and each width's efficiency (the 64-wide tile's m64n64 wgmmas are about a quarter
+// slower per flop than the 256-wide tile's; 128 about 8%).
+int implicit_tile_n(kernel::Sm80ConvParams const& q) {
+  int best = 256;
+  double best_cost = 0.0;
+  for (int const n : {256, 128, 64}) {
+    double const efficiency = n == 256 ? 1.0 : n == 128 ? 0.92 : 0.75;
+    double const cost = double((q.k + n - 1) / n * n) / efficiency;
+    if (best_cost == 0.0 || cost < best_cost) best = n, best_cost = cost;
+  }
+  return best;
+}
+
+char const* const kImplicitNames[2][2][3] = {
+    {{"sm90_conv_fprop_bf16_128x256x64_c2", "sm90_conv_fprop_bf16_128x128x64_c2", "sm90_conv_fprop_bf16_128x64x64_c1"},
+     {"sm90_conv_fprop_fp16_128x256x64_c2", "sm90_conv_fprop_fp16_128x128x64_c2", "sm90_conv_fprop_fp16_128x64x64_c1"}},
+    {{"sm90_conv_dgrad_bf16_128x256x64_c2", "sm90_conv_dgrad_bf16_128x128x64_c2", "sm90_conv_dgrad_bf16_128x64x64_c1"},
+     {"sm90_conv_dgrad_fp16_128x256x64_c2", "sm90_conv_dgrad_fp16_128x128x64_c2", "sm90_conv_dgrad_fp16_128x64x64_c1"}}};
+
+int width_index(int n) { return n == 256 ? 0 : n == 128 ? 1 : 2; }
+
+// The weight gradient as the implicit GEMM dw = dy^T x im2col(x) (im2col B): groups 1, 16-bit,
+// channels a multiple of 64 (a 64-column block of B is one tap's channels), at least 64 filters
+// in multiples of 8, dy's pixels evenly strided, dw's filter rows whole (taps x channels
+// contiguous), 16-byte aligned tensors and strides, and the im2col tensor map expresses x.
+bool wgrad_takes(kernel::Sm80ConvParams const& p, DType dtype) {
+  if (p.op != conv::Operator::kWgrad || p.groups != 1) return false;
+  if (dtype != DType::bf16 && dtype != DType::f16) return false;
+  if (p.c % 64 != 0 || p.k < 64 || p.k % 8 != 0) return false;
+  long long const step = sm90_conv_pixel_step({p.n, p.z, p.p, p.q}, p.y_stride);
+  if (step < p.k || step % 8 != 0) return false;
+  if (p.w_stride_k < static_cast<long long>(p.t) * p.r * p.s * p.c || p.w_stride_k % 8 != 0) return false;
+  if (!aligned16(p.x) || !aligned16(p.y) || !aligned16(p.out) || (p.residual != nullptr && !aligned16(p.residual))) return false;
+  for (int i = 0; i < 4; ++i)
+    if (p.x_stride[i] % 8 != 0) return false;
+  return p.pad_d >= 0 && p.pad_h >= 0 && p.pad_w >= 0 && kernel::detail::sm90_conv_im2col_fits(p);
+}
+
+char const* implicit_name(kernel::Sm80ConvParams const& p, DType dtype) {
+  if (p.op == conv::Operator::kWgrad)
+    return dtype == DType::bf16 ? (p.k <= 64 ? "sm90_conv_wgrad_bf16_64x256x64_c1" : "sm90_conv_wgrad_bf16_128x256x64_c1")
+                                : (p.k <= 64 ? "sm90_conv_wgrad_fp16_64x256x64_c1" : "sm90_conv_wgrad_fp16_128x256x64_c1");
+  return kImplicitNames[p.op == conv::Operator::kDgrad ? 1 : 0][dtype == DType::bf16 ? 0 : 1][width_index(implicit_tile_n(as_fprop(p)))];
+}
+
+// Runs (query null) or sizes the implicit GEMM for p.
+Status implicit_run(kernel::Sm80ConvParams const& p, DType dtype, Sm90ConvWorkspace const& ws, std::size_t* query,
+                    cudaStream_t stream) {
+  namespace d = kernel::detail;
+  bool const bf16 = dtype == DType::bf16;
+  if (p.op == conv::Operator::kWgrad) {
+    if (p.k <= 64)
+      return (bf16 ? d::sm90_implicit_conv_bf16_wgrad_m64 : d::sm90_implicit_conv_f16_wgrad_m64)(p, p.op, ws, query, stream);
+    return (bf16 ? d::sm90_implicit_conv_bf16_wgrad_m128 : d::sm90_implicit_conv_f16_wgrad_m128)(p, p.op, ws, query, stream);
+  }
+  using Run = Status (*)(kernel::Sm80ConvParams const&, conv::Operator, Sm90ConvWorkspace const&, std::size_t*, cudaStream_t);
+  static Run const runs[2][3] = {{d::sm90_implicit_conv_bf16_n256, d::sm90_implicit_conv_bf16_n128, d::sm90_implicit_conv_bf16_n64},
+                                 {d::sm90_implicit_conv_f16_n256, d::sm90_implicit_conv_f16_n128, d::sm90_implicit_conv_f16_n64}};
+  kernel::Sm80ConvParams const q = as_fprop(p);
+  return runs[bf16 ? 0 : 1][width_index(implicit_tile_n(q))](q, p.op, ws, query, stream);
+}
+
+// The direct kernel's rules: fprop, or dgrad with every stride 1, as the forward kernel takes them.
+bool direct_takes(kernel::Sm80ConvParams const& p, DType dtype) {
   if (p.op == conv::Operator::kDgrad) {
     if (p.stride_d != 1 || p.stride_h != 1 || p.stride_w != 1) return false;
   } else if (p.op != conv::Operator::kFprop) {
@@ -69,21 +140,43 @@ bool sm90_conv_takes(kernel::Sm80ConvParams const& p, DType dtype) {
   return fprop_takes(as_fprop(p), dtype);
 }
 
-char const* sm90_conv_kernel_name(kernel::Sm80ConvParams const& p, DType dtype) {
-  if (!sm90_conv_takes(p, dtype)) return "none";
+}  // namespace
+
+bool sm90_conv_takes(kernel::Sm80ConvParams const& p, DType dtype) { return direct_takes(p, dtype) || wgrad_takes(p, dtype); }
+
+char const* sm90_conv_direct_kernel_name(kernel::Sm80ConvParams const& p, DType dtype) {
+  if (!direct_takes(p, dtype)) return "none";
   static char const* const names[2][2][3] = {
       {{"sm90_conv_fprop_bf16_128x256x64", "sm90_conv_fprop_bf16_128x128x64", "sm90_conv_fprop_bf16_128x64x64"},
        {"sm90_conv_fprop_fp16_128x256x64", "sm90_conv_fprop_fp16_128x128x64", "sm90_conv_fprop_fp16_128x64x64"}},
       {{"sm90_conv_dgrad_bf16_128x256x64", "sm90_conv_dgrad_bf16_128x128x64", "sm90_conv_dgrad_bf16_128x64x64"},
        {"sm90_conv_dgrad_fp16_128x256x64", "sm90_conv_dgrad_fp16_128x128x64", "sm90_conv_dgrad_fp16_128x64x64"}}};
-  int const n = tile_n(as_fprop(p));
-  return names[p.op == conv::Operator::kDgrad ? 1 : 0][dtype == DType::bf16 ? 0 : 1][n == 256 ? 0 : n == 128 ? 1 : 2];
+  return names[p.op == conv::Operator::kDgrad ? 1 : 0][dtype == DType::bf16 ? 0 : 1][width_index(tile_n(as_fprop(p)))];
 }
 
-Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, cudaStream_t stream) {
+char const* sm90_conv_kernel_name(kernel::Sm80ConvParams const& p, DType dtype) {
+  if (wgrad_takes(p, dtype)) return implicit_name(p, dtype);
+  if (!direct_takes(p, dtype)) return "none";
+  return implicit_takes(as_fprop(p)) ? implicit_name(p, dtype) : sm90_conv_direct_kernel_name(p, dtype);
+}
+
+Status sm90_conv_workspace_size(kernel::Sm80ConvParams const& p, DType dtype, char const* name, std::size_t* bytes) {
+  *bytes = 0;
+  if (!sm90_conv_takes(p, dtype) || std::string_view(name) == sm90_conv_direct_kernel_name(p, dtype)) return Status::success();
+  if (p.op != conv::Operator::kWgrad && !implicit_takes(as_fprop(p))) return Status::success();
+  return implicit_run(p, dtype, {}, bytes, nullptr);
+}
+
+Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, char const* name, Sm90ConvWorkspace const& ws,
+                     cudaStream_t stream) {
   namespace d = kernel::detail;
   if (!sm90_conv_takes(p, dtype))
     return Status::error(StatusCode::not_supported, "sm90 conv: the problem breaks a rule of sm90_conv_takes");
+  if (std::string_view(name) != sm90_conv_direct_kernel_name(p, dtype)) {
+    if (p.op != conv::Operator::kWgrad && !implicit_takes(as_fprop(p)))
+      return Status::error(StatusCode::not_supported, "sm90 conv: the implicit GEMM does not take this problem");
+    return implicit_run(p, dtype, ws, nullptr, stream);
+  }
   using Launch = Status (*)(kernel::Sm80ConvParams const&, cudaStream_t);
   static Launch const launches[2][2][3] = {
       {{d::sm90_conv_fprop_launch_bf16_n256, d::sm90_conv_fprop_launch_bf16_n128, d::sm90_conv_fprop_launch_bf16_n64},
@@ -91,16 +184,31 @@ Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, cudaStream_t 
       {{d::sm90_conv_dgrad_launch_bf16_n256, d::sm90_conv_dgrad_launch_bf16_n128, d::sm90_conv_dgrad_launch_bf16_n64},
        {d::sm90_conv_dgrad_launch_f16_n256, d::sm90_conv_dgrad_launch_f16_n128, d::sm90_conv_dgrad_launch_f16_n64}}};
   kernel::Sm80ConvParams const q = as_fprop(p);
-  int const n = tile_n(q);
-  return launches[p.op == conv::Operator::kDgrad ? 1 : 0][dtype == DType::bf16 ? 0 : 1][n == 256 ? 0 : n == 128 ? 1 : 2](q, stream);
+  return launches[p.op == conv::Operator::kDgrad ? 1 : 0][dtype == DType::bf16 ? 0 : 1][width_index(tile_n(q))](q, stream);
 }
 
 namespace kernel::detail {
 
+bool sm90_conv_im2col_fits(Sm80ConvParams const& p) {
+  bool const three_d = p.d > 1 || p.t > 1 || p.z > 1 || p.pad_d > 0;
+  int const spatial = three_d ? 3 : 2;
+  int const corner_max = three_d ? 15 : 127;  // the driver's range: [-16, 15] at rank 5, [-128, 127] at rank 4
+  int const pad[3] = {p.pad_w, p.pad_h, p.pad_d}, filter[3] = {p.s, p.r, p.t};
+  int const dilation[3] = {p.dilation_w, p.dilation_h, p.dilation_d}, stride[3] = {p.stride_w, p.stride_h, p.stride_d};
+  int const extent[3] = {p.w, p.h, p.d};
+  for (int i = 0; i < spatial; ++i) {
+    int const lower = -pad[i], upper = pad[i] - (filter[i] - 1) * dilation[i];
+    if (lower < -corner_max - 1 || upper < -corner_max - 1 || upper > corner_max) return false;
+    if (stride[i] > 8 || (filter[i] - 1) * dilation[i] > 0xffff) return false;  // traversal strides 1..8, 16-bit offsets
+    if (lower > extent[i] - 1 + upper) return false;                          // an empty bounding box
+  }
+  return true;
+}
+
 int sm90_conv_im2col_map(Sm80ConvParams const& p, TmaDataType type, int pixels, int channels, TmaDescriptor* out) {
+  if (!sm90_conv_im2col_fits(p)) return 0;
   bool const three_d = p.d > 1 || p.t > 1 || p.z > 1 || p.pad_d > 0;
   int const rank = three_d ? 5 : 4, spatial = rank - 2;
-  int const corner_max = three_d ? 15 : 127;  // the driver's range: [-16, 15] at rank 5, [-128, 127] at rank 4
   int const pad[3] = {p.pad_w, p.pad_h, p.pad_d}, filter[3] = {p.s, p.r, p.t};
   int const dilation[3] = {p.dilation_w, p.dilation_h, p.dilation_d}, stride[3] = {p.stride_w, p.stride_h, p.stride_d};
   int const extent[3] = {p.w, p.h, p.d};
@@ -114,9 +222,6 @@ int sm90_conv_im2col_map(Sm80ConvParams const& p, TmaDataType type, int pixels, 
   for (int i = 0; i < spatial; ++i) {
     a.lower_corner[i] = -pad[i];
     a.upper_corner[i] = pad[i] - (filter[i] - 1) * dilation[i];
-    if (a.lower_corner[i] < -corner_max - 1 || a.upper_corner[i] < -corner_max - 1 || a.upper_corner[i] > corner_max) return 0;
-    if (stride[i] > 8 || (filter[i] - 1) * dilation[i] > 0xffff) return 0;  // traversal strides 1..8, 16-bit offsets
-    if (a.lower_corner[i] > extent[i] - 1 + a.upper_corner[i]) return 0;      // an empty bounding box
     a.global_dim[1 + i] = std::uint64_t(extent[i]);
     a.global_strides[i] = std::uint64_t(x_stride[i]) * std::uint64_t(bytes);
     a.element_strides[1 + i] = std::uint32_t(stride[i]);

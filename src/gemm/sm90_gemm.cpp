@@ -3,6 +3,7 @@
 // (tessel/gemm/device/sm90_gemm_kernels.hpp says what it does).
 #include "../runtime/tma_encode_entry.hpp"
 #include "gemm_canonical.hpp"
+#include "sm90_implicit_gemm.hpp"
 #include "sm90_instances.hpp"
 
 #include <tessel/gemm/device/gemm_validate.hpp>
@@ -281,9 +282,10 @@ bool encode_operand(TmaDescriptor* desc, EncodeTiled encode, DType t, void const
 
 // ---- occupancy: clusters resident at once, per (instance, device) ----------------------------------
 
-Status resident_clusters(std::size_t family, Sm90Instance const& t, int* out) {
+Status resident_clusters(Sm90Instance const& t, int* out) {
   static std::mutex mu;
-  static std::map<std::pair<std::size_t, int>, int> seen;
+  static std::map<std::pair<std::uintptr_t, int>, int> seen;  // by the kernel (its occupancy query) and device
+  std::uintptr_t const family = reinterpret_cast<std::uintptr_t>(t.max_active_clusters);
   int dev = 0;
   if (cudaError_t err = cudaGetDevice(&dev); err != cudaSuccess) return cuda_failure("cudaGetDevice", err);
   std::lock_guard<std::mutex> lock(mu);
@@ -456,13 +458,10 @@ bool sm90_swaps_problem(Sm90Instance const& t, CanonicalGemm const& c) {
 }
 
 // query non-null: store the scratch bytes the call takes there and launch nothing.
-Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cudaStream_t stream) {
-  if (gemm_is_fused(g) && g.c_type == DType::f32)  // the kernels fuse a 16-bit D (epilogue_fusion.hpp)
-    return detail::run_fused_fp32(g, query, stream, [i](GemmArguments const& k, std::size_t* q, cudaStream_t s) {
-      return family_run(i, k, q, s);
-    });
-  Sm90Entry const& f = kRegistry[i];
-  Sm90Instance const t = f.instance();
+// Runs g on kernel t (input type ab). implicit non-null: an implicit GEMM whose two tensor maps and
+// im2col geometry the caller made (sm90_implicit_gemm.hpp); g gives everything else.
+Status instance_run(Sm90Instance const& t, DType ab, GemmArguments const& g, detail::Sm90ImplicitOperands const* implicit,
+                    std::size_t* query, cudaStream_t stream) {
   std::size_t const ob = size_of(g.c_type);
   // A skinny kernel (64-wide tiles) runs a problem whose canonical D is at most 64 rows tall and
   // wider than 64 as the swapped problem D^T = B' A'^T (sm90_swaps_problem): the long operand
@@ -477,7 +476,7 @@ Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cud
   EncodeTiled encode = nullptr;
   if (Status s = encode_tiled_entry(&encode); !s) return s;
   int clusters = 0;
-  if (Status s = resident_clusters(i, t, &clusters); !s) return s;
+  if (Status s = resident_clusters(t, &clusters); !s) return s;
 
   // The schedule: cluster tiles x K slices.
   std::int64_t const tiles_m = (c.m + t.tile_m - 1) / t.tile_m, tiles_n = (c.n + t.tile_n - 1) / t.tile_n;
@@ -504,9 +503,9 @@ Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cud
                                                    v.batch_stride, batch, t.element_bytes, t.mn_major, align);
     *mn_major = read == Sm90OperandRead::mn_major;
     if (read == Sm90OperandRead::k_major)
-      return encode_operand(desc, encode, f.ab, v.ptr, g.k, rows, v.row_stride, batch, v.batch_stride, t.tile_k, box_rows, step, l2, g.options.tf32_truncate);
+      return encode_operand(desc, encode, ab, v.ptr, g.k, rows, v.row_stride, batch, v.batch_stride, t.tile_k, box_rows, step, l2, g.options.tf32_truncate);
     if (read == Sm90OperandRead::mn_major)
-      return encode_operand(desc, encode, f.ab, v.ptr, rows, g.k, v.k_stride, batch, v.batch_stride, box_mn, t.tile_k, step, l2, g.options.tf32_truncate);
+      return encode_operand(desc, encode, ab, v.ptr, rows, g.k, v.k_stride, batch, v.batch_stride, box_mn, t.tile_k, step, l2, g.options.tf32_truncate);
     return false;
   };
   bool a_in_place = false, b_in_place = false;
@@ -515,7 +514,14 @@ Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cud
     b_in_place = in_place(c.b, c.n, box_b, &p.tma_b, &p.b_batch_step, &p.b_mn_major);
     p.a_mn_major = a_in_place && p.a_mn_major, p.b_mn_major = b_in_place && p.b_mn_major;  // staged copies are K-major
   };
-  read_in_place();
+  if (implicit != nullptr) {  // both maps made by the caller, read as they are
+    p.tma_a = implicit->a, p.tma_b = implicit->b;
+    p.a_mn_major = implicit->a_mn_major, p.b_mn_major = implicit->b_mn_major;
+    p.im2col = implicit->im2col;
+    a_in_place = b_in_place = true;
+  } else {
+    read_in_place();
+  }
   // Stream-K (opt-in) or the split tail: the clusters' persistent walk becomes the kTail or the
   // kSplitTail stream-K schedule (same grid).
   bool const reads_c = gemm_reads_c(g);
@@ -564,7 +570,7 @@ Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cud
                             detail::workspace_source(g, query), stream, &w);
   };
   Status prepared = prepare();
-  if (!prepared && align > 16) {
+  if (!prepared && align > 16 && implicit == nullptr) {
     // The 32-byte rows were asked for speed alone: where their copy cannot be had (no memory for
     // it), the operands TMA can read as they are are read in place, and only the rest staged.
     (void)cudaGetLastError();
@@ -577,10 +583,10 @@ Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cud
   auto const fail = [&](Status s) {
     if (result.ok()) result = std::move(s);
   };
-  if (!a_in_place && !encode_operand(&p.tma_a, encode, f.ab, w.a.ptr, g.k, c.m, w.a.ld, batch, w.a.batch_stride,
+  if (!a_in_place && !encode_operand(&p.tma_a, encode, ab, w.a.ptr, g.k, c.m, w.a.ld, batch, w.a.batch_stride,
                                      t.tile_k, box_a, &p.a_batch_step, l2, g.options.tf32_truncate))
     fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged A"));
-  if (!b_in_place && !encode_operand(&p.tma_b, encode, f.ab, w.b.ptr, g.k, c.n, w.b.ld, batch, w.b.batch_stride,
+  if (!b_in_place && !encode_operand(&p.tma_b, encode, ab, w.b.ptr, g.k, c.n, w.b.ld, batch, w.b.batch_stride,
                                      t.tile_k, box_b, &p.b_batch_step, l2, g.options.tf32_truncate))
     fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged B"));
 
@@ -595,16 +601,18 @@ Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cud
     int const edge = kernel::detail::sm90_edge_rows(rows, share_rows);
     int step = 0;
     return k_major && edge > 0 &&
-                   encode_operand(desc, encode, f.ab, ptr, g.k, rows, row_stride, batch, batch_stride, t.tile_k, edge, &step, l2, g.options.tf32_truncate)
+                   encode_operand(desc, encode, ab, ptr, g.k, rows, row_stride, batch, batch_stride, t.tile_k, edge, &step, l2, g.options.tf32_truncate)
                ? edge
                : 0;
   };
-  p.a_edge_rows = a_in_place ? edge_map(!p.a_mn_major, c.a.ptr, c.m, c.a.row_stride, c.a.batch_stride, box_a, &p.tma_a_edge)
-                             : edge_map(true, w.a.ptr, c.m, w.a.ld, w.a.batch_stride, box_a, &p.tma_a_edge);
-  p.b_edge_rows = b_in_place ? edge_map(!p.b_mn_major, c.b.ptr, c.n, c.b.row_stride, c.b.batch_stride, box_b, &p.tma_b_edge)
-                             : edge_map(true, w.b.ptr, c.n, w.b.ld, w.b.batch_stride, box_b, &p.tma_b_edge);
+  if (implicit == nullptr) {  // (an implicit GEMM's boxes are whole: TMA zero-fills past its tensors)
+    p.a_edge_rows = a_in_place ? edge_map(!p.a_mn_major, c.a.ptr, c.m, c.a.row_stride, c.a.batch_stride, box_a, &p.tma_a_edge)
+                               : edge_map(true, w.a.ptr, c.m, w.a.ld, w.a.batch_stride, box_a, &p.tma_a_edge);
+    p.b_edge_rows = b_in_place ? edge_map(!p.b_mn_major, c.b.ptr, c.n, c.b.row_stride, c.b.batch_stride, box_b, &p.tma_b_edge)
+                               : edge_map(true, w.b.ptr, c.n, w.b.ld, w.b.batch_stride, box_b, &p.tma_b_edge);
+  }
   p.m = c.m, p.n = c.n, p.k = g.k;
-  if (f.ab == DType::e4m3) {  // the kernel's pair: a column-major D swaps A and B (unless written transposed)
+  if (ab == DType::e4m3) {  // the kernel's pair: a column-major D swaps A and B (unless written transposed)
     bool const swap_ab = (g.c_order == MatrixOrder::col_major) != transposed;
     bool const a_e5m2 = (swap_ab ? g.b_type : g.a_type) == DType::e5m2, b_e5m2 = (swap_ab ? g.a_type : g.b_type) == DType::e5m2;
     p.fp8_pair = (a_e5m2 ? 2 : 0) + (b_e5m2 ? 1 : 0);
@@ -689,7 +697,7 @@ Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cud
   auto launch = t.launch;
   if (t.launch_lean != nullptr && p.compact_units && splits == 1 && !p.stream_k && p.tma_store && !p.c_by_tma && !reads_c &&
       !fused && !p.staged_rows && !p.a_mn_major && !p.b_mn_major && !p.d_transposed && !p.out_f32 &&
-      p.out_f16 == (f.ab == DType::f16) && (f.ab == DType::bf16 || f.ab == DType::f16) && g.options.lean_builds)
+      p.out_f16 == (ab == DType::f16) && (ab == DType::bf16 || ab == DType::f16) && g.options.lean_builds)
     launch = t.launch_lean;
   if (result.ok()) {
     if (cudaError_t err = launch(p, stream); err != cudaSuccess) fail(cuda_failure("launch of the sm90 GEMM kernel", err));
@@ -707,6 +715,23 @@ Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cud
   }
   return release_workspace(w, std::move(result), stream);
 }
+
+Status family_run(std::size_t i, GemmArguments const& g, std::size_t* query, cudaStream_t stream) {
+  if (gemm_is_fused(g) && g.c_type == DType::f32)  // the kernels fuse a 16-bit D (epilogue_fusion.hpp)
+    return detail::run_fused_fp32(g, query, stream, [i](GemmArguments const& k, std::size_t* q, cudaStream_t s) {
+      return family_run(i, k, q, s);
+    });
+  return instance_run(kRegistry[i].instance(), kRegistry[i].ab, g, nullptr, query, stream);
+}
+
+}  // namespace
+
+Status detail::sm90_implicit_gemm_run(Sm90Instance const& t, DType ab, GemmArguments const& g, Sm90ImplicitOperands const& ops,
+                                      std::size_t* query, cudaStream_t stream) {
+  return instance_run(t, ab, g, &ops, query, stream);
+}
+
+namespace {
 
 template <std::size_t I>
 Status check_entry(GemmArguments const& g) {
@@ -789,7 +814,7 @@ int resident(std::size_t i) {
   int& known = resident_this_call[i];
   if (known < 0) {
     int clusters = 0;
-    known = resident_clusters(i, kRegistry[i].instance(), &clusters).ok() ? clusters : 0;
+    known = resident_clusters(kRegistry[i].instance(), &clusters).ok() ? clusters : 0;
   }
   return known;
 }
@@ -1206,7 +1231,7 @@ int sm90_resident_ctas(GemmKernelInfo const& k) {
   if (i >= kRegistry.size()) return -1;
   Sm90Instance const t = kRegistry[i].instance();
   int clusters = 0;
-  if (!resident_clusters(i, t, &clusters).ok()) return -1;
+  if (!resident_clusters(t, &clusters).ok()) return -1;
   return clusters * t.cluster_m * t.cluster_n;
 }
 

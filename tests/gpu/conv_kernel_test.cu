@@ -6,9 +6,11 @@
 // must still hold the poison afterwards (nothing written outside the tensor). Geometries: N = 1,
 // H = W = 1, padding larger than the filter, stride larger than the filter, dilation 2, every
 // channel count 1..9, C = 33 with K = 65, several tiles in M and N, groups = 2 (aligned and not),
-// depthwise (3x3, 5x5, 7x7, strides 1 and 2, aligned and odd channel counts), 3-D, and the fused
-// epilogue (alpha, beta * residual, bias, ReLU / GELU / SiLU); wgrad with its reduction split
-// into slices (fp32 partials, then the slice sum).
+// depthwise (3x3, 5x5, 7x7, 11x11, strides 1 and 2, dilation 2, padding past the filter, one pixel,
+// C = 1, 3, 5, 8, 16, 24, 64, 72, 8 or 1 channels per thread: the direct kernels of every pass), 3-D,
+// and the fused epilogue (alpha, beta * residual, bias, ReLU / GELU / SiLU); wgrad with its
+// reduction split into slices (fp32 partials, then the slice sum; the depthwise wgrad's own split
+// over pixels).
 //
 // Tolerance, per output element. The inputs are bf16/fp16 values, exact in fp64, so the reference
 // differs from the kernel only by the kernel's roundings:
@@ -358,6 +360,13 @@ Geometry const kDw5        = {"dw 5x5 c16",              1, 1, 9,  9,  16,  16, 
 Geometry const kDw7s2      = {"dw 7x7 stride2 c24",      1, 1, 15, 14, 24,  24, 1, 7, 7, {0, 3, 3}, {1, 2, 2}, {1, 1, 1}, 24, 0};
 Geometry const kDwOdd      = {"dw 3x3 c5 dil2",          2, 1, 8,  9,  5,   5,  1, 3, 3, {0, 2, 2}, {1, 1, 1}, {1, 2, 2}, 5, 0};
 Geometry const kDwGap      = {"dw 3x3 c16 gap8",         1, 1, 6,  6,  16,  16, 1, 3, 3, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 16, 8};
+Geometry const kDwC1       = {"dw 3x3 c1 7x9",           2, 1, 7,  9,  1,   1,  1, 3, 3, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1,  0};
+Geometry const kDwPixel    = {"dw 3x3 pad1 c8 h=w=1",    1, 1, 1,  1,  8,   8,  1, 3, 3, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 8,  0};
+Geometry const kDwBigPad   = {"dw 3x3 pad4 c24 5x6",     2, 1, 5,  6,  24,  24, 1, 3, 3, {0, 4, 4}, {1, 1, 1}, {1, 1, 1}, 24, 0};
+Geometry const kDwC3s2d2   = {"dw 3x3 s2 dil2 c3",       2, 1, 13, 12, 3,   3,  1, 3, 3, {0, 2, 1}, {1, 2, 2}, {1, 2, 2}, 3,  0};
+Geometry const kDwGapOdd   = {"dw 3x3 c24 gap3",         2, 1, 9,  8,  24,  24, 1, 3, 3, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 24, 3};
+Geometry const kDw11       = {"dw 11x11 c16 pad5",       1, 1, 13, 12, 16,  16, 1, 11,11, {0, 5, 5}, {1, 1, 1}, {1, 1, 1}, 16, 0};
+Geometry const kDwAsym     = {"dw 5x3 s(2,1) c72",       2, 1, 15, 14, 72,  72, 1, 5, 3, {0, 2, 1}, {1, 2, 1}, {1, 1, 2}, 72, 0};
 // clang-format on
 
 class ConvKernel : public ::testing::Test {
@@ -403,6 +412,26 @@ TEST_F(ConvKernel, ThreeD) {
 TEST_F(ConvKernel, Depthwise) {
   for (Geometry const& g : {kDw3, kDw3s2, kDw5, kDw7s2, kDwOdd, kDwGap}) run_all(g);
 }
+// The direct dgrad and wgrad kernels on ragged geometry: C = 1 and 3, one pixel, padding past the
+// filter, stride 2 with dilation 2, odd strides (gap 3: 1 channel per thread at C = 24), 121 taps
+// (the wgrad's 14 tap groups), an asymmetric filter, stride and dilation.
+TEST_F(ConvKernel, DepthwiseRagged) {
+  for (Geometry const& g : {kDwC1, kDwPixel, kDwBigPad, kDwC3s2d2, kDwGapOdd, kDw11, kDwAsym}) run_all(g);
+}
+// The depthwise wgrad with its pixels split into 2, 3 and 7 slices (partials, then its own slice
+// sum), with alpha, beta * residual and an activation; nothing written outside dw.
+TEST_F(ConvKernel, DepthwiseWgradSlices) {
+  Epilogue const res{1.25f, -0.5f, true, false, ConvActivation::none};
+  Epilogue const relu{0.5f, 0.75f, true, false, ConvActivation::relu};
+  std::uint32_t seed = 555;
+  for (int slices : {2, 3, 7}) {
+    for (Geometry const& g : {kDw3, kDw3s2, kDw7s2, kDwOdd, kDwGap, kDwC1, kDwBigPad, kDwC3s2d2, kDwGapOdd, kDw11, kDwAsym}) {
+      run_case<bfloat16_t>(g, Operator::kWgrad, slices == 3 ? relu : res, seed++, slices);
+      run_case<half_t>(g, Operator::kWgrad, res, seed++, slices);
+    }
+  }
+  run_case<bfloat16_t>(kDwPixel, Operator::kWgrad, res, seed++, 3);  // one pixel: no split to make
+}
 // wgrad with its reduction split (2, 3 and 7 slices, ragged k-tile counts, the last slice
 // shorter): the fp32 partials and the slice sum give the result the bound allows, with the fused
 // epilogue, groups, odd channels, 3-D and padded strides (nothing written outside dw).
@@ -424,6 +453,10 @@ TEST_F(ConvKernel, WgradSplitReduction) {
 TEST_F(ConvKernel, DepthwisePicksTheDirectKernel) {
   EXPECT_EQ(run_case<bfloat16_t>(kDw3, Operator::kFprop, {}, 7), "sm80_conv_depthwise_bf16_vec8");
   EXPECT_EQ(run_case<half_t>(kDwOdd, Operator::kFprop, {}, 8), "sm80_conv_depthwise_fp16_vec1");
+  EXPECT_EQ(run_case<bfloat16_t>(kDw3, Operator::kDgrad, {}, 9), "sm80_conv_depthwise_dgrad_bf16_vec8");
+  EXPECT_EQ(run_case<half_t>(kDwGapOdd, Operator::kDgrad, {}, 10), "sm80_conv_depthwise_dgrad_fp16_vec1");
+  EXPECT_EQ(run_case<half_t>(kDw3s2, Operator::kWgrad, {}, 11), "sm80_conv_depthwise_wgrad_fp16_vec8");
+  EXPECT_EQ(run_case<bfloat16_t>(kDwC1, Operator::kWgrad, {}, 12), "sm80_conv_depthwise_wgrad_bf16_vec1");
 }
 TEST_F(ConvKernel, FusedEpilogue) {
   Epilogue relu{0.5f, 0.75f, true, true, ConvActivation::relu};
@@ -431,6 +464,7 @@ TEST_F(ConvKernel, FusedEpilogue) {
   run_all(kOdd, relu);
   run_all(kDw3, relu);
   run_all(kDwOdd, relu);
+  run_all(kDwGapOdd, relu);
   run_all(k3dOdd, relu);
   run_all(kGap, relu);
   run_all(kGapOdd, relu);
@@ -468,6 +502,11 @@ TEST(ConvKernelSelection, NamesWithoutCuda) {
                "sm80_conv_wgrad_bf16_128x128x32_align1");
   EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kFprop, 64, 64, 64), DType::bf16), "sm80_conv_depthwise_bf16_vec8");
   EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kDgrad, 64, 64, 64), DType::bf16),
+               "sm80_conv_depthwise_dgrad_bf16_vec8");
+  EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kWgrad, 64, 64, 64), DType::f16),
+               "sm80_conv_depthwise_wgrad_fp16_vec8");
+  EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kWgrad, 5, 5, 5), DType::bf16), "sm80_conv_depthwise_wgrad_bf16_vec1");
+  EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kDgrad, 16, 32, 16), DType::bf16),  // multiplier 2: not direct
                "sm80_conv_dgrad_bf16_128x128x32_align1");
   EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kFprop, 64, 64, 1), DType::f32), "none");
 }
@@ -495,6 +534,36 @@ TEST(ConvKernelSelection, WgradSplits) {
   EXPECT_EQ(sm80_conv_split(p, DType::bf16, o).slices, 1);
   p.op = Operator::kDgrad;
   EXPECT_EQ(sm80_conv_split(p, DType::bf16, o).slices, 1);
+}
+
+// The depthwise wgrad splits its n*p*q pixels (tessel/conv/conv_depthwise_split.hpp): 4 CTAs a
+// slice at C = 256 and 3x3, the workspace slices x r*s x c floats; a forced count is dealt evenly;
+// the depthwise fprop and dgrad never split.
+TEST(ConvKernelSelection, DepthwiseWgradSplits) {
+  Sm80ConvParams p = plain_params(Operator::kWgrad, 256, 256, 256);
+  p.n = 128, p.h = p.w = p.p = p.q = 28;  // 100352 pixels
+  p.x_stride[1] = p.x_stride[0] = 28LL * 28 * 256, p.x_stride[2] = 28LL * 256;
+  p.y_stride[1] = p.y_stride[0] = 28LL * 28 * 256, p.y_stride[2] = 28LL * 256;
+  ASSERT_STREQ(sm80_conv_kernel_name(p, DType::bf16), "sm80_conv_depthwise_wgrad_bf16_vec8");
+  Sm80ConvRunOptions o;
+  o.sms = 132;
+  ConvSplit const s = sm80_conv_split(p, DType::bf16, o);
+  EXPECT_EQ(s.slices, 264);  // the header's example
+  EXPECT_EQ(s.k_tiles_per_slice, 381);
+  EXPECT_EQ(sm80_conv_workspace_size(p, DType::bf16, o), std::size_t(264) * 9 * 256 * sizeof(float));
+  o.sms = 0;
+  EXPECT_EQ(sm80_conv_split(p, DType::bf16, o).slices, 1);
+  EXPECT_EQ(sm80_conv_workspace_size(p, DType::bf16, o), 0u);
+  o.slices = 5;
+  EXPECT_EQ(sm80_conv_split(p, DType::bf16, o).slices, 5);
+  EXPECT_EQ(sm80_conv_split(p, DType::bf16, o).k_tiles_per_slice, 20071);  // ceil(100352 / 5)
+  o = {};
+  o.sms = 132;
+  for (Operator op : {Operator::kFprop, Operator::kDgrad}) {
+    p.op = op;
+    EXPECT_EQ(sm80_conv_split(p, DType::bf16, o).slices, 1);
+    EXPECT_EQ(sm80_conv_workspace_size(p, DType::bf16, o), 0u);
+  }
 }
 
 TEST(ConvKernelSelection, RefusalsNameTheRule) {

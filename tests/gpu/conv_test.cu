@@ -193,7 +193,8 @@ TEST(ConvApi, RegistryNamesAreNonEmptyAndUnique) {
     ConvKernelInfo const k = conv_kernel_info(i);
     EXPECT_GT(std::strlen(k.name), 0u);
     EXPECT_GT(std::strlen(k.description), 0u) << k.name;
-    EXPECT_EQ(k.min_sm, std::string(k.name).rfind("sm90_", 0) == 0 ? 90 : 80) << k.name;
+    std::string const kernel = std::string(k.name).rfind("padded:", 0) == 0 ? std::string(k.name).substr(7) : k.name;
+    EXPECT_EQ(k.min_sm, kernel.rfind("sm90_", 0) == 0 ? 90 : 80) << k.name;  // a padded entry: its inner kernel's
     EXPECT_TRUE(names.insert(k.name).second) << "duplicate " << k.name;
   }
   EXPECT_STREQ(conv_kernel_info(conv_kernel_count()).name, "");
@@ -533,6 +534,21 @@ std::vector<std::uint16_t> download(void const* p, std::int64_t n) {
   return h;
 }
 
+// A split problem run again with the caller's workspace of `bytes` gives `first`'s bits; one byte
+// less is refused, naming workspace_bytes.
+void expect_caller_workspace(ConvArguments a, std::int64_t n_out, std::size_t bytes, std::vector<std::uint16_t> const& first) {
+  DeviceMem ws(bytes);
+  a.workspace = ws.p, a.workspace_bytes = bytes;
+  ASSERT_TRUE(reference::fill_constant_device(a.out, a.dtype, n_out, NAN).ok());
+  ASSERT_TRUE(convolution(a).ok());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_TRUE(download(a.out, n_out) == first) << "the run with the caller's workspace differs";
+  a.workspace_bytes = bytes - 1;
+  Status const s = convolution(a);
+  EXPECT_EQ(s.code, StatusCode::invalid_argument);
+  EXPECT_EQ(s.reason.rfind("workspace_bytes:", 0), 0u) << s.reason;
+}
+
 }  // namespace
 
 // Problems the rule splits on any GPU with more than a few SMs (few tiles, a sum of 100+ k-tiles):
@@ -542,7 +558,7 @@ TEST(ConvWgradSplit, CorrectAndBitwiseDeterministic) {
   TESSEL_REQUIRE_GPU();
   std::vector<ConvArguments> cases = {
       conv2d(Operator::kWgrad, DType::bf16, 2, 56, 56, 64, 64, 3, 3, {1, 1}),  // 5 tiles, 196 k-tiles
-      conv2d(Operator::kWgrad, DType::f16, 1, 57, 57, 33, 65, 3, 3, {1, 1}),   // odd channels: the align1 kernel
+      conv2d(Operator::kWgrad, DType::f16, 1, 57, 57, 33, 65, 3, 3, {1, 1}),   // odd channels: the padded route
       make_packed_conv3d(Operator::kWgrad, 1, 8, 28, 28, 32, 16, 3, 3, 3, {1, 1, 1}),
       conv2d(Operator::kWgrad, DType::bf16, 2, 64, 64, 3, 64, 7, 7, {3, 3}, {2, 2}),  // stem-like
   };
@@ -565,17 +581,7 @@ TEST(ConvWgradSplit, CorrectAndBitwiseDeterministic) {
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     EXPECT_TRUE(download(a.out, b.n_out) == first) << "a second run differs";
 
-    DeviceMem ws(bytes);
-    a.workspace = ws.p, a.workspace_bytes = bytes;
-    ASSERT_TRUE(reference::fill_constant_device(a.out, a.dtype, b.n_out, NAN).ok());
-    ASSERT_TRUE(convolution(a).ok());
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    EXPECT_TRUE(download(a.out, b.n_out) == first) << "the run with the caller's workspace differs";
-
-    a.workspace_bytes = bytes - 1;
-    Status const s = convolution(a);
-    EXPECT_EQ(s.code, StatusCode::invalid_argument);
-    EXPECT_EQ(s.reason.rfind("workspace_bytes:", 0), 0u) << s.reason;
+    expect_caller_workspace(a, b.n_out, bytes, first);
   }
 }
 
@@ -593,6 +599,212 @@ TEST(ConvWgradSplit, NoWorkspaceWithoutASplit) {
   Buffers b = make_buffers(a, false, false);
   std::size_t bytes = 1;
   ASSERT_TRUE(conv_workspace_size(a, &bytes).ok());
+  EXPECT_EQ(bytes, 0u);
+}
+
+// ---- depthwise dgrad and wgrad: the direct kernels ------------------------------------------------
+
+namespace {
+
+// A depthwise problem (groups = c = k) of op.
+ConvArguments depthwise(Operator op, DType t, std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c, std::int64_t r,
+                        std::int64_t s, std::array<std::int64_t, 2> pad = {0, 0}, std::array<std::int64_t, 2> stride = {1, 1},
+                        std::array<std::int64_t, 2> dil = {1, 1}) {
+  return make_packed_conv2d(op, n, h, w, c, c, r, s, pad, stride, dil, c, t);
+}
+
+// x's and y's pixel rows 3 elements apart more than packed: no stride is a multiple of 8, so the
+// direct kernels read one channel per thread whatever C is.
+void unpack_rows(ConvArguments& a) {
+  ConvOutputExtents const e = conv_output_extents(a);
+  a.x.stride_w = a.c + 3, a.x.stride_h = a.x.stride_w * a.w, a.x.stride_d = a.x.stride_n = a.x.stride_h * a.h;
+  a.y.stride_w = a.k + 3, a.y.stride_h = a.y.stride_w * e.q, a.y.stride_d = a.y.stride_n = a.y.stride_h * e.p;
+}
+
+// The direct kernel's registry name for a depthwise dgrad or wgrad.
+std::string depthwise_kernel(Operator op, DType t, bool vec8) {
+  return std::string("sm80_conv_depthwise_") + conv::to_string(op) + (t == DType::bf16 ? "_bf16" : "_fp16") +
+         (vec8 ? "_vec8" : "_vec1");
+}
+
+struct DepthwiseGeometry {
+  char const* what;
+  std::int64_t n, h, w, r, s;
+  std::array<std::int64_t, 2> pad, stride, dil;
+};
+
+// clang-format off
+DepthwiseGeometry const kDepthwiseGeometries[] = {
+    {"N = 1, H = W = 1",           1, 1,  1,  3, 3, {1, 1}, {1, 1}, {1, 1}},
+    {"odd H and W",                2, 7,  9,  3, 3, {1, 1}, {1, 1}, {1, 1}},
+    {"pad larger than the filter", 2, 5,  6,  3, 3, {4, 5}, {1, 1}, {1, 1}},
+    {"stride 2",                   2, 13, 12, 3, 3, {1, 1}, {2, 2}, {1, 1}},
+    {"dilation 2",                 2, 11, 10, 3, 3, {2, 2}, {1, 1}, {2, 2}},
+    {"5x3 stride (2,1) dil (1,2)", 1, 15, 14, 5, 3, {2, 1}, {2, 1}, {1, 2}},
+    {"7x7 stride 2 (49 taps)",     1, 16, 15, 7, 7, {3, 3}, {2, 2}, {1, 1}},
+};
+// clang-format on
+
+}  // namespace
+
+// The sanitizer's subset: both passes, both dtypes, 1 and 8 channels per thread, stride 2 with
+// padding, dilation with a residual and a bias.
+TEST(ConvSmall, DepthwiseBackward) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : {Operator::kDgrad, Operator::kWgrad})
+    for (DType t : kDtypes) {
+      run_case(depthwise(op, t, 2, 9, 8, 3, 3, 3, {1, 1}, {2, 2}));
+      run_case(depthwise(op, t, 2, 9, 8, 24, 3, 3, {1, 1}, {2, 2}));
+      ConvArguments a = depthwise(op, t, 2, 11, 10, 72, 3, 3, {2, 2}, {1, 1}, {2, 2});
+      a.alpha = 1.25f, a.beta = -0.5f;
+      run_case(a, true, op == Operator::kDgrad);
+    }
+}
+
+// Every geometry above with C = 1, 3, 8, 24, 72, both passes and dtypes, through the direct kernel
+// the routing names (8 channels per thread where C is a multiple of 8, and then once more with
+// unpacked rows: 1), alternately plain and with alpha, beta * residual (and a bias and ReLU for
+// dgrad): judged against the fp64 reference, nothing written between out's elements.
+TEST(ConvDepthwise, BackwardRaggedShapes) {
+  TESSEL_REQUIRE_GPU();
+  int i = 0;
+  for (Operator op : {Operator::kDgrad, Operator::kWgrad})
+    for (DType t : kDtypes)
+      for (std::int64_t c : {1, 3, 8, 24, 72})
+        for (DepthwiseGeometry const& g : kDepthwiseGeometries)
+          for (bool packed : {true, false}) {
+            if (!packed && c % 8 != 0) continue;  // (already the 1-channel kernel)
+            ConvArguments a = depthwise(op, t, g.n, g.h, g.w, c, g.r, g.s, g.pad, g.stride, g.dil);
+            if (!packed) unpack_rows(a);
+            bool const epilogue = i++ % 2 == 1;
+            bool const bias = epilogue && op == Operator::kDgrad;
+            if (epilogue) {
+              a.alpha = 0.75f, a.beta = -1.25f;
+              if (op == Operator::kDgrad) a.activation = ConvActivation::relu;
+            }
+            SCOPED_TRACE(std::string(g.what) + (packed ? "" : ", unpacked rows"));
+            {
+              ConvArguments named = a;
+              Buffers b = make_buffers(named, epilogue, bias);
+              // (A 1x1 image's rows have no stride that matters: unpacked, it still takes 8 channels.)
+              bool const rows_matter = g.h > 1 || g.w > 1;
+              EXPECT_EQ(kernel_of(named), depthwise_kernel(op, t, (packed || !rows_matter) && c % 8 == 0)) << describe(a);
+            }
+            run_case(a, epilogue, bias);
+          }
+}
+
+// The routing, without a GPU: a depthwise dgrad or wgrad (2-D, groups = c = k, up to 192 taps)
+// goes to the direct kernel of its pass, 8 channels per thread where C and the strides of the
+// tensors it loads (dgrad: dy; wgrad: x and dy) are multiples of 8 and their addresses 16-byte
+// aligned, else 1; the kernel can be named, the other width cannot. A channel multiplier of 2, 3-D
+// or a filter of more than 192 taps is no direct-kernel problem.
+TEST(ConvDepthwise, BackwardRoutesToTheDirectKernels) {
+  alignas(16) static unsigned char placeholder[64];
+  auto const with_pointers = [&](ConvArguments a) {  // the choice reads only the pointers' alignment
+    if (a.x.ptr == nullptr) a.x.ptr = placeholder;
+    if (a.filter.ptr == nullptr) a.filter.ptr = placeholder;
+    if (a.y.ptr == nullptr) a.y.ptr = placeholder;
+    a.out = a.op == Operator::kDgrad ? const_cast<void*>(a.x.ptr) : const_cast<void*>(a.filter.ptr);
+    return a;
+  };
+  auto const name_of = [&](ConvArguments const& a) {
+    char const* name = nullptr;
+    Status const s = conv_kernel_name(with_pointers(a), &name);
+    EXPECT_TRUE(s.ok()) << s.reason;
+    return s.ok() ? std::string(name) : std::string();
+  };
+  for (Operator op : {Operator::kDgrad, Operator::kWgrad})
+    for (DType t : kDtypes) {
+      SCOPED_TRACE(std::string(conv::to_string(op)) + " " + to_string(t));
+      EXPECT_EQ(name_of(depthwise(op, t, 128, 28, 28, 256, 3, 3, {1, 1})), depthwise_kernel(op, t, true));
+      EXPECT_EQ(name_of(depthwise(op, t, 2, 14, 14, 1024, 3, 3, {1, 1}, {2, 2})), depthwise_kernel(op, t, true));
+      EXPECT_EQ(name_of(depthwise(op, t, 2, 9, 9, 33, 3, 3, {1, 1})), depthwise_kernel(op, t, false));
+      EXPECT_EQ(name_of(depthwise(op, t, 2, 9, 9, 1, 3, 3, {1, 1})), depthwise_kernel(op, t, false));  // C = 1: groups 1
+      ConvArguments rows = depthwise(op, t, 2, 9, 9, 24, 3, 3, {1, 1});
+      unpack_rows(rows);
+      EXPECT_EQ(name_of(rows), depthwise_kernel(op, t, false));
+      ConvArguments x_rows = depthwise(op, t, 2, 9, 9, 24, 3, 3, {1, 1});  // only x's rows unpacked: dgrad does not load x
+      x_rows.x.stride_w = 27, x_rows.x.stride_h = 27 * 9, x_rows.x.stride_d = x_rows.x.stride_n = 27 * 81;
+      EXPECT_EQ(name_of(x_rows), depthwise_kernel(op, t, op == Operator::kDgrad));
+      ConvArguments odd_ptr = depthwise(op, t, 2, 9, 9, 24, 3, 3, {1, 1});
+      odd_ptr.y.ptr = placeholder + 2;  // dy 2-byte aligned only
+      EXPECT_EQ(name_of(odd_ptr), depthwise_kernel(op, t, false));
+
+      std::string const vec8 = depthwise_kernel(op, t, true), vec1 = depthwise_kernel(op, t, false);
+      ConvArguments named = with_pointers(depthwise(op, t, 2, 9, 9, 24, 3, 3, {1, 1}));
+      named.kernel = vec8.c_str();
+      EXPECT_EQ(name_of(named), vec8);
+      named.kernel = vec1.c_str();
+      char const* picked = nullptr;
+      Status const refused = conv_kernel_name(named, &picked);
+      EXPECT_EQ(refused.code, StatusCode::invalid_argument);
+      EXPECT_NE(refused.reason.find(vec8), std::string::npos) << refused.reason;
+
+      EXPECT_EQ(name_of(make_packed_conv2d(op, 2, 9, 9, 16, 32, 3, 3, {1, 1}, {1, 1}, {1, 1}, 16, t)).rfind("sm80_conv_depthwise", 0),
+                std::string::npos);  // channel multiplier 2
+      EXPECT_EQ(name_of(make_packed_conv3d(op, 1, 4, 5, 5, 8, 8, 3, 3, 3, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 8, t))
+                    .rfind("sm80_conv_depthwise", 0),
+                std::string::npos);  // 3-D
+      EXPECT_EQ(name_of(depthwise(op, t, 1, 20, 20, 8, 15, 15, {7, 7})).rfind("sm80_conv_depthwise", 0),
+                std::string::npos);  // 225 taps
+    }
+  // The registry lists all eight, each with a probe.
+  std::set<std::string> listed;
+  for (int i = 0; i < conv_kernel_count(); ++i) listed.insert(conv_kernel_info(i).name);
+  for (Operator op : {Operator::kDgrad, Operator::kWgrad})
+    for (DType t : kDtypes)
+      for (bool vec8 : {true, false}) EXPECT_EQ(listed.count(depthwise_kernel(op, t, vec8)), 1u) << depthwise_kernel(op, t, vec8);
+}
+
+// The depthwise wgrad's split over the batch's pixels (problems the rule splits on any GPU of 9 or
+// more SMs): judged against the fp64 reference, the same bits on a second run from the pool and on
+// a third from the caller's workspace, a too-small workspace refused; both widths, both dtypes,
+// 49 taps (6 tap groups), a residual and an activation.
+TEST(ConvDepthwise, WgradSplitBitwiseDeterministic) {
+  TESSEL_REQUIRE_GPU();
+  std::vector<ConvArguments> cases = {
+      depthwise(Operator::kWgrad, DType::bf16, 8, 28, 28, 72, 3, 3, {1, 1}),            // vec8, 2 channel blocks
+      depthwise(Operator::kWgrad, DType::f16, 4, 29, 27, 24, 3, 3, {1, 1}, {2, 2}),      // stride 2
+      depthwise(Operator::kWgrad, DType::bf16, 4, 30, 30, 3, 3, 3, {2, 2}, {1, 1}, {2, 2}),  // vec1, dilation 2
+      depthwise(Operator::kWgrad, DType::f16, 4, 32, 31, 16, 7, 7, {3, 3}),                // 49 taps
+      depthwise(Operator::kWgrad, DType::bf16, 2, 64, 64, 256, 3, 3, {1, 1}),           // 4 channel blocks
+  };
+  ConvArguments unpacked = depthwise(Operator::kWgrad, DType::f16, 8, 28, 28, 24, 3, 3, {1, 1});
+  unpack_rows(unpacked);  // vec1 at C = 24
+  cases.push_back(unpacked);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    ConvArguments a = cases[i];
+    SCOPED_TRACE(describe(a));
+    a.alpha = 0.75f, a.beta = -0.5f;
+    if (i % 2 == 1) a.activation = ConvActivation::silu;
+    Buffers b = make_buffers(a, true, false);
+    EXPECT_EQ(kernel_of(a).rfind("sm80_conv_depthwise_wgrad_", 0), 0u) << kernel_of(a);
+    std::size_t bytes = 0;
+    ASSERT_TRUE(conv_workspace_size(a, &bytes).ok());
+    EXPECT_GT(bytes, 0u) << "the rule did not split";
+    EXPECT_EQ(bytes % (std::size_t(a.r * a.s * a.c) * sizeof(float)), 0u) << "slices x r*s x c floats";
+    ASSERT_TRUE(convolution(a).ok());
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    reference::ConvCheck const check = judge(a);
+    EXPECT_TRUE(check.passed()) << check.describe();
+    expect_nothing_written_outside(a, b.n_out);
+    std::vector<std::uint16_t> const first = download(a.out, b.n_out);
+
+    for (int run = 0; run < 3; ++run) {
+      ASSERT_TRUE(reference::fill_constant_device(a.out, a.dtype, b.n_out, NAN).ok());
+      ASSERT_TRUE(convolution(a).ok());
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_TRUE(download(a.out, b.n_out) == first) << "run " << run + 2 << " differs";
+    }
+
+    expect_caller_workspace(a, b.n_out, bytes, first);
+  }
+  // The depthwise dgrad takes no workspace.
+  ConvArguments d = depthwise(Operator::kDgrad, DType::bf16, 8, 28, 28, 72, 3, 3, {1, 1});
+  Buffers b = make_buffers(d, false, false);
+  std::size_t bytes = 1;
+  ASSERT_TRUE(conv_workspace_size(d, &bytes).ok());
   EXPECT_EQ(bytes, 0u);
 }
 
@@ -643,6 +855,111 @@ TEST(ConvSm90, Im2colGeometry) {
   }
 }
 
+// The implicit GEMM (the sm_90a GEMM kernel with an im2col A, the choice for fprop and stride-1
+// dgrad without a bias): every tile width, K and the GEMM-K's channel blocks ragged (72 channels:
+// a half-empty second block), few output tiles with a long sum (the GEMM's split-K and split tail),
+// 3-D, padded output rows (ldd > K), alpha and a residual, an activation, fp16; each problem also
+// through the direct sm_90a kernel by name, both judged against the fp64 reference. A bias, or
+// pixels not evenly strided, keep the problem on the direct kernel.
+TEST(ConvSm90, ImplicitGemm) {
+  TESSEL_REQUIRE_GPU();
+  std::optional<DeviceInfo> const dev = query_device(0);
+  if (!dev || dev->cc_major != 9 || dev->cc_minor != 0) GTEST_SKIP() << "the sm_90a kernels run on compute capability 9.0";
+  for (Operator op : {Operator::kFprop, Operator::kDgrad}) {
+    for (DType t : {DType::bf16, DType::f16}) {
+      std::vector<ConvArguments> cases = {
+          conv2d(op, t, 3, 13, 11, 64, 64, 3, 3, {1, 1}),
+          conv2d(op, t, 2, 15, 17, 72, 136, 3, 3, {2, 1}, {1, 1}, {2, 1}),
+          conv2d(op, t, 4, 28, 28, 128, 320, 3, 3, {1, 1}),
+          conv2d(op, t, 2, 7, 7, 512, 512, 3, 3, {1, 1}),  // 1 pixel tile, 72 k-tiles: split
+          conv2d(op, t, 1, 40, 41, 64, 256, 1, 3, {0, 1}),
+          make_packed_conv3d(op, 2, 5, 6, 7, 64, 80, 3, 3, 3, {1, 1, 1}, {1, 1, 1}, {1, 2, 1}, 1, t),
+      };
+      if (op == Operator::kFprop) cases.push_back(conv2d(op, t, 2, 11, 19, 64, 64, 3, 5, {1, 2}, {2, 3}, {2, 1}));
+      ConvArguments padded = conv2d(op, t, 2, 9, 10, 64, 96, 3, 3, {1, 1});
+      if (op == Operator::kFprop) {
+        ConvOutputExtents const e = conv_output_extents(padded);
+        padded.y.stride_w = padded.k + 24, padded.y.stride_h = padded.y.stride_w * e.q, padded.y.stride_n = padded.y.stride_h * e.p;
+      } else {
+        padded.x.stride_w = padded.c + 24, padded.x.stride_h = padded.x.stride_w * padded.w,
+        padded.x.stride_n = padded.x.stride_h * padded.h;
+      }
+      cases.push_back(padded);
+      for (std::size_t i = 0; i < cases.size(); ++i) {
+        ConvArguments a = cases[i];
+        a.alpha = i % 2 == 0 ? 1.0f : 0.75f;
+        a.beta = i % 3 == 1 ? 0.5f : 0.0f;
+        a.activation = i % 3 == 2 ? ConvActivation::gelu : ConvActivation::none;
+        SCOPED_TRACE(describe(a));
+        Buffers b = make_buffers(a, a.beta != 0.0f, false);
+        std::string const picked = kernel_of(a);
+        EXPECT_EQ(picked.rfind(op == Operator::kFprop ? "sm90_conv_fprop_" : "sm90_conv_dgrad_", 0), 0u) << picked;
+        EXPECT_TRUE(picked.ends_with("_c1") || picked.ends_with("_c2")) << picked;
+        run_case(a, a.beta != 0.0f, false);
+        int direct_kernels = 0;  // the direct kernel of the width its own rule picks
+        for (char const* width : {"128x256x64", "128x128x64", "128x64x64"}) {
+          std::string const direct = std::string(op == Operator::kFprop ? "sm90_conv_fprop_" : "sm90_conv_dgrad_") +
+                                     (t == DType::bf16 ? "bf16_" : "fp16_") + width;
+          ConvArguments named = a;
+          named.kernel = direct.c_str();
+          char const* name = nullptr;
+          if (!conv_kernel_name(named, &name).ok()) continue;  // (another width: refused)
+          EXPECT_EQ(std::string(name), direct);
+          ++direct_kernels;
+          run_case(named, a.beta != 0.0f, false);
+        }
+        EXPECT_EQ(direct_kernels, 1);
+      }
+      ConvArguments with_bias = conv2d(op, t, 2, 9, 10, 64, 64, 3, 3, {1, 1});
+      Buffers b = make_buffers(with_bias, false, true);
+      std::string const direct = kernel_of(with_bias);
+      EXPECT_TRUE(direct.rfind("sm90_conv_", 0) == 0 && !direct.ends_with("_c1") && !direct.ends_with("_c2")) << direct;
+    }
+  }
+}
+
+// The weight gradient as the implicit GEMM dw = dy^T x im2col(x) (im2col B, its sum over pixels
+// in K slices): 64 filters (the one-consumer 64 x 256 tiles) and more, ragged K, padding, stride,
+// dilation, 3-D, few pixels, a 1x1 stride-2 layer, alpha and a residual; judged against the fp64
+// reference, and the same bits on a second run. Channels not a multiple of 64 stay on sm_80.
+TEST(ConvSm90, WgradImplicitGemm) {
+  TESSEL_REQUIRE_GPU();
+  std::optional<DeviceInfo> const dev = query_device(0);
+  if (!dev || dev->cc_major != 9 || dev->cc_minor != 0) GTEST_SKIP() << "the sm_90a kernels run on compute capability 9.0";
+  for (DType t : {DType::bf16, DType::f16}) {
+    std::vector<ConvArguments> cases = {
+        conv2d(Operator::kWgrad, t, 3, 13, 11, 64, 64, 3, 3, {1, 1}),
+        conv2d(Operator::kWgrad, t, 2, 15, 17, 64, 136, 3, 3, {2, 1}, {1, 1}, {2, 1}),
+        conv2d(Operator::kWgrad, t, 4, 28, 28, 128, 320, 3, 3, {1, 1}),
+        conv2d(Operator::kWgrad, t, 2, 7, 7, 512, 512, 3, 3, {1, 1}),
+        conv2d(Operator::kWgrad, t, 2, 16, 16, 64, 128, 3, 3, {1, 1}, {2, 2}),
+        conv2d(Operator::kWgrad, t, 2, 14, 14, 128, 64, 1, 1, {0, 0}, {2, 2}),
+        make_packed_conv3d(Operator::kWgrad, 2, 5, 6, 7, 64, 80, 3, 3, 3, {1, 1, 1}, {1, 1, 1}, {1, 2, 1}, 1, t),
+    };
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      ConvArguments a = cases[i];
+      a.alpha = i % 2 == 0 ? 1.0f : 0.75f;
+      a.beta = i % 3 == 1 ? 0.5f : 0.0f;
+      SCOPED_TRACE(describe(a));
+      Buffers b = make_buffers(a, a.beta != 0.0f, false);
+      std::string const picked = kernel_of(a);
+      EXPECT_EQ(picked.rfind("sm90_conv_wgrad_", 0), 0u) << picked;
+      ASSERT_TRUE(convolution(a).ok());
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      reference::ConvCheck const check = judge(a);
+      EXPECT_TRUE(check.passed()) << check.describe();
+      std::int64_t const n = reference::conv_output_elements(a);
+      std::vector<std::uint16_t> const first = download(a.out, n);
+      EXPECT_TRUE(reference::fill_constant_device(a.out, a.dtype, n, NAN).ok());
+      ASSERT_TRUE(convolution(a).ok());
+      EXPECT_EQ(download(a.out, n), first);
+    }
+    ConvArguments odd = conv2d(Operator::kWgrad, t, 2, 9, 10, 72, 64, 3, 3, {1, 1});
+    Buffers b = make_buffers(odd, false, false);
+    EXPECT_EQ(kernel_of(odd).rfind("sm80_", 0), 0u) << kernel_of(odd);
+  }
+}
+
 // Which kernel the library picks for a stride-1 dgrad on an H100/H200: the sm_90a dgrad kernel of
 // the width the input channels (its output channels) call for; a strided one goes to sm_80.
 TEST(ConvSm90, DgradTileWidths) {
@@ -668,4 +985,201 @@ TEST(ConvSm90, DgradTileWidths) {
     ASSERT_TRUE(named.ok()) << named.reason;
     EXPECT_EQ(std::string(name).rfind(c.expect, 0), 0u) << name << " for " << describe(c.a);
   }
+}
+
+// ---- the padded route: small and odd channel counts on the aligned kernels ---------------------------
+//
+// A groups-1 problem the sm_80 selection would read element by element runs on copies with its
+// channels padded (tessel/conv/conv_padded.hpp): conv_kernel_name says "padded:<inner kernel>".
+
+namespace {
+
+// C and K the padded route takes (C == K == 1 excepted: the depthwise kernels take that one).
+constexpr std::int64_t kPaddedC[] = {1, 3, 5, 33};
+constexpr std::int64_t kPaddedK[] = {1, 7, 65};
+
+// A ragged 3x3 problem (H 9, W 11, pad 1) at stride 1 or 2.
+ConvArguments padded_case(Operator op, DType t, std::int64_t c, std::int64_t k, std::int64_t stride) {
+  return conv2d(op, t, 2, 9, 11, c, k, 3, 3, {1, 1}, {stride, stride});
+}
+
+}  // namespace
+
+// Every pass and dtype, C in {1, 3, 5, 33}, K in {1, 7, 65}, stride 1 and 2, judged against the
+// fp64 reference with the output NaN-poisoned first: once with alpha and beta times a residual,
+// once with a bias (fprop, dgrad) and ReLU. On an sm_90 GPU the C = 33 fprop and the K = 65
+// stride-1 dgrad problems run the sm_90a kernels on their padded copies.
+TEST(ConvPadded, SmallAndOddChannelsAgainstTheReference) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : kOps)
+    for (DType t : kDtypes)
+      for (std::int64_t c : kPaddedC)
+        for (std::int64_t k : kPaddedK)
+          for (std::int64_t stride : {1, 2}) {
+            ConvArguments a = padded_case(op, t, c, k, stride);
+            a.alpha = 1.25f, a.beta = -0.5f;
+            run_case(a, /*residual=*/true, /*bias=*/false);
+            a.alpha = 1.0f, a.beta = 0.0f, a.activation = ConvActivation::relu;
+            run_case(a, /*residual=*/false, /*bias=*/op != Operator::kWgrad);
+          }
+}
+
+// The same problems report the padded route, with an aligned inner kernel.
+TEST(ConvPadded, ThoseProblemsReportThePaddedRoute) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : kOps)
+    for (DType t : kDtypes)
+      for (std::int64_t c : kPaddedC)
+        for (std::int64_t k : kPaddedK)
+          for (std::int64_t stride : {1, 2}) {
+            if (c == 1 && k == 1) continue;
+            ConvArguments a = padded_case(op, t, c, k, stride);
+            SCOPED_TRACE(describe(a));
+            Buffers b = make_buffers(a, false, false);
+            std::string const name = kernel_of(a);
+            EXPECT_EQ(name.rfind("padded:", 0), 0u) << name;
+            EXPECT_EQ(name.find("_align1"), std::string::npos) << name;
+            bool const sm90_widths = compute_capability() == 90 && (op == Operator::kFprop ? c == 33 : op == Operator::kDgrad && stride == 1 && k == 65);
+            if (sm90_widths) EXPECT_EQ(name.rfind("padded:sm90_", 0), 0u) << name;
+          }
+}
+
+// The benchmark's lines at batch 2 (the stem: 7x7 stride 2, C 3 -> K 64 at 224x224; 3x3 C 33 -> K 65
+// at 57x57) through the padded route, with the epilogue: fprop bias + ReLU, dgrad alpha, beta and
+// bias, wgrad alpha and beta.
+TEST(ConvPadded, BenchLinesAtBatchTwo) {
+  TESSEL_REQUIRE_GPU();
+  for (DType t : kDtypes)
+    for (ConvArguments a : {conv2d(Operator::kFprop, t, 2, 224, 224, 3, 64, 7, 7, {3, 3}, {2, 2}),
+                            conv2d(Operator::kDgrad, t, 2, 224, 224, 3, 64, 7, 7, {3, 3}, {2, 2}),
+                            conv2d(Operator::kWgrad, t, 2, 224, 224, 3, 64, 7, 7, {3, 3}, {2, 2}),
+                            conv2d(Operator::kFprop, t, 2, 57, 57, 33, 65, 3, 3, {1, 1}),
+                            conv2d(Operator::kDgrad, t, 2, 57, 57, 33, 65, 3, 3, {1, 1}),
+                            conv2d(Operator::kWgrad, t, 2, 57, 57, 33, 65, 3, 3, {1, 1})}) {
+      {
+        Buffers b = make_buffers(a, false, false);
+        EXPECT_EQ(kernel_of(a).rfind("padded:", 0), 0u) << kernel_of(a);
+      }
+      bool const bias = a.op != Operator::kWgrad;
+      if (a.op == Operator::kFprop) {
+        a.activation = ConvActivation::relu;
+        run_case(a, false, bias);
+      } else {
+        a.alpha = 0.75f, a.beta = 0.5f;
+        run_case(a, true, bias);
+      }
+    }
+}
+
+// The workspace: conv_workspace_size holds the padded copies (and the inner kernel's scratch); a
+// run from the pool and a run from the caller's workspace of exactly that size give the same bits;
+// one byte less is refused before anything runs (out stays NaN) with the bytes needed.
+TEST(ConvPadded, WorkspaceFromThePoolOrTheCaller) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : kOps) {
+    ConvArguments a = conv2d(op, DType::bf16, 2, 20, 18, 5, 7, 3, 3, {1, 1}, {2, 2});
+    SCOPED_TRACE(describe(a));
+    a.beta = 0.25f;
+    Buffers b = make_buffers(a, true, op != Operator::kWgrad);
+    ASSERT_EQ(kernel_of(a).rfind("padded:", 0), 0u) << kernel_of(a);
+    EXPECT_TRUE(can_implement(a).ok());
+    std::size_t bytes = 0;
+    ASSERT_TRUE(conv_workspace_size(a, &bytes).ok());
+    // At least x' (2*20*18*8) and w' (8*9*8) in 16-bit elements, each piece a multiple of 256 bytes.
+    EXPECT_GE(bytes, std::size_t(2 * 20 * 18 * 8 * 2 + 8 * 9 * 8 * 2));
+    EXPECT_EQ(bytes % 256, 0u);
+    ASSERT_TRUE(convolution(a).ok());
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    reference::ConvCheck const check = judge(a);
+    EXPECT_TRUE(check.passed()) << check.describe();
+    std::vector<std::uint16_t> const first = download(a.out, b.n_out);
+
+    DeviceMem ws(bytes);
+    a.workspace = ws.p, a.workspace_bytes = bytes;
+    ASSERT_TRUE(reference::fill_constant_device(a.out, a.dtype, b.n_out, NAN).ok());
+    ASSERT_TRUE(convolution(a).ok());
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_TRUE(download(a.out, b.n_out) == first) << "the run with the caller's workspace differs";
+
+    ASSERT_TRUE(reference::fill_constant_device(a.out, a.dtype, b.n_out, NAN).ok());
+    a.workspace_bytes = bytes - 1;
+    Status const s = convolution(a);
+    EXPECT_EQ(s.code, StatusCode::invalid_argument);
+    EXPECT_EQ(s.reason.rfind("workspace_bytes:", 0), 0u) << s.reason;
+    EXPECT_NE(s.reason.find(std::to_string(bytes)), std::string::npos) << s.reason;
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    for (std::uint16_t v : download(a.out, b.n_out)) ASSERT_TRUE(std::isnan(reference::bf16_to_float(v)));
+  }
+}
+
+// Naming the element-wise kernel still runs it (A/B measurements); naming the padded route runs it,
+// and so does naming the sm_80 widths' padded kernel where the route would pick the sm_90a widths.
+TEST(ConvPadded, NamedKernels) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : kOps) {
+    ConvArguments a = conv2d(op, DType::f16, 2, 9, 11, 3, 7, 3, 3, {1, 1});
+    ConvArguments probe = a;
+    Buffers b = make_buffers(probe, false, false);
+    std::string const padded = kernel_of(probe);
+    ASSERT_EQ(padded.rfind("padded:", 0), 0u) << padded;
+    std::string const align1 = padded.substr(7) + "_align1";
+    a.kernel = align1.c_str();
+    run_case(a);
+    probe.kernel = align1.c_str();
+    EXPECT_EQ(kernel_of(probe), align1);
+    a.kernel = padded.c_str();
+    run_case(a);
+  }
+  // The sm_80 widths by name on any GPU (on an sm_90 one the route picks the sm_90a widths).
+  for (Operator op : {Operator::kFprop, Operator::kDgrad}) {
+    ConvArguments a = conv2d(op, DType::bf16, 2, 13, 12, 33, 65, 3, 3, {1, 1});
+    std::string const sm80 = std::string("padded:sm80_conv_") + conv::to_string(op) + "_bf16_128x128x32";
+    a.kernel = sm80.c_str();
+    ConvArguments probe = a;
+    Buffers b = make_buffers(probe, false, false);
+    EXPECT_EQ(kernel_of(probe), sm80);
+    a.beta = 0.5f;
+    run_case(a, true, true);
+  }
+}
+
+// Tensors the aligned kernels cannot read in place though their channels need no padding (a
+// channel slice whose pixels are 12 elements apart), and outputs written through padded strides:
+// nothing is written between out's elements (run_case checks), every pass.
+TEST(ConvPadded, NonPackedAndMisalignedStrides) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : kOps)
+    for (std::int64_t c : {8, 5}) {
+      ConvArguments a = conv2d(op, DType::bf16, 2, 9, 7, c, 16, 3, 3, {1, 1});
+      ConvOutputExtents const e = conv_output_extents(a);
+      a.x.stride_w = c + 4, a.x.stride_h = a.x.stride_w * a.w + 3, a.x.stride_n = a.x.stride_h * a.h + 5;
+      a.y.stride_w = a.k + 3, a.y.stride_h = a.y.stride_w * e.q + 1, a.y.stride_n = a.y.stride_h * e.p + 7;
+      a.filter.stride_k += 5;
+      ConvArguments probe = a;
+      Buffers b = make_buffers(probe, false, false);
+      EXPECT_EQ(kernel_of(probe).rfind("padded:", 0), 0u) << kernel_of(probe);
+      a.alpha = 0.5f, a.beta = 1.0f;
+      run_case(a, true, op != Operator::kWgrad);
+    }
+}
+
+// Padding is exact with NaN and Inf in the activations: the zero channels and filters meet them only
+// in outputs the copy out drops, so they reach exactly the outputs whose sums hold them.
+TEST(ConvPadded, NanAndInfPropagate) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : kOps)
+    for (DType t : kDtypes) {
+      ConvArguments a = conv2d(op, t, 2, 9, 8, 5, 7, 3, 3, {1, 1});
+      SCOPED_TRACE(describe(a));
+      Buffers b = make_buffers(a, false, false);
+      ASSERT_EQ(kernel_of(a).rfind("padded:", 0), 0u) << kernel_of(a);
+      void* act = const_cast<void*>(op == Operator::kDgrad ? a.y.ptr : a.x.ptr);
+      std::uint16_t const nan = t == DType::bf16 ? 0x7fc0 : 0x7e00, inf = t == DType::bf16 ? 0x7f80 : 0x7c00;
+      ASSERT_EQ(cudaMemcpy(static_cast<std::uint16_t*>(act) + 37, &nan, 2, cudaMemcpyHostToDevice), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(static_cast<std::uint16_t*>(act) + 5 * 60 + 3, &inf, 2, cudaMemcpyHostToDevice), cudaSuccess);
+      ASSERT_TRUE(convolution(a).ok());
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      reference::ConvCheck const check = judge(a);
+      EXPECT_TRUE(check.passed()) << check.describe();
+    }
 }

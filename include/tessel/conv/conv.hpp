@@ -15,6 +15,10 @@
 //     bias or activation is one GEMM (conv_as_gemm.hpp) and runs through tessel::gemm
 //     (gemm/device/gemm.hpp) where the GEMM API has a kernel for it; its name is "gemm:" + that
 //     GEMM kernel's (a bias or an activation keeps it on the convolution kernels, which fuse them);
+//   - a groups-1 problem whose channel counts (or strides, or addresses) the aligned kernels cannot
+//     read 16 bytes at a time runs on copies in the workspace with its channels rounded up and
+//     zero-filled, then its output is copied back (conv_padded.hpp); its name is "padded:" + the
+//     aligned kernel's;
 //   - otherwise a convolution kernel; a wgrad with few output tiles splits its reduction over the
 //     SMs (conv_split.hpp): fp32 partial sums in a workspace, then a second kernel adds them in a
 //     fixed order (the same bits on every run on one GPU) and applies the epilogue.
@@ -47,14 +51,15 @@ Status can_implement(ConvArguments const& args);
 
 // The registry name of the kernel convolution(args) would run (or "epilogue-only" / "none" for the
 // calls that need no convolution kernel; "gemm:<GEMM kernel>" for a 1x1 convolution the GEMM API
-// runs). The argument rules first; launches nothing. It reads the current device's compute
+// runs; "padded:<kernel>" for the padded route). The argument rules first; launches nothing. It reads the current device's compute
 // capability and SM count (the choice depends on the GPU) and answers on a machine without a GPU
 // too, as for an sm_80-class GPU.
 Status conv_kernel_name(ConvArguments const& args, char const** name);
 
 // The scratch bytes convolution(args) takes on the current device: the fp32 partial sums of a
-// split wgrad reduction, or what the GEMM API takes for a 1x1 convolution it runs
-// (gemm_workspace_size); 0 for most calls. Launches nothing and enqueues nothing; needs the GPU
+// split wgrad reduction, what the GEMM API takes for a 1x1 convolution it runs
+// (gemm_workspace_size), or the padded route's channel-padded copies and its kernel's own
+// scratch; 0 for most calls. Launches nothing and enqueues nothing; needs the GPU
 // (StatusCode::no_device without one) where the answer depends on it.
 Status conv_workspace_size(ConvArguments const& args, std::size_t* bytes);
 

@@ -107,7 +107,8 @@ struct ConvArguments {
   char const* kernel = nullptr;
 
   // Scratch for the calls that take some (conv_workspace_size, tessel/conv/conv.hpp: a wgrad whose
-  // reduction is split, a 1x1 GEMM that stages an operand): nullptr takes it from the library's
+  // reduction is split, a 1x1 GEMM that stages an operand, the padded route's channel-padded
+  // copies): nullptr takes it from the library's
   // stream-ordered pool on the call's stream; otherwise `workspace_bytes` bytes the caller owns,
   // 256-byte aligned, at least conv_workspace_size's answer, untouched by other work until the
   // call's stream has passed it.

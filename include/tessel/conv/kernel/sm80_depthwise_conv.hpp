@@ -14,6 +14,8 @@
 // taps, skipping the ones that fall into the padding. Neighbouring pixels of a CTA share most of
 // their input rows, which the loads find in L1 (ld.global.nc).
 //   e.g. C = 256, 3x3: grid (ceil(N*P*Q / 32), 4), 32 pixels x 64 channels per CTA, 2.3 KiB of filters.
+// The backward passes: sm80_depthwise_dgrad.hpp (the same layout over input pixels) and
+// sm80_depthwise_wgrad.hpp (a split sum over the output pixels).
 #pragma once
 
 #include <tessel/arch/arch_config.hpp>
@@ -50,6 +52,39 @@ TESSEL_DEVICE inline void conv_unpack8(uint4 const& v, float (&f)[8]) {
   for (int i = 0; i < 8; ++i) f[i] = conv_to_f32(e[i]);
 }
 
+// The filters of channels [c0, c0 + Channels) as fp32 [R*S][Channels] in shared memory (tap-major,
+// so a thread's Vec channels are consecutive floats; channels past C are zero). Every thread of the
+// CTA calls it (thread index tid); it ends in __syncthreads().
+template <class Config>
+TESSEL_DEVICE void depthwise_stage_filters(Sm80ConvParams const& p, int c0, int tid, float* filt) {
+  using Element = typename Config::Element;
+  constexpr int Channels = Config::Channels;
+  int const taps = p.r * p.s;
+  Element const* const w = static_cast<Element const*>(p.filter);
+  for (int i = tid; i < taps * Channels; i += Config::Threads) {
+    int const tap = i / Channels, cc = i - tap * Channels;
+    int const c = c0 + cc;
+    filt[i] = c < p.c ? conv_to_f32(w[std::int64_t(c) * p.w_stride_k + tap]) : 0.0f;
+  }
+  __syncthreads();
+}
+
+// acc[0, Vec) += the Vec channels at src (loaded through the read-only path) times their fp32 filter
+// weights f[0, Vec): one 16-byte load for Vec 8, one element for Vec 1.
+template <class Element, int Vec>
+TESSEL_DEVICE inline void depthwise_fma(float (&acc)[8], Element const* src, float const* f) {
+  if constexpr (Vec == 8) {
+    float v[8];
+    conv_unpack8<Element>(__ldg(reinterpret_cast<uint4 const*>(src)), v);
+    float4 const f0 = *reinterpret_cast<float4 const*>(f), f1 = *reinterpret_cast<float4 const*>(f + 4);
+    acc[0] += v[0] * f0.x, acc[1] += v[1] * f0.y, acc[2] += v[2] * f0.z, acc[3] += v[3] * f0.w;
+    acc[4] += v[4] * f1.x, acc[5] += v[5] * f1.y, acc[6] += v[6] * f1.z, acc[7] += v[7] * f1.w;
+  } else {
+    std::uint16_t const bits = __ldg(reinterpret_cast<unsigned short const*>(src));
+    acc[0] += conv_to_f32(*reinterpret_cast<Element const*>(&bits)) * f[0];
+  }
+}
+
 }  // namespace detail
 
 // Grid (ceil(N*P*Q / Pixels), ceil(C / 64)), Config::Threads threads, smem_bytes(R*S) of dynamic
@@ -64,16 +99,7 @@ __global__ void __launch_bounds__(Config::Threads) sm80_depthwise_conv_kernel(Sm
   Sm80ConvParams const& p = kp.p;
   int const tid = int(threadIdx.x);
   int const c0 = int(blockIdx.y) * Channels;
-  int const taps = p.r * p.s;
-
-  // The channel block's filters, fp32, tap-major; channels past C are zero.
-  Element const* const w = static_cast<Element const*>(p.filter);
-  for (int i = tid; i < taps * Channels; i += Config::Threads) {
-    int const tap = i / Channels, cc = i - tap * Channels;
-    int const c = c0 + cc;
-    filt[i] = c < p.c ? detail::conv_to_f32(w[std::int64_t(c) * p.w_stride_k + tap]) : 0.0f;
-  }
-  __syncthreads();
+  detail::depthwise_stage_filters<Config>(p, c0, tid, filt);
 
   int const m = int(blockIdx.x) * Config::Pixels + tid / Config::ThreadsPerPixel;
   int const cc = (tid % Config::ThreadsPerPixel) * Vec;  // first channel of the thread, in the block
@@ -94,16 +120,7 @@ __global__ void __launch_bounds__(Config::Threads) sm80_depthwise_conv_kernel(Sm
       int const wc = w0 + s * p.dilation_w;
       if (unsigned(wc) >= unsigned(p.w)) continue;
       float const* const f = frow + s * Channels;
-      if constexpr (Vec == 8) {
-        float v[8];
-        detail::conv_unpack8<Element>(__ldg(reinterpret_cast<uint4 const*>(xrow + wc * p.x_stride[3])), v);
-        float4 const f0 = *reinterpret_cast<float4 const*>(f), f1 = *reinterpret_cast<float4 const*>(f + 4);
-        acc[0] += v[0] * f0.x, acc[1] += v[1] * f0.y, acc[2] += v[2] * f0.z, acc[3] += v[3] * f0.w;
-        acc[4] += v[4] * f1.x, acc[5] += v[5] * f1.y, acc[6] += v[6] * f1.z, acc[7] += v[7] * f1.w;
-      } else {
-        std::uint16_t const bits = __ldg(reinterpret_cast<unsigned short const*>(xrow + wc * p.x_stride[3]));
-        acc[0] += detail::conv_to_f32(*reinterpret_cast<Element const*>(&bits)) * f[0];
-      }
+      detail::depthwise_fma<Element, Vec>(acc, xrow + wc * p.x_stride[3], f);
     }
   }
 

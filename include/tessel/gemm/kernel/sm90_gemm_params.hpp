@@ -42,6 +42,30 @@
 
 namespace tessel::kernel {
 
+// Which operand of an implicit-GEMM convolution is the activations' im2col view
+// (kernel/sm90_gemm_producer_im2col.hpp): none (a GEMM), A (the forward convolution and the data
+// gradient: A's rows are output pixels), or B (the weight gradient: B's rows are (tap, channel)
+// pairs, its K the output pixels).
+enum class Sm90Im2colOperand : int { none, a, b };
+
+// An implicit-GEMM convolution's geometry (p.im2col). Im2col A: row m of A and D is output pixel
+// m = (n, z, p, q), q fastest; k-tile kt is filter tap kt / c_blocks (s fastest, then r, t) and
+// channels 64 (kt % c_blocks) on; tma_a is the activations' im2col tensor map, tma_b the filters'
+// (channels, filters, taps) map. Im2col B: column j of B and D is tap j / channels, channel
+// j % channels; k-tile kt is output pixels 64 kt on; tma_a is dy's (filters, pixels) map, tma_b
+// the activations' im2col map.
+struct Sm90Im2col {
+  int rank = 0;             // the im2col map's: 4 (2-D) or 5 (3-D)
+  int q = 1, p = 1, z = 1;  // the output's width, height, depth
+  int stride_w = 1, stride_h = 1, stride_d = 1;
+  int pad_w = 0, pad_h = 0, pad_d = 0;
+  int dilation_w = 1, dilation_h = 1, dilation_d = 1;
+  int s = 1, r = 1, taps = 1;  // filter width, height, and taps t * r * s
+  int c_blocks = 1;            // im2col A: 64-channel blocks per tap
+  int channels = 64;           // im2col B: the activations' channels (a multiple of 64)
+  bool flip = false;           // B reads tap taps - 1 - tap (the data gradient's flipped filters)
+};
+
 struct Sm90GemmParams {
   TmaDescriptor tma_a;  // (K, M, batch) of A, box (TileK, TileM / ClusterN, 1); a_mn_major: (M, K, batch), box (64, TileK, 1)
   TmaDescriptor tma_b;  // (K, N, batch) of B, box (TileK, TileN / ClusterM, 1); b_mn_major: (N, K, batch), box (64, TileK, 1)
@@ -112,6 +136,7 @@ struct Sm90GemmParams {
   std::int64_t lda_scales = 0, ldb_scales = 0;
   std::int64_t a_batch_scales = 0, b_batch_scales = 0;
   int n_scale_blocks = 0;  // ceil(N / 128): b_scales' blocks along N
+  Sm90Im2col im2col;  // the implicit-GEMM convolutions only (Sm90GemmConfig::Im2col)
 };
 
 }  // namespace tessel::kernel

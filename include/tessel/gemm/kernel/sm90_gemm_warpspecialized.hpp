@@ -5,7 +5,9 @@
 //   warpgroup 0, the producer: its registers lowered (setmaxnreg), one thread walks the tiles of
 //       this CTA and, per k-tile, waits for a free pipeline stage and issues the TMA copies of the
 //       A tile (TileM x TileK) and the B tile (TileN x TileK) into it (pipeline/sm90_pipeline.hpp),
-//       each K-major or, for 16-bit inputs, MN-major (collective/sm90_operand_tile.hpp).
+//       each K-major or, for 16-bit inputs, MN-major (collective/sm90_operand_tile.hpp). An
+//       implicit-GEMM convolution (Config::Im2col) reads one operand as the im2col view of the
+//       activations instead (kernel/sm90_gemm_producer_im2col.hpp); the rest of the kernel is the same.
 //       In a cluster of ClusterM CTAs (consecutive tile rows, one tile column), CTA r copies rows
 //       [r, r+1) * TileN / ClusterM of the B tile and multicasts them to every CTA of the cluster:
 //       each B byte is read from L2 once per cluster. A cluster of ClusterN CTAs (one tile row,
@@ -46,6 +48,7 @@
 #include <tessel/gemm/kernel/sm90_gemm_epilogue_staged.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_params.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_producer.hpp>
+#include <tessel/gemm/kernel/sm90_gemm_producer_im2col.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_prologue.hpp>
 #include <tessel/numeric/bfloat16.hpp>
 #include <tessel/numeric/float8.hpp>
@@ -96,9 +99,13 @@ enum class Sm90Accumulation { Fast, Promoted };
 // 4096^3 on the H100, so the kernels for C unread leave it out).
 template <class Element_, int TileN_, int Stages_, int ClusterM_, int ClusterN_ = 1,
           Sm90Accumulation Accumulation_ = Sm90Accumulation::Fast, int EpilogueSlabs_ = 1, int PromotionKTiles_ = 1,
-          bool LoadsC_ = false, int Consumers_ = 2, bool Lean_ = false, bool BlockScaled_ = false>
+          bool LoadsC_ = false, int Consumers_ = 2, bool Lean_ = false, bool BlockScaled_ = false,
+          Sm90Im2colOperand Im2col_ = Sm90Im2colOperand::none>
 struct Sm90GemmConfig {
   using Element = Element_;
+  // An implicit-GEMM convolution: A or B is the im2col view of the activations (p.im2col; the
+  // producers of kernel/sm90_gemm_producer_im2col.hpp), the rest is this GEMM.
+  static constexpr Sm90Im2colOperand Im2col = Im2col_;
   // Block-scaled fp8 (DeepSeek-V3 style; kernel/sm90_gemm_block_scales.hpp): each k-tile's
   // products, promoted, are scaled by their rows' A scales and their 128-column block's B scale
   // (Sm90GemmParams::a_scales, b_scales) as they join the sum. Its own instances: the kernels
@@ -177,7 +184,7 @@ struct Sm90GemmConfig {
   // the base laundered into a register the time stayed (23.6 us).)
   static constexpr bool HasLeanTwin =
       !Lean_ && sizeof(Element_) == 2 && Accumulation_ == Sm90Accumulation::Fast && TileN_ % 64 == 0 && TileN_ >= 128 &&
-      !LoadsC_;
+      !LoadsC_ && Im2col_ == Sm90Im2colOperand::none;
   using LeanTwin = Sm90GemmConfig<Element_, TileN_, Stages_, ClusterM_, ClusterN_, Accumulation_, EpilogueSlabs_,
                                   PromotionKTiles_, LoadsC_, Consumers_, true, BlockScaled_>;
 
@@ -186,6 +193,11 @@ struct Sm90GemmConfig {
                                   PromotionKTiles_ == 1 && Consumers_ == 2 && !LoadsC_ && !Lean_),
                 "Sm90GemmConfig: block scaling is built on the fp8 mainloop promoted every 128-deep k-tile in two "
                 "128-column halves (one scale block each): fp8, Promoted, TileN 256, PromotionKTiles 1");
+  static_assert(Im2col_ == Sm90Im2colOperand::none ||
+                    (sizeof(Element_) == 2 && Accumulation_ == Sm90Accumulation::Fast && !BlockScaled_ && !Lean_ &&
+                     (Im2col_ == Sm90Im2colOperand::a ? ClusterN_ == 1 : ClusterM_ == 1)),
+                "Sm90GemmConfig: the implicit-GEMM convolution is a 16-bit fast-accumulating kernel whose clusters share "
+                "the operand that is not the im2col view");
   static_assert(Consumers == 1 || Consumers == 2, "Sm90GemmConfig: 1 or 2 consumer warpgroups (64- or 128-row tiles)");
   static_assert(ClusterM == 1 || ClusterM == 2 || ClusterM == 4,
                 "Sm90GemmConfig: ClusterM (CTAs sharing one B tile by multicast) must be 1, 2 or 4");
@@ -284,7 +296,12 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     // ---- producer ------------------------------------------------------------------------------
     warpgroup_reg_dealloc<Config::ProducerRegisters>();
     if (wg_thread == 0) {
-      detail::sm90_produce_tiles<Config, MnMajorOperands, Config::PromotionKTiles>(p, s, cta_rank, cluster);
+      if constexpr (Config::Im2col == Sm90Im2colOperand::a)
+        detail::sm90_produce_im2col_a_tiles<Config, MnMajorOperands>(p, s, cta_rank, cluster);
+      else if constexpr (Config::Im2col == Sm90Im2colOperand::b)
+        detail::sm90_produce_im2col_b_tiles<Config, MnMajorOperands>(p, s, cta_rank, cluster);
+      else
+        detail::sm90_produce_tiles<Config, MnMajorOperands, Config::PromotionKTiles>(p, s, cta_rank, cluster);
     } else if constexpr (Config::RowCopyEpilogue) {
       if (p.staged_rows && wg_thread >= 64 && wg_thread < 64 + 32 * Config::Consumers) {
         // Warps 2 and 3 copy consumer 0's and 1's staged tiles of a D that TMA cannot store out to

@@ -1,0 +1,159 @@
+// tessel/gemm/kernel/sm90_gemm_producer_im2col.hpp -- the producers of an sm_90a implicit-GEMM
+// convolution CTA: the GEMM's producer (kernel/sm90_gemm_producer.hpp) with one operand read as
+// the im2col view of the activations (Sm90GemmConfig::Im2col). Everything else -- consumers,
+// epilogue, schedule, clusters, split-K -- is the GEMM's. The geometry: Sm90Im2col
+// (kernel/sm90_gemm_params.hpp); the host side: src/conv/sm90_implicit_conv.cuh.
+//
+// Im2col A (the forward convolution and the data gradient; sm90_produce_im2col_a_tiles): row m of
+// A and D is output pixel m, column j output channel j, and GEMM-K walks k-tiles of one filter tap
+// x 64 channels, channels fastest, then the taps in the filters' order. Per k-tile the producer
+// thread
+//   - loads the A tile with one TMA im2col copy (tma_a): the tile's TileM pixels from its first
+//     one, each read at (its input position - pad) + the tap's offset (tap x dilation); the walk
+//     wraps across rows and images by itself and reads zeros in the padding, past C and past the
+//     last image, so a tile past M needs no edge handling;
+//   - loads the B tile through the filters' tensor map (tma_b: (channels, filters, taps)), its k
+//     coordinate the channel block and its batch coordinate the tap: K-major for the forward
+//     convolution (the filters' channels are its GEMM-K), MN-major for the data gradient
+//     (p.b_mn_major: the filters' channels are its columns; p.im2col.flip: it reads tap
+//     taps - 1 - tap, the filters flipped). In a cluster of ClusterM CTAs (consecutive pixel
+//     tiles) each CTA copies TileN / ClusterM filters and multicasts them, as the GEMM shares B.
+// Im2col B (the weight gradient; sm90_produce_im2col_b_tiles): dw (filters x taps*channels) =
+// dy^T (filters x pixels) x im2col(x) (pixels x taps*channels). Per k-tile (64 output pixels):
+//   - A, dy^T, MN-major through tma_a as the GEMM loads an MN-major A (ClusterN CTAs of one tile
+//     row share it by multicast);
+//   - B, one TMA im2col copy per 64 columns: column block j is tap (n0 + 64 j) / channels, channels
+//     (n0 + 64 j) % channels on (channels a multiple of 64, so a block never straddles two taps),
+//     the k-tile's 64 pixels each read at its input position + the tap's offset: 64 pixel rows of
+//     128 bytes, the MN-major box layout.
+// All copies are whole boxes (TMA zero-fills what lies past the tensors), so every stage
+// announces StageBytes.
+#pragma once
+
+#include <tessel/arch/sm90_copy_tma.hpp>
+#include <tessel/arch/sm90_copy_tma_ops.hpp>
+#include <tessel/config.hpp>
+#include <tessel/gemm/collective/sm90_operand_tile.hpp>
+#include <tessel/gemm/kernel/sm90_gemm_cta.hpp>
+#include <tessel/gemm/kernel/sm90_gemm_params.hpp>
+#include <tessel/pipeline/sm90_pipeline.hpp>
+
+#include <cstdint>
+
+namespace tessel::kernel::detail {
+
+// Where a pixel tile's im2col walk starts: output pixel m's input position (stride x output -
+// pad) in w, h, d, and its image.
+struct Sm90Im2colOrigin {
+  int w, h, d, n;
+};
+TESSEL_HOST_DEVICE inline Sm90Im2colOrigin sm90_im2col_origin(Sm90Im2col const& g, std::int64_t m) {
+  int const q = int(m % g.q);
+  m /= g.q;
+  int const p = int(m % g.p);
+  m /= g.p;
+  int const z = int(m % g.z);
+  return {q * g.stride_w - g.pad_w, p * g.stride_h - g.pad_h, z * g.stride_d - g.pad_d, int(m / g.z)};
+}
+
+// The im2col walk's offsets for a filter tap (s fastest, then r, t): the tap's position times the
+// dilation.
+struct Sm90TapOffsets {
+  std::uint16_t w, h, d;
+};
+TESSEL_DEVICE inline Sm90TapOffsets sm90_tap_offsets(Sm90Im2col const& g, int tap) {
+  int const ts = tap % g.s, tr = (tap / g.s) % g.r, tt = tap / (g.s * g.r);
+  return {std::uint16_t(ts * g.dilation_w), std::uint16_t(tr * g.dilation_h), std::uint16_t(tt * g.dilation_d)};
+}
+
+// One im2col copy of a box of the activations into smem: channels from c0, the pixels from origin o
+// at the tap's offsets.
+TESSEL_DEVICE inline void sm90_im2col_copy(Sm90Im2col const& g, TmaDescriptor const* map, std::uint64_t* full, void* smem,
+                                           int c0, Sm90Im2colOrigin const& o, Sm90TapOffsets const& t) {
+  if (g.rank == 4)
+    SM90_TMA_LOAD_IM2COL::copy(map, full, smem, {c0, o.w, o.h, o.n}, {t.w, t.h});
+  else
+    SM90_TMA_LOAD_IM2COL::copy(map, full, smem, {c0, o.w, o.h, o.d, o.n}, {t.w, t.h, t.d});
+}
+
+// The k-tiles of unit u (w) into the ring: load(full barrier, k-tile) issues one stage's copies
+// into stage st.index, whole boxes (StageBytes); the unit's note goes with its first k-tile
+// (Config::UnitNotes, as in sm90_produce_tiles).
+template <class Config, class Load>
+TESSEL_DEVICE void sm90_produce_unit(Sm90GemmParams const& p, typename Config::SharedStorage& s, PipelineState& st,
+                                     Sm90Unit const& w, long long u, int cta_rank, Load&& load) {
+  int kt = w.k_begin;
+  if constexpr (Config::UnitNotes) {
+    s.pipeline.producer_wait(st);
+    s.units[u % (Config::Stages + 1)] = sm90_unit_note<Config>(w, cta_rank, p.batch);
+    load(s.pipeline.producer_expect(st, Config::StageBytes), kt);
+    st.advance<Config::Stages>();
+    ++kt;
+  }
+  for (; kt < w.k_end; ++kt) {
+    load(s.pipeline.producer_acquire(st, Config::StageBytes), kt);
+    st.advance<Config::Stages>();
+  }
+}
+
+template <class Config, bool MnMajorOperands>
+TESSEL_DEVICE void sm90_produce_im2col_a_tiles(Sm90GemmParams const& p, typename Config::SharedStorage& s, int cta_rank,
+                                               int cluster) {
+  using Element = typename Config::Element;
+  using OperandTile = collective::Sm90OperandTile<Element, Config::TileK>;
+  constexpr int TileK = Config::TileK, ClusterM = Config::ClusterM;
+  constexpr int RowsB = Config::TileN / ClusterM;
+  constexpr std::uint16_t everyone = std::uint16_t((1u << Config::ClusterSize) - 1u);
+  static_assert(Config::ClusterN == 1, "sm90_produce_im2col_a_tiles: the pixel tile (A) is not shared; ClusterN must be 1");
+  Sm90Im2col const& g = p.im2col;
+  int const share_b = ClusterM > 1 ? cta_rank : 0;
+  PipelineState st;
+  for (long long u = 0, units = sm90_unit_count_of<Config>(p, cluster); u < units; ++u) {
+    Sm90Unit const w = sm90_unit_of<Config>(p, cluster, u, 1);
+    Sm90TileOrigin<Config> const at(w.tile, cta_rank);
+    Sm90Im2colOrigin const o = sm90_im2col_origin(g, at.m0);
+    int const b0 = at.n0 + share_b * RowsB;
+    int tap = w.k_begin / g.c_blocks, cb = w.k_begin - tap * g.c_blocks;
+    sm90_produce_unit<Config>(p, s, st, w, u, cta_rank, [&](std::uint64_t* full, int) {
+      sm90_im2col_copy(g, &p.tma_a, full, s.a[st.index], cb * TileK, o, sm90_tap_offsets(g, tap));
+      OperandTile::template load<RowsB, (ClusterM > 1), MnMajorOperands>(&p.tma_b, full, s.b[st.index] + share_b * RowsB * TileK,
+                                                                          everyone, p.b_mn_major, cb * TileK, b0,
+                                                                          g.flip ? g.taps - 1 - tap : tap);
+      if (++cb == g.c_blocks) cb = 0, ++tap;
+    });
+  }
+}
+
+template <class Config, bool MnMajorOperands>
+TESSEL_DEVICE void sm90_produce_im2col_b_tiles(Sm90GemmParams const& p, typename Config::SharedStorage& s, int cta_rank,
+                                               int cluster) {
+  using Element = typename Config::Element;
+  using OperandTile = collective::Sm90OperandTile<Element, Config::TileK>;
+  constexpr int TileK = Config::TileK, ClusterN = Config::ClusterN;
+  constexpr int RowsA = Config::TileM / ClusterN, Boxes = Config::TileN / 64;
+  constexpr std::uint16_t everyone = std::uint16_t((1u << Config::ClusterSize) - 1u);
+  static_assert(Config::ClusterM == 1, "sm90_produce_im2col_b_tiles: the im2col tile (B) is not shared; ClusterM must be 1");
+  static_assert(MnMajorOperands, "sm90_produce_im2col_b_tiles: dy^T and the im2col tile are MN-major");
+  Sm90Im2col const& g = p.im2col;
+  int const share_a = ClusterN > 1 ? cta_rank : 0;
+  PipelineState st;
+  for (long long u = 0, units = sm90_unit_count_of<Config>(p, cluster); u < units; ++u) {
+    Sm90Unit const w = sm90_unit_of<Config>(p, cluster, u, 1);
+    Sm90TileOrigin<Config> const at(w.tile, cta_rank);
+    int const a0 = at.m0 + share_a * RowsA;
+    sm90_produce_unit<Config>(p, s, st, w, u, cta_rank, [&](std::uint64_t* full, int kt) {
+      OperandTile::template load<RowsA, (ClusterN > 1), MnMajorOperands>(&p.tma_a, full, s.a[st.index] + share_a * RowsA * TileK,
+                                                                          everyone, true, kt * TileK, a0, 0);
+      Sm90Im2colOrigin const o = sm90_im2col_origin(g, std::int64_t(kt) * TileK);
+      TESSEL_UNROLL
+      for (int j = 0; j < Boxes; ++j) {
+        int const col = at.n0 + 64 * j;
+        int tap = col / g.channels;
+        tap = tap < g.taps ? tap : g.taps - 1;  // (a block past N: any tap, its columns are never stored)
+        sm90_im2col_copy(g, &p.tma_b, full, s.b[st.index] + j * 64 * TileK, col - tap * g.channels, o, sm90_tap_offsets(g, tap));
+      }
+    });
+  }
+}
+
+}  // namespace tessel::kernel::detail
