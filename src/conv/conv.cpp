@@ -186,7 +186,7 @@ Status route(ConvArguments const& a, int cc, Plan* plan) {
 // What a validated call runs (route), with the named-kernel rule: a named kernel must be the one
 // the library picks (the kernels take no choice), or the sm_80 kernel where it picks the GEMM
 // route or an sm_90a kernel (the sm_80 kernels run every problem, on every GPU: A/B measurements),
-// or the direct sm_90a kernel where it picks the sm_90a implicit GEMM, or another padded
+// or any sm_90a kernel that runs the problem where it picks one, or another padded
 // candidate's "padded:" name where it picks the padded route;
 // for the calls that run no convolution kernel, any registered name is accepted.
 Status pick(ConvArguments const& a, Plan* plan) {
@@ -202,9 +202,9 @@ Status pick(ConvArguments const& a, Plan* plan) {
   }
   if (plan->route == Route::padded && std::string_view(a.kernel).starts_with(kPaddedPrefix))  // e.g. the sm_80 widths on an sm_90 GPU
     padded_route(a, current_cc(), sm80_conv_kernel_name(make_params(a), a.dtype), plan, a.kernel);
-  if (plan->route == Route::sm90) {  // the direct sm_90a kernel where the implicit GEMM is picked
-    char const* const direct = sm90_conv_direct_kernel_name(make_params(a), a.dtype);
-    if (std::string_view(a.kernel) == direct) plan->name = direct;
+  if (plan->route == Route::sm90) {  // any sm_90a kernel that runs the problem (A/B measurements)
+    for (char const* n : sm90_conv_kernel_names(make_params(a), a.dtype))
+      if (std::string_view(a.kernel) == n) plan->name = n;
   }
   if (std::string_view(a.kernel) != plan->name)
     return Status::error(StatusCode::invalid_argument, std::string("kernel: ") + a.kernel + " does not run this problem; " +
@@ -298,7 +298,8 @@ std::vector<RegistryEntry> const& registry() {
       };
       add(kernel_for(make_params(pr.a), pr.a.dtype, cc));
       if (Plan padded; padded_route(pr.a, cc, kernel_for(make_params(pr.a), pr.a.dtype, cc), &padded)) add(padded.name);
-      if (cc == kSm90) add(sm90_conv_direct_kernel_name(make_params(pr.a), pr.a.dtype));  // (named by hand only)
+      if (cc == kSm90)
+        for (char const* n : sm90_conv_kernel_names(make_params(pr.a), pr.a.dtype)) add(n);  // (the others: by name)
     }
     return list;
   }();

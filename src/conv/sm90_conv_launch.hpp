@@ -12,6 +12,9 @@
 //                                        (src/conv/sm90_implicit_conv.cuh), its schedule, clusters
 //                                        sharing the filters, split-K and epilogue; the choice where
 //                                        it takes the problem
+//   sm90_conv_{fprop,dgrad}_<dtype>_256x{64,128}x64_c1   the same with the pixels as the GEMM's B
+//                                        (256 pixels x 64 or 128 output channels a tile, D written
+//                                        transposed): outputs of at most 128 channels
 //   sm90_conv_wgrad_<dtype>_{128,64}x256x64_c1   the weight gradient as that GEMM with B the im2col
 //                                        view (dw = dy^T x im2col(x)), its sum over pixels split
 //                                        into K slices
@@ -28,6 +31,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <vector>
 
 namespace tessel {
 
@@ -64,9 +68,11 @@ struct Sm90ConvWorkspace {
 // (a pixel-packed output, no bias, a problem the im2col tensor map expresses), else the direct
 // kernel ("none" when neither takes p).
 char const* sm90_conv_kernel_name(kernel::Sm80ConvParams const& p, DType dtype);
-// The direct kernel's name for p ("none" when sm90_conv_takes is false): a caller may name it
-// where the selection picks the implicit GEMM.
+// The direct kernel's name for p ("none" where it does not take p).
 char const* sm90_conv_direct_kernel_name(kernel::Sm80ConvParams const& p, DType dtype);
+// Every sm_90a kernel that runs p, the selection's among them: a caller may name any (A/B
+// measurements); `tessel list` shows them.
+std::vector<char const*> sm90_conv_kernel_names(kernel::Sm80ConvParams const& p, DType dtype);
 
 // The workspace bytes sm90_conv_run takes for p with kernel `name` (the implicit GEMM's split-K
 // partials; 0 for the direct kernel). Pre: as sm90_conv_run's.
@@ -95,6 +101,10 @@ Status sm90_implicit_conv_bf16_n128(Sm80ConvParams const& p, conv::Operator op, 
                                     std::size_t* query, cudaStream_t stream);
 Status sm90_implicit_conv_bf16_n64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
                                    std::size_t* query, cudaStream_t stream);
+Status sm90_implicit_conv_bf16_pixels_b_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+                                             std::size_t* query, cudaStream_t stream);
+Status sm90_implicit_conv_bf16_pixels_b_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+                                            std::size_t* query, cudaStream_t stream);
 Status sm90_implicit_conv_bf16_wgrad_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
                                           std::size_t* query, cudaStream_t stream);
 Status sm90_implicit_conv_bf16_wgrad_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
@@ -105,6 +115,10 @@ Status sm90_implicit_conv_f16_n128(Sm80ConvParams const& p, conv::Operator op, S
                                    std::size_t* query, cudaStream_t stream);
 Status sm90_implicit_conv_f16_n64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
                                   std::size_t* query, cudaStream_t stream);
+Status sm90_implicit_conv_f16_pixels_b_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+                                            std::size_t* query, cudaStream_t stream);
+Status sm90_implicit_conv_f16_pixels_b_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+                                           std::size_t* query, cudaStream_t stream);
 Status sm90_implicit_conv_f16_wgrad_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
                                          std::size_t* query, cudaStream_t stream);
 Status sm90_implicit_conv_f16_wgrad_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,

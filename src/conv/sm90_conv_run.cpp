@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
+#include <string>
 
 namespace tessel {
 
@@ -67,27 +69,23 @@ bool implicit_takes(kernel::Sm80ConvParams const& q) {
   return step >= q.k && step % 8 == 0 && q.bias == nullptr && kernel::detail::sm90_conv_im2col_fits(q);
 }
 
-// The tile width: 256, 128 or 64 output channels, whichever costs least for K channels counting the
-// padded columns and each width's efficiency (the 64-wide tile's m64n64 wgmmas are about a quarter
-// slower per flop than the 256-wide tile's; 128 about 8%).
-int implicit_tile_n(kernel::Sm80ConvParams const& q) {
-  int best = 256;
-  double best_cost = 0.0;
-  for (int const n : {256, 128, 64}) {
-    double const efficiency = n == 256 ? 1.0 : n == 128 ? 0.92 : 0.75;
-    double const cost = double((q.k + n - 1) / n * n) / efficiency;
-    if (best_cost == 0.0 || cost < best_cost) best = n, best_cost = cost;
-  }
-  return best;
-}
+// The implicit-GEMM kernels: fprop and dgrad with the pixels as A in tiles 128 pixels x 256, 128
+// or 64 channels, or as B in tiles 256 pixels x 64 or 128 channels; wgrad in tiles 128 or 64
+// filters x 256 (tap, channel) columns. kVariants[v] per pass (fprop, dgrad, wgrad) and dtype.
+enum Variant { kA256, kA128, kA64, kB128, kB64, kW128, kW64, kVariants };
+char const* const kNames[3][2][kVariants] = {
+    {{"sm90_conv_fprop_bf16_128x256x64_c2", "sm90_conv_fprop_bf16_128x128x64_c2", "sm90_conv_fprop_bf16_128x64x64_c1",
+      "sm90_conv_fprop_bf16_256x128x64_c1", "sm90_conv_fprop_bf16_256x64x64_c1", nullptr, nullptr},
+     {"sm90_conv_fprop_fp16_128x256x64_c2", "sm90_conv_fprop_fp16_128x128x64_c2", "sm90_conv_fprop_fp16_128x64x64_c1",
+      "sm90_conv_fprop_fp16_256x128x64_c1", "sm90_conv_fprop_fp16_256x64x64_c1", nullptr, nullptr}},
+    {{"sm90_conv_dgrad_bf16_128x256x64_c2", "sm90_conv_dgrad_bf16_128x128x64_c2", "sm90_conv_dgrad_bf16_128x64x64_c1",
+      "sm90_conv_dgrad_bf16_256x128x64_c1", "sm90_conv_dgrad_bf16_256x64x64_c1", nullptr, nullptr},
+     {"sm90_conv_dgrad_fp16_128x256x64_c2", "sm90_conv_dgrad_fp16_128x128x64_c2", "sm90_conv_dgrad_fp16_128x64x64_c1",
+      "sm90_conv_dgrad_fp16_256x128x64_c1", "sm90_conv_dgrad_fp16_256x64x64_c1", nullptr, nullptr}},
+    {{nullptr, nullptr, nullptr, nullptr, nullptr, "sm90_conv_wgrad_bf16_128x256x64_c1", "sm90_conv_wgrad_bf16_64x256x64_c1"},
+     {nullptr, nullptr, nullptr, nullptr, nullptr, "sm90_conv_wgrad_fp16_128x256x64_c1", "sm90_conv_wgrad_fp16_64x256x64_c1"}}};
 
-char const* const kImplicitNames[2][2][3] = {
-    {{"sm90_conv_fprop_bf16_128x256x64_c2", "sm90_conv_fprop_bf16_128x128x64_c2", "sm90_conv_fprop_bf16_128x64x64_c1"},
-     {"sm90_conv_fprop_fp16_128x256x64_c2", "sm90_conv_fprop_fp16_128x128x64_c2", "sm90_conv_fprop_fp16_128x64x64_c1"}},
-    {{"sm90_conv_dgrad_bf16_128x256x64_c2", "sm90_conv_dgrad_bf16_128x128x64_c2", "sm90_conv_dgrad_bf16_128x64x64_c1"},
-     {"sm90_conv_dgrad_fp16_128x256x64_c2", "sm90_conv_dgrad_fp16_128x128x64_c2", "sm90_conv_dgrad_fp16_128x64x64_c1"}}};
-
-int width_index(int n) { return n == 256 ? 0 : n == 128 ? 1 : 2; }
+int pass_index(conv::Operator op) { return op == conv::Operator::kFprop ? 0 : op == conv::Operator::kDgrad ? 1 : 2; }
 
 // The weight gradient as the implicit GEMM dw = dy^T x im2col(x) (im2col B): groups 1, 16-bit,
 // channels a multiple of 64 (a 64-column block of B is one tap's channels), at least 64 filters
@@ -106,28 +104,47 @@ bool wgrad_takes(kernel::Sm80ConvParams const& p, DType dtype) {
   return p.pad_d >= 0 && p.pad_h >= 0 && p.pad_w >= 0 && kernel::detail::sm90_conv_im2col_fits(p);
 }
 
-char const* implicit_name(kernel::Sm80ConvParams const& p, DType dtype) {
-  if (p.op == conv::Operator::kWgrad)
-    return dtype == DType::bf16 ? (p.k <= 64 ? "sm90_conv_wgrad_bf16_64x256x64_c1" : "sm90_conv_wgrad_bf16_128x256x64_c1")
-                                : (p.k <= 64 ? "sm90_conv_wgrad_fp16_64x256x64_c1" : "sm90_conv_wgrad_fp16_128x256x64_c1");
-  return kImplicitNames[p.op == conv::Operator::kDgrad ? 1 : 0][dtype == DType::bf16 ? 0 : 1][width_index(implicit_tile_n(as_fprop(p)))];
+// Whether the implicit GEMM takes p (fprop and stride-1 dgrad on the direct kernel's rules plus
+// implicit_takes; wgrad on wgrad_takes).
+bool implicit_takes_problem(kernel::Sm80ConvParams const& p, DType dtype);
+
+// The variant the selection picks. wgrad: 64-row tiles for 64 filters. fprop and dgrad: output
+// channels a multiple of 256, the pixels as A in 128 x 256 tiles; otherwise the pixels as B, 256 a
+// tile, with 64 or 128 output channels (m64n256 wgmmas, where 64- or 128-channel tiles with the
+// pixels as A run m64n64 or m64n128 ones, which read A as often as B from shared memory). H200,
+// same run: C64 56x56 fprop 91 us against 124 with the pixels as A, dgrad 86 against 123; U-Net
+// C320 fprop 106 against 141; C128 28x28 dgrad 56-60 against 70; but C256 14x14 and C512 7x7
+// dgrad 4-6% and the 1x1 stride-2 C512->1024 fprop 9-15% slower than 128 x 256 tiles with the
+// pixels as A.
+Variant pick_variant(kernel::Sm80ConvParams const& p) {
+  if (p.op == conv::Operator::kWgrad) return p.k <= 64 ? kW64 : kW128;
+  int const k = as_fprop(p).k;
+  if (k % 256 == 0) return kA256;
+  return k <= 64 ? kB64 : kB128;
 }
 
-// Runs (query null) or sizes the implicit GEMM for p.
-Status implicit_run(kernel::Sm80ConvParams const& p, DType dtype, Sm90ConvWorkspace const& ws, std::size_t* query,
+// The variant a registry name stands for on p's pass and dtype, or kVariants.
+Variant variant_of(kernel::Sm80ConvParams const& p, DType dtype, std::string_view name) {
+  for (int v = 0; v < kVariants; ++v) {
+    char const* const n = kNames[pass_index(p.op)][dtype == DType::bf16 ? 0 : 1][v];
+    if (n != nullptr && name == n) return Variant(v);
+  }
+  return kVariants;
+}
+
+// Runs (query null) or sizes variant v of the implicit GEMM for p.
+Status implicit_run(kernel::Sm80ConvParams const& p, DType dtype, Variant v, Sm90ConvWorkspace const& ws, std::size_t* query,
                     cudaStream_t stream) {
   namespace d = kernel::detail;
-  bool const bf16 = dtype == DType::bf16;
-  if (p.op == conv::Operator::kWgrad) {
-    if (p.k <= 64)
-      return (bf16 ? d::sm90_implicit_conv_bf16_wgrad_m64 : d::sm90_implicit_conv_f16_wgrad_m64)(p, p.op, ws, query, stream);
-    return (bf16 ? d::sm90_implicit_conv_bf16_wgrad_m128 : d::sm90_implicit_conv_f16_wgrad_m128)(p, p.op, ws, query, stream);
-  }
   using Run = Status (*)(kernel::Sm80ConvParams const&, conv::Operator, Sm90ConvWorkspace const&, std::size_t*, cudaStream_t);
-  static Run const runs[2][3] = {{d::sm90_implicit_conv_bf16_n256, d::sm90_implicit_conv_bf16_n128, d::sm90_implicit_conv_bf16_n64},
-                                 {d::sm90_implicit_conv_f16_n256, d::sm90_implicit_conv_f16_n128, d::sm90_implicit_conv_f16_n64}};
-  kernel::Sm80ConvParams const q = as_fprop(p);
-  return runs[bf16 ? 0 : 1][width_index(implicit_tile_n(q))](q, p.op, ws, query, stream);
+  static Run const runs[2][kVariants] = {
+      {d::sm90_implicit_conv_bf16_n256, d::sm90_implicit_conv_bf16_n128, d::sm90_implicit_conv_bf16_n64,
+       d::sm90_implicit_conv_bf16_pixels_b_m128, d::sm90_implicit_conv_bf16_pixels_b_m64, d::sm90_implicit_conv_bf16_wgrad_m128,
+       d::sm90_implicit_conv_bf16_wgrad_m64},
+      {d::sm90_implicit_conv_f16_n256, d::sm90_implicit_conv_f16_n128, d::sm90_implicit_conv_f16_n64,
+       d::sm90_implicit_conv_f16_pixels_b_m128, d::sm90_implicit_conv_f16_pixels_b_m64, d::sm90_implicit_conv_f16_wgrad_m128,
+       d::sm90_implicit_conv_f16_wgrad_m64}};
+  return runs[dtype == DType::bf16 ? 0 : 1][v](p.op == conv::Operator::kWgrad ? p : as_fprop(p), p.op, ws, query, stream);
 }
 
 // The direct kernel's rules: fprop, or dgrad with every stride 1, as the forward kernel takes them.
@@ -139,6 +156,13 @@ bool direct_takes(kernel::Sm80ConvParams const& p, DType dtype) {
   }
   return fprop_takes(as_fprop(p), dtype);
 }
+
+bool implicit_takes_problem(kernel::Sm80ConvParams const& p, DType dtype) {
+  if (p.op == conv::Operator::kWgrad) return wgrad_takes(p, dtype);
+  return direct_takes(p, dtype) && implicit_takes(as_fprop(p));
+}
+
+int width_index(int n) { return n == 256 ? 0 : n == 128 ? 1 : 2; }
 
 }  // namespace
 
@@ -155,16 +179,24 @@ char const* sm90_conv_direct_kernel_name(kernel::Sm80ConvParams const& p, DType 
 }
 
 char const* sm90_conv_kernel_name(kernel::Sm80ConvParams const& p, DType dtype) {
-  if (wgrad_takes(p, dtype)) return implicit_name(p, dtype);
-  if (!direct_takes(p, dtype)) return "none";
-  return implicit_takes(as_fprop(p)) ? implicit_name(p, dtype) : sm90_conv_direct_kernel_name(p, dtype);
+  if (implicit_takes_problem(p, dtype)) return kNames[pass_index(p.op)][dtype == DType::bf16 ? 0 : 1][pick_variant(p)];
+  return sm90_conv_direct_kernel_name(p, dtype);
+}
+
+std::vector<char const*> sm90_conv_kernel_names(kernel::Sm80ConvParams const& p, DType dtype) {
+  std::vector<char const*> names;
+  if (implicit_takes_problem(p, dtype))
+    for (char const* n : kNames[pass_index(p.op)][dtype == DType::bf16 ? 0 : 1])
+      if (n != nullptr) names.push_back(n);
+  if (direct_takes(p, dtype)) names.push_back(sm90_conv_direct_kernel_name(p, dtype));
+  return names;
 }
 
 Status sm90_conv_workspace_size(kernel::Sm80ConvParams const& p, DType dtype, char const* name, std::size_t* bytes) {
   *bytes = 0;
-  if (!sm90_conv_takes(p, dtype) || std::string_view(name) == sm90_conv_direct_kernel_name(p, dtype)) return Status::success();
-  if (p.op != conv::Operator::kWgrad && !implicit_takes(as_fprop(p))) return Status::success();
-  return implicit_run(p, dtype, {}, bytes, nullptr);
+  Variant const v = variant_of(p, dtype, name);
+  if (v == kVariants || !implicit_takes_problem(p, dtype)) return Status::success();  // (the direct kernel takes none)
+  return implicit_run(p, dtype, v, {}, bytes, nullptr);
 }
 
 Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, char const* name, Sm90ConvWorkspace const& ws,
@@ -172,11 +204,13 @@ Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, char const* n
   namespace d = kernel::detail;
   if (!sm90_conv_takes(p, dtype))
     return Status::error(StatusCode::not_supported, "sm90 conv: the problem breaks a rule of sm90_conv_takes");
-  if (std::string_view(name) != sm90_conv_direct_kernel_name(p, dtype)) {
-    if (p.op != conv::Operator::kWgrad && !implicit_takes(as_fprop(p)))
+  if (Variant const v = variant_of(p, dtype, name); v != kVariants) {
+    if (!implicit_takes_problem(p, dtype))
       return Status::error(StatusCode::not_supported, "sm90 conv: the implicit GEMM does not take this problem");
-    return implicit_run(p, dtype, ws, nullptr, stream);
+    return implicit_run(p, dtype, v, ws, nullptr, stream);
   }
+  if (std::string_view(name) != sm90_conv_direct_kernel_name(p, dtype))
+    return Status::error(StatusCode::invalid_argument, std::string("kernel: ") + name + " does not run this problem");
   using Launch = Status (*)(kernel::Sm80ConvParams const&, cudaStream_t);
   static Launch const launches[2][2][3] = {
       {{d::sm90_conv_fprop_launch_bf16_n256, d::sm90_conv_fprop_launch_bf16_n128, d::sm90_conv_fprop_launch_bf16_n64},

@@ -44,12 +44,15 @@ Status sm90_implicit_conv_run(Sm80ConvParams const& c, conv::Operator op, Sm90Co
   using T = typename Config::Element;
   using Atom = GMMA::Layout_K_SW128_Atom<T>;
   bool const wgrad = op == conv::Operator::kWgrad, dgrad = op == conv::Operator::kDgrad;
+  // fprop and dgrad with the pixels as B: the filters' box is A, D written transposed.
+  constexpr bool Swapped = Config::Im2col == Sm90Im2colOperand::b_pixels;
   tessel::detail::Sm90ImplicitOperands ops{};
   int const taps = c.t * c.r * c.s;
   Sm90Im2col& g = ops.im2col;
-  // The activations' im2col map: TileM pixels (wgrad: a k-tile, TileK) x 64 channels a box.
-  g.rank = sm90_conv_im2col_map(c, tma_data_type_of<T>(), wgrad ? Config::TileK : Config::TileM, Config::TileK,
-                                wgrad ? &ops.b : &ops.a);
+  // The activations' im2col map: a tile's pixels (TileM, TileN with the pixels as B, or a k-tile,
+  // TileK, for wgrad) x 64 channels a box.
+  int const box_pixels = wgrad ? Config::TileK : Swapped ? Config::TileN : Config::TileM;
+  g.rank = sm90_conv_im2col_map(c, tma_data_type_of<T>(), box_pixels, Config::TileK, wgrad || Swapped ? &ops.b : &ops.a);
   if (g.rank == 0) return Status::error(StatusCode::not_supported, "x: the im2col tensor map cannot express this problem");
   g.q = c.q, g.p = c.p, g.z = c.z;
   g.stride_w = c.stride_w, g.stride_h = c.stride_h, g.stride_d = c.stride_d;
@@ -89,20 +92,21 @@ Status sm90_implicit_conv_run(Sm80ConvParams const& c, conv::Operator op, Sm90Co
   } else {
     // The filters as (filters, channels, taps): rows of w_stride_k, channels contiguous, taps a row
     // of channels apart (a dgrad problem comes in forward terms: its C and K are the filters' K and
-    // C); the tensor map's dimensions are then (channels, filters, taps). Forward: B is K-major,
-    // boxes of TileN / ClusterM filters x 64 channels; data gradient: B is MN-major (its columns
-    // are the channels), boxes of 64 filters x 64 channels.
+    // C); the tensor map's dimensions are then (channels, filters, taps). Forward: the filters'
+    // operand is K-major, boxes of its share of the tile's filters x 64 channels; data gradient:
+    // MN-major (its rows or columns are the channels), boxes of 64 filters x 64 channels.
     std::int64_t const filters = dgrad ? c.c : c.k, channels = dgrad ? c.k : c.c;
     Tensor w = make_tensor(make_gmem_ptr(static_cast<T const*>(c.filter)), make_shape(filters, channels, std::int64_t(taps)),
                            make_stride(std::int64_t(c.w_stride_k), Int<1>{}, channels));
-    constexpr int RowsB = Config::TileN / Config::ClusterM;
+    constexpr int Rows = Swapped ? Config::TileM / Config::ClusterN : Config::TileN / Config::ClusterM;
     TmaEncodeResult const e = dgrad ? make_tma_encode_args(w, tile_to_shape(Atom{}, Shape<Int<64>, Int<Config::TileK>>{}))
-                                    : make_tma_encode_args(w, tile_to_shape(Atom{}, Shape<Int<RowsB>, Int<Config::TileK>>{}));
+                                    : make_tma_encode_args(w, tile_to_shape(Atom{}, Shape<Int<Rows>, Int<Config::TileK>>{}));
     if (!e.ok()) return Status::error(StatusCode::not_supported, "filter: " + e.error);
     if (e.args.mode_of_dim[0] != 1 || e.args.mode_of_dim[1] != 0 || e.args.mode_of_dim[2] != 2)
       return Status::error(StatusCode::not_supported, "filter: the tensor map's dimensions are not (C, K, taps)");
-    if (Status s = encode_tma_descriptor(e.args, &ops.b); !s) return s;
-    ops.b_mn_major = dgrad;
+    if (Status s = encode_tma_descriptor(e.args, Swapped ? &ops.a : &ops.b); !s) return s;
+    (Swapped ? ops.a_mn_major : ops.b_mn_major) = dgrad;
+    ops.transposed = Swapped;
     a.m = pixels, a.n = c.k, a.k = std::int64_t(taps) * g.c_blocks * Config::TileK;
     a.d = c.out, a.ldd = sm90_conv_pixel_step({c.n, c.z, c.p, c.q}, c.y_stride);  // (checked: evenly strided)
     a.c = c.residual, a.ldc = a.ldd;

@@ -468,8 +468,11 @@ Status instance_run(Sm90Instance const& t, DType ab, GemmArguments const& g, det
   // streams through the tiles' 64-row side, and D and C are addressed transposed.
   CanonicalGemm const c0 = detail::canonical_gemm(g);
   // A block-scaled kernel keeps the caller's A and B (its A scales run along rows, its B scales
-  // in 128-column blocks): a column-major D is written transposed instead of computed as D^T.
-  bool const transposed = t.block_scaled ? g.c_order == MatrixOrder::col_major : sm90_swaps_problem(t, c0);
+  // in 128-column blocks): a column-major D is written transposed instead of computed as D^T. An
+  // implicit GEMM says itself (its pixels as B: sm90_implicit_gemm.hpp).
+  bool const transposed = implicit != nullptr ? implicit->transposed
+                          : t.block_scaled    ? g.c_order == MatrixOrder::col_major
+                                              : sm90_swaps_problem(t, c0);
   CanonicalGemm const c = transposed ? CanonicalGemm{c0.n, c0.m, c0.b, c0.a} : c0;
   std::int64_t const batch = g.batch_count;
 
@@ -674,9 +677,9 @@ Status instance_run(Sm90Instance const& t, DType ab, GemmArguments const& g, det
     // (never c_by_tma) its transpose, which the kernel stages transposed.
     bool const d_storable =
         reads_c ? p.c_by_tma || (fused && tma_box_matrix(g, g.d, g.ldd, g.batch_stride_d)) : d_tma_storable(g);
-    // (The 64-wide and the block-scaled kernels stage transposed blocks for TMA; the others never
-    // run transposed with wider tiles.)
-    p.tma_store = t.tma_store && d_storable && !(transposed && t.tile_n > 64 && !t.block_scaled) &&
+    // (The 64-wide, block-scaled and implicit-GEMM kernels stage transposed blocks for TMA; the
+    // others never run transposed with wider tiles.)
+    p.tma_store = t.tma_store && d_storable && !(transposed && t.tile_n > 64 && !t.block_scaled && implicit == nullptr) &&
                   encode_operand(&p.tma_d, encode, g.c_type, g.d, c0.n, c0.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
     p.c_by_tma = p.c_by_tma && p.tma_store;
     // Any other 16-bit D with C unread: coalesced row copies out of shared memory by the producer

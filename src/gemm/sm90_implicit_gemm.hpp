@@ -24,6 +24,9 @@ struct Sm90ImplicitOperands {
   TmaDescriptor a, b;       // A's and B's tensor maps (kernel/sm90_gemm_params.hpp, Sm90Im2col, says which is what)
   bool a_mn_major = false;  // A's rows are contiguous (the weight gradient's dy^T)
   bool b_mn_major = false;  // B's columns are contiguous (the data and weight gradients)
+  // The kernel computes GemmArguments' canonical D transposed (its A holds D's columns, its B D's
+  // rows: the pixels as B) and writes it transposed (Sm90GemmParams::d_transposed).
+  bool transposed = false;
   kernel::Sm90Im2col im2col;
 };
 

@@ -808,10 +808,10 @@ TEST(ConvDepthwise, WgradSplitBitwiseDeterministic) {
   EXPECT_EQ(bytes, 0u);
 }
 
-// The sm_90a fprop kernel's three tile widths on an sm_90 GPU (elsewhere the sm_80 kernels run the
-// same problems): K 64 (128 x 64 tiles), K 128 (128 x 128), and K 512 with enough pixels that the
-// 256-wide tile still fills the GPU twice; ragged M (a partial last tile), padding, a residual,
-// bias and activation; fp16 too.
+// The sm_90a fprop kernels on an sm_90 GPU (elsewhere the sm_80 kernels run the same problems): K
+// 64 and K 128 with a residual and a bias (the direct kernel), K 512 with an activation (the
+// implicit GEMM, 128 pixels x 256 channels a tile); ragged M (a partial last tile), padding; fp16
+// too.
 TEST(ConvSm90, EveryTileWidth) {
   TESSEL_REQUIRE_GPU();
   for (DType t : {DType::bf16, DType::f16}) {
@@ -827,7 +827,7 @@ TEST(ConvSm90, EveryTileWidth) {
     Status const named = conv_kernel_name(wide, &name);
     ASSERT_TRUE(named.ok()) << named.reason;
     std::optional<DeviceInfo> const dev = query_device(0);
-    if (dev && dev->cc_major == 9 && dev->cc_minor == 0) EXPECT_NE(std::string(name).find("128x256x64"), std::string::npos) << name;
+    if (dev && dev->cc_major == 9 && dev->cc_minor == 0) EXPECT_NE(std::string(name).find("128x256x64_c2"), std::string::npos) << name;
   }
 }
 
@@ -855,8 +855,10 @@ TEST(ConvSm90, Im2colGeometry) {
   }
 }
 
-// The implicit GEMM (the sm_90a GEMM kernel with an im2col A, the choice for fprop and stride-1
-// dgrad without a bias): every tile width, K and the GEMM-K's channel blocks ragged (72 channels:
+// The implicit GEMM (the sm_90a GEMM kernel with an im2col operand, the choice for fprop and
+// stride-1 dgrad without a bias), each problem through every variant by name -- the pixels as A in
+// tiles 256, 128 and 64 channels wide, and as B (D written transposed) in tiles of 128 and 64
+// channels: K and the GEMM-K's channel blocks ragged (72 channels:
 // a half-empty second block), few output tiles with a long sum (the GEMM's split-K and split tail),
 // 3-D, padded output rows (ldd > K), alpha and a residual, an activation, fp16; each problem also
 // through the direct sm_90a kernel by name, both judged against the fp64 reference. A bias, or
@@ -896,6 +898,15 @@ TEST(ConvSm90, ImplicitGemm) {
         EXPECT_EQ(picked.rfind(op == Operator::kFprop ? "sm90_conv_fprop_" : "sm90_conv_dgrad_", 0), 0u) << picked;
         EXPECT_TRUE(picked.ends_with("_c1") || picked.ends_with("_c2")) << picked;
         run_case(a, a.beta != 0.0f, false);
+        // Every implicit-GEMM kernel by name: the pixels as A in each width, and as B.
+        for (char const* tile : {"128x256x64_c2", "128x128x64_c2", "128x64x64_c1", "256x128x64_c1", "256x64x64_c1"}) {
+          std::string const name = std::string(op == Operator::kFprop ? "sm90_conv_fprop_" : "sm90_conv_dgrad_") +
+                                   (t == DType::bf16 ? "bf16_" : "fp16_") + tile;
+          ConvArguments named = a;
+          named.kernel = name.c_str();
+          EXPECT_EQ(kernel_of(named), name);
+          if (name != picked) run_case(named, a.beta != 0.0f, false);
+        }
         int direct_kernels = 0;  // the direct kernel of the width its own rule picks
         for (char const* width : {"128x256x64", "128x128x64", "128x64x64"}) {
           std::string const direct = std::string(op == Operator::kFprop ? "sm90_conv_fprop_" : "sm90_conv_dgrad_") +
@@ -960,8 +971,9 @@ TEST(ConvSm90, WgradImplicitGemm) {
   }
 }
 
-// Which kernel the library picks for a stride-1 dgrad on an H100/H200: the sm_90a dgrad kernel of
-// the width the input channels (its output channels) call for; a strided one goes to sm_80.
+// Which kernel the library picks for a stride-1 dgrad on an H100/H200: the implicit GEMM with 64
+// or 128 of its output channels (the input's) a tile, or 256 where they are a multiple of 256; a
+// strided one goes to sm_80.
 TEST(ConvSm90, DgradTileWidths) {
   TESSEL_REQUIRE_GPU();
   std::optional<DeviceInfo> const dev = query_device(0);
@@ -971,9 +983,9 @@ TEST(ConvSm90, DgradTileWidths) {
     char const* expect;
   };
   Case const cases[] = {
-      {conv2d(Operator::kDgrad, DType::bf16, 2, 8, 8, 64, 256, 3, 3, {1, 1}), "sm90_conv_dgrad_bf16_128x64x64"},
-      {conv2d(Operator::kDgrad, DType::f16, 2, 8, 8, 128, 64, 3, 3, {1, 1}), "sm90_conv_dgrad_fp16_128x128x64"},
-      {conv2d(Operator::kDgrad, DType::bf16, 64, 28, 28, 256, 256, 3, 3, {1, 1}), "sm90_conv_dgrad_bf16_128x256x64"},
+      {conv2d(Operator::kDgrad, DType::bf16, 2, 8, 8, 64, 256, 3, 3, {1, 1}), "sm90_conv_dgrad_bf16_256x64x64_c1"},
+      {conv2d(Operator::kDgrad, DType::f16, 2, 8, 8, 128, 64, 3, 3, {1, 1}), "sm90_conv_dgrad_fp16_256x128x64_c1"},
+      {conv2d(Operator::kDgrad, DType::bf16, 64, 28, 28, 256, 256, 3, 3, {1, 1}), "sm90_conv_dgrad_bf16_128x256x64_c2"},
       {conv2d(Operator::kDgrad, DType::bf16, 2, 8, 8, 64, 64, 3, 3, {1, 1}, {2, 2}), "sm80_"},
   };
   alignas(16) static unsigned char placeholder[16];  // the choice reads only the pointers' alignment

@@ -43,15 +43,17 @@
 namespace tessel::kernel {
 
 // Which operand of an implicit-GEMM convolution is the activations' im2col view
-// (kernel/sm90_gemm_producer_im2col.hpp): none (a GEMM), A (the forward convolution and the data
-// gradient: A's rows are output pixels), or B (the weight gradient: B's rows are (tap, channel)
-// pairs, its K the output pixels).
-enum class Sm90Im2colOperand : int { none, a, b };
+// (kernel/sm90_gemm_producer_im2col.hpp): none (a GEMM); a, A's rows are the output pixels (the
+// forward convolution and the data gradient); b_pixels, B's rows are the output pixels (the same
+// passes with the filters as A, D written transposed: narrow outputs); b_taps, B's rows are (tap,
+// channel) pairs and its K the output pixels (the weight gradient).
+enum class Sm90Im2colOperand : int { none, a, b_pixels, b_taps };
 
 // An implicit-GEMM convolution's geometry (p.im2col). Im2col A: row m of A and D is output pixel
 // m = (n, z, p, q), q fastest; k-tile kt is filter tap kt / c_blocks (s fastest, then r, t) and
 // channels 64 (kt % c_blocks) on; tma_a is the activations' im2col tensor map, tma_b the filters'
-// (channels, filters, taps) map. Im2col B: column j of B and D is tap j / channels, channel
+// (channels, filters, taps) map. b_pixels: the same with A and B exchanged (column n of B and of
+// the kernel's D is pixel n). b_taps: column j of B and D is tap j / channels, channel
 // j % channels; k-tile kt is output pixels 64 kt on; tma_a is dy's (filters, pixels) map, tma_b
 // the activations' im2col map.
 struct Sm90Im2col {

@@ -18,7 +18,7 @@
 //     (p.b_mn_major: the filters' channels are its columns; p.im2col.flip: it reads tap
 //     taps - 1 - tap, the filters flipped). In a cluster of ClusterM CTAs (consecutive pixel
 //     tiles) each CTA copies TileN / ClusterM filters and multicasts them, as the GEMM shares B.
-// Im2col B (the weight gradient; sm90_produce_im2col_b_tiles): dw (filters x taps*channels) =
+// Im2col B (the weight gradient; sm90_produce_im2col_b_tap_tiles): dw (filters x taps*channels) =
 // dy^T (filters x pixels) x im2col(x) (pixels x taps*channels). Per k-tile (64 output pixels):
 //   - A, dy^T, MN-major through tma_a as the GEMM loads an MN-major A (ClusterN CTAs of one tile
 //     row share it by multicast);
@@ -125,15 +125,43 @@ TESSEL_DEVICE void sm90_produce_im2col_a_tiles(Sm90GemmParams const& p, typename
 }
 
 template <class Config, bool MnMajorOperands>
-TESSEL_DEVICE void sm90_produce_im2col_b_tiles(Sm90GemmParams const& p, typename Config::SharedStorage& s, int cta_rank,
+TESSEL_DEVICE void sm90_produce_im2col_b_pixel_tiles(Sm90GemmParams const& p, typename Config::SharedStorage& s,
+                                                     int cta_rank, int cluster) {
+  using Element = typename Config::Element;
+  using OperandTile = collective::Sm90OperandTile<Element, Config::TileK>;
+  constexpr int TileK = Config::TileK, ClusterN = Config::ClusterN;
+  constexpr int RowsA = Config::TileM / ClusterN;
+  constexpr std::uint16_t everyone = std::uint16_t((1u << Config::ClusterSize) - 1u);
+  static_assert(Config::ClusterM == 1, "sm90_produce_im2col_b_pixel_tiles: the pixel tile (B) is not shared; ClusterM must be 1");
+  Sm90Im2col const& g = p.im2col;
+  int const share_a = ClusterN > 1 ? cta_rank : 0;
+  PipelineState st;
+  for (long long u = 0, units = sm90_unit_count_of<Config>(p, cluster); u < units; ++u) {
+    Sm90Unit const w = sm90_unit_of<Config>(p, cluster, u, 1);
+    Sm90TileOrigin<Config> const at(w.tile, cta_rank);
+    Sm90Im2colOrigin const o = sm90_im2col_origin(g, at.n0);
+    int const a0 = at.m0 + share_a * RowsA;
+    int tap = w.k_begin / g.c_blocks, cb = w.k_begin - tap * g.c_blocks;
+    sm90_produce_unit<Config>(p, s, st, w, u, cta_rank, [&](std::uint64_t* full, int) {
+      OperandTile::template load<RowsA, (ClusterN > 1), MnMajorOperands>(&p.tma_a, full, s.a[st.index] + share_a * RowsA * TileK,
+                                                                          everyone, p.a_mn_major, cb * TileK, a0,
+                                                                          g.flip ? g.taps - 1 - tap : tap);
+      sm90_im2col_copy(g, &p.tma_b, full, s.b[st.index], cb * TileK, o, sm90_tap_offsets(g, tap));
+      if (++cb == g.c_blocks) cb = 0, ++tap;
+    });
+  }
+}
+
+template <class Config, bool MnMajorOperands>
+TESSEL_DEVICE void sm90_produce_im2col_b_tap_tiles(Sm90GemmParams const& p, typename Config::SharedStorage& s, int cta_rank,
                                                int cluster) {
   using Element = typename Config::Element;
   using OperandTile = collective::Sm90OperandTile<Element, Config::TileK>;
   constexpr int TileK = Config::TileK, ClusterN = Config::ClusterN;
   constexpr int RowsA = Config::TileM / ClusterN, Boxes = Config::TileN / 64;
   constexpr std::uint16_t everyone = std::uint16_t((1u << Config::ClusterSize) - 1u);
-  static_assert(Config::ClusterM == 1, "sm90_produce_im2col_b_tiles: the im2col tile (B) is not shared; ClusterM must be 1");
-  static_assert(MnMajorOperands, "sm90_produce_im2col_b_tiles: dy^T and the im2col tile are MN-major");
+  static_assert(Config::ClusterM == 1, "sm90_produce_im2col_b_tap_tiles: the im2col tile (B) is not shared; ClusterM must be 1");
+  static_assert(MnMajorOperands, "sm90_produce_im2col_b_tap_tiles: dy^T and the im2col tile are MN-major");
   Sm90Im2col const& g = p.im2col;
   int const share_a = ClusterN > 1 ? cta_rank : 0;
   PipelineState st;

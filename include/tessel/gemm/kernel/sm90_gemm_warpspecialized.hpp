@@ -298,8 +298,10 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     if (wg_thread == 0) {
       if constexpr (Config::Im2col == Sm90Im2colOperand::a)
         detail::sm90_produce_im2col_a_tiles<Config, MnMajorOperands>(p, s, cta_rank, cluster);
-      else if constexpr (Config::Im2col == Sm90Im2colOperand::b)
-        detail::sm90_produce_im2col_b_tiles<Config, MnMajorOperands>(p, s, cta_rank, cluster);
+      else if constexpr (Config::Im2col == Sm90Im2colOperand::b_pixels)
+        detail::sm90_produce_im2col_b_pixel_tiles<Config, MnMajorOperands>(p, s, cta_rank, cluster);
+      else if constexpr (Config::Im2col == Sm90Im2colOperand::b_taps)
+        detail::sm90_produce_im2col_b_tap_tiles<Config, MnMajorOperands>(p, s, cta_rank, cluster);
       else
         detail::sm90_produce_tiles<Config, MnMajorOperands, Config::PromotionKTiles>(p, s, cta_rank, cluster);
     } else if constexpr (Config::RowCopyEpilogue) {
@@ -454,8 +456,9 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         staged = p.tma_store || p.staged_rows;
         if (staged) {
           bool const last = u + 1 == units;
-          // (A block-scaled kernel writes a column-major D transposed: it keeps the caller's A and B.)
-          constexpr bool Transposable = TileN == 64 || Config::BlockScaled;
+          // (A block-scaled kernel writes a column-major D transposed: it keeps the caller's A and B;
+          // so does an implicit GEMM with the pixels as B.)
+          constexpr bool Transposable = TileN == 64 || Config::BlockScaled || Config::Im2col == Sm90Im2colOperand::b_pixels;
           if (p.out_f16) {
             detail::sm90_epilogue_staged<half_t, TileN, Config::SlabN, Config::TmaLoadsC, Held, Transposable>(
                 p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last, &s.c_full[consumer], c_parity, held);
@@ -477,7 +480,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         std::int64_t const col0 = std::int64_t(n0) + 2 * (et % 4);
         bool const full_cols = std::int64_t(n0) + TileN <= p.n;
         // (A block-scaled kernel writes a column-major D transposed: it keeps the caller's A and B.)
-        constexpr bool Transposable = TileN <= 64 || Config::BlockScaled;
+        constexpr bool Transposable = TileN <= 64 || Config::BlockScaled || Config::Im2col == Sm90Im2colOperand::b_pixels;
         if (p.out_f32) {
           detail::sm90_epilogue_registers<float, TileN, Transposable>(p, acc, row0, col0, full_cols, slice, batch);
         } else if (p.out_f16) {
