@@ -4,22 +4,26 @@
 // epilogue, schedule, clusters, split-K -- is the GEMM's. The geometry: Sm90Im2col
 // (kernel/sm90_gemm_params.hpp); the host side: src/conv/sm90_implicit_conv.cuh.
 //
-// Im2col A (the forward convolution and the data gradient; sm90_produce_im2col_a_tiles): row m of
-// A and D is output pixel m, column j output channel j, and GEMM-K walks k-tiles of one filter tap
-// x 64 channels, channels fastest, then the taps in the filters' order. Per k-tile the producer
-// thread
-//   - loads the A tile with one TMA im2col copy (tma_a): the tile's TileM pixels from its first
-//     one, each read at (its input position - pad) + the tap's offset (tap x dilation); the walk
-//     wraps across rows and images by itself and reads zeros in the padding, past C and past the
-//     last image, so a tile past M needs no edge handling;
-//   - loads the B tile through the filters' tensor map (tma_b: (channels, filters, taps)), its k
+// The forward convolution and the data gradient (sm90_produce_im2col_pixel_tiles): output pixel m
+// is a row of the pixel operand, output channel j a row of the filter operand, and GEMM-K walks
+// k-tiles of one filter tap x 64 channels, channels fastest, then the taps in the filters' order.
+// Per k-tile the producer thread
+//   - loads the pixel tile with one TMA im2col copy: the tile's pixels from its first one, each
+//     read at (its input position - pad) + the tap's offset (tap x dilation); the walk wraps across
+//     rows and images by itself and reads zeros in the padding, past C and past the last image,
+//     so a tile past the last pixel needs no edge handling;
+//   - loads the filter tile through the filters' tensor map ((channels, filters, taps)), its k
 //     coordinate the channel block and its batch coordinate the tap: K-major for the forward
-//     convolution (the filters' channels are its GEMM-K), MN-major for the data gradient
-//     (p.b_mn_major: the filters' channels are its columns; p.im2col.flip: it reads tap
-//     taps - 1 - tap, the filters flipped). In a cluster of ClusterM CTAs (consecutive pixel
-//     tiles) each CTA copies TileN / ClusterM filters and multicasts them, as the GEMM shares B.
-// Im2col B (the weight gradient; sm90_produce_im2col_b_tap_tiles): dw (filters x taps*channels) =
-// dy^T (filters x pixels) x im2col(x) (pixels x taps*channels). Per k-tile (64 output pixels):
+//     convolution (the filters' channels are its GEMM-K), MN-major for the data gradient (the
+//     filters' channels are its output channels; p.im2col.flip: tap taps - 1 - tap, the filters
+//     flipped). The CTAs of a cluster (consecutive pixel tiles) each copy their share of the
+//     filters and multicast it.
+// Im2col A (Sm90Im2colOperand::a): the pixels are A (TileM a tile), the filters B. Im2col B, pixels
+// (b_pixels): the filters are A and the pixels B, 256 a tile, for outputs of 64 or 128 channels
+// (m64n256 wgmmas instead of m64n64 / m64n128); the kernel writes D transposed (p.d_transposed).
+// Im2col B, taps (the weight gradient; sm90_produce_im2col_b_tap_tiles): dw (filters x
+// taps*channels) = dy^T (filters x pixels) x im2col(x) (pixels x taps*channels). Per k-tile (64
+// output pixels):
 //   - A, dy^T, MN-major through tma_a as the GEMM loads an MN-major A (ClusterN CTAs of one tile
 //     row share it by multicast);
 //   - B, one TMA im2col copy per 64 columns: column block j is tap (n0 + 64 j) / channels, channels
@@ -96,57 +100,37 @@ TESSEL_DEVICE void sm90_produce_unit(Sm90GemmParams const& p, typename Config::S
   }
 }
 
+// fprop and dgrad: the pixels as A (Sm90Im2colOperand::a; the filters as B, shared along a cluster
+// of ClusterM CTAs) or as B (b_pixels; the filters as A, shared along ClusterN).
 template <class Config, bool MnMajorOperands>
-TESSEL_DEVICE void sm90_produce_im2col_a_tiles(Sm90GemmParams const& p, typename Config::SharedStorage& s, int cta_rank,
-                                               int cluster) {
+TESSEL_DEVICE void sm90_produce_im2col_pixel_tiles(Sm90GemmParams const& p, typename Config::SharedStorage& s, int cta_rank,
+                                                   int cluster) {
   using Element = typename Config::Element;
   using OperandTile = collective::Sm90OperandTile<Element, Config::TileK>;
-  constexpr int TileK = Config::TileK, ClusterM = Config::ClusterM;
-  constexpr int RowsB = Config::TileN / ClusterM;
+  constexpr bool PixelsA = Config::Im2col == Sm90Im2colOperand::a;
+  constexpr int TileK = Config::TileK, Sharers = PixelsA ? Config::ClusterM : Config::ClusterN;
+  constexpr int Rows = (PixelsA ? Config::TileN : Config::TileM) / Sharers;  // this CTA's share of the filters
   constexpr std::uint16_t everyone = std::uint16_t((1u << Config::ClusterSize) - 1u);
-  static_assert(Config::ClusterN == 1, "sm90_produce_im2col_a_tiles: the pixel tile (A) is not shared; ClusterN must be 1");
+  static_assert((PixelsA ? Config::ClusterN : Config::ClusterM) == 1,
+                "sm90_produce_im2col_pixel_tiles: the pixel tile is not shared; clusters run along the filters");
   Sm90Im2col const& g = p.im2col;
-  int const share_b = ClusterM > 1 ? cta_rank : 0;
+  TmaDescriptor const* const pixel_map = PixelsA ? &p.tma_a : &p.tma_b;
+  TmaDescriptor const* const filter_map = PixelsA ? &p.tma_b : &p.tma_a;
+  bool const filters_mn_major = PixelsA ? p.b_mn_major : p.a_mn_major;
+  int const share = Sharers > 1 ? cta_rank : 0;
   PipelineState st;
   for (long long u = 0, units = sm90_unit_count_of<Config>(p, cluster); u < units; ++u) {
     Sm90Unit const w = sm90_unit_of<Config>(p, cluster, u, 1);
     Sm90TileOrigin<Config> const at(w.tile, cta_rank);
-    Sm90Im2colOrigin const o = sm90_im2col_origin(g, at.m0);
-    int const b0 = at.n0 + share_b * RowsB;
+    Sm90Im2colOrigin const o = sm90_im2col_origin(g, PixelsA ? at.m0 : at.n0);
+    int const filter0 = (PixelsA ? at.n0 : at.m0) + share * Rows;
     int tap = w.k_begin / g.c_blocks, cb = w.k_begin - tap * g.c_blocks;
     sm90_produce_unit<Config>(p, s, st, w, u, cta_rank, [&](std::uint64_t* full, int) {
-      sm90_im2col_copy(g, &p.tma_a, full, s.a[st.index], cb * TileK, o, sm90_tap_offsets(g, tap));
-      OperandTile::template load<RowsB, (ClusterM > 1), MnMajorOperands>(&p.tma_b, full, s.b[st.index] + share_b * RowsB * TileK,
-                                                                          everyone, p.b_mn_major, cb * TileK, b0,
-                                                                          g.flip ? g.taps - 1 - tap : tap);
-      if (++cb == g.c_blocks) cb = 0, ++tap;
-    });
-  }
-}
-
-template <class Config, bool MnMajorOperands>
-TESSEL_DEVICE void sm90_produce_im2col_b_pixel_tiles(Sm90GemmParams const& p, typename Config::SharedStorage& s,
-                                                     int cta_rank, int cluster) {
-  using Element = typename Config::Element;
-  using OperandTile = collective::Sm90OperandTile<Element, Config::TileK>;
-  constexpr int TileK = Config::TileK, ClusterN = Config::ClusterN;
-  constexpr int RowsA = Config::TileM / ClusterN;
-  constexpr std::uint16_t everyone = std::uint16_t((1u << Config::ClusterSize) - 1u);
-  static_assert(Config::ClusterM == 1, "sm90_produce_im2col_b_pixel_tiles: the pixel tile (B) is not shared; ClusterM must be 1");
-  Sm90Im2col const& g = p.im2col;
-  int const share_a = ClusterN > 1 ? cta_rank : 0;
-  PipelineState st;
-  for (long long u = 0, units = sm90_unit_count_of<Config>(p, cluster); u < units; ++u) {
-    Sm90Unit const w = sm90_unit_of<Config>(p, cluster, u, 1);
-    Sm90TileOrigin<Config> const at(w.tile, cta_rank);
-    Sm90Im2colOrigin const o = sm90_im2col_origin(g, at.n0);
-    int const a0 = at.m0 + share_a * RowsA;
-    int tap = w.k_begin / g.c_blocks, cb = w.k_begin - tap * g.c_blocks;
-    sm90_produce_unit<Config>(p, s, st, w, u, cta_rank, [&](std::uint64_t* full, int) {
-      OperandTile::template load<RowsA, (ClusterN > 1), MnMajorOperands>(&p.tma_a, full, s.a[st.index] + share_a * RowsA * TileK,
-                                                                          everyone, p.a_mn_major, cb * TileK, a0,
-                                                                          g.flip ? g.taps - 1 - tap : tap);
-      sm90_im2col_copy(g, &p.tma_b, full, s.b[st.index], cb * TileK, o, sm90_tap_offsets(g, tap));
+      Element* const pixels = PixelsA ? s.a[st.index] : s.b[st.index];
+      Element* const filters = (PixelsA ? s.b[st.index] : s.a[st.index]) + share * Rows * TileK;
+      sm90_im2col_copy(g, pixel_map, full, pixels, cb * TileK, o, sm90_tap_offsets(g, tap));
+      OperandTile::template load<Rows, (Sharers > 1), MnMajorOperands>(filter_map, full, filters, everyone, filters_mn_major,
+                                                                        cb * TileK, filter0, g.flip ? g.taps - 1 - tap : tap);
       if (++cb == g.c_blocks) cb = 0, ++tap;
     });
   }

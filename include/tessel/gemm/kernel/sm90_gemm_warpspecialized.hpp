@@ -296,10 +296,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
     // ---- producer ------------------------------------------------------------------------------
     warpgroup_reg_dealloc<Config::ProducerRegisters>();
     if (wg_thread == 0) {
-      if constexpr (Config::Im2col == Sm90Im2colOperand::a)
-        detail::sm90_produce_im2col_a_tiles<Config, MnMajorOperands>(p, s, cta_rank, cluster);
-      else if constexpr (Config::Im2col == Sm90Im2colOperand::b_pixels)
-        detail::sm90_produce_im2col_b_pixel_tiles<Config, MnMajorOperands>(p, s, cta_rank, cluster);
+      if constexpr (Config::Im2col == Sm90Im2colOperand::a || Config::Im2col == Sm90Im2colOperand::b_pixels)
+        detail::sm90_produce_im2col_pixel_tiles<Config, MnMajorOperands>(p, s, cta_rank, cluster);
       else if constexpr (Config::Im2col == Sm90Im2colOperand::b_taps)
         detail::sm90_produce_im2col_b_tap_tiles<Config, MnMajorOperands>(p, s, cta_rank, cluster);
       else
