@@ -19,6 +19,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <string>
@@ -279,27 +280,46 @@ struct RegistryEntry {
 
 std::vector<RegistryEntry> const& registry() {
   static std::vector<RegistryEntry> const entries = [] {
-    std::vector<RegistryEntry> list;
+    // Per kernel, the probes the selection sends to it and those it runs only when named (the
+    // sm_90a kernels that run a problem another one is picked for).
+    struct Probes {
+      std::string name;
+      std::vector<std::string> runs, by_name;
+    };
+    std::vector<Probes> found;
+    auto const add = [&](char const* name, std::string const& what, bool picked) {
+      if (name == nullptr || std::string_view(name) == kNoKernel) return;
+      Probes* e = nullptr;
+      for (Probes& x : found)
+        if (x.name == name) e = &x;
+      if (e == nullptr) e = &found.emplace_back(Probes{name, {}, {}});
+      std::vector<std::string>& list = picked ? e->runs : e->by_name;
+      if (std::find(list.begin(), list.end(), what) == list.end()) list.push_back(what);  // (both GPU kinds' probes once)
+    };
     for (Probe const& pr : probes()) for (int cc : {kSm90, kSm80}) {
       // A 1x1 probe that is a plain GEMM runs on the GEMM API's kernels (`tessel list` shows them).
       if (GemmArguments g; conv_as_gemm(pr.a, &g)) continue;
       std::string const what = std::string(conv::to_string(pr.a.op)) + " " + to_string(pr.a.dtype) + " " + pr.what;
-      auto const add = [&](char const* name) {
-        if (name == nullptr || std::string_view(name) == kNoKernel) return;
-        RegistryEntry* e = nullptr;
-        for (RegistryEntry& x : list)
-          if (x.name == name) e = &x;
-        if (e == nullptr) {
-          list.push_back({name, "runs " + what});
-        } else if (e->description.size() < what.size() ||
-                   e->description.compare(e->description.size() - what.size(), what.size(), what) != 0) {
-          e->description += "; " + what;  // (a probe both GPU kinds send to the same kernel is listed once)
-        }
-      };
-      add(kernel_for(make_params(pr.a), pr.a.dtype, cc));
-      if (Plan padded; padded_route(pr.a, cc, kernel_for(make_params(pr.a), pr.a.dtype, cc), &padded)) add(padded.name);
+      char const* const picked = kernel_for(make_params(pr.a), pr.a.dtype, cc);
+      add(picked, what, true);
+      if (Plan padded; padded_route(pr.a, cc, picked, &padded)) add(padded.name, what, true);
       if (cc == kSm90)
-        for (char const* n : sm90_conv_kernel_names(make_params(pr.a), pr.a.dtype)) add(n);  // (the others: by name)
+        for (char const* n : sm90_conv_kernel_names(make_params(pr.a), pr.a.dtype))
+          if (picked == nullptr || std::string_view(n) != picked) add(n, what, false);
+    }
+    auto const join = [](std::vector<std::string> const& v) {
+      std::string out;
+      for (std::string const& w : v) out += (out.empty() ? "" : "; ") + w;
+      return out;
+    };
+    std::vector<RegistryEntry> list;
+    for (Probes const& e : found) {
+      std::string d = e.runs.empty() ? "" : "runs " + join(e.runs);
+      std::vector<std::string> only;  // the named-only probes it is not picked for anyway
+      for (std::string const& w : e.by_name)
+        if (std::find(e.runs.begin(), e.runs.end(), w) == e.runs.end()) only.push_back(w);
+      if (!only.empty()) d += (d.empty() ? "" : "; ") + std::string("by name: ") + join(only);
+      list.push_back({e.name, d});
     }
     return list;
   }();
