@@ -7,7 +7,7 @@
 //   sm90_conv_fprop_<dtype>_128x64x64    the GPU twice (sm90_conv_run.cpp)
 //   sm90_conv_dgrad_<dtype>_128x{256,128,64}x64   the stride-1 data gradient: the same kernel on dy
 //                                        with the filters flipped and read transposed
-//   sm90_conv_{fprop,dgrad}_<dtype>_128x{256,128,64}x64_c{2,2,1}   the implicit GEMM: the sm_90a GEMM
+//   sm90_conv_{fprop,dgrad}_<dtype>_128x256x64_c2   the implicit GEMM: the sm_90a GEMM
 //                                        kernel with A read as the activations' im2col view
 //                                        (src/conv/sm90_implicit_conv.cuh), its schedule, clusters
 //                                        sharing the filters, split-K and epilogue; the choice where
@@ -91,16 +91,12 @@ int sm90_conv_im2col_map(Sm80ConvParams const& p, TmaDataType type, int pixels, 
 // Whether the im2col tensor map can express p (the driver's corner and traversal-stride ranges).
 bool sm90_conv_im2col_fits(Sm80ConvParams const& p);
 
-// The implicit-GEMM configurations (src/conv/sm90_implicit_conv_<dtype>.cu): fprop and dgrad take
-// p in forward terms (as_fprop), wgrad as it is; query non-null: store the workspace bytes there
-// and launch nothing.
+// The implicit-GEMM configurations (src/conv/sm90_implicit_conv_<dtype>.cu and
+// sm90_implicit_conv_wgrad_<dtype>.cu): fprop and dgrad take p in forward terms (as_fprop), wgrad as
+// it is; query non-null: store the workspace bytes there and launch nothing.
 using Sm90ConvWorkspace = tessel::Sm90ConvWorkspace;
 Status sm90_implicit_conv_bf16_n256(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
                                     std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_bf16_n128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
-                                    std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_bf16_n64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
-                                   std::size_t* query, cudaStream_t stream);
 Status sm90_implicit_conv_bf16_pixels_b_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
                                              std::size_t* query, cudaStream_t stream);
 Status sm90_implicit_conv_bf16_pixels_b_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
@@ -111,10 +107,6 @@ Status sm90_implicit_conv_bf16_wgrad_m64(Sm80ConvParams const& p, conv::Operator
                                          std::size_t* query, cudaStream_t stream);
 Status sm90_implicit_conv_f16_n256(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
                                    std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_f16_n128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
-                                   std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_f16_n64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
-                                  std::size_t* query, cudaStream_t stream);
 Status sm90_implicit_conv_f16_pixels_b_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
                                             std::size_t* query, cudaStream_t stream);
 Status sm90_implicit_conv_f16_pixels_b_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,

@@ -69,21 +69,21 @@ bool implicit_takes(kernel::Sm80ConvParams const& q) {
   return step >= q.k && step % 8 == 0 && q.bias == nullptr && kernel::detail::sm90_conv_im2col_fits(q);
 }
 
-// The implicit-GEMM kernels: fprop and dgrad with the pixels as A in tiles 128 pixels x 256, 128
-// or 64 channels, or as B in tiles 256 pixels x 64 or 128 channels; wgrad in tiles 128 or 64
-// filters x 256 (tap, channel) columns. kVariants[v] per pass (fprop, dgrad, wgrad) and dtype.
-enum Variant { kA256, kA128, kA64, kB128, kB64, kW128, kW64, kVariants };
+// The implicit-GEMM kernels: fprop and dgrad with the pixels as A in tiles 128 pixels x 256
+// channels, or as B in tiles 256 pixels x 128 or 64 channels; wgrad in tiles 128 or 64 filters x 256
+// (tap, channel) columns. kNames[pass][dtype][variant], pass fprop, dgrad, wgrad.
+enum Variant { kA256, kB128, kB64, kW128, kW64, kVariants };
 char const* const kNames[3][2][kVariants] = {
-    {{"sm90_conv_fprop_bf16_128x256x64_c2", "sm90_conv_fprop_bf16_128x128x64_c2", "sm90_conv_fprop_bf16_128x64x64_c1",
-      "sm90_conv_fprop_bf16_256x128x64_c1", "sm90_conv_fprop_bf16_256x64x64_c1", nullptr, nullptr},
-     {"sm90_conv_fprop_fp16_128x256x64_c2", "sm90_conv_fprop_fp16_128x128x64_c2", "sm90_conv_fprop_fp16_128x64x64_c1",
-      "sm90_conv_fprop_fp16_256x128x64_c1", "sm90_conv_fprop_fp16_256x64x64_c1", nullptr, nullptr}},
-    {{"sm90_conv_dgrad_bf16_128x256x64_c2", "sm90_conv_dgrad_bf16_128x128x64_c2", "sm90_conv_dgrad_bf16_128x64x64_c1",
-      "sm90_conv_dgrad_bf16_256x128x64_c1", "sm90_conv_dgrad_bf16_256x64x64_c1", nullptr, nullptr},
-     {"sm90_conv_dgrad_fp16_128x256x64_c2", "sm90_conv_dgrad_fp16_128x128x64_c2", "sm90_conv_dgrad_fp16_128x64x64_c1",
-      "sm90_conv_dgrad_fp16_256x128x64_c1", "sm90_conv_dgrad_fp16_256x64x64_c1", nullptr, nullptr}},
-    {{nullptr, nullptr, nullptr, nullptr, nullptr, "sm90_conv_wgrad_bf16_128x256x64_c1", "sm90_conv_wgrad_bf16_64x256x64_c1"},
-     {nullptr, nullptr, nullptr, nullptr, nullptr, "sm90_conv_wgrad_fp16_128x256x64_c1", "sm90_conv_wgrad_fp16_64x256x64_c1"}}};
+    {{"sm90_conv_fprop_bf16_128x256x64_c2", "sm90_conv_fprop_bf16_256x128x64_c1", "sm90_conv_fprop_bf16_256x64x64_c1", nullptr,
+      nullptr},
+     {"sm90_conv_fprop_fp16_128x256x64_c2", "sm90_conv_fprop_fp16_256x128x64_c1", "sm90_conv_fprop_fp16_256x64x64_c1", nullptr,
+      nullptr}},
+    {{"sm90_conv_dgrad_bf16_128x256x64_c2", "sm90_conv_dgrad_bf16_256x128x64_c1", "sm90_conv_dgrad_bf16_256x64x64_c1", nullptr,
+      nullptr},
+     {"sm90_conv_dgrad_fp16_128x256x64_c2", "sm90_conv_dgrad_fp16_256x128x64_c1", "sm90_conv_dgrad_fp16_256x64x64_c1", nullptr,
+      nullptr}},
+    {{nullptr, nullptr, nullptr, "sm90_conv_wgrad_bf16_128x256x64_c1", "sm90_conv_wgrad_bf16_64x256x64_c1"},
+     {nullptr, nullptr, nullptr, "sm90_conv_wgrad_fp16_128x256x64_c1", "sm90_conv_wgrad_fp16_64x256x64_c1"}}};
 
 int pass_index(conv::Operator op) { return op == conv::Operator::kFprop ? 0 : op == conv::Operator::kDgrad ? 1 : 2; }
 
@@ -110,12 +110,10 @@ bool implicit_takes_problem(kernel::Sm80ConvParams const& p, DType dtype);
 
 // The variant the selection picks. wgrad: 64-row tiles for 64 filters. fprop and dgrad: output
 // channels a multiple of 256, the pixels as A in 128 x 256 tiles; otherwise the pixels as B, 256 a
-// tile, with 64 or 128 output channels (m64n256 wgmmas, where 64- or 128-channel tiles with the
-// pixels as A run m64n64 or m64n128 ones, which read A as often as B from shared memory). H200,
-// same run: C64 56x56 fprop 91 us against 124 with the pixels as A, dgrad 86 against 123; U-Net
-// C320 fprop 106 against 141; C128 28x28 dgrad 56-60 against 70; but C256 14x14 and C512 7x7
-// dgrad 4-6% and the 1x1 stride-2 C512->1024 fprop 9-15% slower than 128 x 256 tiles with the
-// pixels as A.
+// tile, with 64 or 128 output channels (m64n256 wgmmas; tiles of 64 or 128 channels with the pixels
+// as A ran m64n64 / m64n128 ones, which read A as often as B from shared memory -- docs/conv.md,
+// Tried and not kept). The 256-multiple outputs ran 4-15% faster with the pixels as A than as B
+// (H200: C256 14x14 and C512 7x7 dgrad, the 1x1 stride-2 C512->1024 fprop).
 Variant pick_variant(kernel::Sm80ConvParams const& p) {
   if (p.op == conv::Operator::kWgrad) return p.k <= 64 ? kW64 : kW128;
   int const k = as_fprop(p).k;
@@ -138,12 +136,10 @@ Status implicit_run(kernel::Sm80ConvParams const& p, DType dtype, Variant v, Sm9
   namespace d = kernel::detail;
   using Run = Status (*)(kernel::Sm80ConvParams const&, conv::Operator, Sm90ConvWorkspace const&, std::size_t*, cudaStream_t);
   static Run const runs[2][kVariants] = {
-      {d::sm90_implicit_conv_bf16_n256, d::sm90_implicit_conv_bf16_n128, d::sm90_implicit_conv_bf16_n64,
-       d::sm90_implicit_conv_bf16_pixels_b_m128, d::sm90_implicit_conv_bf16_pixels_b_m64, d::sm90_implicit_conv_bf16_wgrad_m128,
-       d::sm90_implicit_conv_bf16_wgrad_m64},
-      {d::sm90_implicit_conv_f16_n256, d::sm90_implicit_conv_f16_n128, d::sm90_implicit_conv_f16_n64,
-       d::sm90_implicit_conv_f16_pixels_b_m128, d::sm90_implicit_conv_f16_pixels_b_m64, d::sm90_implicit_conv_f16_wgrad_m128,
-       d::sm90_implicit_conv_f16_wgrad_m64}};
+      {d::sm90_implicit_conv_bf16_n256, d::sm90_implicit_conv_bf16_pixels_b_m128, d::sm90_implicit_conv_bf16_pixels_b_m64,
+       d::sm90_implicit_conv_bf16_wgrad_m128, d::sm90_implicit_conv_bf16_wgrad_m64},
+      {d::sm90_implicit_conv_f16_n256, d::sm90_implicit_conv_f16_pixels_b_m128, d::sm90_implicit_conv_f16_pixels_b_m64,
+       d::sm90_implicit_conv_f16_wgrad_m128, d::sm90_implicit_conv_f16_wgrad_m64}};
   return runs[dtype == DType::bf16 ? 0 : 1][v](p.op == conv::Operator::kWgrad ? p : as_fprop(p), p.op, ws, query, stream);
 }
 

@@ -1,15 +1,13 @@
-// src/conv/sm90_implicit_conv_bf16.cu -- the sm_90a implicit-GEMM convolution kernels for bf16: the GEMM
-// kernel with an im2col operand. fprop and stride-1 dgrad with the pixels as A: 128 x 256 tiles in 2x1
-// clusters with 4 stages (the epilogue in two slabs), 128 x 128 in 2x1 clusters with 5 stages,
-// 128 x 64 with 8 stages; with the pixels as B (64 or 128 output channels): 64 x 256 tiles of one
-// consumer warpgroup with 4 stages, 128 x 256 with 3. wgrad (im2col B): 128 x 256 and, for 64
-// filters, 64 x 256, 4 stages.
+// src/conv/sm90_implicit_conv_bf16.cu -- the sm_90a implicit-GEMM fprop and stride-1 dgrad kernels for
+// bf16: the GEMM kernel with an im2col operand. The pixels as A in 128 x 256 tiles (2x1 clusters, 4
+// stages, the epilogue in two slabs), or as B for outputs of 64 or 128 channels: 64 x 256 tiles of one
+// consumer warpgroup with 4 stages, 128 x 256 with 3 (sm90_conv_run.cpp, pick_variant).
 #include "sm90_implicit_conv.cuh"
 
 namespace tessel::kernel::detail {
 
 namespace {
-constexpr Sm90Im2colOperand A = Sm90Im2colOperand::a, BP = Sm90Im2colOperand::b_pixels, BT = Sm90Im2colOperand::b_taps;
+constexpr Sm90Im2colOperand A = Sm90Im2colOperand::a, BP = Sm90Im2colOperand::b_pixels;
 template <int TileN, int Stages, int ClusterM, int Slabs, Sm90Im2colOperand Im2col, int Consumers = 2>
 using Conv = Sm90GemmConfig<bfloat16_t, TileN, Stages, ClusterM, 1, Sm90Accumulation::Fast, Slabs, 1, false, Consumers, false, false,
                             Im2col>;
@@ -20,16 +18,6 @@ Status sm90_implicit_conv_bf16_n256(Sm80ConvParams const& p, conv::Operator op, 
   return sm90_implicit_conv_run<Conv<256, 4, 2, 2, A>>(p, op, ws, query, stream);
 }
 
-Status sm90_implicit_conv_bf16_n128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
-                                    std::size_t* query, cudaStream_t stream) {
-  return sm90_implicit_conv_run<Conv<128, 5, 2, 1, A>>(p, op, ws, query, stream);
-}
-
-Status sm90_implicit_conv_bf16_n64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
-                                   std::size_t* query, cudaStream_t stream) {
-  return sm90_implicit_conv_run<Conv<64, 8, 1, 1, A>>(p, op, ws, query, stream);
-}
-
 Status sm90_implicit_conv_bf16_pixels_b_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
                                              std::size_t* query, cudaStream_t stream) {
   return sm90_implicit_conv_run<Conv<256, 3, 1, 1, BP>>(p, op, ws, query, stream);
@@ -38,15 +26,5 @@ Status sm90_implicit_conv_bf16_pixels_b_m128(Sm80ConvParams const& p, conv::Oper
 Status sm90_implicit_conv_bf16_pixels_b_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
                                             std::size_t* query, cudaStream_t stream) {
   return sm90_implicit_conv_run<Conv<256, 4, 1, 1, BP, 1>>(p, op, ws, query, stream);
-}
-
-Status sm90_implicit_conv_bf16_wgrad_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
-                                          std::size_t* query, cudaStream_t stream) {
-  return sm90_implicit_conv_run<Conv<256, 4, 1, 2, BT>>(p, op, ws, query, stream);
-}
-
-Status sm90_implicit_conv_bf16_wgrad_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
-                                         std::size_t* query, cudaStream_t stream) {
-  return sm90_implicit_conv_run<Conv<256, 4, 1, 1, BT, 1>>(p, op, ws, query, stream);
 }
 }  // namespace tessel::kernel::detail
