@@ -23,6 +23,7 @@
 
 #include <tessel/arch/sm90_copy_tma.hpp>
 #include <tessel/atom/tma_encode_args.hpp>
+#include <tessel/conv/conv_as_gemm.hpp>
 #include <tessel/conv/kernel/sm80_conv_params.hpp>
 #include <tessel/conv/operator.hpp>
 #include <tessel/core/dtype.hpp>
@@ -31,6 +32,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace tessel {
@@ -42,19 +44,14 @@ namespace tessel {
 // a multiple of 8, dy's pixels evenly strided, whole filter rows and an im2col map that fits.
 bool sm90_conv_takes(kernel::Sm80ConvParams const& p, DType dtype);
 
-// The distance between consecutive pixels of a tensor of extents (n, z or d, p or h, q or w) and
-// strides `stride` where it is one step across all four dimensions (the stride of the innermost
-// dimension of more than one pixel, each outer one the product of those inside it; dimensions of
-// extent 1 take any stride), else 0: the implicit GEMM's leading dimension of that tensor.
-inline long long sm90_conv_pixel_step(int const (&extent)[4], long long const (&stride)[4]) {
-  long long step = 0, expected = 0;
-  for (int i = 3; i >= 0; --i) {
-    if (extent[i] == 1) continue;
-    if (step == 0) step = expected = stride[i];
-    if (stride[i] != expected) return 0;
-    expected *= extent[i];
-  }
-  return step == 0 ? stride[3] : step;
+// The implicit GEMM's leading dimension of y (dy for wgrad, y of the problem in forward terms for
+// fprop and dgrad): the step between its pixels where they follow one step
+// (conv_rows_evenly_strided, the 1x1 GEMM route's rule), else 0.
+inline long long sm90_conv_pixel_step(kernel::Sm80ConvParams const& p) {
+  std::int64_t const extent[4] = {p.n, p.z, p.p, p.q};
+  std::int64_t const stride[4] = {p.y_stride[0], p.y_stride[1], p.y_stride[2], p.y_stride[3]};
+  std::int64_t step = 0;
+  return conv_rows_evenly_strided(extent, stride, p.k, &step) ? step : 0;
 }
 
 // The caller's scratch (ConvArguments::workspace), or none (ptr null): the implicit GEMM's split-K

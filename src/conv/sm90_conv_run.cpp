@@ -62,11 +62,11 @@ bool fprop_takes(kernel::Sm80ConvParams const& p, DType dtype) {
 }
 
 // The implicit GEMM's rules beyond the direct kernel's, in forward terms: D is a matrix (pixels
-// evenly strided, rows of at least K elements), no bias (the GEMM's fused bias is of D's type,
+// evenly strided, sm90_conv_pixel_step), no bias (the GEMM's fused bias is of D's type,
 // the convolution's fp32), and the im2col tensor map expresses the problem.
 bool implicit_takes(kernel::Sm80ConvParams const& q) {
-  long long const step = sm90_conv_pixel_step({q.n, q.z, q.p, q.q}, q.y_stride);
-  return step >= q.k && step % 8 == 0 && q.bias == nullptr && kernel::detail::sm90_conv_im2col_fits(q);
+  long long const step = sm90_conv_pixel_step(q);
+  return step != 0 && step % 8 == 0 && q.bias == nullptr && kernel::detail::sm90_conv_im2col_fits(q);
 }
 
 // The implicit-GEMM kernels: fprop and dgrad with the pixels as A in tiles 128 pixels x 256
@@ -95,18 +95,14 @@ bool wgrad_takes(kernel::Sm80ConvParams const& p, DType dtype) {
   if (p.op != conv::Operator::kWgrad || p.groups != 1) return false;
   if (dtype != DType::bf16 && dtype != DType::f16) return false;
   if (p.c % 64 != 0 || p.k < 64 || p.k % 8 != 0) return false;
-  long long const step = sm90_conv_pixel_step({p.n, p.z, p.p, p.q}, p.y_stride);
-  if (step < p.k || step % 8 != 0) return false;
+  long long const step = sm90_conv_pixel_step(p);
+  if (step == 0 || step % 8 != 0) return false;
   if (p.w_stride_k < static_cast<long long>(p.t) * p.r * p.s * p.c || p.w_stride_k % 8 != 0) return false;
   if (!aligned16(p.x) || !aligned16(p.y) || !aligned16(p.out) || (p.residual != nullptr && !aligned16(p.residual))) return false;
   for (int i = 0; i < 4; ++i)
     if (p.x_stride[i] % 8 != 0) return false;
   return p.pad_d >= 0 && p.pad_h >= 0 && p.pad_w >= 0 && kernel::detail::sm90_conv_im2col_fits(p);
 }
-
-// Whether the implicit GEMM takes p (fprop and stride-1 dgrad on the direct kernel's rules plus
-// implicit_takes; wgrad on wgrad_takes).
-bool implicit_takes_problem(kernel::Sm80ConvParams const& p, DType dtype);
 
 // The variant the selection picks. wgrad: 64-row tiles for 64 filters. fprop and dgrad: output
 // channels a multiple of 256, the pixels as A in 128 x 256 tiles; otherwise the pixels as B, 256 a
@@ -153,6 +149,8 @@ bool direct_takes(kernel::Sm80ConvParams const& p, DType dtype) {
   return fprop_takes(as_fprop(p), dtype);
 }
 
+// Whether the implicit GEMM takes p: fprop and stride-1 dgrad on the direct kernel's rules plus
+// implicit_takes, wgrad on wgrad_takes.
 bool implicit_takes_problem(kernel::Sm80ConvParams const& p, DType dtype) {
   if (p.op == conv::Operator::kWgrad) return wgrad_takes(p, dtype);
   return direct_takes(p, dtype) && implicit_takes(as_fprop(p));

@@ -73,7 +73,7 @@ Status sm90_implicit_conv_run(Sm80ConvParams const& c, conv::Operator op, Sm90Co
   if (wgrad) {
     // dw (filters x taps * channels, rows of w_stride_k) = dy^T (filters x pixels) x im2col(x):
     // dy^T's map as the GEMM's MN-major A, (filters, pixels, 1) in boxes of 64 x 64.
-    std::int64_t const step = sm90_conv_pixel_step({c.n, c.z, c.p, c.q}, c.y_stride);  // (checked: evenly strided)
+    std::int64_t const step = sm90_conv_pixel_step(c);  // (checked: evenly strided)
     Tensor dy = make_tensor(make_gmem_ptr(static_cast<T const*>(c.y)), make_shape(pixels, std::int64_t(c.k), std::int64_t(1)),
                             make_stride(step, Int<1>{}, step * pixels));
     TmaEncodeResult const e = make_tma_encode_args(dy, tile_to_shape(Atom{}, Shape<Int<64>, Int<Config::TileK>>{}));
@@ -108,7 +108,7 @@ Status sm90_implicit_conv_run(Sm80ConvParams const& c, conv::Operator op, Sm90Co
     (Swapped ? ops.a_mn_major : ops.b_mn_major) = dgrad;
     ops.transposed = Swapped;
     a.m = pixels, a.n = c.k, a.k = std::int64_t(taps) * g.c_blocks * Config::TileK;
-    a.d = c.out, a.ldd = sm90_conv_pixel_step({c.n, c.z, c.p, c.q}, c.y_stride);  // (checked: evenly strided)
+    a.d = c.out, a.ldd = sm90_conv_pixel_step(c);  // (checked: evenly strided)
     a.c = c.residual, a.ldc = a.ldd;
   }
   // (A and B are read through ops' maps only; the views below keep the GEMM's bookkeeping whole.)

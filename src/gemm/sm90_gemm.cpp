@@ -677,9 +677,8 @@ Status instance_run(Sm90Instance const& t, DType ab, GemmArguments const& g, det
     // (never c_by_tma) its transpose, which the kernel stages transposed.
     bool const d_storable =
         reads_c ? p.c_by_tma || (fused && tma_box_matrix(g, g.d, g.ldd, g.batch_stride_d)) : d_tma_storable(g);
-    // (The 64-wide, block-scaled and implicit-GEMM kernels stage transposed blocks for TMA; the
-    // others never run transposed with wider tiles.)
-    p.tma_store = t.tma_store && d_storable && !(transposed && t.tile_n > 64 && !t.block_scaled && implicit == nullptr) &&
+    // (A kernel that writes D transposed stages transposed blocks for its TMA stores.)
+    p.tma_store = t.tma_store && d_storable && (!transposed || t.writes_transposed) &&
                   encode_operand(&p.tma_d, encode, g.c_type, g.d, c0.n, c0.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
     p.c_by_tma = p.c_by_tma && p.tma_store;
     // Any other 16-bit D with C unread: coalesced row copies out of shared memory by the producer

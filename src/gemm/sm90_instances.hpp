@@ -27,6 +27,7 @@ struct Sm90Instance {
   int consumers = 2;      // consumer warpgroups (a Stream-K partial is tile_m x tile_n fp32 per CTA)
   bool tma_loads_c = false;  // a 16-bit C may arrive by TMA in the staging buffer (p.c_by_tma; the _tmac kernels)
   bool block_scaled = false;  // fp8 with per-block scales (p.a_scales, p.b_scales; Sm90GemmConfig::BlockScaled)
+  bool writes_transposed = false;  // may write D transposed, by TMA stores too (Sm90GemmConfig::WritesTransposed)
   // Launches grid = p.scheduler.grid_size() clusters of cluster_m * cluster_n CTAs. Pre: p complete.
   cudaError_t (*launch)(Sm90GemmParams const& p, cudaStream_t stream) = nullptr;
   // The same configuration's Lean build (Sm90GemmConfig::Lean), where it has one: the host launches

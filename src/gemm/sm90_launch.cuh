@@ -83,6 +83,7 @@ Sm90Instance make_sm90_instance() {
     t.consumers = Config::Consumers;
     t.tma_loads_c = Config::TmaLoadsC;
     t.block_scaled = Config::BlockScaled;
+    t.writes_transposed = Config::WritesTransposed;
     if constexpr (Config::HasLeanTwin) t.launch_lean = sm90_launch<typename Config::LeanTwin>;
   }
   t.element_bytes = int(sizeof(typename Config::Element));

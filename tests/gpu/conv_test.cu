@@ -363,6 +363,23 @@ TEST(ConvLayouts, NonPackedStrides) {
     }
 }
 
+namespace {
+
+// a (buffers set) with a NaN at element 37 of its activations (x, or dy for dgrad) and an infinity
+// at element inf_at, judged: NaN and the infinity reach exactly the outputs whose sums hold them.
+void expect_nan_and_inf_propagate(ConvArguments const& a, std::int64_t inf_at) {
+  void* act = const_cast<void*>(a.op == Operator::kDgrad ? a.y.ptr : a.x.ptr);
+  std::uint16_t const nan = a.dtype == DType::bf16 ? 0x7fc0 : 0x7e00, inf = a.dtype == DType::bf16 ? 0x7f80 : 0x7c00;
+  ASSERT_EQ(cudaMemcpy(static_cast<std::uint16_t*>(act) + 37, &nan, 2, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(static_cast<std::uint16_t*>(act) + inf_at, &inf, 2, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_TRUE(convolution(a).ok());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  reference::ConvCheck const check = judge(a);
+  EXPECT_TRUE(check.passed()) << check.describe();
+}
+
+}  // namespace
+
 // NaN and Inf in the activations (x for fprop and wgrad, dy for dgrad) reach exactly the outputs
 // whose sums hold them: the reference decides which, and the judge needs NaN for NaN and the same
 // infinity for an infinity. The filters stay finite (a zero-filled padding tap times an infinite
@@ -374,14 +391,7 @@ TEST(ConvSmall, NanAndInfPropagate) {
       ConvArguments a = conv2d(op, t, 2, 9, 8, 16, 24, 3, 3, {1, 1});
       SCOPED_TRACE(describe(a));
       Buffers b = make_buffers(a, false, false);
-      void* act = const_cast<void*>(op == Operator::kDgrad ? a.y.ptr : a.x.ptr);
-      std::uint16_t const nan = t == DType::bf16 ? 0x7fc0 : 0x7e00, inf = t == DType::bf16 ? 0x7f80 : 0x7c00;
-      ASSERT_EQ(cudaMemcpy(static_cast<std::uint16_t*>(act) + 37, &nan, 2, cudaMemcpyHostToDevice), cudaSuccess);
-      ASSERT_EQ(cudaMemcpy(static_cast<std::uint16_t*>(act) + 16 * 60 + 5, &inf, 2, cudaMemcpyHostToDevice), cudaSuccess);
-      ASSERT_TRUE(convolution(a).ok());
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      reference::ConvCheck const check = judge(a);
-      EXPECT_TRUE(check.passed()) << check.describe();
+      expect_nan_and_inf_propagate(a, 16 * 60 + 5);
     }
 }
 
@@ -1185,13 +1195,6 @@ TEST(ConvPadded, NanAndInfPropagate) {
       SCOPED_TRACE(describe(a));
       Buffers b = make_buffers(a, false, false);
       ASSERT_EQ(kernel_of(a).rfind("padded:", 0), 0u) << kernel_of(a);
-      void* act = const_cast<void*>(op == Operator::kDgrad ? a.y.ptr : a.x.ptr);
-      std::uint16_t const nan = t == DType::bf16 ? 0x7fc0 : 0x7e00, inf = t == DType::bf16 ? 0x7f80 : 0x7c00;
-      ASSERT_EQ(cudaMemcpy(static_cast<std::uint16_t*>(act) + 37, &nan, 2, cudaMemcpyHostToDevice), cudaSuccess);
-      ASSERT_EQ(cudaMemcpy(static_cast<std::uint16_t*>(act) + 5 * 60 + 3, &inf, 2, cudaMemcpyHostToDevice), cudaSuccess);
-      ASSERT_TRUE(convolution(a).ok());
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      reference::ConvCheck const check = judge(a);
-      EXPECT_TRUE(check.passed()) << check.describe();
+      expect_nan_and_inf_propagate(a, 5 * 60 + 3);
     }
 }

@@ -154,6 +154,11 @@ struct Sm90GemmConfig {
   // boxes; the 16-wide skinny tiles (a D of at most 16 columns, or rows when swapped) always take
   // the register epilogue.
   static constexpr bool TmaStoreEpilogue = TileN % 64 == 0;
+  // The kernel may write D transposed (p.d_transposed; its TMA stores stage each 64 x 64 block
+  // transposed): the skinny kernels running the swapped problem, the block-scaled ones (which keep
+  // the caller's A and B for a column-major D) and the implicit GEMMs with the pixels as B.
+  static constexpr bool WritesTransposed =
+      TileN <= 64 || BlockScaled_ || Im2col_ == Sm90Im2colOperand::b_pixels;
   // A 16-bit C arrives by TMA in the staging buffer (p.c_by_tma), which holds a whole tile; the
   // fast-accumulating mainloop issues the load part-way through.
   static constexpr bool TmaLoadsC = LoadsC_;
@@ -441,7 +446,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       bool staged = false;  // D left through the staging buffer (TMA stores, or the copy warps' rows)
       if constexpr (Config::Lean) {  // TMA stores of a D of the element's type (the host's rule)
         using Out = std::conditional_t<std::is_same_v<Element, half_t>, half_t, bfloat16_t>;
-        detail::sm90_epilogue_staged<Out, TileN, Config::SlabN, false, Held>(
+        detail::sm90_epilogue_staged<Out, TileN, Config::SlabN, false, Held, Config::WritesTransposed>(
             p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, u + 1 == units, &s.c_full[consumer], c_parity,
             held);
         if constexpr (Held > 0) {
@@ -454,14 +459,11 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         staged = p.tma_store || p.staged_rows;
         if (staged) {
           bool const last = u + 1 == units;
-          // (A block-scaled kernel writes a column-major D transposed: it keeps the caller's A and B;
-          // so does an implicit GEMM with the pixels as B.)
-          constexpr bool Transposable = TileN == 64 || Config::BlockScaled || Config::Im2col == Sm90Im2colOperand::b_pixels;
           if (p.out_f16) {
-            detail::sm90_epilogue_staged<half_t, TileN, Config::SlabN, Config::TmaLoadsC, Held, Transposable>(
+            detail::sm90_epilogue_staged<half_t, TileN, Config::SlabN, Config::TmaLoadsC, Held, Config::WritesTransposed>(
                 p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last, &s.c_full[consumer], c_parity, held);
           } else {
-            detail::sm90_epilogue_staged<bfloat16_t, TileN, Config::SlabN, Config::TmaLoadsC, Held, Transposable>(
+            detail::sm90_epilogue_staged<bfloat16_t, TileN, Config::SlabN, Config::TmaLoadsC, Held, Config::WritesTransposed>(
                 p, acc, s.d[consumer], et, consumer, m0 + 64 * consumer, n0, batch, last, &s.c_full[consumer], c_parity, held);
           }
           if constexpr (Held > 0) {
@@ -477,14 +479,13 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         std::int64_t const row0 = std::int64_t(m0) + consumer * 64 + (et / 32) * 16 + (et % 32) / 4;
         std::int64_t const col0 = std::int64_t(n0) + 2 * (et % 4);
         bool const full_cols = std::int64_t(n0) + TileN <= p.n;
-        // (A block-scaled kernel writes a column-major D transposed: it keeps the caller's A and B.)
-        constexpr bool Transposable = TileN <= 64 || Config::BlockScaled || Config::Im2col == Sm90Im2colOperand::b_pixels;
+        constexpr bool T = Config::WritesTransposed;
         if (p.out_f32) {
-          detail::sm90_epilogue_registers<float, TileN, Transposable>(p, acc, row0, col0, full_cols, slice, batch);
+          detail::sm90_epilogue_registers<float, TileN, T>(p, acc, row0, col0, full_cols, slice, batch);
         } else if (p.out_f16) {
-          detail::sm90_epilogue_registers<half_t, TileN, Transposable>(p, acc, row0, col0, full_cols, slice, batch);
+          detail::sm90_epilogue_registers<half_t, TileN, T>(p, acc, row0, col0, full_cols, slice, batch);
         } else {
-          detail::sm90_epilogue_registers<bfloat16_t, TileN, Transposable>(p, acc, row0, col0, full_cols, slice, batch);
+          detail::sm90_epilogue_registers<bfloat16_t, TileN, T>(p, acc, row0, col0, full_cols, slice, batch);
         }
       }
     }
