@@ -307,7 +307,9 @@ void run_without_gil(Launch&& launch) {
   if (st != TESSEL_STATUS_SUCCESS) raise(st, why);
 }
 
-enum class Mode { run, kernel, host_loop };
+// host_loop times tessel_gemm from C++ (the C ABI's own cost per call); host_loop_check times
+// tessel_gemm_can_implement, the same call's rules and kernel choice without the launch.
+enum class Mode { run, kernel, host_loop, host_loop_check };
 
 // The fused epilogue's activation: None or one of its names (tessel.gemm's docstring), as the C
 // ABI's tessel_activation.
@@ -413,12 +415,14 @@ py::object gemm_call(Mode mode, py::handle a, py::handle b, py::handle out, py::
   }
   wait_for_producers(operands(), s);
   cudaStream_t const cs = reinterpret_cast<cudaStream_t>(s);
-  if (mode == Mode::host_loop) {
+  if (mode == Mode::host_loop || mode == Mode::host_loop_check) {
     double seconds = 0;
     run_without_gil([&](char* why, std::size_t size) {
       tessel_status st = TESSEL_STATUS_SUCCESS;
+      char const* name = nullptr;
       auto const t0 = std::chrono::steady_clock::now();
-      for (long long i = 0; i < calls && st == TESSEL_STATUS_SUCCESS; ++i) st = tessel_gemm(&p, cs, why, size);
+      for (long long i = 0; i < calls && st == TESSEL_STATUS_SUCCESS; ++i)
+        st = mode == Mode::host_loop ? tessel_gemm(&p, cs, why, size) : tessel_gemm_can_implement(&p, &name, why, size);
       seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       return st;
     });
@@ -990,14 +994,15 @@ PYBIND11_MODULE(_C, m) {
   m.def(
       "_gemm_host_loop",
       [](py::object a, py::object b, py::object out, py::object c, py::object alpha, py::object beta, py::object stream,
-         py::object kernel, bool tf32, long long calls) {
-        return gemm_call(Mode::host_loop, a, b, out, c, alpha, beta, stream, kernel, tf32, calls, py::none(), py::none(),
-                         py::none(), py::none());
+         py::object kernel, bool tf32, long long calls, bool launch) {
+        return gemm_call(launch ? Mode::host_loop : Mode::host_loop_check, a, b, out, c, alpha, beta, stream, kernel,
+                         tf32, calls, py::none(), py::none(), py::none(), py::none());
       },
       py::arg("a"), py::arg("b"), py::arg("out"), py::arg("c"), py::arg("alpha"), py::arg("beta"), py::arg("stream"),
-      py::arg("kernel"), py::arg("tf32"), py::arg("calls"),
+      py::arg("kernel"), py::arg("tf32"), py::arg("calls"), py::arg("launch") = true,
       "seconds of host time per tessel_gemm call, over `calls` calls made back to back from C++ with the "
-      "arguments prepared once (the C ABI's own cost; tessel.bench compares the Python call with it)");
+      "arguments prepared once (the C ABI's own cost; tessel.bench compares the Python call with it); "
+      "launch=False times tessel_gemm_can_implement instead (the rules and the kernel choice alone)");
   m.def(
       "grouped_mm",
       [](py::object a, py::object b, py::object offs, py::object out, py::object out_dtype, py::object c,

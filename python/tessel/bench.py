@@ -29,7 +29,8 @@ row-major, torch's default (the CLI's is column-major).
 
 Per-call overhead: host time of back-to-back calls at 1024^3 bf16 while the GPU is held busy (so
 no call waits for it), for tessel.gemm from Python and for the same calls made from C++ through
-the C ABI with the arguments prepared once (the CLI's path); the difference is what Python adds.
+the C ABI with the arguments prepared once (the CLI's path); the difference is what Python adds,
+taken round by round (every side timed once per round, the order rotated) and its median kept.
 
 Attention (``attention``): tessel.attention against F.scaled_dot_product_attention with its cuDNN
 backend and with its flash backend (torch.nn.attention.sdpa_kernel), the three interleaved launch
@@ -325,15 +326,20 @@ def run_problem(torch, p, args, l2_bytes):
     return row
 
 
-def measure_overhead(torch, clock_mhz, calls=100, reps=7):
-    """Host microseconds per call at 1024^3 bf16 tn, the GPU held busy by a sleep kernel."""
+def measure_overhead(torch, clock_mhz, calls=100, rounds=31):
+    """Host microseconds per call at 1024^3 bf16 tn, the GPU held busy by a sleep kernel.
+
+    Each round times every side once (`calls` calls back to back), in an order rotated from round
+    to round; a side's figure is its median over the rounds, and what Python adds is the median
+    of each round's difference between tessel.gemm and the same call made from C++ (paired within
+    a round, so a slow stretch of the host moves both)."""
     import tessel.torch  # noqa: F401  (torch.ops.tessel.gemm)
 
     p = _Problem(torch, 1, 1024, 1024, 1024, "bf16", "tn")
     a, b, d = p.make_set(7)
     stream = torch.cuda.current_stream().cuda_stream
     sleep = getattr(torch.cuda, "_sleep", None)
-    hold_cycles = int(0.05 * max(clock_mhz, 1000) * 1e6)  # ~50 ms: longer than the slowest side's `calls` calls
+    hold_cycles = int(0.02 * max(clock_mhz, 1000) * 1e6)  # ~20 ms: longer than the slowest side's `calls` calls
 
     def py_loop(fn):
         def timed():
@@ -346,6 +352,8 @@ def measure_overhead(torch, clock_mhz, calls=100, reps=7):
 
     sides = {
         "c_api_from_cpp": lambda: tessel._C._gemm_host_loop(a, b, d, None, 1.0, 0.0, stream, None, False, calls),
+        "c_api_checks_only": lambda: tessel._C._gemm_host_loop(a, b, d, None, 1.0, 0.0, stream, None, False, calls,
+                                                               False),
         "tessel.gemm": py_loop(lambda: tessel.gemm(a, b, out=d)),
         "tessel.gemm(stream=int)": py_loop(lambda: tessel.gemm(a, b, out=d, stream=stream)),
         "torch.ops.tessel.gemm": py_loop(lambda: torch.ops.tessel.gemm(a, b)),
@@ -355,23 +363,26 @@ def measure_overhead(torch, clock_mhz, calls=100, reps=7):
     for fn in sides.values():  # warm-up: first-call caches, lazy loading
         fn()
     torch.cuda.synchronize()
-    us = {}
-    for name, fn in sides.items():
-        samples = []
-        for _ in range(reps):
+    samples = {name: [] for name in sides}
+    names = list(sides)
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
             if sleep is not None:
                 sleep(hold_cycles)
-            samples.append(fn() * 1e6)
+            samples[name].append(sides[name]() * 1e6)
             torch.cuda.synchronize()
-        us[name] = statistics.median(samples)
+    us = {name: statistics.median(v) for name, v in samples.items()}
+    added = statistics.median(x - y for x, y in zip(samples["tessel.gemm"], samples["c_api_from_cpp"]))
     return {
-        "problem": "1024x1024x1024 bf16 tn", "calls": calls, "reps": reps,
+        "problem": "1024x1024x1024 bf16 tn", "calls": calls, "rounds": rounds,
         "gpu_held_busy": sleep is not None,
         "us_per_call": us,
-        "tessel_gemm_over_c_api_us": us["tessel.gemm"] - us["c_api_from_cpp"],
+        "tessel_gemm_over_c_api_us": added,
         "target_us": 5.0,
-        "note": "host time per call (median of reps), calls enqueued back to back while a sleep kernel keeps the GPU "
-                "busy; c_api_from_cpp is tessel_gemm called from C++ with the arguments prepared once",
+        "note": "host time per call (median over rounds), calls enqueued back to back while a sleep kernel keeps the "
+                "GPU busy; c_api_from_cpp is tessel_gemm called from C++ with the arguments prepared once, "
+                "c_api_checks_only tessel_gemm_can_implement (the rules and the kernel choice, no launch); "
+                "tessel_gemm_over_c_api_us is the median of the rounds' paired differences",
     }
 
 

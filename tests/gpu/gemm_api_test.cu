@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 using namespace tessel;
@@ -423,6 +424,50 @@ TEST(GemmApi, EveryKernelByNameAndTheHeuristic) {
   EXPECT_EQ(select_gemm_kernel(big, &why), nullptr);
   EXPECT_EQ(why.code, StatusCode::not_supported);
   EXPECT_EQ(why.reason.rfind("a_type:", 0), 0u) << why.reason;
+}
+
+// select_gemm_kernel remembers each thread's last choices (gemm.cpp, RememberedChoices). A choice
+// read back must be the one a thread that never saw the problem makes, and a problem that differs
+// in one thing the heuristic reads (an operand's alignment, an option, the shape) is chosen afresh.
+TEST(GemmApi, RememberedChoicesAreTheHeuristics) {
+  TESSEL_REQUIRE_GPU();
+  int dev = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  std::vector<GemmArguments> problems;  // made-up addresses: choosing a kernel reads none
+  for (Shape const s : {Shape{1024, 1024, 1024}, Shape{16, 4096, 4096}, Shape{4095, 4097, 4099}, Shape{8192, 8192, 256},
+                        Shape{64, 64, 64}})
+    for (DType const t : {DType::bf16, DType::f16, DType::f32, DType::e4m3})
+      for (char const* layout : {"tn", "nn"}) {
+        GemmArguments g = problem(s.m, s.n, s.k, layout, MatrixOrder::row_major, t, t == DType::e4m3 ? DType::bf16 : t);
+        g.a = reinterpret_cast<void const*>(std::uintptr_t(0x7f0000000000));
+        g.b = reinterpret_cast<void const*>(std::uintptr_t(0x7f0100000000));
+        g.d = reinterpret_cast<void*>(std::uintptr_t(0x7f0200000000));
+        problems.push_back(g);
+        GemmArguments odd = g;  // A 2-byte aligned: no TMA read in place
+        odd.a = static_cast<char const*>(odd.a) + 2;
+        problems.push_back(odd);
+        GemmArguments sliced = g;
+        sliced.options.splits = 3;
+        problems.push_back(sliced);
+      }
+  auto name_of = [](GemmKernelInfo const* k) { return std::string(k != nullptr ? k->name : "(none)"); };
+  std::vector<std::string> fresh;
+  for (GemmArguments const& g : problems) {  // each in a thread of its own: nothing remembered
+    std::thread([&] {
+      ASSERT_EQ(cudaSetDevice(dev), cudaSuccess);
+      fresh.push_back(name_of(select_gemm_kernel(g)));
+    }).join();
+  }
+  ASSERT_EQ(fresh.size(), problems.size());
+  for (std::size_t i = 0; i < problems.size(); ++i) {
+    for (std::size_t j : {i, i, i > 0 ? i - 1 : i}) {  // the second and third reads are remembered ones
+      SCOPED_TRACE("problem " + std::to_string(j));
+      EXPECT_EQ(name_of(select_gemm_kernel(problems[j])), fresh[j]);
+    }
+  }
 }
 
 TEST(GemmApi, MatrixOfMoreThan2To31Elements) {
