@@ -18,7 +18,8 @@
 `conv_dgrad`, `conv_wgrad`) take any CUDA array: torch tensors, and any object with
 ``__dlpack__`` (CuPy, JAX, ...) or ``__cuda_array_interface__``. `tessel.torch` (imported with
 tessel when torch already is, else by ``import tessel.torch``) registers ``torch.ops.tessel.gemm``
-(autograd, torch.compile, CUDA graphs), ``torch.ops.tessel.grouped_mm``, a drop-in ``tessel.torch.Linear``,
+(autograd, torch.compile, CUDA graphs), ``torch.ops.tessel.linear`` (bias and activation fused, autograd),
+``torch.ops.tessel.grouped_mm``, a drop-in ``tessel.torch.Linear``,
 ``torch.ops.tessel.attention`` (autograd through ``torch.ops.tessel.attention_backward``),
 ``tessel.torch.scaled_dot_product_attention``,
 ``torch.ops.tessel.conv`` (fprop, F.conv2d's layout) and ``tessel.torch.conv2d`` / ``conv3d``.

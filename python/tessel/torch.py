@@ -1,4 +1,5 @@
-"""tessel for PyTorch: ``torch.ops.tessel.gemm``, ``tessel.torch.gemm``, ``tessel.torch.Linear``;
+"""tessel for PyTorch: ``torch.ops.tessel.gemm``, ``tessel.torch.gemm``, ``torch.ops.tessel.linear``,
+``tessel.torch.linear``, ``tessel.torch.Linear``;
 ``torch.ops.tessel.attention`` (with autograd through ``torch.ops.tessel.attention_backward``),
 ``tessel.torch.attention`` and ``tessel.torch.scaled_dot_product_attention``.
 
@@ -13,6 +14,9 @@ backward works as well), and its output comes from ``torch.empty`` on torch's cu
 where it runs -- so CUDA-graph capture works. Inputs whose strides tessel cannot read in place
 (neither of the last two strides 1, overlapping rows) are copied with ``.contiguous()`` first;
 ``tessel.gemm`` itself refuses them instead.
+
+``tessel::linear`` (``tessel.torch.linear``, ``tessel.torch.Linear(..., activation=...)``) is
+act(x @ weight.T + bias) in one GEMM, the bias and the activation in its epilogue, with autograd.
 
 ``tessel::grouped_mm`` is tessel.grouped_mm (torch._grouped_mm's 2-D x 3-D case, a
 mixture-of-experts layer) as a custom op with a fake implementation, its output from
@@ -48,7 +52,7 @@ from torch import Tensor
 
 from . import _C
 
-__all__ = ["gemm", "Linear", "grouped_mm", "attention", "scaled_dot_product_attention", "conv2d", "conv3d", "all_gather_matmul",
+__all__ = ["gemm", "linear", "Linear", "grouped_mm", "attention", "scaled_dot_product_attention", "conv2d", "conv3d", "all_gather_matmul",
            "matmul_reduce_scatter"]
 
 _FP8 = tuple(getattr(torch, n) for n in ("float8_e4m3fn", "float8_e5m2") if hasattr(torch, n))
@@ -183,16 +187,100 @@ def gemm(
     return torch.ops.tessel.gemm(a, b, alpha, beta, c, out_dtype)
 
 
+# ---- a Linear layer with its bias and activation fused ------------------------------------------------
+
+_ACTIVATIONS = (None, "relu", "gelu", "gelu_tanh", "silu")
+
+
+def _linear_out(x: Tensor, weight: Tensor) -> Sequence[int]:
+    if x.dim() < 1 or weight.dim() != 2:
+        raise ValueError(f"x, weight: x is [..., in_features] and weight [out_features, in_features]; got "
+                         f"{list(x.shape)} and {list(weight.shape)}")
+    if x.shape[-1] != weight.shape[1]:
+        raise ValueError(f"weight: has {weight.shape[1]} input features, but x has {x.shape[-1]} "
+                         f"(x is [..., in_features], weight [out_features, in_features])")
+    return (*x.shape[:-1], weight.shape[0])
+
+
+@torch.library.custom_op("tessel::linear", mutates_args=())
+def _linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, activation: Optional[str] = None) -> Tensor:
+    shape = _linear_out(x, weight)
+    x2 = x.reshape(-1, x.shape[-1])
+    out = torch.empty((x2.shape[0], weight.shape[0]), dtype=x.dtype, device=x.device)
+    _C.gemm(_operand(x2), _operand(weight.t()), out, None, 1.0, 0.0, None, None, False, bias, activation, None, None)
+    return out.reshape(shape)
+
+
+@_linear.register_fake
+def _linear_fake(x, weight, bias=None, activation=None):
+    return x.new_empty(_linear_out(x, weight))
+
+
+def _linear_setup_context(ctx, inputs, output):
+    x, weight, bias, activation = (*inputs, *(None, None)[len(inputs) - 2 :])
+    ctx.activation = activation
+    # relu's derivative is read off the output; gelu's and silu's need the product before the
+    # activation, which the backward recomputes (one more GEMM) rather than the forward storing it.
+    ctx.save_for_backward(x, weight, bias, output if activation == "relu" else None)
+
+
+def _linear_backward(ctx, grad):
+    # y = act(z), z = x @ weight^T + bias:  dz = dy act'(z),  dx = dz @ weight,  dweight = dz^T @ x,
+    # dbias = the sum of dz over the rows.
+    x, weight, bias, y = ctx.saved_tensors
+    need_x, need_w, need_b = (*ctx.needs_input_grad, False, False)[:3]
+    g = grad.reshape(-1, grad.shape[-1])
+    g = g if g.dtype == x.dtype else g.to(x.dtype)
+    act = ctx.activation
+    if act is None:
+        dz = g
+    elif act == "relu":
+        dz = g * (y.reshape(g.shape) > 0)
+    else:
+        z = torch.ops.tessel.linear(x, weight, bias).reshape(g.shape)
+        dz = (torch.ops.aten.silu_backward(g, z) if act == "silu" else
+              torch.ops.aten.gelu_backward(g, z, approximate="tanh" if act == "gelu_tanh" else "none"))
+    dx = torch.ops.tessel.gemm(dz, weight).reshape(x.shape) if need_x else None
+    dw = torch.ops.tessel.gemm(dz.mT, x.reshape(-1, x.shape[-1])) if need_w else None
+    db = dz.sum(0) if need_b and bias is not None else None
+    return (dx, dw, db, None)[: len(ctx.needs_input_grad)]
+
+
+_linear.register_autograd(_linear_backward, setup_context=_linear_setup_context)
+
+
+def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, activation: Optional[str] = None) -> Tensor:
+    """act(x @ weight.T + bias) through ``torch.ops.tessel.linear``: F.linear followed by
+    activation None, 'relu', 'gelu' (erf), 'gelu_tanh' or 'silu', in one tessel GEMM whose
+    epilogue adds the bias and applies the activation in float32 before the one rounding.
+    x is [..., in_features], weight [out_features, in_features] (read transposed in place), bias
+    [out_features] of x's dtype. Autograd: two tessel GEMMs and the bias's row sum; for gelu and
+    silu the backward recomputes x @ weight.T + bias (a third GEMM) for the derivative, where
+    relu's is read off the output. torch.compile(fullgraph=True) and CUDA graphs as tessel::gemm."""
+    if activation not in _ACTIVATIONS:
+        raise ValueError(f"activation: {activation!r} is not one of None, 'relu', 'gelu', 'gelu_tanh', 'silu'")
+    return torch.ops.tessel.linear(x, weight, bias, activation)
+
+
 class Linear(torch.nn.Linear):
-    """``torch.nn.Linear`` whose product is tessel's GEMM: y = x @ weight.T + bias, with the same
-    parameters, initialisation and state_dict (weight.T is read in place, no copy)."""
+    """``torch.nn.Linear`` whose product is tessel's GEMM: y = act(x @ weight.T + bias), with the
+    same parameters, initialisation and state_dict (weight.T is read in place, no copy). The bias
+    and the optional activation (None, 'relu', 'gelu', 'gelu_tanh', 'silu'; keyword only) are
+    applied in the GEMM's epilogue (tessel.torch.linear)."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None, *,
+                 activation: Optional[str] = None):
+        if activation not in _ACTIVATIONS:
+            raise ValueError(f"activation: {activation!r} is not one of None, 'relu', 'gelu', 'gelu_tanh', 'silu'")
+        super().__init__(in_features, out_features, bias, device, dtype)
+        self.activation = activation
 
     def forward(self, x: Tensor) -> Tensor:
-        lead = x.shape[:-1]
-        y = torch.ops.tessel.gemm(x.reshape(-1, x.shape[-1]), self.weight.t())
-        if self.bias is not None:
-            y = y + self.bias
-        return y.reshape(*lead, self.out_features)
+        return torch.ops.tessel.linear(x, self.weight, self.bias, self.activation)
+
+    def extra_repr(self) -> str:
+        act = "" if self.activation is None else f", activation={self.activation!r}"
+        return super().extra_repr() + act
 
 
 # ---- grouped GEMM (mixture-of-experts) ---------------------------------------------------------------

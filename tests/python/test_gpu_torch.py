@@ -304,3 +304,92 @@ def test_linear_is_a_drop_in_for_nn_linear():
     assert y.shape == (7, 5, 40)
     expect = x.double() @ ref.weight.double().t() + ref.bias.double()
     assert (y.double() - expect).abs().max() <= 1e-4
+
+
+# ---- tessel::linear: the bias and the activation in the GEMM's epilogue -------------------------------
+
+_ACT = {
+    None: lambda z: z,
+    "relu": torch.relu,
+    "gelu": torch.nn.functional.gelu,
+    "gelu_tanh": lambda z: torch.nn.functional.gelu(z, approximate="tanh"),
+    "silu": torch.nn.functional.silu,
+}
+
+
+@pytest.mark.parametrize("activation", list(_ACT))
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_linear_forward_matches_float64(activation, dtype):
+    # 16-bit inputs run the tensor-core kernels' fused epilogue: act(x w^T + b) in float32, one rounding.
+    x, w, b = rand(3, 41, 200, dtype=dtype), rand(136, 200, dtype=dtype), rand(136, dtype=dtype)
+    y = tessel.torch.linear(x, w, b, activation)
+    assert y.shape == (3, 41, 136) and y.dtype == dtype
+    z = x.double() @ w.double().t() + b.double()
+    ref = _ACT[activation](z)
+    scale = x.double().abs() @ w.double().abs().t() + b.double().abs()  # what the products' rounding scales with
+    assert not (torch.isfinite(ref) & ~torch.isfinite(y.double())).any()
+    err = float(((y.double() - ref).abs() / scale).max())
+    assert err <= 1.2 * tolerance("bf16", dtype, 200), err  # 1.2: the activations' slope is at most 1.13
+
+
+@pytest.mark.parametrize("activation", list(_ACT))
+def test_linear_gradients_match_torch(activation):
+    # float32 (the CUDA-core kernels): the gradients against torch's own composite in float64.
+    x = rand(5, 7, 48).requires_grad_()
+    w = rand(24, 48).requires_grad_()
+    b = rand(24).requires_grad_()
+    y = tessel.torch.linear(x, w, b, activation)
+    g = rand(5, 7, 24)
+    y.backward(g)
+    x2, w2, b2 = (t.detach().double().requires_grad_() for t in (x, w, b))
+    _ACT[activation](torch.nn.functional.linear(x2, w2, b2)).backward(g.double())
+    for mine, ref in ((x.grad, x2.grad), (w.grad, w2.grad), (b.grad, b2.grad)):
+        assert mine.shape == ref.shape
+        torch.testing.assert_close(mine.double(), ref, rtol=1e-4, atol=1e-4)
+
+
+def test_linear_without_bias_and_with_2d_input():
+    x, w = rand(33, 64, dtype=torch.bfloat16).requires_grad_(), rand(16, 64, dtype=torch.bfloat16).requires_grad_()
+    y = tessel.torch.linear(x, w, None, "silu")
+    y.float().sum().backward()
+    assert y.shape == (33, 16) and x.grad.shape == x.shape and w.grad.shape == w.shape
+    assert torch.isfinite(x.grad).all() and torch.isfinite(w.grad).all()
+
+
+def _linear_opcheck_cases():
+    bf = torch.bfloat16
+    return [
+        (rand(32, 48, dtype=bf).requires_grad_(), rand(16, 48, dtype=bf).requires_grad_(), None, None),
+        (rand(2, 9, 48).requires_grad_(), rand(24, 48).requires_grad_(), rand(24).requires_grad_(), "gelu"),
+        (rand(20, 64, dtype=bf).requires_grad_(), rand(32, 64, dtype=bf).requires_grad_(),
+         rand(32, dtype=bf).requires_grad_(), "relu"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_linear_opcheck(case):
+    torch.library.opcheck(torch.ops.tessel.linear.default, _linear_opcheck_cases()[case])
+
+
+def test_linear_refusals():
+    with pytest.raises(ValueError, match="activation: 'tanh' is not one of"):
+        tessel.torch.linear(rand(4, 8), rand(2, 8), None, "tanh")
+    with pytest.raises(ValueError, match="weight: has 9 input features, but x has 8"):
+        tessel.torch.linear(rand(4, 8), rand(2, 9))
+    with pytest.raises(TypeError, match="bias"):  # the bias has out's dtype (tessel.gemm's rule)
+        tessel.torch.linear(rand(4, 8, dtype=torch.bfloat16), rand(2, 8, dtype=torch.bfloat16), rand(2))
+    with pytest.raises(ValueError, match="activation"):
+        tessel.torch.Linear(8, 4, activation="tanh")
+
+
+def test_linear_module_with_activation_compiles_and_matches_eager():
+    torch._dynamo.reset()
+    layer = tessel.torch.Linear(64, 96, dtype=torch.bfloat16, device="cuda", activation="gelu_tanh")
+    assert "activation='gelu_tanh'" in repr(layer)
+    x = rand(4, 10, 64, dtype=torch.bfloat16)
+    eager = layer(x)
+    ref = torch.nn.functional.gelu(torch.nn.functional.linear(x.float(), layer.weight.float(), layer.bias.float()),
+                                   approximate="tanh")
+    torch.testing.assert_close(eager.float(), ref, rtol=2e-2, atol=2e-2)
+    compiled = torch.compile(layer, fullgraph=True)
+    torch.testing.assert_close(compiled(x), eager, rtol=0, atol=0)
