@@ -94,7 +94,8 @@ bool is_registered(std::string_view name);
 enum class Route {
   nothing,        // out is empty: kNoKernel
   epilogue_only,  // no sum: kEpilogueOnly
-  gemm,           // a 1x1 convolution that is one plain GEMM (conv_as_gemm.hpp): "gemm:" + the GEMM kernel
+  gemm,           // a 1x1 convolution that is one plain GEMM (conv_as_gemm.hpp): "gemm:" + the GEMM kernel;
+                  // a strided 1x1 dgrad is the epilogue alone over dx, then a batched GEMM on its grid
   sm90,           // an sm_90a convolution kernel (sm90_conv_launch.hpp)
   sm80,           // the sm_80 implicit-GEMM or depthwise kernels (sm80_conv_launch.hpp)
   padded,         // one of those on channel-padded copies (conv_padded.hpp): "padded:" + its name
@@ -103,6 +104,7 @@ struct Plan {
   Route route = Route::nothing;
   char const* name = kNoKernel;
   GemmArguments gemm;         // Route::gemm: the GEMM API's arguments
+  bool grid = false;          // Route::gemm: the GEMM writes the strided grid of dx (conv_dgrad_as_grid_gemm)
   ConvPaddedLayout padded;    // Route::padded: the staged tensors
 };
 
@@ -160,7 +162,8 @@ bool padded_route(ConvArguments const& a, int cc, std::string_view unpadded, Pla
 // The route of a validated call on a GPU of compute capability cc, the first that applies: nothing
 // to write; no sum (the epilogue alone); a 1x1 convolution that is one GEMM, where the GEMM API
 // runs it (its sm_90a kernels beat cuBLAS, while the sm_80 implicit GEMM ran 1x1 C256->64 fprop
-// at 0.29x cuDNN on the H200); the padded route where the sm_80 selection would read the problem
+// at 0.29x cuDNN on the H200), or a strided 1x1 dgrad that is one batched GEMM on dx's grid (the
+// kernels' implicit GEMM over every dx pixel ran 1x1/2 C512->1024 dgrad at 0.11x); the padded route where the sm_80 selection would read the problem
 // element by element; the sm_90a kernel where it takes the problem on an sm_90 GPU; the sm_80
 // kernels.
 Status route(ConvArguments const& a, int cc, Plan* plan) {
@@ -170,9 +173,10 @@ Status route(ConvArguments const& a, int cc, Plan* plan) {
     plan->route = Route::epilogue_only, plan->name = kEpilogueOnly;
     return Status::success();
   }
-  if (conv_as_gemm(a, &plan->gemm)) {
+  bool const grid = conv_dgrad_as_grid_gemm(a, &plan->gemm);
+  if (grid || conv_as_gemm(a, &plan->gemm)) {
     if (char const* name = gemm_route_name(plan->gemm); name != nullptr) {
-      plan->route = Route::gemm, plan->name = name;
+      plan->route = Route::gemm, plan->name = name, plan->grid = grid;
       return Status::success();
     }
   }
@@ -298,7 +302,7 @@ std::vector<RegistryEntry> const& registry() {
     };
     for (Probe const& pr : probes()) for (int cc : {kSm90, kSm80}) {
       // A 1x1 probe that is a plain GEMM runs on the GEMM API's kernels (`tessel list` shows them).
-      if (GemmArguments g; conv_as_gemm(pr.a, &g)) continue;
+      if (GemmArguments g; conv_as_gemm(pr.a, &g) || conv_dgrad_as_grid_gemm(pr.a, &g)) continue;
       std::string const what = std::string(conv::to_string(pr.a.op)) + " " + to_string(pr.a.dtype) + " " + pr.what;
       char const* const picked = kernel_for(make_params(pr.a), pr.a.dtype, cc);
       add(picked, what, true);
@@ -333,6 +337,20 @@ bool is_registered(std::string_view name) {
   for (RegistryEntry const& e : registry())
     if (e.name == name) return true;
   return false;
+}
+
+// The grid route's first pass (conv_dgrad_as_grid_gemm): dx = beta * residual, or zeros, over
+// every pixel; the GEMM then overwrites the grid. Zeros into a packed dx are one memset (the
+// epilogue kernel's per-element coordinates cost several times its bandwidth).
+Status write_off_grid(ConvArguments const& a, cudaStream_t stream) {
+  bool const packed = a.x.stride_w == a.c && a.x.stride_h == a.w * a.c && a.x.stride_d == a.h * a.w * a.c &&
+                      a.x.stride_n == a.d * a.h * a.w * a.c;
+  if (!packed || (a.residual != nullptr && a.beta != 0.0f)) return detail::conv_epilogue_only(a, stream);
+  std::size_t const bytes = std::size_t(a.n * a.d * a.h * a.w * a.c) * size_of(a.dtype);
+  if (cudaError_t const err = cudaMemsetAsync(a.out, 0, bytes, stream); err != cudaSuccess)
+    return Status::error(StatusCode::cuda_error, std::string("cudaMemsetAsync of dx off the GEMM's grid: ") +
+                                                     cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
+  return Status::success();
 }
 
 }  // namespace
@@ -394,7 +412,10 @@ Status convolution(ConvArguments const& a, CUstream_st* stream) {
   switch (plan.route) {
     case Route::nothing: return Status::success();
     case Route::epilogue_only: return detail::conv_epilogue_only(a, stream);
-    case Route::gemm: return gemm(plan.gemm, stream);
+    case Route::gemm:
+      if (plan.grid)
+        if (Status s = write_off_grid(a, stream); !s) return s;
+      return gemm(plan.gemm, stream);
     case Route::padded: return detail::conv_padded_run(a, plan.padded, stream);
     case Route::sm90: return sm90_conv_run(make_params(a), a.dtype, plan.name, {a.workspace, a.workspace_bytes}, stream);
     case Route::sm80: return sm80_conv_run(make_params(a), a.dtype, stream, sm80_options(a, h));

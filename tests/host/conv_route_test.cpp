@@ -5,13 +5,20 @@
 #include <tessel/conv/conv_split.hpp>
 #include <tessel/conv/conv_validate.hpp>
 #include <tessel/gemm/device/gemm_validate.hpp>
+#include <tessel/numeric/float_bits.hpp>
+#include <tessel/reference/gemm_host.hpp>
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <vector>
 
 using namespace tessel;
 using conv::Operator;
+using detail::bf16_bits_to_float;
+using detail::float_to_bf16_bits;
+using reference::gemm_host;
+using reference::HostReference;
 
 namespace {
 
@@ -161,6 +168,84 @@ TEST(ConvAsGemm, RefusesWhatIsNotOnePlainGemm) {
   EXPECT_TRUE(refused([](ConvArguments& a) { a.activation = ConvActivation::relu; }));   // activation
   EXPECT_TRUE(refused([](ConvArguments& a) { a.x.stride_h += 8, a.x.stride_n = a.x.stride_h * 6; }));  // padded x rows
   EXPECT_TRUE(refused([](ConvArguments& a) { a.y.stride_n += 16; }));                      // padded y images
+}
+
+// A strided 1x1 dgrad: one batched GEMM on the grid of dx (conv_dgrad_as_grid_gemm).
+TEST(ConvAsGridGemm, WorkedExample) {
+  ConvArguments a = make_packed_conv2d(Operator::kDgrad, 8, 56, 56, 512, 1024, 1, 1, {0, 0}, {2, 2}, {1, 1}, 1, DType::bf16);
+  a.x.ptr = kX, a.filter.ptr = kW, a.y.ptr = kY, a.out = kX;
+  GemmArguments g;
+  EXPECT_FALSE(conv_as_gemm(a, &g));
+  ASSERT_TRUE(conv_dgrad_as_grid_gemm(a, &g));  // the header's example
+  EXPECT_EQ(g.m, 28);
+  EXPECT_EQ(g.n, 512);
+  EXPECT_EQ(g.k, 1024);
+  EXPECT_EQ(g.batch_count, 8 * 28);
+  EXPECT_EQ(g.lda, 1024);
+  EXPECT_EQ(g.batch_stride_a, 28 * 1024);
+  EXPECT_EQ(g.ldb, 512);
+  EXPECT_EQ(g.batch_stride_b, 0);
+  EXPECT_EQ(g.ldd, 2 * 512);
+  EXPECT_EQ(g.batch_stride_d, 2 * 56 * 512);
+  EXPECT_EQ(g.c, nullptr);
+  EXPECT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+}
+
+// The grid GEMM computes dx at (n, sh*p, sw*q) = sum_k dy(n, p, q, k) w(k, c), checked on the
+// host: the GEMM reference run on the mapped arguments against the sum written out directly,
+// and every element the GEMM writes at the address of its dx pixel. Small integers: exact.
+TEST(ConvAsGridGemm, WritesExactlyTheGridOfDx) {
+  for (auto [n, h, w, sh, sw] : {std::array<std::int64_t, 5>{2, 6, 4, 2, 2}, {1, 7, 5, 2, 3}, {3, 9, 6, 3, 2}}) {
+    std::int64_t const c = 3, k = 5;
+    ConvArguments a = make_packed_conv2d(Operator::kDgrad, n, h, w, c, k, 1, 1, {0, 0}, {sh, sw}, {1, 1}, 1, DType::bf16);
+    std::int64_t const p = (h - 1) / sh + 1, q = (w - 1) / sw + 1;
+    std::vector<std::uint16_t> dy(std::size_t(n * p * q * k)), filt(std::size_t(k * c)), dx(std::size_t(n * h * w * c));
+    for (std::size_t i = 0; i < dy.size(); ++i) dy[i] = float_to_bf16_bits(float(int(i % 7) - 3));
+    for (std::size_t i = 0; i < filt.size(); ++i) filt[i] = float_to_bf16_bits(float(int(i % 5) - 2));
+    a.y.ptr = dy.data(), a.filter.ptr = filt.data(), a.x.ptr = dx.data(), a.out = dx.data();
+    GemmArguments g;
+    ASSERT_TRUE(conv_dgrad_as_grid_gemm(a, &g)) << n << "x" << h << "x" << w;
+    ASSERT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+    HostReference const ref = gemm_host(g);
+    for (std::int64_t b = 0; b < g.batch_count; ++b)
+      for (std::int64_t i = 0; i < g.m; ++i)
+        for (std::int64_t j = 0; j < g.n; ++j) {
+          std::int64_t const nn = b / p, pp = b % p, qq = i;  // batch (n, p), row q, column c
+          double sum = 0.0;
+          for (std::int64_t kk = 0; kk < k; ++kk)
+            sum += bf16_bits_to_float(dy[std::size_t(((nn * p + pp) * q + qq) * k + kk)]) *
+                   bf16_bits_to_float(filt[std::size_t(kk * c + j)]);
+          EXPECT_EQ(ref.r[std::size_t((b * g.m + i) * g.n + j)], sum);
+          std::int64_t const written = b * g.batch_stride_d + i * g.ldd + j;
+          std::int64_t const pixel = nn * a.x.stride_n + pp * sh * a.x.stride_h + qq * sw * a.x.stride_w + j;
+          EXPECT_EQ(written, pixel) << "batch " << b << " row " << i << " column " << j;
+        }
+  }
+}
+
+// What is not that one batched GEMM stays on the kernels.
+TEST(ConvAsGridGemm, RefusesWhatIsNotOneBatchedGemm) {
+  ConvArguments const base = make_packed_conv2d(Operator::kDgrad, 2, 8, 8, 16, 32, 1, 1, {0, 0}, {2, 2}, {1, 1}, 1,
+                                                DType::bf16);
+  GemmArguments g;
+  auto with = [&](auto change) {
+    ConvArguments a = base;
+    a.x.ptr = kX, a.filter.ptr = kW, a.y.ptr = kY, a.out = kX;
+    change(a);
+    return conv_dgrad_as_grid_gemm(a, &g);
+  };
+  EXPECT_TRUE(with([](ConvArguments&) {}));
+  EXPECT_FALSE(with([](ConvArguments& a) { a.stride_h = a.stride_w = 1; }));               // conv_as_gemm's
+  EXPECT_FALSE(with([](ConvArguments& a) { a.op = Operator::kFprop, a.out = kY; }));       // fprop
+  EXPECT_FALSE(with([](ConvArguments& a) { a.pad_h = 1; }));                               // padded
+  EXPECT_FALSE(with([](ConvArguments& a) { a.r = a.s = 3; }));                             // 3x3
+  EXPECT_FALSE(with([](ConvArguments& a) { a.bias = reinterpret_cast<float const*>(kRes); }));
+  EXPECT_FALSE(with([](ConvArguments& a) { a.residual = kX, a.beta = 1.0f; }));            // the residual is out
+  EXPECT_TRUE(with([](ConvArguments& a) { a.residual = kRes, a.beta = 1.0f; }));           // another residual
+  // h = 7 at stride 2 (p = 4): image n+1 starts 7 rows on, not 8: the rows (n, p) are no one step.
+  EXPECT_FALSE(with([](ConvArguments& a) {
+    a.h = 7, a.x.stride_n = 7 * 8 * 16, a.y.stride_n = 4 * 4 * 32;
+  }));
 }
 
 TEST(ConvSplit, WorkedExamples) {

@@ -97,4 +97,56 @@ inline bool conv_as_gemm(ConvArguments const& a, GemmArguments* g) {
   return true;
 }
 
+// Whether a (validated) is a 1x1 dgrad at a stride that is one batched GEMM on the grid of dx
+// pixels the filter reaches, and if so its arguments in *g. Without padding, dy pixel (n, z, p, q)
+// is the product of dx pixel (n, z*sd, p*sh, q*sw) alone, so
+//
+//   dX_grid[batch (n, z, p)][Q, C] = dY[batch (n, z, p)][Q, K] * W[K, C]
+//
+// one batch per row of dy: its Q pixels at dy's w step (lda) and at dx's w step times sw (ldd);
+// the batches at dy's h step and dx's h step times sh, where the rows (n, z, p) of both follow one
+// step (conv_rows_evenly_strided over (n, z, p): true for packed tensors whose h is sh times p, as
+// ResNet's 56 -> 28 -> 14 -> 7 downsampling shortcuts are). The pixels off the grid get no
+// product: the caller writes them first (beta * residual, or zeros: the epilogue alone), then the
+// GEMM writes the grid. So the residual may not be out itself: the first pass would scale it twice.
+// Strides of 1 are conv_as_gemm's; bias, activation, groups and padding stay on the kernels.
+//   e.g. dy [8][28][28][1024], w [1024][1][1][512], dx [8][56][56][512] packed, stride 2: m = 28,
+//        n = 512, k = 1024, batch 8*28; lda 1024, batch_stride_a 28*1024; ldd 2*512,
+//        batch_stride_d 2*56*512; b = w row-major (ldb 512), the same for every batch.
+inline bool conv_dgrad_as_grid_gemm(ConvArguments const& a, GemmArguments* g) {
+  if (a.op != conv::Operator::kDgrad || a.t != 1 || a.r != 1 || a.s != 1 || a.groups != 1) return false;
+  if (a.stride_d == 1 && a.stride_h == 1 && a.stride_w == 1) return false;
+  if (a.pad_d != 0 || a.pad_h != 0 || a.pad_w != 0) return false;
+  if (a.bias != nullptr || a.activation != ConvActivation::none) return false;
+  if (a.dtype != DType::bf16 && a.dtype != DType::f16) return false;
+  bool const reads_residual = a.residual != nullptr && a.beta != 0.0f;
+  if (reads_residual && a.residual == a.out) return false;
+  ConvOutputExtents const e = conv_output_extents(a);
+  std::int64_t const rows[4] = {a.n, e.z, e.p, 1};  // the batches: rows (n, z, p) of dy and of the dx grid
+  std::int64_t const y_rows[4] = {a.y.stride_n, a.y.stride_d, a.y.stride_h, 0};
+  std::int64_t const x_rows[4] = {a.x.stride_n, a.stride_d * a.x.stride_d, a.stride_h * a.x.stride_h, 0};
+  std::int64_t y_step = 0, x_step = 0;
+  if (!conv_rows_evenly_strided(rows, y_rows, 1, &y_step) || !conv_rows_evenly_strided(rows, x_rows, 1, &x_step))
+    return false;
+  std::int64_t const lda = e.q > 1 ? a.y.stride_w : a.k, ldd = e.q > 1 ? a.stride_w * a.x.stride_w : a.c;
+  if (lda < a.k || ldd < a.c) return false;  // pixels whose channels overlap are no matrix rows
+  std::int64_t const batch = a.n * e.z * e.p;
+
+  GemmArguments r;
+  r.a_type = r.b_type = r.c_type = a.dtype;
+  r.m = e.q, r.n = a.c, r.k = a.k, r.batch_count = batch;
+  r.alpha = a.alpha;
+  r.beta = reads_residual ? a.beta : 0.0f;
+  r.a = a.y.ptr, r.lda = lda, r.a_order = MatrixOrder::row_major, r.batch_stride_a = batch > 1 ? y_step : 0;
+  r.b = a.filter.ptr, r.b_order = MatrixOrder::row_major, r.batch_stride_b = 0;
+  r.ldb = a.filter.stride_k > a.c ? a.filter.stride_k : (a.c > 1 ? a.c : 1);
+  r.c_order = MatrixOrder::row_major;
+  r.d = a.out, r.ldd = ldd, r.batch_stride_d = batch > 1 ? x_step : 0;
+  r.c = reads_residual ? a.residual : nullptr, r.ldc = ldd, r.batch_stride_c = r.batch_stride_d;
+  r.workspace = a.workspace;
+  r.workspace_bytes = a.workspace_bytes;
+  *g = r;
+  return true;
+}
+
 }  // namespace tessel
