@@ -7,11 +7,6 @@
 #pragma once
 
 #include <tessel/config.hpp>
-#include <tessel/conv/conv2d_problem_size.hpp>
-#include <tessel/conv/conv3d_problem_size.hpp>
-#include <tessel/conv/implicit_gemm_problem_size.hpp>
-#include <tessel/conv/operator.hpp>
-#include <tessel/conv/problem_size_error.hpp>
 #include <tessel/schedule/batched_swizzle.hpp>
 #include <tessel/schedule/dim3.hpp>
 #include <tessel/schedule/fast_divisor.hpp>

@@ -1,5 +1,10 @@
 // Conv2d/Conv3d problem sizes: the output extents against a brute-force count of filter
 // positions, the refusals, the implicit-GEMM extents, and the swizzle's conv overloads.
+#include <tessel/conv/conv2d_problem_size.hpp>
+#include <tessel/conv/conv3d_problem_size.hpp>
+#include <tessel/conv/implicit_gemm_problem_size.hpp>
+#include <tessel/conv/operator.hpp>
+#include <tessel/conv/problem_size_error.hpp>
 #include <tessel/schedule.hpp>
 
 #include <gtest/gtest.h>

@@ -19,13 +19,11 @@
 #pragma once
 
 #include <tessel/config.hpp>
-#include <tessel/conv/conv2d_problem_size.hpp>
-#include <tessel/conv/conv3d_problem_size.hpp>
-#include <tessel/conv/implicit_gemm_problem_size.hpp>
-#include <tessel/conv/operator.hpp>
 #include <tessel/schedule/dim3.hpp>
 #include <tessel/core/gemm_coord.hpp>
 #include <tessel/schedule/schedule_error.hpp>
+
+#include <concepts>
 
 namespace tessel {
 
@@ -75,20 +73,19 @@ struct GemmIdentityThreadblockSwizzle {
                                   split_k_slices);
   }
 
-  // The tiled shape of a 2-D implicit-GEMM convolution pass (conv/implicit_gemm_problem_size.hpp).
-  TESSEL_HOST_DEVICE static constexpr GemmCoord get_tiled_shape(conv::Operator conv_operator,
-                                                                conv::Conv2dProblemSize const& problem_size,
+  // The tiled shape of an implicit-GEMM convolution pass: a conv::Operator and a
+  // conv::Conv2dProblemSize or Conv3dProblemSize, through the GEMM extent that
+  // conv::implicit_gemm_problem_size gives them (found beside those types: this header includes
+  // no convolution header, so schedule/ does not depend on conv/).
+  //   e.g. fprop, 1x56x56x64 -> 128 3x3 pad 1 stride 2, 128x128x32 tiles: the GEMM (784, 128, 576),
+  //        tiled (7, 1, 1)
+  template <class Operator, class ConvProblem>
+    requires requires(Operator op, ConvProblem const& p) {
+      { implicit_gemm_problem_size(op, p) } -> std::convertible_to<GemmCoord>;
+    }
+  TESSEL_HOST_DEVICE static constexpr GemmCoord get_tiled_shape(Operator conv_operator, ConvProblem const& problem_size,
                                                                 GemmCoord tile_size, int split_k_slices) {
-    return get_tiled_shape(conv::implicit_gemm_problem_size(conv_operator, problem_size), tile_size,
-                           split_k_slices);
-  }
-
-  // The tiled shape of a 3-D implicit-GEMM convolution pass.
-  TESSEL_HOST_DEVICE static constexpr GemmCoord get_tiled_shape(conv::Operator conv_operator,
-                                                                conv::Conv3dProblemSize const& problem_size,
-                                                                GemmCoord tile_size, int split_k_slices) {
-    return get_tiled_shape(conv::implicit_gemm_problem_size(conv_operator, problem_size), tile_size,
-                           split_k_slices);
+    return get_tiled_shape(implicit_gemm_problem_size(conv_operator, problem_size), tile_size, split_k_slices);
   }
 
   // The swizzle width's log, L, from the number of tile columns n (so that the swizzle does not
