@@ -4,6 +4,7 @@
     python -m tessel.bench gemm                          # the default problems, table + JSON
     python -m tessel.bench gemm --problems 4096x4096x4096 8x1024x1024x1024 --dtype fp16 --layout nt
     python -m tessel.bench gemm --json /tmp/r.json --iters 50
+    python -m tessel.bench linear                        # torch.ops.tessel.linear against act(F.linear(x, w, b))
     python -m tessel.bench grouped                       # tessel.grouped_mm against torch._grouped_mm and a matmul loop
     python -m tessel.bench grouped --problems g8-t8192-n14336-k4096-skew1-empty1 g64-t4096-n2048-k7168-kn
     python -m tessel.bench attention                     # tessel.attention against SDPA (cuDNN, flash)
@@ -1464,6 +1465,97 @@ def conv_main(argv):
     return 1 if failed else 0
 
 
+# ---- linear: a Linear layer with its bias and activation -------------------------------------------
+
+# (tokens, in_features, out_features, activation): an MLP's up and down projections (Llama-like 4096
+# -> 14336 with silu, GPT-like 4096 -> 16384 with gelu_tanh, the way back with bias alone), bf16.
+_DEFAULT_LINEAR = [
+    (8192, 4096, 14336, "silu"),
+    (8192, 4096, 16384, "gelu_tanh"),
+    (8192, 4096, 16384, "gelu"),
+    (8192, 4096, 14336, "relu"),
+    (8192, 16384, 4096, None),
+]
+
+
+class _Linear:
+    """One Linear problem: x [tokens, in], weight [out, in], bias [out], bf16."""
+
+    def __init__(self, torch, tokens, fin, fout, act):
+        self.torch, self.tokens, self.fin, self.fout, self.act = torch, tokens, fin, fout, act
+
+    def text(self):
+        return f"{self.tokens}x{self.fin}->{self.fout} {self.act or 'bias'}"
+
+    def flops(self):
+        return 2.0 * self.tokens * self.fin * self.fout
+
+    def make_set(self, seed):
+        torch = self.torch
+        gen = torch.Generator(device="cuda")
+        gen.manual_seed(seed)
+        u = lambda *shape: (torch.rand(shape, generator=gen, device="cuda") * 2 - 1).to(torch.bfloat16)
+        return u(self.tokens, self.fin), u(self.fout, self.fin), u(self.fout)
+
+    def set_bytes(self):
+        return 2 * (self.tokens * self.fin + self.fout * self.fin + self.fout + self.tokens * self.fout)
+
+    def torch_eager(self, x, w, b):
+        F = self.torch.nn.functional
+        y = F.linear(x, w, b)
+        if self.act is None:
+            return y
+        return {"relu": F.relu, "silu": F.silu, "gelu": F.gelu,
+                "gelu_tanh": lambda z: F.gelu(z, approximate="tanh")}[self.act](y)
+
+    def tessel(self, x, w, b):
+        return self.torch.ops.tessel.linear(x, w, b, self.act)
+
+
+def linear_main(argv):
+    ap = argparse.ArgumentParser(prog="python -m tessel.bench linear",
+                                 description="torch.ops.tessel.linear (bias and activation in the GEMM's epilogue) "
+                                             "against act(F.linear(x, w, b)) in eager torch")
+    _common_options(ap, "python-linear")
+    args = _parse(ap, argv)
+    torch, info = _torch_and_device("F.linear")
+    import tessel.torch  # noqa: F401  (torch.ops.tessel.linear)
+
+    report = _report(torch, info, args.suite or "python-linear",
+                     "python -m tessel.bench linear: torch.ops.tessel.linear(x, w, b, act) against act(F.linear(x, w, "
+                     "b)) as eager torch runs it (cuBLASLt with its bias epilogue, then the activation's own kernel), "
+                     "bf16, both allocating their output; median of --iters launches per side after --warmup, CUDA "
+                     "events per launch, interleaved, input sets rotated through >= 2x L2; verified once per problem "
+                     "against float64: max |y - R| / (|x||w|^T + |b|) within 1.2x tessel.gemm's tolerance")
+    print(f"{'problem':<32} {'ms':>8} {'TFLOP/s':>8} {'torch ms':>9} {'TFLOP/s':>8} {'ratio':>6}  check")
+    failed = False
+    for tokens, fin, fout, act in _DEFAULT_LINEAR:
+        p = _Linear(torch, tokens, fin, fout, act)
+        sets = _input_sets(torch, p, info["l2_bytes"])
+        x, w, b = sets[0]
+        ref = p.torch_eager(x.double(), w.double(), b.double())
+        scale = x.double().abs() @ w.double().abs().t() + b.double().abs()
+        bound = 1.2 * tolerance("bf16", "bf16", fin)
+        errs = []
+        for y in (p.tessel(x, w, b), p.torch_eager(x, w, b)):
+            bad = torch.isfinite(ref) & ~torch.isfinite(y.double())
+            errs.append(math.inf if bool(bad.any()) else float(((y.double() - ref).abs() / scale).max()))
+        del ref, scale
+        ms = _interleaved_ms(torch, [p.tessel, p.torch_eager], sets, args.warmup, args.iters)
+        del sets
+        row = {"op": "linear", "tokens": tokens, "in_features": fin, "out_features": fout, "activation": act,
+               "dtype": "bf16", "ms": ms[0], "tflops": p.flops() / (ms[0] * 1e-3) / 1e12, "baseline": "F.linear + act",
+               "baseline_ms": ms[1], "baseline_tflops": p.flops() / (ms[1] * 1e-3) / 1e12, "ratio": ms[1] / ms[0],
+               "max_rel_err": errs[0], "baseline_max_rel_err": errs[1], "verified": errs[0] <= bound,
+               "iters": args.iters}
+        failed |= not row["verified"]
+        report["results"].append(row)
+        print(f"{p.text():<32} {ms[0]:8.3f} {row['tflops']:8.1f} {ms[1]:9.3f} {row['baseline_tflops']:8.1f} "
+              f"{row['ratio']:6.3f}  {'ok' if row['verified'] else 'FAILED'} {errs[0]:.2g} (torch {errs[1]:.2g})")
+    _write(report, args, info)
+    return 1 if failed else 0
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     def dist_main(args):  # under torchrun; its own module (tessel/bench_dist.py)
@@ -1471,10 +1563,10 @@ def main(argv=None):
 
         return run(args)
 
-    suites = {"gemm": gemm_main, "grouped": grouped_main, "attention": attention_main, "conv": conv_main,
-              "dist": dist_main}
+    suites = {"gemm": gemm_main, "linear": linear_main, "grouped": grouped_main, "attention": attention_main,
+              "conv": conv_main, "dist": dist_main}
     if not argv or argv[0] not in suites:
-        print("usage: python -m tessel.bench gemm|grouped|attention|conv|dist [options]   (--help after the suite lists "
+        print("usage: python -m tessel.bench gemm|linear|grouped|attention|conv|dist [options]   (--help after the suite lists "
               "them)",
               file=sys.stderr)
         return 2
