@@ -192,6 +192,11 @@ def gemm(
 _ACTIVATIONS = (None, "relu", "gelu", "gelu_tanh", "silu")
 
 
+def _check_activation(activation):
+    if activation not in _ACTIVATIONS:
+        raise ValueError(f"activation: {activation!r} is not one of None, 'relu', 'gelu', 'gelu_tanh', 'silu'")
+
+
 def _linear_out(x: Tensor, weight: Tensor) -> Sequence[int]:
     if x.dim() < 1 or weight.dim() != 2:
         raise ValueError(f"x, weight: x is [..., in_features] and weight [out_features, in_features]; got "
@@ -257,8 +262,7 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, activation:
     [out_features] of x's dtype. Autograd: two tessel GEMMs and the bias's row sum; for gelu and
     silu the backward recomputes x @ weight.T + bias (a third GEMM) for the derivative, where
     relu's is read off the output. torch.compile(fullgraph=True) and CUDA graphs as tessel::gemm."""
-    if activation not in _ACTIVATIONS:
-        raise ValueError(f"activation: {activation!r} is not one of None, 'relu', 'gelu', 'gelu_tanh', 'silu'")
+    _check_activation(activation)
     return torch.ops.tessel.linear(x, weight, bias, activation)
 
 
@@ -270,8 +274,7 @@ class Linear(torch.nn.Linear):
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None, *,
                  activation: Optional[str] = None):
-        if activation not in _ACTIVATIONS:
-            raise ValueError(f"activation: {activation!r} is not one of None, 'relu', 'gelu', 'gelu_tanh', 'silu'")
+        _check_activation(activation)
         super().__init__(in_features, out_features, bias, device, dtype)
         self.activation = activation
 

@@ -135,6 +135,13 @@ char const* gemm_route_name(GemmArguments const& g) {
 
 Status route(ConvArguments const& a, int cc, Plan* plan);
 
+// Whether a is one GEMM (conv_as_gemm.hpp), its arguments in *g: a plain 1x1 GEMM, or (*grid) the
+// batched GEMM on a strided dgrad's grid of dx.
+bool as_one_gemm(ConvArguments const& a, GemmArguments* g, bool* grid) {
+  *grid = conv_dgrad_as_grid_gemm(a, g);
+  return *grid || conv_as_gemm(a, g);
+}
+
 // The padded route (tessel/conv/conv_padded.hpp): a groups-1 problem the sm_80 selection would
 // read element by element (`unpadded` is an _align1 instance, 0.02-0.73x cuDNN on the stem and
 // C33/K65 lines on the H200) runs on copies with its channels padded -- the first candidate
@@ -163,9 +170,9 @@ bool padded_route(ConvArguments const& a, int cc, std::string_view unpadded, Pla
 // to write; no sum (the epilogue alone); a 1x1 convolution that is one GEMM, where the GEMM API
 // runs it (its sm_90a kernels beat cuBLAS, while the sm_80 implicit GEMM ran 1x1 C256->64 fprop
 // at 0.29x cuDNN on the H200), or a strided 1x1 dgrad that is one batched GEMM on dx's grid (the
-// kernels' implicit GEMM over every dx pixel ran 1x1/2 C512->1024 dgrad at 0.11x); the padded route where the sm_80 selection would read the problem
-// element by element; the sm_90a kernel where it takes the problem on an sm_90 GPU; the sm_80
-// kernels.
+// kernels' implicit GEMM over every dx pixel ran 1x1/2 C512->1024 dgrad at 0.11x); the padded
+// route where the sm_80 selection would read the problem element by element; the sm_90a kernel
+// where it takes the problem on an sm_90 GPU; the sm_80 kernels.
 Status route(ConvArguments const& a, int cc, Plan* plan) {
   *plan = Plan{};
   if (conv_output_is_empty(a)) return Status::success();
@@ -173,8 +180,7 @@ Status route(ConvArguments const& a, int cc, Plan* plan) {
     plan->route = Route::epilogue_only, plan->name = kEpilogueOnly;
     return Status::success();
   }
-  bool const grid = conv_dgrad_as_grid_gemm(a, &plan->gemm);
-  if (grid || conv_as_gemm(a, &plan->gemm)) {
+  if (bool grid = false; as_one_gemm(a, &plan->gemm, &grid)) {
     if (char const* name = gemm_route_name(plan->gemm); name != nullptr) {
       plan->route = Route::gemm, plan->name = name, plan->grid = grid;
       return Status::success();
@@ -301,8 +307,10 @@ std::vector<RegistryEntry> const& registry() {
       if (std::find(list.begin(), list.end(), what) == list.end()) list.push_back(what);  // (both GPU kinds' probes once)
     };
     for (Probe const& pr : probes()) for (int cc : {kSm90, kSm80}) {
-      // A 1x1 probe that is a plain GEMM runs on the GEMM API's kernels (`tessel list` shows them).
-      if (GemmArguments g; conv_as_gemm(pr.a, &g) || conv_dgrad_as_grid_gemm(pr.a, &g)) continue;
+      // A 1x1 probe that is one GEMM runs on the GEMM API's kernels (`tessel list` shows them).
+      GemmArguments g;
+      bool grid = false;
+      if (as_one_gemm(pr.a, &g, &grid)) continue;
       std::string const what = std::string(conv::to_string(pr.a.op)) + " " + to_string(pr.a.dtype) + " " + pr.what;
       char const* const picked = kernel_for(make_params(pr.a), pr.a.dtype, cc);
       add(picked, what, true);
@@ -343,8 +351,10 @@ bool is_registered(std::string_view name) {
 // every pixel; the GEMM then overwrites the grid. Zeros into a packed dx are one memset (the
 // epilogue kernel's per-element coordinates cost several times its bandwidth).
 Status write_off_grid(ConvArguments const& a, cudaStream_t stream) {
-  bool const packed = a.x.stride_w == a.c && a.x.stride_h == a.w * a.c && a.x.stride_d == a.h * a.w * a.c &&
-                      a.x.stride_n == a.d * a.h * a.w * a.c;
+  std::int64_t const extent[4] = {a.n, a.d, a.h, a.w};
+  std::int64_t const stride[4] = {a.x.stride_n, a.x.stride_d, a.x.stride_h, a.x.stride_w};
+  std::int64_t step = 0;
+  bool const packed = conv_rows_evenly_strided(extent, stride, a.c, &step) && step == a.c;
   if (!packed || (a.residual != nullptr && a.beta != 0.0f)) return detail::conv_epilogue_only(a, stream);
   std::size_t const bytes = std::size_t(a.n * a.d * a.h * a.w * a.c) * size_of(a.dtype);
   if (cudaError_t const err = cudaMemsetAsync(a.out, 0, bytes, stream); err != cudaSuccess)

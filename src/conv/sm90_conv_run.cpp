@@ -4,9 +4,9 @@
 #include <tessel/runtime/tma_descriptor.hpp>
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
-#include <string>
 
 namespace tessel {
 
@@ -23,10 +23,6 @@ int tile_n(kernel::Sm80ConvParams const& p) {
   if (p.k >= 256 && m_tiles * ((p.k + 255) / 256) >= kTwoWaves) return 256;
   return p.k >= 128 ? 128 : 64;
 }
-
-}  // namespace
-
-namespace {
 
 // A stride-1 dgrad problem as the forward convolution that computes it: dx = dy convolved with the
 // filters flipped in every spatial dimension and transposed (C and K swap), padding
@@ -217,8 +213,15 @@ Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, char const* n
 
 namespace kernel::detail {
 
+namespace {
+
+// Whether p needs the rank-5 (3-D) im2col map: depth in the input, the filter, the output or the padding.
+bool im2col_three_d(Sm80ConvParams const& p) { return p.d > 1 || p.t > 1 || p.z > 1 || p.pad_d > 0; }
+
+}  // namespace
+
 bool sm90_conv_im2col_fits(Sm80ConvParams const& p) {
-  bool const three_d = p.d > 1 || p.t > 1 || p.z > 1 || p.pad_d > 0;
+  bool const three_d = im2col_three_d(p);
   int const spatial = three_d ? 3 : 2;
   int const corner_max = three_d ? 15 : 127;  // the driver's range: [-16, 15] at rank 5, [-128, 127] at rank 4
   int const pad[3] = {p.pad_w, p.pad_h, p.pad_d}, filter[3] = {p.s, p.r, p.t};
@@ -235,8 +238,7 @@ bool sm90_conv_im2col_fits(Sm80ConvParams const& p) {
 
 int sm90_conv_im2col_map(Sm80ConvParams const& p, TmaDataType type, int pixels, int channels, TmaDescriptor* out) {
   if (!sm90_conv_im2col_fits(p)) return 0;
-  bool const three_d = p.d > 1 || p.t > 1 || p.z > 1 || p.pad_d > 0;
-  int const rank = three_d ? 5 : 4, spatial = rank - 2;
+  int const rank = im2col_three_d(p) ? 5 : 4, spatial = rank - 2;
   int const pad[3] = {p.pad_w, p.pad_h, p.pad_d}, filter[3] = {p.s, p.r, p.t};
   int const dilation[3] = {p.dilation_w, p.dilation_h, p.dilation_d}, stride[3] = {p.stride_w, p.stride_h, p.stride_d};
   int const extent[3] = {p.w, p.h, p.d};

@@ -47,13 +47,42 @@ inline bool conv_rows_evenly_strided(std::int64_t const (&extent)[4], std::int64
   return *step >= least;
 }
 
+namespace detail {
+
+// The rules both GEMM forms below share: one tap, groups 1, no padding, no bias or activation
+// (the convolution kernels fuse those), 16-bit elements.
+inline bool conv_one_tap_plain(ConvArguments const& a) {
+  return a.t == 1 && a.r == 1 && a.s == 1 && a.groups == 1 && a.pad_d == 0 && a.pad_h == 0 && a.pad_w == 0 &&
+         a.bias == nullptr && a.activation == ConvActivation::none && (a.dtype == DType::bf16 || a.dtype == DType::f16);
+}
+
+// The GEMM arguments both forms fill alike: a's dtype in and out, alpha, beta and C (the residual,
+// read where beta != 0; conv_validate: beta != 0 has one), D = out, row-major, a's workspace.
+inline GemmArguments conv_gemm_common(ConvArguments const& a) {
+  GemmArguments r;
+  r.a_type = r.b_type = r.c_type = a.dtype;
+  r.alpha = a.alpha;
+  r.beta = a.residual != nullptr ? a.beta : 0.0f;
+  r.c = r.beta != 0.0f ? a.residual : nullptr;
+  r.d = a.out;
+  r.c_order = MatrixOrder::row_major;
+  r.batch_stride_a = r.batch_stride_b = r.batch_stride_c = r.batch_stride_d = 0;
+  r.workspace = a.workspace;
+  r.workspace_bytes = a.workspace_bytes;
+  return r;
+}
+
+// The filters' leading dimension as a k x c matrix: filter.stride_k, at least c (and 1).
+inline std::int64_t conv_filter_ld(ConvArguments const& a) {
+  return a.filter.stride_k > a.c ? a.filter.stride_k : (a.c > 1 ? a.c : 1);
+}
+
+}  // namespace detail
+
 // Whether a (validated: conv_validate) is one plain GEMM (file comment), and if so its arguments
 // in *g: dtype in and out as a's, fp32 accumulation, the library's kernel choice, a's workspace.
 inline bool conv_as_gemm(ConvArguments const& a, GemmArguments* g) {
-  if (a.t != 1 || a.r != 1 || a.s != 1 || a.groups != 1) return false;
-  if (a.stride_d != 1 || a.stride_h != 1 || a.stride_w != 1 || a.pad_d != 0 || a.pad_h != 0 || a.pad_w != 0) return false;
-  if (a.bias != nullptr || a.activation != ConvActivation::none) return false;
-  if (a.dtype != DType::bf16 && a.dtype != DType::f16) return false;
+  if (!detail::conv_one_tap_plain(a) || a.stride_d != 1 || a.stride_h != 1 || a.stride_w != 1) return false;
   std::int64_t const extent[4] = {a.n, a.d, a.h, a.w};  // = (n, z, p, q): one tap, stride 1, no padding
   std::int64_t const xs[4] = {a.x.stride_n, a.x.stride_d, a.x.stride_h, a.x.stride_w};
   std::int64_t const ys[4] = {a.y.stride_n, a.y.stride_d, a.y.stride_h, a.y.stride_w};
@@ -61,15 +90,9 @@ inline bool conv_as_gemm(ConvArguments const& a, GemmArguments* g) {
   if (!conv_rows_evenly_strided(extent, xs, a.c, &x_step) || !conv_rows_evenly_strided(extent, ys, a.k, &y_step))
     return false;
   std::int64_t const pixels = a.n * a.d * a.h * a.w;
-  std::int64_t const w_ld = a.filter.stride_k > a.c ? a.filter.stride_k : (a.c > 1 ? a.c : 1);
+  std::int64_t const w_ld = detail::conv_filter_ld(a);
 
-  GemmArguments r;
-  r.a_type = r.b_type = r.c_type = a.dtype;
-  r.alpha = a.alpha;
-  r.beta = a.residual != nullptr ? a.beta : 0.0f;  // conv_validate: beta != 0 has a residual
-  r.c = r.beta != 0.0f ? a.residual : nullptr;
-  r.d = a.out;
-  r.c_order = MatrixOrder::row_major;
+  GemmArguments r = detail::conv_gemm_common(a);
   switch (a.op) {
     case conv::Operator::kFprop:
       r.m = pixels, r.n = a.k, r.k = a.c;
@@ -90,9 +113,6 @@ inline bool conv_as_gemm(ConvArguments const& a, GemmArguments* g) {
       r.ldc = r.ldd = w_ld;
       break;
   }
-  r.batch_stride_a = r.batch_stride_b = r.batch_stride_c = r.batch_stride_d = 0;
-  r.workspace = a.workspace;
-  r.workspace_bytes = a.workspace_bytes;
   *g = r;
   return true;
 }
@@ -114,13 +134,10 @@ inline bool conv_as_gemm(ConvArguments const& a, GemmArguments* g) {
 //        n = 512, k = 1024, batch 8*28; lda 1024, batch_stride_a 28*1024; ldd 2*512,
 //        batch_stride_d 2*56*512; b = w row-major (ldb 512), the same for every batch.
 inline bool conv_dgrad_as_grid_gemm(ConvArguments const& a, GemmArguments* g) {
-  if (a.op != conv::Operator::kDgrad || a.t != 1 || a.r != 1 || a.s != 1 || a.groups != 1) return false;
+  if (a.op != conv::Operator::kDgrad || !detail::conv_one_tap_plain(a)) return false;
   if (a.stride_d == 1 && a.stride_h == 1 && a.stride_w == 1) return false;
-  if (a.pad_d != 0 || a.pad_h != 0 || a.pad_w != 0) return false;
-  if (a.bias != nullptr || a.activation != ConvActivation::none) return false;
-  if (a.dtype != DType::bf16 && a.dtype != DType::f16) return false;
-  bool const reads_residual = a.residual != nullptr && a.beta != 0.0f;
-  if (reads_residual && a.residual == a.out) return false;
+  GemmArguments r = detail::conv_gemm_common(a);
+  if (r.c != nullptr && r.c == a.out) return false;
   ConvOutputExtents const e = conv_output_extents(a);
   std::int64_t const rows[4] = {a.n, e.z, e.p, 1};  // the batches: rows (n, z, p) of dy and of the dx grid
   std::int64_t const y_rows[4] = {a.y.stride_n, a.y.stride_d, a.y.stride_h, 0};
@@ -132,19 +149,11 @@ inline bool conv_dgrad_as_grid_gemm(ConvArguments const& a, GemmArguments* g) {
   if (lda < a.k || ldd < a.c) return false;  // pixels whose channels overlap are no matrix rows
   std::int64_t const batch = a.n * e.z * e.p;
 
-  GemmArguments r;
-  r.a_type = r.b_type = r.c_type = a.dtype;
   r.m = e.q, r.n = a.c, r.k = a.k, r.batch_count = batch;
-  r.alpha = a.alpha;
-  r.beta = reads_residual ? a.beta : 0.0f;
   r.a = a.y.ptr, r.lda = lda, r.a_order = MatrixOrder::row_major, r.batch_stride_a = batch > 1 ? y_step : 0;
-  r.b = a.filter.ptr, r.b_order = MatrixOrder::row_major, r.batch_stride_b = 0;
-  r.ldb = a.filter.stride_k > a.c ? a.filter.stride_k : (a.c > 1 ? a.c : 1);
-  r.c_order = MatrixOrder::row_major;
+  r.b = a.filter.ptr, r.ldb = detail::conv_filter_ld(a), r.b_order = MatrixOrder::row_major;
   r.d = a.out, r.ldd = ldd, r.batch_stride_d = batch > 1 ? x_step : 0;
-  r.c = reads_residual ? a.residual : nullptr, r.ldc = ldd, r.batch_stride_c = r.batch_stride_d;
-  r.workspace = a.workspace;
-  r.workspace_bytes = a.workspace_bytes;
+  r.ldc = ldd, r.batch_stride_c = r.batch_stride_d;
   *g = r;
   return true;
 }
