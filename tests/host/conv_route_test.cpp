@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <set>
 #include <vector>
 
 using namespace tessel;
@@ -177,17 +178,30 @@ TEST(ConvAsGridGemm, WorkedExample) {
   GemmArguments g;
   EXPECT_FALSE(conv_as_gemm(a, &g));
   ASSERT_TRUE(conv_dgrad_as_grid_gemm(a, &g));  // the header's example
-  EXPECT_EQ(g.m, 28);
+  EXPECT_EQ(g.m, 8 * 28);
   EXPECT_EQ(g.n, 512);
   EXPECT_EQ(g.k, 1024);
-  EXPECT_EQ(g.batch_count, 8 * 28);
-  EXPECT_EQ(g.lda, 1024);
-  EXPECT_EQ(g.batch_stride_a, 28 * 1024);
+  EXPECT_EQ(g.batch_count, 28);
+  EXPECT_EQ(g.lda, 28 * 1024);
+  EXPECT_EQ(g.batch_stride_a, 1024);
   EXPECT_EQ(g.ldb, 512);
   EXPECT_EQ(g.batch_stride_b, 0);
-  EXPECT_EQ(g.ldd, 2 * 512);
-  EXPECT_EQ(g.batch_stride_d, 2 * 56 * 512);
+  EXPECT_EQ(g.ldd, 2 * 56 * 512);
+  EXPECT_EQ(g.batch_stride_d, 2 * 512);
   EXPECT_EQ(g.c, nullptr);
+  EXPECT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+}
+
+// One image of one row: a row's pixels are the GEMM's M, one batch per row.
+TEST(ConvAsGridGemm, LongRowsAreTheRowsOfTheGemm) {
+  ConvArguments a = make_packed_conv2d(Operator::kDgrad, 1, 2, 64, 16, 32, 1, 1, {0, 0}, {2, 2}, {1, 1}, 1, DType::bf16);
+  a.x.ptr = kX, a.filter.ptr = kW, a.y.ptr = kY, a.out = kX;
+  GemmArguments g;
+  ASSERT_TRUE(conv_dgrad_as_grid_gemm(a, &g));
+  EXPECT_EQ(g.m, 32);  // q
+  EXPECT_EQ(g.batch_count, 1);
+  EXPECT_EQ(g.lda, 32);
+  EXPECT_EQ(g.ldd, 2 * 16);
   EXPECT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
 }
 
@@ -195,7 +209,7 @@ TEST(ConvAsGridGemm, WorkedExample) {
 // host: the GEMM reference run on the mapped arguments against the sum written out directly,
 // and every element the GEMM writes at the address of its dx pixel. Small integers: exact.
 TEST(ConvAsGridGemm, WritesExactlyTheGridOfDx) {
-  for (auto [n, h, w, sh, sw] : {std::array<std::int64_t, 5>{2, 6, 4, 2, 2}, {1, 7, 5, 2, 3}, {3, 9, 6, 3, 2}}) {
+  for (auto [n, h, w, sh, sw] : {std::array<std::int64_t, 5>{2, 6, 4, 2, 2}, {1, 7, 5, 2, 3}, {3, 9, 6, 3, 2}, {1, 2, 9, 2, 1}, {1, 3, 12, 2, 2}}) {
     std::int64_t const c = 3, k = 5;
     ConvArguments a = make_packed_conv2d(Operator::kDgrad, n, h, w, c, k, 1, 1, {0, 0}, {sh, sw}, {1, 1}, 1, DType::bf16);
     std::int64_t const p = (h - 1) / sh + 1, q = (w - 1) / sw + 1;
@@ -207,19 +221,28 @@ TEST(ConvAsGridGemm, WritesExactlyTheGridOfDx) {
     ASSERT_TRUE(conv_dgrad_as_grid_gemm(a, &g)) << n << "x" << h << "x" << w;
     ASSERT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
     HostReference const ref = gemm_host(g);
+    // Each GEMM row reads one dy pixel and writes the dx pixel on the grid above it; together the
+    // rows cover every dy pixel once.
+    std::set<std::int64_t> seen;
     for (std::int64_t b = 0; b < g.batch_count; ++b)
-      for (std::int64_t i = 0; i < g.m; ++i)
+      for (std::int64_t i = 0; i < g.m; ++i) {
+        std::int64_t const read = b * g.batch_stride_a + i * g.lda;  // dy pixel (nn, pp, qq)
+        std::int64_t const nn = read / a.y.stride_n, pp = read % a.y.stride_n / a.y.stride_h,
+                           qq = read % a.y.stride_h / a.y.stride_w;
+        ASSERT_EQ(read % a.y.stride_w, 0);
+        ASSERT_TRUE(nn < n && pp < p && qq < q) << "batch " << b << " row " << i;
+        EXPECT_TRUE(seen.insert(read).second) << "dy pixel read twice: batch " << b << " row " << i;
         for (std::int64_t j = 0; j < g.n; ++j) {
-          std::int64_t const nn = b / p, pp = b % p, qq = i;  // batch (n, p), row q, column c
           double sum = 0.0;
           for (std::int64_t kk = 0; kk < k; ++kk)
-            sum += bf16_bits_to_float(dy[std::size_t(((nn * p + pp) * q + qq) * k + kk)]) *
-                   bf16_bits_to_float(filt[std::size_t(kk * c + j)]);
+            sum += bf16_bits_to_float(dy[std::size_t(read + kk)]) * bf16_bits_to_float(filt[std::size_t(kk * c + j)]);
           EXPECT_EQ(ref.r[std::size_t((b * g.m + i) * g.n + j)], sum);
           std::int64_t const written = b * g.batch_stride_d + i * g.ldd + j;
           std::int64_t const pixel = nn * a.x.stride_n + pp * sh * a.x.stride_h + qq * sw * a.x.stride_w + j;
           EXPECT_EQ(written, pixel) << "batch " << b << " row " << i << " column " << j;
         }
+      }
+    EXPECT_EQ(std::int64_t(seen.size()), n * p * q);
   }
 }
 
