@@ -95,7 +95,8 @@ enum class Route {
   nothing,        // out is empty: kNoKernel
   epilogue_only,  // no sum: kEpilogueOnly
   gemm,           // a 1x1 convolution that is one plain GEMM (conv_as_gemm.hpp): "gemm:" + the GEMM kernel;
-                  // a strided 1x1 dgrad is the epilogue alone over dx, then a batched GEMM on its grid
+                  // a strided 1x1 fprop is a batched GEMM on x's grid, a strided 1x1 dgrad the
+                  // epilogue alone over dx, then a batched GEMM on its grid
   sm90,           // an sm_90a convolution kernel (sm90_conv_launch.hpp)
   sm80,           // the sm_80 implicit-GEMM or depthwise kernels (sm80_conv_launch.hpp)
   padded,         // one of those on channel-padded copies (conv_padded.hpp): "padded:" + its name
@@ -104,7 +105,7 @@ struct Plan {
   Route route = Route::nothing;
   char const* name = kNoKernel;
   GemmArguments gemm;         // Route::gemm: the GEMM API's arguments
-  bool grid = false;          // Route::gemm: the GEMM writes the strided grid of dx (conv_dgrad_as_grid_gemm)
+  bool grid = false;          // Route::gemm: the GEMM writes the strided grid of dx (conv_strided_as_grid_gemm)
   ConvPaddedLayout padded;    // Route::padded: the staged tensors
 };
 
@@ -135,11 +136,12 @@ char const* gemm_route_name(GemmArguments const& g) {
 
 Status route(ConvArguments const& a, int cc, Plan* plan);
 
-// Whether a is one GEMM (conv_as_gemm.hpp), its arguments in *g: a plain 1x1 GEMM, or (*grid) the
-// batched GEMM on a strided dgrad's grid of dx.
+// Whether a is one GEMM (conv_as_gemm.hpp), its arguments in *g: a plain 1x1 GEMM, or the batched
+// GEMM on a strided fprop's or dgrad's grid of x; *grid: a dgrad's, which writes only the grid of dx.
 bool as_one_gemm(ConvArguments const& a, GemmArguments* g, bool* grid) {
-  *grid = conv_dgrad_as_grid_gemm(a, g);
-  return *grid || conv_as_gemm(a, g);
+  bool const strided = conv_strided_as_grid_gemm(a, g);
+  *grid = strided && a.op == conv::Operator::kDgrad;
+  return strided || conv_as_gemm(a, g);
 }
 
 // The padded route (tessel/conv/conv_padded.hpp): a groups-1 problem the sm_80 selection would
@@ -169,8 +171,9 @@ bool padded_route(ConvArguments const& a, int cc, std::string_view unpadded, Pla
 // The route of a validated call on a GPU of compute capability cc, the first that applies: nothing
 // to write; no sum (the epilogue alone); a 1x1 convolution that is one GEMM, where the GEMM API
 // runs it (its sm_90a kernels beat cuBLAS, while the sm_80 implicit GEMM ran 1x1 C256->64 fprop
-// at 0.29x cuDNN on the H200), or a strided 1x1 dgrad that is one batched GEMM on dx's grid (the
-// kernels' implicit GEMM over every dx pixel ran 1x1/2 C512->1024 dgrad at 0.11x); the padded
+// at 0.29x cuDNN on the H200), or a strided 1x1 fprop or dgrad that is one batched GEMM on the
+// grid of x (the kernels' implicit GEMM over every dx pixel ran 1x1/2 C512->1024 dgrad at 0.11x,
+// its fprop at 0.83x); the padded
 // route where the sm_80 selection would read the problem element by element; the sm_90a kernel
 // where it takes the problem on an sm_90 GPU; the sm_80 kernels.
 Status route(ConvArguments const& a, int cc, Plan* plan) {
@@ -347,7 +350,7 @@ bool is_registered(std::string_view name) {
   return false;
 }
 
-// The grid route's first pass (conv_dgrad_as_grid_gemm): dx = beta * residual, or zeros, over
+// The strided dgrad's first pass (conv_strided_as_grid_gemm): dx = beta * residual, or zeros, over
 // every pixel; the GEMM then overwrites the grid. Zeros into a packed dx are one memset (the
 // epilogue kernel's per-element coordinates cost several times its bandwidth).
 Status write_off_grid(ConvArguments const& a, cudaStream_t stream) {

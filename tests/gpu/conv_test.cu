@@ -489,8 +489,8 @@ TEST(ConvGemmRoute, OneByOneRunsThroughTheGemm) {
 }
 
 // What is not one plain GEMM runs on the convolution kernels, and passes: padded pixel rows (an odd
-// stride between rows), a bias or an activation (fused there), stride 2 (fprop and wgrad; a
-// strided dgrad is ConvGemmRoute.StridedDgradRunsOnTheGridOfDx's), groups.
+// stride between rows), a bias or an activation (fused there), stride 2 (wgrad; a strided fprop
+// or dgrad is ConvGemmRoute.StridedOneByOneRunsOnTheGrid's), groups.
 TEST(ConvGemmRoute, FallsBackWhereItIsNoPlainGemm) {
   TESSEL_REQUIRE_GPU();
   for (Operator op : kOps)
@@ -507,7 +507,7 @@ TEST(ConvGemmRoute, FallsBackWhereItIsNoPlainGemm) {
         bool bias;
       };
       for (Case c : {Case{padded, false}, Case{epilogue, bias}, Case{strided, false}, Case{grouped, false}}) {
-        if (op == Operator::kDgrad && c.a.stride_h == 2) continue;
+        if (op != Operator::kWgrad && c.a.stride_h == 2) continue;
         SCOPED_TRACE(describe(c.a));
         c.a.alpha = 1.5f, c.a.beta = 0.5f;
         ConvArguments named = c.a;
@@ -518,39 +518,43 @@ TEST(ConvGemmRoute, FallsBackWhereItIsNoPlainGemm) {
     }
 }
 
-// A 1x1 dgrad at a stride, unpadded: zeros (or beta * residual) over dx, then one batched GEMM on
-// the grid of dx pixels the filter reaches (conv_dgrad_as_grid_gemm), wherever the rows of dy and
-// of the grid follow one step; elsewhere (an odd height with several images, 3-D strides in
-// depth) the kernels, as before. Both paths of the first pass: the memset (packed dx, no
+// A 1x1 fprop or dgrad at a stride, unpadded: one batched GEMM on the grid of x pixels the filter
+// reaches (conv_strided_as_grid_gemm) -- for dgrad after zeros (or beta * residual) over dx --
+// wherever the rows of y and of the grid follow one step; elsewhere (an odd height with several
+// images, 3-D strides in depth) the kernels, as before. Both orientations of the GEMM (M the rows
+// of y, or a row's pixels), and both paths of dgrad's first pass: the memset (packed dx, no
 // residual) and the epilogue kernel (a residual; a channel slice of a wider dx).
-TEST(ConvGemmRoute, StridedDgradRunsOnTheGridOfDx) {
+TEST(ConvGemmRoute, StridedOneByOneRunsOnTheGrid) {
   TESSEL_REQUIRE_GPU();
-  for (DType t : kDtypes) {
-    struct Case {
-      ConvArguments a;
-      bool grid;
-    };
-    ConvArguments slice = conv2d(Operator::kDgrad, t, 2, 8, 6, 16, 24, 1, 1, {0, 0}, {2, 2});  // dx rows c + 8 apart
-    slice.x.stride_w = 24, slice.x.stride_h = 24 * 6, slice.x.stride_d = slice.x.stride_n = 24 * 48;
-    std::vector<Case> cases = {
-        {conv2d(Operator::kDgrad, t, 2, 8, 8, 16, 24, 1, 1, {0, 0}, {2, 2}), true},
-        {conv2d(Operator::kDgrad, t, 3, 28, 28, 64, 96, 1, 1, {0, 0}, {2, 2}), true},  // 14 rows of 14: m = 14
-        {conv2d(Operator::kDgrad, t, 2, 9, 10, 40, 72, 1, 1, {0, 0}, {3, 2}), true},   // strides 3 and 2
-        {conv2d(Operator::kDgrad, t, 1, 7, 7, 32, 16, 1, 1, {0, 0}, {2, 2}), true},    // one image: h 7 is fine
-        {conv2d(Operator::kDgrad, t, 2, 7, 7, 32, 16, 1, 1, {0, 0}, {2, 2}), false},   // images 7 rows apart, not 8
-        {slice, true},
-        {make_packed_conv3d(Operator::kDgrad, 2, 4, 6, 6, 16, 32, 1, 1, 1, {0, 0, 0}, {2, 2, 2}, {1, 1, 1}, 1, t), false},
-    };
-    for (Case c : cases) {
-      SCOPED_TRACE(describe(c.a));
-      run_case(c.a);
-      ConvArguments r = c.a;
-      r.alpha = -1.25f, r.beta = 0.5f;
-      run_case(r, /*residual=*/true);
-      Buffers b = make_buffers(r, true, false);
-      EXPECT_EQ(takes_gemm_route(r), c.grid) << kernel_of(r);
+  for (Operator op : {Operator::kDgrad, Operator::kFprop})
+    for (DType t : kDtypes) {
+      struct Case {
+        ConvArguments a;
+        bool grid;
+      };
+      ConvArguments slice = conv2d(op, t, 2, 8, 6, 16, 24, 1, 1, {0, 0}, {2, 2});  // x rows c + 8 apart
+      slice.x.stride_w = 24, slice.x.stride_h = 24 * 6, slice.x.stride_d = slice.x.stride_n = 24 * 48;
+      std::vector<Case> cases = {
+          {conv2d(op, t, 2, 8, 8, 16, 24, 1, 1, {0, 0}, {2, 2}), true},
+          {conv2d(op, t, 3, 28, 28, 64, 96, 1, 1, {0, 0}, {2, 2}), true},  // 42 rows of 14: m = 42, 14 batches
+          {conv2d(op, t, 2, 9, 10, 40, 72, 1, 1, {0, 0}, {3, 2}), true},   // strides 3 and 2
+          {conv2d(op, t, 1, 7, 7, 32, 16, 1, 1, {0, 0}, {2, 2}), true},    // one image: h 7 is fine
+          {conv2d(op, t, 2, 7, 7, 32, 16, 1, 1, {0, 0}, {2, 2}), false},   // images 7 rows apart, not 8
+          {conv2d(op, t, 1, 2, 64, 16, 24, 1, 1, {0, 0}, {2, 2}), true},   // one row of 32: m = 32
+          {conv2d(op, t, 1, 4, 80, 24, 40, 1, 1, {0, 0}, {2, 2}), true},   // 2 rows of 40: m = 40, 2 batches
+          {slice, true},
+          {make_packed_conv3d(op, 2, 4, 6, 6, 16, 32, 1, 1, 1, {0, 0, 0}, {2, 2, 2}, {1, 1, 1}, 1, t), false},
+      };
+      for (Case c : cases) {
+        SCOPED_TRACE(describe(c.a));
+        run_case(c.a);
+        ConvArguments r = c.a;
+        r.alpha = -1.25f, r.beta = 0.5f;
+        run_case(r, /*residual=*/true);
+        Buffers b = make_buffers(r, true, false);
+        EXPECT_EQ(takes_gemm_route(r), c.grid) << kernel_of(r);
+      }
     }
-  }
 }
 
 // The sm_80 kernel may be named for a problem the GEMM takes (A/B measurements); another GEMM

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <set>
+#include <string>
 #include <vector>
 
 using namespace tessel;
@@ -171,13 +172,13 @@ TEST(ConvAsGemm, RefusesWhatIsNotOnePlainGemm) {
   EXPECT_TRUE(refused([](ConvArguments& a) { a.y.stride_n += 16; }));                      // padded y images
 }
 
-// A strided 1x1 dgrad: one batched GEMM on the grid of dx (conv_dgrad_as_grid_gemm).
+// A strided 1x1 dgrad: one batched GEMM on the grid of dx (conv_strided_as_grid_gemm).
 TEST(ConvAsGridGemm, WorkedExample) {
   ConvArguments a = make_packed_conv2d(Operator::kDgrad, 8, 56, 56, 512, 1024, 1, 1, {0, 0}, {2, 2}, {1, 1}, 1, DType::bf16);
   a.x.ptr = kX, a.filter.ptr = kW, a.y.ptr = kY, a.out = kX;
   GemmArguments g;
   EXPECT_FALSE(conv_as_gemm(a, &g));
-  ASSERT_TRUE(conv_dgrad_as_grid_gemm(a, &g));  // the header's example
+  ASSERT_TRUE(conv_strided_as_grid_gemm(a, &g));  // the header's example
   EXPECT_EQ(g.m, 8 * 28);
   EXPECT_EQ(g.n, 512);
   EXPECT_EQ(g.k, 1024);
@@ -197,7 +198,7 @@ TEST(ConvAsGridGemm, LongRowsAreTheRowsOfTheGemm) {
   ConvArguments a = make_packed_conv2d(Operator::kDgrad, 1, 2, 64, 16, 32, 1, 1, {0, 0}, {2, 2}, {1, 1}, 1, DType::bf16);
   a.x.ptr = kX, a.filter.ptr = kW, a.y.ptr = kY, a.out = kX;
   GemmArguments g;
-  ASSERT_TRUE(conv_dgrad_as_grid_gemm(a, &g));
+  ASSERT_TRUE(conv_strided_as_grid_gemm(a, &g));
   EXPECT_EQ(g.m, 32);  // q
   EXPECT_EQ(g.batch_count, 1);
   EXPECT_EQ(g.lda, 32);
@@ -205,48 +206,59 @@ TEST(ConvAsGridGemm, LongRowsAreTheRowsOfTheGemm) {
   EXPECT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
 }
 
-// The grid GEMM computes dx at (n, sh*p, sw*q) = sum_k dy(n, p, q, k) w(k, c), checked on the
-// host: the GEMM reference run on the mapped arguments against the sum written out directly,
-// and every element the GEMM writes at the address of its dx pixel. Small integers: exact.
-TEST(ConvAsGridGemm, WritesExactlyTheGridOfDx) {
-  for (auto [n, h, w, sh, sw] : {std::array<std::int64_t, 5>{2, 6, 4, 2, 2}, {1, 7, 5, 2, 3}, {3, 9, 6, 3, 2}, {1, 2, 9, 2, 1}, {1, 3, 12, 2, 2}}) {
-    std::int64_t const c = 3, k = 5;
-    ConvArguments a = make_packed_conv2d(Operator::kDgrad, n, h, w, c, k, 1, 1, {0, 0}, {sh, sw}, {1, 1}, 1, DType::bf16);
-    std::int64_t const p = (h - 1) / sh + 1, q = (w - 1) / sw + 1;
-    std::vector<std::uint16_t> dy(std::size_t(n * p * q * k)), filt(std::size_t(k * c)), dx(std::size_t(n * h * w * c));
-    for (std::size_t i = 0; i < dy.size(); ++i) dy[i] = float_to_bf16_bits(float(int(i % 7) - 3));
-    for (std::size_t i = 0; i < filt.size(); ++i) filt[i] = float_to_bf16_bits(float(int(i % 5) - 2));
-    a.y.ptr = dy.data(), a.filter.ptr = filt.data(), a.x.ptr = dx.data(), a.out = dx.data();
-    GemmArguments g;
-    ASSERT_TRUE(conv_dgrad_as_grid_gemm(a, &g)) << n << "x" << h << "x" << w;
-    ASSERT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
-    HostReference const ref = gemm_host(g);
-    // Each GEMM row reads one dy pixel and writes the dx pixel on the grid above it; together the
-    // rows cover every dy pixel once.
-    std::set<std::int64_t> seen;
-    for (std::int64_t b = 0; b < g.batch_count; ++b)
-      for (std::int64_t i = 0; i < g.m; ++i) {
-        std::int64_t const read = b * g.batch_stride_a + i * g.lda;  // dy pixel (nn, pp, qq)
-        std::int64_t const nn = read / a.y.stride_n, pp = read % a.y.stride_n / a.y.stride_h,
-                           qq = read % a.y.stride_h / a.y.stride_w;
-        ASSERT_EQ(read % a.y.stride_w, 0);
-        ASSERT_TRUE(nn < n && pp < p && qq < q) << "batch " << b << " row " << i;
-        EXPECT_TRUE(seen.insert(read).second) << "dy pixel read twice: batch " << b << " row " << i;
-        for (std::int64_t j = 0; j < g.n; ++j) {
-          double sum = 0.0;
-          for (std::int64_t kk = 0; kk < k; ++kk)
-            sum += bf16_bits_to_float(dy[std::size_t(read + kk)]) * bf16_bits_to_float(filt[std::size_t(kk * c + j)]);
-          EXPECT_EQ(ref.r[std::size_t((b * g.m + i) * g.n + j)], sum);
-          std::int64_t const written = b * g.batch_stride_d + i * g.ldd + j;
-          std::int64_t const pixel = nn * a.x.stride_n + pp * sh * a.x.stride_h + qq * sw * a.x.stride_w + j;
-          EXPECT_EQ(written, pixel) << "batch " << b << " row " << i << " column " << j;
+// The grid GEMM computes dx at (n, sh*p, sw*q) = sum_k dy(n, p, q, k) w(k, c) (dgrad), or
+// y(n, p, q, k) = sum_c x(n, sh*p, sw*q, c) w(k, c) (fprop), checked on the host: the GEMM
+// reference run on the mapped arguments against the sum written out directly, every row reading
+// its y pixel (dgrad) or grid pixel of x (fprop) and writing the other, and the rows covering
+// every y pixel once. Small integers: exact.
+TEST(ConvAsGridGemm, WritesExactlyTheGrid) {
+  for (Operator op : {Operator::kDgrad, Operator::kFprop})
+    for (auto [n, h, w, sh, sw] :
+         {std::array<std::int64_t, 5>{2, 6, 4, 2, 2}, {1, 7, 5, 2, 3}, {3, 9, 6, 3, 2}, {1, 2, 9, 2, 1}, {1, 3, 12, 2, 2}}) {
+      SCOPED_TRACE(std::string(conv::to_string(op)) + " " + std::to_string(n) + "x" + std::to_string(h) + "x" + std::to_string(w));
+      std::int64_t const c = 3, k = 5;
+      bool const dgrad = op == Operator::kDgrad;
+      ConvArguments a = make_packed_conv2d(op, n, h, w, c, k, 1, 1, {0, 0}, {sh, sw}, {1, 1}, 1, DType::bf16);
+      std::int64_t const p = (h - 1) / sh + 1, q = (w - 1) / sw + 1;
+      std::vector<std::uint16_t> y(std::size_t(n * p * q * k)), filt(std::size_t(k * c)), x(std::size_t(n * h * w * c));
+      for (std::size_t i = 0; i < y.size(); ++i) y[i] = float_to_bf16_bits(float(int(i % 7) - 3));
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = float_to_bf16_bits(float(int(i % 9) - 4));
+      for (std::size_t i = 0; i < filt.size(); ++i) filt[i] = float_to_bf16_bits(float(int(i % 5) - 2));
+      a.y.ptr = y.data(), a.filter.ptr = filt.data(), a.x.ptr = x.data(), a.out = dgrad ? x.data() : y.data();
+      GemmArguments g;
+      ASSERT_TRUE(conv_strided_as_grid_gemm(a, &g));
+      ASSERT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+      HostReference const ref = gemm_host(g);
+      std::set<std::int64_t> seen;
+      for (std::int64_t b = 0; b < g.batch_count; ++b)
+        for (std::int64_t i = 0; i < g.m; ++i) {
+          // The y pixel (nn, pp, qq) of the row: dgrad reads it, fprop writes it.
+          std::int64_t const at = dgrad ? b * g.batch_stride_a + i * g.lda : b * g.batch_stride_d + i * g.ldd;
+          std::int64_t const nn = at / a.y.stride_n, pp = at % a.y.stride_n / a.y.stride_h,
+                             qq = at % a.y.stride_h / a.y.stride_w;
+          ASSERT_EQ(at % a.y.stride_w, 0);
+          ASSERT_TRUE(nn < n && pp < p && qq < q) << "batch " << b << " row " << i;
+          EXPECT_TRUE(seen.insert(at).second) << "y pixel met twice: batch " << b << " row " << i;
+          std::int64_t const grid = nn * a.x.stride_n + pp * sh * a.x.stride_h + qq * sw * a.x.stride_w;
+          EXPECT_EQ(dgrad ? b * g.batch_stride_d + i * g.ldd : b * g.batch_stride_a + i * g.lda, grid)
+              << "batch " << b << " row " << i;
+          for (std::int64_t j = 0; j < g.n; ++j) {
+            double sum = 0.0;
+            if (dgrad)
+              for (std::int64_t kk = 0; kk < k; ++kk)
+                sum += bf16_bits_to_float(y[std::size_t(at + kk)]) * bf16_bits_to_float(filt[std::size_t(kk * c + j)]);
+            else
+              for (std::int64_t cc = 0; cc < c; ++cc)
+                sum += bf16_bits_to_float(x[std::size_t(grid + cc)]) * bf16_bits_to_float(filt[std::size_t(j * c + cc)]);
+            EXPECT_EQ(ref.r[std::size_t((b * g.m + i) * g.n + j)], sum);
+          }
         }
-      }
-    EXPECT_EQ(std::int64_t(seen.size()), n * p * q);
-  }
+      EXPECT_EQ(std::int64_t(seen.size()), n * p * q);
+    }
 }
 
-// What is not that one batched GEMM stays on the kernels.
+// What is not that one batched GEMM stays on the kernels. (An fprop may read its residual in place:
+// it has no first pass.)
 TEST(ConvAsGridGemm, RefusesWhatIsNotOneBatchedGemm) {
   ConvArguments const base = make_packed_conv2d(Operator::kDgrad, 2, 8, 8, 16, 32, 1, 1, {0, 0}, {2, 2}, {1, 1}, 1,
                                                 DType::bf16);
@@ -255,11 +267,13 @@ TEST(ConvAsGridGemm, RefusesWhatIsNotOneBatchedGemm) {
     ConvArguments a = base;
     a.x.ptr = kX, a.filter.ptr = kW, a.y.ptr = kY, a.out = kX;
     change(a);
-    return conv_dgrad_as_grid_gemm(a, &g);
+    return conv_strided_as_grid_gemm(a, &g);
   };
   EXPECT_TRUE(with([](ConvArguments&) {}));
   EXPECT_FALSE(with([](ConvArguments& a) { a.stride_h = a.stride_w = 1; }));               // conv_as_gemm's
-  EXPECT_FALSE(with([](ConvArguments& a) { a.op = Operator::kFprop, a.out = kY; }));       // fprop
+  EXPECT_TRUE(with([](ConvArguments& a) { a.op = Operator::kFprop, a.out = kY; }));        // fprop
+  EXPECT_TRUE(with([](ConvArguments& a) { a.op = Operator::kFprop, a.out = kY, a.residual = kY, a.beta = 1.0f; }));
+  EXPECT_FALSE(with([](ConvArguments& a) { a.op = Operator::kWgrad, a.out = kW; }));       // wgrad
   EXPECT_FALSE(with([](ConvArguments& a) { a.pad_h = 1; }));                               // padded
   EXPECT_FALSE(with([](ConvArguments& a) { a.r = a.s = 3; }));                             // 3x3
   EXPECT_FALSE(with([](ConvArguments& a) { a.bias = reinterpret_cast<float const*>(kRes); }));

@@ -117,55 +117,59 @@ inline bool conv_as_gemm(ConvArguments const& a, GemmArguments* g) {
   return true;
 }
 
-// Whether a (validated) is a 1x1 dgrad at a stride that is one batched GEMM on the grid of dx
-// pixels the filter reaches, and if so its arguments in *g. Without padding, dy pixel (n, z, p, q)
-// is the product of dx pixel (n, z*sd, p*sh, q*sw) alone, so
+// Whether a (validated) is a 1x1 fprop or dgrad at a stride that is one batched GEMM on the grid
+// of x (dx) pixels the filter reaches, and if so its arguments in *g. Without padding, y pixel
+// (n, z, p, q) reads x pixel (n, z*sd, p*sh, q*sw) alone, so
 //
-//   dX_grid[q][rows (n, z, p), C] = dY[q][rows (n, z, p), K] * W[K, C]
+//   fprop  Y[q][rows (n, z, p), K]       = X_grid[q][rows (n, z, p), C] * W^T[C, K]
+//   dgrad  dX_grid[q][rows (n, z, p), C] = dY[q][rows (n, z, p), K] * W[K, C]
 //
-// where the rows (n, z, p) of dy and of the grid follow one step each (conv_rows_evenly_strided:
+// where the rows (n, z, p) of y and of the grid follow one step each (conv_rows_evenly_strided:
 // true for packed tensors whose h is sh times p, as ResNet's 56 -> 28 -> 14 -> 7 downsampling
-// shortcuts are): the GEMM's M is the rows, at dy's h step (lda) and dx's h step times sh (ldd),
-// and one batch per column q of the grid, at dy's w step and dx's w step times sw. Where a row
-// holds more pixels than there are rows (q > n*z*p) the roles swap: M is a row's q pixels, one
-// batch per row. The longer side as M keeps the GEMM's tiles full (one batch per row of 14
-// pixels ran 128-row tiles 11% full). The pixels off the grid get no product: the caller writes
-// them first (beta * residual, or zeros: the epilogue alone), then the GEMM writes the grid. So
-// the residual may not be out itself: the first pass would scale it twice. Strides of 1 are
-// conv_as_gemm's; bias, activation, groups and padding stay on the kernels.
-//   e.g. dy [8][28][28][1024], w [1024][1][1][512], dx [8][56][56][512] packed, stride 2: m = 8*28,
-//        n = 512, k = 1024, batch 28; lda 28*1024, batch_stride_a 1024; ldd 2*56*512,
+// shortcuts are): the GEMM's M is the rows, at y's h step and x's h step times sh, and one batch
+// per column q of the grid, at y's w step and x's w step times sw. Where a row holds more pixels
+// than there are rows (q > n*z*p) the roles swap: M is a row's q pixels, one batch per row. The
+// longer side as M keeps the GEMM's tiles full (one batch per row of 14 pixels ran 128-row tiles
+// 11% full). A dgrad's pixels off the grid get no product: the caller writes them first (beta *
+// residual, or zeros: the epilogue alone), then the GEMM writes the grid; so its residual may not
+// be out itself (the first pass would scale it twice). Strides of 1 are conv_as_gemm's; bias,
+// activation, groups and padding stay on the kernels.
+//   e.g. dgrad dy [8][28][28][1024], w [1024][1][1][512], dx [8][56][56][512] packed, stride 2:
+//        m = 8*28, n = 512, k = 1024, batch 28; lda 28*1024, batch_stride_a 1024; ldd 2*56*512,
 //        batch_stride_d 2*512; b = w row-major (ldb 512), the same for every batch.
-inline bool conv_dgrad_as_grid_gemm(ConvArguments const& a, GemmArguments* g) {
-  if (a.op != conv::Operator::kDgrad || !detail::conv_one_tap_plain(a)) return false;
+inline bool conv_strided_as_grid_gemm(ConvArguments const& a, GemmArguments* g) {
+  bool const dgrad = a.op == conv::Operator::kDgrad;
+  if ((!dgrad && a.op != conv::Operator::kFprop) || !detail::conv_one_tap_plain(a)) return false;
   if (a.stride_d == 1 && a.stride_h == 1 && a.stride_w == 1) return false;
   GemmArguments r = detail::conv_gemm_common(a);
-  if (r.c != nullptr && r.c == a.out) return false;
+  if (dgrad && r.c != nullptr && r.c == a.out) return false;
   ConvOutputExtents const e = conv_output_extents(a);
-  std::int64_t const rows[4] = {a.n, e.z, e.p, 1};  // the rows (n, z, p) of dy and of the dx grid
+  std::int64_t const rows[4] = {a.n, e.z, e.p, 1};  // the rows (n, z, p) of y and of the x grid
   std::int64_t const y_rows[4] = {a.y.stride_n, a.y.stride_d, a.y.stride_h, 0};
   std::int64_t const x_rows[4] = {a.x.stride_n, a.stride_d * a.x.stride_d, a.stride_h * a.x.stride_h, 0};
   std::int64_t y_row = 0, x_row = 0;
   if (!conv_rows_evenly_strided(rows, y_rows, 1, &y_row) || !conv_rows_evenly_strided(rows, x_rows, 1, &x_row))
     return false;
   std::int64_t const row_count = a.n * e.z * e.p;
-  // One pixel's step along a row (q) and from row to row, in dy and on dx's grid; a single pixel
-  // or row takes its channels' count (any step >= it addresses the one there is).
+  // One pixel's step along a row (q) and from row to row, in y and on x's grid; a single pixel or
+  // row takes its channels' count (any step >= it addresses the one there is).
   std::int64_t const y_pixel = e.q > 1 ? a.y.stride_w : a.k, x_pixel = e.q > 1 ? a.stride_w * a.x.stride_w : a.c;
   if (row_count == 1) y_row = a.k, x_row = a.c;
   // Pixels (or rows) whose channels overlap are no matrix rows.
   if (y_pixel < a.k || x_pixel < a.c || y_row < a.k || x_row < a.c) return false;
   bool const rows_as_m = row_count >= e.q;
+  std::int64_t const batch = rows_as_m ? e.q : row_count;
+  auto const ld = [&](std::int64_t row, std::int64_t pixel) { return rows_as_m ? row : pixel; };
+  auto const step = [&](std::int64_t row, std::int64_t pixel) { return batch > 1 ? (rows_as_m ? pixel : row) : 0; };
 
-  r.n = a.c, r.k = a.k;
-  r.m = rows_as_m ? row_count : e.q;
-  r.batch_count = rows_as_m ? e.q : row_count;
-  r.a = a.y.ptr, r.a_order = MatrixOrder::row_major;
-  r.lda = rows_as_m ? y_row : y_pixel;
-  r.batch_stride_a = r.batch_count > 1 ? (rows_as_m ? y_pixel : y_row) : 0;
-  r.b = a.filter.ptr, r.ldb = detail::conv_filter_ld(a), r.b_order = MatrixOrder::row_major;
-  r.d = a.out, r.ldd = rows_as_m ? x_row : x_pixel;
-  r.batch_stride_d = r.batch_count > 1 ? (rows_as_m ? x_pixel : x_row) : 0;
+  r.m = rows_as_m ? row_count : e.q, r.batch_count = batch;
+  r.n = dgrad ? a.c : a.k, r.k = dgrad ? a.k : a.c;
+  r.a = dgrad ? a.y.ptr : a.x.ptr, r.a_order = MatrixOrder::row_major;
+  r.lda = dgrad ? ld(y_row, y_pixel) : ld(x_row, x_pixel);
+  r.batch_stride_a = dgrad ? step(y_row, y_pixel) : step(x_row, x_pixel);
+  r.b = a.filter.ptr, r.ldb = detail::conv_filter_ld(a), r.b_order = dgrad ? MatrixOrder::row_major : MatrixOrder::col_major;
+  r.ldd = dgrad ? ld(x_row, x_pixel) : ld(y_row, y_pixel);
+  r.batch_stride_d = dgrad ? step(x_row, x_pixel) : step(y_row, y_pixel);
   r.ldc = r.ldd, r.batch_stride_c = r.batch_stride_d;
   *g = r;
   return true;
