@@ -7,6 +7,8 @@
 #include "conv_padded.hpp"
 #include "sm80_conv_launch.hpp"
 #include "sm90_conv_launch.hpp"
+#include "../gemm/gemm_canonical.hpp"  // workspace_pool, cuda_failure
+#include "../gemm/sm90_instances.hpp"   // launch_splitk_reduce
 #include "../runtime/current_device.hpp"
 
 #include <tessel/conv/conv.hpp>
@@ -96,7 +98,8 @@ enum class Route {
   epilogue_only,  // no sum: kEpilogueOnly
   gemm,           // a 1x1 convolution that is one plain GEMM (conv_as_gemm.hpp): "gemm:" + the GEMM kernel;
                   // a strided 1x1 fprop is a batched GEMM on x's grid, a strided 1x1 dgrad the
-                  // epilogue alone over dx, then a batched GEMM on its grid
+                  // epilogue alone over dx, then a batched GEMM on its grid, a strided 1x1 wgrad a
+                  // batched GEMM into fp32 K slices, then their sum
   sm90,           // an sm_90a convolution kernel (sm90_conv_launch.hpp)
   sm80,           // the sm_80 implicit-GEMM or depthwise kernels (sm80_conv_launch.hpp)
   padded,         // one of those on channel-padded copies (conv_padded.hpp): "padded:" + its name
@@ -106,6 +109,8 @@ struct Plan {
   char const* name = kNoKernel;
   GemmArguments gemm;         // Route::gemm: the GEMM API's arguments
   bool grid = false;          // Route::gemm: the GEMM writes the strided grid of dx (conv_strided_as_grid_gemm)
+  bool slices = false;        // Route::gemm: the GEMM writes a strided wgrad's fp32 K slices, summed after
+                              // (conv_strided_wgrad_as_gemm_slices; gemm.d a placeholder until the call)
   ConvPaddedLayout padded;    // Route::padded: the staged tensors
 };
 
@@ -136,9 +141,20 @@ char const* gemm_route_name(GemmArguments const& g) {
 
 Status route(ConvArguments const& a, int cc, Plan* plan);
 
-// Whether a is one GEMM (conv_as_gemm.hpp), its arguments in *g: a plain 1x1 GEMM, or the batched
-// GEMM on a strided fprop's or dgrad's grid of x; *grid: a dgrad's, which writes only the grid of dx.
-bool as_one_gemm(ConvArguments const& a, GemmArguments* g, bool* grid) {
+// Where a strided wgrad's fp32 slices go in the workspace: first, 256-byte aligned.
+std::size_t wgrad_slices_bytes(GemmArguments const& g) {
+  return (std::size_t(g.batch_count * g.m * g.n) * sizeof(float) + 255) / 256 * 256;
+}
+
+// Whether a is one GEMM (conv_as_gemm.hpp), its arguments in *g: a plain 1x1 GEMM, the batched
+// GEMM on a strided fprop's or dgrad's grid of x (*grid: a dgrad's, which writes only the grid of
+// dx), or a strided wgrad's K slices (*slices; D a placeholder, the slices' place in the workspace).
+bool as_one_gemm(ConvArguments const& a, GemmArguments* g, bool* grid, bool* slices) {
+  *grid = *slices = false;
+  if (conv_strided_wgrad_as_gemm_slices(a, g)) {
+    g->d = reinterpret_cast<void*>(kConvPaddedPlaceholder);
+    return *slices = true;
+  }
   bool const strided = conv_strided_as_grid_gemm(a, g);
   *grid = strided && a.op == conv::Operator::kDgrad;
   return strided || conv_as_gemm(a, g);
@@ -173,7 +189,7 @@ bool padded_route(ConvArguments const& a, int cc, std::string_view unpadded, Pla
 // runs it (its sm_90a kernels beat cuBLAS, while the sm_80 implicit GEMM ran 1x1 C256->64 fprop
 // at 0.29x cuDNN on the H200), or a strided 1x1 fprop or dgrad that is one batched GEMM on the
 // grid of x (the kernels' implicit GEMM over every dx pixel ran 1x1/2 C512->1024 dgrad at 0.11x,
-// its fprop at 0.83x); the padded
+// its fprop at 0.83x), or a strided 1x1 wgrad whose K slices are one (0.61x there); the padded
 // route where the sm_80 selection would read the problem element by element; the sm_90a kernel
 // where it takes the problem on an sm_90 GPU; the sm_80 kernels.
 Status route(ConvArguments const& a, int cc, Plan* plan) {
@@ -183,9 +199,9 @@ Status route(ConvArguments const& a, int cc, Plan* plan) {
     plan->route = Route::epilogue_only, plan->name = kEpilogueOnly;
     return Status::success();
   }
-  if (bool grid = false; as_one_gemm(a, &plan->gemm, &grid)) {
+  if (bool grid = false, slices = false; as_one_gemm(a, &plan->gemm, &grid, &slices)) {
     if (char const* name = gemm_route_name(plan->gemm); name != nullptr) {
-      plan->route = Route::gemm, plan->name = name, plan->grid = grid;
+      plan->route = Route::gemm, plan->name = name, plan->grid = grid, plan->slices = slices;
       return Status::success();
     }
   }
@@ -312,8 +328,8 @@ std::vector<RegistryEntry> const& registry() {
     for (Probe const& pr : probes()) for (int cc : {kSm90, kSm80}) {
       // A 1x1 probe that is one GEMM runs on the GEMM API's kernels (`tessel list` shows them).
       GemmArguments g;
-      bool grid = false;
-      if (as_one_gemm(pr.a, &g, &grid)) continue;
+      bool grid = false, slices = false;
+      if (as_one_gemm(pr.a, &g, &grid, &slices)) continue;
       std::string const what = std::string(conv::to_string(pr.a.op)) + " " + to_string(pr.a.dtype) + " " + pr.what;
       char const* const picked = kernel_for(make_params(pr.a), pr.a.dtype, cc);
       add(picked, what, true);
@@ -366,6 +382,46 @@ Status write_off_grid(ConvArguments const& a, cudaStream_t stream) {
   return Status::success();
 }
 
+// A strided wgrad's GEMM (conv_strided_wgrad_as_gemm_slices) into fp32 slices at the start of the
+// workspace (the caller's, or the library's pool on the call's stream), the GEMM's own workspace
+// after them, then dw = alpha * (the slices summed in order) + beta * residual: the split-K
+// reduction the GEMM API runs after its own K slices.
+Status wgrad_by_slices(ConvArguments const& a, GemmArguments g, cudaStream_t stream) {
+  std::size_t gemm_bytes = 0;
+  if (Status s = gemm_workspace_size(g, &gemm_bytes); !s) return s;
+  std::size_t const slice_bytes = wgrad_slices_bytes(g), need = slice_bytes + gemm_bytes;
+  if (a.workspace != nullptr && a.workspace_bytes < need)
+    return Status::error(StatusCode::invalid_argument, "workspace_bytes: " + std::to_string(a.workspace_bytes) +
+                                                           " is below the " + std::to_string(need) +
+                                                           " this call takes (conv_workspace_size)");
+  void* base = a.workspace;
+  if (base == nullptr) {
+    cudaMemPool_t pool = nullptr;
+    if (Status s = detail::workspace_pool(&pool); !s) return s;
+    if (cudaError_t err = cudaMallocFromPoolAsync(&base, need, pool, stream); err != cudaSuccess)
+      return detail::cuda_failure(("the " + std::to_string(need >> 10) + " KiB of a strided wgrad's fp32 slices").c_str(), err);
+  }
+  g.d = base;
+  g.workspace = gemm_bytes > 0 ? static_cast<unsigned char*>(base) + slice_bytes : nullptr;
+  g.workspace_bytes = gemm_bytes;
+  Status result = gemm(g, stream);
+  if (result.ok()) {
+    kernel::detail::SplitKReduceParams r;
+    r.partials = static_cast<float const*>(base), r.splits = int(g.batch_count), r.batch = 1;
+    r.rows = a.k, r.cols = a.c;
+    bool const reads_c = a.residual != nullptr && a.beta != 0.0f;
+    r.c = reads_c ? a.residual : nullptr, r.ldc = detail::conv_filter_ld(a), r.beta = reads_c ? a.beta : 0.0f;
+    r.d = a.out, r.ldd = detail::conv_filter_ld(a);
+    r.alpha = a.alpha;
+    if (cudaError_t err = kernel::detail::launch_splitk_reduce(r, a.dtype, stream); err != cudaSuccess)
+      result = detail::cuda_failure("launch of a strided wgrad's slice sum", err);
+  }
+  if (a.workspace == nullptr)
+    if (cudaError_t err = cudaFreeAsync(base, stream); err != cudaSuccess && result.ok())
+      result = detail::cuda_failure("cudaFreeAsync (a strided wgrad's slices)", err);
+  return result;
+}
+
 }  // namespace
 
 Status conv_kernel_name(ConvArguments const& a, char const** name) {
@@ -400,7 +456,13 @@ Status conv_workspace_size(ConvArguments const& a, std::size_t* bytes) {
       if (Status s = runs_here(&h); !s) return s;
       return sm90_conv_workspace_size(make_params(a), a.dtype, plan.name, bytes);
     }
-    case Route::gemm: return gemm_workspace_size(plan.gemm, bytes);
+    case Route::gemm:
+      if (plan.slices) {
+        if (Status s = gemm_workspace_size(plan.gemm, bytes); !s) return s;
+        *bytes += wgrad_slices_bytes(plan.gemm);
+        return Status::success();
+      }
+      return gemm_workspace_size(plan.gemm, bytes);
     case Route::padded: return detail::conv_padded_workspace_size(a, plan.padded, bytes);
     case Route::sm80: {
       detail::Here h;
@@ -426,6 +488,7 @@ Status convolution(ConvArguments const& a, CUstream_st* stream) {
     case Route::nothing: return Status::success();
     case Route::epilogue_only: return detail::conv_epilogue_only(a, stream);
     case Route::gemm:
+      if (plan.slices) return wgrad_by_slices(a, plan.gemm, stream);
       if (plan.grid)
         if (Status s = write_off_grid(a, stream); !s) return s;
       return gemm(plan.gemm, stream);

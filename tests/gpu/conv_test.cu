@@ -653,6 +653,52 @@ TEST(ConvWgradSplit, NoWorkspaceWithoutASplit) {
   EXPECT_EQ(bytes, 0u);
 }
 
+// A 1x1 wgrad at a stride, unpadded: one batched GEMM whose batches are fp32 K slices of dw (one
+// per column of the grid, or per row where rows are fewer), summed in order
+// (conv_strided_wgrad_as_gemm_slices), wherever at most 32 slices of 64 pixels or more cover the
+// sum; elsewhere the kernels. The fp64 judge with a residual, the same bits on a second run, and
+// the caller's workspace (its exact size; one byte less refused).
+TEST(ConvGemmRoute, StridedWgradSumsGemmSlices) {
+  TESSEL_REQUIRE_GPU();
+  for (DType t : kDtypes) {
+    struct Case {
+      ConvArguments a;
+      bool gemm;
+    };
+    std::vector<Case> cases = {
+        {conv2d(Operator::kWgrad, t, 8, 16, 8, 16, 24, 1, 1, {0, 0}, {2, 2}), true},     // 64 rows, 4 slices
+        {conv2d(Operator::kWgrad, t, 3, 56, 56, 64, 96, 1, 1, {0, 0}, {2, 2}), true},    // 84 rows, 28 slices
+        {conv2d(Operator::kWgrad, t, 1, 2, 256, 40, 72, 1, 1, {0, 0}, {2, 2}), true},    // one row of 128: 1 slice
+        {conv2d(Operator::kWgrad, t, 5, 40, 12, 24, 40, 1, 1, {0, 0}, {3, 2}), true},    // strides 3 and 2
+        {conv2d(Operator::kWgrad, t, 2, 8, 8, 16, 24, 1, 1, {0, 0}, {2, 2}), false},     // 8 rows: the kernels
+        {conv2d(Operator::kWgrad, t, 2, 8, 160, 16, 24, 1, 1, {0, 0}, {2, 2}), true},    // 8 rows of 80: 8 slices
+        {conv2d(Operator::kWgrad, t, 1, 80, 160, 16, 24, 1, 1, {0, 0}, {2, 2}), false},  // 40 rows of 80: 40 slices
+    };
+    for (Case c : cases) {
+      ConvArguments a = c.a;
+      SCOPED_TRACE(describe(a));
+      run_case(a);
+      a.alpha = -1.25f, a.beta = 0.5f;
+      Buffers b = make_buffers(a, true, false);
+      EXPECT_EQ(takes_gemm_route(a), c.gemm) << kernel_of(a);
+      ASSERT_TRUE(convolution(a).ok());
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      reference::ConvCheck const check = judge(a);
+      EXPECT_TRUE(check.passed()) << check.describe();
+      if (!c.gemm) continue;
+      std::vector<std::uint16_t> const first = download(a.out, b.n_out);
+      ASSERT_TRUE(reference::fill_constant_device(a.out, a.dtype, b.n_out, NAN).ok());
+      ASSERT_TRUE(convolution(a).ok());
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_TRUE(download(a.out, b.n_out) == first) << "a second run differs";
+      std::size_t bytes = 0;
+      ASSERT_TRUE(conv_workspace_size(a, &bytes).ok());
+      EXPECT_GE(bytes, std::size_t(a.k * a.c * 4));
+      expect_caller_workspace(a, b.n_out, bytes, first);
+    }
+  }
+}
+
 // ---- depthwise dgrad and wgrad: the direct kernels ------------------------------------------------
 
 namespace {

@@ -285,6 +285,74 @@ TEST(ConvAsGridGemm, RefusesWhatIsNotOneBatchedGemm) {
   }));
 }
 
+// A strided 1x1 wgrad: one batched GEMM whose batches are K slices of dw (conv_strided_wgrad_as_gemm_slices).
+TEST(ConvAsGemmSlices, WorkedExample) {
+  ConvArguments a = make_packed_conv2d(Operator::kWgrad, 8, 56, 56, 512, 1024, 1, 1, {0, 0}, {2, 2}, {1, 1}, 1, DType::bf16);
+  a.x.ptr = kX, a.filter.ptr = kW, a.y.ptr = kY, a.out = kW;
+  GemmArguments g;
+  EXPECT_FALSE(conv_as_gemm(a, &g));
+  EXPECT_FALSE(conv_strided_as_grid_gemm(a, &g));
+  ASSERT_TRUE(conv_strided_wgrad_as_gemm_slices(a, &g));  // the header's example
+  EXPECT_EQ(g.m, 1024);
+  EXPECT_EQ(g.n, 512);
+  EXPECT_EQ(g.k, 8 * 28);
+  EXPECT_EQ(g.batch_count, 28);
+  EXPECT_EQ(g.a_order, MatrixOrder::col_major);
+  EXPECT_EQ(g.lda, 28 * 1024);
+  EXPECT_EQ(g.batch_stride_a, 1024);
+  EXPECT_EQ(g.b_order, MatrixOrder::row_major);
+  EXPECT_EQ(g.ldb, 2 * 56 * 512);
+  EXPECT_EQ(g.batch_stride_b, 2 * 512);
+  EXPECT_EQ(g.c_type, DType::f32);
+  EXPECT_EQ(g.ldd, 512);
+  EXPECT_EQ(g.batch_stride_d, 1024 * 512);
+  EXPECT_EQ(g.d, nullptr);
+  EXPECT_EQ(g.alpha, 1.0f);
+  EXPECT_EQ(g.beta, 0.0f);
+  g.d = kW;
+  EXPECT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+  // Too many slices (q = 56 > 32), too few pixels a slice (8 rows), and the other passes.
+  EXPECT_FALSE(conv_strided_wgrad_as_gemm_slices(
+      make_packed_conv2d(Operator::kWgrad, 128, 224, 112, 64, 64, 1, 1, {0, 0}, {2, 2}, {1, 1}, 1, DType::bf16), &g));
+  EXPECT_FALSE(conv_strided_wgrad_as_gemm_slices(
+      make_packed_conv2d(Operator::kWgrad, 1, 16, 16, 64, 64, 1, 1, {0, 0}, {2, 2}, {1, 1}, 1, DType::bf16), &g));
+  a.op = Operator::kDgrad;
+  EXPECT_FALSE(conv_strided_wgrad_as_gemm_slices(a, &g));
+}
+
+// The slices' GEMM, summed over its batches, is dw(k, c) = sum_{n,p,q} dy(n, p, q, k) x(n, sh*p,
+// sw*q, c), on the host (the GEMM reference on the mapped arguments; small integers: exact), in
+// both orientations.
+TEST(ConvAsGemmSlices, SlicesSumToTheWeightGradient) {
+  for (auto [n, h, w, sh, sw] : {std::array<std::int64_t, 5>{8, 16, 8, 2, 2}, {1, 2, 256, 2, 2}, {4, 48, 10, 3, 2}}) {
+    SCOPED_TRACE(std::to_string(n) + "x" + std::to_string(h) + "x" + std::to_string(w));
+    std::int64_t const c = 3, k = 5;
+    ConvArguments a = make_packed_conv2d(Operator::kWgrad, n, h, w, c, k, 1, 1, {0, 0}, {sh, sw}, {1, 1}, 1, DType::bf16);
+    std::int64_t const p = (h - 1) / sh + 1, q = (w - 1) / sw + 1;
+    std::vector<std::uint16_t> y(std::size_t(n * p * q * k)), x(std::size_t(n * h * w * c)), dw(std::size_t(k * c));
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] = float_to_bf16_bits(float(int(i % 7) - 3));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = float_to_bf16_bits(float(int(i % 9) - 4));
+    a.y.ptr = y.data(), a.x.ptr = x.data(), a.filter.ptr = dw.data(), a.out = dw.data();
+    GemmArguments g;
+    ASSERT_TRUE(conv_strided_wgrad_as_gemm_slices(a, &g));
+    std::vector<float> slices(std::size_t(g.batch_count * k * c));
+    g.d = slices.data();
+    ASSERT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
+    HostReference const ref = gemm_host(g);
+    for (std::int64_t kk = 0; kk < k; ++kk)
+      for (std::int64_t cc = 0; cc < c; ++cc) {
+        double want = 0.0, got = 0.0;
+        for (std::int64_t nn = 0; nn < n; ++nn)
+          for (std::int64_t pp = 0; pp < p; ++pp)
+            for (std::int64_t qq = 0; qq < q; ++qq)
+              want += bf16_bits_to_float(y[std::size_t(((nn * p + pp) * q + qq) * k + kk)]) *
+                      bf16_bits_to_float(x[std::size_t(((nn * h + pp * sh) * w + qq * sw) * c + cc)]);
+        for (std::int64_t b = 0; b < g.batch_count; ++b) got += ref.r[std::size_t((b * k + kk) * c + cc)];
+        EXPECT_EQ(got, want) << "k " << kk << " c " << cc;
+      }
+  }
+}
+
 TEST(ConvSplit, WorkedExamples) {
   // wgrad 3x3 C64->64 56x56 N128 on 132 SMs: 5 tiles, 12544 k-tiles -> 53 slices of 237.
   ConvSplit s = conv_split_reduction(5, 12544, 132);

@@ -77,6 +77,43 @@ inline std::int64_t conv_filter_ld(ConvArguments const& a) {
   return a.filter.stride_k > a.c ? a.filter.stride_k : (a.c > 1 ? a.c : 1);
 }
 
+// A strided 1x1 problem's pixels as a batched matrix (conv_strided_as_grid_gemm): M runs over
+// the rows (n, z, p) of y and of x's grid, one batch per column q -- or, where a row holds more
+// pixels than there are rows, M over a row's pixels and one batch per row -- with each tensor's
+// step along M (ld) and between batches (batch_stride; 0 for one batch).
+struct ConvGrid {
+  std::int64_t m = 0, batch = 0;
+  std::int64_t y_ld = 0, y_batch_stride = 0;  // y (dy): k channels a pixel
+  std::int64_t x_ld = 0, x_batch_stride = 0;  // x's grid (dx's): c channels a pixel
+};
+
+// Whether a is a 1x1, unpadded, strided problem (conv_one_tap_plain, a stride above 1) whose rows
+// (n, z, p) follow one step in y and on x's grid (conv_rows_evenly_strided: true for packed
+// tensors whose h is sh times p), with no two pixels' channels overlapping; its grid in *grid.
+inline bool conv_strided_grid(ConvArguments const& a, ConvGrid* grid) {
+  if (!conv_one_tap_plain(a) || (a.stride_d == 1 && a.stride_h == 1 && a.stride_w == 1)) return false;
+  ConvOutputExtents const e = conv_output_extents(a);
+  std::int64_t const rows[4] = {a.n, e.z, e.p, 1};
+  std::int64_t const y_rows[4] = {a.y.stride_n, a.y.stride_d, a.y.stride_h, 0};
+  std::int64_t const x_rows[4] = {a.x.stride_n, a.stride_d * a.x.stride_d, a.stride_h * a.x.stride_h, 0};
+  std::int64_t y_row = 0, x_row = 0;
+  if (!conv_rows_evenly_strided(rows, y_rows, 1, &y_row) || !conv_rows_evenly_strided(rows, x_rows, 1, &x_row))
+    return false;
+  std::int64_t const row_count = a.n * e.z * e.p;
+  // One pixel's step along a row and from row to row; a single pixel or row takes its channels'
+  // count (any step >= it addresses the one there is).
+  std::int64_t const y_pixel = e.q > 1 ? a.y.stride_w : a.k, x_pixel = e.q > 1 ? a.stride_w * a.x.stride_w : a.c;
+  if (row_count == 1) y_row = a.k, x_row = a.c;
+  if (y_pixel < a.k || x_pixel < a.c || y_row < a.k || x_row < a.c) return false;
+  bool const rows_as_m = row_count >= e.q;
+  grid->m = rows_as_m ? row_count : e.q;
+  grid->batch = rows_as_m ? e.q : row_count;
+  bool const batched = grid->batch > 1;
+  grid->y_ld = rows_as_m ? y_row : y_pixel, grid->y_batch_stride = batched ? (rows_as_m ? y_pixel : y_row) : 0;
+  grid->x_ld = rows_as_m ? x_row : x_pixel, grid->x_batch_stride = batched ? (rows_as_m ? x_pixel : x_row) : 0;
+  return true;
+}
+
 }  // namespace detail
 
 // Whether a (validated: conv_validate) is one plain GEMM (file comment), and if so its arguments
@@ -139,38 +176,51 @@ inline bool conv_as_gemm(ConvArguments const& a, GemmArguments* g) {
 //        batch_stride_d 2*512; b = w row-major (ldb 512), the same for every batch.
 inline bool conv_strided_as_grid_gemm(ConvArguments const& a, GemmArguments* g) {
   bool const dgrad = a.op == conv::Operator::kDgrad;
-  if ((!dgrad && a.op != conv::Operator::kFprop) || !detail::conv_one_tap_plain(a)) return false;
-  if (a.stride_d == 1 && a.stride_h == 1 && a.stride_w == 1) return false;
+  if (!dgrad && a.op != conv::Operator::kFprop) return false;
   GemmArguments r = detail::conv_gemm_common(a);
   if (dgrad && r.c != nullptr && r.c == a.out) return false;
-  ConvOutputExtents const e = conv_output_extents(a);
-  std::int64_t const rows[4] = {a.n, e.z, e.p, 1};  // the rows (n, z, p) of y and of the x grid
-  std::int64_t const y_rows[4] = {a.y.stride_n, a.y.stride_d, a.y.stride_h, 0};
-  std::int64_t const x_rows[4] = {a.x.stride_n, a.stride_d * a.x.stride_d, a.stride_h * a.x.stride_h, 0};
-  std::int64_t y_row = 0, x_row = 0;
-  if (!conv_rows_evenly_strided(rows, y_rows, 1, &y_row) || !conv_rows_evenly_strided(rows, x_rows, 1, &x_row))
-    return false;
-  std::int64_t const row_count = a.n * e.z * e.p;
-  // One pixel's step along a row (q) and from row to row, in y and on x's grid; a single pixel or
-  // row takes its channels' count (any step >= it addresses the one there is).
-  std::int64_t const y_pixel = e.q > 1 ? a.y.stride_w : a.k, x_pixel = e.q > 1 ? a.stride_w * a.x.stride_w : a.c;
-  if (row_count == 1) y_row = a.k, x_row = a.c;
-  // Pixels (or rows) whose channels overlap are no matrix rows.
-  if (y_pixel < a.k || x_pixel < a.c || y_row < a.k || x_row < a.c) return false;
-  bool const rows_as_m = row_count >= e.q;
-  std::int64_t const batch = rows_as_m ? e.q : row_count;
-  auto const ld = [&](std::int64_t row, std::int64_t pixel) { return rows_as_m ? row : pixel; };
-  auto const step = [&](std::int64_t row, std::int64_t pixel) { return batch > 1 ? (rows_as_m ? pixel : row) : 0; };
-
-  r.m = rows_as_m ? row_count : e.q, r.batch_count = batch;
+  detail::ConvGrid grid;
+  if (!detail::conv_strided_grid(a, &grid)) return false;
+  r.m = grid.m, r.batch_count = grid.batch;
   r.n = dgrad ? a.c : a.k, r.k = dgrad ? a.k : a.c;
   r.a = dgrad ? a.y.ptr : a.x.ptr, r.a_order = MatrixOrder::row_major;
-  r.lda = dgrad ? ld(y_row, y_pixel) : ld(x_row, x_pixel);
-  r.batch_stride_a = dgrad ? step(y_row, y_pixel) : step(x_row, x_pixel);
+  r.lda = dgrad ? grid.y_ld : grid.x_ld;
+  r.batch_stride_a = dgrad ? grid.y_batch_stride : grid.x_batch_stride;
   r.b = a.filter.ptr, r.ldb = detail::conv_filter_ld(a), r.b_order = dgrad ? MatrixOrder::row_major : MatrixOrder::col_major;
-  r.ldd = dgrad ? ld(x_row, x_pixel) : ld(y_row, y_pixel);
-  r.batch_stride_d = dgrad ? step(x_row, x_pixel) : step(y_row, y_pixel);
+  r.ldd = dgrad ? grid.x_ld : grid.y_ld;
+  r.batch_stride_d = dgrad ? grid.x_batch_stride : grid.y_batch_stride;
   r.ldc = r.ldd, r.batch_stride_c = r.batch_stride_d;
+  *g = r;
+  return true;
+}
+
+// The most K slices conv_strided_wgrad_as_gemm_slices makes (its fp32 partials take slices * k * c
+// * 4 bytes of workspace; ResNet's downsampling shortcuts have 7, 14 and 28).
+inline constexpr std::int64_t kConvWgradMaxSlices = 32;
+
+// Whether a (validated) is a 1x1 wgrad at a stride whose sum over pixels is one batched GEMM
+// per column q of the grid (per row where rows are fewer than a row's pixels: conv_strided_grid),
+//
+//   partial[q][K, C] = dY[q]^T[K, rows (n, z, p)] * X_grid[q][rows (n, z, p), C]
+//
+// each batch a K slice of the sum, summed by the caller (dw = alpha * sum_q partial[q] + beta *
+// residual, in slice order: the same bits every run); its arguments in *g: fp32 D, packed (ldd
+// c, batch_stride_d k*c), alpha 1, beta 0 and d null (the caller's workspace: *g validates once
+// d points at it). At most kConvWgradMaxSlices slices, and at least 64 pixels in each.
+//   e.g. dy [8][28][28][1024], x [8][56][56][512] packed, stride 2: m = 1024, n = 512, k = 8*28,
+//        batch 28; a = dy^T column-major (lda 28*1024, batch_stride_a 1024); b = x's grid
+//        row-major (ldb 2*56*512, batch_stride_b 2*512).
+inline bool conv_strided_wgrad_as_gemm_slices(ConvArguments const& a, GemmArguments* g) {
+  detail::ConvGrid grid;
+  if (a.op != conv::Operator::kWgrad || !detail::conv_strided_grid(a, &grid)) return false;
+  if (grid.batch > kConvWgradMaxSlices || grid.m < 64) return false;
+  GemmArguments r = detail::conv_gemm_common(a);
+  r.c_type = DType::f32;
+  r.alpha = 1.0f, r.beta = 0.0f, r.c = nullptr, r.d = nullptr;
+  r.m = a.k, r.n = a.c, r.k = grid.m, r.batch_count = grid.batch;
+  r.a = a.y.ptr, r.a_order = MatrixOrder::col_major, r.lda = grid.y_ld, r.batch_stride_a = grid.y_batch_stride;
+  r.b = a.x.ptr, r.b_order = MatrixOrder::row_major, r.ldb = grid.x_ld, r.batch_stride_b = grid.x_batch_stride;
+  r.ldd = r.ldc = a.c, r.batch_stride_d = r.batch_stride_c = a.k * a.c;
   *g = r;
   return true;
 }
