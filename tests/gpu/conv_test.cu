@@ -655,8 +655,8 @@ TEST(ConvWgradSplit, NoWorkspaceWithoutASplit) {
 
 // A 1x1 wgrad at a stride, unpadded: one batched GEMM whose batches are fp32 K slices of dw (one
 // per column of the grid, or per row where rows are fewer), summed in order
-// (conv_strided_wgrad_as_gemm_slices), wherever at most 32 slices of 64 pixels or more cover the
-// sum; elsewhere the kernels. The fp64 judge with a residual, the same bits on a second run, and
+// (conv_strided_wgrad_as_gemm_slices), wherever at most 32 slices of 1024 pixels or more cover
+// the sum; elsewhere the kernels. The fp64 judge with a residual, the same bits on a second run, and
 // the caller's workspace (its exact size; one byte less refused).
 TEST(ConvGemmRoute, StridedWgradSumsGemmSlices) {
   TESSEL_REQUIRE_GPU();
@@ -666,13 +666,12 @@ TEST(ConvGemmRoute, StridedWgradSumsGemmSlices) {
       bool gemm;
     };
     std::vector<Case> cases = {
-        {conv2d(Operator::kWgrad, t, 8, 16, 8, 16, 24, 1, 1, {0, 0}, {2, 2}), true},     // 64 rows, 4 slices
-        {conv2d(Operator::kWgrad, t, 3, 56, 56, 64, 96, 1, 1, {0, 0}, {2, 2}), true},    // 84 rows, 28 slices
-        {conv2d(Operator::kWgrad, t, 1, 2, 256, 40, 72, 1, 1, {0, 0}, {2, 2}), true},    // one row of 128: 1 slice
-        {conv2d(Operator::kWgrad, t, 5, 40, 12, 24, 40, 1, 1, {0, 0}, {3, 2}), true},    // strides 3 and 2
+        {conv2d(Operator::kWgrad, t, 16, 128, 8, 16, 24, 1, 1, {0, 0}, {2, 2}), true},   // 1024 rows, 4 slices
+        {conv2d(Operator::kWgrad, t, 40, 56, 56, 16, 24, 1, 1, {0, 0}, {2, 2}), true},   // 1120 rows, 28 slices
+        {conv2d(Operator::kWgrad, t, 1, 2, 2048, 40, 72, 1, 1, {0, 0}, {2, 2}), true},   // one row of 1024: 1 slice
+        {conv2d(Operator::kWgrad, t, 12, 258, 10, 24, 40, 1, 1, {0, 0}, {3, 2}), true},  // strides 3 and 2
         {conv2d(Operator::kWgrad, t, 2, 8, 8, 16, 24, 1, 1, {0, 0}, {2, 2}), false},     // 8 rows: the kernels
-        {conv2d(Operator::kWgrad, t, 2, 8, 160, 16, 24, 1, 1, {0, 0}, {2, 2}), true},    // 8 rows of 80: 8 slices
-        {conv2d(Operator::kWgrad, t, 1, 80, 160, 16, 24, 1, 1, {0, 0}, {2, 2}), false},  // 40 rows of 80: 40 slices
+        {conv2d(Operator::kWgrad, t, 1, 80, 2048, 16, 24, 1, 1, {0, 0}, {2, 2}), false}, // 40 rows of 1024: 40 slices
     };
     for (Case c : cases) {
       ConvArguments a = c.a;

@@ -287,7 +287,7 @@ TEST(ConvAsGridGemm, RefusesWhatIsNotOneBatchedGemm) {
 
 // A strided 1x1 wgrad: one batched GEMM whose batches are K slices of dw (conv_strided_wgrad_as_gemm_slices).
 TEST(ConvAsGemmSlices, WorkedExample) {
-  ConvArguments a = make_packed_conv2d(Operator::kWgrad, 8, 56, 56, 512, 1024, 1, 1, {0, 0}, {2, 2}, {1, 1}, 1, DType::bf16);
+  ConvArguments a = make_packed_conv2d(Operator::kWgrad, 64, 56, 56, 512, 1024, 1, 1, {0, 0}, {2, 2}, {1, 1}, 1, DType::bf16);
   a.x.ptr = kX, a.filter.ptr = kW, a.y.ptr = kY, a.out = kW;
   GemmArguments g;
   EXPECT_FALSE(conv_as_gemm(a, &g));
@@ -295,7 +295,7 @@ TEST(ConvAsGemmSlices, WorkedExample) {
   ASSERT_TRUE(conv_strided_wgrad_as_gemm_slices(a, &g));  // the header's example
   EXPECT_EQ(g.m, 1024);
   EXPECT_EQ(g.n, 512);
-  EXPECT_EQ(g.k, 8 * 28);
+  EXPECT_EQ(g.k, 64 * 28);
   EXPECT_EQ(g.batch_count, 28);
   EXPECT_EQ(g.a_order, MatrixOrder::col_major);
   EXPECT_EQ(g.lda, 28 * 1024);
@@ -311,11 +311,13 @@ TEST(ConvAsGemmSlices, WorkedExample) {
   EXPECT_EQ(g.beta, 0.0f);
   g.d = kW;
   EXPECT_TRUE(gemm_validate(g).ok()) << gemm_validate(g).reason;
-  // Too many slices (q = 56 > 32), too few pixels a slice (8 rows), and the other passes.
+  // Too many slices (q = 56 > 32), too few pixels a slice (8 rows; 896), and the other passes.
   EXPECT_FALSE(conv_strided_wgrad_as_gemm_slices(
       make_packed_conv2d(Operator::kWgrad, 128, 224, 112, 64, 64, 1, 1, {0, 0}, {2, 2}, {1, 1}, 1, DType::bf16), &g));
   EXPECT_FALSE(conv_strided_wgrad_as_gemm_slices(
       make_packed_conv2d(Operator::kWgrad, 1, 16, 16, 64, 64, 1, 1, {0, 0}, {2, 2}, {1, 1}, 1, DType::bf16), &g));
+  EXPECT_FALSE(conv_strided_wgrad_as_gemm_slices(
+      make_packed_conv2d(Operator::kWgrad, 128, 14, 14, 1024, 2048, 1, 1, {0, 0}, {2, 2}, {1, 1}, 1, DType::bf16), &g));
   a.op = Operator::kDgrad;
   EXPECT_FALSE(conv_strided_wgrad_as_gemm_slices(a, &g));
 }
@@ -324,7 +326,7 @@ TEST(ConvAsGemmSlices, WorkedExample) {
 // sw*q, c), on the host (the GEMM reference on the mapped arguments; small integers: exact), in
 // both orientations.
 TEST(ConvAsGemmSlices, SlicesSumToTheWeightGradient) {
-  for (auto [n, h, w, sh, sw] : {std::array<std::int64_t, 5>{8, 16, 8, 2, 2}, {1, 2, 256, 2, 2}, {4, 48, 10, 3, 2}}) {
+  for (auto [n, h, w, sh, sw] : {std::array<std::int64_t, 5>{64, 32, 8, 2, 2}, {1, 2, 2048, 2, 2}, {4, 768, 10, 3, 2}}) {
     SCOPED_TRACE(std::to_string(n) + "x" + std::to_string(h) + "x" + std::to_string(w));
     std::int64_t const c = 3, k = 5;
     ConvArguments a = make_packed_conv2d(Operator::kWgrad, n, h, w, c, k, 1, 1, {0, 0}, {sh, sw}, {1, 1}, 1, DType::bf16);

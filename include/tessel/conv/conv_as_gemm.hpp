@@ -197,6 +197,10 @@ inline bool conv_strided_as_grid_gemm(ConvArguments const& a, GemmArguments* g) 
 // The most K slices conv_strided_wgrad_as_gemm_slices makes (its fp32 partials take slices * k * c
 // * 4 bytes of workspace; ResNet's downsampling shortcuts have 7, 14 and 28).
 inline constexpr std::int64_t kConvWgradMaxSlices = 32;
+// The fewest pixels a slice sums: the slices' fp32 traffic (8 bytes per k x c element and slice,
+// written and read) costs the GEMM's time times ~870 / pixels on an H200 (1792 pixels a slice: 1x1
+// stride 2 C512->1024 at 28x28, batch 128, 0.61x -> 0.92x cuDNN; 896: C1024->2048 at 14x14, 0.52x).
+inline constexpr std::int64_t kConvWgradMinSlicePixels = 1024;
 
 // Whether a (validated) is a 1x1 wgrad at a stride whose sum over pixels is one batched GEMM
 // per column q of the grid (per row where rows are fewer than a row's pixels: conv_strided_grid),
@@ -206,14 +210,15 @@ inline constexpr std::int64_t kConvWgradMaxSlices = 32;
 // each batch a K slice of the sum, summed by the caller (dw = alpha * sum_q partial[q] + beta *
 // residual, in slice order: the same bits every run); its arguments in *g: fp32 D, packed (ldd
 // c, batch_stride_d k*c), alpha 1, beta 0 and d null (the caller's workspace: *g validates once
-// d points at it). At most kConvWgradMaxSlices slices, and at least 64 pixels in each.
-//   e.g. dy [8][28][28][1024], x [8][56][56][512] packed, stride 2: m = 1024, n = 512, k = 8*28,
+// d points at it). At most kConvWgradMaxSlices slices, and at least kConvWgradMinSlicePixels
+// pixels in each.
+//   e.g. dy [64][28][28][1024], x [64][56][56][512] packed, stride 2: m = 1024, n = 512, k = 64*28,
 //        batch 28; a = dy^T column-major (lda 28*1024, batch_stride_a 1024); b = x's grid
 //        row-major (ldb 2*56*512, batch_stride_b 2*512).
 inline bool conv_strided_wgrad_as_gemm_slices(ConvArguments const& a, GemmArguments* g) {
   detail::ConvGrid grid;
   if (a.op != conv::Operator::kWgrad || !detail::conv_strided_grid(a, &grid)) return false;
-  if (grid.batch > kConvWgradMaxSlices || grid.m < 64) return false;
+  if (grid.batch > kConvWgradMaxSlices || grid.m < kConvWgradMinSlicePixels) return false;
   GemmArguments r = detail::conv_gemm_common(a);
   r.c_type = DType::f32;
   r.alpha = 1.0f, r.beta = 0.0f, r.c = nullptr, r.d = nullptr;
