@@ -367,14 +367,16 @@ bool is_registered(std::string_view name) {
 }
 
 // The strided dgrad's first pass (conv_strided_as_grid_gemm): dx = beta * residual, or zeros, over
-// every pixel; the GEMM then overwrites the grid. Zeros into a packed dx are one memset (the
-// epilogue kernel's per-element coordinates cost several times its bandwidth).
+// the pixels the GEMM does not write. Zeros into a packed dx go only off the grid where the grid
+// reaches each dimension's end (conv_zero_off_grid: 3/4 of dx at stride 2), else over all of dx
+// (one memset); the epilogue kernel's per-element coordinates cost several times its bandwidth.
 Status write_off_grid(ConvArguments const& a, cudaStream_t stream) {
   std::int64_t const extent[4] = {a.n, a.d, a.h, a.w};
   std::int64_t const stride[4] = {a.x.stride_n, a.x.stride_d, a.x.stride_h, a.x.stride_w};
   std::int64_t step = 0;
   bool const packed = conv_rows_evenly_strided(extent, stride, a.c, &step) && step == a.c;
   if (!packed || (a.residual != nullptr && a.beta != 0.0f)) return detail::conv_epilogue_only(a, stream);
+  if (detail::conv_zero_off_grid_takes(a)) return detail::conv_zero_off_grid(a, stream);
   std::size_t const bytes = std::size_t(a.n * a.d * a.h * a.w * a.c) * size_of(a.dtype);
   if (cudaError_t const err = cudaMemsetAsync(a.out, 0, bytes, stream); err != cudaSuccess)
     return Status::error(StatusCode::cuda_error, std::string("cudaMemsetAsync of dx off the GEMM's grid: ") +

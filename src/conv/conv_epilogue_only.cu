@@ -12,6 +12,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace tessel::detail {
@@ -33,7 +35,39 @@ __global__ void conv_epilogue_only_kernel(ConvOutputView view, T* out, T const* 
   }
 }
 
+// Rows of dx ([rows][w][16-byte chunks of a pixel]): blockIdx.x a row, h = its index mod h.
+__global__ void conv_zero_off_grid_kernel(uint4* dx, unsigned w, unsigned h, unsigned stride_h, unsigned stride_w,
+                                          unsigned chunks_per_pixel) {
+  unsigned const row_chunks = w * chunks_per_pixel;
+  uint4* const row = dx + std::size_t(blockIdx.x) * row_chunks;
+  bool const row_on_grid = (blockIdx.x % h) % stride_h == 0;
+  uint4 const zero = make_uint4(0u, 0u, 0u, 0u);
+  for (unsigned i = threadIdx.x; i < row_chunks; i += blockDim.x)
+    if (!row_on_grid || (i / chunks_per_pixel) % stride_w != 0) row[i] = zero;
+}
+
 }  // namespace
+
+bool conv_zero_off_grid_takes(ConvArguments const& a) {
+  std::size_t const pixel_bytes = std::size_t(a.c) * size_of(a.dtype);
+  ConvOutputExtents const e = conv_output_extents(a);
+  bool const packed = a.x.stride_w == a.c && a.x.stride_h == a.w * a.c && a.x.stride_d == a.h * a.x.stride_h &&
+                      a.x.stride_n == a.d * a.x.stride_d;
+  return packed && pixel_bytes % 16 == 0 && reinterpret_cast<std::uintptr_t>(a.out) % 16 == 0 && a.stride_d == 1 &&
+         a.h == a.stride_h * e.p && a.w == a.stride_w * e.q && a.w * pixel_bytes / 16 <= 0xffffffffu &&
+         a.n * a.d * a.h <= 0x7fffffff;
+}
+
+Status conv_zero_off_grid(ConvArguments const& a, cudaStream_t stream) {
+  unsigned const chunks = unsigned(std::size_t(a.c) * size_of(a.dtype) / 16);
+  unsigned const rows = unsigned(a.n * a.d * a.h);
+  conv_zero_off_grid_kernel<<<rows, 256, 0, stream>>>(static_cast<uint4*>(a.out), unsigned(a.w), unsigned(a.h),
+                                                      unsigned(a.stride_h), unsigned(a.stride_w), chunks);
+  if (cudaError_t const err = cudaGetLastError(); err != cudaSuccess)
+    return Status::error(StatusCode::cuda_error, std::string("launch of the zeros off a strided dgrad's grid: ") +
+                                                     cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
+  return Status::success();
+}
 
 Status conv_epilogue_only(ConvArguments const& a, cudaStream_t stream) {
   ConvOutputView const view = conv_output_view(a);

@@ -522,8 +522,9 @@ TEST(ConvGemmRoute, FallsBackWhereItIsNoPlainGemm) {
 // reaches (conv_strided_as_grid_gemm) -- for dgrad after zeros (or beta * residual) over dx --
 // wherever the rows of y and of the grid follow one step; elsewhere (an odd height with several
 // images, 3-D strides in depth) the kernels, as before. Both orientations of the GEMM (M the rows
-// of y, or a row's pixels), and both paths of dgrad's first pass: the memset (packed dx, no
-// residual) and the epilogue kernel (a residual; a channel slice of a wider dx).
+// of y, or a row's pixels), and the three paths of dgrad's first pass (dx poisoned first): zeros
+// off the grid alone (packed dx, no residual, the grid reaching h and w's ends), the memset (h 7
+// at stride 2), and the epilogue kernel (a residual; a channel slice of a wider dx).
 TEST(ConvGemmRoute, StridedOneByOneRunsOnTheGrid) {
   TESSEL_REQUIRE_GPU();
   for (Operator op : {Operator::kDgrad, Operator::kFprop})
