@@ -495,7 +495,7 @@ Status convolution(ConvArguments const& a, CUstream_st* stream) {
         if (Status s = write_off_grid(a, stream); !s) return s;
       return gemm(plan.gemm, stream);
     case Route::padded: return detail::conv_padded_run(a, plan.padded, stream);
-    case Route::sm90: return sm90_conv_run(make_params(a), a.dtype, plan.name, {a.workspace, a.workspace_bytes, false}, stream);
+    case Route::sm90: return sm90_conv_run(make_params(a), a.dtype, plan.name, {a.workspace, a.workspace_bytes}, stream);
     case Route::sm80: return sm80_conv_run(make_params(a), a.dtype, stream, sm80_options(a, h));
   }
   return Status::success();

@@ -12,8 +12,6 @@
 //                                        (src/conv/sm90_implicit_conv.cuh), its schedule, clusters
 //                                        sharing the filters, split-K and epilogue; the choice where
 //                                        it takes the problem
-//   sm90_conv_{fprop,dgrad}_<dtype>_128x256x64_c2_sk   the same on the GEMM's Stream-K walk (by
-//                                        name: a part-filled last round of tiles shared out in K)
 //   sm90_conv_{fprop,dgrad}_<dtype>_256x{64,128}x64_c1   the same with the pixels as the GEMM's B
 //                                        (256 pixels x 64 or 128 output channels a tile, D written
 //                                        transposed): outputs of at most 128 channels
@@ -56,14 +54,11 @@ inline long long sm90_conv_pixel_step(kernel::Sm80ConvParams const& p) {
   return conv_rows_evenly_strided(extent, stride, p.k, &step) ? step : 0;
 }
 
-// How sm90_conv_run runs an implicit GEMM: the caller's scratch (ConvArguments::workspace), or none
-// (workspace null: the split-K partials come from the GEMM's own pool), and its walk over the
-// tiles -- the GEMM's Stream-K walk (GemmOptions::stream_k, where sm90_stream_k_pays) for the
-// `_sk` variants, which sm90_conv_run sets from the name.
-struct Sm90ConvRunOptions {
-  void* workspace = nullptr;
-  std::size_t workspace_bytes = 0;
-  bool stream_k = false;
+// The caller's scratch (ConvArguments::workspace), or none (ptr null): the implicit GEMM's split-K
+// partials then come from the GEMM's own pool.
+struct Sm90ConvWorkspace {
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
 };
 
 // The registry name of the kernel the selection picks for p: the implicit GEMM where it takes p
@@ -82,7 +77,7 @@ Status sm90_conv_workspace_size(kernel::Sm80ConvParams const& p, DType dtype, ch
 
 // Runs p with kernel `name` (sm90_conv_kernel_name's or sm90_conv_direct_kernel_name's answer) on
 // `stream` (asynchronously). Pre: sm90_conv_takes(p, dtype) and an sm_90 GPU.
-Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, char const* name, Sm90ConvRunOptions const& run,
+Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, char const* name, Sm90ConvWorkspace const& ws,
                      cudaStream_t stream);
 
 namespace kernel::detail {
@@ -96,26 +91,26 @@ bool sm90_conv_im2col_fits(Sm80ConvParams const& p);
 // The implicit-GEMM configurations (src/conv/sm90_implicit_conv_<dtype>.cu and
 // sm90_implicit_conv_wgrad_<dtype>.cu): fprop and dgrad take p in forward terms (as_fprop), wgrad as
 // it is; query non-null: store the workspace bytes there and launch nothing.
-using Sm90ConvRunOptions = tessel::Sm90ConvRunOptions;
-Status sm90_implicit_conv_bf16_n256(Sm80ConvParams const& p, conv::Operator op, Sm90ConvRunOptions const& run,
+using Sm90ConvWorkspace = tessel::Sm90ConvWorkspace;
+Status sm90_implicit_conv_bf16_n256(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
                                     std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_bf16_pixels_b_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvRunOptions const& run,
+Status sm90_implicit_conv_bf16_pixels_b_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
                                              std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_bf16_pixels_b_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvRunOptions const& run,
+Status sm90_implicit_conv_bf16_pixels_b_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
                                             std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_bf16_wgrad_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvRunOptions const& run,
+Status sm90_implicit_conv_bf16_wgrad_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
                                           std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_bf16_wgrad_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvRunOptions const& run,
+Status sm90_implicit_conv_bf16_wgrad_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
                                          std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_f16_n256(Sm80ConvParams const& p, conv::Operator op, Sm90ConvRunOptions const& run,
+Status sm90_implicit_conv_f16_n256(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
                                    std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_f16_pixels_b_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvRunOptions const& run,
+Status sm90_implicit_conv_f16_pixels_b_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
                                             std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_f16_pixels_b_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvRunOptions const& run,
+Status sm90_implicit_conv_f16_pixels_b_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
                                            std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_f16_wgrad_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvRunOptions const& run,
+Status sm90_implicit_conv_f16_wgrad_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
                                          std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_f16_wgrad_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvRunOptions const& run,
+Status sm90_implicit_conv_f16_wgrad_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
                                         std::size_t* query, cudaStream_t stream);
 
 // One compiled configuration's launch (src/conv/sm90_conv_fprop_<dtype>.cu).

@@ -66,21 +66,20 @@ bool implicit_takes(kernel::Sm80ConvParams const& q) {
 }
 
 // The implicit-GEMM kernels: fprop and dgrad with the pixels as A in tiles 128 pixels x 256
-// channels (on the GEMM's persistent walk, or its Stream-K walk: `_sk`), or as B in tiles 256
-// pixels x 128 or 64 channels; wgrad in tiles 128 or 64 filters x 256 (tap, channel) columns.
-// kNames[pass][dtype][variant], pass fprop, dgrad, wgrad.
-enum Variant { kA256, kA256StreamK, kB128, kB64, kW128, kW64, kVariants };
+// channels, or as B in tiles 256 pixels x 128 or 64 channels; wgrad in tiles 128 or 64 filters x 256
+// (tap, channel) columns. kNames[pass][dtype][variant], pass fprop, dgrad, wgrad.
+enum Variant { kA256, kB128, kB64, kW128, kW64, kVariants };
 char const* const kNames[3][2][kVariants] = {
-    {{"sm90_conv_fprop_bf16_128x256x64_c2", "sm90_conv_fprop_bf16_128x256x64_c2_sk", "sm90_conv_fprop_bf16_256x128x64_c1",
-      "sm90_conv_fprop_bf16_256x64x64_c1", nullptr, nullptr},
-     {"sm90_conv_fprop_fp16_128x256x64_c2", "sm90_conv_fprop_fp16_128x256x64_c2_sk", "sm90_conv_fprop_fp16_256x128x64_c1",
-      "sm90_conv_fprop_fp16_256x64x64_c1", nullptr, nullptr}},
-    {{"sm90_conv_dgrad_bf16_128x256x64_c2", "sm90_conv_dgrad_bf16_128x256x64_c2_sk", "sm90_conv_dgrad_bf16_256x128x64_c1",
-      "sm90_conv_dgrad_bf16_256x64x64_c1", nullptr, nullptr},
-     {"sm90_conv_dgrad_fp16_128x256x64_c2", "sm90_conv_dgrad_fp16_128x256x64_c2_sk", "sm90_conv_dgrad_fp16_256x128x64_c1",
-      "sm90_conv_dgrad_fp16_256x64x64_c1", nullptr, nullptr}},
-    {{nullptr, nullptr, nullptr, nullptr, "sm90_conv_wgrad_bf16_128x256x64_c1", "sm90_conv_wgrad_bf16_64x256x64_c1"},
-     {nullptr, nullptr, nullptr, nullptr, "sm90_conv_wgrad_fp16_128x256x64_c1", "sm90_conv_wgrad_fp16_64x256x64_c1"}}};
+    {{"sm90_conv_fprop_bf16_128x256x64_c2", "sm90_conv_fprop_bf16_256x128x64_c1", "sm90_conv_fprop_bf16_256x64x64_c1", nullptr,
+      nullptr},
+     {"sm90_conv_fprop_fp16_128x256x64_c2", "sm90_conv_fprop_fp16_256x128x64_c1", "sm90_conv_fprop_fp16_256x64x64_c1", nullptr,
+      nullptr}},
+    {{"sm90_conv_dgrad_bf16_128x256x64_c2", "sm90_conv_dgrad_bf16_256x128x64_c1", "sm90_conv_dgrad_bf16_256x64x64_c1", nullptr,
+      nullptr},
+     {"sm90_conv_dgrad_fp16_128x256x64_c2", "sm90_conv_dgrad_fp16_256x128x64_c1", "sm90_conv_dgrad_fp16_256x64x64_c1", nullptr,
+      nullptr}},
+    {{nullptr, nullptr, nullptr, "sm90_conv_wgrad_bf16_128x256x64_c1", "sm90_conv_wgrad_bf16_64x256x64_c1"},
+     {nullptr, nullptr, nullptr, "sm90_conv_wgrad_fp16_128x256x64_c1", "sm90_conv_wgrad_fp16_64x256x64_c1"}}};
 
 int pass_index(conv::Operator op) { return op == conv::Operator::kFprop ? 0 : op == conv::Operator::kDgrad ? 1 : 2; }
 
@@ -124,18 +123,16 @@ Variant variant_of(kernel::Sm80ConvParams const& p, DType dtype, std::string_vie
 }
 
 // Runs (query null) or sizes variant v of the implicit GEMM for p.
-Status implicit_run(kernel::Sm80ConvParams const& p, DType dtype, Variant v, Sm90ConvRunOptions const& run, std::size_t* query,
+Status implicit_run(kernel::Sm80ConvParams const& p, DType dtype, Variant v, Sm90ConvWorkspace const& ws, std::size_t* query,
                     cudaStream_t stream) {
   namespace d = kernel::detail;
-  using Run = Status (*)(kernel::Sm80ConvParams const&, conv::Operator, Sm90ConvRunOptions const&, std::size_t*, cudaStream_t);
+  using Run = Status (*)(kernel::Sm80ConvParams const&, conv::Operator, Sm90ConvWorkspace const&, std::size_t*, cudaStream_t);
   static Run const runs[2][kVariants] = {
-      {d::sm90_implicit_conv_bf16_n256, d::sm90_implicit_conv_bf16_n256, d::sm90_implicit_conv_bf16_pixels_b_m128,
-       d::sm90_implicit_conv_bf16_pixels_b_m64, d::sm90_implicit_conv_bf16_wgrad_m128, d::sm90_implicit_conv_bf16_wgrad_m64},
-      {d::sm90_implicit_conv_f16_n256, d::sm90_implicit_conv_f16_n256, d::sm90_implicit_conv_f16_pixels_b_m128,
-       d::sm90_implicit_conv_f16_pixels_b_m64, d::sm90_implicit_conv_f16_wgrad_m128, d::sm90_implicit_conv_f16_wgrad_m64}};
-  Sm90ConvRunOptions o = run;
-  o.stream_k = v == kA256StreamK;
-  return runs[dtype == DType::bf16 ? 0 : 1][v](p.op == conv::Operator::kWgrad ? p : as_fprop(p), p.op, o, query, stream);
+      {d::sm90_implicit_conv_bf16_n256, d::sm90_implicit_conv_bf16_pixels_b_m128, d::sm90_implicit_conv_bf16_pixels_b_m64,
+       d::sm90_implicit_conv_bf16_wgrad_m128, d::sm90_implicit_conv_bf16_wgrad_m64},
+      {d::sm90_implicit_conv_f16_n256, d::sm90_implicit_conv_f16_pixels_b_m128, d::sm90_implicit_conv_f16_pixels_b_m64,
+       d::sm90_implicit_conv_f16_wgrad_m128, d::sm90_implicit_conv_f16_wgrad_m64}};
+  return runs[dtype == DType::bf16 ? 0 : 1][v](p.op == conv::Operator::kWgrad ? p : as_fprop(p), p.op, ws, query, stream);
 }
 
 // The direct kernel's rules: fprop, or dgrad with every stride 1, as the forward kernel takes them.
@@ -192,7 +189,7 @@ Status sm90_conv_workspace_size(kernel::Sm80ConvParams const& p, DType dtype, ch
   return implicit_run(p, dtype, v, {}, bytes, nullptr);
 }
 
-Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, char const* name, Sm90ConvRunOptions const& run,
+Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, char const* name, Sm90ConvWorkspace const& ws,
                      cudaStream_t stream) {
   namespace d = kernel::detail;
   if (!sm90_conv_takes(p, dtype))
@@ -200,7 +197,7 @@ Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, char const* n
   if (Variant const v = variant_of(p, dtype, name); v != kVariants) {
     if (!implicit_takes_problem(p, dtype))
       return Status::error(StatusCode::not_supported, "sm90 conv: the implicit GEMM does not take this problem");
-    return implicit_run(p, dtype, v, run, nullptr, stream);
+    return implicit_run(p, dtype, v, ws, nullptr, stream);
   }
   if (std::string_view(name) != sm90_conv_direct_kernel_name(p, dtype))
     return Status::error(StatusCode::invalid_argument, std::string("kernel: ") + name + " does not run this problem");

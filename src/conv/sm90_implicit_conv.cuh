@@ -39,7 +39,7 @@ inline int sm90_wgrad_splits(std::int64_t tiles, int k_tiles, int sms) {
 // Runs (query null) or sizes one implicit-GEMM convolution: fprop and dgrad in forward terms
 // (as_fprop; dgrad reads the filters transposed and flipped), wgrad as the caller gave it.
 template <class Config>
-Status sm90_implicit_conv_run(Sm80ConvParams const& c, conv::Operator op, Sm90ConvRunOptions const& run, std::size_t* query,
+Status sm90_implicit_conv_run(Sm80ConvParams const& c, conv::Operator op, Sm90ConvWorkspace const& ws, std::size_t* query,
                               cudaStream_t stream) {
   using T = typename Config::Element;
   using Atom = GMMA::Layout_K_SW128_Atom<T>;
@@ -69,7 +69,7 @@ Status sm90_implicit_conv_run(Sm80ConvParams const& c, conv::Operator op, Sm90Co
   a.alpha = c.alpha;
   a.beta = c.residual != nullptr ? c.beta : 0.0f;
   a.activation = c.activation;
-  a.workspace = run.workspace, a.workspace_bytes = run.workspace_bytes;
+  a.workspace = ws.ptr, a.workspace_bytes = ws.bytes;
   if (wgrad) {
     // dw (filters x taps * channels, rows of w_stride_k) = dy^T (filters x pixels) x im2col(x):
     // dy^T's map as the GEMM's MN-major A, (filters, pixels, 1) in boxes of 64 x 64.
@@ -109,7 +109,6 @@ Status sm90_implicit_conv_run(Sm80ConvParams const& c, conv::Operator op, Sm90Co
     ops.transposed = Swapped;
     a.m = pixels, a.n = c.k, a.k = std::int64_t(taps) * g.c_blocks * Config::TileK;
     a.d = c.out, a.ldd = sm90_conv_pixel_step(c);  // (checked: evenly strided)
-    a.options.stream_k = run.stream_k;
     a.c = c.residual, a.ldc = a.ldd;
   }
   // (A and B are read through ops' maps only; the views below keep the GEMM's bookkeeping whole.)
