@@ -1,5 +1,6 @@
 // tessel/conv/conv_as_gemm.hpp -- a 1x1 convolution that is one plain GEMM, as the GEMM host API's
-// arguments (tessel/gemm/device/gemm_arguments.hpp).
+// arguments (tessel/gemm/device/gemm_arguments.hpp); and, at a stride, one batched GEMM on the grid
+// of x pixels the filter reaches (conv_strided_as_grid_gemm, conv_strided_wgrad_as_gemm_slices).
 //
 // A filter of one tap (t = r = s = 1) at stride 1 without padding (any dilation: one tap is never
 // dilated), groups == 1, reads input pixel (n, z, p, q) for output pixel (n, z, p, q). When every
@@ -49,14 +50,14 @@ inline bool conv_rows_evenly_strided(std::int64_t const (&extent)[4], std::int64
 
 namespace detail {
 
-// The rules both GEMM forms below share: one tap, groups 1, no padding, no bias or activation
+// The rules every GEMM form below shares: one tap, groups 1, no padding, no bias or activation
 // (the convolution kernels fuse those), 16-bit elements.
 inline bool conv_one_tap_plain(ConvArguments const& a) {
   return a.t == 1 && a.r == 1 && a.s == 1 && a.groups == 1 && a.pad_d == 0 && a.pad_h == 0 && a.pad_w == 0 &&
          a.bias == nullptr && a.activation == ConvActivation::none && (a.dtype == DType::bf16 || a.dtype == DType::f16);
 }
 
-// The GEMM arguments both forms fill alike: a's dtype in and out, alpha, beta and C (the residual,
+// The GEMM arguments every form fills alike: a's dtype in and out, alpha, beta and C (the residual,
 // read where beta != 0; conv_validate: beta != 0 has one), D = out, row-major, a's workspace.
 inline GemmArguments conv_gemm_common(ConvArguments const& a) {
   GemmArguments r;
@@ -199,7 +200,7 @@ inline bool conv_strided_as_grid_gemm(ConvArguments const& a, GemmArguments* g) 
 inline constexpr std::int64_t kConvWgradMaxSlices = 32;
 // The fewest pixels a slice sums: the slices' fp32 traffic (8 bytes per k x c element and slice,
 // written and read) costs the GEMM's time times ~870 / pixels on an H200 (1792 pixels a slice: 1x1
-// stride 2 C512->1024 at 28x28, batch 128, 0.61x -> 0.92x cuDNN; 896: C1024->2048 at 14x14, 0.52x).
+// stride 2 C512->1024 at 28x28, batch 128, 0.61x -> 0.89x cuDNN; 896: C1024->2048 at 14x14, 0.52x).
 inline constexpr std::int64_t kConvWgradMinSlicePixels = 1024;
 
 // Whether a (validated) is a 1x1 wgrad at a stride whose sum over pixels is one batched GEMM
