@@ -7,7 +7,7 @@
 #include "conv_padded.hpp"
 #include "sm80_conv_launch.hpp"
 #include "sm90_conv_launch.hpp"
-#include "../gemm/gemm_canonical.hpp"  // workspace_pool, cuda_failure
+#include "../gemm/gemm_canonical.hpp"  // pool_allocate, cuda_failure, round_up
 #include "../gemm/sm90_instances.hpp"   // launch_splitk_reduce
 #include "../runtime/current_device.hpp"
 
@@ -143,7 +143,7 @@ Status route(ConvArguments const& a, int cc, Plan* plan);
 
 // Where a strided wgrad's fp32 slices go in the workspace: first, 256-byte aligned.
 std::size_t wgrad_slices_bytes(GemmArguments const& g) {
-  return (std::size_t(g.batch_count * g.m * g.n) * sizeof(float) + 255) / 256 * 256;
+  return std::size_t(detail::round_up(g.batch_count * g.m * g.n * std::int64_t(sizeof(float)), 256));
 }
 
 // Whether a is one GEMM (conv_as_gemm.hpp), its arguments in *g: a plain 1x1 GEMM, the batched
@@ -397,12 +397,11 @@ Status wgrad_by_slices(ConvArguments const& a, GemmArguments g, cudaStream_t str
                                                            " is below the " + std::to_string(need) +
                                                            " this call takes (conv_workspace_size)");
   void* base = a.workspace;
-  if (base == nullptr) {
-    cudaMemPool_t pool = nullptr;
-    if (Status s = detail::workspace_pool(&pool); !s) return s;
-    if (cudaError_t err = cudaMallocFromPoolAsync(&base, need, pool, stream); err != cudaSuccess)
-      return detail::cuda_failure(("the " + std::to_string(need >> 10) + " KiB of a strided wgrad's fp32 slices").c_str(), err);
-  }
+  if (base == nullptr)
+    if (Status s = detail::pool_allocate(&base, need, "the " + std::to_string(need >> 10) + " KiB of a strided wgrad's fp32 slices",
+                                         stream);
+        !s)
+      return s;
   g.d = base;
   g.workspace = gemm_bytes > 0 ? static_cast<unsigned char*>(base) + slice_bytes : nullptr;
   g.workspace_bytes = gemm_bytes;
@@ -459,12 +458,9 @@ Status conv_workspace_size(ConvArguments const& a, std::size_t* bytes) {
       return sm90_conv_workspace_size(make_params(a), a.dtype, plan.name, bytes);
     }
     case Route::gemm:
-      if (plan.slices) {
-        if (Status s = gemm_workspace_size(plan.gemm, bytes); !s) return s;
-        *bytes += wgrad_slices_bytes(plan.gemm);
-        return Status::success();
-      }
-      return gemm_workspace_size(plan.gemm, bytes);
+      if (Status s = gemm_workspace_size(plan.gemm, bytes); !s) return s;
+      if (plan.slices) *bytes += wgrad_slices_bytes(plan.gemm);
+      return Status::success();
     case Route::padded: return detail::conv_padded_workspace_size(a, plan.padded, bytes);
     case Route::sm80: {
       detail::Here h;

@@ -2,7 +2,7 @@
 // copies in, the inner call through tessel::convolution, the copy out, all on the call's stream.
 #include "conv_padded.hpp"
 
-#include "../gemm/gemm_canonical.hpp"  // workspace_pool, cuda_failure
+#include "../gemm/gemm_canonical.hpp"  // pool_allocate, cuda_failure
 
 #include <tessel/conv/conv.hpp>
 
@@ -95,12 +95,11 @@ Status conv_padded_run(ConvArguments const& a, ConvPaddedLayout const& l, cudaSt
     if (Status s = conv_padded_workspace_check(l, inner_bytes, a.workspace_bytes); !s) return s;
   std::size_t const need = l.total + inner_bytes;
   void* base = a.workspace;
-  if (base == nullptr) {
-    cudaMemPool_t pool = nullptr;
-    if (Status s = workspace_pool(&pool); !s) return s;
-    if (cudaError_t err = cudaMallocFromPoolAsync(&base, need, pool, stream); err != cudaSuccess)
-      return cuda_failure(("the " + std::to_string(need >> 10) + " KiB of the padded route's channel-padded tensors").c_str(), err);
-  }
+  if (base == nullptr)
+    if (Status s = pool_allocate(&base, need,
+                                 "the " + std::to_string(need >> 10) + " KiB of the padded route's channel-padded tensors", stream);
+        !s)
+      return s;
   ConvArguments inner = conv_padded_inner(a, l, reinterpret_cast<std::uintptr_t>(base));
   if (inner_bytes > 0) inner.workspace = static_cast<unsigned char*>(base) + l.total, inner.workspace_bytes = inner_bytes;
   Status result = stage_in(a, l, inner, stream);

@@ -18,7 +18,7 @@
 // Either way the fp32 partials live in the caller's workspace or in the library's stream-ordered
 // pool (allocated before and freed after the launches, on the call's stream: nothing
 // synchronises).
-#include "../gemm/gemm_canonical.hpp"  // workspace_pool: the stream-ordered pool the GEMM API uses
+#include "../gemm/gemm_canonical.hpp"  // pool_allocate: the stream-ordered pool the GEMM API uses
 #include "sm80_conv_instances.hpp"
 #include "sm80_conv_launch.hpp"
 
@@ -320,12 +320,11 @@ Status sm80_conv_run(Sm80ConvParams const& p, DType dtype, cudaStream_t stream, 
   // The split: partials, the implicit GEMM into them and the slice sum into dw (the depthwise
   // kernel's launch runs both of its passes).
   void* partials = o.workspace;
-  if (partials == nullptr) {
-    cudaMemPool_t pool = nullptr;
-    if (Status s = detail::workspace_pool(&pool); !s) return s;
-    if (cudaError_t err = cudaMallocFromPoolAsync(&partials, bytes, pool, stream); err != cudaSuccess)
-      return detail::cuda_failure(("the " + std::to_string(bytes >> 10) + " KiB of partial sums of a split wgrad").c_str(), err);
-  }
+  if (partials == nullptr)
+    if (Status s = detail::pool_allocate(&partials, bytes,
+                                         "the " + std::to_string(bytes >> 10) + " KiB of partial sums of a split wgrad", stream);
+        !s)
+      return s;
   kp.slices = split.slices;
   kp.k_tiles_per_slice = split.k_tiles_per_slice;
   kp.partials = static_cast<float*>(partials);

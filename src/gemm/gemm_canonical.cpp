@@ -61,6 +61,16 @@ Status workspace_pool(cudaMemPool_t* out) {
   return Status::success();
 }
 
+Status pool_allocate(void** out, std::size_t bytes, std::string const& what, cudaStream_t stream) {
+  cudaMemPool_t pool = nullptr;
+  if (Status s = workspace_pool(&pool); !s) return s;
+  if (cudaError_t err = cudaMallocFromPoolAsync(out, bytes, pool, stream); err != cudaSuccess) {
+    *out = nullptr;
+    return cuda_failure(what.c_str(), err);
+  }
+  return Status::success();
+}
+
 namespace {
 
 std::size_t aligned256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
@@ -100,13 +110,10 @@ Status prepare_operands(CanonicalGemm const& c, std::int64_t k, std::int64_t bat
                                " bytes this call needs (gemm_workspace_size)");
     w->base = static_cast<char*>(from.caller);
   } else if (total > 0) {
-    cudaMemPool_t pool = nullptr;
-    if (Status s = workspace_pool(&pool); !s) return s;
-    if (cudaError_t err = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&w->base), total, pool, stream); err != cudaSuccess) {
-      w->base = nullptr;
-      return cuda_failure(("workspace of " + std::to_string(total >> 20) + " MiB for the GEMM").c_str(), err);
-    }
-    w->pooled = true;
+    void* base = nullptr;
+    if (Status s = pool_allocate(&base, total, "workspace of " + std::to_string(total >> 20) + " MiB for the GEMM", stream); !s)
+      return s;
+    w->base = static_cast<char*>(base), w->pooled = true;
   }
   char* const ws_a = w->base;
   char* const ws_b = ws_a + aligned256(bytes_a);

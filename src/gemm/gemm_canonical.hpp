@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace tessel::detail {
 
@@ -53,6 +54,10 @@ Status cuda_failure(char const* what, cudaError_t err);
 // A stream-ordered memory pool per device that keeps its memory between calls (staged operands,
 // split-K partial sums).
 Status workspace_pool(cudaMemPool_t* out);
+
+// `bytes` from workspace_pool on `stream` into *out, for the caller to cudaFreeAsync on a stream
+// after its work; a failure's reason names `what` ("the 96 KiB of ...").
+Status pool_allocate(void** out, std::size_t bytes, std::string const& what, cudaStream_t stream);
 
 // ---- one call's workspace: staged operands, then the kernel's scratch ------------------------------
 
