@@ -162,6 +162,8 @@ Status attention_backward(AttentionBackwardArguments const& b, cudaStream_t stre
   p.dv = b.dv.ptr;
   p.dv_batch_stride = b.dv.batch_stride, p.dv_row_stride = b.dv.row_stride, p.dv_head_stride = b.dv.head_stride;
   p.rows = a.batch * a.seqlen_q;
+  p.stat_seqlen = attention_backward_stat_seqlen(a);
+  p.stat_rows = a.batch * p.stat_seqlen;
   p.head_dim = a.head_dim, p.head_dim_v = attention_head_dim_v(a);
   p.kv_heads = int(a.kv_heads);
   p.n_blocks = int((a.seqlen_k + inst.blk_n - 1) / inst.blk_n);

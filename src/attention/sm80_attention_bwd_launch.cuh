@@ -15,7 +15,8 @@ namespace tessel::kernel::detail {
 template <class Element>
 Status attention_bwd_preprocess(AttentionBackwardArguments const& args, AttentionBackwardParams const& p, cudaStream_t stream) {
   AttentionArguments const& a = args.problem;
-  dim3 const grid(static_cast<unsigned>((a.seqlen_q + 7) / 8), static_cast<unsigned>(a.heads), static_cast<unsigned>(a.batch));
+  std::int64_t const rows = attention_is_varlen(a) ? a.seqlen_q : p.stat_seqlen;  // fixed lengths: the padding too
+  dim3 const grid(static_cast<unsigned>((rows + 7) / 8), static_cast<unsigned>(a.heads), static_cast<unsigned>(a.batch));
   sm80_attention_bwd_preprocess_kernel<Element><<<grid, 256, 0, stream>>>(p);
   return attention_bwd_status(cudaGetLastError());
 }

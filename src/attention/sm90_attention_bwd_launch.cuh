@@ -1,6 +1,7 @@
 // src/attention/sm90_attention_bwd_launch.cuh -- launching one sm_90a attention-backward
-// configuration: the preprocess, the sm_90a dK/dV kernel (with dQ's atomics) over the tensor maps
-// of Q, dO, K and V, then the dQ conversion (the two small kernels are the sm_80 path's,
+// configuration: the preprocess, the sm_90a dK/dV kernel over the tensor maps of Q, dO, K and V
+// (and of the fp32 dQ accumulator, which it adds to by TMA), then the dQ conversion (the two small
+// kernels are the sm_80 path's,
 // attention_backward_instances.hpp). Included by the per-dtype
 // TUs only (src/attention/sm90_attention_bwd_<dtype>.cu).
 #pragma once
@@ -33,9 +34,14 @@ Status sm90_attention_bwd_launch(AttentionBackwardArguments const& args, Attenti
       return s;
     if (Status s = sm90_attention_tensor_map<T, Config::BlkN>("v", a.v.ptr, a.seqlen_k, Config::Dv, a.kv_heads, a.batch, a.v, &p.tma_v); !s)
       return s;
+    // dq_accum [B * S_q, H, D]: boxes of BlkM rows by 32 fp32 columns.
+    AttentionOperand const acc{base.dq_accum, a.seqlen_q * a.heads * Config::D, a.heads * Config::D, Config::D};
+    if (Status s = sm90_attention_tensor_map<float, Config::BlkM>("dq_accum", acc.ptr, a.seqlen_q, Config::D, a.heads, a.batch, acc,
+                                                                  &p.tma_dq); !s)
+      return s;
     if (Status s = attention_bwd_preprocess<T>(args, base, stream); !s) return s;
   }
-  if (a.seqlen_k > 0) {  // dK and dV (zeros where no query sees a key block), dQ's atomics
+  if (a.seqlen_k > 0) {  // dK and dV (zeros where no query sees a key block), dQ's sums
     constexpr int smem = Config::SmemBytes;
     auto* kernel = &sm90_attention_bwd_kernel<Config>;
     if (Status s = attention_bwd_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)); !s)

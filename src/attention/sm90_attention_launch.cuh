@@ -16,13 +16,14 @@
 
 namespace tessel::kernel::detail {
 
-// The tensor map of one operand, (S, cols, heads, batch) with cols contiguous, boxes of BoxRows x 64.
-template <class T, int BoxRows>
+// The tensor map of one operand, (S, cols, heads, batch) with cols contiguous, boxes of BoxRows x
+// BoxCols (BoxCols elements: one 128-byte swizzled row; 64 of 16 bits, 32 of fp32).
+template <class T, int BoxRows, int BoxCols = 128 / int(sizeof(T))>
 Status sm90_attention_tensor_map(char const* name, void const* ptr, std::int64_t rows, int cols, std::int64_t heads,
                                  std::int64_t batch, AttentionOperand const& t, TmaDescriptor* out) {
   Tensor g = make_tensor(make_gmem_ptr(static_cast<T const*>(ptr)), make_shape(rows, std::int64_t(cols), heads, batch),
                          make_stride(t.row_stride, Int<1>{}, t.head_stride, t.batch_stride));
-  auto const box = tile_to_shape(GMMA::Layout_K_SW128_Atom<T>{}, Shape<Int<BoxRows>, _64>{});
+  auto const box = tile_to_shape(GMMA::Layout_K_SW128_Atom<T>{}, Shape<Int<BoxRows>, Int<BoxCols>>{});
   TmaEncodeResult const e = make_tma_encode_args(g, box);
   if (!e.ok()) return Status::error(StatusCode::invalid_argument, std::string(name) + ": " + e.error);
   if (e.args.mode_of_dim[0] != 1 || e.args.mode_of_dim[1] != 0)

@@ -1,6 +1,6 @@
 // The mask's pure functions (tessel/attention/attention_mask.hpp) against brute force over keeps():
 // key_blocks covers exactly the blocks holding a seen key, key_block_needs_mask is true exactly
-// where some (row, key) of a visited block is not seen, keys_of is keeps() as an interval, and
+// where some (row, key) of a visited block is not seen, keys_of and queries_of are keeps() as intervals, and
 // query_blocks (the backward's walk over query blocks per key block) visits exactly the query
 // blocks holding a row that sees a key of the block.
 #include <tessel/attention/attention_mask.hpp>
@@ -93,6 +93,12 @@ TEST(AttentionMask, QueryBlocksMatchBruteForce) {
                                           << m.left << ", " << m.right << ") n0 " << n0 << " query block " << b);
           EXPECT_EQ(b >= r.begin && b < r.end, any);
         }
+      }
+      for (std::int64_t j = -3; j < sk + 3; ++j) {
+        auto const rows = m.queries_of(j);
+        SCOPED_TRACE(testing::Message() << "S_q " << sq << " S_k " << sk << " offset " << m.offset << " window ("
+                                        << m.left << ", " << m.right << ") key " << j);
+        for (std::int64_t i = -3; i < sq + 3; ++i) ASSERT_EQ(m.keeps(i, j), rows.begin <= i && i < rows.end) << "row " << i;
       }
     }
   }

@@ -509,12 +509,17 @@ TEST(AttentionBackwardValidate, NullPointersByWhatEachLengthReads) {
 
 TEST(AttentionBackwardValidate, Workspace) {
   AttentionBackwardArguments g = valid_backward(2, 33, 65, 128);
-  // rows = 66, H = 4: two fp32 [H, rows] parts (1056 B, each rounded to 1280) and dQ's fp32 [rows, H, 128].
+  // B = 2, S_q = 33 (64 rows a sequence in the row statistics), H = 4: two fp32 [H, B, 64] parts
+  // (2048 B each) and dQ's fp32 [B * S_q, H, 128].
+  EXPECT_EQ(attention_backward_stat_seqlen(g.problem), 64);
   AttentionBackwardWorkspace const w = attention_backward_workspace_layout(g.problem, false);
-  EXPECT_EQ(w.dsum, 1280u);
-  EXPECT_EQ(w.dq_accum, 2560u);
-  EXPECT_EQ(w.bytes, 2560u + 66u * 4 * 128 * 4);
-  EXPECT_EQ(attention_backward_workspace_layout(g.problem, true).bytes, 2560u);
+  EXPECT_EQ(w.dsum, 2048u);
+  EXPECT_EQ(w.dq_accum, 4096u);
+  EXPECT_EQ(w.bytes, 4096u + 66u * 4 * 128 * 4);
+  EXPECT_EQ(attention_backward_workspace_layout(g.problem, true).bytes, 4096u);
+  // 65 rows take two blocks of 64 rows, 64 exactly one.
+  EXPECT_EQ(attention_backward_stat_seqlen(make_packed_attention(2, 65, 5, 4, 2, 64)), 128);
+  EXPECT_EQ(attention_backward_stat_seqlen(make_packed_attention(2, 64, 5, 4, 2, 64)), 64);
   EXPECT_EQ(attention_backward_workspace_layout(make_packed_attention(2, 0, 5, 4, 2, 64), false).bytes, 0u);
   alignas(256) static unsigned char ws[512];
   g.workspace = ws + 16;

@@ -858,12 +858,12 @@ TEST(CApiAttentionBackward, WorkspaceSizeIsTheRowStatisticsAndTheDqAccumulator) 
   char why[256];
   std::size_t bytes = 7;
   ASSERT_EQ(tessel_attention_backward_workspace_size(&p, &bytes, why, sizeof why), TESSEL_STATUS_SUCCESS) << why;
-  // rows B*S_q = 74: LSE*log2(e) and Dsum fp32 [H, rows] = 2368 bytes each, rounded to 2560; the
-  // dQ accumulator fp32 [rows, H, D] = 303104 bytes (a multiple of 256)
-  EXPECT_EQ(bytes, 2u * 2560u + 303104u);
+  // LSE*log2(e) and Dsum fp32 [H, B, 64] (each sequence's 37 rows padded to 64) = 4096 bytes each;
+  // the dQ accumulator fp32 [B*S_q, H, D] = 303104 bytes (a multiple of 256)
+  EXPECT_EQ(bytes, 2u * 4096u + 303104u);
   p.deterministic = 1;
   ASSERT_EQ(tessel_attention_backward_workspace_size(&p, &bytes, why, sizeof why), TESSEL_STATUS_SUCCESS) << why;
-  EXPECT_EQ(bytes, 2u * 2560u);
+  EXPECT_EQ(bytes, 2u * 4096u);
   p = attention_backward(2, 0, 50, 8, 2, 128, 128);  // S_q = 0: nothing is read
   ASSERT_EQ(tessel_attention_backward_workspace_size(&p, &bytes, why, sizeof why), TESSEL_STATUS_SUCCESS) << why;
   EXPECT_EQ(bytes, 0u);

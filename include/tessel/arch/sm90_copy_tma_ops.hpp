@@ -15,6 +15,13 @@
 //                                                            the first pixel, off = the R - 2 filter-tap
 //                                                            offsets (w first) added to every pixel read
 //   SM90_TMA_STORE::copy<R>(desc, smem, c)                  cp.async.bulk.tensor.Rd.global.shared::cta.bulk_group
+//   SM90_TMA_REDUCE_ADD::copy<R>(desc, smem, c)             cp.reduce.async.bulk.tensor.Rd.global.shared::cta.add
+//                                                            .tile.bulk_group: the box is added element-wise to
+//                                                            the tensor in L2 (no thread waits on it; several
+//                                                            CTAs may add to one box), elements outside not written
+//   SM90_BULK_COPY_G2S::copy(bar, smem, gmem, bytes)        cp.async.bulk.shared::cluster.global.mbarrier
+//                                                            ::complete_tx::bytes: contiguous bytes, no tensor
+//                                                            map (addresses 16-byte aligned, bytes a multiple of 16)
 // (arch/sm90_copy_tma.hpp has the descriptor type, the 3-D forms the GEMM kernel uses, and the
 // bulk-group commit/wait and proxy fence a store needs.)
 #pragma once
@@ -139,6 +146,47 @@ struct SM90_TMA_STORE {
 #else
     (void)desc, (void)smem, (void)c;
     detail::arch_unavailable("cp.async.bulk.tensor (SM90_TMA_STORE, needs sm_90)");
+#endif
+  }
+};
+
+struct SM90_TMA_REDUCE_ADD {
+  template <int R>
+  TESSEL_DEVICE static void copy(TmaDescriptor const* desc, void const* smem, int const (&c)[R]) {
+    static_assert(1 <= R && R <= 5, "SM90_TMA_REDUCE_ADD: a tensor map has 1 to 5 dimensions");
+#if defined(TESSEL_ARCH_SM90)
+    std::uint32_t const src = detail::smem_address(smem);
+    if constexpr (R == 1) {
+      asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group [%0, {%2}], [%1];"
+                   ::"l"(desc), "r"(src), "r"(c[0]) : "memory");
+    } else if constexpr (R == 2) {
+      asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3}], [%1];"
+                   ::"l"(desc), "r"(src), "r"(c[0]), "r"(c[1]) : "memory");
+    } else if constexpr (R == 3) {
+      asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];"
+                   ::"l"(desc), "r"(src), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+    } else if constexpr (R == 4) {
+      asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];"
+                   ::"l"(desc), "r"(src), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+    } else {
+      asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];"
+                   ::"l"(desc), "r"(src), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]) : "memory");
+    }
+#else
+    (void)desc, (void)smem, (void)c;
+    detail::arch_unavailable("cp.reduce.async.bulk.tensor (SM90_TMA_REDUCE_ADD, needs sm_90)");
+#endif
+  }
+};
+
+struct SM90_BULK_COPY_G2S {
+  TESSEL_DEVICE static void copy(std::uint64_t* bar, void* smem, void const* gmem, std::uint32_t bytes) {
+#if defined(TESSEL_ARCH_SM90)
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(detail::smem_address(smem)), "l"(gmem), "r"(bytes), "r"(detail::smem_address(bar)) : "memory");
+#else
+    (void)bar, (void)smem, (void)gmem, (void)bytes;
+    detail::arch_unavailable("cp.async.bulk (SM90_BULK_COPY_G2S, needs sm_90)");
 #endif
   }
 };

@@ -31,10 +31,21 @@ constexpr bool attention_backward_reads(AttentionArguments const& a) {
 
 inline constexpr std::size_t kAttentionWorkspaceAlign = 256;
 
+// Each sequence's rows of LSE * log2(e) and Dsum start a multiple of this many rows apart, so that
+// a query block's 64 values are one aligned bulk copy (the sm_90a kernel's); the rows past S_q hold
+// +inf and 0 (P = 0 there).
+inline constexpr std::int64_t kAttentionBackwardStatRowAlign = 64;
+
+// The rows per sequence of the workspace's LSE * log2(e) and Dsum: S_q rounded up to 64.
+constexpr std::int64_t attention_backward_stat_seqlen(AttentionArguments const& a) {
+  return (a.seqlen_q + kAttentionBackwardStatRowAlign - 1) / kAttentionBackwardStatRowAlign * kAttentionBackwardStatRowAlign;
+}
+
 // The workspace's parts, each 256-byte aligned, for `rows` = B * S_q packed query rows (an upper
-// bound on total_q when variable-length):
-//   lse_log2  fp32 [H, rows]     LSE * log2(e), +inf where LSE = -inf (P = 0 on those rows)
-//   dsum      fp32 [H, rows]     rowsum(dO * O)
+// bound on total_q when variable-length) and S_q' = attention_backward_stat_seqlen:
+//   lse_log2  fp32 [H, B, S_q']  LSE * log2(e), +inf where LSE = -inf (P = 0 on those rows);
+//                                variable length: [H, B * S_q'] with the sequences' rows packed
+//   dsum      fp32 [H, B, S_q']  rowsum(dO * O), the same rows
 //   dq_accum  fp32 [rows, H, D]  the default mode's dQ accumulator (absent when deterministic)
 struct AttentionBackwardWorkspace {
   std::size_t lse_log2 = 0, dsum = 0, dq_accum = 0;  // byte offsets
@@ -47,7 +58,8 @@ constexpr AttentionBackwardWorkspace attention_backward_workspace_layout(Attenti
   if (!attention_backward_reads(a)) return w;
   auto const round_up = [](std::size_t x) { return (x + kAttentionWorkspaceAlign - 1) / kAttentionWorkspaceAlign * kAttentionWorkspaceAlign; };
   std::size_t const rows = std::size_t(a.batch) * std::size_t(a.seqlen_q);
-  std::size_t const per_row = round_up(rows * std::size_t(a.heads) * sizeof(float));
+  std::size_t const stat_rows = std::size_t(a.batch) * std::size_t(attention_backward_stat_seqlen(a));
+  std::size_t const per_row = round_up(stat_rows * std::size_t(a.heads) * sizeof(float));
   w.lse_log2 = 0;
   w.dsum = per_row;
   w.dq_accum = 2 * per_row;

@@ -42,6 +42,15 @@ struct AttentionMask {
     std::int64_t const hi = right < 0 ? seqlen_k : (p + right + 1 < seqlen_k ? p + right + 1 : seqlen_k);
     return {lo, hi};
   }
+
+  // The rows that see key j, as [begin, end): keeps(i, j) == (begin <= i < end). A side without a
+  // window edge is bounded by +-2^62 (no row index comes near it). The backward's transposed
+  // tiles hold a few keys and many rows per thread: one interval per key masks them all.
+  TESSEL_HOST_DEVICE constexpr Interval queries_of(std::int64_t j) const {
+    constexpr std::int64_t kFar = std::int64_t(1) << 62;
+    if (j < 0 || j >= seqlen_k) return {0, 0};
+    return {right < 0 ? -kFar : j - right - offset, left < 0 ? kFar : j + left - offset + 1};
+  }
 };
 
 // Key blocks [begin, end) of BlkN keys that a tile of rows [m0, m0 + rows) visits (begin == end:

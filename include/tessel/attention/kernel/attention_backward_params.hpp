@@ -20,10 +20,12 @@ struct AttentionBackwardParams {
   std::int64_t dk_batch_stride, dk_row_stride, dk_head_stride;
   void* dv;
   std::int64_t dv_batch_stride, dv_row_stride, dv_head_stride;
-  float* lse_log2;   // [H, rows]: LSE * log2(e), +inf where LSE = -inf
-  float* dsum;       // [H, rows]: rowsum(dO * O)
+  float* lse_log2;   // [H, B, stat_seqlen]: LSE * log2(e), +inf where LSE = -inf or past S_q
+  float* dsum;       // [H, B, stat_seqlen]: rowsum(dO * O), 0 past S_q (variable length: rows packed)
   float* dq_accum;   // [rows, H, D], or nullptr (deterministic: the dQ kernel writes dQ)
-  std::int64_t rows; // B * S_q: the packed query rows of the workspace
+  std::int64_t rows; // B * S_q: the packed query rows of dq_accum
+  std::int64_t stat_rows;    // B * stat_seqlen: lse_log2's and dsum's rows per head
+  std::int64_t stat_seqlen;  // S_q rounded up to 64: a sequence's rows there (fixed lengths)
   int head_dim, head_dim_v;
   int kv_heads;
   int n_blocks;      // key tiles per (batch, KV head): ceil(S_k / BLK_N)

@@ -191,6 +191,13 @@ TESSEL_DEVICE inline std::int64_t sm80_attention_bwd_packed_row(AttentionParams 
   return p.cu_seqlens_q ? s.q_row0 + i : std::int64_t(batch) * p.seqlen_q + i;
 }
 
+// Where row i of the sequence has its LSE * log2(e) and Dsum in the workspace (of one head):
+// b * S_q' + i (S_q' = stat_seqlen), or cu_seqlens_q[b] + i.
+TESSEL_DEVICE inline std::int64_t sm80_attention_bwd_stat_at(AttentionBackwardParams const& p, int batch, int head,
+                                                             Sm80AttentionBwdSequence const& s, std::int64_t i) {
+  return std::int64_t(head) * p.stat_rows + (p.fwd.cu_seqlens_q ? s.q_row0 + i : std::int64_t(batch) * p.stat_seqlen + i);
+}
+
 // The query block's LSE * log2(e) and Dsum into shared memory: +inf and 0 past the sequence's
 // rows (their P is then 0). Threads [0, BLK_M) each write one row; a barrier follows before use.
 template <class Config>
@@ -200,7 +207,7 @@ TESSEL_DEVICE void sm80_attention_bwd_load_rows(AttentionBackwardParams const& p
   if (t < Config::BlkM) {
     std::int64_t const i = m0 + t;
     bool const inside = i < s.seqlen_q;
-    std::int64_t const at = std::int64_t(head) * p.rows + sm80_attention_bwd_packed_row(p.fwd, batch, s, inside ? i : 0);
+    std::int64_t const at = sm80_attention_bwd_stat_at(p, batch, head, s, inside ? i : 0);
     lse_log2[t] = inside ? p.lse_log2[at] : INFINITY;
     dsum[t] = inside ? p.dsum[at] : 0.0f;
   }
@@ -464,7 +471,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm80_attention_bwd_dq_kern
 }
 
 // Dsum = <dO, O> and LSE * log2(e) per (query row, head): one warp per row, 8 rows per CTA; grid
-// (ceil(S_q / 8), H, B).
+// (ceil(S_q' / 8), H, B), S_q' = stat_seqlen (S_q when variable-length). The rows from S_q to S_q'
+// get +inf and 0: a bulk copy of a query block then reads rows whose P is 0.
 template <class Element>
 __global__ void __launch_bounds__(256) sm80_attention_bwd_preprocess_kernel(AttentionBackwardParams const bp) {
 #if defined(TESSEL_ARCH_SM80)
@@ -473,7 +481,14 @@ __global__ void __launch_bounds__(256) sm80_attention_bwd_preprocess_kernel(Atte
   int const head = int(blockIdx.y), batch = int(blockIdx.z);
   detail::Sm80AttentionBwdSequence const seq = detail::sm80_attention_bwd_sequence(p, batch);
   std::int64_t const i = std::int64_t(blockIdx.x) * 8 + warp;
-  if (i >= seq.seqlen_q) return;
+  if (i >= seq.seqlen_q) {
+    if (!p.cu_seqlens_q && i < bp.stat_seqlen && lane == 0) {
+      std::int64_t const at = detail::sm80_attention_bwd_stat_at(bp, batch, head, seq, i);
+      bp.dsum[at] = 0.0f;
+      bp.lse_log2[at] = INFINITY;
+    }
+    return;
+  }
   std::int64_t const bb = p.cu_seqlens_q ? 0 : batch;
   auto const* o = static_cast<Element const*>(p.o) + bb * p.o_batch_stride + (seq.q_row0 + i) * p.o_row_stride + head * p.o_head_stride;
   auto const* d_o = static_cast<Element const*>(bp.d_o) + bb * bp.do_batch_stride + (seq.q_row0 + i) * bp.do_row_stride +
@@ -487,7 +502,7 @@ __global__ void __launch_bounds__(256) sm80_attention_bwd_preprocess_kernel(Atte
   if (lane == 0) {
     float const lse = p.lse[(p.cu_seqlens_q ? 0 : std::int64_t(batch) * p.lse_batch_stride) + head * p.lse_head_stride +
                             (p.cu_seqlens_q ? seq.q_row0 + i : i)];
-    std::int64_t const at = std::int64_t(head) * bp.rows + detail::sm80_attention_bwd_packed_row(p, batch, seq, i);
+    std::int64_t const at = detail::sm80_attention_bwd_stat_at(bp, batch, head, seq, i);
     constexpr float kLog2e = 1.4426950408889634f;
     bp.dsum[at] = dot;
     bp.lse_log2[at] = lse == -INFINITY ? INFINITY : lse * kLog2e;

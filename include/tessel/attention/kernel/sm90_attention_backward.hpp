@@ -5,9 +5,10 @@
 //
 //   warpgroup 0, the producer: one thread loads the CTA's K and V block once, then per step --
 //       every (query head of the KV head's group, query block of 64 rows that sees the key block),
-//       always in the same order -- Q[m] and dO[m] by TMA into a Stages-deep ring.
-//   warpgroups 1 and 2, the consumers: keys [64 wg, 64 wg + 64) of the block each. Per step (the
-//       block's LSE * log2 e and Dsum loaded by the warpgroup while its first GEMMs run), with
+//       always in the same order -- Q[m] and dO[m] by TMA, and the block's 64 values of LSE * log2 e
+//       and of Dsum by bulk copy (the workspace pads each sequence to 64 rows), into a
+//       Stages-deep ring.
+//   warpgroups 1 and 2, the consumers: keys [64 wg, 64 wg + 64) of the block each. Per step, with
 //       every score tile transposed (rows: keys, columns: queries) so that P^T and dS^T come out
 //       of the accumulators already in the A-operand layout of the next GEMMs:
 //
@@ -19,12 +20,14 @@
 //         dV  += P^T dO         wgmma RS: P^T from registers, dO MN-major (its rows are queries)
 //         dK  += dS^T Q         wgmma RS: dS^T from registers, Q MN-major
 //         dQ_part = dS K        wgmma SS: dS read MN-major from shared memory, K MN-major
-//         dq_accum += dQ_part   red.global.add.v2.f32
+//         dq_accum += dQ_part   dQ_part -> shared memory (fp32, 128-byte swizzle), then one thread
+//                               adds it to dq_accum by TMA (cp.reduce.async.bulk.tensor .add): the
+//                               sum happens in L2, and no consumer waits on it
 //
 //       dQ's GEMM: at D >= 128 each consumer takes half of dQ's columns over all 128 keys (the two
 //       halves of dS^T meet at a named barrier, dS double-buffered so the next step's writes do
 //       not wait for this step's reads); at D = 64 each takes all 64 columns over its own 64 keys
-//       (the two partial sums meet in the atomics instead, no barrier).
+//       (the two partial sums meet in L2 instead).
 //   end: dK (times the signed softmax scale) and dV stored from registers (keys past S_k are not
 //       written; a key block that no query sees stores zeros).
 // Scaling as on sm_80: S holds t = <q, k>, every gradient through S carries dz/dt = scale, applied
@@ -32,7 +35,7 @@
 //
 // What this kernel does not take (the host sends those problems to the sm_80 kernels): variable
 // lengths, strides that are not multiples of 16 bytes, head dims other than 64 and 128 (D = D_v),
-// and the deterministic mode (its dQ atomics sum in no fixed order).
+// and the deterministic mode (its dQ reductions add in no fixed order).
 #pragma once
 
 #include <tessel/arch/sm90_cluster.hpp>
@@ -48,19 +51,21 @@
 #include <tessel/pipeline/sm90_pipeline.hpp>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace tessel::kernel {
 
 // The kernel's parameters: the tensor maps of Q and dO ((D, S_q, H, B), boxes of 64 columns by
-// 64 rows) and of K and V ((D, S_k, H_kv, B), boxes of 64 by BLK_N), 128-byte swizzle, and the rest.
+// 64 rows), of K and V ((D, S_k, H_kv, B), boxes of 64 by BLK_N) and of the fp32 dQ accumulator
+// ((D, S_q, H, B), boxes of 32 columns by 64 rows), 128-byte swizzle, and the rest.
 struct Sm90AttentionBackwardParams {
-  TmaDescriptor tma_q, tma_do, tma_k, tma_v;
+  TmaDescriptor tma_q, tma_do, tma_k, tma_v, tma_dq;
   AttentionBackwardParams b;
 };
 
 // One sm_90a attention-backward configuration: element type and head dim (D = D_v).
 //   e.g. Sm90AttentionBackwardConfig<bfloat16_t, 128>: 384 threads; smem K 32 KiB + V 32 KiB +
-//        2 stages x (Q 16 + dO 16) KiB + 2 x dS 16 KiB + LSE/Dsum 2 KiB = 162 KiB
+//        2 stages x (Q 16 + dO 16 + LSE/Dsum 0.5) KiB + 2 x dS 16 KiB + 2 x dQ 16 KiB = 193 KiB
 template <class Element_, int D_, int Stages_ = 2>
 struct Sm90AttentionBackwardConfig {
   using Element = Element_;
@@ -70,6 +75,9 @@ struct Sm90AttentionBackwardConfig {
   static constexpr int Threads = 384;
   static constexpr int ProducerRegisters = 40, ConsumerRegisters = 232;  // 128 x 40 + 256 x 232 <= 65536
   static constexpr int Cols = 64;                                        // elements per 128-byte swizzled row
+  // S^T's and dP^T's GEMMs as two wgmma groups, P^T formed while dP^T's runs: faster at D 64 (265 ->
+  // 290 TFLOP/s), slower at D 128 (425 -> 390), where one group it is (H200, B4 H32 S4096).
+  static constexpr bool SplitScores = D == 64;
   static_assert(D == 64 || D == 128, "Sm90AttentionBackwardConfig: head dims 64 and 128 (D = D_v)");
 
   // dQ's GEMM per consumer: DqCols columns from DqCol0 (times wg) over DqKeys keys from DqKey0 (times wg).
@@ -82,6 +90,8 @@ struct Sm90AttentionBackwardConfig {
 
   static constexpr std::uint32_t QBytes = std::uint32_t(BlkM * D * sizeof(Element));
   static constexpr std::uint32_t KBytes = std::uint32_t(BlkN * D * sizeof(Element));
+  static constexpr std::uint32_t RowBytes = std::uint32_t(BlkM * sizeof(float));  // LSE * log2 e (or Dsum) of a step
+  static constexpr int DqBoxCols = 32;  // fp32 columns per 128-byte swizzled row of the dQ staging
 
   // Each tile: its 64-column chunks one after another, a chunk being rows x 128 bytes.
   struct SharedStorage {
@@ -90,8 +100,9 @@ struct Sm90AttentionBackwardConfig {
     alignas(1024) Element q[Stages][BlkM * D];
     alignas(1024) Element d_o[Stages][BlkM * Dv];
     alignas(1024) Element ds[2][BlkN * BlkM];  // dS^T: keys x 64 queries
-    float lse_log2[2][2][BlkM];  // [consumer warpgroup][step % 2]
-    float dsum[2][2][BlkM];
+    alignas(1024) float dq[2][DqCols / DqBoxCols][BlkM * DqBoxCols];  // [consumer warpgroup][box]: dQ_part
+    alignas(16) float lse_log2[Stages][BlkM];
+    alignas(16) float dsum[Stages][BlkM];
     std::uint64_t kv_full;
     TmaPipeline<Stages> pipe;
   };
@@ -100,19 +111,10 @@ struct Sm90AttentionBackwardConfig {
 
 namespace detail {
 
-// 32-bit shared-memory offset of 16-bit element (row, col) of a tile of 128-byte rows in the
-// 128-byte swizzle (the tile 1024-byte aligned): the 16-byte chunk index XOR row % 8.
-TESSEL_HOST_DEVICE constexpr int sw128_offset(int row, int col) {
-  return row * 128 + ((((col * 2) >> 4) ^ (row & 7)) << 4) + ((col * 2) & 15);
-}
-
-TESSEL_DEVICE inline void red_add_v2(float* at, float a, float b) {
-#if defined(TESSEL_ARCH_SM90A)
-  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(at), "f"(a), "f"(b) : "memory");
-#else
-  atomicAdd(at, a);
-  atomicAdd(at + 1, b);
-#endif
+// Byte offset of element (row, col), of `bytes` bytes, in a tile of 128-byte rows in the 128-byte
+// swizzle (the tile 1024-byte aligned): the 16-byte chunk index XOR row % 8.
+TESSEL_HOST_DEVICE constexpr int sw128_offset(int row, int col, int bytes = 2) {
+  return row * 128 + ((((col * bytes) >> 4) ^ (row & 7)) << 4) + ((col * bytes) & 15);
 }
 
 }  // namespace detail
@@ -124,8 +126,9 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
   constexpr int BlkM = Config::BlkM, BlkN = Config::BlkN, D = Config::D, Dv = Config::Dv, Stages = Config::Stages;
   constexpr int Cols = Config::Cols;
   extern __shared__ char smem_raw[];
-  auto& smem = *reinterpret_cast<typename Config::SharedStorage*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
-                                                                  ~std::uintptr_t(1023));
+  // The storage at the first 1024-byte boundary, as an offset from smem_raw: the compiler then
+  // knows every access below is to shared memory (ld/st.shared, not generic).
+  auto& smem = *reinterpret_cast<typename Config::SharedStorage*>(smem_raw + ((1024u - (tessel::detail::smem_address(smem_raw) & 1023u)) & 1023u));
   AttentionBackwardParams const& bp = p.b;
   AttentionParams const& a = bp.fwd;
   int const tid = int(threadIdx.x);
@@ -141,7 +144,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
 
   if (tid == 0) {
     mbarrier_init(&smem.kv_full, 1);
-    smem.pipe.init(8);  // one arrival per consumer warp
+    smem.pipe.init(256);  // one arrival per consumer thread: each reads the stage's LSE and Dsum itself
   }
   __syncthreads();
 
@@ -158,12 +161,15 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       for (int step = 0; step < steps; ++step) {
         int const head = head0 + step / per_head;
         int const m0 = (blocks.begin + step % per_head) * BlkM;
-        std::uint64_t* const full = smem.pipe.producer_acquire(st, 2 * Config::QBytes);
+        std::uint64_t* const full = smem.pipe.producer_acquire(st, 2 * Config::QBytes + 2 * Config::RowBytes);
         TESSEL_UNROLL
         for (int c = 0; c < D / Cols; ++c) {
           SM90_TMA_LOAD::copy(&p.tma_q, full, smem.q[st.index] + c * BlkM * Cols, {c * Cols, m0, head, batch});
           SM90_TMA_LOAD::copy(&p.tma_do, full, smem.d_o[st.index] + c * BlkM * Cols, {c * Cols, m0, head, batch});
         }
+        std::int64_t const row = std::int64_t(head) * bp.stat_rows + std::int64_t(batch) * bp.stat_seqlen + m0;
+        SM90_BULK_COPY_G2S::copy(full, smem.lse_log2[st.index], bp.lse_log2 + row, Config::RowBytes);
+        SM90_BULK_COPY_G2S::copy(full, smem.dsum[st.index], bp.dsum + row, Config::RowBytes);
         st.advance<Stages>();
       }
     }
@@ -215,6 +221,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
         MmaS::fma(wgmma_desc_advance(k_desc, chunk * BlkN * 8 + along), wgmma_desc_advance(q_desc, chunk * BlkM * 8 + along), s,
                   kk > 0 ? 1 : 0);
       }
+      if constexpr (Config::SplitScores) wgmma_commit_group();
       TESSEL_UNROLL
       for (int kk = 0; kk < Dv / 16; ++kk) {
         std::uint32_t const along = std::uint32_t((kk % 4) * 2), chunk = std::uint32_t(kk / 4);
@@ -222,35 +229,79 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
                   kk > 0 ? 1 : 0);
       }
       wgmma_commit_group();
-      // The step's LSE * log2 e and Dsum, while the GEMMs run: threads [0, 64) of the warpgroup
-      // load one query each into the warpgroup's buffer (+inf and 0 past S_q: P = 0 there).
-      float* const lse = smem.lse_log2[wg][buf];
-      float* const dsum = smem.dsum[wg][buf];
-      if (t < BlkM) {
-        int const i = m0 + t;
-        bool const inside = i < a.seqlen_q;
-        std::int64_t const at = std::int64_t(head) * bp.rows + std::int64_t(batch) * a.seqlen_q + i;
-        lse[t] = inside ? bp.lse_log2[at] : INFINITY;
-        dsum[t] = inside ? bp.dsum[at] : 0.0f;
+      // The step's LSE * log2 e and Dsum came with Q (+inf and 0 past S_q: P = 0 there). While the
+      // GEMMs run, the last step's dQ reduction is waited for (its staging is written below).
+      float const* const lse = smem.lse_log2[st.index];
+      float const* const dsum = smem.dsum[st.index];
+      if (t == 0) tma_store_wait_read<0>();
+      if (Config::SplitScores && !(a.softcap > 0.0f)) {
+        wgmma_wait_group<1>();  // S^T's
+      } else {
+        wgmma_wait_group<0>();
+        wgmma_fence_operand(dp);
       }
-      named_barrier_sync(2 + wg, 128);
-      wgmma_wait_group<0>();
       wgmma_fence_operand(s);
-      wgmma_fence_operand(dp);
 
-      // P^T and dS^T in place; element i: key row_in_wg + 8 ((i / 2) % 2), query 8 (i / 4) + col_in_block + i % 2.
+      // P^T and dS^T in place. Element i: key key0 + 8 ((i / 2) % 2), row c = 8 (i / 4) + col_in_block
+      // + i % 2 of the step. One of three loops per step: no softcap, no mask (an FMA, an exp2 and
+      // three FP ops per element, no branch); no softcap, masked (each of the thread's two keys has
+      // the interval of rows that see it, elements outside get exp2(-inf) = 0); a softcap (z and
+      // dz/dt in a pass of their own, the mask tested per element: at D 128 the intervals'
+      // registers would spill there).
       bool const masked = key_block_needs_mask(mask, m0, a.seqlen_q - m0 < BlkM ? a.seqlen_q - m0 : BlkM, n_block, BlkN);
-      std::int64_t const key_base = n0 + 64 * wg + row_in_wg;
-      TESSEL_UNROLL
-      for (int i = 0; i < BlkM / 2; ++i) {
-        int const c = 8 * (i / 4) + col_in_block + i % 2;
-        float dzdt;
-        float const z = detail::attention_score_z(s[i], a.softcap, a.softcap_scale, a.negate_scores, dzdt);
-        bool const keep = !masked || mask.keeps(m0 + c, key_base + 8 * ((i / 2) % 2));
-        float const prob = keep ? detail::attention_exp2(fmaf(z, a.score_log2, -lse[c])) : 0.0f;
-        s[i] = prob;
-        dp[i] = prob * (dp[i] - dsum[c]) * dzdt;
-      }
+      std::int64_t const key0 = n0 + 64 * wg + row_in_wg;
+      auto const scores = [&](auto softcap, auto intervals) {
+        constexpr bool Softcap = decltype(softcap)::value, Intervals = decltype(intervals)::value;
+        int lo[2] = {0, 0}, hi[2] = {BlkM, BlkM};  // rows [m0 + lo, m0 + hi) see key key0 + 8h
+        if constexpr (Intervals) {
+          TESSEL_UNROLL
+          for (int h = 0; h < 2; ++h) {
+            AttentionMask::Interval const rows = mask.queries_of(key0 + 8 * h);
+            auto const clamp = [&](std::int64_t x) { return int(x - m0 < 0 ? 0 : (x - m0 > BlkM ? BlkM : x - m0)); };
+            lo[h] = clamp(rows.begin), hi[h] = clamp(rows.end);
+          }
+        }
+        float const score_log2 = Softcap || !a.negate_scores ? a.score_log2 : -a.score_log2;
+        auto const for_each = [&](auto&& f) {  // f(i, c, h, LSE_c log2e, Dsum_c)
+          TESSEL_UNROLL
+          for (int j = 0; j < BlkM / 8; ++j) {
+            int const c0 = 8 * j + col_in_block;
+            float2 const l2 = *reinterpret_cast<float2 const*>(lse + c0);
+            float2 const d2 = *reinterpret_cast<float2 const*>(dsum + c0);
+            TESSEL_UNROLL
+            for (int r = 0; r < 4; ++r) f(4 * j + r, c0 + r % 2, r / 2, r % 2 ? l2.y : l2.x, r % 2 ? d2.y : d2.x);
+          }
+        };
+        if constexpr (Softcap)  // s = z log2e scale' - LSE log2e, dp = (dP - Dsum) dz/dt
+          for_each([&](int i, int, int, float l, float d) {
+            float dzdt;
+            s[i] = fmaf(detail::attention_score_z(s[i], a.softcap, a.softcap_scale, false, dzdt), score_log2, -l);
+            dp[i] = (dp[i] - d) * dzdt;
+          });
+        auto const prob = [&](int i, int c, int h, float l) {
+          float x = Softcap ? s[i] : fmaf(s[i], score_log2, -l);
+          if constexpr (Intervals) x = c >= lo[h] && c < hi[h] ? x : -INFINITY;
+          if constexpr (Softcap) x = !masked || mask.keeps(m0 + c, key0 + 8 * h) ? x : -INFINITY;
+          return detail::attention_exp2(x);
+        };
+        if constexpr (Config::SplitScores) {
+          for_each([&](int i, int c, int h, float l, float) { s[i] = prob(i, c, h, l); });
+          wgmma_wait_group<0>();  // dP^T's
+          wgmma_fence_operand(dp);
+          for_each([&](int i, int, int, float, float d) { dp[i] = Softcap ? s[i] * dp[i] : s[i] * (dp[i] - d); });
+        } else {
+          for_each([&](int i, int c, int h, float l, float d) {
+            s[i] = prob(i, c, h, l);
+            dp[i] = Softcap ? s[i] * dp[i] : s[i] * (dp[i] - d);
+          });
+        }
+      };
+      if (a.softcap > 0.0f)
+        scores(std::true_type{}, std::false_type{});
+      else if (masked)
+        scores(std::false_type{}, std::true_type{});
+      else
+        scores(std::false_type{}, std::false_type{});
       TESSEL_UNROLL
       for (int j = 0; j < BlkM / 16; ++j) {
         TESSEL_UNROLL
@@ -271,7 +322,11 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
         }
       }
       fence_proxy_async_shared();
-      if constexpr (Config::DqSplit) named_barrier_sync(1, 256);  // both halves of dS^T are in
+      // Both halves of dS^T are in (D 128; D 64 reads its own); the last dQ reduction has read smem.dq.
+      if constexpr (Config::DqSplit)
+        named_barrier_sync(1, 256);
+      else
+        named_barrier_sync(2 + wg, 128);
 
       // dV += P^T dO, dK += dS^T Q: k-step j is queries [16j, 16j + 16), 16 rows x 128 bytes further.
       detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(pa));
@@ -296,20 +351,30 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       wgmma_fence_operand(dq);
       detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(pa));
       detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(da));
-      if (lane == 0) smem.pipe.template consumer_release<1>(st.index);
+      smem.pipe.template consumer_release<1>(st.index);
       st.advance<Stages>();
 
-      // dq_accum[rows, H, D] += dQ_part: rows past S_q are not written.
+      // dq_accum[rows, H, D] += dQ_part: the pairs of columns (8j + col_in_block, +1) of rows
+      // row_in_wg and + 8 into the staging's 32-column boxes, then one TMA reduction per box (rows
+      // past S_q are not written).
+      constexpr int Box = Config::DqBoxCols;
       TESSEL_UNROLL
-      for (int h = 0; h < 2; ++h) {
-        int const row = m0 + row_in_wg + 8 * h;
-        if (row < a.seqlen_q) {
-          float* const at = bp.dq_accum + ((std::int64_t(batch) * a.seqlen_q + row) * a.heads + head) * D + dq_col0 + col_in_block;
-          TESSEL_UNROLL
-          for (int j = 0; j < DqCols / 8; ++j) detail::red_add_v2(at + 8 * j, dq[4 * j + 2 * h], dq[4 * j + 2 * h + 1]);
-        }
+      for (int j = 0; j < DqCols / 8; ++j) {
+        char* const box = reinterpret_cast<char*>(smem.dq[wg][8 * j / Box]);
+        TESSEL_UNROLL
+        for (int h = 0; h < 2; ++h)
+          *reinterpret_cast<float2*>(box + detail::sw128_offset(row_in_wg + 8 * h, (8 * j) % Box + col_in_block, 4)) =
+              float2{dq[4 * j + 2 * h], dq[4 * j + 2 * h + 1]};
+      }
+      fence_proxy_async_shared();
+      named_barrier_sync(2 + wg, 128);
+      if (t == 0) {
+        TESSEL_UNROLL
+        for (int c = 0; c < DqCols / Box; ++c) SM90_TMA_REDUCE_ADD::copy(&p.tma_dq, smem.dq[wg][c], {dq_col0 + c * Box, m0, head, batch});
+        tma_store_commit();
       }
     }
+    if (t == 0) tma_store_wait<0>();  // the staging stays until the last reduction has read it
   }
 
   // dK = scale * sum dS^T Q and dV = sum P^T dO, in pairs of adjacent columns.
