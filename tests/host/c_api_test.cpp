@@ -795,7 +795,7 @@ TEST(CApiAttentionBackward, RefusalsNameTheTensorOrArgumentAndCarryTheirCode) {
       {"misaligned workspace", [](P& p) { p.workspace = g_workspace + 16, p.workspace_bytes = 1 << 20; }, kArg,
        "workspace: the pointer is not 256-byte aligned"},
       {"small workspace", [](P& p) { p.workspace = g_workspace, p.workspace_bytes = 1000; }, kArg,
-       "workspace_bytes: 1000 is less than the 308224 bytes the call needs"},
+       "workspace_bytes: 1000 is less than the 311296 bytes the call needs"},
       {"causal with a right window", [](P& p) { p.forward.causal = 1, p.forward.window_right = 2; }, kArg,
        "window_right: 2 with causal contradicts it"},
   };
