@@ -46,8 +46,8 @@ struct PipelineState {
 };
 
 // The barriers of a Stages-deep pipeline (they live in shared memory, inside the kernel's
-// SharedStorage). ConsumerArrivals: arrivals that free a stage (consumer warps x CTAs that read
-// a multicast copy into it).
+// SharedStorage). init's consumer_arrivals: arrivals that free a stage (consumer warps, or
+// consumer threads where each reads the stage itself, x CTAs that read a multicast copy into it).
 template <int Stages>
 struct TmaPipeline {
   static_assert(Stages >= 2, "TmaPipeline: a pipeline needs at least 2 stages (one filled while another is read); raise Stages");
@@ -81,8 +81,11 @@ struct TmaPipeline {
   // Consumer: wait until stage st.index holds its data.
   TESSEL_DEVICE void consumer_wait(PipelineState st) { mbarrier_wait(&full[st.index], st.phase); }
 
-  // Consumer warp (one lane): stage `index` may be refilled. With a multicast cluster of
-  // ClusterSize CTAs, every CTA whose producer writes into this stage is told.
+  // One of init's consumer_arrivals: stage `index` may be refilled. A consumer warp arrives from
+  // one lane where only the async proxy (wgmma) read the stage; where its threads also read it
+  // with ordinary loads, each thread arrives (their reads are then ordered before the refill).
+  // With a multicast cluster of ClusterSize CTAs, every CTA whose producer writes into this stage
+  // is told.
   template <int ClusterSize>
   TESSEL_DEVICE void consumer_release(int index) {
     if constexpr (ClusterSize == 1) {
