@@ -75,8 +75,10 @@ struct Sm90AttentionBackwardConfig {
   static constexpr int Threads = 384;
   static constexpr int ProducerRegisters = 40, ConsumerRegisters = 232;  // 128 x 40 + 256 x 232 <= 65536
   static constexpr int Cols = 64;                                        // elements per 128-byte swizzled row
-  // S^T's and dP^T's GEMMs as two wgmma groups, P^T formed while dP^T's runs: faster at D 64 (265 ->
-  // 290 TFLOP/s), slower at D 128 (425 -> 390), where one group it is (H200, B4 H32 S4096).
+  // S^T's and dP^T's GEMMs as two wgmma groups, P^T formed before waiting for dP^T's. ptxas does
+  // not overlap them: reading S^T's accumulators with a group open draws C7514 (it serializes the
+  // kernel's wgmmas). Measured anyway (H200, B4 H32 S4096): faster at D 64 (265 -> 290 TFLOP/s,
+  // cause not profiled), slower at D 128 (425 -> 390), where one group it is.
   static constexpr bool SplitScores = D == 64;
   static_assert(D == 64 || D == 128, "Sm90AttentionBackwardConfig: head dims 64 and 128 (D = D_v)");
 
