@@ -17,13 +17,15 @@
 //         P^T  = exp2(S^T * log2e scale' - LSE_q log2e)         (0 where masked)
 //         dS^T = P^T * (dP^T - Dsum_q) * dz/dt                  (dz/dt: the softcap's 1 - tanh^2)
 //         dS^T -> shared memory (16-bit, 128-byte swizzle: keys are rows, 64 queries a row)
+//         dQ_part = dS K        wgmma SS: dS read MN-major from shared memory, K MN-major
 //         dV  += P^T dO         wgmma RS: P^T from registers, dO MN-major (its rows are queries)
 //         dK  += dS^T Q         wgmma RS: dS^T from registers, Q MN-major
-//         dQ_part = dS K        wgmma SS: dS read MN-major from shared memory, K MN-major
 //         dq_accum += dQ_part   dQ_part -> shared memory (fp32, 128-byte swizzle), then one thread
 //                               adds it to dq_accum by TMA (cp.reduce.async.bulk.tensor .add): the
 //                               sum happens in L2, and no consumer waits on it
 //
+//       Three wgmma groups a step: S^T with dP^T, then dQ_part, then dV with dK. The last two are
+//       issued back to back; dQ_part's staging runs while dV's and dK's GEMMs do.
 //       dQ's GEMM: at D >= 128 each consumer takes half of dQ's columns over all 128 keys (the two
 //       halves of dS^T meet at a named barrier, dS double-buffered so the next step's writes do
 //       not wait for this step's reads); at D = 64 each takes all 64 columns over its own 64 keys
@@ -73,13 +75,8 @@ struct Sm90AttentionBackwardConfig {
   static constexpr int BlkM = 64;   // queries per step
   static constexpr int BlkN = 128;  // keys per CTA: 64 per consumer warpgroup
   static constexpr int Threads = 384;
-  static constexpr int ProducerRegisters = 40, ConsumerRegisters = 232;  // 128 x 40 + 256 x 232 <= 65536
+  static constexpr int ProducerRegisters = 24, ConsumerRegisters = 240;  // 128 x 24 + 256 x 240 <= 65536
   static constexpr int Cols = 64;                                        // elements per 128-byte swizzled row
-  // S^T's and dP^T's GEMMs as two wgmma groups, P^T formed before waiting for dP^T's. ptxas does
-  // not overlap them: reading S^T's accumulators with a group open draws C7514 (it serializes the
-  // kernel's wgmmas). Measured anyway (H200, B4 H32 S4096): faster at D 64 (265 -> 290 TFLOP/s,
-  // cause not profiled), slower at D 128 (425 -> 390), where one group it is.
-  static constexpr bool SplitScores = D == 64;
   static_assert(D == 64 || D == 128, "Sm90AttentionBackwardConfig: head dims 64 and 128 (D = D_v)");
 
   // dQ's GEMM per consumer: DqCols columns from DqCol0 (times wg) over DqKeys keys from DqKey0 (times wg).
@@ -223,7 +220,6 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
         MmaS::fma(wgmma_desc_advance(k_desc, chunk * BlkN * 8 + along), wgmma_desc_advance(q_desc, chunk * BlkM * 8 + along), s,
                   kk > 0 ? 1 : 0);
       }
-      if constexpr (Config::SplitScores) wgmma_commit_group();
       TESSEL_UNROLL
       for (int kk = 0; kk < Dv / 16; ++kk) {
         std::uint32_t const along = std::uint32_t((kk % 4) * 2), chunk = std::uint32_t(kk / 4);
@@ -236,12 +232,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       float const* const lse = smem.lse_log2[st.index];
       float const* const dsum = smem.dsum[st.index];
       if (t == 0) tma_store_wait_read<0>();
-      if (Config::SplitScores && !(a.softcap > 0.0f)) {
-        wgmma_wait_group<1>();  // S^T's
-      } else {
-        wgmma_wait_group<0>();
-        wgmma_fence_operand(dp);
-      }
+      wgmma_wait_group<0>();
+      wgmma_fence_operand(dp);
       wgmma_fence_operand(s);
 
       // P^T and dS^T in place. Element i: key key0 + 8 ((i / 2) % 2), row c = 8 (i / 4) + col_in_block
@@ -286,17 +278,10 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
           if constexpr (Softcap) x = !masked || mask.keeps(m0 + c, key0 + 8 * h) ? x : -INFINITY;
           return detail::attention_exp2(x);
         };
-        if constexpr (Config::SplitScores) {
-          for_each([&](int i, int c, int h, float l, float) { s[i] = prob(i, c, h, l); });
-          wgmma_wait_group<0>();  // dP^T's
-          wgmma_fence_operand(dp);
-          for_each([&](int i, int, int, float, float d) { dp[i] = Softcap ? s[i] * dp[i] : s[i] * (dp[i] - d); });
-        } else {
-          for_each([&](int i, int c, int h, float l, float d) {
-            s[i] = prob(i, c, h, l);
-            dp[i] = Softcap ? s[i] * dp[i] : s[i] * (dp[i] - d);
-          });
-        }
+        for_each([&](int i, int c, int h, float l, float d) {
+          s[i] = prob(i, c, h, l);
+          dp[i] = Softcap ? s[i] * dp[i] : s[i] * (dp[i] - d);
+        });
       };
       if (a.softcap > 0.0f)
         scores(std::true_type{}, std::false_type{});
@@ -330,7 +315,16 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       else
         named_barrier_sync(2 + wg, 128);
 
-      // dV += P^T dO, dK += dS^T Q: k-step j is queries [16j, 16j + 16), 16 rows x 128 bytes further.
+      // dQ_part = dS K over keys [dq_key0, +DqKeys): dS MN-major (64 queries a row), 16 keys a k-step.
+      wgmma_fence();
+      std::uint64_t const ds_desc = wgmma_desc_mn_major_sw128(smem.ds[buf] + dq_key0 * BlkM, std::uint32_t(BlkN * 128));
+      TESSEL_UNROLL
+      for (int kk = 0; kk < DqKeys / 16; ++kk)
+        MmaQ::fma(wgmma_desc_advance(ds_desc, std::uint32_t(kk * 128)), wgmma_desc_advance(kt_desc, std::uint32_t(kk * 128)), dq,
+                  kk > 0 ? 1 : 0);
+      wgmma_commit_group();
+      // dV += P^T dO and dK += dS^T Q, a second wgmma group behind dQ's, so that dQ_part's staging
+      // below runs while they do: k-step j is queries [16j, 16j + 16), 16 rows x 128 bytes further.
       detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(pa));
       detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(da));
       wgmma_fence();
@@ -340,25 +334,13 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       for (int j = 0; j < BlkM / 16; ++j) MmaKV::fma(pa[j], wgmma_desc_advance(do_mn, std::uint32_t(j * 128)), dv, 1);
       TESSEL_UNROLL
       for (int j = 0; j < BlkM / 16; ++j) MmaKV::fma(da[j], wgmma_desc_advance(q_mn, std::uint32_t(j * 128)), dk, 1);
-      // dQ_part = dS K over keys [dq_key0, +DqKeys): dS MN-major (64 queries a row), 16 keys a k-step.
-      std::uint64_t const ds_desc = wgmma_desc_mn_major_sw128(smem.ds[buf] + dq_key0 * BlkM, std::uint32_t(BlkN * 128));
-      TESSEL_UNROLL
-      for (int kk = 0; kk < DqKeys / 16; ++kk)
-        MmaQ::fma(wgmma_desc_advance(ds_desc, std::uint32_t(kk * 128)), wgmma_desc_advance(kt_desc, std::uint32_t(kk * 128)), dq,
-                  kk > 0 ? 1 : 0);
       wgmma_commit_group();
-      wgmma_wait_group<0>();
-      wgmma_fence_operand(dv);
-      wgmma_fence_operand(dk);
+      wgmma_wait_group<1>();  // dQ's
       wgmma_fence_operand(dq);
-      detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(pa));
-      detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(da));
-      smem.pipe.template consumer_release<1>(st.index);
-      st.advance<Stages>();
 
-      // dq_accum[rows, H, D] += dQ_part: the pairs of columns (8j + col_in_block, +1) of rows
-      // row_in_wg and + 8 into the staging's 32-column boxes, then one TMA reduction per box (rows
-      // past S_q are not written).
+      // dq_accum[rows, H, D] += dQ_part, while dV's and dK's GEMMs run: the pairs of columns
+      // (8j + col_in_block, +1) of rows row_in_wg and + 8 into the staging's 32-column boxes, then
+      // one TMA reduction per box (rows past S_q are not written).
       constexpr int Box = Config::DqBoxCols;
       TESSEL_UNROLL
       for (int j = 0; j < DqCols / 8; ++j) {
@@ -375,6 +357,14 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
         for (int c = 0; c < DqCols / Box; ++c) SM90_TMA_REDUCE_ADD::copy(&p.tma_dq, smem.dq[wg][c], {dq_col0 + c * Box, m0, head, batch});
         tma_store_commit();
       }
+
+      wgmma_wait_group<0>();  // dV's and dK's: the stage's Q and dO are read
+      wgmma_fence_operand(dv);
+      wgmma_fence_operand(dk);
+      detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(pa));
+      detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(da));
+      smem.pipe.template consumer_release<1>(st.index);
+      st.advance<Stages>();
     }
     if (t == 0) tma_store_wait<0>();  // the staging stays until the last reduction has read it
   }
