@@ -7,6 +7,7 @@
 #include <tessel/attention/attention_arguments.hpp>
 #include <tessel/attention/attention_backward_validate.hpp>
 #include <tessel/attention/attention_validate.hpp>
+#include <tessel/attention/kernel/attention_backward_params.hpp>
 
 #include <gtest/gtest.h>
 
@@ -505,6 +506,21 @@ TEST(AttentionBackwardValidate, NullPointersByWhatEachLengthReads) {
   // B = 0: nothing at all.
   EXPECT_TRUE(attention_backward_is_noop(make_packed_attention(0, 5, 5, 4, 2, 64)));
   EXPECT_TRUE(attention_backward_validate(make_packed_attention_backward(make_packed_attention(0, 5, 5, 4, 2, 64))).ok());
+}
+
+TEST(AttentionBackwardValidate, StatRowIndex) {
+  // [H, B, S_q'] with S_q' = 64 for S_q = 33, B = 2: head 3, batch 1, row 5 is 3 * 128 + 64 + 5.
+  tessel::kernel::AttentionBackwardParams p{};
+  p.stat_seqlen = 64;
+  p.stat_rows = 2 * 64;
+  EXPECT_EQ(tessel::kernel::attention_bwd_stat_row(p, 1, 3, 999, 5), 3 * 128 + 64 + 5);
+  EXPECT_EQ(tessel::kernel::attention_bwd_stat_row(p, 0, 0, 999, 63), 63);
+  // Variable lengths: rows packed, the sequence's first row given (cu_seqlens_q[b]); the batch
+  // index is not used.
+  int const cu[3] = {0, 7, 20};
+  p.fwd.cu_seqlens_q = cu;
+  p.stat_rows = 20;
+  EXPECT_EQ(tessel::kernel::attention_bwd_stat_row(p, 1, 2, 7, 4), 2 * 20 + 7 + 4);
 }
 
 TEST(AttentionBackwardValidate, Workspace) {

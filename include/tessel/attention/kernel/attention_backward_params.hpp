@@ -5,6 +5,7 @@
 #pragma once
 
 #include <tessel/attention/kernel/attention_params.hpp>
+#include <tessel/config.hpp>
 
 #include <cstdint>
 
@@ -33,5 +34,13 @@ struct AttentionBackwardParams {
   // (the signed softmax scale: a negative scale's negated scores fold back in here).
   float grad_scale;
 };
+
+// Where query row i of a sequence has its LSE * log2(e) and Dsum in the workspace: per head
+// stat_rows rows, in them b * S_q' + i (S_q' = stat_seqlen) for fixed lengths, or q_row0 + i
+// (q_row0 = cu_seqlens_q[b], the sequence's first packed row) for variable lengths.
+TESSEL_HOST_DEVICE constexpr std::int64_t attention_bwd_stat_row(AttentionBackwardParams const& p, int batch, int head,
+                                                                 std::int64_t q_row0, std::int64_t i) {
+  return std::int64_t(head) * p.stat_rows + (p.fwd.cu_seqlens_q ? q_row0 + i : std::int64_t(batch) * p.stat_seqlen + i);
+}
 
 }  // namespace tessel::kernel

@@ -191,13 +191,6 @@ TESSEL_DEVICE inline std::int64_t sm80_attention_bwd_packed_row(AttentionParams 
   return p.cu_seqlens_q ? s.q_row0 + i : std::int64_t(batch) * p.seqlen_q + i;
 }
 
-// Where row i of the sequence has its LSE * log2(e) and Dsum in the workspace (of one head):
-// b * S_q' + i (S_q' = stat_seqlen), or cu_seqlens_q[b] + i.
-TESSEL_DEVICE inline std::int64_t sm80_attention_bwd_stat_at(AttentionBackwardParams const& p, int batch, int head,
-                                                             Sm80AttentionBwdSequence const& s, std::int64_t i) {
-  return std::int64_t(head) * p.stat_rows + (p.fwd.cu_seqlens_q ? s.q_row0 + i : std::int64_t(batch) * p.stat_seqlen + i);
-}
-
 // The query block's LSE * log2(e) and Dsum into shared memory: +inf and 0 past the sequence's
 // rows (their P is then 0). Threads [0, BLK_M) each write one row; a barrier follows before use.
 template <class Config>
@@ -207,7 +200,7 @@ TESSEL_DEVICE void sm80_attention_bwd_load_rows(AttentionBackwardParams const& p
   if (t < Config::BlkM) {
     std::int64_t const i = m0 + t;
     bool const inside = i < s.seqlen_q;
-    std::int64_t const at = sm80_attention_bwd_stat_at(p, batch, head, s, inside ? i : 0);
+    std::int64_t const at = attention_bwd_stat_row(p, batch, head, s.q_row0, inside ? i : 0);
     lse_log2[t] = inside ? p.lse_log2[at] : INFINITY;
     dsum[t] = inside ? p.dsum[at] : 0.0f;
   }
@@ -483,7 +476,7 @@ __global__ void __launch_bounds__(256) sm80_attention_bwd_preprocess_kernel(Atte
   std::int64_t const i = std::int64_t(blockIdx.x) * 8 + warp;
   if (i >= seq.seqlen_q) {
     if (!p.cu_seqlens_q && i < bp.stat_seqlen && lane == 0) {
-      std::int64_t const at = detail::sm80_attention_bwd_stat_at(bp, batch, head, seq, i);
+      std::int64_t const at = attention_bwd_stat_row(bp, batch, head, seq.q_row0, i);
       bp.dsum[at] = 0.0f;
       bp.lse_log2[at] = INFINITY;
     }
@@ -502,7 +495,7 @@ __global__ void __launch_bounds__(256) sm80_attention_bwd_preprocess_kernel(Atte
   if (lane == 0) {
     float const lse = p.lse[(p.cu_seqlens_q ? 0 : std::int64_t(batch) * p.lse_batch_stride) + head * p.lse_head_stride +
                             (p.cu_seqlens_q ? seq.q_row0 + i : i)];
-    std::int64_t const at = detail::sm80_attention_bwd_stat_at(bp, batch, head, seq, i);
+    std::int64_t const at = attention_bwd_stat_row(bp, batch, head, seq.q_row0, i);
     constexpr float kLog2e = 1.4426950408889634f;
     bp.dsum[at] = dot;
     bp.lse_log2[at] = lse == -INFINITY ? INFINITY : lse * kLog2e;

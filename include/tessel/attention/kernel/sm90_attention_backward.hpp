@@ -166,7 +166,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
           SM90_TMA_LOAD::copy(&p.tma_q, full, smem.q[st.index] + c * BlkM * Cols, {c * Cols, m0, head, batch});
           SM90_TMA_LOAD::copy(&p.tma_do, full, smem.d_o[st.index] + c * BlkM * Cols, {c * Cols, m0, head, batch});
         }
-        std::int64_t const row = std::int64_t(head) * bp.stat_rows + std::int64_t(batch) * bp.stat_seqlen + m0;
+        std::int64_t const row = attention_bwd_stat_row(bp, batch, head, 0, m0);  // fixed lengths only here
         SM90_BULK_COPY_G2S::copy(full, smem.lse_log2[st.index], bp.lse_log2 + row, Config::RowBytes);
         SM90_BULK_COPY_G2S::copy(full, smem.dsum[st.index], bp.dsum + row, Config::RowBytes);
         st.advance<Stages>();
