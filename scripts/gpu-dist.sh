@@ -12,7 +12,7 @@
 #   scripts/gpu-dist.sh                 # build test bench
 #   scripts/gpu-dist.sh test bench      # some stages (the build directory kept from a warm machine)
 #
-# Environment: BUILD_DIR (default build-gpu), JOBS (default 16), NPROC (ranks, default: every GPU),
+# Environment: BUILD_DIR (default build-gpu), JOBS (default: every core; the x2 machine has 32), NPROC (ranks, default: every GPU),
 # NCCL_ROOT (a prefix with include/nccl.h and lib/libnccl.so*; default: torch's pip NCCL when it is
 # 2.28 or newer and has its header, else the CUDA toolkit's), TESSEL_GIT_COMMIT, BENCH_ARGS.
 # NVLink multicast stays off in every process: NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1,
@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 OUT=${OUT:-$PWD/gpu-out}
 BUILD_DIR=${BUILD_DIR:-build-gpu}
-JOBS=${JOBS:-16}
+JOBS=${JOBS:-$(nproc)}
 PYTHON=${PYTHON:-$(command -v python3)}
 NPROC=${NPROC:-$(nvidia-smi -L 2>/dev/null | wc -l)}
 export TESSEL_GIT_COMMIT=${TESSEL_GIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
