@@ -1,14 +1,22 @@
 # NCCL for tessel::dist: nccl.h and libnccl, version 2.28 or newer (zero-CTA collectives on
-# symmetric windows). Looked for under TESSEL_NCCL_ROOT (e.g. the nvidia/nccl directory of pip's
-# nvidia-nccl-cu13, which has lib/libnccl.so.2 but no libnccl.so), then beside the CUDA toolkit,
-# then in the system's paths. Sets TESSEL_NCCL_FOUND and the imported target TESSEL::nccl;
+# symmetric windows). Both from TESSEL_NCCL_ROOT when it is set (e.g. the nvidia/nccl directory of
+# pip's nvidia-nccl-cu13, which has lib/libnccl.so.2 but no libnccl.so); else beside the CUDA
+# toolkit, then in the system's paths. Sets TESSEL_NCCL_FOUND and the imported target TESSEL::nccl;
 # says why when it is not built.
 set(TESSEL_NCCL_ROOT "" CACHE PATH "A prefix with include/nccl.h and lib/libnccl.so* (tessel::dist)")
 set(TESSEL_NCCL_FOUND OFF)
-find_path(TESSEL_NCCL_INCLUDE_DIR nccl.h
-  HINTS ${TESSEL_NCCL_ROOT}/include ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_ROOT}/include)
-find_library(TESSEL_NCCL_LIBRARY NAMES nccl libnccl.so.2
-  HINTS ${TESSEL_NCCL_ROOT}/lib ${TESSEL_NCCL_ROOT}/lib64 ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib64)
+if(TESSEL_NCCL_ROOT)
+  # Header and library both from the given prefix: a header of one NCCL release with the library
+  # of another (the system's libnccl.so beside pip's header) is a silent ABI mismatch.
+  find_path(TESSEL_NCCL_INCLUDE_DIR nccl.h PATHS ${TESSEL_NCCL_ROOT}/include NO_DEFAULT_PATH)
+  find_library(TESSEL_NCCL_LIBRARY NAMES nccl libnccl.so.2 NAMES_PER_DIR
+    PATHS ${TESSEL_NCCL_ROOT}/lib ${TESSEL_NCCL_ROOT}/lib64 NO_DEFAULT_PATH)
+else()
+  find_path(TESSEL_NCCL_INCLUDE_DIR nccl.h
+    HINTS ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_ROOT}/include)
+  find_library(TESSEL_NCCL_LIBRARY NAMES nccl libnccl.so.2 NAMES_PER_DIR
+    HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib64)
+endif()
 if(NOT TESSEL_NCCL_INCLUDE_DIR OR NOT TESSEL_NCCL_LIBRARY)
   message(STATUS "tessel::dist: not built: NCCL not found (nccl.h: ${TESSEL_NCCL_INCLUDE_DIR}, "
                  "libnccl: ${TESSEL_NCCL_LIBRARY}); set TESSEL_NCCL_ROOT to a prefix that has them")

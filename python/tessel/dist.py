@@ -85,8 +85,28 @@ def _stream(stream, a):
     if type(a).__module__.split(".")[0] == "torch":
         import torch
 
-        return torch.cuda.current_stream(a.device).cuda_stream
+        # A tensor that is not on a GPU is refused by the call itself (on every rank); its stream
+        # is the current device's.
+        return torch.cuda.current_stream(a.device if getattr(a, "is_cuda", False) else None).cuda_stream
     return 0
+
+
+def _refuse(op, ctx):
+    """Joins the call's argument agreement as a rank that refused its arguments (so that the other
+    ranks raise too instead of waiting): for an error raised before the call reached tessel."""
+    try:
+        _C.dist_run(op, ctx._handle, None, None, None, None, 0, 1.0, 0)
+    except Exception:
+        pass
+
+
+def _run(op, ctx, a, b, out, a_gathered, stream, alpha, chunk_rows):
+    try:
+        args = (_stream(stream, a), float(alpha), int(chunk_rows))
+    except Exception:
+        _refuse(op, ctx)
+        raise
+    _C.dist_run(op, ctx._handle, a, b, out, a_gathered, *args)
 
 
 def block_rows(m, nranks, rank):
@@ -97,14 +117,13 @@ def block_rows(m, nranks, rank):
 
 def all_gather_gemm(ctx, a_shard, b, *, out, a_gathered=None, alpha=1.0, stream=None, chunk_rows=0):
     """out = all_gather(a_shard) @ b on every rank (module docstring); returns out."""
-    _C.dist_run("all_gather", ctx._handle, a_shard, b, out, a_gathered, _stream(stream, a_shard), float(alpha),
-                int(chunk_rows))
+    _run("all_gather", ctx, a_shard, b, out, a_gathered, stream, alpha, chunk_rows)
     return out
 
 
 def gemm_reduce_scatter(ctx, a, b, *, out, alpha=1.0, stream=None, chunk_rows=0):
     """out = block `rank` of the sum over ranks of alpha * a @ b (module docstring); returns out."""
-    _C.dist_run("reduce_scatter", ctx._handle, a, b, out, None, _stream(stream, a), float(alpha), int(chunk_rows))
+    _run("reduce_scatter", ctx, a, b, out, None, stream, alpha, chunk_rows)
     return out
 
 

@@ -4,7 +4,11 @@
 // Staging (symmetric): chunk c of rank q's shard at slot(c, q), [chunks][P][chunk_rows][K] packed,
 // so that chunk c of every rank is one in-place ncclAllGather.
 //   caller's stream:  GEMM(own shard) | wait chunk 0 | GEMM(chunk 0 of each peer) | wait chunk 1 | ...
-//   comm stream:      copy own chunk 0 -> slot, all-gather chunk 0 | copy own chunk 1, all-gather 1 | ...
+//   comm stream:      copy own shard -> slots | all-gather chunk 0 | all-gather chunk 1 | ... | copies to a_gathered
+// The copies are intra-GPU copies, which run on the SMs (CUDA 13.0): the own shard's is enqueued
+// before the GEMM, which would otherwise hold every SM until it ends (the all-gathers, on the copy
+// engines, then waited behind it: no overlap on two H200s); the copies into a_gathered come after
+// the last all-gather, so that none of the all-gathers waits for SMs.
 #include "dist_state.hpp"
 
 #include <tessel/gemm/device/gemm.hpp>
@@ -73,36 +77,38 @@ Status all_gather_gemm(Context& ctx, AllGatherGemmArguments const& g, cudaStream
   if (Status st = cuda_status("cudaStreamWaitEvent", cudaStreamWaitEvent(s.comm_stream, s.call_start, 0)); !st) return st;
   if (Status st = cuda_status("cudaStreamWaitEvent", cudaStreamWaitEvent(s.comm_stream, s.last_use, 0)); !st) return st;
 
-  // The own shard's GEMM needs nothing from the others: it starts at once.
-  if (Status st = gemm_rows(g.a_shard, g.lda, ms, r * ms); !st) return st;
-
-  auto const deadline = deadline_of(s);
+  // This rank's chunks into their slots, before the own shard's GEMM takes the SMs.
   std::size_t const row_bytes = std::size_t(K) * size_of(ab);
-  for (std::int64_t c = 0; c < C; ++c) {
-    std::int64_t const rows = plan.rows_of(c, ms);
+  for (std::int64_t c = 0; c < C; ++c)
     if (Status st = cuda_status("cudaMemcpy2DAsync (a_shard chunk -> staging)",
                                 cudaMemcpy2DAsync(slot(c, r), row_bytes, at(g.a_shard, c * ch * g.lda, ab),
-                                                  g.lda * size_of(ab), row_bytes, rows, cudaMemcpyDeviceToDevice,
-                                                  s.comm_stream));
+                                                  g.lda * size_of(ab), row_bytes, plan.rows_of(c, ms),
+                                                  cudaMemcpyDeviceToDevice, s.comm_stream));
         !st)
       return st;
+  auto const deadline = deadline_of(s);
+  for (std::int64_t c = 0; c < C; ++c) {
     if (Status st = nccl_settle(s, "ncclAllGather (a chunk of A)",
                                 ncclAllGather(slot(c, r), slot(c, 0), std::size_t(ch) * row_bytes, ncclInt8, s.comm,
                                               s.comm_stream),
                                 deadline);
         !st)
       return st;
-    if (gather)
+    if (Status st = cuda_status("cudaEventRecord", cudaEventRecord(s.chunk_events[c], s.comm_stream)); !st) return st;
+  }
+  if (gather)
+    for (std::int64_t c = 0; c < C; ++c)
       for (int q = 0; q < P; ++q)
         if (Status st = cuda_status("cudaMemcpy2DAsync (staging -> a_gathered)",
                                     cudaMemcpy2DAsync(at(g.a_gathered, (q * ms + c * ch) * g.ld_gathered, ab),
                                                       g.ld_gathered * size_of(ab), slot(c, q), row_bytes, row_bytes,
-                                                      rows, cudaMemcpyDeviceToDevice, s.comm_stream));
+                                                      plan.rows_of(c, ms), cudaMemcpyDeviceToDevice, s.comm_stream));
             !st)
           return st;
-    if (Status st = cuda_status("cudaEventRecord", cudaEventRecord(s.chunk_events[c], s.comm_stream)); !st) return st;
-  }
   if (Status st = cuda_status("cudaEventRecord", cudaEventRecord(s.comm_done, s.comm_stream)); !st) return st;
+
+  // The own shard's GEMM needs nothing from the others: it starts at once.
+  if (Status st = gemm_rows(g.a_shard, g.lda, ms, r * ms); !st) return st;
 
   // Each peer's rows of chunk c once chunk c has landed, the next rank's first.
   Status result = Status::success();

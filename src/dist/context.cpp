@@ -211,10 +211,13 @@ ContextInfo Context::info() const { return {state_->nranks, state_->rank, state_
 namespace {
 
 // The config of the context's communicator: copy-engine collectives on symmetric buffers
-// (NCCL_CTA_POLICY_ZERO), and calls that return at once so that every wait has a deadline.
+// (NCCL_CTA_POLICY_ZERO), blocking. NCCL 2.28.3 and 2.28.9 refuse the first copy-engine collective
+// of a non-blocking communicator ("Attempt to use communicator before the previous operation
+// returned ncclSuccess", then ncclInvalidArgument, on the two-H200 machine), so the calls block;
+// a collective call returns once enqueued, and the waits on its completion keep their deadlines.
 ncclConfig_t zero_cta_config() {
   ncclConfig_t c = NCCL_CONFIG_INITIALIZER;
-  c.blocking = 0;
+  c.blocking = 1;
   c.CTAPolicy = NCCL_CTA_POLICY_ZERO;
   c.commName = "tessel::dist";
   return c;

@@ -24,7 +24,7 @@ struct SymmetricBuffer {
 
 struct Context::State {
   Options options;
-  ncclComm_t comm = nullptr;  // the context's own: split or created, CTA policy zero, non-blocking
+  ncclComm_t comm = nullptr;  // the context's own: split or created, CTA policy zero, blocking
   int nranks = 0, rank = 0, device = -1, nccl_version = 0;
   cudaStream_t comm_stream = nullptr;
   cudaEvent_t call_start = nullptr;  // on the caller's stream: the inputs are ready

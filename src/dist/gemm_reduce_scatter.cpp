@@ -9,6 +9,12 @@
 //   comm stream:                  wait | all-to-all chunk 0 | wait | all-to-all chunk 1 | ...
 // With two ranks the own chunk's GEMM adds the one received partial as its C (beta = 1); with
 // more, sum_partials first adds the P - 1 received partials (fp32, rounded once) into C.
+//
+// Two ranks move each chunk with an in-place ncclAllGather instead: rank r writes its partial of
+// the peer's block to send[c][r], and the all-gather brings the peer's partial of r's block to
+// send[c][peer]. An all-to-all also copies each rank's own slot to itself, and an intra-GPU copy
+// runs on the SMs (CUDA 13.0), where it waits behind the persistent GEMM that fills them: on two
+// H200s that left the transfers unhidden. The in-place all-gather copies nothing locally.
 #include "dist_state.hpp"
 
 #include <tessel/gemm/device/gemm.hpp>
@@ -52,9 +58,10 @@ Status gemm_reduce_scatter(Context& ctx, GemmReduceScatterArguments const& g, cu
 
   ChunkPlan const plan = chunk_plan(stride, g.chunk_rows, kReduceScatterChunks);
   std::int64_t const ch = plan.chunk_rows, C = plan.chunks;
+  bool const pair = P == 2;  // the in-place all-gather (file comment)
   std::int64_t const slot_elems = ch * N, half = C * P * slot_elems;
   std::int64_t const scratch = P > 2 ? slot_elems : 0;  // the sum of the received partials, as C
-  if (Status st = ensure_staging(s, std::size_t(2 * half + scratch) * size_of(dt)); !st) return st;
+  if (Status st = ensure_staging(s, std::size_t((pair ? 1 : 2) * half + scratch) * size_of(dt)); !st) return st;
   if (Status st = ensure_events(s, std::size_t(2 * C)); !st) return st;
   auto const send = [&](std::int64_t c, int b) { return at(s.staging.ptr, (c * P + b) * slot_elems, dt); };
   auto const recv = [&](std::int64_t c, int b) { return at(s.staging.ptr, half + (c * P + b) * slot_elems, dt); };
@@ -75,17 +82,19 @@ Status gemm_reduce_scatter(Context& ctx, GemmReduceScatterArguments const& g, cu
   for (std::int64_t c = 0; c < C; ++c) {
     for (int i = 1; i < P && result; ++i) {
       int const b = (r + i) % P;
-      result = gemm_rows(rs_block_start(M, P, b) + c * ch, plan.rows_of(c, rs_block_rows(M, P, b)), send(c, b), N, nullptr);
+      result = gemm_rows(rs_block_start(M, P, b) + c * ch, plan.rows_of(c, rs_block_rows(M, P, b)),
+                         send(c, pair ? r : b), N, nullptr);
     }
     // A failed GEMM still sends (stale) chunks: the peers' all-to-alls must find this rank there.
     if (Status st = cuda_status("cudaEventRecord", cudaEventRecord(produced[c], stream)); !st) return st;
     if (Status st = cuda_status("cudaStreamWaitEvent", cudaStreamWaitEvent(s.comm_stream, produced[c], 0)); !st)
       return st;
-    if (Status st = nccl_settle(s, "ncclAlltoAll (a chunk of partial sums)",
-                                ncclAlltoAll(send(c, 0), recv(c, 0), slot_bytes, ncclInt8, s.comm, s.comm_stream),
-                                deadline);
-        !st)
-      return st;
+    ncclResult_t const moved =
+        pair ? ncclAllGather(send(c, r), send(c, 0), slot_bytes, ncclInt8, s.comm, s.comm_stream)
+             : ncclAlltoAll(send(c, 0), recv(c, 0), slot_bytes, ncclInt8, s.comm, s.comm_stream);
+    char const* const what =
+        pair ? "ncclAllGather (a chunk of partial sums)" : "ncclAlltoAll (a chunk of partial sums)";
+    if (Status st = nccl_settle(s, what, moved, deadline); !st) return st;
     if (Status st = cuda_status("cudaEventRecord", cudaEventRecord(arrived[c], s.comm_stream)); !st) return st;
   }
   if (Status st = cuda_status("cudaEventRecord", cudaEventRecord(s.comm_done, s.comm_stream)); !st) return st;
@@ -96,7 +105,7 @@ Status gemm_reduce_scatter(Context& ctx, GemmReduceScatterArguments const& g, cu
     std::int64_t const rows = plan.rows_of(c, own_rows);
     result = cuda_status("cudaStreamWaitEvent", cudaStreamWaitEvent(stream, arrived[c], 0));
     if (!result || rows == 0) continue;
-    void const* partials = recv(c, (r + 1) % P);
+    void const* partials = pair ? send(c, (r + 1) % P) : recv(c, (r + 1) % P);
     if (P > 2) {
       result = cuda_status("sum_partials",
                            sum_partials(dt, recv(c, 0), slot_elems, P, r, rows, N, N, sum, N, stream));
