@@ -480,10 +480,6 @@ Status instance_run(Sm90Instance const& t, DType ab, GemmArguments const& g, det
   if (Status s = encode_tiled_entry(&encode); !s) return s;
   int clusters = 0;
   if (Status s = resident_clusters(t, &clusters); !s) return s;
-  if (int const margin = g.options.sm_margin; margin > 0) {  // whole clusters left free
-    int const per_cluster = t.cluster_m * t.cluster_n;
-    clusters = std::max(1, clusters - (margin + per_cluster - 1) / per_cluster);
-  }
 
   // The schedule: cluster tiles x K slices.
   std::int64_t const tiles_m = (c.m + t.tile_m - 1) / t.tile_m, tiles_n = (c.n + t.tile_n - 1) / t.tile_n;

@@ -69,8 +69,7 @@ TEST(GemmValidate, TuningOptionsOutsideTheirRanges) {
                  Case{[](GemmOptions& o) { o.l2_promotion = 4; }, "options.l2_promotion", "outside -1..3"},
                  Case{[](GemmOptions& o) { o.skinny_in_flight = -2; }, "options.skinny_in_flight", "outside -1.."},
                  Case{[](GemmOptions& o) { o.skinny_l2_hint_a = 3, o.skinny_l2_hint_b = 0; }, "options.skinny_l2_hint_a", "outside -1..2"},
-                 Case{[](GemmOptions& o) { o.skinny_l2_hint_a = 1; }, "options.skinny_l2_hint_a/b", "set both"},
-                 Case{[](GemmOptions& o) { o.sm_margin = 65; }, "options.sm_margin", "outside 0..64"}}) {
+                 Case{[](GemmOptions& o) { o.skinny_l2_hint_a = 1; }, "options.skinny_l2_hint_a/b", "set both"}}) {
     GemmArguments g = valid();
     c.set(g.options);
     expect_refused(g, c.name, c.words);

@@ -129,16 +129,11 @@ inline GemmArguments full_gemm(GemmReduceScatterArguments const& g) {
 // fixed -- one K slice per tile, no Stream-K, no split tail (these the host would otherwise choose
 // from the chunk's M, changing the order of the K sum). A row block computed this way has the same
 // bits as the same rows of `g` computed whole with the same pinned arguments, whatever the rows.
-// Two SMs stay free: NCCL's copy-engine collectives signal their peers with 4-byte copies, which
-// run as kernels and would otherwise wait until a persistent GEMM holding every SM ends (the
-// transfers then did not overlap the GEMMs on two H200s). The grid does not change any tile's bits.
-inline constexpr int kDistSmMargin = 2;
 inline GemmArguments pin_gemm(GemmArguments g, char const* name) {
   g.kernel = name;
   g.options.splits = 1;
   g.options.stream_k = false;
   g.options.split_tail = false;
-  g.options.sm_margin = kDistSmMargin;
   return g;
 }
 

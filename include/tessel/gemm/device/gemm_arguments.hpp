@@ -83,7 +83,6 @@ struct GemmOptions {
   int skinny_l2_hint_a = -1;  // sm_90a 16-wide skinny kernels: A's loads' L2 priority: 0 none, 1 evict-first,
   int skinny_l2_hint_b = -1;  //   2 evict-last; B's likewise (-1 for both: sm90_skinny_l2_hints's)
   bool tf32_truncate = false; // sm_90a tf32: FLOAT32 tensor maps (wgmma drops the low bits) instead of TFLOAT32 (TMA rounds)
-  int sm_margin = 0;          // sm_90a persistent kernels: SMs left free for concurrent work, 0..64 (whole clusters)
 };
 
 struct GemmArguments {

@@ -107,8 +107,7 @@ inline Status gemm_check_options(GemmOptions const& o) {
   for (Range r : {Range{"splits", o.splits, 0, 1 << 20}, Range{"operand_align", o.operand_align, 0, 32},
                   Range{"raster_group", o.raster_group, 0, 8}, Range{"l2_promotion", o.l2_promotion, -1, 3},
                   Range{"skinny_in_flight", o.skinny_in_flight, -1, 1 << 20},
-                  Range{"skinny_l2_hint_a", o.skinny_l2_hint_a, -1, 2}, Range{"skinny_l2_hint_b", o.skinny_l2_hint_b, -1, 2},
-                  Range{"sm_margin", o.sm_margin, 0, 64}})
+                  Range{"skinny_l2_hint_a", o.skinny_l2_hint_a, -1, 2}, Range{"skinny_l2_hint_b", o.skinny_l2_hint_b, -1, 2}})
     if (r.v < r.lo || r.v > r.hi)
       return gemm_invalid(std::string("options.") + r.name + ": " + gemm_num(std::int64_t(r.v)) + " is outside " +
                           gemm_num(std::int64_t(r.lo)) + ".." + gemm_num(std::int64_t(r.hi)));
