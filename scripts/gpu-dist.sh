@@ -87,7 +87,7 @@ for stage in "${stages[@]}"; do
 
       note "pytest under torchrun --nproc_per_node $NPROC $(date -u +%H:%M:%S)"
       PYTHONPATH="$PWD/$BUILD_DIR/python" PYTHONDONTWRITEBYTECODE=1 timeout 420 \
-        "$PYTHON" -m torch.distributed.run --nproc_per_node "$NPROC" -m pytest -p no:cacheprovider -q -rs -m gpu \
+        "$PYTHON" -m torch.distributed.run --nproc_per_node "$NPROC" --tee 3 -m pytest -p no:cacheprovider -q -rs --tb=short -m gpu \
         tests/python/test_gpu_dist.py >> "$OUT/dist-test.log" 2>&1 || status=1
       PYTHONPATH="$PWD/$BUILD_DIR/python" PYTHONDONTWRITEBYTECODE=1 timeout 120 \
         "$PYTHON" -m pytest -p no:cacheprovider -q -rs tests/python/test_dist_validation.py >> "$OUT/dist-test.log" 2>&1 ||

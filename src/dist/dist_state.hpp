@@ -49,8 +49,8 @@ using Clock = std::chrono::steady_clock;
 Status cuda_status(char const* what, cudaError_t err);
 Status nccl_status(char const* what, ncclResult_t r);
 
-// A non-blocking communicator's call: waits (ncclCommGetAsyncError, polled) while it reports
-// ncclInProgress, until `deadline`; then aborts the communicator.
+// An NCCL call's result: waits (ncclCommGetAsyncError, polled) while it reports ncclInProgress,
+// until `deadline`, then aborts the communicator; an error aborts it too.
 Status nccl_settle(Context::State& s, char const* what, ncclResult_t r, Clock::time_point deadline);
 
 // Waits for `ev` on the host, watching the communicator for errors, until `deadline`.

@@ -12,9 +12,9 @@
 //
 // Two ranks move each chunk with an in-place ncclAllGather instead: rank r writes its partial of
 // the peer's block to send[c][r], and the all-gather brings the peer's partial of r's block to
-// send[c][peer]. An all-to-all also copies each rank's own slot to itself, and an intra-GPU copy
-// runs on the SMs (CUDA 13.0), where it waits behind the persistent GEMM that fills them: on two
-// H200s that left the transfers unhidden. The in-place all-gather copies nothing locally.
+// send[c][peer]. It moves only the peer's partial (an all-to-all also copies each rank's own slot
+// to itself, a local copy that may need SMs the persistent GEMM holds) and needs half the staging.
+// On two H200s both ways measured the same (docs/dist.md: the transfers are not yet hidden).
 #include "dist_state.hpp"
 
 #include <tessel/gemm/device/gemm.hpp>

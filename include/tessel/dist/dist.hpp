@@ -11,7 +11,9 @@
 // A Context is created once per communicator (collectively) and owns what the calls reuse: a
 // communicator split from the caller's with NCCL_CTA_POLICY_ZERO (NCCL >= 2.28 then runs
 // all-gather and all-to-all on symmetric buffers with the copy engines, so no SM is taken from the
-// GEMM), non-blocking (every wait below has a deadline), symmetric staging buffers (ncclMemAlloc +
+// GEMM), blocking (NCCL 2.28 refuses the first copy-engine collective of a non-blocking one; the
+// collectives still return once enqueued, and the waits for them have deadlines; creating the
+// context waits for every rank without one), symmetric staging buffers (ncclMemAlloc +
 // ncclCommWindowRegister(NCCL_WIN_COLL_SYMMETRIC)) grown on demand, a high-priority
 // communication stream and its events.
 //
@@ -31,8 +33,8 @@
 // pinned tessel::gemm; gemm_reduce_scatter's partial sums travel in D's dtype and are added in
 // fp32, as NCCL's reduce-scatter of the same partial sums would within rounding.
 //
-// Errors: Status, like the rest of the host API. A wait that passes Options::timeout_ms (a peer
-// that never makes the call) aborts the context's communicator (ncclCommAbort): that call and every
+// Errors: Status, like the rest of the host API. A wait for a call's collectives that passes
+// Options::timeout_ms (a peer that never makes the call) aborts the context's communicator (ncclCommAbort): that call and every
 // later one return StatusCode::cuda_error saying so, and the context must be destroyed.
 // One call at a time per context (calls from several threads are serialised).
 #pragma once
