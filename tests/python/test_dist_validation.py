@@ -67,3 +67,35 @@ def test_a_closed_context_is_refused():
     ctx._handle = 0
     with pytest.raises(ValueError, match="ctx: closed"):
         tessel.dist.all_gather_gemm(ctx, f16((1, 1)), f16((1, 1), 1), out=f16((1, 1), 2))
+
+
+class RecordingC:
+    """Stands in for tessel._C in tessel.dist: records each dist_run call's arguments."""
+
+    def __init__(self):
+        self.calls = []
+
+    def dist_run(self, *args):
+        self.calls.append(args)
+
+
+def test_an_error_before_the_call_still_joins_the_agreement(monkeypatch):
+    # A rank whose call fails in Python before reaching tessel (here chunk_rows that is not a
+    # number) must still take part in the call's agreement as a refusal -- else the other ranks,
+    # already in the collective, would pair their call with this rank's next one.
+    fake = RecordingC()
+    monkeypatch.setattr(tessel.dist, "_C", fake)
+    ctx = tessel.dist.Context.__new__(tessel.dist.Context)
+    ctx._handle = 7
+    a, b, out = f16((500, 256)), f16((256, 384), 1), f16((1000, 384), 2)
+    with pytest.raises(ValueError, match="invalid literal"):
+        tessel.dist.all_gather_gemm(ctx, a, b, out=out, chunk_rows="many")
+    assert fake.calls == [("all_gather", 7, None, None, None, None, 0, 1.0, 0)]
+    fake.calls.clear()
+    with pytest.raises(TypeError):
+        tessel.dist.gemm_reduce_scatter(ctx, a, b, out=out, alpha=object())
+    assert fake.calls == [("reduce_scatter", 7, None, None, None, None, 0, 1.0, 0)]
+    # A call that gets through Python reaches tessel once, with its own arguments.
+    fake.calls.clear()
+    tessel.dist.gemm_reduce_scatter(ctx, a, b, out=out, stream=5, alpha=0.5, chunk_rows=64)
+    assert fake.calls == [("reduce_scatter", 7, a, b, out, None, 5, 0.5, 64)]
