@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # tessel::dist on the two-GPU machine (kind nvidia-h200-x2): builds what it needs (sm_90a, the
 # Python module), runs the C++ GPU test (one process, every GPU), the Python GPU tests under
-# torchrun, and `python -m tessel.bench dist`. At most six files under $OUT (default ./gpu-out):
+# torchrun, and `python -m tessel.bench dist`. At most seven files under $OUT (default ./gpu-out):
 #   dist-summary.txt  what ran, versions, topology, pass/fail lines, the bench table
 #   dist-build.log    cmake + ninja
 #   dist-test.log     gpu_dist_gemm_test, host_dist_validate_test, pytest under torchrun
 #   dist-nccl.log     one all-gather case again with NCCL_DEBUG=INFO (which path NCCL took)
 #   dist-bench.log    the benchmark's output, every rank
 #   dist-h200.json    the benchmark's JSON (copy it over bench/results/ to record it)
+#   dist-trace.tgz    one traced call per problem and rank: Chrome traces and text timelines (--trace)
 #
 #   scripts/gpu-dist.sh                 # build test bench
 #   scripts/gpu-dist.sh test bench      # some stages (the build directory kept from a warm machine)
@@ -98,8 +99,10 @@ for stage in "${stages[@]}"; do
       note "torchrun --nproc_per_node $NPROC -m tessel.bench dist $(date -u +%H:%M:%S)"
       PYTHONPATH="$PWD/$BUILD_DIR/python" timeout 480 \
         "$PYTHON" -m torch.distributed.run --nproc_per_node "$NPROC" -m tessel.bench dist \
-        --json "$OUT/dist-h200.json" ${BENCH_ARGS:-} > "$OUT/dist-bench.log" 2>&1 || status=1
-      grep -vE "^\[rank|W[0-9]{4}|warnings.warn" "$OUT/dist-bench.log" | tail -30 | tee -a "$SUMMARY"
+        --json "$OUT/dist-h200.json" --trace "$OUT/dist-trace" ${BENCH_ARGS:-} > "$OUT/dist-bench.log" 2>&1 ||
+        status=1
+      grep -vE "^\[rank|W[0-9]{4}|warnings.warn|^  " "$OUT/dist-bench.log" | tail -30 | tee -a "$SUMMARY"
+      [ -d "$OUT/dist-trace" ] && tar czf "$OUT/dist-trace.tgz" -C "$OUT" dist-trace && rm -rf "$OUT/dist-trace"
       ;;
     *) echo "unknown stage: $stage (build | test | bench)" >&2; exit 2 ;;
   esac

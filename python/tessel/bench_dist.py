@@ -23,10 +23,17 @@ speedup = sequential / tessel; hidden = (comm + gemm - tessel) / comm, the fract
 communication's time that the overlap removed (1: all of it). The inputs (>= 64 MB per operand at
 the default shapes) exceed the 50 MB L2, so nothing is rotated.
 
-"path": a hidden fraction above one half means the transfers ran beside the GEMM: NCCL's copy
-engines (NCCL_CTA_POLICY_ZERO on symmetric windows); near zero means they waited for the GEMM's
-SMs (an SM-based collective). NCCL_DEBUG=INFO in the launcher's environment shows NCCL's own
-account. The JSON is written only when --json or --out-dir is given, by rank 0.
+"path": "overlapped" where the hidden fraction is above one half, else "little overlap" (the
+transfers ran mostly before or after the GEMMs, whatever moved them). NCCL_DEBUG=INFO in the
+launcher's environment shows NCCL's own account of its path. The JSON is written only when --json
+or --out-dir is given, by rank 0.
+
+--trace DIR: after a problem's timed rounds, one more call of the tessel side runs under
+torch.profiler (CUDA activity, CUPTI) on every rank; each rank writes the Chrome trace
+(DIR/dist-<op>-<MxNxK>-rank<r>.json) and a text timeline beside it (.txt: every GPU kernel, copy
+and memset of the call, its start and length in ms from the call's first, its stream), with the
+host time spent inside the call (the argument agreement's wait and the enqueueing); rank 0 prints
+its own timeline.
 """
 import argparse
 import datetime
@@ -34,6 +41,7 @@ import json
 import os
 import statistics
 import sys
+import time
 
 import tessel
 
@@ -82,6 +90,35 @@ def _fused_ops(torch, dist, group):
         return torch.ops.symm_mem, None
     except Exception as e:  # an old torch, no symmetric memory on this machine, ...
         return None, f"{type(e).__name__}: {e}"
+
+
+def _trace(torch, dist, token, fn, path):
+    """One call of `fn` under torch.profiler: writes its Chrome trace to `path` and returns the
+    host milliseconds spent in the call and its GPU events as rows (start ms from the first
+    event, length ms, stream, name)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    _barrier(torch, dist, token)
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        start = time.perf_counter()
+        fn()
+        host_ms = (time.perf_counter() - start) * 1e3
+        torch.cuda.synchronize()
+    prof.export_chrome_trace(path)
+    with open(path) as f:
+        events = json.load(f).get("traceEvents", [])
+    gpu = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "ts" in e]
+    first = min((float(e["ts"]) for e in gpu), default=0.0)
+    rows = sorted((((float(e["ts"]) - first) / 1e3, float(e.get("dur", 0)) / 1e3, e.get("args", {}).get("stream"),
+                    str(e.get("name", ""))) for e in gpu), key=lambda row: row[0])
+    return host_ms, rows
+
+
+def _timeline_text(title, host_ms, rows):
+    lines = [f"{title}: {host_ms:.3f} ms on the host inside the call; GPU events (start, length in ms; stream):"]
+    for start, length, stream, name in rows:
+        lines.append(f"  {start:8.3f} {length:8.3f}  stream {stream}  {name[:90]}")
+    return "\n".join(lines)
 
 
 def _sides(torch, dist, group, op, problem, dtype, args, fused):
@@ -161,6 +198,9 @@ def dist_main(argv):
     ap.add_argument("--no-fused", dest="fused", action="store_false", help="skip torch's fused symm_mem ops")
     ap.add_argument("--json", default=None, help="write the JSON here (rank 0)")
     ap.add_argument("--out-dir", default=None, help="write <out-dir>/dist-<gpu>.json (rank 0)")
+    ap.add_argument("--trace", default=None, metavar="DIR",
+                    help="one more call of the tessel side per problem under torch.profiler: a Chrome trace and "
+                         "a text timeline per rank in DIR")
     args = ap.parse_args(argv)
     try:
         import torch
@@ -230,11 +270,19 @@ def dist_main(argv):
         hidden = (comm + gemm - t) / comm if comm else None
         ok = _slowest(dist, 0 if ok else 1) == 0
         failed |= not ok
-        path = "copy engines (overlapped)" if hidden is not None and hidden > 0.5 else "SMs? (little overlap)"
+        path = "overlapped" if hidden is not None and hidden > 0.5 else "little overlap"
         fused_note = "" if fz is not None else f"; torch-fused not run: {fused_error or fused_why}"
         say(f"{op:<3} {text:<18} {t:8.3f} {seq:8.3f} {fz if fz is not None else float('nan'):8.3f} {comm:8.3f} "
             f"{gemm:8.3f} {seq / t:8.3f} {(fz / t) if fz else float('nan'):8.3f} {hidden:7.2f}  {path}, "
             f"{'ok' if ok else 'FAILED'} (max rel err {err:.2g}){fused_note}")
+        if args.trace:  # after the timed rounds, so that the trace costs them nothing
+            os.makedirs(args.trace, exist_ok=True)
+            base = os.path.join(args.trace, f"dist-{op}-{text}-rank{rank}")
+            host_ms, rows = _trace(torch, dist, token, sides["tessel"], base + ".json")
+            timeline = _timeline_text(f"{op} {text}, rank {rank}", host_ms, rows)
+            with open(base + ".txt", "w") as f:
+                f.write(timeline + "\n")
+            say(timeline)
         m, n, k = problem
         report["results"].append({
             "op": "ag_gemm" if op == "ag" else "gemm_rs", "m": m, "n": n, "k": k, "batch": 1, "dtype": args.dtype,
