@@ -13,8 +13,8 @@
 #   scripts/gpu-dist.sh                 # build test bench
 #   scripts/gpu-dist.sh test bench      # some stages (the build directory kept from a warm machine)
 #
-# Environment: BUILD_DIR (default build-gpu), JOBS (default: every core; the x2 machine has 32), NPROC (ranks, default: every GPU),
-# NCCL_ROOT (a prefix with include/nccl.h and lib/libnccl.so*; default: torch's pip NCCL when it is
+# Environment: BUILD_DIR (default build-gpu), JOBS (default: every core; the x2 machine has 32),
+# NPROC (ranks, default: every GPU), NCCL_ROOT (a prefix with include/nccl.h and lib/libnccl.so*; default: torch's pip NCCL when it is
 # 2.28 or newer and has its header, else the CUDA toolkit's), TESSEL_GIT_COMMIT, BENCH_ARGS.
 # NVLink multicast stays off in every process: NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1,
 # NVSHMEM_DISABLE_NVLS=1.
@@ -88,8 +88,8 @@ for stage in "${stages[@]}"; do
 
       note "pytest under torchrun --nproc_per_node $NPROC $(date -u +%H:%M:%S)"
       PYTHONPATH="$PWD/$BUILD_DIR/python" PYTHONDONTWRITEBYTECODE=1 timeout 420 \
-        "$PYTHON" -m torch.distributed.run --nproc_per_node "$NPROC" --tee 3 -m pytest -p no:cacheprovider -q -rs --tb=short -m gpu \
-        tests/python/test_gpu_dist.py >> "$OUT/dist-test.log" 2>&1 || status=1
+        "$PYTHON" -m torch.distributed.run --nproc_per_node "$NPROC" --tee 3 \
+        -m pytest -p no:cacheprovider -q -rs --tb=short -m gpu tests/python/test_gpu_dist.py >> "$OUT/dist-test.log" 2>&1 || status=1
       PYTHONPATH="$PWD/$BUILD_DIR/python" PYTHONDONTWRITEBYTECODE=1 timeout 120 \
         "$PYTHON" -m pytest -p no:cacheprovider -q -rs tests/python/test_dist_validation.py >> "$OUT/dist-test.log" 2>&1 ||
         status=1

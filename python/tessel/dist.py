@@ -28,6 +28,8 @@ chunk_rows: the rows per transfer (0: the library's choice).
 Errors: TypeError (an argument that is not an array, a dtype), ValueError (a shape, a stride, a
 rank that disagrees), RuntimeError (CUDA or NCCL, with their text; a timeout aborts the context).
 """
+import contextlib
+
 from . import _C
 
 __all__ = ["available", "Context", "all_gather_gemm", "gemm_reduce_scatter", "block_rows", "check_all_gather_gemm",
@@ -91,21 +93,24 @@ def _stream(stream, a):
     return 0
 
 
-def _refuse(op, ctx):
-    """Joins the call's argument agreement as a rank that refused its arguments (so that the other
-    ranks raise too instead of waiting): for an error raised before the call reached tessel."""
+@contextlib.contextmanager
+def _refusing(op, ctx):
+    """Python work before a collective call `op` (tessel.torch's too): an exception inside joins
+    the call's argument agreement as a rank that refused its arguments -- so that the other ranks
+    raise as well instead of pairing their call with this rank's next one -- and then propagates."""
     try:
-        _C.dist_run(op, ctx._handle, None, None, None, None, 0, 1.0, 0)
+        yield
     except Exception:
-        pass
+        try:
+            _C.dist_run(op, ctx._handle, None, None, None, None, 0, 1.0, 0)  # refused, on every rank
+        except Exception:
+            pass
+        raise
 
 
 def _run(op, ctx, a, b, out, a_gathered, stream, alpha, chunk_rows):
-    try:
+    with _refusing(op, ctx):
         args = (_stream(stream, a), float(alpha), int(chunk_rows))
-    except Exception:
-        _refuse(op, ctx)
-        raise
     _C.dist_run(op, ctx._handle, a, b, out, a_gathered, *args)
 
 

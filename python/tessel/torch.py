@@ -739,14 +739,11 @@ def all_gather_matmul(a_shard: Tensor, b: Tensor, group=None, *, return_a: bool 
     ctx = _dist_context(group, device)
     from . import dist
 
-    try:
+    with dist._refusing("all_gather", ctx):  # an error here reaches the other ranks too
         a = a_shard if a_shard.dim() != 2 or a_shard.stride(-1) == 1 else a_shard.contiguous()
         rows = a.shape[0] * ctx.nranks
         d = torch.empty((rows, b.shape[-1]), dtype=a.dtype, device=device)
         gathered = torch.empty((rows, a.shape[-1]), dtype=a.dtype, device=device) if return_a else None
-    except Exception:
-        dist._refuse("all_gather", ctx)  # the other ranks raise too, instead of waiting for this one
-        raise
     dist.all_gather_gemm(ctx, a, b, out=d, a_gathered=gathered, chunk_rows=chunk_rows)
     return (gathered, d) if return_a else d
 
@@ -767,12 +764,9 @@ def matmul_reduce_scatter(a: Tensor, b: Tensor, group=None, *, reduce_op: str = 
     ctx = _dist_context(group, device)
     from . import dist
 
-    try:
+    with dist._refusing("reduce_scatter", ctx):
         rows = dist.block_rows(a.shape[0], ctx.nranks, ctx.rank)
         d = torch.empty((rows, b.shape[-1]), dtype=a.dtype, device=device)
-    except Exception:
-        dist._refuse("reduce_scatter", ctx)
-        raise
     alpha = 1.0 / ctx.nranks if reduce_op == "avg" else 1.0
     dist.gemm_reduce_scatter(ctx, a, b, out=d, alpha=alpha, chunk_rows=chunk_rows)
     return d

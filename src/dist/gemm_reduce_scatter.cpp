@@ -85,7 +85,7 @@ Status gemm_reduce_scatter(Context& ctx, GemmReduceScatterArguments const& g, cu
       result = gemm_rows(rs_block_start(M, P, b) + c * ch, plan.rows_of(c, rs_block_rows(M, P, b)),
                          send(c, pair ? r : b), N, nullptr);
     }
-    // A failed GEMM still sends (stale) chunks: the peers' all-to-alls must find this rank there.
+    // A failed GEMM still sends (stale) chunks: the peers' collectives must find this rank there.
     if (Status st = cuda_status("cudaEventRecord", cudaEventRecord(produced[c], stream)); !st) return st;
     if (Status st = cuda_status("cudaStreamWaitEvent", cudaStreamWaitEvent(s.comm_stream, produced[c], 0)); !st)
       return st;

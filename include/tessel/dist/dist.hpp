@@ -34,8 +34,8 @@
 // fp32, as NCCL's reduce-scatter of the same partial sums would within rounding.
 //
 // Errors: Status, like the rest of the host API. A wait for a call's collectives that passes
-// Options::timeout_ms (a peer that never makes the call) aborts the context's communicator (ncclCommAbort): that call and every
-// later one return StatusCode::cuda_error saying so, and the context must be destroyed.
+// Options::timeout_ms (a peer that never makes the call) aborts the context's communicator
+// (ncclCommAbort): that call and every later one return StatusCode::cuda_error saying so, and the context must be destroyed.
 // One call at a time per context (calls from several threads are serialised).
 #pragma once
 
