@@ -3,12 +3,13 @@
 //
 // Staging (symmetric): chunk c of rank q's shard at slot(c, q), [chunks][P][chunk_rows][K] packed,
 // so that chunk c of every rank is one in-place ncclAllGather.
-//   caller's stream:  GEMM(own shard) | wait chunk 0 | GEMM(chunk 0 of each peer) | wait chunk 1 | ...
-//   comm stream:      copy own shard -> slots | all-gather chunk 0 | all-gather chunk 1 | ... | copies to a_gathered
-// The copies are intra-GPU copies, which may run on the SMs: the own shard's is enqueued before the
-// GEMM, which would otherwise hold every SM until it ends (enqueued after it, the all-gathers
-// behind it started late: 8192^3 on two H200s took 1.22 ms, against 1.07-1.10 with the copies
-// first); the copies into a_gathered come after the last all-gather, so that no all-gather waits
+//   caller's stream:  own shard -> slots | GEMM(own shard) | wait chunk 0 | GEMM(chunk 0 of each peer) | ...
+//   comm stream:      records | wait own slots | all-gather chunk 0 | all-gather chunk 1 | ... | copies to a_gathered
+// The own part (the copies into the slots and the own GEMM) needs no other rank, so once the
+// staging has grown to the call's size it is enqueued before the argument agreement's host wait
+// and runs under it: on two H200s at 8192^3 the agreement took ~0.3 ms before the first GEMM
+// began. The own copies go before the own GEMM, which would otherwise hold every SM until it
+// ends; the copies into a_gathered come after the last all-gather, so that no all-gather waits
 // behind them.
 #include "dist_state.hpp"
 
@@ -40,13 +41,9 @@ Status all_gather_gemm(Context& ctx, AllGatherGemmArguments const& g, cudaStream
   GemmArguments const full = full_gemm(g, P);
   std::string kernel;
   if (own) own = pick_kernel(full, &kernel);
-  if (Status st = agree_on_call(s, call_record(g, !own.ok()), own); !st) return st;
 
   std::int64_t const ms = g.m_shard, K = g.k, M = ms * P;
   bool const gather = g.a_gathered != nullptr;
-  // Only agreed fields may end a call early: a rank that left while the others entered a
-  // collective would hang them (N is this rank's own, so N = 0 still joins the transfers).
-  if (M == 0 || K == 0) return gemm(full, stream);  // nothing, or D = 0
   GemmArguments const base = pin_gemm(full, kernel.empty() ? nullptr : kernel.c_str());
   DType const ab = g.ab_type, dt = g.d_type;
 
@@ -58,6 +55,46 @@ Status all_gather_gemm(Context& ctx, AllGatherGemmArguments const& g, cudaStream
     return gemm(x, stream);
   };
 
+  // The pipeline's shape, from this rank's own arguments (after the agreement, everyone's).
+  bool const pipelined = own.ok() && P > 1 && M > 0 && K > 0;
+  ChunkPlan const plan = pipelined ? chunk_plan(ms, g.chunk_rows, kAllGatherChunks) : ChunkPlan{};
+  std::int64_t const ch = plan.chunk_rows, C = plan.chunks;
+  std::size_t const staging_bytes = std::size_t(C * P * ch * K) * size_of(ab);
+  auto const slot = [&](std::int64_t c, int q) { return at(s.staging.ptr, (c * P + q) * ch * K, ab); };
+
+  // This rank's chunks into their slots, once the previous call's GEMMs have read the staging;
+  // call_start then marks the inputs ready and the slots filled.
+  auto const own_chunks = [&]() -> Status {
+    if (Status st = cuda_status("cudaStreamWaitEvent", cudaStreamWaitEvent(stream, s.last_use, 0)); !st) return st;
+    std::size_t const row_bytes = std::size_t(K) * size_of(ab);
+    for (std::int64_t c = 0; c < C; ++c)
+      if (Status st = cuda_status("cudaMemcpy2DAsync (a_shard chunk -> staging)",
+                                  cudaMemcpy2DAsync(slot(c, r), row_bytes, at(g.a_shard, c * ch * g.lda, ab),
+                                                    g.lda * size_of(ab), row_bytes, plan.rows_of(c, ms),
+                                                    cudaMemcpyDeviceToDevice, stream));
+          !st)
+        return st;
+    return cuda_status("cudaEventRecord", cudaEventRecord(s.call_start, stream));
+  };
+  auto const own_gemm = [&] { return gemm_rows(g.a_shard, g.lda, ms, r * ms); };
+
+  // The own part needs no other rank. When the staging already holds the call, it goes ahead of
+  // the agreement and runs under its host wait (a rank whose enqueue fails refuses in it).
+  bool const early = pipelined && s.staging.bytes >= staging_bytes;
+  if (early) {
+    own = own_chunks();
+    if (own) own = own_gemm();
+  }
+  if (Status st = post_call_record(s, call_record(g, !own.ok())); !st) return st;
+  if (Status st = await_agreement(s, own); !st) {
+    if (early) (void)cudaEventRecord(s.last_use, stream);  // the own chunks may have been copied
+    return st;
+  }
+
+  // Only agreed fields may end a call early: a rank that left while the others entered a
+  // collective would hang them (N is this rank's own, so N = 0 still joins the transfers).
+  if (M == 0 || K == 0) return gemm(full, stream);  // nothing, or D = 0
+
   if (P == 1) {
     if (Status st = gemm_rows(g.a_shard, g.lda, ms, 0); !st) return st;
     if (!gather) return Status::success();
@@ -66,28 +103,15 @@ Status all_gather_gemm(Context& ctx, AllGatherGemmArguments const& g, cudaStream
                                          K * size_of(ab), ms, cudaMemcpyDeviceToDevice, stream));
   }
 
-  ChunkPlan const plan = chunk_plan(ms, g.chunk_rows, kAllGatherChunks);
-  std::int64_t const ch = plan.chunk_rows, C = plan.chunks;
-  if (Status st = ensure_staging(s, std::size_t(C * P * ch * K) * size_of(ab)); !st) return st;
+  if (Status st = ensure_staging(s, staging_bytes); !st) return st;
   if (Status st = ensure_events(s, std::size_t(C)); !st) return st;
-  auto const slot = [&](std::int64_t c, int q) { return at(s.staging.ptr, (c * P + q) * ch * K, ab); };
+  if (!early)
+    if (Status st = own_chunks(); !st) return st;
 
-  // The communication stream starts after the inputs are ready and after the previous call's
-  // GEMMs have read the staging buffer.
-  if (Status st = cuda_status("cudaEventRecord", cudaEventRecord(s.call_start, stream)); !st) return st;
+  // The all-gathers start once every rank's own chunks are in their slots.
   if (Status st = cuda_status("cudaStreamWaitEvent", cudaStreamWaitEvent(s.comm_stream, s.call_start, 0)); !st) return st;
-  if (Status st = cuda_status("cudaStreamWaitEvent", cudaStreamWaitEvent(s.comm_stream, s.last_use, 0)); !st) return st;
-
-  // This rank's chunks into their slots, before the own shard's GEMM takes the SMs.
-  std::size_t const row_bytes = std::size_t(K) * size_of(ab);
-  for (std::int64_t c = 0; c < C; ++c)
-    if (Status st = cuda_status("cudaMemcpy2DAsync (a_shard chunk -> staging)",
-                                cudaMemcpy2DAsync(slot(c, r), row_bytes, at(g.a_shard, c * ch * g.lda, ab),
-                                                  g.lda * size_of(ab), row_bytes, plan.rows_of(c, ms),
-                                                  cudaMemcpyDeviceToDevice, s.comm_stream));
-        !st)
-      return st;
   auto const deadline = deadline_of(s);
+  std::size_t const row_bytes = std::size_t(K) * size_of(ab);
   for (std::int64_t c = 0; c < C; ++c) {
     if (Status st = nccl_settle(s, "ncclAllGather (a chunk of A)",
                                 ncclAllGather(slot(c, r), slot(c, 0), std::size_t(ch) * row_bytes, ncclInt8, s.comm,
@@ -108,11 +132,8 @@ Status all_gather_gemm(Context& ctx, AllGatherGemmArguments const& g, cudaStream
           return st;
   if (Status st = cuda_status("cudaEventRecord", cudaEventRecord(s.comm_done, s.comm_stream)); !st) return st;
 
-  // The own shard's GEMM needs nothing from the others: it starts at once.
-  if (Status st = gemm_rows(g.a_shard, g.lda, ms, r * ms); !st) return st;
-
+  Status result = early ? Status::success() : own_gemm();
   // Each peer's rows of chunk c once chunk c has landed, the next rank's first.
-  Status result = Status::success();
   for (std::int64_t c = 0; c < C && result; ++c) {
     result = cuda_status("cudaStreamWaitEvent", cudaStreamWaitEvent(stream, s.chunk_events[c], 0));
     for (int i = 1; i < P && result; ++i) {

@@ -44,16 +44,26 @@ ncclResult_t async_state(ncclComm_t comm) {
   return state;
 }
 
-void pause() { std::this_thread::sleep_for(std::chrono::microseconds(20)); }
+// One step of a host wait: a yield for the first `kSpin` of it, then 20 us sleeps. The argument
+// agreement's wait is a few hundred microseconds, and a sleep of 20 us asked is ~70 us taken.
+constexpr auto kSpin = std::chrono::milliseconds(2);
+void pause(Clock::time_point waiting_since) {
+  if (Clock::now() - waiting_since < kSpin) {
+    std::this_thread::yield();
+  } else {
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
 
 }  // namespace
 
 Status nccl_settle(Context::State& s, char const* what, ncclResult_t r, Clock::time_point deadline) {
+  auto const since = Clock::now();
   while (r == ncclInProgress) {
     if (Clock::now() > deadline)
       return abort_comm(s, std::string("NCCL: ") + what + " did not finish within " +
                                std::to_string(s.options.timeout_ms) + " ms (a rank that never made the call?)");
-    pause();
+    pause(since);
     r = async_state(s.comm);
   }
   if (r != ncclSuccess) return abort_comm(s, std::string("NCCL: ") + what + ": " + ncclGetErrorString(r));
@@ -61,6 +71,7 @@ Status nccl_settle(Context::State& s, char const* what, ncclResult_t r, Clock::t
 }
 
 Status wait_event(Context::State& s, cudaEvent_t ev, char const* what, Clock::time_point deadline) {
+  auto const since = Clock::now();
   for (;;) {
     cudaError_t const q = cudaEventQuery(ev);
     if (q == cudaSuccess) return Status::success();
@@ -70,7 +81,7 @@ Status wait_event(Context::State& s, cudaEvent_t ev, char const* what, Clock::ti
     if (Clock::now() > deadline)
       return abort_comm(s, std::string(what) + " did not finish within " + std::to_string(s.options.timeout_ms) +
                                " ms (a rank that never made the call?)");
-    pause();
+    pause(since);
   }
 }
 
@@ -87,9 +98,8 @@ Status check_usable(Context::State& s) {
   return Status::success();
 }
 
-Status agree_on_call(Context::State& s, CallRecord record, Status own) {
-  if (!s.options.agree_on_arguments || s.nranks == 1) return own;
-  auto const deadline = deadline_of(s);
+Status post_call_record(Context::State& s, CallRecord record) {
+  if (!s.options.agree_on_arguments || s.nranks == 1) return Status::success();
   s.host_records[0] = record;
   char* const slots = static_cast<char*>(s.records.ptr);
   std::size_t const bytes = sizeof(CallRecord);
@@ -101,7 +111,7 @@ Status agree_on_call(Context::State& s, CallRecord record, Status own) {
   if (Status st = nccl_settle(s, "ncclAllGather (the call records)",
                               ncclAllGather(slots + bytes * std::size_t(s.rank), slots, bytes, ncclInt8, s.comm,
                                             s.comm_stream),
-                              deadline);
+                              deadline_of(s));
       !st)
     return st;
   if (Status st = cuda_status("cudaMemcpyAsync (the gathered call records)",
@@ -109,8 +119,12 @@ Status agree_on_call(Context::State& s, CallRecord record, Status own) {
                                               cudaMemcpyDeviceToHost, s.comm_stream));
       !st)
     return st;
-  if (Status st = cuda_status("cudaEventRecord", cudaEventRecord(s.records_in, s.comm_stream)); !st) return st;
-  if (Status st = wait_event(s, s.records_in, "the all-gather of the call records", deadline); !st) return st;
+  return cuda_status("cudaEventRecord", cudaEventRecord(s.records_in, s.comm_stream));
+}
+
+Status await_agreement(Context::State& s, Status own) {
+  if (!s.options.agree_on_arguments || s.nranks == 1) return own;
+  if (Status st = wait_event(s, s.records_in, "the all-gather of the call records", deadline_of(s)); !st) return st;
   if (!own) return own;
   return agree(std::span<CallRecord const>(&s.host_records[1], std::size_t(s.nranks)), s.rank);
 }

@@ -61,9 +61,15 @@ Clock::time_point deadline_of(Context::State const& s);
 // A refusal of the context itself: aborted, or a current device that is not the context's.
 Status check_usable(Context::State& s);
 
-// Step 1 of a call (dist.hpp): this rank's own verdict `own` and record, all-gathered and
-// compared. Returns own when it failed, else agree()'s verdict; communication errors as such.
-Status agree_on_call(Context::State& s, CallRecord record, Status own);
+// Step 1 of a call (dist.hpp), in two halves, so that a call can enqueue the work that needs no
+// other rank between them and the host's wait runs beside it on the GPU:
+//   post_call_record  enqueues the all-gather of this rank's record (its verdict on its own
+//                     arguments, and what the ranks must agree on) on the communication stream;
+//   await_agreement   waits for every rank's record and compares them: returns `own` when it
+//                     failed, else agree()'s verdict; communication errors as such.
+// Both do nothing (await returns `own`) with Options::agree_on_arguments off or one rank.
+Status post_call_record(Context::State& s, CallRecord record);
+Status await_agreement(Context::State& s, Status own);
 
 // Makes s.staging at least `bytes` (collective: every rank asks for the same size at the same call,
 // which the agreement guarantees), waiting for the previous call's users of the old buffer first.

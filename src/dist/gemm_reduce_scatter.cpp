@@ -6,7 +6,12 @@
 // of every block is one ncclAlltoAll. The own block comes last: by then the peers' partials of
 // its first chunks have long arrived.
 //   caller's stream:  GEMM(chunk 0 of each peer's block) | ... | chunk C-1 | wait recv 0 | GEMM(own chunk 0, C = recv) | ...
-//   comm stream:                  wait | all-to-all chunk 0 | wait | all-to-all chunk 1 | ...
+//   comm stream:      records | wait | all-to-all chunk 0 | wait | all-to-all chunk 1 | ...
+// The peers' blocks need no other rank, so once the staging has grown to the call's size they are
+// enqueued before the argument agreement's host wait and run under it (on two H200s at 8192^3 the
+// agreement took ~0.2 ms before the first GEMM began). The own block's GEMMs read C, so they run
+// the kernel picked for a C-reading problem: the one picked for the whole problem reads C from
+// registers when it has no TMA load of C, and ran 1.4x as long.
 // With two ranks the own chunk's GEMM adds the one received partial as its C (beta = 1); with
 // more, sum_partials first adds the P - 1 received partials (fp32, rounded once) into C.
 //
@@ -33,20 +38,24 @@ Status gemm_reduce_scatter(Context& ctx, GemmReduceScatterArguments const& g, cu
   GemmArguments full = full_gemm(g);
   full.d = g.d != nullptr ? g.d : s.records.ptr;  // any aligned address: the heuristic may look at D's alignment
   full.ldd = full.ldc = g.n > 1 ? g.n : 1;
-  std::string kernel;
+  // The own block's GEMMs read the received partials as C: the kernel picked for that (one that
+  // loads C by TMA, where it can), pinned separately.
+  GemmArguments full_c = full;
+  full_c.c = s.records.ptr, full_c.beta = 1.0f;
+  std::string kernel, kernel_c;
   if (own) own = pick_kernel(full, &kernel);
-  if (Status st = agree_on_call(s, call_record(g, !own.ok()), own); !st) return st;
+  if (own) own = pick_kernel(full_c, &kernel_c);
 
   std::int64_t const M = g.m, N = g.n;
-  if (M == 0 || N == 0) return Status::success();
   GemmArguments const base = pin_gemm(full, kernel.empty() ? nullptr : kernel.c_str());
+  GemmArguments const base_c = pin_gemm(full_c, kernel_c.empty() ? nullptr : kernel_c.c_str());
   DType const ab = g.ab_type, dt = g.d_type;
   std::int64_t const stride = rs_block_stride(M, P);
 
   // One GEMM: `rows` rows of A from `row` into `d` (row stride ldd), plus `c` (row stride N) when given.
   auto const gemm_rows = [&](std::int64_t row, std::int64_t rows, void* d, std::int64_t ldd, void const* c) -> Status {
     if (rows == 0) return Status::success();
-    GemmArguments x = base;
+    GemmArguments x = c != nullptr ? base_c : base;
     x.m = rows;
     x.a = g.a_order == MatrixOrder::row_major ? at(g.a, row * g.lda, ab) : at(g.a, row, ab);
     x.d = d, x.ldd = ldd;
@@ -54,39 +63,61 @@ Status gemm_reduce_scatter(Context& ctx, GemmReduceScatterArguments const& g, cu
     return gemm(x, stream);
   };
 
-  if (P == 1) return gemm_rows(0, M, g.d, g.ldd, nullptr);
-
-  ChunkPlan const plan = chunk_plan(stride, g.chunk_rows, kReduceScatterChunks);
+  // The pipeline's shape, from this rank's own arguments (after the agreement, everyone's).
+  bool const pipelined = own.ok() && P > 1 && M > 0 && N > 0;
+  ChunkPlan const plan = pipelined ? chunk_plan(stride, g.chunk_rows, kReduceScatterChunks) : ChunkPlan{};
   std::int64_t const ch = plan.chunk_rows, C = plan.chunks;
   bool const pair = P == 2;  // the in-place all-gather (file comment)
   std::int64_t const slot_elems = ch * N, half = C * P * slot_elems;
   std::int64_t const scratch = P > 2 ? slot_elems : 0;  // the sum of the received partials, as C
-  if (Status st = ensure_staging(s, std::size_t((pair ? 1 : 2) * half + scratch) * size_of(dt)); !st) return st;
-  if (Status st = ensure_events(s, std::size_t(2 * C)); !st) return st;
+  std::size_t const staging_bytes = std::size_t((pair ? 1 : 2) * half + scratch) * size_of(dt);
   auto const send = [&](std::int64_t c, int b) { return at(s.staging.ptr, (c * P + b) * slot_elems, dt); };
   auto const recv = [&](std::int64_t c, int b) { return at(s.staging.ptr, half + (c * P + b) * slot_elems, dt); };
-  void* const sum = at(s.staging.ptr, 2 * half, dt);
-  cudaEvent_t* const produced = s.chunk_events.data();
-  cudaEvent_t* const arrived = s.chunk_events.data() + C;
 
-  // Both streams start after the previous call has finished with the staging buffer; the
-  // communication stream also after the inputs.
-  if (Status st = cuda_status("cudaStreamWaitEvent", cudaStreamWaitEvent(stream, s.last_use, 0)); !st) return st;
-  if (Status st = cuda_status("cudaEventRecord", cudaEventRecord(s.call_start, stream)); !st) return st;
-  if (Status st = cuda_status("cudaStreamWaitEvent", cudaStreamWaitEvent(s.comm_stream, s.call_start, 0)); !st) return st;
-
-  // The peers' blocks, chunk by chunk, the next rank's first; each chunk leaves once computed.
-  auto const deadline = deadline_of(s);
-  std::size_t const slot_bytes = std::size_t(slot_elems) * size_of(dt);
-  Status result = Status::success();
-  for (std::int64_t c = 0; c < C; ++c) {
+  // The peers' blocks, chunk by chunk, the next rank's first, into the send slots, once the
+  // previous call has finished with the staging buffer; produced[c] marks chunk c computed (the
+  // communication stream's transfer of chunk c waits for it).
+  auto const produce = [&](std::int64_t c) -> Status {
+    if (c == 0)
+      if (Status st = cuda_status("cudaStreamWaitEvent", cudaStreamWaitEvent(stream, s.last_use, 0)); !st) return st;
+    Status result = Status::success();
     for (int i = 1; i < P && result; ++i) {
       int const b = (r + i) % P;
       result = gemm_rows(rs_block_start(M, P, b) + c * ch, plan.rows_of(c, rs_block_rows(M, P, b)),
                          send(c, pair ? r : b), N, nullptr);
     }
-    // A failed GEMM still sends (stale) chunks: the peers' collectives must find this rank there.
-    if (Status st = cuda_status("cudaEventRecord", cudaEventRecord(produced[c], stream)); !st) return st;
+    // A failed GEMM still marks the chunk: the peers' collectives must find this rank there.
+    if (Status st = cuda_status("cudaEventRecord", cudaEventRecord(s.chunk_events[std::size_t(c)], stream)); !st)
+      return st;
+    return result;
+  };
+
+  // The peers' blocks need no other rank. When the staging already holds the call, they are
+  // computed ahead of the agreement and run under its host wait (a rank whose enqueue fails
+  // refuses in it).
+  bool const early = pipelined && s.staging.bytes >= staging_bytes && s.chunk_events.size() >= std::size_t(2 * C);
+  for (std::int64_t c = 0; early && own && c < C; ++c) own = produce(c);
+  if (Status st = post_call_record(s, call_record(g, !own.ok())); !st) return st;
+  if (Status st = await_agreement(s, own); !st) {
+    if (early) (void)cudaEventRecord(s.last_use, stream);  // the send slots may have been written
+    return st;
+  }
+
+  if (M == 0 || N == 0) return Status::success();
+  if (P == 1) return gemm_rows(0, M, g.d, g.ldd, nullptr);
+
+  if (Status st = ensure_staging(s, staging_bytes); !st) return st;
+  if (Status st = ensure_events(s, std::size_t(2 * C)); !st) return st;
+  cudaEvent_t* const produced = s.chunk_events.data();
+  cudaEvent_t* const arrived = s.chunk_events.data() + C;
+  void* const sum = at(s.staging.ptr, 2 * half, dt);
+
+  // Each chunk leaves once computed.
+  auto const deadline = deadline_of(s);
+  std::size_t const slot_bytes = std::size_t(slot_elems) * size_of(dt);
+  Status result = Status::success();
+  for (std::int64_t c = 0; c < C; ++c) {
+    if (!early && result) result = produce(c);
     if (Status st = cuda_status("cudaStreamWaitEvent", cudaStreamWaitEvent(s.comm_stream, produced[c], 0)); !st)
       return st;
     ncclResult_t const moved =

@@ -179,7 +179,6 @@ TEST_P(DistAllGather, BitwiseEqualToTheSequentialGatherAndPinnedGemm) {
     g.d = dD, g.ldd = cs.n, g.chunk_rows = cs.chunk_rows;
     if (cs.gathered) g.a_gathered = dG, g.ld_gathered = cs.k;
     cudaStream_t const s = world().streams[r];
-    Status const st = all_gather_gemm(*world().ctx[r], g, s);
     // The sequential reference: the gathered A, one tessel::gemm with the kernel pinned the same way.
     GemmArguments ref = full_gemm(g, P);
     ref.a = dAfull, ref.d = dRef;
@@ -187,21 +186,32 @@ TEST_P(DistAllGather, BitwiseEqualToTheSequentialGatherAndPinnedGemm) {
     ref = pin_gemm(ref, k != nullptr ? k->name : nullptr);
     Status const rs = gemm(ref, s);
     cudaStreamSynchronize(s);
+    auto const want = download(dRef, std::size_t(M * cs.n));
     std::string& f = failures[r];
-    if (!st) f = "all_gather_gemm: " + st.reason;
-    else if (!rs) f = "reference gemm: " + rs.reason;
-    else if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) f = cudaGetErrorString(e);
-    else {
-      auto const d = download(dD, std::size_t(M * cs.n)), want = download(dRef, std::size_t(M * cs.n));
-      for (std::size_t i = 0; i < d.size() && f.empty(); ++i) {
-        if (std::isnan(from_bits(d[i], cs.t)))
-          f = "D(" + std::to_string(i / cs.n) + ", " + std::to_string(i % cs.n) + ") is NaN (never written?)";
-        else if (d[i] != want[i])
-          f = "D(" + std::to_string(i / cs.n) + ", " + std::to_string(i % cs.n) + ") = " +
-              std::to_string(from_bits(d[i], cs.t)) + ", the sequential result " + std::to_string(from_bits(want[i], cs.t)) +
-              " (kernel " + (k != nullptr ? k->name : "none") + ")";
+    if (!rs) f = "reference gemm: " + rs.reason;
+    // Twice: the first call may grow the staging; the second finds it grown and enqueues the own
+    // shard's GEMM before the argument agreement's wait.
+    for (int call = 0; call < 2 && f.empty(); ++call) {
+      cudaMemset(dD, 0xFF, d_bytes);
+      cudaMemset(dG, 0xFF, std::size_t(M * cs.k) * 2);
+      Status const st = all_gather_gemm(*world().ctx[r], g, s);
+      cudaStreamSynchronize(s);
+      std::string const which = "call " + std::to_string(call + 1) + ": ";
+      if (!st) f = which + "all_gather_gemm: " + st.reason;
+      else if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) f = which + cudaGetErrorString(e);
+      else {
+        auto const d = download(dD, std::size_t(M * cs.n));
+        for (std::size_t i = 0; i < d.size() && f.empty(); ++i) {
+          if (std::isnan(from_bits(d[i], cs.t)))
+            f = which + "D(" + std::to_string(i / cs.n) + ", " + std::to_string(i % cs.n) + ") is NaN (never written?)";
+          else if (d[i] != want[i])
+            f = which + "D(" + std::to_string(i / cs.n) + ", " + std::to_string(i % cs.n) + ") = " +
+                std::to_string(from_bits(d[i], cs.t)) + ", the sequential result " +
+                std::to_string(from_bits(want[i], cs.t)) + " (kernel " + (k != nullptr ? k->name : "none") + ")";
+        }
+        if (cs.gathered && f.empty() && download(dG, a_full.size()) != a_full)
+          f = which + "a_gathered is not the concatenated shards";
       }
-      if (cs.gathered && f.empty() && download(dG, a_full.size()) != a_full) f = "a_gathered is not the concatenated shards";
     }
     for (void* p : {dA, dB, dAfull, dD, dRef, dG}) cudaFree(p);
   });
@@ -262,22 +272,28 @@ TEST_P(DistReduceScatter, WithinRoundingOfTheSumOfRoundedPartials) {
     g.a = dA, g.lda = kr, g.a_order = MatrixOrder::row_major;
     g.b = dB, g.ldb = cs.n, g.b_order = MatrixOrder::row_major;
     g.d = dD, g.ldd = cs.n, g.chunk_rows = cs.chunk_rows;
-    Status const st = gemm_reduce_scatter(*world().ctx[r], g, world().streams[r]);
-    cudaStreamSynchronize(world().streams[r]);
     std::string& f = failures[r];
-    if (!st) f = st.reason;
-    else if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) f = cudaGetErrorString(e);
-    else {
-      auto const d = download(dD, std::size_t(rows * cs.n));
-      for (std::int64_t i = 0; i < rows && f.empty(); ++i)
-        for (std::int64_t j = 0; j < cs.n && f.empty(); ++j) {
-          double const got = from_bits(d[i * cs.n + j], cs.t), w = want[(start + i) * cs.n + j];
-          // P partials rounded once each, their sum rounded once more, plus fp32 accumulation.
-          double const tol = (P + 2) * eps * scale[(start + i) * cs.n + j] + 1e-6;
-          if (!(std::fabs(got - w) <= tol))
-            f = "D(" + std::to_string(start + i) + ", " + std::to_string(j) + ") = " + std::to_string(got) +
-                ", float64 " + std::to_string(w) + ", tolerance " + std::to_string(tol);
-        }
+    // Twice: the first call may grow the staging; the second finds it grown and enqueues the
+    // peers' blocks before the argument agreement's wait.
+    for (int call = 0; call < 2 && f.empty(); ++call) {
+      cudaMemset(dD, 0xFF, std::size_t(rows * cs.n) * 2);
+      Status const st = gemm_reduce_scatter(*world().ctx[r], g, world().streams[r]);
+      cudaStreamSynchronize(world().streams[r]);
+      std::string const which = "call " + std::to_string(call + 1) + ": ";
+      if (!st) f = which + st.reason;
+      else if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) f = which + cudaGetErrorString(e);
+      else {
+        auto const d = download(dD, std::size_t(rows * cs.n));
+        for (std::int64_t i = 0; i < rows && f.empty(); ++i)
+          for (std::int64_t j = 0; j < cs.n && f.empty(); ++j) {
+            double const got = from_bits(d[i * cs.n + j], cs.t), w = want[(start + i) * cs.n + j];
+            // P partials rounded once each, their sum rounded once more, plus fp32 accumulation.
+            double const tol = (P + 2) * eps * scale[(start + i) * cs.n + j] + 1e-6;
+            if (!(std::fabs(got - w) <= tol))
+              f = which + "D(" + std::to_string(start + i) + ", " + std::to_string(j) + ") = " + std::to_string(got) +
+                  ", float64 " + std::to_string(w) + ", tolerance " + std::to_string(tol);
+          }
+      }
     }
     for (void* p : {dA, dB, dD}) cudaFree(p);
   });
@@ -294,12 +310,15 @@ INSTANTIATE_TEST_SUITE_P(Shapes, DistReduceScatter,
 TEST(DistErrors, ABadShapeOnOneRankIsRefusedOnEveryRank) {
   TESSEL_REQUIRE_RANKS();
   int const P = world().ranks;
-  std::vector<Status> mismatch(P), refused(P), after(P);
+  std::vector<Status> warm(P), mismatch(P), refused(P), after(P), rs_mismatch(P), rs_after(P);
   on_every_rank([&](int r) {
     void *dA = nullptr, *dB = nullptr, *dD = nullptr;
     cudaMalloc(&dA, 1 << 20), cudaMalloc(&dB, 1 << 20), cudaMalloc(&dD, 1 << 22);
     AllGatherGemmArguments g;
     g.m_shard = 64, g.n = 64, g.k = 64, g.a_shard = dA, g.lda = 64, g.b = dB, g.ldb = 64, g.d = dD, g.ldd = 64;
+    // A good call first: the staging then holds the call, and the ranks whose own arguments
+    // pass enqueue their own GEMM before the agreement refuses.
+    warm[r] = all_gather_gemm(*world().ctx[r], g, world().streams[r]);
     AllGatherGemmArguments bad = g;
     if (r == P - 1) bad.m_shard = 48, bad.lda = 64;  // valid alone, but not the others' shard
     mismatch[r] = all_gather_gemm(*world().ctx[r], bad, world().streams[r]);
@@ -307,6 +326,14 @@ TEST(DistErrors, ABadShapeOnOneRankIsRefusedOnEveryRank) {
     if (r == 1) bad.d = nullptr;  // refused by rank 1's own rules
     refused[r] = all_gather_gemm(*world().ctx[r], bad, world().streams[r]);
     after[r] = all_gather_gemm(*world().ctx[r], g, world().streams[r]);
+    // The same for the reduce-scatter: a mismatch after a good call (its staging grown).
+    GemmReduceScatterArguments h;
+    h.m = 64, h.n = 64, h.k_shard = 64, h.a = dA, h.lda = 64, h.b = dB, h.ldb = 64, h.d = dD, h.ldd = 64;
+    (void)gemm_reduce_scatter(*world().ctx[r], h, world().streams[r]);
+    GemmReduceScatterArguments bad_rs = h;
+    if (r == P - 1) bad_rs.n = 56, bad_rs.ldd = 56;  // valid alone, but not the others' N
+    rs_mismatch[r] = gemm_reduce_scatter(*world().ctx[r], bad_rs, world().streams[r]);
+    rs_after[r] = gemm_reduce_scatter(*world().ctx[r], h, world().streams[r]);
     cudaStreamSynchronize(world().streams[r]);
     cudaFree(dA), cudaFree(dB), cudaFree(dD);
   });
@@ -318,7 +345,11 @@ TEST(DistErrors, ABadShapeOnOneRankIsRefusedOnEveryRank) {
     EXPECT_EQ(refused[r].code, StatusCode::invalid_argument) << "rank " << r;
     EXPECT_EQ(refused[r].reason.rfind(r == 1 ? "d: null" : "rank 1 refused its arguments", 0), 0u)
         << "rank " << r << ": " << refused[r].reason;
+    EXPECT_TRUE(warm[r].ok()) << "rank " << r << ": " << warm[r].reason;
     EXPECT_TRUE(after[r].ok()) << "rank " << r << ": " << after[r].reason;
+    EXPECT_NE(rs_mismatch[r].reason.find("n: rank " + std::to_string(P - 1) + " passed 56, rank 0 64"), std::string::npos)
+        << "rank " << r << ": " << rs_mismatch[r].reason;
+    EXPECT_TRUE(rs_after[r].ok()) << "rank " << r << ": " << rs_after[r].reason;
   }
 }
 

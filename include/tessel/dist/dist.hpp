@@ -21,9 +21,13 @@
 // in the same order. It
 //   1. checks its own arguments (validate(), dist_arguments.hpp), then, unless
 //      Options::agree_on_arguments is off, all-gathers a 64-byte CallRecord through the copy
-//      engines and waits for it (a host wait of a few microseconds): if any rank's arguments were
-//      refused, or the ranks' shapes or dtypes differ, every rank returns an error and no data
-//      moves -- a bad shape on one rank never hangs the others;
+//      engines and waits for it (a host wait of 0.1-0.3 ms on two H200s): if any rank's arguments
+//      were refused, or the ranks' shapes or dtypes differ, every rank returns an error and no data
+//      moves between ranks -- a bad shape on one rank never hangs the others. The work that needs
+//      no other rank (all_gather_gemm: the own shard's GEMM; gemm_reduce_scatter: the partial sums
+//      of the peers' blocks) is enqueued before this wait once the staging buffers have grown to
+//      the call's size, so the GPU computes while the host waits; when the ranks then disagree,
+//      all_gather_gemm has written this rank's own rows of D;
 //   2. enqueues the overlapped pipeline on `stream` and the context's communication stream
 //      (docs/dist.md draws it): the GEMMs on `stream`, the transfers on the communication stream,
 //      joined by events; on return `stream` is ordered after all of it, and nothing synchronises
