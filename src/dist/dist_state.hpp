@@ -78,6 +78,12 @@ Status ensure_staging(Context::State& s, std::size_t bytes);
 // Makes s.chunk_events hold at least n events.
 Status ensure_events(Context::State& s, std::size_t n);
 
+// `rows` rows of `row_bytes` bytes from src to dst (pitches in bytes), on the stream: a kernel of
+// 16-byte copies where every address, pitch and the width allow (twice the copy engines' rate
+// for the all-gather's own shard), else cudaMemcpy2DAsync.
+cudaError_t copy_rows(void const* src, std::int64_t src_pitch, void* dst, std::int64_t dst_pitch, std::int64_t rows,
+                      std::int64_t row_bytes, cudaStream_t stream);
+
 // dst(i, j) = sum over slices s != skip of src[s * slice_stride + i * ld_src + j], for i < rows,
 // j < cols, summed in fp32 and rounded once to dtype (bf16, f16 or f32): the partial sums a
 // reduce-scatter received from the other ranks (slice `skip` is this rank's own slot).
