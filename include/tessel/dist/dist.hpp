@@ -38,8 +38,10 @@
 // fp32, as NCCL's reduce-scatter of the same partial sums would within rounding.
 //
 // Errors: Status, like the rest of the host API. A wait for a call's collectives that passes
-// Options::timeout_ms (a peer that never makes the call) aborts the context's communicator
-// (ncclCommAbort): that call and every later one return StatusCode::cuda_error saying so, and the context must be destroyed.
+// Options::timeout_ms aborts the context's communicator (ncclCommAbort): that call and every later
+// one return StatusCode::cuda_error saying so, and the context must be destroyed. A peer that never
+// makes the call at all is not covered: on two H200s (NCCL 2.28.9) the others did not return from
+// the call, as with raw NCCL (docs/dist.md, Risks).
 // One call at a time per context (calls from several threads are serialised).
 #pragma once
 
