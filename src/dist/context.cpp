@@ -264,6 +264,24 @@ Status Context::finish_create(std::unique_ptr<Context::State> s, Context** out) 
   std::size_t const record_bytes =
       std::max<std::size_t>(NCCL_WIN_REQUIRED_ALIGNMENT, sizeof(CallRecord) * std::size_t(s->nranks));
   if (Status st = detail::allocate_symmetric(*s, record_bytes, &s->records); !st) return st;
+  // One all-gather of the records buffer now, on every rank. NCCL sets a communicator's copy-engine
+  // collectives up on its first one, inside the host call and waiting there for every rank: in a
+  // call, a rank that never came would hold the others inside NCCL past any deadline (two H200s,
+  // NCCL 2.28.9: a fresh communicator's first all-gather on one rank did not return; once one had
+  // run on both, one rank's returned in 5 ms and its wait was on the GPU, where the deadline sees it).
+  // Creating the context waits for every rank anyway.
+  {
+    char* const slots = static_cast<char*>(s->records.ptr);
+    std::size_t const bytes = sizeof(CallRecord);
+    if (Status st = detail::nccl_settle(*s, "ncclAllGather (the first, setting up the copy engines' collectives)",
+                                        ncclAllGather(slots + bytes * std::size_t(s->rank), slots, bytes, ncclInt8,
+                                                      s->comm, s->comm_stream),
+                                        deadline);
+        !st)
+      return st;
+    if (Status st = cuda_status("cudaEventRecord", cudaEventRecord(s->records_in, s->comm_stream)); !st) return st;
+    if (Status st = detail::wait_event(*s, s->records_in, "the first all-gather", deadline); !st) return st;
+  }
   *out = new Context(std::move(s));
   return Status::success();
 }

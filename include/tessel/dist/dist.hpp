@@ -15,7 +15,9 @@
 // collectives still return once enqueued, and the waits for them have deadlines; creating the
 // context waits for every rank without one), symmetric staging buffers (ncclMemAlloc +
 // ncclCommWindowRegister(NCCL_WIN_COLL_SYMMETRIC)) grown on demand, a high-priority
-// communication stream and its events.
+// communication stream and its events. Creation also runs one all-gather: NCCL sets the
+// copy-engine path up on a communicator's first collective, waiting on the host for every rank,
+// which belongs where every rank is waited for anyway rather than in a call.
 //
 // A call (all_gather_gemm, gemm_reduce_scatter) is collective: every rank of the context makes it,
 // in the same order. It
@@ -40,8 +42,10 @@
 // Errors: Status, like the rest of the host API. A wait for a call's collectives that passes
 // Options::timeout_ms aborts the context's communicator (ncclCommAbort): that call and every later
 // one return StatusCode::cuda_error saying so, and the context must be destroyed. A peer that never
-// makes the call at all is not covered: on two H200s (NCCL 2.28.9) the others did not return from
-// the call, as with raw NCCL (docs/dist.md, Risks).
+// makes the call is caught by the agreement's wait; the aborted context's communication stream then
+// stays blocked on NCCL's copy-engine wait for that peer (ncclCommAbort does not release it), so
+// the caller's stream still synchronizes but a device-wide synchronize does not: end the process
+// (docs/dist.md, Risks).
 // One call at a time per context (calls from several threads are serialised).
 #pragma once
 
