@@ -111,6 +111,9 @@ Status gemm_reduce_scatter(Context& ctx, GemmReduceScatterArguments const& g, cu
   cudaEvent_t* const produced = s.chunk_events.data();
   cudaEvent_t* const arrived = s.chunk_events.data() + C;
   void* const sum = at(s.staging.ptr, 2 * half, dt);
+  // The transfers write the staging too: after the previous call's last reader of it, whatever
+  // this call's GEMMs do (a chunk whose GEMM failed to launch still travels, on a stale event).
+  if (Status st = cuda_status("cudaStreamWaitEvent", cudaStreamWaitEvent(s.comm_stream, s.last_use, 0)); !st) return st;
 
   // Each chunk leaves once computed.
   auto const deadline = deadline_of(s);
