@@ -27,6 +27,9 @@ chunk_rows: the rows per transfer (0: the library's choice).
 
 Errors: TypeError (an argument that is not an array, a dtype), ValueError (a shape, a stride, a
 rank that disagrees), RuntimeError (CUDA or NCCL, with their text; a timeout aborts the context).
+A rank that never makes a call times the others out; their aborted context's communication stream
+then stays blocked on NCCL's wait for that rank, so a device-wide synchronize (torch.cuda.synchronize)
+would not return: synchronize the call's stream if needed, and end the process (docs/dist.md, Risks).
 """
 import contextlib
 
