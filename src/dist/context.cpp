@@ -98,6 +98,14 @@ Status check_usable(Context::State& s) {
   return Status::success();
 }
 
+Status all_gather_records(Context::State& s, char const* what) {
+  char* const slots = static_cast<char*>(s.records.ptr);
+  std::size_t const bytes = sizeof(CallRecord);
+  return nccl_settle(s, what,
+                     ncclAllGather(slots + bytes * std::size_t(s.rank), slots, bytes, ncclInt8, s.comm, s.comm_stream),
+                     deadline_of(s));
+}
+
 Status post_call_record(Context::State& s, CallRecord record) {
   if (!s.options.agree_on_arguments || s.nranks == 1) return Status::success();
   s.host_records[0] = record;
@@ -108,12 +116,7 @@ Status post_call_record(Context::State& s, CallRecord record) {
                                               cudaMemcpyHostToDevice, s.comm_stream));
       !st)
     return st;
-  if (Status st = nccl_settle(s, "ncclAllGather (the call records)",
-                              ncclAllGather(slots + bytes * std::size_t(s.rank), slots, bytes, ncclInt8, s.comm,
-                                            s.comm_stream),
-                              deadline_of(s));
-      !st)
-    return st;
+  if (Status st = all_gather_records(s, "ncclAllGather (the call records)"); !st) return st;
   if (Status st = cuda_status("cudaMemcpyAsync (the gathered call records)",
                               cudaMemcpyAsync(&s.host_records[1], slots, bytes * std::size_t(s.nranks),
                                               cudaMemcpyDeviceToHost, s.comm_stream));
@@ -270,18 +273,11 @@ Status Context::finish_create(std::unique_ptr<Context::State> s, Context** out) 
   // NCCL 2.28.9: a fresh communicator's first all-gather on one rank did not return; once one had
   // run on both, one rank's returned in 5 ms and its wait was on the GPU, where the deadline sees it).
   // Creating the context waits for every rank anyway.
-  {
-    char* const slots = static_cast<char*>(s->records.ptr);
-    std::size_t const bytes = sizeof(CallRecord);
-    if (Status st = detail::nccl_settle(*s, "ncclAllGather (the first, setting up the copy engines' collectives)",
-                                        ncclAllGather(slots + bytes * std::size_t(s->rank), slots, bytes, ncclInt8,
-                                                      s->comm, s->comm_stream),
-                                        deadline);
-        !st)
-      return st;
-    if (Status st = cuda_status("cudaEventRecord", cudaEventRecord(s->records_in, s->comm_stream)); !st) return st;
-    if (Status st = detail::wait_event(*s, s->records_in, "the first all-gather", deadline); !st) return st;
-  }
+  if (Status st = detail::all_gather_records(*s, "ncclAllGather (the first, setting up the copy engines' collectives)");
+      !st)
+    return st;
+  if (Status st = cuda_status("cudaEventRecord", cudaEventRecord(s->records_in, s->comm_stream)); !st) return st;
+  if (Status st = detail::wait_event(*s, s->records_in, "the first all-gather", deadline); !st) return st;
   *out = new Context(std::move(s));
   return Status::success();
 }

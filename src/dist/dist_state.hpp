@@ -69,6 +69,10 @@ Status check_usable(Context::State& s);
 //                     failed, else agree()'s verdict; communication errors as such.
 // Both do nothing (await returns `own`) with Options::agree_on_arguments off or one rank.
 Status post_call_record(Context::State& s, CallRecord record);
+
+// The in-place all-gather of s.records (one CallRecord per rank) on the communication stream:
+// the agreement's, and the one a context runs at creation.
+Status all_gather_records(Context::State& s, char const* what);
 Status await_agreement(Context::State& s, Status own);
 
 // Makes s.staging at least `bytes` (collective: every rank asks for the same size at the same call,

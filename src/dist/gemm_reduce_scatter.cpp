@@ -44,7 +44,7 @@ Status gemm_reduce_scatter(Context& ctx, GemmReduceScatterArguments const& g, cu
   full_c.c = s.records.ptr, full_c.beta = 1.0f;
   std::string kernel, kernel_c;
   if (own) own = pick_kernel(full, &kernel);
-  if (own) own = pick_kernel(full_c, &kernel_c);
+  if (own && P > 1) own = pick_kernel(full_c, &kernel_c);
 
   std::int64_t const M = g.m, N = g.n;
   GemmArguments const base = pin_gemm(full, kernel.empty() ? nullptr : kernel.c_str());
