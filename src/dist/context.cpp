@@ -106,8 +106,11 @@ Status all_gather_records(Context::State& s, char const* what) {
                      deadline_of(s));
 }
 
-Status post_call_record(Context::State& s, CallRecord record) {
-  if (!s.options.agree_on_arguments || s.nranks == 1) return Status::success();
+namespace {
+
+// Enqueues the all-gather of `record` (this rank's) into s.records and its copy back to
+// s.host_records[1..P], then records s.records_in, on the communication stream.
+Status post_record(Context::State& s, CallRecord record) {
   s.host_records[0] = record;
   char* const slots = static_cast<char*>(s.records.ptr);
   std::size_t const bytes = sizeof(CallRecord);
@@ -123,6 +126,13 @@ Status post_call_record(Context::State& s, CallRecord record) {
       !st)
     return st;
   return cuda_status("cudaEventRecord", cudaEventRecord(s.records_in, s.comm_stream));
+}
+
+}  // namespace
+
+Status post_call_record(Context::State& s, CallRecord record) {
+  if (!s.options.agree_on_arguments || s.nranks == 1) return Status::success();
+  return post_record(s, record);
 }
 
 Status await_agreement(Context::State& s, Status own) {
@@ -184,6 +194,26 @@ Status ensure_staging(Context::State& s, std::size_t bytes) {
   return allocate_symmetric(s, grown, &s.staging);
 }
 
+namespace {
+
+// Whether every rank is destroying its context too: an all-gather of a record no call writes,
+// waited for with the deadline. Otherwise (a rank absent, or still in a call this rank never made:
+// NCCL's teardown would wait for it on the host, without a deadline) the communicator is aborted.
+bool peers_destroy_too(Context::State& s) {
+  if (s.nranks == 1) return true;
+  CallRecord mine;
+  mine.v[CallRecord::op] = kDestroyOperation;
+  Status st = post_record(s, mine);
+  if (st) st = wait_event(s, s.records_in, "the all-gather of the destroy records", deadline_of(s));
+  for (int r = 0; st && r < s.nranks; ++r)
+    if (s.host_records[1 + r].v != mine.v)
+      st = Status::error(StatusCode::invalid_argument, "rank " + std::to_string(r) + " is in a call, not destroying");
+  if (!st && !s.aborted) (void)abort_comm(s, st.reason);
+  return bool(st);
+}
+
+}  // namespace
+
 }  // namespace detail
 
 using detail::cuda_status;
@@ -192,7 +222,7 @@ using detail::nccl_status;
 Context::State::~State() {
   int previous = -1;  // the context's device is current while its resources are released
   if (device >= 0 && cudaGetDevice(&previous) == cudaSuccess && previous != device) (void)cudaSetDevice(device);
-  if (comm != nullptr && !aborted) {
+  if (comm != nullptr && !aborted && detail::peers_destroy_too(*this)) {
     (void)cudaStreamSynchronize(comm_stream);
     detail::free_symmetric(*this, &staging);
     detail::free_symmetric(*this, &records);
@@ -206,9 +236,16 @@ Context::State::~State() {
       (void)ncclCommDestroy(comm);
     else
       (void)ncclCommAbort(comm);
-  } else {
+  } else if (comm_stream == nullptr || cudaStreamQuery(comm_stream) == cudaSuccess) {
     if (staging.ptr != nullptr) (void)ncclMemFree(staging.ptr);
     if (records.ptr != nullptr) (void)ncclMemFree(records.ptr);
+  } else {
+    // Aborted with the communication stream still waiting on a peer (ncclCommAbort does not
+    // release that wait): its buffers, the stream and the pinned records stay allocated until the
+    // process ends. Freeing them would synchronise with a stream that never finishes, or free
+    // memory a transfer may still write.
+    (void)cudaGetLastError();
+    staging = {}, records = {}, comm_stream = nullptr, host_records = nullptr;
   }
   for (cudaEvent_t ev : chunk_events) (void)cudaEventDestroy(ev);
   for (cudaEvent_t ev : {call_start, last_use, comm_done, records_in})

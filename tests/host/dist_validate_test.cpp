@@ -156,6 +156,9 @@ TEST(DistAgree, EveryRankLearnsWhoRefusedOrDiffers) {
   EXPECT_TRUE(agree(recs, 1).ok());
   recs[1] = call_record(good_reduce_scatter(), false);
   expect_refusal(agree(recs, 0), "operation: rank 1 passed gemm_reduce_scatter, rank 0 all_gather_gemm");
+  recs[1] = CallRecord{};
+  recs[1].v[CallRecord::op] = kDestroyOperation;  // a peer destroying its context instead of calling
+  expect_refusal(agree(recs, 0), "operation: rank 1 passed Context::destroy, rank 0 all_gather_gemm");
   std::vector<CallRecord> rs(2, call_record(good_reduce_scatter(), false));
   GemmReduceScatterArguments k = good_reduce_scatter();
   k.k_shard = 64;  // K shards may differ

@@ -83,6 +83,11 @@ class Context {
   // rank's ncclGetUniqueId, sent to the others), on the current device. Collective.
   static Status create(ncclUniqueId const& id, int nranks, int rank, Options const& options, Context** out);
   // Frees the buffers and the communicator (after the work already enqueued has finished).
+  // Collective, like NCCL's teardown: every rank first all-gathers a destroy record, waiting up to
+  // Options::timeout_ms. A rank absent or still in a call (a record that differs) makes it abort
+  // the communicator instead of waiting in NCCL; an aborted context whose communication stream
+  // still waits on a peer keeps its buffers and stream until the process ends (freeing them would
+  // wait forever or free memory a transfer may write).
   static void destroy(Context* ctx);
 
   ContextInfo info() const;

@@ -223,6 +223,10 @@ struct CallRecord {
   std::array<std::int64_t, count> v{};
 };
 
+// CallRecord::op of the record every rank all-gathers when destroying its context (1 and 2 are the
+// calls): a rank still in a call sees the difference instead of waiting.
+inline constexpr std::int64_t kDestroyOperation = 3;
+
 inline constexpr char const* kCallRecordNames[CallRecord::count] = {"operation", "refused", "a's dtype", "d's dtype",
                                                                      "rows", "n", "k", "chunk_rows"};
 
@@ -250,7 +254,8 @@ inline Status agree(std::span<CallRecord const> records, int rank) {
       std::string const name = f == CallRecord::rows ? rows_name : kCallRecordNames[f];
       auto const text = [&](std::int64_t v) {
         if (f == CallRecord::ab_type || f == CallRecord::d_type) return std::string(to_string(DType(v)));
-        if (f == CallRecord::op) return std::string(v == 1 ? "all_gather_gemm" : "gemm_reduce_scatter");
+        if (f == CallRecord::op)
+          return std::string(v == 1 ? "all_gather_gemm" : v == 2 ? "gemm_reduce_scatter" : "Context::destroy");
         return dist_num(v);
       };
       return Status::error(StatusCode::invalid_argument,
