@@ -29,15 +29,20 @@ struct AttentionEntry {
   int d, dv;
   int min_sm;  // 80: every GPU from sm_80; 90: the sm_90a kernels (sm_90 only)
   d::AttentionInstance (*instance)();
+  std::int64_t min_seqlen_q = 0;  // the automatic choice takes it only from this many query rows
 };
 
-#define TESSEL_ENTRY(arch_, dtype_, dims_, d_, dv_)                                                           \
+#define TESSEL_ENTRY_FROM(arch_, dtype_, dims_, d_, dv_, min_seqlen_q_)                                         \
   AttentionEntry {                                                                                            \
     "sm" #arch_ "_attention_" #dtype_ "_" #dims_, DType::dtype_, d_, dv_, arch_,                              \
-        d::sm##arch_##_attention_instance_##dtype_##_##dims_                                                  \
+        d::sm##arch_##_attention_instance_##dtype_##_##dims_, min_seqlen_q_                                   \
   }
+#define TESSEL_ENTRY(arch_, dtype_, dims_, d_, dv_) TESSEL_ENTRY_FROM(arch_, dtype_, dims_, d_, dv_, 0)
+// D 64: 192-row query tiles (three consumer warpgroups) from 1536 query rows, 128 below (the
+// kernels' files have the measurements).
 #define TESSEL_SM90_ENTRIES(dtype_)                                                                            \
-  TESSEL_ENTRY(90, dtype_, d64, 64, 64), TESSEL_ENTRY(90, dtype_, d128, 128, 128),                             \
+  TESSEL_ENTRY_FROM(90, dtype_, d64, 64, 64, 1536), TESSEL_ENTRY(90, dtype_, d64_q128, 64, 64),                \
+      TESSEL_ENTRY(90, dtype_, d128, 128, 128),                                                                \
       TESSEL_ENTRY(90, dtype_, d192, 192, 192), TESSEL_ENTRY(90, dtype_, d192x128, 192, 128),                  \
       TESSEL_ENTRY(90, dtype_, d256, 256, 256)
 #define TESSEL_SM80_ENTRIES(dtype_)                                                                            \
@@ -52,6 +57,7 @@ constexpr std::array kEntries{TESSEL_SM90_ENTRIES(bf16), TESSEL_SM90_ENTRIES(f16
 #undef TESSEL_SM80_ENTRIES
 #undef TESSEL_SM90_ENTRIES
 #undef TESSEL_ENTRY
+#undef TESSEL_ENTRY_FROM
 
 constexpr int kSm80 = 80, kSm90 = 90;
 
@@ -87,7 +93,7 @@ Status select_entry(AttentionArguments const& a, int cc, AttentionEntry const** 
   }
   bool const hopper = cc == kSm90 && sm90_takes(a);
   for (auto const& e : kEntries) {
-    if (e.min_sm == kSm90 && !hopper) continue;
+    if ((e.min_sm == kSm90 && !hopper) || a.seqlen_q < e.min_seqlen_q) continue;
     if (e.dtype == a.dtype && e.d == a.head_dim && e.dv == dv) {
       *out = &e;
       return Status::success();
@@ -204,13 +210,17 @@ Status entry_for_call(AttentionArguments const& a, AttentionEntry const** e, d::
 
 }  // namespace
 
-Status attention_kernel_name(AttentionArguments const& a, char const** name) {
+Status attention_kernel_name_for(AttentionArguments const& a, int cc, char const** name) {
   *name = nullptr;
   if (Status s = attention_validate(a); !s) return s;
   AttentionEntry const* e = nullptr;
-  if (Status s = select_entry(a, current_cc(), &e); !s) return s;
+  if (Status s = select_entry(a, cc, &e); !s) return s;
   *name = e->name;
   return Status::success();
+}
+
+Status attention_kernel_name(AttentionArguments const& a, char const** name) {
+  return attention_kernel_name_for(a, current_cc(), name);
 }
 
 Status can_implement(AttentionArguments const& a) {
@@ -240,8 +250,10 @@ AttentionKernelInfo attention_kernel_info(int i) {
     std::array<std::string, kEntries.size()> out;
     for (std::size_t j = 0; j < kEntries.size(); ++j) {
       d::AttentionInstance const inst = kEntries[j].instance();
-      char const* how = kEntries[j].min_sm == kSm90 ? "TMA + wgmma, producer and 2 consumer warpgroups"
-                                                    : "mma.sync + ldmatrix + cp.async";
+      std::string const how = kEntries[j].min_sm == kSm90 ? "TMA + wgmma, producer and " +
+                                                                std::to_string(inst.threads / 128 - 1) +
+                                                                " consumer warpgroups"
+                                                          : "mma.sync + ldmatrix + cp.async";
       out[j] = std::string(to_string(kEntries[j].dtype)) + " head dims (" + std::to_string(inst.d) + ", " +
                std::to_string(inst.dv) + "): " + how + ", query tile " + std::to_string(inst.blk_m) +
                ", key tile " + std::to_string(inst.blk_n) + ", " + std::to_string(inst.threads) + " threads, " +

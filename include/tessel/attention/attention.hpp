@@ -33,6 +33,9 @@ Status can_implement(AttentionArguments const& args);
 // current device (the sm_90a kernel on an sm_90 GPU when its TMA loads take the tensors, else the
 // sm_80 kernel; with no device, the sm_80 kernel). The argument rules first; it launches nothing.
 Status attention_kernel_name(AttentionArguments const& args, char const** name);
+// The same choice for a GPU of compute capability `cc` (major * 10 + minor; 0: none), whether or
+// not one is present: the heuristic on its own (tests/host/attention_choice_test.cpp).
+Status attention_kernel_name_for(AttentionArguments const& args, int cc, char const** name);
 
 // O (and LSE) for Q, K, V on `stream` (attention_arguments.hpp has the definition).
 Status attention_forward(AttentionArguments const& args, cudaStream_t stream = nullptr);

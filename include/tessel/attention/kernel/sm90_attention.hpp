@@ -1,14 +1,15 @@
 // tessel/attention/kernel/sm90_attention.hpp -- the sm_90a flash-attention forward kernel: TMA loads,
-// wgmma for both GEMMs, a producer warpgroup and two consumer warpgroups; one CTA per (query tile,
-// head, batch).
+// wgmma for both GEMMs, a producer warpgroup and two or three consumer warpgroups; one CTA per
+// (query tile, head, batch).
 //
 //   warpgroup 0, the producer (registers lowered to 24 by setmaxnreg): one thread issues the TMA
 //       loads -- the Q tile once, then per key block n (from the last to the first, the masked
 //       blocks first) K[n] into the K ring and V[n] into the V ring (pipeline/sm90_pipeline.hpp,
 //       Stages deep each). Each tile is D / 64 boxes of 64 columns (128-byte rows) in the
 //       128-byte swizzle, the layout both the K-major and the MN-major wgmma descriptors read.
-//   warpgroups 1 and 2, the consumers (registers raised to 240): 64 query rows each, so a row's
-//       softmax stays inside one warp's quad as on sm_80. Per key block, with S and O in registers:
+//   warpgroups 1 .. W, the consumers (registers raised to 240 for W = 2, 160 for W = 3): 64 query
+//       rows each, so a row's softmax stays inside one warp's quad as on sm_80. Per key block, with
+//       S and O in registers:
 //
 //         issue S' = Q K[n']^T      wgmma SS, m64 x BLK_N, D / 16 k-steps, K read K-major
 //         issue O += P V[n]         wgmma RS: P (the previous block's probabilities) from
@@ -20,8 +21,8 @@
 //       The accumulator of m64nN wgmma holds, per thread, the same (row, column pair) pattern as
 //       the A operand of a register-A wgmma k16 step, so P is S rounded to 16 bits in place: the
 //       8 values of columns [16k, 16k + 16) are the k-th A fragment.
-//       The two warpgroups take turns issuing their GEMMs (ping-pong, at D <= 128), so one's
-//       softmax runs while the tensor cores do the other's GEMMs.
+//       The warpgroups take turns issuing their GEMMs (ping-pong, at D <= 128; a ring of W), so
+//       one's softmax runs while the tensor cores do another's GEMMs.
 //   end: O /= row sum; O and LSE stored from registers (rows past S_q are not written).
 // The GEMMs' operands never leave shared memory between TMA and the tensor cores; the exp2 of the
 // softmax takes one FFMA (the scale folded into log2(e)), as on sm_80.
@@ -58,15 +59,20 @@ struct Sm90AttentionParams {
 //        smem 32 KiB Q + 2 x 32 KiB K + 2 x 32 KiB V = 160 KiB
 // PingPong: the consumer warpgroups take turns issuing their GEMMs (see the kernel); measured on the
 // H200 it gains 1-5% at D <= 128 and loses about 1% at D = 256, where the GEMMs outweigh the softmax.
-template <class Element_, int D_, int Dv_, int BlkN_, int Stages_ = 2, bool PingPong_ = (D_ <= 128)>
+// ConsumerWarpgroups: 2 (query tile 128) or 3 (query tile 192: each K/V block loaded serves half as
+// many rows again, in 160 registers a thread instead of 240 -- room for D = 64's accumulators).
+template <class Element_, int D_, int Dv_, int BlkN_, int Stages_ = 2, bool PingPong_ = (D_ <= 128),
+          int ConsumerWarpgroups_ = 2>
 struct Sm90AttentionConfig {
   using Element = Element_;
   static constexpr int D = D_, Dv = Dv_, BlkN = BlkN_, Stages = Stages_;
   static constexpr bool PingPong = PingPong_;
-  static constexpr int ConsumerWarpgroups = 2;
+  static constexpr int ConsumerWarpgroups = ConsumerWarpgroups_;
+  static_assert(ConsumerWarpgroups == 2 || ConsumerWarpgroups == 3, "Sm90AttentionConfig: 2 or 3 consumer warpgroups");
   static constexpr int BlkM = 64 * ConsumerWarpgroups;
   static constexpr int Threads = 128 * (1 + ConsumerWarpgroups);
-  static constexpr int ProducerRegisters = 24, ConsumerRegisters = 240;  // 128 x 24 + 256 x 240 <= 65536
+  // The register file split by setmaxnreg: 128 x 24 + 256 x 240 and 128 x 24 + 384 x 160 <= 65536.
+  static constexpr int ProducerRegisters = 24, ConsumerRegisters = ConsumerWarpgroups == 2 ? 240 : 160;
   static constexpr int Cols = 64;                                        // elements per 128-byte swizzled row
   static_assert(D % Cols == 0 && Dv % Cols == 0, "Sm90AttentionConfig: D and D_v must be multiples of 64 (128-byte TMA boxes)");
   static_assert(BlkN % 16 == 0, "Sm90AttentionConfig: BLK_N must be a multiple of 16 (the k16 step of O += P V)");
@@ -247,20 +253,22 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_kernel(__gr
       if (lane == 0) pipe.template consumer_release<1>(stage);
     };
 
-    // Ping-pong: the two consumer warpgroups take turns issuing their GEMMs -- a token passed through
-    // named barriers 1 and 2 -- so the tensor cores run one's GEMMs while the other does its
-    // softmax. The second warpgroup hands the token over first and keeps it after its last issue,
-    // so each barrier sees as many arrivals as waits.
+    // Ping-pong: the consumer warpgroups take turns issuing their GEMMs -- a token passed round a
+    // ring through named barriers 1 .. W (warpgroup w waits at 1 + w and hands on to the next's) --
+    // so the tensor cores run one's GEMMs while the others do their softmax. The last warpgroup
+    // hands the token over first and keeps it after its last issue, so each barrier sees as many
+    // arrivals as waits.
+    constexpr int W = Config::ConsumerWarpgroups;
     auto const take_turn = [&] {
       if constexpr (Config::PingPong) named_barrier_meet(1 + wg, 256);
     };
     auto const pass_turn = [&](bool last) {
       if constexpr (Config::PingPong) {
-        if (!(last && wg == 1)) named_barrier_arrive(2 - wg, 256);
+        if (!(last && wg == W - 1)) named_barrier_arrive(1 + (wg + 1) % W, 256);
       }
     };
     if constexpr (Config::PingPong) {
-      if (wg == 1) named_barrier_arrive(1, 256);
+      if (wg == W - 1) named_barrier_arrive(1, 256);
     }
 
     mbarrier_wait(&smem.q_full, 0);
