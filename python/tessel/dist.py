@@ -69,7 +69,9 @@ class Context:
         return _C.dist_unique_id()
 
     def close(self):
-        """Frees the context (after its work); later calls with it raise ValueError."""
+        """Frees the context (after its work); later calls with it raise ValueError. Collective, like
+        creation: every rank closes its context (a rank that waits past timeout_ms for the others
+        aborts its communicator instead of hanging)."""
         handle, self._handle = getattr(self, "_handle", 0), 0
         _C.dist_context_destroy(handle)
 
