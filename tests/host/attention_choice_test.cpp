@@ -1,6 +1,7 @@
 // The attention forward's automatic kernel choice (attention_kernel_name_for), without a GPU: on
 // sm_90 the TMA + wgmma kernels where TMA can load the tensors, D 64's 192-row query tiles from 1536
-// query rows and its 128-row tiles below, the sm_80 kernels everywhere else.
+// query rows and its 128-row tiles below, D 128's 176-key blocks from 2048 keys without a mask and
+// 128-key blocks below or with one, the sm_80 kernels everywhere else.
 #include <tessel/attention/attention.hpp>
 
 #include <gtest/gtest.h>
@@ -14,8 +15,8 @@ namespace {
 
 alignas(16) unsigned char g_storage[64];  // behind the pointers: the choice never dereferences them
 
-AttentionArguments problem(std::int64_t sq, int d, DType t = DType::bf16) {
-  AttentionArguments a = make_packed_attention(2, sq, sq, 4, 4, d, 0, t);
+AttentionArguments problem(std::int64_t sq, int d, DType t = DType::bf16, std::int64_t sk = -1) {
+  AttentionArguments a = make_packed_attention(2, sq, sk < 0 ? sq : sk, 4, 4, d, 0, t);
   a.q.ptr = a.k.ptr = a.v.ptr = g_storage;
   a.o = g_storage;
   return a;
@@ -38,10 +39,28 @@ TEST(AttentionChoice, HeadDim64TakesTheQueryTileItsLengthFills) {
   EXPECT_EQ(choice(problem(512, 64, DType::f16), 90), "sm90_attention_f16_d64_q128");
 }
 
+TEST(AttentionChoice, HeadDim128TakesTheKeyTileTheKeysFill) {
+  EXPECT_EQ(choice(problem(4096, 128), 90), "sm90_attention_bf16_d128");
+  EXPECT_EQ(choice(problem(2048, 128), 90), "sm90_attention_bf16_d128");
+  EXPECT_EQ(choice(problem(2047, 128), 90), "sm90_attention_bf16_d128_k128");
+  EXPECT_EQ(choice(problem(1024, 128), 90), "sm90_attention_bf16_d128_k128");
+  EXPECT_EQ(choice(problem(1, 128, DType::bf16, 8192), 90), "sm90_attention_bf16_d128");  // decode: one query, long keys
+  EXPECT_EQ(choice(problem(8192, 128, DType::bf16, 1024), 90), "sm90_attention_bf16_d128_k128");
+  EXPECT_EQ(choice(problem(1024, 128, DType::f16), 90), "sm90_attention_f16_d128_k128");
+  AttentionArguments causal = problem(8192, 128);
+  causal.causal = true;
+  EXPECT_EQ(choice(causal, 90), "sm90_attention_bf16_d128_k128");
+  AttentionArguments window = problem(8192, 128);
+  window.window_left = 1024;
+  EXPECT_EQ(choice(window, 90), "sm90_attention_bf16_d128_k128");
+  window.window_left = -1, window.window_right = 0;
+  EXPECT_EQ(choice(window, 90), "sm90_attention_bf16_d128_k128");
+}
+
 TEST(AttentionChoice, OtherHeadDimsHaveOneSm90KernelAtEveryLength) {
   for (std::int64_t sq : {1, 1024, 4096}) {
-    EXPECT_EQ(choice(problem(sq, 128), 90), "sm90_attention_bf16_d128");
     EXPECT_EQ(choice(problem(sq, 256), 90), "sm90_attention_bf16_d256");
+    EXPECT_EQ(choice(problem(sq, 192), 90), "sm90_attention_bf16_d192");
   }
 }
 
