@@ -96,8 +96,8 @@ Status select_entry(AttentionArguments const& a, int cc, AttentionEntry const** 
                          std::string("kernel: '") + a.kernel + "' is not a compiled attention kernel (`tessel list` shows them)");
   }
   bool const hopper = cc == kSm90 && sm90_takes(a);
+  bool const masked = attention_window_right(a) >= 0 || attention_window_left(a) >= 0;  // causal included
   for (auto const& e : kEntries) {
-    bool const masked = attention_window_right(a) >= 0 || attention_window_left(a) >= 0;
     if ((e.min_sm == kSm90 && !hopper) || a.seqlen_q < e.min_seqlen_q || a.seqlen_k < e.min_seqlen_k ||
         (e.unmasked && masked))
       continue;

@@ -198,9 +198,14 @@ namespace {
 
 // Whether every rank is destroying its context too: an all-gather of a record no call writes,
 // waited for with the deadline. Otherwise (a rank absent, or still in a call this rank never made:
-// NCCL's teardown would wait for it on the host, without a deadline) the communicator is aborted.
+// NCCL's teardown would wait for it on the host, without a deadline) the communicator is aborted,
+// as it is for a context whose creation failed before its records could travel.
 bool peers_destroy_too(Context::State& s) {
   if (s.nranks == 1) return true;
+  if (s.host_records == nullptr || s.records.ptr == nullptr || s.records_in == nullptr) {
+    (void)abort_comm(s, "the context's creation did not finish");
+    return false;
+  }
   CallRecord mine;
   mine.v[CallRecord::op] = kDestroyOperation;
   Status st = post_record(s, mine);
