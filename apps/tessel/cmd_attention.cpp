@@ -348,6 +348,7 @@ struct Result {
   tessel::reference::AttentionCheck check;             // the forward's verification
   tessel::reference::AttentionBackwardCheck grad_check;  // the backward's
   int sets = 0, sm_clock_after = 0;
+  double power_after = 0.0;  // NVML's board power just after the timed runs (W), 0 without NVML
   double tflops() const { return t.median_ms > 0 ? p.flops / (t.median_ms * 1e-3) / 1e12 : 0.0; }
 };
 
@@ -488,6 +489,7 @@ Result run_problem(Problem const& p, GpuReport const& gpu, Nvml const& nvml) {
   Measurement const m = measure_interleaved({p.iters, p.warmup, p.gap_ms, sets, stream}, launch, {}, nvml);
   r.t = m.candidate;
   r.sm_clock_after = m.sm_clock_after_mhz;
+  r.power_after = m.power_after_w;
   r.ran = true;
   return r;
 }
@@ -543,7 +545,8 @@ Fields fields(GpuReport const& gpu, Result const& r) {
           {"max_err_dq", backward(c.max_err[0])}, {"bound_dq", backward(c.bound[0])},
           {"max_err_dk", backward(c.max_err[1])}, {"bound_dk", backward(c.bound[1])},
           {"max_err_dv", backward(c.max_err[2])}, {"bound_dv", backward(c.bound[2])},
-          {"iters", n(p.iters)}, {"input_sets", n(r.sets)}, {"sm_clock_after_mhz", n(r.sm_clock_after)}};
+          {"iters", n(p.iters)}, {"input_sets", n(r.sets)}, {"sm_clock_after_mhz", n(r.sm_clock_after)},
+          {"power_after_w", json_number(r.power_after)}};
 }
 
 void print_row(GpuReport const& gpu, Result const& r) {

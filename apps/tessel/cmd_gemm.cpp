@@ -571,7 +571,8 @@ Fields json_fields(GpuReport const& gpu, Result const& r) {
                        {"unfused_ms", json_number(r.pair.median_ms)},
                        {"unfused_ratio", json_number(r.pair_ratio())}});
   if (!r.p.tune.empty()) f.emplace_back("tune", json_string(r.p.tune));
-  f.insert(f.end(), {{"iters", text(r.p.iters)}, {"input_sets", text(r.sets)}, {"sm_clock_after_mhz", text(r.sm_clock_after)}});
+  f.insert(f.end(), {{"iters", text(r.p.iters)}, {"input_sets", text(r.sets)}, {"sm_clock_after_mhz", text(r.sm_clock_after)},
+                     {"power_after_w", json_number(r.power_after)}});
   return f;
 }
 
