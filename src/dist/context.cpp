@@ -210,9 +210,7 @@ bool peers_destroy_too(Context::State& s) {
   mine.v[CallRecord::op] = kDestroyOperation;
   Status st = post_record(s, mine);
   if (st) st = wait_event(s, s.records_in, "the all-gather of the destroy records", deadline_of(s));
-  for (int r = 0; st && r < s.nranks; ++r)
-    if (s.host_records[1 + r].v != mine.v)
-      st = Status::error(StatusCode::invalid_argument, "rank " + std::to_string(r) + " is in a call, not destroying");
+  if (st) st = agree(std::span<CallRecord const>(&s.host_records[1], std::size_t(s.nranks)), s.rank);
   if (!st && !s.aborted) (void)abort_comm(s, st.reason);
   return bool(st);
 }

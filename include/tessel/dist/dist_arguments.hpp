@@ -223,18 +223,18 @@ struct CallRecord {
   std::array<std::int64_t, count> v{};
 };
 
-// CallRecord::op of the record every rank all-gathers when destroying its context (1 and 2 are the
-// calls): a rank still in a call sees the difference instead of waiting.
-inline constexpr std::int64_t kDestroyOperation = 3;
+// CallRecord::op: the call a rank is in, or (kDestroyOperation) the record every rank all-gathers
+// when destroying its context, so that a rank still in a call sees the difference instead of waiting.
+inline constexpr std::int64_t kAllGatherGemmOperation = 1, kGemmReduceScatterOperation = 2, kDestroyOperation = 3;
 
 inline constexpr char const* kCallRecordNames[CallRecord::count] = {"operation", "refused", "a's dtype", "d's dtype",
                                                                      "rows", "n", "k", "chunk_rows"};
 
 inline CallRecord call_record(AllGatherGemmArguments const& g, bool refused) {
-  return {{1, refused ? 1 : 0, std::int64_t(g.ab_type), std::int64_t(g.d_type), g.m_shard, -1, g.k, g.chunk_rows}};
+  return {{kAllGatherGemmOperation, refused ? 1 : 0, std::int64_t(g.ab_type), std::int64_t(g.d_type), g.m_shard, -1, g.k, g.chunk_rows}};
 }
 inline CallRecord call_record(GemmReduceScatterArguments const& g, bool refused) {
-  return {{2, refused ? 1 : 0, std::int64_t(g.ab_type), std::int64_t(g.d_type), g.m, g.n, -1, g.chunk_rows}};
+  return {{kGemmReduceScatterOperation, refused ? 1 : 0, std::int64_t(g.ab_type), std::int64_t(g.d_type), g.m, g.n, -1, g.chunk_rows}};
 }
 
 // Whether the P records (one per rank, in rank order) allow the call: none refused, every field
@@ -247,7 +247,7 @@ inline Status agree(std::span<CallRecord const> records, int rank) {
       return Status::error(StatusCode::invalid_argument,
                            "rank " + dist_num(std::int64_t(r)) +
                                " refused its arguments (its error names the rule); no rank moved any data");
-  char const* const rows_name = records.empty() || records[0].v[CallRecord::op] == 1 ? "m_shard" : "m";
+  char const* const rows_name = records.empty() || records[0].v[CallRecord::op] == kAllGatherGemmOperation ? "m_shard" : "m";
   for (std::size_t r = 1; r < records.size(); ++r)
     for (int f = 0; f < CallRecord::count; ++f) {
       if (f == CallRecord::refused || records[r].v[f] == records[0].v[f]) continue;
@@ -255,7 +255,9 @@ inline Status agree(std::span<CallRecord const> records, int rank) {
       auto const text = [&](std::int64_t v) {
         if (f == CallRecord::ab_type || f == CallRecord::d_type) return std::string(to_string(DType(v)));
         if (f == CallRecord::op)
-          return std::string(v == 1 ? "all_gather_gemm" : v == 2 ? "gemm_reduce_scatter" : "Context::destroy");
+          return std::string(v == kAllGatherGemmOperation       ? "all_gather_gemm"
+                             : v == kGemmReduceScatterOperation ? "gemm_reduce_scatter"
+                                                                : "Context::destroy");
         return dist_num(v);
       };
       return Status::error(StatusCode::invalid_argument,
