@@ -489,6 +489,21 @@ TEST(AttentionLarge, Causal4224D128) {
   }
 }
 
+// D = 64 from 1536 query rows runs 192-row tiles on three consumer warpgroups, each issuing GEMMs
+// only for the key blocks its 64 rows see: ragged lengths leave the last tile with warpgroups whose
+// rows lie past S_q, a causal mask gives the tile's warpgroups different last blocks, and a left
+// window different first ones.
+TEST(AttentionLarge, ThreeWarpgroupTilesD64) {
+  TESSEL_REQUIRE_GPU();
+  for (Lengths const len : {Lengths{1601, 1601}, Lengths{1537, 2000}, Lengths{2000, 1537}})
+    for (Mask const& m : {kMasks[0], kMasks[1], kMasks[2], kMasks[3], kMasks[5], kMasks[8]}) {
+      AttentionArguments a = make_packed_attention(1, len.q, len.k, 4, 2, 64, 0, DType::bf16);
+      apply(a, m);
+      Problem p(a, 23);
+      run_and_check(p, describe(p.a, m.name));
+    }
+}
+
 // Packed sequences of lengths {0, 17, 130, 1, 0, 257} (queries) against {3, 0, 130, 64, 0, 257}
 // (keys): empty sequences on both sides, a sequence with queries and no keys (O = 0, LSE = -inf);
 // every mask; padded rows for D = 192 x 128.

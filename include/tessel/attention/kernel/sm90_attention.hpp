@@ -22,7 +22,9 @@
 //       the A operand of a register-A wgmma k16 step, so P is S rounded to 16 bits in place: the
 //       8 values of columns [16k, 16k + 16) are the k-th A fragment.
 //       The warpgroups take turns issuing their GEMMs (ping-pong, at D <= 128; a ring of W), so
-//       one's softmax runs while the tensor cores do another's GEMMs.
+//       one's softmax runs while the tensor cores do another's GEMMs. Each warpgroup issues them
+//       only for the blocks its own 64 rows see (a causal tile's first rows see fewer keys, rows
+//       past S_q none) and only passes its turn for the tile's other blocks.
 //   end: O /= row sum; O and LSE stored from registers (rows past S_q are not written).
 // The GEMMs' operands never leave shared memory between TMA and the tensor cores; the exp2 of the
 // softmax takes one FFMA (the scale folded into log2(e)), as on sm_80.
@@ -150,7 +152,10 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_kernel(__gr
   // r + 8 (r = 16 * warp + lane / 4) of every accumulator: values 4j + {0, 1} and 4j + {2, 3},
   // columns 8j + 2 (lane % 4) + {0, 1}.
   warpgroup_reg_alloc<Config::ConsumerRegisters>();
-  int const wg = tid / 128 - 1, t = tid % 128, lane = t % 32;
+  // The warpgroup's index read from lane 0, so the compiler knows every lane holds the same: what
+  // depends on it (the warpgroup's key blocks, the loops over them, the stage indices and the
+  // descriptors) then stays in uniform registers.
+  int const wg = __shfl_sync(0xffffffffu, tid / 128, 0) - 1, t = tid % 128, lane = t % 32;
   int const row_in_tile = 64 * wg + 16 * (t / 32) + lane / 4;
   int const col_in_block = 2 * (lane % 4);
   float o[Dv / 2];
@@ -255,9 +260,10 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_kernel(__gr
 
     // Ping-pong: the consumer warpgroups take turns issuing their GEMMs -- a token passed round a
     // ring through named barriers 1 .. W (warpgroup w waits at 1 + w and hands on to the next's) --
-    // so the tensor cores run one's GEMMs while the others do their softmax. The last warpgroup
-    // hands the token over first and keeps it after its last issue, so each barrier sees as many
-    // arrivals as waits.
+    // so the tensor cores run one's GEMMs while the others do their softmax. Every warpgroup takes
+    // one turn per key block of the tile and one more (its last P V); the last warpgroup hands the
+    // token over first and keeps it after its last turn, so each barrier sees as many arrivals as
+    // waits.
     constexpr int W = Config::ConsumerWarpgroups;
     auto const take_turn = [&] {
       if constexpr (Config::PingPong) named_barrier_meet(1 + wg, 256);
@@ -271,57 +277,81 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_kernel(__gr
       if (wg == W - 1) named_barrier_arrive(1, 256);
     }
 
-    mbarrier_wait(&smem.q_full, 0);
+    // The key blocks this warpgroup's rows see: a sub-range of the tile's (under a causal mask the
+    // first rows see fewer keys; rows past S_q see none). The warpgroup waits for and frees every
+    // stage of the tile's blocks and takes its turn for each, but issues GEMMs only for its own.
+    int const wg_m0 = m0 + 64 * wg;
+    int const wg_rows = a.seqlen_q - wg_m0 < 64 ? a.seqlen_q - wg_m0 : 64;
+    KeyBlockRange const mine = wg_rows > 0 ? key_blocks(mask, wg_m0, wg_rows, BlkN) : KeyBlockRange{0, 0};
+    bool const any = mine.end > mine.begin;
     PipelineState kst, vst;
-    float s[BlkN / 2];
-    std::uint32_t pa[BlkN / 16][4];
-    float corr[2];
-    int n = blocks.end - 1;
-    smem.k_pipe.consumer_wait(kst);
-    take_turn();
-    wgmma_fence();
-    qk(s, kst.index);
-    wgmma_commit_group();
-    pass_turn(false);
-    wgmma_wait_group<0>();
-    wgmma_fence_operand(s);
-    release(smem.k_pipe, kst.index);
-    kst.advance<Stages>();
-    softmax(s, n, corr);  // O is still zero: nothing to rescale
-    to_p(s, pa);
-
-    for (--n; n >= blocks.begin; --n) {
+    auto const pass_block = [&](bool last) {
       smem.k_pipe.consumer_wait(kst);
+      release(smem.k_pipe, kst.index);
+      kst.advance<Stages>();
       smem.v_pipe.consumer_wait(vst);
+      release(smem.v_pipe, vst.index);
+      vst.advance<Stages>();
+      take_turn();
+      pass_turn(last);
+    };
+    for (int n = blocks.end - 1; n >= (any ? mine.end : blocks.begin); --n) pass_block(false);
+    if (!any) {
+      take_turn();
+      pass_turn(true);
+    } else {
+      mbarrier_wait(&smem.q_full, 0);
+      float s[BlkN / 2];
+      std::uint32_t pa[BlkN / 16][4];
+      float corr[2];
+      int n = mine.end - 1;
+      smem.k_pipe.consumer_wait(kst);
       take_turn();
       wgmma_fence();
       qk(s, kst.index);
       wgmma_commit_group();
-      pv(pa, vst.index);
-      wgmma_commit_group();
       pass_turn(false);
-      wgmma_wait_group<1>();  // S' is in; P V may still run
+      wgmma_wait_group<0>();
       wgmma_fence_operand(s);
       release(smem.k_pipe, kst.index);
       kst.advance<Stages>();
-      softmax(s, n, corr);
+      softmax(s, n, corr);  // O is still zero: nothing to rescale
+      to_p(s, pa);
+
+      for (--n; n >= mine.begin; --n) {
+        smem.k_pipe.consumer_wait(kst);
+        smem.v_pipe.consumer_wait(vst);
+        take_turn();
+        wgmma_fence();
+        qk(s, kst.index);
+        wgmma_commit_group();
+        pv(pa, vst.index);
+        wgmma_commit_group();
+        pass_turn(false);
+        wgmma_wait_group<1>();  // S' is in; P V may still run
+        wgmma_fence_operand(s);
+        release(smem.k_pipe, kst.index);
+        kst.advance<Stages>();
+        softmax(s, n, corr);
+        wgmma_wait_group<0>();
+        wgmma_fence_operand(o);
+        detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkN / 4]>(pa));  // P stays put until its wgmma retired
+        release(smem.v_pipe, vst.index);
+        vst.advance<Stages>();
+        rescale_o(corr);
+        to_p(s, pa);
+      }
+      smem.v_pipe.consumer_wait(vst);
+      take_turn();
+      pv(pa, vst.index);
+      wgmma_commit_group();
+      pass_turn(mine.begin == blocks.begin);
       wgmma_wait_group<0>();
       wgmma_fence_operand(o);
-      detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkN / 4]>(pa));  // P stays put until its wgmma retired
+      detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkN / 4]>(pa));
       release(smem.v_pipe, vst.index);
-      vst.advance<Stages>();
-      rescale_o(corr);
-      to_p(s, pa);
     }
-    smem.v_pipe.consumer_wait(vst);
-    take_turn();
-    pv(pa, vst.index);
-    wgmma_commit_group();
-    pass_turn(true);
-    wgmma_wait_group<0>();
-    wgmma_fence_operand(o);
-    detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkN / 4]>(pa));
-    release(smem.v_pipe, vst.index);
+    for (int n = any ? mine.begin - 1 : -1; n >= blocks.begin; --n) pass_block(n == blocks.begin);
   }
 
   // Normalise and store: O in pairs of adjacent columns, LSE by the first thread of each quad.
