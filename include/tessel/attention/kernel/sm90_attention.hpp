@@ -152,10 +152,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_kernel(__gr
   // r + 8 (r = 16 * warp + lane / 4) of every accumulator: values 4j + {0, 1} and 4j + {2, 3},
   // columns 8j + 2 (lane % 4) + {0, 1}.
   warpgroup_reg_alloc<Config::ConsumerRegisters>();
-  // The warpgroup's index read from lane 0, so the compiler knows every lane holds the same: what
-  // depends on it (the warpgroup's key blocks, the loops over them, the stage indices and the
-  // descriptors) then stays in uniform registers.
-  int const wg = __shfl_sync(0xffffffffu, tid / 128, 0) - 1, t = tid % 128, lane = t % 32;
+  int const wg = warpgroup_index() - 1, t = tid % 128, lane = t % 32;  // (uniform: arch/sm90_cluster.hpp)
   int const row_in_tile = 64 * wg + 16 * (t / 32) + lane / 4;
   int const col_in_block = 2 * (lane % 4);
   float o[Dv / 2];

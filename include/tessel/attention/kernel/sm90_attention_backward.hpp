@@ -186,7 +186,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
   // A consumer warpgroup: keys [n0 + 64 wg, +64). Thread t holds rows r and r + 8 (r = 16 * warp +
   // lane / 4) of every accumulator: values 4j + {0, 1} and 4j + {2, 3}, columns 8j + 2 (lane % 4) + {0, 1}.
   warpgroup_reg_alloc<Config::ConsumerRegisters>();
-  int const wg = tid / 128 - 1, t = tid % 128, lane = t % 32;
+  int const wg = warpgroup_index() - 1, t = tid % 128, lane = t % 32;  // (uniform: arch/sm90_cluster.hpp)
   int const row_in_wg = 16 * (t / 32) + lane / 4;
   int const col_in_block = 2 * (lane % 4);
   float dk[D / 2], dv[Dv / 2];

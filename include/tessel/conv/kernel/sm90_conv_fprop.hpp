@@ -235,7 +235,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_conv_fprop_kernel(__g
   // (r = 16 * warp + lane / 4): accumulator values 4j + {0, 1} and 4j + {2, 3}, columns
   // 8j + 2 (lane % 4) + {0, 1}.
   warpgroup_reg_alloc<Config::ConsumerRegisters>();
-  int const wg = tid / 128 - 1, lane = tid % 32;
+  int const wg = warpgroup_index() - 1, lane = tid % 32;  // (uniform: arch/sm90_cluster.hpp)
   detail::ConvEpilogueOps const ops{c.alpha, c.beta, c.bias, c.activation};
   bool const read_residual = c.residual != nullptr && c.beta != 0.0f;
   PipelineState st;
