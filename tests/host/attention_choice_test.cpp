@@ -1,7 +1,7 @@
 // The attention forward's automatic kernel choice (attention_kernel_name_for), without a GPU: on
 // sm_90 the TMA + wgmma kernels where TMA can load the tensors, D 64's 192-row query tiles from 1536
-// query rows and its 128-row tiles below, D 128's 176-key blocks from 2048 keys without a mask and
-// 128-key blocks below or with one, the sm_80 kernels everywhere else.
+// query rows and its 128-row tiles below, D 128's 176-key blocks from 2048 keys without a sliding
+// window (causal or not) and 128-key blocks below or with one, the sm_80 kernels everywhere else.
 #include <tessel/attention/attention.hpp>
 
 #include <gtest/gtest.h>
@@ -49,7 +49,10 @@ TEST(AttentionChoice, HeadDim128TakesTheKeyTileTheKeysFill) {
   EXPECT_EQ(choice(problem(1024, 128, DType::f16), 90), "sm90_attention_f16_d128_k128");
   AttentionArguments causal = problem(8192, 128);
   causal.causal = true;
-  EXPECT_EQ(choice(causal, 90), "sm90_attention_bf16_d128_k128");
+  EXPECT_EQ(choice(causal, 90), "sm90_attention_bf16_d128");
+  AttentionArguments short_causal = problem(2047, 128);
+  short_causal.causal = true;
+  EXPECT_EQ(choice(short_causal, 90), "sm90_attention_bf16_d128_k128");
   AttentionArguments window = problem(8192, 128);
   window.window_left = 1024;
   EXPECT_EQ(choice(window, 90), "sm90_attention_bf16_d128_k128");
