@@ -42,7 +42,7 @@ struct AttentionEntry {
   }
 #define TESSEL_ENTRY(arch_, dtype_, dims_, d_, dv_) TESSEL_ENTRY_FROM(arch_, dtype_, dims_, d_, dv_, 0, 0, false)
 // D 64: 192-row query tiles (three consumer warpgroups) from 1536 query rows, 128 below; D 128:
-// 176-key blocks from 2048 keys without a sliding window (causal or not), 128 below or with one (the
+// 192-key blocks from 2048 keys without a sliding window (causal or not), 128 below or with one (the
 // kernels' files have the measurements).
 #define TESSEL_SM90_ENTRIES(dtype_)                                                                            \
   TESSEL_ENTRY_FROM(90, dtype_, d64, 64, 64, 1536, 0, false), TESSEL_ENTRY(90, dtype_, d64_q128, 64, 64),      \

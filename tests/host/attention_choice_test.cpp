@@ -1,6 +1,6 @@
 // The attention forward's automatic kernel choice (attention_kernel_name_for), without a GPU: on
 // sm_90 the TMA + wgmma kernels where TMA can load the tensors, D 64's 192-row query tiles from 1536
-// query rows and its 128-row tiles below, D 128's 176-key blocks from 2048 keys without a sliding
+// query rows and its 128-row tiles below, D 128's 192-key blocks from 2048 keys without a sliding
 // window (causal or not) and 128-key blocks below or with one, the sm_80 kernels everywhere else.
 #include <tessel/attention/attention.hpp>
 
