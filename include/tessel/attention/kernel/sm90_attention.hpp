@@ -347,6 +347,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_kernel(__gr
       wgmma_fence_operand(o);
       detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkN / 4]>(pa));
       release(smem.v_pipe, vst.index);
+      vst.advance<Stages>();  // (the tile's blocks below this warpgroup's still follow)
     }
     for (int n = any ? mine.begin - 1 : -1; n >= blocks.begin; --n) pass_block(n == blocks.begin);
   }
