@@ -783,17 +783,6 @@ std::array<GemmKernelInfo, kRegistry.size()> const& entries() {
 
 
 
-// Clusters (CTAs, for a 1x1 kernel) of entry i resident at once on this GPU, or 0 when unknown.
-// Only the heuristic asks, a few dozen times a call: each entry's answer is kept for the call
-// (resident_clusters's own cache costs a device query and a lock per look), and
-// sm90_select_gemm_kernel forgets them all when it starts, so a call on another device or thread
-// asks afresh.
-thread_local std::array<int, kRegistry.size()> resident_this_call = [] {  // -1: not asked in this call
-  std::array<int, kRegistry.size()> none;
-  none.fill(-1);
-  return none;
-}();
-
 // Entry k's index in entries(), or kRegistry.size() when k is not one of them (std::less orders
 // pointers into different objects as well, where < and - would not be defined).
 std::size_t entry_index(GemmKernelInfo const& k) {
@@ -806,24 +795,34 @@ std::size_t entry_index(GemmKernelInfo const& k) {
   return kRegistry.size();
 }
 
-// The resident counts of an assumed GPU (sm90_select_gemm_kernel's second form), for this
-// thread's selection in progress; empty: the device is asked.
-thread_local std::span<int const> assumed_resident;
-thread_local double assumed_hbm = 0.0;  // with assumed_resident: the assumed GPU's HBM bytes per second
+// What the heuristic knows of the GPU it picks for: each entry's clusters (CTAs, for a 1x1 kernel)
+// resident at once, 0 when unknown, and the HBM bandwidth. Either given (an assumed GPU:
+// sm90_select_gemm_kernel's second form, the host tests) or asked of the current device -- each
+// entry's count once per selection (resident_clusters's own cache costs a device query and a lock
+// per look, and the heuristic asks a few dozen times), so a selection on another device or thread
+// asks afresh.
+class GpuModel {
+ public:
+  GpuModel() { asked_.fill(-1); }
+  GpuModel(std::span<int const> resident, double hbm_bytes_per_s) : given_(resident), hbm_(hbm_bytes_per_s) {}
 
-int resident(std::size_t i) {
-  if (!assumed_resident.empty()) return i < assumed_resident.size() ? std::max(0, assumed_resident[i]) : 0;
-  int& known = resident_this_call[i];
-  if (known < 0) {
-    int clusters = 0;
-    known = resident_clusters(kRegistry[i].instance(), &clusters).ok() ? clusters : 0;
+  int resident(std::size_t i) const {
+    if (!given_.empty()) return i < given_.size() ? std::max(0, given_[i]) : 0;
+    int& known = asked_[i];
+    if (known < 0) {
+      int clusters = 0;
+      known = resident_clusters(kRegistry[i].instance(), &clusters).ok() ? clusters : 0;
+    }
+    return known;
   }
-  return known;
-}
+  // The assumed GPU's bandwidth (0 when not given), else this GPU's (0 when it cannot be asked).
+  double hbm_bytes_per_s() const { return given_.empty() ? memory_system().hbm_bytes_per_s : hbm_; }
 
-// The HBM bandwidth the heuristic assumes: the assumed GPU's (sm90_select_gemm_kernel with counts
-// given; 0 when not given), else this GPU's (0 when it cannot be asked).
-double hbm_bytes_per_s() { return !assumed_resident.empty() ? assumed_hbm : memory_system().hbm_bytes_per_s; }
+ private:
+  std::span<int const> given_;
+  double hbm_ = 0.0;
+  mutable std::array<int, kRegistry.size()> asked_{};  // -1: not asked yet
+};
 
 // Cluster tiles of entry i on a canonical m x n x batch problem.
 std::int64_t cluster_tiles(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch) {
@@ -835,8 +834,8 @@ std::int64_t cluster_tiles(std::size_t i, std::int64_t m, std::int64_t n, std::i
 
 // Rounds of tiles the busiest SM (cluster) runs for entry i on a canonical m x n x batch problem,
 // or 0 when the resident count is unknown.
-std::int64_t tile_rounds(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch) {
-  int const clusters = resident(i);
+std::int64_t tile_rounds(GpuModel const& gpu, std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch) {
+  int const clusters = gpu.resident(i);
   return clusters > 0 ? (cluster_tiles(i, m, n, batch) + clusters - 1) / clusters : 0;
 }
 
@@ -847,18 +846,20 @@ struct Slicing {
   std::int64_t tiles;
   int clusters, k_tiles, splits;
 };
-Slicing slicing(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k) {
+Slicing slicing(GpuModel const& gpu, std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k) {
   Sm90Instance const t = kRegistry[i].instance();
-  Slicing sl{cluster_tiles(i, m, n, batch), resident(i), int(std::min<std::int64_t>((k + t.tile_k - 1) / t.tile_k, INT_MAX)), 0};
+  Slicing sl{cluster_tiles(i, m, n, batch), gpu.resident(i),
+             int(std::min<std::int64_t>((k + t.tile_k - 1) / t.tile_k, INT_MAX)), 0};
   if (sl.clusters > 0) sl.splits = k_slices(t, sl.tiles, sl.k_tiles, sl.clusters, m, n);
   return sl;
 }
 
 // CTAs entry i puts to work on that problem: its cluster tiles (at most one round of them) times
 // their K slices, times the CTAs of a cluster; 0 when the resident count is unknown.
-std::int64_t busy_ctas(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k) {
+std::int64_t busy_ctas(GpuModel const& gpu, std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch,
+                       std::int64_t k) {
   Sm90Instance const t = kRegistry[i].instance();
-  Slicing const sl = slicing(i, m, n, batch, k);
+  Slicing const sl = slicing(gpu, i, m, n, batch, k);
   return std::min<std::int64_t>(sl.tiles, sl.clusters) * sl.splits * t.cluster_m * t.cluster_n;
 }
 
@@ -898,8 +899,8 @@ bool rows_off_sectors(std::size_t i, detail::CanonicalGemm const& cg, std::int64
 
 // Whether entry i's cluster tiles would keep less than half of its resident clusters busy: a small
 // problem for it.
-bool fills_under_half(std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch) {
-  return 2 * cluster_tiles(i, m, n, batch) < resident(i);
+bool fills_under_half(GpuModel const& gpu, std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch) {
+  return 2 * cluster_tiles(i, m, n, batch) < gpu.resident(i);
 }
 
 // Whether entry i reads both operands of cg where they lie: K-major ones always, MN-major ones
@@ -916,11 +917,12 @@ bool reads_in_place(std::size_t i, detail::CanonicalGemm const& cg) {
 // against 11.7, 192x128x16384 9.7 against 10.6, 768x384x3000 14.3 against 15.4 (on 128x128 in 2x1
 // clusters); not where the 128x64 tiles' slices put more to work (1024x192x3000: 48 CTAs against
 // 128, 12.8 us against 11.9) or the 64x64 tiles need two rounds (1024x1024x4096 28.4 against 21.8).
-std::size_t narrow_tile(std::size_t first, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k,
-                        detail::CanonicalGemm const& cg) {
+std::size_t narrow_tile(GpuModel const& gpu, std::size_t first, std::int64_t m, std::int64_t n, std::int64_t batch,
+                        std::int64_t k, detail::CanonicalGemm const& cg) {
   std::size_t const small = first == 0 ? kTile64x64 : kTile64x64F16;
-  if (tile_rounds(small, m, n, batch) != 1 || !reads_in_place(small, cg)) return first + kTile64;
-  return 2 * busy_ctas(small, m, n, batch, k) >= 3 * busy_ctas(first + kTile64, m, n, batch, k) ? small : first + kTile64;
+  if (tile_rounds(gpu, small, m, n, batch) != 1 || !reads_in_place(small, cg)) return first + kTile64;
+  bool const more = 2 * busy_ctas(gpu, small, m, n, batch, k) >= 3 * busy_ctas(gpu, first + kTile64, m, n, batch, k);
+  return more ? small : first + kTile64;
 }
 
 // Where the heuristic would take 128x64 tiles (entry first + kTile64, or what narrow_tile made of
@@ -947,14 +949,15 @@ std::size_t narrow_tile(std::size_t first, std::int64_t m, std::int64_t n, std::
 // 0.87-0.88, and 256x3072x6144 0.71 against 0.77; H100 0.93-0.94 against 0.78 -- one reading each),
 // nor with three columns (H100: 192x4096x4096 21 us queued against 18.6, the fourth CTA of each
 // pair of clusters idling), nor below 2^24 (256x2048x4096 even on both).
-std::size_t shared_strip(std::size_t pick, std::size_t first, std::int64_t m, std::int64_t n, std::int64_t batch,
-                         std::int64_t k) {
+std::size_t shared_strip(GpuModel const& gpu, std::size_t pick, std::size_t first, std::int64_t m, std::int64_t n,
+                         std::int64_t batch, std::int64_t k) {
   std::size_t const clustered = kTile64C1x2 + (first == 0 ? 0 : 1);
   std::int64_t const long_operand = m * batch * k;
   bool const two_columns = n > 64 && n <= 128 && long_operand >= (std::int64_t(1) << 25) &&
-                           hbm_bytes_per_s() >= kFastHbmBytesPerS;
+                           gpu.hbm_bytes_per_s() >= kFastHbmBytesPerS;
   bool const four_columns = n > 192 && n <= 256 && long_operand >= (std::int64_t(1) << 24) && k <= 4096;
-  if (pick != first + kTile64 || !(two_columns || four_columns) || tile_rounds(clustered, m, n, batch) != 1) return pick;
+  if (pick != first + kTile64 || !(two_columns || four_columns) || tile_rounds(gpu, clustered, m, n, batch) != 1)
+    return pick;
   return clustered;
 }
 
@@ -981,12 +984,8 @@ std::size_t promoted_for_long_k(std::size_t pick, GemmArguments const& g, detail
   return reads_in_place(sibling, cg) ? sibling : pick;
 }
 
-}  // namespace
-
-std::span<GemmKernelInfo const> sm90_gemm_kernels() { return entries(); }
-
-GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
-  resident_this_call.fill(-1);
+// The heuristic: a pure function of the problem and what gpu says of the GPU.
+GemmKernelInfo const* select(GemmArguments const& g, GpuModel const& gpu) {
   bool const col_d = g.c_order == MatrixOrder::col_major;
   std::int64_t const m = col_d ? g.n : g.m, n = col_d ? g.m : g.n;  // of the canonical D
   // fp8 (H100, bench/results/fp8-h100.json): 256-wide tiles promoted after every
@@ -1000,7 +999,8 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   std::int64_t const batch = g.batch_count;
   if (is_fp8(g.a_type) && is_fp8(g.b_type)) {
     if (g.scale_mode == ScaleMode::block) return &entries()[kFp8BlockScaled];  // the only kernel with block scales
-    bool const small = g.k < 8192 && fills_under_half(kFp8Entry, m, n, batch) && tile_rounds(kFp8Narrow, m, n, batch) == 1;
+    bool const small =
+        g.k < 8192 && fills_under_half(gpu, kFp8Entry, m, n, batch) && tile_rounds(gpu, kFp8Narrow, m, n, batch) == 1;
     return &entries()[n <= 128 || small ? kFp8Narrow : kFp8Entry];
   }
   // tf32: the 128x256 tiles in 2x1 clusters wherever they fill at least half the SMs' first round,
@@ -1010,7 +1010,7 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // 0.42 against 0.75 for sm80_tf32_64x64x32 (a 128x128 tf32 entry measured between them, 0.71 and
   // 0.78, and was not kept).
   if (g.a_type == DType::tf32 && g.b_type == DType::tf32) {
-    bool const takes = m > 128 && n > 128 && (!fills_under_half(kTf32Entry, m, n, batch) || g.k >= 4096);
+    bool const takes = m > 128 && n > 128 && (!fills_under_half(gpu, kTf32Entry, m, n, batch) || g.k >= 4096);
     return takes ? &entries()[kTf32Entry] : nullptr;
   }
   if (g.a_type != DType::bf16 && g.a_type != DType::f16) return nullptr;
@@ -1042,7 +1042,7 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
     std::size_t const narrow = side <= 16 && reads_in_place(narrow16, cg)
                                    ? narrow16
                                    : (bf16 ? kTile64x64 : kTile64x64F16);
-    int const narrow_clusters = resident(narrow), clusters = resident(first + kTile64);
+    int const narrow_clusters = gpu.resident(narrow), clusters = gpu.resident(first + kTile64);
     bool const known = narrow_clusters > 0 && clusters > 0;
     std::int64_t const tiles64 = (rows + 63) / 64 * g.batch_count, tiles128 = (rows + 127) / 128 * g.batch_count;
     int const k_tiles = int(std::min<std::int64_t>((g.k + 63) / 64, INT_MAX));
@@ -1077,14 +1077,15 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // 4096x128x14336 50.3 against 60.5 on 128x256, 128x2048x16384 33.6 against 37.6; 128x4096x32768
   // 106.1 against 104.0-104.5.
   if (m <= 128 || n <= 128) {
-    std::int64_t const tiles = cluster_tiles(first + kTile64, m, n, batch), ctas = resident(first + kTile64);
+    std::int64_t const tiles = cluster_tiles(first + kTile64, m, n, batch), ctas = gpu.resident(first + kTile64);
     auto const narrowest = [&] {
-      std::size_t const pick = shared_strip(narrow_tile(first, m, n, batch, g.k, cg), first, m, n, batch, g.k);
+      std::size_t const pick = shared_strip(gpu, narrow_tile(gpu, first, m, n, batch, g.k, cg), first, m, n, batch, g.k);
       return &entries()[promoted_for_long_k(pick, g, cg)];
     };
     if (tiles <= ctas && (4 * tiles >= 3 * ctas || g.k < 128 * 64)) return narrowest();
     std::size_t const wide = first + (m <= 128 ? kTile256 : kTile128C2);
-    std::int64_t const narrow = busy_ctas(first + kTile64, m, n, batch, g.k), other = busy_ctas(wide, m, n, batch, g.k);
+    std::int64_t const narrow = busy_ctas(gpu, first + kTile64, m, n, batch, g.k);
+    std::int64_t const other = busy_ctas(gpu, wide, m, n, batch, g.k);
     if (tiles <= ctas && (narrow >= other || (g.k <= 8192 && 2 * narrow >= other))) return narrowest();
     return &entries()[wide];
   }
@@ -1099,41 +1100,43 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // 6000-byte rows, 31.4 us on 128x64 against 24.4 -- cuBLAS 18.3 --; 768x384x3000 17.8 against
   // 15.8-16.2; 4096x192x3000 27.7-28.1 against 20.8-21.0). Not with fewer: 192x192x3000 8.6 us in
   // 11 slices of 128x64 against 15.2 on 4 CTAs, 1024x192x3000 12.4 against 15.1.
-  if (g.k < 8192 && fills_under_half(first + kTile256C2, m, n, batch)) {
-    bool const narrow_fits = tile_rounds(first + kTile64, m, n, batch) == 1;
+  if (g.k < 8192 && fills_under_half(gpu, first + kTile256C2, m, n, batch)) {
+    bool const narrow_fits = tile_rounds(gpu, first + kTile64, m, n, batch) == 1;
     if (narrow_fits) {
-      std::size_t const narrowest = narrow_tile(first, m, n, batch, g.k, cg);
+      std::size_t const narrowest = narrow_tile(gpu, first, m, n, batch, g.k, cg);
       if (narrowest != first + kTile64) return &entries()[narrowest];
     }
     if (narrow_fits && rows_off_sectors(first + kTile128C2, cg, batch) &&
-        tile_rounds(first + kTile128C2, m, n, batch) == 1 &&
-        busy_ctas(first + kTile128C2, m, n, batch, g.k) >= busy_ctas(first + kTile64, m, n, batch, g.k))
+        tile_rounds(gpu, first + kTile128C2, m, n, batch) == 1 &&
+        busy_ctas(gpu, first + kTile128C2, m, n, batch, g.k) >= busy_ctas(gpu, first + kTile64, m, n, batch, g.k))
       return &entries()[first + kTile128C2];
-    if (narrow_fits) return &entries()[shared_strip(first + kTile64, first, m, n, batch, g.k)];
-    if (tile_rounds(first + kTile128C2, m, n, batch) == 1) return &entries()[first + kTile128C2];
+    if (narrow_fits) return &entries()[shared_strip(gpu, first + kTile64, first, m, n, batch, g.k)];
+    if (tile_rounds(gpu, first + kTile128C2, m, n, batch) == 1) return &entries()[first + kTile128C2];
   }
   // With a long K, 128x64 where its K slices put more CTAs to work than either clustered tile's
   // (H100, same runs: 256x256x8192 11.1 us in 16 slices of 128x64 against 12.7 on 128x128 in 2x1
   // clusters in 8). Where they tie the wider tiles stay (256x1024x8192 18.0 against 19.0 on 128x64,
   // 1024x1024x8192 41.1 against 46.3, 512x512x8192 18.1 against 18.8).
-  if (g.k >= 8192 && fills_under_half(first + kTile256C2, m, n, batch) && tile_rounds(first + kTile64, m, n, batch) == 1) {
-    std::int64_t const narrow = busy_ctas(first + kTile64, m, n, batch, g.k);
-    if (narrow > busy_ctas(first + kTile128C2, m, n, batch, g.k) && narrow > busy_ctas(first + kTile256C2, m, n, batch, g.k))
-      return &entries()[narrow_tile(first, m, n, batch, g.k, cg)];
+  if (g.k >= 8192 && fills_under_half(gpu, first + kTile256C2, m, n, batch) &&
+      tile_rounds(gpu, first + kTile64, m, n, batch) == 1) {
+    std::int64_t const narrow = busy_ctas(gpu, first + kTile64, m, n, batch, g.k);
+    if (narrow > busy_ctas(gpu, first + kTile128C2, m, n, batch, g.k) &&
+        narrow > busy_ctas(gpu, first + kTile256C2, m, n, batch, g.k))
+      return &entries()[narrow_tile(gpu, first, m, n, batch, g.k, cg)];
   }
   // 129 to 256 wide or tall: 128x128 tiles in 2x1 clusters where they fit one round, rather than
   // 128x256 ones on half as many SMs (H100, same runs: 256x8192x8192 0.907x cuBLAS against 0.755;
   // 192x8192x8192 0.88 against 0.76 once the shares past the edge were no longer zero-filled by TMA,
   // kernel/sm90_gemm_producer.hpp -- before, 0.68).
-  if (((n > 128 && n <= 256) || (m > 128 && m <= 256)) && tile_rounds(first + kTile128C2, m, n, batch) == 1)
+  if (((n > 128 && n <= 256) || (m > 128 && m <= 256)) && tile_rounds(gpu, first + kTile128C2, m, n, batch) == 1)
     return &entries()[first + kTile128C2];
   // Where the 2x1 clusters leave the last round nearly empty (4097 rows: 17 cluster rows of 256,
   // the last with one row in it, 5 rounds on 66 clusters where 128-row tiles need 4 on 132 SMs),
   // 1x2 clusters pair the tile columns instead (33 x 8 cluster tiles: 4 rounds); where both do,
   // the 1x1 kernel may finish first.
-  std::int64_t const c2 = tile_rounds(first + kTile256C2, m, n, batch);
-  std::int64_t const c1x2 = tile_rounds(first + kTile256C1x2, m, n, batch);
-  std::int64_t const single = tile_rounds(first + kTile256, m, n, batch);
+  std::int64_t const c2 = tile_rounds(gpu, first + kTile256C2, m, n, batch);
+  std::int64_t const c1x2 = tile_rounds(gpu, first + kTile256C1x2, m, n, batch);
+  std::int64_t const single = tile_rounds(gpu, first + kTile256, m, n, batch);
   if (c2 <= 0 || c1x2 <= 0 || single <= 0) return &entries()[first + kTile256C2];
   std::size_t const cluster = c1x2 < c2 ? kTile256C1x2 : kTile256C2;
   // A round of 1x1 tiles is taken to cost 1.15 rounds of cluster tiles (the clusters' CTAs share
@@ -1159,9 +1162,9 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // 98-problem A/B.
   std::size_t const wide192 = g.a_type == DType::bf16 ? kTile192C2 : kTile192C2F16;
   constexpr double kWide192Tenths = 9.0;  // 192-wide where its work is under 9/10 of the 256-wide tiles' (exact in tenths)
-  Slicing const s192 = slicing(wide192, m, n, batch, g.k);
-  Slicing const s256c2 = slicing(first + kTile256C2, m, n, batch, g.k);
-  Slicing const s256c1x2 = slicing(first + kTile256C1x2, m, n, batch, g.k);
+  Slicing const s192 = slicing(gpu, wide192, m, n, batch, g.k);
+  Slicing const s256c2 = slicing(gpu, first + kTile256C2, m, n, batch, g.k);
+  Slicing const s256c1x2 = slicing(gpu, first + kTile256C1x2, m, n, batch, g.k);
   double const work256c2 = cluster_work(first + kTile256C2, s256c2), work256c1x2 = cluster_work(first + kTile256C1x2, s256c1x2);
   bool const c2_less = work256c2 <= work256c1x2;
   std::size_t const wide256 = first + (c2_less ? kTile256C2 : kTile256C1x2);
@@ -1176,7 +1179,7 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   // 128x128 in 2x1 clusters where they do the 256-wide tiles' work per cluster in one pass and
   // those would need K slices (H100, same measure: 1024x2048x8192 48.2 us against 57.7 in 2 slices;
   // 1024x2048x16384 92.0 against 98.0). C unread: this kernel adds C from registers.
-  if (Slicing const s128 = slicing(first + kTile128C2, m, n, batch, g.k),
+  if (Slicing const s128 = slicing(gpu, first + kTile128C2, m, n, batch, g.k),
       s_cluster = cluster == kTile256C2 ? s256c2 : s256c1x2;
       !gemm_reads_c(g) && s128.splits == 1 && s_cluster.splits > 1 &&
       cluster_work(first + kTile128C2, s128) <= cluster_work(first + cluster, s_cluster))
@@ -1193,15 +1196,16 @@ GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) {
   return &entries()[first + cluster];
 }
 
+}  // namespace
+
+std::span<GemmKernelInfo const> sm90_gemm_kernels() { return entries(); }
+
+GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& g) { return select(g, GpuModel{}); }
+
 GemmKernelInfo const* sm90_select_gemm_kernel(GemmArguments const& args, std::span<int const> resident_clusters,
                                               double hbm_bytes_per_s) {
-  if (resident_clusters.empty()) return sm90_select_gemm_kernel(args);
-  struct Forget {
-    ~Forget() { assumed_resident = {}, assumed_hbm = 0.0; }
-  } const forget;
-  assumed_resident = resident_clusters;
-  assumed_hbm = hbm_bytes_per_s;
-  return sm90_select_gemm_kernel(args);
+  if (resident_clusters.empty()) return select(args, GpuModel{});
+  return select(args, GpuModel{resident_clusters, hbm_bytes_per_s});
 }
 
 int sm90_cluster_size(GemmKernelInfo const& k) {
