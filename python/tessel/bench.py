@@ -263,26 +263,39 @@ def _input_sets(torch, p, l2_bytes):
     return [p.make_set(1000 + i) for i in range(n)]
 
 
-def _interleaved_ms(torch, sides, sets, warmup, iters):
-    """Median milliseconds of each fn in `sides`, launched interleaved A B A B ..., each launch on
-    the next input set and between its own CUDA events, after `warmup` untimed rounds."""
+def _round_order(n, r):
+    """The order of n sides in timing round r: rotated by r // 2, reversed in odd rounds, so that
+    over 2n rounds every side runs twice in each place and no side always follows the same one."""
+    order = [(i + r // 2) % n for i in range(n)]
+    return order[::-1] if r % 2 else order
+
+
+def _interleaved_ms(torch, sides, sets, warmup, iters, rounds=1):
+    """Median milliseconds of each fn in `sides` over `rounds` rounds of `iters` launches each, the
+    sides interleaved A B A B ... in a round (in _round_order's order), each launch on the next
+    input set and between its own CUDA events, after `warmup` untimed rounds."""
     launch = 0
     for _ in range(warmup):
         for fn in sides:
             fn(*sets[launch % len(sets)])
             launch += 1
     torch.cuda.synchronize()
-    events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
-              for _ in sides]
-    for i in range(iters):
-        for side, fn in enumerate(sides):
-            e0, e1 = events[side][i]
-            s = sets[launch % len(sets)]
-            e0.record()
-            fn(*s)
-            e1.record()
-            launch += 1
-    torch.cuda.synchronize()
+    events = [[] for _ in sides]
+    for r in range(rounds):
+        order = _round_order(len(sides), r)
+        pairs = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
+                 for _ in order]
+        for i in range(iters):
+            for j, side in enumerate(order):
+                e0, e1 = pairs[j][i]
+                s = sets[launch % len(sets)]
+                e0.record()
+                sides[side](*s)
+                e1.record()
+                launch += 1
+        torch.cuda.synchronize()
+        for j, side in enumerate(order):
+            events[side].extend(pairs[j])
     return [_median_ms(torch, e) for e in events]
 
 
@@ -608,6 +621,13 @@ class _AttnProblem:
     def tessel(self, q, k, v, out):
         return tessel.attention(q, k, v, out=out, causal=self.p["causal"], align="top-left")
 
+    def tessel_named(self, kernel):
+        """fn(q, k, v, out): tessel.attention running `kernel` (a name from tessel.attention_kernels())."""
+        def run(q, k, v, out):
+            return tessel.attention(q, k, v, out=out, causal=self.p["causal"], align="top-left", kernel=kernel)
+
+        return run
+
     def sdpa(self, backend):
         """F.scaled_dot_product_attention on transposed [B, H, S, D] views, under sdpa_kernel(backend)."""
         from torch.nn.attention import sdpa_kernel
@@ -661,9 +681,16 @@ def run_attention(torch, ap_, args, l2_bytes):
     q, k, v, out = sets[0]
 
     # Each side once: the outputs verification compares, and which baselines run this problem.
-    out.fill_(float("nan"))
-    ap_.tessel(q, k, v, out)
-    sides = [ap_.tessel]
+    # With --kernels, one tessel side per named kernel (row["kernels"]), the first in the row's own fields.
+    kernels = args.kernels or []
+    sides = [ap_.tessel_named(name) for name in kernels] or [ap_.tessel]
+    outs = [out] + [torch.empty_like(out) for _ in sides[1:]]
+    for fn, o in zip(sides, outs):
+        o.fill_(float("nan"))
+        fn(q, k, v, o)
+    if kernels:
+        row["kernel"] = kernels[0]
+        row["kernels"] = {name: {} for name in kernels}
     baseline_out = {}
     for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
         fn = ap_.sdpa(backend)
@@ -682,9 +709,11 @@ def run_attention(torch, ap_, args, l2_bytes):
     if args.verify:
         ref = attention_reference(torch, q, k, v, p["causal"])
         scale = float(ref.abs().max()) if ref.numel() else 0.0
-        err = float((out.float() - ref).abs().max()) if ref.numel() else 0.0
-        if not bool(torch.isfinite(out).all()):
-            err = math.inf
+        errs = [float((o.float() - ref).abs().max()) if ref.numel() else 0.0 for o in outs]
+        errs = [e if bool(torch.isfinite(o).all()) else math.inf for e, o in zip(errs, outs)]
+        for name, e in zip(kernels, errs):
+            row["kernels"][name]["max_abs_err"] = e
+        err = max(errs)
         for name, o in baseline_out.items():
             row["baselines"][name]["max_abs_err"] = float((o.float() - ref).abs().max()) if ref.numel() else 0.0
         low = next((row["baselines"][n]["max_abs_err"] for n in ("cudnn", "flash") if n in baseline_out), None)
@@ -694,21 +723,23 @@ def run_attention(torch, ap_, args, l2_bytes):
             row["bound"] = 2.0 * low + 2.0 * _UNIT_ROUNDOFF[ap_.dtype] * scale
             row["verified"] = err <= row["bound"]
         del ref
-    del baseline_out
+    del baseline_out, outs
 
-    _time_attention_sides(torch, row, sides, sets, flops, args)
+    _time_attention_sides(torch, row, sides, sets, flops, args, kernels)
     del sets
     return row
 
 
-def _time_attention_sides(torch, row, sides, sets, flops, args):
-    """tessel (sides[0]) and the SDPA backends that ran (the rest, cuDNN before flash) timed
-    interleaved; fills the row's ms, TFLOP/s and ratios."""
-    ms = _interleaved_ms(torch, sides, sets, args.warmup, args.iters)
+def _time_attention_sides(torch, row, sides, sets, flops, args, kernels=()):
+    """tessel (sides[0], or one side per name in `kernels`, the first the row's own) and the SDPA
+    backends that ran (the rest, cuDNN before flash) timed interleaved; fills the row's ms, TFLOP/s
+    and ratios, and each named kernel's in row["kernels"]."""
+    ms = _interleaved_ms(torch, sides, sets, args.warmup, args.iters, args.rounds)
+    mine = max(1, len(kernels))
     row["ms"] = ms[0]
     row["tflops"] = flops / (ms[0] * 1e-3) / 1e12
     names = [n for n in ("cudnn", "flash") if "error" not in row["baselines"][n]]
-    for name, t in zip(names, ms[1:]):
+    for name, t in zip(names, ms[mine:]):
         b = row["baselines"][name]
         b["ms"] = t
         b["tflops"] = flops / (t * 1e-3) / 1e12
@@ -719,6 +750,11 @@ def _time_attention_sides(torch, row, sides, sets, flops, args):
     if "ms" in row["baselines"]["flash"]:
         row["flash_ms"], row["flash_tflops"] = row["baselines"]["flash"]["ms"], row["baselines"]["flash"]["tflops"]
         row["ratio_flash"] = row["baselines"]["flash"]["ratio"]
+    for name, t in zip(kernels, ms):
+        kr = row["kernels"][name]
+        kr["ms"], kr["tflops"] = t, flops / (t * 1e-3) / 1e12
+        kr["ratio"] = kr["tflops"] / row["baseline_tflops"] if row["baseline_tflops"] else None
+        kr["vs_first"] = ms[0] / t
 
 
 # The backward's FLOPs over the forward's: FlashAttention's convention (S = Q K^T, dP = dO V^T,
@@ -882,9 +918,23 @@ def _attention_parser():
                          "python-attention-backward")
     ap.add_argument("--deterministic", action="store_true",
                     help="with --backward: tessel's bitwise-repeatable backward")
+    ap.add_argument("--kernels", type=_kernel_list, default=None, metavar="NAME[,NAME...]",
+                    help="the forward: time these kernels by name (tessel.attention_kernels()) side by side instead "
+                         "of the library's choice, each verified; suite python-attention-kernels")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="timing rounds of --iters launches per side, the sides' order rotated between rounds "
+                         "(default 1)")
     ap.add_argument("--no-verify", dest="verify", action="store_false", help="skip the float32 check")
-    _common_options(ap, "python-attention, or python-attention-backward with --backward")
+    _common_options(ap, "python-attention, python-attention-backward with --backward, python-attention-kernels "
+                        "with --kernels")
     return ap
+
+
+def _kernel_list(text):
+    names = text.split(",")
+    if not all(names) or len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a list of distinct kernel names separated by commas")
+    return names
 
 
 def attention_args(argv):
@@ -894,8 +944,13 @@ def attention_args(argv):
     args = _parse(ap, argv)
     if args.deterministic and not args.backward:
         ap.error("--deterministic: applies to the backward; add --backward (the forward is deterministic already)")
+    if args.kernels and args.backward:
+        ap.error("--kernels: names forward kernels; drop --backward")
+    if args.rounds < 1:
+        ap.error("--rounds must be >= 1")
     if args.suite is None:
-        args.suite = "python-attention-backward" if args.backward else "python-attention"
+        args.suite = ("python-attention-backward" if args.backward else
+                      "python-attention-kernels" if args.kernels else "python-attention")
     return args
 
 
@@ -921,8 +976,12 @@ def attention_main(argv):
                   "autograd of math SDPA (max err <= 2 x SDPA's + one ulp)")
     else:
         method = ("python -m tessel.bench attention: " + _ATTN_METHOD +
-                  "tessel.attention(out=) and F.scaled_dot_product_attention under sdpa_kernel(CUDNN_ATTENTION) and "
+                  ("tessel.attention(out=, kernel=NAME) for each of --kernels " + ",".join(args.kernels) if args.kernels
+                   else "tessel.attention(out=)") +
+                  " and F.scaled_dot_product_attention under sdpa_kernel(CUDNN_ATTENTION) and "
                   "(FLASH_ATTENTION) interleaved; FLOPs 2 B H pairs (D + D_v), causal square problems S^2/2 pairs")
+    if args.rounds > 1:
+        method += f"; {args.rounds} rounds of --iters, the sides' order rotated and reversed between rounds"
     report = _report(torch, info, args.suite, method)
     what = "max |dq, dk, dv - ref|" if args.backward else "max |out - ref|"
     print(f"{'problem':<30} {'dtype':<5} {'ms':>8} {'TFLOP/s':>8} {'cuDNN':>8} {'ratio':>6} {'flash':>8} "
@@ -958,7 +1017,10 @@ def attention_main(argv):
             check = f"FAILED {row['max_abs_err']:.2g} > {row['bound']:.2g}"
         print(f"{text:<30} {dtype:<5} {_fmt(row['ms'], '8.3f')} {_fmt(row['tflops'], '8.1f')} "
               f"{_fmt(row['baseline_tflops'], '8.1f')} {_fmt(row['ratio'], '6.3f')} {_fmt(row['flash_tflops'], '8.1f')} "
-              f"{_fmt(row['ratio_flash'], '6.3f')}  {check}")
+              f"{_fmt(row['ratio_flash'], '6.3f')}  {check}" + (f"  {row['kernel']}" if "kernels" in row else ""))
+        for name, kr in list(row.get("kernels", {}).items())[1:]:
+            print(f"{'':<36} {_fmt(kr.get('ms'), '8.3f')} {_fmt(kr.get('tflops'), '8.1f')} {'':>8} "
+                  f"{_fmt(kr.get('ratio'), '6.3f')}  {name}: {_fmt(kr.get('vs_first'), '.3f')}x {row['kernel']}")
         for name, b in row["baselines"].items():
             if "error" in b:
                 print(f"{'':<36} {name}: {b['error']}")

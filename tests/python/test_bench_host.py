@@ -109,10 +109,33 @@ def test_attention_arguments_pick_the_pass_and_its_suite():
     assert bench.attention_args(["--backward", "--suite", "mine"]).suite == "mine"
 
 
+def test_attention_kernels_by_name_get_their_own_suite():
+    pair = "sm90_attention_bf16_d128,sm90_attention_bf16_d128_k128"
+    args = bench.attention_args(["--kernels", pair, "--rounds", "6"])
+    assert args.kernels == ["sm90_attention_bf16_d128", "sm90_attention_bf16_d128_k128"]
+    assert args.rounds == 6 and args.suite == "python-attention-kernels"
+    assert bench.attention_args([]).kernels is None and bench.attention_args([]).rounds == 1
+
+
+def test_round_order_puts_every_side_in_every_place():
+    for n in (1, 2, 3, 4):
+        orders = [bench._round_order(n, r) for r in range(2 * n)]
+        assert all(sorted(o) == list(range(n)) for o in orders)
+        for place in range(n):
+            assert sorted(o[place] for o in orders) == sorted(list(range(n)) * 2)
+        assert orders[0] == list(range(n))  # one round: the sides' own order
+        if n > 2:  # no side always follows the same one
+            for side in range(n):
+                before = {o[o.index(side) - 1] for o in orders if o.index(side) > 0}
+                assert len(before) > 1
+
+
 def test_attention_argument_errors_name_the_flag(capsys):
     for argv, word in ((["--deterministic"], "--deterministic"), (["--backward=1"], "--backward"),
                        (["--backward", "--iters", "0"], "--iters"), (["--backward", "--problems", "b1-h2"],
-                                                                    "attention problem")):
+                                                                    "attention problem"),
+                       (["--kernels", "a,a"], "--kernels"), (["--kernels", "a,,b"], "--kernels"),
+                       (["--backward", "--kernels", "a"], "--kernels"), (["--rounds", "0"], "--rounds")):
         with pytest.raises(SystemExit) as info:
             bench.attention_args(argv)
         assert info.value.code == 2
