@@ -846,7 +846,8 @@ struct Slicing {
   std::int64_t tiles;
   int clusters, k_tiles, splits;
 };
-Slicing slicing(GpuModel const& gpu, std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch, std::int64_t k) {
+Slicing slicing(GpuModel const& gpu, std::size_t i, std::int64_t m, std::int64_t n, std::int64_t batch,
+                std::int64_t k) {
   Sm90Instance const t = kRegistry[i].instance();
   Slicing sl{cluster_tiles(i, m, n, batch), gpu.resident(i),
              int(std::min<std::int64_t>((k + t.tile_k - 1) / t.tile_k, INT_MAX)), 0};
@@ -1079,7 +1080,8 @@ GemmKernelInfo const* select(GemmArguments const& g, GpuModel const& gpu) {
   if (m <= 128 || n <= 128) {
     std::int64_t const tiles = cluster_tiles(first + kTile64, m, n, batch), ctas = gpu.resident(first + kTile64);
     auto const narrowest = [&] {
-      std::size_t const pick = shared_strip(gpu, narrow_tile(gpu, first, m, n, batch, g.k, cg), first, m, n, batch, g.k);
+      std::size_t const tile = narrow_tile(gpu, first, m, n, batch, g.k, cg);
+      std::size_t const pick = shared_strip(gpu, tile, first, m, n, batch, g.k);
       return &entries()[promoted_for_long_k(pick, g, cg)];
     };
     if (tiles <= ctas && (4 * tiles >= 3 * ctas || g.k < 128 * 64)) return narrowest();

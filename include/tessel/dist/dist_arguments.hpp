@@ -231,10 +231,12 @@ inline constexpr char const* kCallRecordNames[CallRecord::count] = {"operation",
                                                                      "rows", "n", "k", "chunk_rows"};
 
 inline CallRecord call_record(AllGatherGemmArguments const& g, bool refused) {
-  return {{kAllGatherGemmOperation, refused ? 1 : 0, std::int64_t(g.ab_type), std::int64_t(g.d_type), g.m_shard, -1, g.k, g.chunk_rows}};
+  return {{kAllGatherGemmOperation, refused ? 1 : 0, std::int64_t(g.ab_type), std::int64_t(g.d_type), g.m_shard, -1, g.k,
+           g.chunk_rows}};
 }
 inline CallRecord call_record(GemmReduceScatterArguments const& g, bool refused) {
-  return {{kGemmReduceScatterOperation, refused ? 1 : 0, std::int64_t(g.ab_type), std::int64_t(g.d_type), g.m, g.n, -1, g.chunk_rows}};
+  return {{kGemmReduceScatterOperation, refused ? 1 : 0, std::int64_t(g.ab_type), std::int64_t(g.d_type), g.m, g.n, -1,
+           g.chunk_rows}};
 }
 
 // Whether the P records (one per rank, in rank order) allow the call: none refused, every field
@@ -247,7 +249,8 @@ inline Status agree(std::span<CallRecord const> records, int rank) {
       return Status::error(StatusCode::invalid_argument,
                            "rank " + dist_num(std::int64_t(r)) +
                                " refused its arguments (its error names the rule); no rank moved any data");
-  char const* const rows_name = records.empty() || records[0].v[CallRecord::op] == kAllGatherGemmOperation ? "m_shard" : "m";
+  bool const gathers = records.empty() || records[0].v[CallRecord::op] == kAllGatherGemmOperation;
+  char const* const rows_name = gathers ? "m_shard" : "m";
   for (std::size_t r = 1; r < records.size(); ++r)
     for (int f = 0; f < CallRecord::count; ++f) {
       if (f == CallRecord::refused || records[r].v[f] == records[0].v[f]) continue;

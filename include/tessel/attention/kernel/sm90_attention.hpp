@@ -332,7 +332,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_kernel(__gr
         softmax(s, n, corr);
         wgmma_wait_group<0>();
         wgmma_fence_operand(o);
-        detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkN / 4]>(pa));  // P stays put until its wgmma retired
+        // P stays put until its wgmma retired
+        detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkN / 4]>(pa));
         release(smem.v_pipe, vst.index);
         vst.advance<Stages>();
         rescale_o(corr);
