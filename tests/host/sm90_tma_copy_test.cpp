@@ -180,6 +180,8 @@ TEST(TmaEncodeArgs, EachRuleRefusesWithItsReason) {
   contains(refusal(tile_to_shape(GMMA::Layout_K_SW64_Atom<T>{}, Shape<_64, _64>{}), 100, 64, 64), "swizzle spans 64");
   // A box that is not dense: rows padded to 72 elements.
   contains(refusal(Layout<Shape<_64, _64>, Stride<Int<72>, _1>>{}, 100, 64, 64), "TMA writes it at");
+  // A static box's walk is remembered only when it passes: asked again, the same box is refused again.
+  contains(refusal(Layout<Shape<_64, _64>, Stride<Int<72>, _1>>{}, 100, 64, 64), "TMA writes it at");
   // The byte-address swizzle on 16-bit offsets.
   contains(refusal(composition(Swizzle<3, 4, 3>{}, Layout<Shape<_64, _64>, Stride<_64, _1>>{}), 100, 64, 64),
            "is not a TMA swizzle for 2-byte elements");
