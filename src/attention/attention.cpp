@@ -29,26 +29,24 @@ struct AttentionEntry {
   int d, dv;
   int min_sm;  // 80: every GPU from sm_80; 90: the sm_90a kernels (sm_90 only)
   d::AttentionInstance (*instance)();
-  // The automatic choice takes it only from this many query rows and keys, and (no_window) only
-  // without a sliding window (a causal mask alone is none); else the next entry for the same head dims.
-  std::int64_t min_seqlen_q = 0, min_seqlen_k = 0;
+  // The automatic choice takes it only from min_seqlen_k keys and (no_window) only without a
+  // sliding window (a causal mask alone is none); else the next entry for the same head dims.
+  std::int64_t min_seqlen_k = 0;
   bool no_window = false;
 };
 
-#define TESSEL_ENTRY_FROM(arch_, dtype_, dims_, d_, dv_, min_seqlen_q_, min_seqlen_k_, no_window_)              \
+#define TESSEL_ENTRY_FROM(arch_, dtype_, dims_, d_, dv_, min_seqlen_k_, no_window_)                            \
   AttentionEntry {                                                                                            \
     "sm" #arch_ "_attention_" #dtype_ "_" #dims_, DType::dtype_, d_, dv_, arch_,                              \
-        d::sm##arch_##_attention_instance_##dtype_##_##dims_, min_seqlen_q_, min_seqlen_k_, no_window_        \
+        d::sm##arch_##_attention_instance_##dtype_##_##dims_, min_seqlen_k_, no_window_                       \
   }
-#define TESSEL_ENTRY(arch_, dtype_, dims_, d_, dv_) TESSEL_ENTRY_FROM(arch_, dtype_, dims_, d_, dv_, 0, 0, false)
-// D 64: 192-row query tiles (three consumer warpgroups) from 1536 query rows, 128 below; D 128:
-// 192-key blocks from 2048 keys without a sliding window (causal or not), 128 below or with one (the
-// kernels' files have the measurements).
+#define TESSEL_ENTRY(arch_, dtype_, dims_, d_, dv_) TESSEL_ENTRY_FROM(arch_, dtype_, dims_, d_, dv_, 0, false)
+// D 128: 192-key blocks from 2048 keys without a sliding window (causal or not), 128 below or with
+// one (the kernels' files have the measurements).
 #define TESSEL_SM90_ENTRIES(dtype_)                                                                            \
-  TESSEL_ENTRY_FROM(90, dtype_, d64, 64, 64, 1536, 0, false), TESSEL_ENTRY(90, dtype_, d64_q128, 64, 64),      \
-      TESSEL_ENTRY_FROM(90, dtype_, d128, 128, 128, 0, 2048, true), TESSEL_ENTRY(90, dtype_, d128_k128, 128, 128), \
-      TESSEL_ENTRY(90, dtype_, d192, 192, 192), TESSEL_ENTRY(90, dtype_, d192x128, 192, 128),                  \
-      TESSEL_ENTRY(90, dtype_, d256, 256, 256)
+  TESSEL_ENTRY(90, dtype_, d64, 64, 64), TESSEL_ENTRY_FROM(90, dtype_, d128, 128, 128, 2048, true),            \
+      TESSEL_ENTRY(90, dtype_, d128_k128, 128, 128), TESSEL_ENTRY(90, dtype_, d192, 192, 192),                 \
+      TESSEL_ENTRY(90, dtype_, d192x128, 192, 128), TESSEL_ENTRY(90, dtype_, d256, 256, 256)
 #define TESSEL_SM80_ENTRIES(dtype_)                                                                            \
   TESSEL_ENTRY(80, dtype_, d64, 64, 64), TESSEL_ENTRY(80, dtype_, d96, 96, 96),                                \
       TESSEL_ENTRY(80, dtype_, d128, 128, 128), TESSEL_ENTRY(80, dtype_, d192, 192, 192),                      \
@@ -98,7 +96,7 @@ Status select_entry(AttentionArguments const& a, int cc, AttentionEntry const** 
   bool const hopper = cc == kSm90 && sm90_takes(a);
   bool const windowed = a.window_left >= 0 || a.window_right >= 0;  // (a causal mask alone is no window)
   for (auto const& e : kEntries) {
-    if ((e.min_sm == kSm90 && !hopper) || a.seqlen_q < e.min_seqlen_q || a.seqlen_k < e.min_seqlen_k ||
+    if ((e.min_sm == kSm90 && !hopper) || a.seqlen_k < e.min_seqlen_k ||
         (e.no_window && windowed))
       continue;
     if (e.dtype == a.dtype && e.d == a.head_dim && e.dv == dv) {

@@ -489,7 +489,7 @@ TEST(AttentionLarge, Causal4224D128) {
   }
 }
 
-// D = 64 from 1536 query rows runs 192-row tiles on three consumer warpgroups, each issuing GEMMs
+// D = 64 runs 192-row tiles on three consumer warpgroups, each issuing GEMMs
 // only for the key blocks its 64 rows see: ragged lengths leave the last tile with warpgroups whose
 // rows lie past S_q, a causal mask gives the tile's warpgroups different last blocks, and a left
 // window different first ones.

@@ -1,7 +1,7 @@
 // The attention forward's automatic kernel choice (attention_kernel_name_for), without a GPU: on
-// sm_90 the TMA + wgmma kernels where TMA can load the tensors, D 64's 192-row query tiles from 1536
-// query rows and its 128-row tiles below, D 128's 192-key blocks from 2048 keys without a sliding
-// window (causal or not) and 128-key blocks below or with one, the sm_80 kernels everywhere else.
+// sm_90 the TMA + wgmma kernels where TMA can load the tensors -- D 64's 192-row query tiles at
+// every length, D 128's 192-key blocks from 2048 keys without a sliding window (causal or not) and
+// 128-key blocks below or with one -- and the sm_80 kernels everywhere else.
 #include <tessel/attention/attention.hpp>
 
 #include <gtest/gtest.h>
@@ -29,14 +29,12 @@ std::string choice(AttentionArguments const& a, int cc) {
   return name ? name : "";
 }
 
-TEST(AttentionChoice, HeadDim64TakesTheQueryTileItsLengthFills) {
-  EXPECT_EQ(choice(problem(4096, 64), 90), "sm90_attention_bf16_d64");
-  EXPECT_EQ(choice(problem(1536, 64), 90), "sm90_attention_bf16_d64");
-  EXPECT_EQ(choice(problem(1535, 64), 90), "sm90_attention_bf16_d64_q128");
-  EXPECT_EQ(choice(problem(1024, 64), 90), "sm90_attention_bf16_d64_q128");
-  EXPECT_EQ(choice(problem(1, 64), 90), "sm90_attention_bf16_d64_q128");
+TEST(AttentionChoice, HeadDim64HasOneSm90KernelAtEveryLength) {
+  for (std::int64_t sq : {1, 512, 1535, 1536, 4096}) EXPECT_EQ(choice(problem(sq, 64), 90), "sm90_attention_bf16_d64") << sq;
   EXPECT_EQ(choice(problem(16384, 64, DType::f16), 90), "sm90_attention_f16_d64");
-  EXPECT_EQ(choice(problem(512, 64, DType::f16), 90), "sm90_attention_f16_d64_q128");
+  AttentionArguments causal = problem(1024, 64, DType::f16);
+  causal.causal = true;
+  EXPECT_EQ(choice(causal, 90), "sm90_attention_f16_d64");
 }
 
 TEST(AttentionChoice, HeadDim128TakesTheKeyTileTheKeysFill) {
@@ -79,11 +77,11 @@ TEST(AttentionChoice, Sm80KernelsOffHopperOrWhereTmaCannotLoad) {
 
 TEST(AttentionChoice, ANamedKernelIsTakenAtAnyLength) {
   AttentionArguments a = problem(4096, 64);
-  a.kernel = "sm90_attention_bf16_d64_q128";
-  EXPECT_EQ(choice(a, 90), "sm90_attention_bf16_d64_q128");
-  a = problem(128, 64);
   a.kernel = "sm90_attention_bf16_d64";
   EXPECT_EQ(choice(a, 90), "sm90_attention_bf16_d64");
+  a = problem(4096, 128);
+  a.kernel = "sm90_attention_bf16_d128_k128";
+  EXPECT_EQ(choice(a, 90), "sm90_attention_bf16_d128_k128");
 }
 
 }  // namespace
