@@ -53,12 +53,8 @@ struct AttentionEntry {
       TESSEL_ENTRY(80, dtype_, d192x128, 192, 128), TESSEL_ENTRY(80, dtype_, d256, 256, 256)
 
 // In the order the automatic choice prefers them (and `tessel list` prints them).
-// The persistent kernels by name only (see their files).
 constexpr std::array kEntries{TESSEL_SM90_ENTRIES(bf16), TESSEL_SM90_ENTRIES(f16), TESSEL_SM80_ENTRIES(bf16),
-                              TESSEL_SM80_ENTRIES(f16), TESSEL_ENTRY(90, bf16, d64_persistent, 64, 64),
-                              TESSEL_ENTRY(90, f16, d64_persistent, 64, 64),
-                              TESSEL_ENTRY(90, bf16, d128_k128_persistent, 128, 128),
-                              TESSEL_ENTRY(90, f16, d128_k128_persistent, 128, 128)};
+                              TESSEL_SM80_ENTRIES(f16)};
 
 #undef TESSEL_SM80_ENTRIES
 #undef TESSEL_SM90_ENTRIES
