@@ -117,6 +117,58 @@ def test_attention_kernels_by_name_get_their_own_suite():
     assert bench.attention_args([]).kernels is None and bench.attention_args([]).rounds == 1
 
 
+def test_attention_overhead_is_on_unless_asked_off():
+    assert bench.attention_args([]).overhead
+    assert not bench.attention_args(["--no-overhead"]).overhead
+
+
+class _FakeCuda:
+    def __init__(self, log):
+        self.log = log
+
+    def _sleep(self, cycles):
+        self.log.append(("sleep", cycles))
+
+    def synchronize(self):
+        self.log.append(("sync",))
+
+
+class _FakeTorch:
+    def __init__(self):
+        self.log = []
+        self.cuda = _FakeCuda(self.log)
+
+
+def test_host_us_per_call_times_each_side_behind_a_sleep_in_rotated_order():
+    torch = _FakeTorch()
+    seconds = {"a": [3e-6, 1e-6, 2e-6, 9e-6, 5e-6], "b": [7e-6] * 5}
+    calls = {"a": 0, "b": 0}
+
+    def side(name):
+        def timed():
+            calls[name] += 1
+            torch.log.append(("side", name))
+            return seconds[name][calls[name] - 1]
+        return timed
+
+    us, samples = bench._host_us_per_call(torch, {"a": side("a"), "b": side("b")}, 1980, 10, 4)
+    # One warm-up call each, then four rounds: a's timed samples are its 2nd to 5th values.
+    assert calls == {"a": 5, "b": 5}
+    assert samples["a"] == pytest.approx([1.0, 2.0, 9.0, 5.0]) and us["a"] == pytest.approx(3.5)
+    assert us["b"] == pytest.approx(7.0)
+    timed = [e for e in torch.log[3:] if e[0] != "sync"]  # after the warm-up calls and their synchronize
+    assert [e[1] for e in timed if e[0] == "side"] == ["a", "b", "b", "a", "a", "b", "b", "a"]
+    # Every timed side runs behind a sleep of ~20 ms at the clock given.
+    assert all(timed[i][0] == "sleep" and timed[i + 1][0] == "side" for i in range(0, len(timed), 2))
+    assert timed[0][1] == int(0.02 * 1980 * 1e6)
+
+
+def test_py_loop_reports_seconds_per_call():
+    n = []
+    per_call = bench._py_loop(lambda: n.append(1), 25)()
+    assert len(n) == 25 and 0 <= per_call < 1
+
+
 def test_round_order_puts_every_side_in_every_place():
     for n in (1, 2, 3, 4):
         orders = [bench._round_order(n, r) for r in range(2 * n)]
