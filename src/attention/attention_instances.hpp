@@ -36,10 +36,12 @@ Status attention_check_grid(AttentionArguments const& a);
 
 #define TESSEL_SM80_ATTENTION_INSTANCES(X) \
   X(bf16, d64) X(bf16, d96) X(bf16, d128) X(bf16, d192) X(bf16, d192x128) X(bf16, d256) \
-  X(f16, d64) X(f16, d96) X(f16, d128) X(f16, d192) X(f16, d192x128) X(f16, d256)
+  X(f16, d64) X(f16, d96) X(f16, d128) X(f16, d192) X(f16, d192x128) X(f16, d256) \
+  X(bf16, d64_persistent) X(f16, d64_persistent) X(bf16, d128_k128_persistent) X(f16, d128_k128_persistent)
 #define TESSEL_SM90_ATTENTION_INSTANCES(X) \
   X(bf16, d64) X(bf16, d128) X(bf16, d128_k128) X(bf16, d192) X(bf16, d192x128) X(bf16, d256) \
-  X(f16, d64) X(f16, d128) X(f16, d128_k128) X(f16, d192) X(f16, d192x128) X(f16, d256)
+  X(f16, d64) X(f16, d128) X(f16, d128_k128) X(f16, d192) X(f16, d192x128) X(f16, d256) \
+  X(bf16, d64_persistent) X(f16, d64_persistent) X(bf16, d128_k128_persistent) X(f16, d128_k128_persistent)
 
 #define TESSEL_DECLARE_SM80(dtype, dims) AttentionInstance sm80_attention_instance_##dtype##_##dims();
 #define TESSEL_DECLARE_SM90(dtype, dims) AttentionInstance sm90_attention_instance_##dtype##_##dims();

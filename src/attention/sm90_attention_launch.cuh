@@ -12,6 +12,7 @@
 #include <tessel/runtime/tma_descriptor.hpp>
 #include <tessel/tensor.hpp>
 
+#include <cstdint>
 #include <string>
 
 namespace tessel::kernel::detail {
@@ -48,8 +49,20 @@ Status sm90_attention_launch(AttentionArguments const& args, AttentionParams con
   constexpr int smem = Config::SmemBytes;
   auto* kernel = &sm90_attention_kernel<Config>;
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  dim3 grid(static_cast<unsigned>(p.a.m_blocks), static_cast<unsigned>(p.a.heads), static_cast<unsigned>(args.batch));
+  if constexpr (Config::Persistent) {  // one CTA per SM (or per tile, when fewer), each walking the tiles
+    std::int64_t const tiles = std::int64_t(p.a.m_blocks) * args.heads * args.batch;
+    if (tiles > std::int64_t(INT32_MAX))
+      return Status::error(StatusCode::not_supported,
+                           "batch x heads x query tiles: " + std::to_string(tiles) +
+                               " exceeds 2^31 - 1 (the persistent kernel's tile ids are 32-bit)");
+    p.tiles = int(tiles);
+    int dev = 0, sms = 0;
+    if (err == cudaSuccess) err = cudaGetDevice(&dev);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    grid = dim3(static_cast<unsigned>(tiles < sms ? tiles : sms));
+  }
   if (err == cudaSuccess) {
-    dim3 const grid(static_cast<unsigned>(p.a.m_blocks), static_cast<unsigned>(p.a.heads), static_cast<unsigned>(args.batch));
     kernel<<<grid, Config::Threads, smem, stream>>>(p);
     err = cudaGetLastError();
   }

@@ -1,7 +1,8 @@
 // The attention forward's automatic kernel choice (attention_kernel_name_for), without a GPU: on
 // sm_90 the TMA + wgmma kernels where TMA can load the tensors -- D 64's 192-row query tiles at
 // every length, D 128's 192-key blocks from 2048 keys without a sliding window (causal or not) and
-// 128-key blocks below or with one -- and the sm_80 kernels everywhere else.
+// 128-key blocks below or with one -- and the sm_80 kernels everywhere else; the persistent kernels
+// only by name.
 #include <tessel/attention/attention.hpp>
 
 #include <gtest/gtest.h>
@@ -82,6 +83,14 @@ TEST(AttentionChoice, ANamedKernelIsTakenAtAnyLength) {
   a = problem(4096, 128);
   a.kernel = "sm90_attention_bf16_d128_k128";
   EXPECT_EQ(choice(a, 90), "sm90_attention_bf16_d128_k128");
+  // The persistent kernels: by name only, under a mask too.
+  a = problem(1024, 128);
+  a.causal = true;
+  a.kernel = "sm90_attention_bf16_d128_k128_persistent";
+  EXPECT_EQ(choice(a, 90), "sm90_attention_bf16_d128_k128_persistent");
+  a = problem(512, 64, DType::f16);
+  a.kernel = "sm90_attention_f16_d64_persistent";
+  EXPECT_EQ(choice(a, 90), "sm90_attention_f16_d64_persistent");
 }
 
 }  // namespace

@@ -17,6 +17,8 @@
 //                             indices, descriptors) stays in uniform registers -- computed per
 //                             thread, ptxas moved such values through vector registers
 //                             (sm_90a attention forward at D 128: 8% slower)
+//   warp_uniform(v)           v read from lane 0, for the same reason: a value each lane computed
+//                             alike through a division by a run-time divisor (vector registers)
 //   warpgroup_reg_alloc<N>    setmaxnreg.inc.sync.aligned.u32 N (a warpgroup raises its cap)
 //   warpgroup_reg_dealloc<N>  setmaxnreg.dec.sync.aligned.u32 N (a warpgroup gives registers back)
 //   grid_dependency_wait      griddepcontrol.wait: with programmatic dependent launch, waits
@@ -104,6 +106,17 @@ TESSEL_DEVICE inline int warpgroup_index() {
   return __shfl_sync(0xffffffffu, int(threadIdx.x) / 128, 0);
 #else
   return 0;
+#endif
+}
+
+// v as lane 0 of the warp holds it: a value every lane computed alike, but through operations the
+// compiler does not prove warp-uniform (a division by a run-time divisor, done in vector
+// registers), so that what is derived from it stays in uniform registers. The whole warp calls it.
+TESSEL_DEVICE inline int warp_uniform(int v) {
+#if defined(__CUDA_ARCH__)
+  return __shfl_sync(0xffffffffu, v, 0);
+#else
+  return v;
 #endif
 }
 

@@ -1,6 +1,6 @@
 // tessel/attention/kernel/sm90_attention.hpp -- the sm_90a flash-attention forward kernel: TMA loads,
 // wgmma for both GEMMs, a producer warpgroup and two or three consumer warpgroups; one CTA per
-// (query tile, head, batch).
+// (query tile, head, batch), or (Persistent) one per SM walking those tiles.
 //
 //   warpgroup 0, the producer (registers lowered to 24 by setmaxnreg): one thread issues the TMA
 //       loads -- the Q tile once, then per key block n (from the last to the first, the masked
@@ -29,6 +29,17 @@
 // The GEMMs' operands never leave shared memory between TMA and the tensor cores; the exp2 of the
 // softmax takes one FFMA (the scale folded into log2(e)), as on sm_80.
 //
+// Persistent: the grid is min(tiles, SMs) CTAs; CTA c takes the tiles c, c + grid, ... (query
+// tile fastest, then head, then batch). Q lives in a ring of two (the next tile's loads while this
+// one runs; every consumer warp waits for and frees each tile's Q), the K/V rings and the ping-pong
+// token carry on from tile to tile (the last warpgroup keeps the token only after its last turn of
+// the CTA's last tile with keys), and a warpgroup's first GEMMs of a tile issue while the other
+// stores the previous tile's O. The walk is written as `if constexpr` islands and loops that the
+// one-CTA-per-tile instantiation folds away: its PTX is exactly the kernel's without them (diff
+// the PTX of a configuration before and after a change here). A restructured form that did not
+// keep it so made the one-CTA kernels 3-5% slower on the H200 (its tile loop put values in vector
+// registers that ptxas moved back to uniform ones: R2UR 4 -> 15).
+//
 // What this kernel does not take (the host sends those problems to the sm_80 kernel):
 // variable-length batches (TMA needs each tensor's extent, which cu_seqlens holds on the device),
 // strides that are not multiples of 16 bytes, head dims that are not multiples of 64.
@@ -54,6 +65,7 @@ namespace tessel::kernel {
 struct Sm90AttentionParams {
   TmaDescriptor tma_q, tma_k, tma_v;
   AttentionParams a;
+  int tiles;  // query tiles x heads x batch: what a persistent kernel's CTAs walk
 };
 
 // One sm_90a attention configuration: element type, head dims, the key tile, pipeline depth.
@@ -64,12 +76,14 @@ struct Sm90AttentionParams {
 // ConsumerWarpgroups: 2 (query tile 128) or 3 (query tile 192: each K/V block loaded serves half as
 // many rows again, in 160 registers a thread instead of 240 -- room for D = 64's accumulators).
 template <class Element_, int D_, int Dv_, int BlkN_, int Stages_ = 2, bool PingPong_ = (D_ <= 128),
-          int ConsumerWarpgroups_ = 2>
+          int ConsumerWarpgroups_ = 2, bool Persistent_ = false>
 struct Sm90AttentionConfig {
   using Element = Element_;
   static constexpr int D = D_, Dv = Dv_, BlkN = BlkN_, Stages = Stages_;
   static constexpr bool PingPong = PingPong_;
   static constexpr int ConsumerWarpgroups = ConsumerWarpgroups_;
+  static constexpr bool Persistent = Persistent_;
+  static constexpr int QStages = Persistent ? 2 : 1;  // Q tiles in shared memory (the next one loads under this one)
   static_assert(ConsumerWarpgroups == 2 || ConsumerWarpgroups == 3, "Sm90AttentionConfig: 2 or 3 consumer warpgroups");
   static constexpr int BlkM = 64 * ConsumerWarpgroups;
   static constexpr int Threads = 128 * (1 + ConsumerWarpgroups);
@@ -88,12 +102,13 @@ struct Sm90AttentionConfig {
 
   // Each tile: its 64-column chunks one after another, a chunk being rows x 128 bytes.
   struct SharedStorage {
-    alignas(1024) Element q[BlkM * D];
+    alignas(1024) Element q[QStages * BlkM * D];
     alignas(1024) Element k[Stages][BlkN * D];
     alignas(1024) Element v[Stages][BlkN * Dv];
-    std::uint64_t q_full;
+    std::uint64_t q_full;  // one CTA per tile: the Q tile's barrier
     TmaPipeline<Stages> k_pipe;
     TmaPipeline<Stages> v_pipe;
+    TmaPipeline<2> q_pipe;  // Persistent: the Q ring
   };
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + the alignment of the base
 };
@@ -109,40 +124,83 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_kernel(__gr
                                                                   ~std::uintptr_t(1023));
   AttentionParams const& a = p.a;
   int const tid = int(threadIdx.x);
-  int const m_block = a.longest_first ? a.m_blocks - 1 - int(blockIdx.x) : int(blockIdx.x);
-  int const head = int(blockIdx.y), batch = int(blockIdx.z);
-  int const kv_head = head / a.kv_group;
-  int const m0 = m_block * BlkM;
-  int const rows_q = a.seqlen_q - m0 < BlkM ? a.seqlen_q - m0 : BlkM;
+  // The tile: the grid position's, or (Persistent) linear id `tile` -- query tile fastest, then head,
+  // then batch -- from blockIdx.x in steps of gridDim.x below p.tiles.
+  int m_block = a.longest_first ? a.m_blocks - 1 - int(blockIdx.x) : int(blockIdx.x);
+  int head = int(blockIdx.y), batch = int(blockIdx.z);
+  int tile = int(blockIdx.x);
+  // (in_warp: the whole warp decodes, and reads the result from lane 0 -- a division by a run-time
+  // divisor leaves it in vector registers, and what derives from it, ptxas would keep there too)
+  auto const decode = [&](bool in_warp) {
+    int const m_index = tile % a.m_blocks, head_batch = tile / a.m_blocks;
+    m_block = a.longest_first ? a.m_blocks - 1 - m_index : m_index;
+    head = head_batch % a.heads, batch = head_batch / a.heads;
+    if (in_warp) m_block = warp_uniform(m_block), head = warp_uniform(head), batch = warp_uniform(batch);
+  };
+  if constexpr (Config::Persistent) decode(true);
+  int kv_head = head / a.kv_group;
+  int m0 = m_block * BlkM;
+  int rows_q = a.seqlen_q - m0 < BlkM ? a.seqlen_q - m0 : BlkM;
   AttentionMask const mask{a.seqlen_k, a.bottom_right ? std::int64_t(a.seqlen_k) - a.seqlen_q : 0, a.window_left,
                            a.window_right};
-  KeyBlockRange const blocks = key_blocks(mask, m0, rows_q, BlkN);
+  KeyBlockRange blocks = key_blocks(mask, m0, rows_q, BlkN);
+  // Persistent: to the CTA's next tile; false past the last.
+  auto const next_tile = [&](bool in_warp) {
+    tile += int(gridDim.x);
+    if (tile >= p.tiles) return false;
+    decode(in_warp);
+    kv_head = head / a.kv_group;
+    m0 = m_block * BlkM;
+    rows_q = a.seqlen_q - m0 < BlkM ? a.seqlen_q - m0 : BlkM;
+    blocks = key_blocks(mask, m0, rows_q, BlkN);
+    return true;
+  };
 
   if (tid == 0) {
     mbarrier_init(&smem.q_full, 1);
     smem.k_pipe.init(4 * Config::ConsumerWarpgroups);  // one arrival per consumer warp
     smem.v_pipe.init(4 * Config::ConsumerWarpgroups);
+    if constexpr (Config::Persistent) smem.q_pipe.init(4 * Config::ConsumerWarpgroups);
   }
   __syncthreads();
 
   if (tid < 128) {  // the producer warpgroup
     warpgroup_reg_dealloc<Config::ProducerRegisters>();
-    if (tid == 0 && blocks.end > blocks.begin) {
-      mbarrier_arrive_expect_tx(&smem.q_full, Config::QBytes);
-      TESSEL_UNROLL
-      for (int c = 0; c < D / Cols; ++c) SM90_TMA_LOAD::copy(&p.tma_q, &smem.q_full, smem.q + c * BlkM * Cols, {c * Cols, m0, head, batch});
-      PipelineState kst, vst;
-      for (int n = blocks.end - 1; n >= blocks.begin; --n) {
-        std::uint64_t* const k_full = smem.k_pipe.producer_acquire(kst, Config::KBytes);
-        TESSEL_UNROLL
-        for (int c = 0; c < D / Cols; ++c)
-          SM90_TMA_LOAD::copy(&p.tma_k, k_full, smem.k[kst.index] + c * BlkN * Cols, {c * Cols, n * BlkN, kv_head, batch});
-        kst.advance<Stages>();
-        std::uint64_t* const v_full = smem.v_pipe.producer_acquire(vst, Config::VBytes);
-        TESSEL_UNROLL
-        for (int c = 0; c < Dv / Cols; ++c)
-          SM90_TMA_LOAD::copy(&p.tma_v, v_full, smem.v[vst.index] + c * BlkN * Cols, {c * Cols, n * BlkN, kv_head, batch});
-        vst.advance<Stages>();
+    if (tid == 0 && (Config::Persistent || blocks.end > blocks.begin)) {
+      PipelineState qst, kst, vst;
+      for (;;) {  // (one CTA per tile: once)
+        if (Config::Persistent && blocks.end <= blocks.begin) {  // no key: nothing to load
+          if (!next_tile(false)) break;
+          continue;
+        }
+        if constexpr (Config::Persistent) {
+          std::uint64_t* const q_full = smem.q_pipe.producer_acquire(qst, Config::QBytes);
+          TESSEL_UNROLL
+          for (int c = 0; c < D / Cols; ++c)
+            SM90_TMA_LOAD::copy(&p.tma_q, q_full, smem.q + qst.index * BlkM * D + c * BlkM * Cols,
+                                {c * Cols, m0, head, batch});
+          qst.advance<2>();
+        } else {
+          mbarrier_arrive_expect_tx(&smem.q_full, Config::QBytes);
+          TESSEL_UNROLL
+          for (int c = 0; c < D / Cols; ++c)
+            SM90_TMA_LOAD::copy(&p.tma_q, &smem.q_full, smem.q + c * BlkM * Cols, {c * Cols, m0, head, batch});
+        }
+        for (int n = blocks.end - 1; n >= blocks.begin; --n) {
+          std::uint64_t* const k_full = smem.k_pipe.producer_acquire(kst, Config::KBytes);
+          TESSEL_UNROLL
+          for (int c = 0; c < D / Cols; ++c)
+            SM90_TMA_LOAD::copy(&p.tma_k, k_full, smem.k[kst.index] + c * BlkN * Cols,
+                                {c * Cols, n * BlkN, kv_head, batch});
+          kst.advance<Stages>();
+          std::uint64_t* const v_full = smem.v_pipe.producer_acquire(vst, Config::VBytes);
+          TESSEL_UNROLL
+          for (int c = 0; c < Dv / Cols; ++c)
+            SM90_TMA_LOAD::copy(&p.tma_v, v_full, smem.v[vst.index] + c * BlkN * Cols,
+                                {c * Cols, n * BlkN, kv_head, batch});
+          vst.advance<Stages>();
+        }
+        if (!Config::Persistent || !next_tile(false)) break;
       }
     }
     return;
@@ -155,221 +213,248 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_kernel(__gr
   int const wg = warpgroup_index() - 1, t = tid % 128, lane = t % 32;  // (uniform: arch/sm90_cluster.hpp)
   int const row_in_tile = 64 * wg + 16 * (t / 32) + lane / 4;
   int const col_in_block = 2 * (lane % 4);
-  float o[Dv / 2];
-  TESSEL_UNROLL
-  for (int i = 0; i < Dv / 2; ++i) o[i] = 0.0f;
-  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
+  constexpr int W = Config::ConsumerWarpgroups;
+  // Persistent: the Q ring's place, and whether a later tile of this CTA has keys (the ping-pong
+  // token stays with the last warpgroup after the CTA's last turn, below).
+  PipelineState qst, kst, vst;
+  auto const later_tile_has_keys = [&] {
+    for (int next = tile + int(gridDim.x); next < p.tiles; next += int(gridDim.x)) {
+      int const m = a.longest_first ? a.m_blocks - 1 - next % a.m_blocks : next % a.m_blocks;
+      int const rows = a.seqlen_q - m * BlkM < BlkM ? a.seqlen_q - m * BlkM : BlkM;
+      KeyBlockRange const b = key_blocks(mask, m * BlkM, rows, BlkN);
+      if (b.end > b.begin) return true;
+    }
+    return false;
+  };
+  if constexpr (Config::Persistent && Config::PingPong) {
+    if (wg == W - 1 && warp_uniform(blocks.end > blocks.begin || later_tile_has_keys())) named_barrier_arrive(1, 256);
+  }
+  for (;;) {  // (one CTA per tile: once)
+    float o[Dv / 2];
+    TESSEL_UNROLL
+    for (int i = 0; i < Dv / 2; ++i) o[i] = 0.0f;
+    float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
 
-  if (blocks.end > blocks.begin) {
-    using MmaS = typename Config::MmaS;
-    using MmaO = typename Config::MmaO;
-    // Descriptors of this warpgroup's Q rows and of the stage's K and V; a k-step moves 32 bytes
-    // along a 128-byte row (2 descriptor units) and a chunk is rows x 128 bytes (rows x 8 units).
-    std::uint64_t const q_desc = wgmma_desc_k_major_sw128(smem.q + 64 * wg * Cols);
-    auto const qk = [&](float (&s)[BlkN / 2], int stage) {
-      std::uint64_t const k_desc = wgmma_desc_k_major_sw128(smem.k[stage]);
-      TESSEL_UNROLL
-      for (int kk = 0; kk < D / 16; ++kk) {
-        std::uint32_t const along = std::uint32_t((kk % 4) * 2), chunk = std::uint32_t(kk / 4);
-        MmaS::fma(wgmma_desc_advance(q_desc, chunk * BlkM * 8 + along), wgmma_desc_advance(k_desc, chunk * BlkN * 8 + along),
-                  s, kk > 0 ? 1 : 0);
-      }
-    };
-    auto const pv = [&](std::uint32_t (&pa)[BlkN / 16][4], int stage) {
-      // P's registers are written before the fence: a conversion the compiler sank between the
-      // fence and the wgmma that reads it would serialise the wgmmas.
-      detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkN / 4]>(pa));
-      wgmma_fence();
-      // k-step j: keys [16j, 16j + 16), 16 rows x 128 bytes = 2048 bytes (128 units) further.
-      std::uint64_t const v_desc = wgmma_desc_mn_major_sw128(smem.v[stage], std::uint32_t(BlkN * 128));
-      TESSEL_UNROLL
-      for (int j = 0; j < BlkN / 16; ++j) MmaO::fma(pa[j], wgmma_desc_advance(v_desc, std::uint32_t(j * 128)), o, 1);
-    };
-    // S -> P for key block n: softcap or sign, mask, online softmax; corr: what O must be
-    // multiplied by once the previous block's P V has retired.
-    auto const softmax = [&](float (&s)[BlkN / 2], int n, float (&corr)[2]) {
-      if (a.softcap > 0.0f) {
+    if (blocks.end > blocks.begin) {
+      bool const final_turns = Config::Persistent ? !warp_uniform(later_tile_has_keys()) : true;
+      using MmaS = typename Config::MmaS;
+      using MmaO = typename Config::MmaO;
+      // Descriptors of this warpgroup's Q rows and of the stage's K and V; a k-step moves 32 bytes
+      // along a 128-byte row (2 descriptor units) and a chunk is rows x 128 bytes (rows x 8 units).
+      std::uint64_t const q_desc =
+          wgmma_desc_k_major_sw128(smem.q + (Config::Persistent ? qst.index : 0) * BlkM * D + 64 * wg * Cols);
+      auto const qk = [&](float (&s)[BlkN / 2], int stage) {
+        std::uint64_t const k_desc = wgmma_desc_k_major_sw128(smem.k[stage]);
         TESSEL_UNROLL
-        for (int i = 0; i < BlkN / 2; ++i) s[i] = a.softcap * detail::attention_tanh(s[i] * a.softcap_scale);
-      } else if (a.negate_scores) {
+        for (int kk = 0; kk < D / 16; ++kk) {
+          std::uint32_t const along = std::uint32_t((kk % 4) * 2), chunk = std::uint32_t(kk / 4);
+          MmaS::fma(wgmma_desc_advance(q_desc, chunk * BlkM * 8 + along),
+                    wgmma_desc_advance(k_desc, chunk * BlkN * 8 + along), s, kk > 0 ? 1 : 0);
+        }
+      };
+      auto const pv = [&](std::uint32_t (&pa)[BlkN / 16][4], int stage) {
+        // P's registers are written before the fence: a conversion the compiler sank between the
+        // fence and the wgmma that reads it would serialise the wgmmas.
+        detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkN / 4]>(pa));
+        wgmma_fence();
+        // k-step j: keys [16j, 16j + 16), 16 rows x 128 bytes = 2048 bytes (128 units) further.
+        std::uint64_t const v_desc = wgmma_desc_mn_major_sw128(smem.v[stage], std::uint32_t(BlkN * 128));
         TESSEL_UNROLL
-        for (int i = 0; i < BlkN / 2; ++i) s[i] = -s[i];
-      }
-      if (key_block_needs_mask(mask, m0 + 64 * wg, 64, n, BlkN)) {
-        std::int64_t const n0 = std::int64_t(n) * BlkN + col_in_block;
+        for (int j = 0; j < BlkN / 16; ++j) MmaO::fma(pa[j], wgmma_desc_advance(v_desc, std::uint32_t(j * 128)), o, 1);
+      };
+      // S -> P for key block n: softcap or sign, mask, online softmax; corr: what O must be
+      // multiplied by once the previous block's P V has retired.
+      auto const softmax = [&](float (&s)[BlkN / 2], int n, float (&corr)[2]) {
+        if (a.softcap > 0.0f) {
+          TESSEL_UNROLL
+          for (int i = 0; i < BlkN / 2; ++i) s[i] = a.softcap * detail::attention_tanh(s[i] * a.softcap_scale);
+        } else if (a.negate_scores) {
+          TESSEL_UNROLL
+          for (int i = 0; i < BlkN / 2; ++i) s[i] = -s[i];
+        }
+        if (key_block_needs_mask(mask, m0 + 64 * wg, 64, n, BlkN)) {
+          std::int64_t const n0 = std::int64_t(n) * BlkN + col_in_block;
+          TESSEL_UNROLL
+          for (int h = 0; h < 2; ++h) {
+            AttentionMask::Interval const keys = mask.keys_of(m0 + row_in_tile + 8 * h);
+            std::int64_t const lo64 = keys.begin - n0, hi64 = keys.end - n0;
+            int const lo = lo64 < -1 ? -1 : (lo64 > BlkN ? BlkN : int(lo64));
+            int const hi = hi64 < -1 ? -1 : (hi64 > BlkN ? BlkN : int(hi64));
+            TESSEL_UNROLL
+            for (int j = 0; j < BlkN / 8; ++j) {
+              TESSEL_UNROLL
+              for (int c = 0; c < 2; ++c) {
+                int const col = 8 * j + c;  // minus col_in_block
+                if (col < lo || col >= hi) s[4 * j + 2 * h + c] = -INFINITY;
+              }
+            }
+          }
+        }
         TESSEL_UNROLL
         for (int h = 0; h < 2; ++h) {
-          AttentionMask::Interval const keys = mask.keys_of(m0 + row_in_tile + 8 * h);
-          std::int64_t const lo64 = keys.begin - n0, hi64 = keys.end - n0;
-          int const lo = lo64 < -1 ? -1 : (lo64 > BlkN ? BlkN : int(lo64));
-          int const hi = hi64 < -1 ? -1 : (hi64 > BlkN ? BlkN : int(hi64));
+          float mx = row_max[h];
+          TESSEL_UNROLL
+          for (int j = 0; j < BlkN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
+          float const new_max = detail::quad_max(mx);
+          // exp2 offsets stay finite: a row with no key yet keeps 0 (its scores are -inf, P = 0).
+          float const max_scaled = new_max == -INFINITY ? 0.0f : new_max * a.score_log2;
+          corr[h] = detail::attention_exp2(row_max[h] * a.score_log2 - max_scaled);  // 0 when the old max is -inf
+          row_max[h] = new_max;
+          float sum = 0.0f;
           TESSEL_UNROLL
           for (int j = 0; j < BlkN / 8; ++j) {
             TESSEL_UNROLL
             for (int c = 0; c < 2; ++c) {
-              int const col = 8 * j + c;  // minus col_in_block
-              if (col < lo || col >= hi) s[4 * j + 2 * h + c] = -INFINITY;
+              float& x = s[4 * j + 2 * h + c];
+              x = detail::attention_exp2(x * a.score_log2 - max_scaled);
+              sum += x;
             }
           }
+          row_sum[h] = row_sum[h] * corr[h] + sum;
         }
-      }
-      TESSEL_UNROLL
-      for (int h = 0; h < 2; ++h) {
-        float mx = row_max[h];
+      };
+      // P in the input precision, as the A operand: k-step j is the 8 values of columns [16j, 16j + 16).
+      auto const to_p = [&](float const (&s)[BlkN / 2], std::uint32_t (&pa)[BlkN / 16][4]) {
         TESSEL_UNROLL
-        for (int j = 0; j < BlkN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
-        float const new_max = detail::quad_max(mx);
-        // exp2 offsets stay finite: a row with no key yet keeps 0 (its scores are -inf, P = 0).
-        float const max_scaled = new_max == -INFINITY ? 0.0f : new_max * a.score_log2;
-        corr[h] = detail::attention_exp2(row_max[h] * a.score_log2 - max_scaled);  // 0 when the old max is -inf
-        row_max[h] = new_max;
-        float sum = 0.0f;
-        TESSEL_UNROLL
-        for (int j = 0; j < BlkN / 8; ++j) {
+        for (int j = 0; j < BlkN / 16; ++j) {
           TESSEL_UNROLL
-          for (int c = 0; c < 2; ++c) {
-            float& x = s[4 * j + 2 * h + c];
-            x = detail::attention_exp2(x * a.score_log2 - max_scaled);
-            sum += x;
-          }
+          for (int r = 0; r < 4; ++r)
+            pa[j][r] = detail::attention_pack2<Element>(s[8 * j + 2 * r], s[8 * j + 2 * r + 1]);
         }
-        row_sum[h] = row_sum[h] * corr[h] + sum;
-      }
-    };
-    // P in the input precision, as the A operand: k-step j is the 8 values of columns [16j, 16j + 16).
-    auto const to_p = [&](float const (&s)[BlkN / 2], std::uint32_t (&pa)[BlkN / 16][4]) {
-      TESSEL_UNROLL
-      for (int j = 0; j < BlkN / 16; ++j) {
+      };
+      auto const rescale_o = [&](float const (&corr)[2]) {
         TESSEL_UNROLL
-        for (int r = 0; r < 4; ++r) pa[j][r] = detail::attention_pack2<Element>(s[8 * j + 2 * r], s[8 * j + 2 * r + 1]);
-      }
-    };
-    auto const rescale_o = [&](float const (&corr)[2]) {
-      TESSEL_UNROLL
-      for (int j = 0; j < Dv / 8; ++j) {
-        o[4 * j + 0] *= corr[0], o[4 * j + 1] *= corr[0];
-        o[4 * j + 2] *= corr[1], o[4 * j + 3] *= corr[1];
-      }
-    };
-    auto const release = [&](TmaPipeline<Stages>& pipe, int stage) {
-      if (lane == 0) pipe.template consumer_release<1>(stage);
-    };
+        for (int j = 0; j < Dv / 8; ++j) {
+          o[4 * j + 0] *= corr[0], o[4 * j + 1] *= corr[0];
+          o[4 * j + 2] *= corr[1], o[4 * j + 3] *= corr[1];
+        }
+      };
+      auto const release = [&](TmaPipeline<Stages>& pipe, int stage) {
+        if (lane == 0) pipe.template consumer_release<1>(stage);
+      };
 
-    // Ping-pong: the consumer warpgroups take turns issuing their GEMMs -- a token passed round a
-    // ring through named barriers 1 .. W (warpgroup w waits at 1 + w and hands on to the next's) --
-    // so the tensor cores run one's GEMMs while the others do their softmax. Every warpgroup takes
-    // one turn per key block of the tile and one more (its last P V); the last warpgroup hands the
-    // token over first and keeps it after its last turn, so each barrier sees as many arrivals as
-    // waits.
-    constexpr int W = Config::ConsumerWarpgroups;
-    auto const take_turn = [&] {
-      if constexpr (Config::PingPong) named_barrier_meet(1 + wg, 256);
-    };
-    auto const pass_turn = [&](bool last) {
-      if constexpr (Config::PingPong) {
-        if (!(last && wg == W - 1)) named_barrier_arrive(1 + (wg + 1) % W, 256);
+      // Ping-pong: the consumer warpgroups take turns issuing their GEMMs -- a token passed round a
+      // ring through named barriers 1 .. W (warpgroup w waits at 1 + w and hands on to the next's) --
+      // so the tensor cores run one's GEMMs while the others do their softmax. Every warpgroup takes
+      // one turn per key block of the tile and one more (its last P V); the last warpgroup hands the
+      // token over first and keeps it after its last turn (Persistent: its last turn in the CTA's last
+      // tile with keys), so each barrier sees as many arrivals as waits.
+      auto const take_turn = [&] {
+        if constexpr (Config::PingPong) named_barrier_meet(1 + wg, 256);
+      };
+      auto const pass_turn = [&](bool last) {
+        if constexpr (Config::PingPong) {
+          if (!(last && wg == W - 1 && final_turns)) named_barrier_arrive(1 + (wg + 1) % W, 256);
+        }
+      };
+      if constexpr (Config::PingPong && !Config::Persistent) {
+        if (wg == W - 1) named_barrier_arrive(1, 256);
       }
-    };
-    if constexpr (Config::PingPong) {
-      if (wg == W - 1) named_barrier_arrive(1, 256);
-    }
 
-    // The key blocks this warpgroup's rows see: a sub-range of the tile's (under a causal mask the
-    // first rows see fewer keys; rows past S_q see none). The warpgroup waits for and frees every
-    // stage of the tile's blocks and takes its turn for each, but issues GEMMs only for its own.
-    int const wg_m0 = m0 + 64 * wg;
-    int const wg_rows = a.seqlen_q - wg_m0 < 64 ? a.seqlen_q - wg_m0 : 64;
-    KeyBlockRange const mine = wg_rows > 0 ? key_blocks(mask, wg_m0, wg_rows, BlkN) : KeyBlockRange{0, 0};
-    bool const any = mine.end > mine.begin;
-    PipelineState kst, vst;
-    auto const pass_block = [&](bool last) {
-      smem.k_pipe.consumer_wait(kst);
-      release(smem.k_pipe, kst.index);
-      kst.advance<Stages>();
-      smem.v_pipe.consumer_wait(vst);
-      release(smem.v_pipe, vst.index);
-      vst.advance<Stages>();
-      take_turn();
-      pass_turn(last);
-    };
-    for (int n = blocks.end - 1; n >= (any ? mine.end : blocks.begin); --n) pass_block(false);
-    if (!any) {
-      take_turn();
-      pass_turn(true);
-    } else {
-      mbarrier_wait(&smem.q_full, 0);
-      float s[BlkN / 2];
-      std::uint32_t pa[BlkN / 16][4];
-      float corr[2];
-      int n = mine.end - 1;
-      smem.k_pipe.consumer_wait(kst);
-      take_turn();
-      wgmma_fence();
-      qk(s, kst.index);
-      wgmma_commit_group();
-      pass_turn(false);
-      wgmma_wait_group<0>();
-      wgmma_fence_operand(s);
-      release(smem.k_pipe, kst.index);
-      kst.advance<Stages>();
-      softmax(s, n, corr);  // O is still zero: nothing to rescale
-      to_p(s, pa);
-
-      for (--n; n >= mine.begin; --n) {
+      // The key blocks this warpgroup's rows see: a sub-range of the tile's (under a causal mask the
+      // first rows see fewer keys; rows past S_q see none). The warpgroup waits for and frees every
+      // stage of the tile's blocks and takes its turn for each, but issues GEMMs only for its own.
+      int const wg_m0 = m0 + 64 * wg;
+      int const wg_rows = a.seqlen_q - wg_m0 < 64 ? a.seqlen_q - wg_m0 : 64;
+      KeyBlockRange const mine = wg_rows > 0 ? key_blocks(mask, wg_m0, wg_rows, BlkN) : KeyBlockRange{0, 0};
+      bool const any = mine.end > mine.begin;
+      auto const pass_block = [&](bool last) {
         smem.k_pipe.consumer_wait(kst);
+        release(smem.k_pipe, kst.index);
+        kst.advance<Stages>();
         smem.v_pipe.consumer_wait(vst);
+        release(smem.v_pipe, vst.index);
+        vst.advance<Stages>();
+        take_turn();
+        pass_turn(last);
+      };
+      // Persistent: every consumer warp waits for the tile's Q and frees it after the tile, whether or
+      // not its rows read it, so no warp frees a Q buffer the producer has not yet filled.
+      if constexpr (Config::Persistent) smem.q_pipe.consumer_wait(qst);
+      for (int n = blocks.end - 1; n >= (any ? mine.end : blocks.begin); --n) pass_block(false);
+      if (!any) {
+        take_turn();
+        pass_turn(true);
+      } else {
+        if constexpr (!Config::Persistent) mbarrier_wait(&smem.q_full, 0);
+        float s[BlkN / 2];
+        std::uint32_t pa[BlkN / 16][4];
+        float corr[2];
+        int n = mine.end - 1;
+        smem.k_pipe.consumer_wait(kst);
         take_turn();
         wgmma_fence();
         qk(s, kst.index);
         wgmma_commit_group();
-        pv(pa, vst.index);
-        wgmma_commit_group();
         pass_turn(false);
-        wgmma_wait_group<1>();  // S' is in; P V may still run
+        wgmma_wait_group<0>();
         wgmma_fence_operand(s);
         release(smem.k_pipe, kst.index);
         kst.advance<Stages>();
-        softmax(s, n, corr);
+        softmax(s, n, corr);  // O is still zero: nothing to rescale
+        to_p(s, pa);
+
+        for (--n; n >= mine.begin; --n) {
+          smem.k_pipe.consumer_wait(kst);
+          smem.v_pipe.consumer_wait(vst);
+          take_turn();
+          wgmma_fence();
+          qk(s, kst.index);
+          wgmma_commit_group();
+          pv(pa, vst.index);
+          wgmma_commit_group();
+          pass_turn(false);
+          wgmma_wait_group<1>();  // S' is in; P V may still run
+          wgmma_fence_operand(s);
+          release(smem.k_pipe, kst.index);
+          kst.advance<Stages>();
+          softmax(s, n, corr);
+          wgmma_wait_group<0>();
+          wgmma_fence_operand(o);
+          // P stays put until its wgmma retired
+          detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkN / 4]>(pa));
+          release(smem.v_pipe, vst.index);
+          vst.advance<Stages>();
+          rescale_o(corr);
+          to_p(s, pa);
+        }
+        smem.v_pipe.consumer_wait(vst);
+        take_turn();
+        pv(pa, vst.index);
+        wgmma_commit_group();
+        pass_turn(mine.begin == blocks.begin);
         wgmma_wait_group<0>();
         wgmma_fence_operand(o);
-        // P stays put until its wgmma retired
         detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkN / 4]>(pa));
         release(smem.v_pipe, vst.index);
-        vst.advance<Stages>();
-        rescale_o(corr);
-        to_p(s, pa);
+        vst.advance<Stages>();  // (the tile's blocks below this warpgroup's still follow)
       }
-      smem.v_pipe.consumer_wait(vst);
-      take_turn();
-      pv(pa, vst.index);
-      wgmma_commit_group();
-      pass_turn(mine.begin == blocks.begin);
-      wgmma_wait_group<0>();
-      wgmma_fence_operand(o);
-      detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkN / 4]>(pa));
-      release(smem.v_pipe, vst.index);
-      vst.advance<Stages>();  // (the tile's blocks below this warpgroup's still follow)
+      for (int n = any ? mine.begin - 1 : -1; n >= blocks.begin; --n) pass_block(n == blocks.begin);
+      if constexpr (Config::Persistent) {
+        if (lane == 0) smem.q_pipe.template consumer_release<1>(qst.index);
+        qst.advance<2>();
+      }
     }
-    for (int n = any ? mine.begin - 1 : -1; n >= blocks.begin; --n) pass_block(n == blocks.begin);
-  }
 
-  // Normalise and store: O in pairs of adjacent columns, LSE by the first thread of each quad.
-  TESSEL_UNROLL
-  for (int h = 0; h < 2; ++h) {
-    float const sum = detail::quad_sum(row_sum[h]);
-    float const inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-    int const row = m0 + row_in_tile + 8 * h;
-    if (row < a.seqlen_q) {
-      Element* const o_row = static_cast<Element*>(a.o) + std::int64_t(batch) * a.o_batch_stride +
-                             std::int64_t(row) * a.o_row_stride + std::int64_t(head) * a.o_head_stride;
-      TESSEL_UNROLL
-      for (int j = 0; j < Dv / 8; ++j)
-        *reinterpret_cast<std::uint32_t*>(o_row + 8 * j + col_in_block) =
-            detail::attention_pack2<Element>(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
-      if (a.lse && lane % 4 == 0)
-        a.lse[std::int64_t(batch) * a.lse_batch_stride + std::int64_t(head) * a.lse_head_stride + row] =
-            sum > 0.0f ? row_max[h] * a.lse_scale + logf(sum) : -INFINITY;
+    // Normalise and store: O in pairs of adjacent columns, LSE by the first thread of each quad.
+    TESSEL_UNROLL
+    for (int h = 0; h < 2; ++h) {
+      float const sum = detail::quad_sum(row_sum[h]);
+      float const inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+      int const row = m0 + row_in_tile + 8 * h;
+      if (row < a.seqlen_q) {
+        Element* const o_row = static_cast<Element*>(a.o) + std::int64_t(batch) * a.o_batch_stride +
+                               std::int64_t(row) * a.o_row_stride + std::int64_t(head) * a.o_head_stride;
+        TESSEL_UNROLL
+        for (int j = 0; j < Dv / 8; ++j)
+          *reinterpret_cast<std::uint32_t*>(o_row + 8 * j + col_in_block) =
+              detail::attention_pack2<Element>(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
+        if (a.lse && lane % 4 == 0)
+          a.lse[std::int64_t(batch) * a.lse_batch_stride + std::int64_t(head) * a.lse_head_stride + row] =
+              sum > 0.0f ? row_max[h] * a.lse_scale + logf(sum) : -INFINITY;
+      }
     }
+    if (!Config::Persistent || !next_tile(true)) break;
   }
 #else
   (void)p;
