@@ -77,7 +77,9 @@ preallocated output; torch allocates its result, as users call it. The layers ar
 K = 65, a U-Net 3x3 C320, a 3-D 3x3x3 C64, depthwise 3x3 C256..1024); FLOPs 2 N Z P Q K T R S C /
 groups for every pass. Verification, once per problem before timing: both results against a
 float32 reference (the same torch op on float32 copies, TF32 off), passed when max |tessel - ref|
-<= 2 max |torch - ref| + one ulp of the dtype at max |ref| (the attention suite's rule).
+<= 2 max |torch - ref| + one ulp of the dtype at max |ref| (the attention suite's rule). The suite
+also records each pass's per-call host time at n8 56x56 c64 k64 3x3 (the GEMM's method), against
+torch's for the same pass.
 
 Grouped GEMM (``grouped``): tessel.grouped_mm against torch._grouped_mm (where this torch has it;
 it allocates its result, as users call it) and a loop of torch.matmul(a[rows of g], b[g], out=)
@@ -457,6 +459,33 @@ def measure_attention_overhead(torch, clock_mhz, calls=50, rounds=21):
         "note": "host time per call (median over rounds), calls enqueued back to back while a sleep kernel keeps the "
                 "GPU busy; q, k, v [B, S, H, D], out= given to tessel.attention, SDPA on transposed views; the "
                 "target is SDPA's cuDNN backend's figure",
+    }
+
+
+# The convolution problem whose host cost the conv suite records: a small ResNet 3x3 layer.
+_CONV_OVERHEAD_PROBLEM = "n8-h56-w56-c64-k64-r3-s3-pad1"
+
+
+def measure_conv_overhead(torch, clock_mhz, calls=50, rounds=21):
+    """Host microseconds per call of tessel.conv, conv_dgrad and conv_wgrad and of torch's passes
+    (F.conv2d, torch.nn.grad.conv2d_input, conv2d_weight: cuDNN) at _CONV_OVERHEAD_PROBLEM, bf16,
+    channels_last, the GPU held busy (_host_us_per_call). The target: each of tessel's passes costs
+    the host no more than torch's."""
+    spec = parse_conv_problem(_CONV_OVERHEAD_PROBLEM)
+    sides = {}
+    for op in _CONV_OPS:
+        cp = _ConvProblem(torch, spec, "bf16", op)
+        operands = cp.make_set(13)
+        sides[f"tessel {op}"] = _py_loop(lambda cp=cp, s=operands: cp.tessel(*s), calls)
+        sides[f"torch {op}"] = _py_loop(lambda cp=cp, s=operands: cp.torch_side(*s), calls)
+    us, _ = _host_us_per_call(torch, sides, clock_mhz, calls, rounds)
+    return {
+        "problem": conv_text(spec) + " bf16", "calls": calls, "rounds": rounds,
+        "gpu_held_busy": getattr(torch.cuda, "_sleep", None) is not None,
+        "us_per_call": us,
+        "target_us": {op: us[f"torch {op}"] for op in _CONV_OPS},
+        "note": "host time per call (median over rounds), calls enqueued back to back while a sleep kernel keeps the "
+                "GPU busy; tessel writes into out=, torch allocates its result; each pass's target is torch's figure",
     }
 
 
@@ -1553,6 +1582,7 @@ def conv_main(argv):
     ap.add_argument("--ops", nargs="+", choices=_CONV_OPS, default=None,
                     help="passes to run (default: all three; with the default problems, the suite's)")
     ap.add_argument("--no-verify", dest="verify", action="store_false", help="skip the float32 check")
+    ap.add_argument("--no-overhead", dest="overhead", action="store_false", help="skip the per-call host time")
     _common_options(ap, "python-conv")
     args = _parse(ap, argv)
     torch, info = _torch_and_device("F.conv2d")
@@ -1595,6 +1625,14 @@ def conv_main(argv):
             print(f"{text:<40} {op:<5} {dtype:<5} {str(row['kernel']):<40} {_fmt(row['ms'], '8.3f')} "
                   f"{_fmt(row['tflops'], '8.1f')} {_fmt(row['baseline_tflops'], '8.1f')} {_fmt(row['ratio'], '6.3f')}  "
                   f"{check}")
+    if args.overhead:
+        o = measure_conv_overhead(torch, info["clock_mhz"])
+        report["overhead"] = o
+        print(f"\nper-call host time at {o['problem']} ({o['calls']} calls back to back, GPU held busy):")
+        for op in _CONV_OPS:
+            mine, theirs = o["us_per_call"][f"tessel {op}"], o["target_us"][op]
+            print(f"  {op:<6} tessel {mine:8.2f} us, torch {theirs:8.2f} us  "
+                  f"({'within' if mine <= theirs else 'OVER'} the target)")
     _write(report, args, info)
     return 1 if failed else 0
 

@@ -117,6 +117,12 @@ def test_attention_kernels_by_name_get_their_own_suite():
     assert bench.attention_args([]).kernels is None and bench.attention_args([]).rounds == 1
 
 
+def test_overhead_problems_parse():
+    assert bench.parse_attention_problem(bench._ATTN_OVERHEAD_PROBLEM)["seqlen_q"] == 1024
+    p = bench.parse_conv_problem(bench._CONV_OVERHEAD_PROBLEM)
+    assert (p["n"], p["c"], p["k"], p["r"], p["s"]) == (8, 64, 64, 3, 3) and bench.conv_out_extents(p) == (1, 56, 56)
+
+
 def test_attention_overhead_is_on_unless_asked_off():
     assert bench.attention_args([]).overhead
     assert not bench.attention_args(["--no-overhead"]).overhead
