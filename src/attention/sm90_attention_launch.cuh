@@ -5,6 +5,7 @@
 #pragma once
 
 #include "attention_instances.hpp"
+#include "../runtime/current_device.hpp"
 
 #include <tessel/atom/gmma_smem_layout.hpp>
 #include <tessel/attention/kernel/sm90_attention.hpp>
@@ -57,10 +58,9 @@ Status sm90_attention_launch(AttentionArguments const& args, AttentionParams con
                            "batch x heads x query tiles: " + std::to_string(tiles) +
                                " exceeds 2^31 - 1 (the persistent kernel's tile ids are 32-bit)");
     p.tiles = int(tiles);
-    int dev = 0, sms = 0;
-    if (err == cudaSuccess) err = cudaGetDevice(&dev);
-    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    grid = dim3(static_cast<unsigned>(tiles < sms ? tiles : sms));
+    tessel::detail::Here here;
+    if (Status s = tessel::detail::current_device(&here); !s) return s;
+    grid = dim3(static_cast<unsigned>(tiles < here.sms ? tiles : here.sms));
   }
   if (err == cudaSuccess) {
     kernel<<<grid, Config::Threads, smem, stream>>>(p);

@@ -131,28 +131,36 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_kernel(__gr
   int tile = int(blockIdx.x);
   // (in_warp: the whole warp decodes, and reads the result from lane 0 -- a division by a run-time
   // divisor leaves it in vector registers, and what derives from it, ptxas would keep there too)
+  auto const m_block_of = [&](int id) {
+    int const m_index = id % a.m_blocks;
+    return a.longest_first ? a.m_blocks - 1 - m_index : m_index;
+  };
   auto const decode = [&](bool in_warp) {
-    int const m_index = tile % a.m_blocks, head_batch = tile / a.m_blocks;
-    m_block = a.longest_first ? a.m_blocks - 1 - m_index : m_index;
+    int const head_batch = tile / a.m_blocks;
+    m_block = m_block_of(tile);
     head = head_batch % a.heads, batch = head_batch / a.heads;
     if (in_warp) m_block = warp_uniform(m_block), head = warp_uniform(head), batch = warp_uniform(batch);
   };
   if constexpr (Config::Persistent) decode(true);
   int kv_head = head / a.kv_group;
   int m0 = m_block * BlkM;
-  int rows_q = a.seqlen_q - m0 < BlkM ? a.seqlen_q - m0 : BlkM;
+  int const rows_q = a.seqlen_q - m0 < BlkM ? a.seqlen_q - m0 : BlkM;
   AttentionMask const mask{a.seqlen_k, a.bottom_right ? std::int64_t(a.seqlen_k) - a.seqlen_q : 0, a.window_left,
                            a.window_right};
   KeyBlockRange blocks = key_blocks(mask, m0, rows_q, BlkN);
-  // Persistent: to the CTA's next tile; false past the last.
+  // Persistent: the key blocks of query tile m_block; the move to the CTA's next tile (false past
+  // the last).
+  auto const blocks_of = [&](int m) {
+    int const rows = a.seqlen_q - m * BlkM < BlkM ? a.seqlen_q - m * BlkM : BlkM;
+    return key_blocks(mask, m * BlkM, rows, BlkN);
+  };
   auto const next_tile = [&](bool in_warp) {
     tile += int(gridDim.x);
     if (tile >= p.tiles) return false;
     decode(in_warp);
     kv_head = head / a.kv_group;
     m0 = m_block * BlkM;
-    rows_q = a.seqlen_q - m0 < BlkM ? a.seqlen_q - m0 : BlkM;
-    blocks = key_blocks(mask, m0, rows_q, BlkN);
+    blocks = blocks_of(m_block);
     return true;
   };
 
@@ -219,9 +227,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_kernel(__gr
   PipelineState qst, kst, vst;
   auto const later_tile_has_keys = [&] {
     for (int next = tile + int(gridDim.x); next < p.tiles; next += int(gridDim.x)) {
-      int const m = a.longest_first ? a.m_blocks - 1 - next % a.m_blocks : next % a.m_blocks;
-      int const rows = a.seqlen_q - m * BlkM < BlkM ? a.seqlen_q - m * BlkM : BlkM;
-      KeyBlockRange const b = key_blocks(mask, m * BlkM, rows, BlkN);
+      KeyBlockRange const b = blocks_of(m_block_of(next));
       if (b.end > b.begin) return true;
     }
     return false;
