@@ -29,40 +29,41 @@ struct AttentionEntry {
   int d, dv;
   int min_sm;  // 80: every GPU from sm_80; 90: the sm_90a kernels (sm_90 only)
   d::AttentionInstance (*instance)();
-  // The automatic choice takes it only from min_seqlen_k keys and (no_window) only without a
-  // sliding window (a causal mask alone is none); else the next entry for the same head dims.
-  std::int64_t min_seqlen_k = 0;
-  bool no_window = false;
+  // The automatic choice takes it only with min_seqlen_k to max_seqlen_k keys (0: no bound), only
+  // without a sliding window (no_window; a causal mask alone is none) and only with no mask at all
+  // (unmasked: neither causal nor a window); else the next entry for the same head dims.
+  std::int64_t min_seqlen_k = 0, max_seqlen_k = 0;
+  bool no_window = false, unmasked = false;
 };
 
-#define TESSEL_ENTRY_FROM(arch_, dtype_, dims_, d_, dv_, min_seqlen_k_, no_window_)                            \
+#define TESSEL_ENTRY_FROM(arch_, dtype_, dims_, d_, dv_, min_seqlen_k_, max_seqlen_k_, no_window_, unmasked_)  \
   AttentionEntry {                                                                                            \
     "sm" #arch_ "_attention_" #dtype_ "_" #dims_, DType::dtype_, d_, dv_, arch_,                              \
-        d::sm##arch_##_attention_instance_##dtype_##_##dims_, min_seqlen_k_, no_window_                       \
+        d::sm##arch_##_attention_instance_##dtype_##_##dims_, min_seqlen_k_, max_seqlen_k_, no_window_,       \
+        unmasked_                                                                                             \
   }
-#define TESSEL_ENTRY(arch_, dtype_, dims_, d_, dv_) TESSEL_ENTRY_FROM(arch_, dtype_, dims_, d_, dv_, 0, false)
-// D 128: 192-key blocks from 2048 keys without a sliding window (causal or not), 128 below or with
-// one (the kernels' files have the measurements).
+#define TESSEL_ENTRY(arch_, dtype_, dims_, d_, dv_) TESSEL_ENTRY_FROM(arch_, dtype_, dims_, d_, dv_, 0, 0, false, false)
+// Without a mask, the persistent kernels up to 1024 keys (D 64) and below 2048 (D 128); D 128's
+// 192-key blocks from 2048 keys without a sliding window (causal or not), 128 below or with one
+// (the kernels' files have the measurements).
 #define TESSEL_SM90_ENTRIES(dtype_)                                                                            \
-  TESSEL_ENTRY(90, dtype_, d64, 64, 64), TESSEL_ENTRY_FROM(90, dtype_, d128, 128, 128, 2048, true),            \
+  TESSEL_ENTRY_FROM(90, dtype_, d64_persistent, 64, 64, 0, 1024, false, true),                                \
+      TESSEL_ENTRY(90, dtype_, d64, 64, 64),                                                                  \
+      TESSEL_ENTRY_FROM(90, dtype_, d128_k128_persistent, 128, 128, 0, 2047, false, true),                    \
+      TESSEL_ENTRY_FROM(90, dtype_, d128, 128, 128, 2048, 0, true, false),                                    \
       TESSEL_ENTRY(90, dtype_, d128_k128, 128, 128), TESSEL_ENTRY(90, dtype_, d192, 192, 192),                 \
       TESSEL_ENTRY(90, dtype_, d192x128, 192, 128), TESSEL_ENTRY(90, dtype_, d256, 256, 256)
-#define TESSEL_PERSISTENT_ENTRIES(dtype_) \
-  TESSEL_ENTRY(90, dtype_, d64_persistent, 64, 64), TESSEL_ENTRY(90, dtype_, d128_k128_persistent, 128, 128)
 #define TESSEL_SM80_ENTRIES(dtype_)                                                                            \
   TESSEL_ENTRY(80, dtype_, d64, 64, 64), TESSEL_ENTRY(80, dtype_, d96, 96, 96),                                \
       TESSEL_ENTRY(80, dtype_, d128, 128, 128), TESSEL_ENTRY(80, dtype_, d192, 192, 192),                      \
       TESSEL_ENTRY(80, dtype_, d192x128, 192, 128), TESSEL_ENTRY(80, dtype_, d256, 256, 256)
 
-// In the order the automatic choice prefers them (and `tessel list` prints them); the persistent
-// kernels last, by name only until measured against the others (their files say what is known).
-constexpr std::array kEntries{TESSEL_SM90_ENTRIES(bf16),       TESSEL_SM90_ENTRIES(f16),
-                              TESSEL_SM80_ENTRIES(bf16),       TESSEL_SM80_ENTRIES(f16),
-                              TESSEL_PERSISTENT_ENTRIES(bf16), TESSEL_PERSISTENT_ENTRIES(f16)};
+// In the order the automatic choice prefers them (and `tessel list` prints them).
+constexpr std::array kEntries{TESSEL_SM90_ENTRIES(bf16), TESSEL_SM90_ENTRIES(f16), TESSEL_SM80_ENTRIES(bf16),
+                              TESSEL_SM80_ENTRIES(f16)};
 
 #undef TESSEL_SM80_ENTRIES
 #undef TESSEL_SM90_ENTRIES
-#undef TESSEL_PERSISTENT_ENTRIES
 #undef TESSEL_ENTRY
 #undef TESSEL_ENTRY_FROM
 
@@ -101,8 +102,8 @@ Status select_entry(AttentionArguments const& a, int cc, AttentionEntry const** 
   bool const hopper = cc == kSm90 && sm90_takes(a);
   bool const windowed = a.window_left >= 0 || a.window_right >= 0;  // (a causal mask alone is no window)
   for (auto const& e : kEntries) {
-    if ((e.min_sm == kSm90 && !hopper) || a.seqlen_k < e.min_seqlen_k ||
-        (e.no_window && windowed))
+    if ((e.min_sm == kSm90 && !hopper) || a.seqlen_k < e.min_seqlen_k || (e.max_seqlen_k > 0 && a.seqlen_k > e.max_seqlen_k) ||
+        (e.no_window && windowed) || (e.unmasked && (windowed || a.causal)))
       continue;
     if (e.dtype == a.dtype && e.d == a.head_dim && e.dv == dv) {
       *out = &e;

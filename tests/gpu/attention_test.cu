@@ -504,11 +504,12 @@ TEST(AttentionLarge, ThreeWarpgroupTilesD64) {
     }
 }
 
-// The persistent kernels (by name; under masks too) with more tiles than the GPU has SMs: a CTA
-// walks several tiles, Q double buffered, the K/V ring and the ping-pong token carried from tile
-// to tile. S_q > S_k under bottom-right masks leaves whole
+// The persistent kernels (the automatic choice without a mask; named here, under masks too) with
+// more tiles than the GPU has SMs: a CTA walks several tiles, Q double buffered, the K/V ring and
+// the ping-pong token carried from tile to tile. S_q > S_k under bottom-right masks leaves whole
 // tiles without keys (O = 0 and LSE = -inf, no loads, no turns) between tiles with keys; windows
-// give tiles different block counts; ragged lengths leave warpgroups of the last tile no rows.
+// give tiles different block counts; ragged lengths leave warpgroups of the last tile no rows; a
+// softcap and a sharp softmax without a mask, as the automatic choice runs them.
 TEST(AttentionLarge, ManyTilesPerCta) {
   TESSEL_REQUIRE_SM90();
   struct Kernel {
@@ -518,7 +519,7 @@ TEST(AttentionLarge, ManyTilesPerCta) {
   for (Kernel const k :
        {Kernel{"sm90_attention_bf16_d128_k128_persistent", 128}, Kernel{"sm90_attention_bf16_d64_persistent", 64}})
     for (Lengths const len : {Lengths{1100, 700}, Lengths{700, 1100}, Lengths{1023, 1024}})
-      for (Mask const& m : {kMasks[0], kMasks[1], kMasks[2], kMasks[3], kMasks[5]}) {
+      for (Mask const& m : {kMasks[0], kMasks[1], kMasks[2], kMasks[3], kMasks[5], kMasks[6], kMasks[9]}) {
         AttentionArguments a = make_packed_attention(2, len.q, len.k, 40, 8, k.d, 0, DType::bf16);
         apply(a, m);
         a.kernel = k.name;

@@ -1,8 +1,8 @@
 // The attention forward's automatic kernel choice (attention_kernel_name_for), without a GPU: on
-// sm_90 the TMA + wgmma kernels where TMA can load the tensors -- D 64's 192-row query tiles at
-// every length, D 128's 192-key blocks from 2048 keys without a sliding window (causal or not) and
-// 128-key blocks below or with one -- and the sm_80 kernels everywhere else; the persistent kernels
-// only by name.
+// sm_90 the TMA + wgmma kernels where TMA can load the tensors -- without a mask the persistent
+// kernels up to 1024 keys (D 64) and below 2048 (D 128); D 64's 192-row query tiles, D 128's
+// 192-key blocks from 2048 keys without a sliding window (causal or not) and 128-key blocks below
+// or with one -- and the sm_80 kernels everywhere else.
 #include <tessel/attention/attention.hpp>
 
 #include <gtest/gtest.h>
@@ -30,28 +30,42 @@ std::string choice(AttentionArguments const& a, int cc) {
   return name ? name : "";
 }
 
-TEST(AttentionChoice, HeadDim64HasOneSm90KernelAtEveryLength) {
-  for (std::int64_t sq : {1, 512, 1535, 1536, 4096}) EXPECT_EQ(choice(problem(sq, 64), 90), "sm90_attention_bf16_d64") << sq;
+TEST(AttentionChoice, HeadDim64PersistentUpTo1024KeysWithoutAMask) {
+  for (std::int64_t sk : {1, 512, 1024})
+    EXPECT_EQ(choice(problem(1024, 64, DType::bf16, sk), 90), "sm90_attention_bf16_d64_persistent") << sk;
+  EXPECT_EQ(choice(problem(8192, 64, DType::bf16, 1024), 90), "sm90_attention_bf16_d64_persistent");  // (the keys decide)
+  EXPECT_EQ(choice(problem(512, 64, DType::f16), 90), "sm90_attention_f16_d64_persistent");
+  for (std::int64_t sk : {1025, 1536, 4096})
+    EXPECT_EQ(choice(problem(1024, 64, DType::bf16, sk), 90), "sm90_attention_bf16_d64") << sk;
   EXPECT_EQ(choice(problem(16384, 64, DType::f16), 90), "sm90_attention_f16_d64");
   AttentionArguments causal = problem(1024, 64, DType::f16);
   causal.causal = true;
   EXPECT_EQ(choice(causal, 90), "sm90_attention_f16_d64");
+  AttentionArguments window = problem(512, 64);
+  window.window_left = 128;
+  EXPECT_EQ(choice(window, 90), "sm90_attention_bf16_d64");
+  AttentionArguments softcap = problem(512, 64);  // a softcap is no mask
+  softcap.softcap = 30.0f;
+  EXPECT_EQ(choice(softcap, 90), "sm90_attention_bf16_d64_persistent");
 }
 
 TEST(AttentionChoice, HeadDim128TakesTheKeyTileTheKeysFill) {
   EXPECT_EQ(choice(problem(4096, 128), 90), "sm90_attention_bf16_d128");
   EXPECT_EQ(choice(problem(2048, 128), 90), "sm90_attention_bf16_d128");
-  EXPECT_EQ(choice(problem(2047, 128), 90), "sm90_attention_bf16_d128_k128");
-  EXPECT_EQ(choice(problem(1024, 128), 90), "sm90_attention_bf16_d128_k128");
+  EXPECT_EQ(choice(problem(2047, 128), 90), "sm90_attention_bf16_d128_k128_persistent");
+  EXPECT_EQ(choice(problem(1024, 128), 90), "sm90_attention_bf16_d128_k128_persistent");
   EXPECT_EQ(choice(problem(1, 128, DType::bf16, 8192), 90), "sm90_attention_bf16_d128");  // decode: one query, long keys
-  EXPECT_EQ(choice(problem(8192, 128, DType::bf16, 1024), 90), "sm90_attention_bf16_d128_k128");
-  EXPECT_EQ(choice(problem(1024, 128, DType::f16), 90), "sm90_attention_f16_d128_k128");
+  EXPECT_EQ(choice(problem(8192, 128, DType::bf16, 1024), 90), "sm90_attention_bf16_d128_k128_persistent");
+  EXPECT_EQ(choice(problem(1024, 128, DType::f16), 90), "sm90_attention_f16_d128_k128_persistent");
   AttentionArguments causal = problem(8192, 128);
   causal.causal = true;
   EXPECT_EQ(choice(causal, 90), "sm90_attention_bf16_d128");
   AttentionArguments short_causal = problem(2047, 128);
   short_causal.causal = true;
   EXPECT_EQ(choice(short_causal, 90), "sm90_attention_bf16_d128_k128");
+  AttentionArguments short_window = problem(1024, 128);
+  short_window.window_right = 0;
+  EXPECT_EQ(choice(short_window, 90), "sm90_attention_bf16_d128_k128");
   AttentionArguments window = problem(8192, 128);
   window.window_left = 1024;
   EXPECT_EQ(choice(window, 90), "sm90_attention_bf16_d128_k128");
@@ -83,7 +97,7 @@ TEST(AttentionChoice, ANamedKernelIsTakenAtAnyLength) {
   a = problem(4096, 128);
   a.kernel = "sm90_attention_bf16_d128_k128";
   EXPECT_EQ(choice(a, 90), "sm90_attention_bf16_d128_k128");
-  // The persistent kernels: by name only, under a mask too.
+  // The persistent kernels by name under a mask too, where the choice would not take them.
   a = problem(1024, 128);
   a.causal = true;
   a.kernel = "sm90_attention_bf16_d128_k128_persistent";
