@@ -13,6 +13,7 @@
     python -m tessel.bench conv                          # tessel.conv / conv_dgrad / conv_wgrad against cuDNN via torch
     python -m tessel.bench conv --problems n128-h56-w56-c64-k64-r3-s3-pad1 --ops fprop wgrad
     torchrun --nproc_per_node 2 -m tessel.bench dist     # tensor-parallel GEMMs over NCCL (tessel/bench_dist.py)
+    python -m tessel.bench train                         # a decoder trained with SDPA and with tessel (bench_train.py)
 
 Method (the CLI's, docs/PERF.md): inputs uniform(-1, 1) (fp8: uniform(-2, 2) rounded), never
 zeros; per problem enough input sets that together they exceed twice the L2, each launch (either
@@ -1735,11 +1736,16 @@ def main(argv=None):
 
         return run(args)
 
+    def train_main(args):  # its own module (tessel/bench_train.py)
+        from .bench_train import train_main as run
+
+        return run(args)
+
     suites = {"gemm": gemm_main, "linear": linear_main, "grouped": grouped_main, "attention": attention_main,
-              "conv": conv_main, "dist": dist_main}
+              "conv": conv_main, "dist": dist_main, "train": train_main}
     if not argv or argv[0] not in suites:
-        print("usage: python -m tessel.bench gemm|linear|grouped|attention|conv|dist [options]   (--help after the suite lists "
-              "them)",
+        print("usage: python -m tessel.bench gemm|linear|grouped|attention|conv|dist|train [options]   (--help after the "
+              "suite lists them)",
               file=sys.stderr)
         return 2
     return suites[argv[0]](argv[1:])

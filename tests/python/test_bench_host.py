@@ -230,3 +230,28 @@ def test_split_tokens_gives_every_token_once_and_the_empty_groups_none(groups, t
     assert rows == bench.split_tokens(groups, tokens, skew, empty, seed=3)  # seeded
     if skew > 0 and tokens >= groups * 4:
         assert max(rows) > 2 * sorted(r for r in rows if r)[0]  # skewed: the heaviest group well above the lightest
+
+
+def test_train_learning_rate_warms_up_then_decays_to_a_tenth():
+    from tessel import bench_train
+
+    assert bench_train._lr(0, 300, 1.0) == pytest.approx(1 / 20)
+    assert bench_train._lr(19, 300, 1.0) == pytest.approx(1.0)
+    assert bench_train._lr(20, 300, 1.0) == pytest.approx(1.0)
+    assert bench_train._lr(300, 300, 1.0) == pytest.approx(0.1)
+    assert bench_train._lr(160, 300, 1.0) == pytest.approx(0.55)
+
+
+def test_train_moving_average():
+    from tessel import bench_train
+
+    assert bench_train._smooth([1.0, 3.0, 5.0, 7.0], n=2) == [1.0, 2.0, 4.0, 6.0]
+
+
+def test_train_argument_errors_name_the_flag(capsys):
+    for argv, flag in ((["--sides", "torch,jax"], "--sides"), (["--heads", "12"], "--width / --heads"),
+                       (["--steps", "0"], "--steps")):
+        with pytest.raises(SystemExit) as e:
+            bench.main(["train", *argv])
+        assert e.value.code == 2
+        assert flag in capsys.readouterr().err
