@@ -1,7 +1,11 @@
 """``python -m tessel.bench train``: a small Llama-style decoder trained several times from the same
-initial weights on the same batches -- with torch's SDPA and ``nn.Linear`` ("torch"), with tessel's
-attention and ``tessel.torch.Linear`` ("tessel"), and with tessel's attention alone
-("tessel-attention") -- and the loss curves and step times side by side.
+initial weights on the same batches, and the loss curves and step times side by side. The sides:
+
+    torch             F.scaled_dot_product_attention(..., is_causal=True, enable_gqa=True), nn.Linear
+    torch-repeat      the same with K and V repeated to every query head (no enable_gqa): the same
+                      mathematics, other roundings -- the yardstick for bf16 noise
+    tessel-attention  tessel.torch.attention ([B, S, H, D], causal), nn.Linear
+    tessel            tessel.torch.attention and tessel.torch.Linear
 
     python -m tessel.bench train [--steps 300] [--layers 8] [--out-dir bench/results]
 
@@ -20,15 +24,14 @@ the same on every side; the held-out loss is the mean over 16 fixed windows, eve
 steps and after the last.
 
 Step time: wall clock of a whole step (forward, backward, clipping, the optimizer) up to the
-loss's .item(), median over the steps after the first 10. tessel's side runs
-``tessel.torch.attention`` ([B, S, H, D], causal; its backward through tessel's kernels) where the
-torch side runs ``F.scaled_dot_product_attention(..., is_causal=True, enable_gqa=True)`` with
-torch's own backend choice; the MLP's gate on tessel's side is ``Linear(activation="silu")`` (the
-SiLU in the GEMM's epilogue), torch's ``F.silu(linear(x))``.
+loss's .item(), median over the steps after the first 10. SDPA runs on torch's own choice of
+backend (recorded per side, from torch._fused_sdp_choice); every side computes the MLP's gate as
+F.silu of a Linear (tessel's Linear could fuse the SiLU, but its backward then recomputes the GEMM).
 
 Agreement: bf16 training is not bitwise repeatable across kernels, so the curves are compared by
 their 20-step moving averages after the first 50 steps (the largest and the mean absolute
-difference) and by the held-out losses.
+difference) and by the held-out losses, each against torch's; torch-repeat against torch measures
+how far two runs of the same mathematics drift apart.
 """
 import argparse
 import glob
@@ -40,7 +43,7 @@ import time
 
 from . import bench as _bench
 
-_SIDES = ("torch", "tessel", "tessel-attention")
+_SIDES = ("torch", "torch-repeat", "tessel-attention", "tessel")
 
 
 def _corpus(torch):
@@ -93,19 +96,19 @@ def _model_classes(torch):
             self.wk = linear(width, cfg["kv_heads"] * hd, bias=False)
             self.wv = linear(width, cfg["kv_heads"] * hd, bias=False)
             self.wo = linear(cfg["heads"] * hd, width, bias=False)
-            if side == "tessel":
-                self.w1 = tt.Linear(width, cfg["mlp"], bias=False, activation="silu")
-            else:
-                self.w1 = torch.nn.Linear(width, cfg["mlp"], bias=False)
+            self.w1 = linear(width, cfg["mlp"], bias=False)
             self.w3 = linear(width, cfg["mlp"], bias=False)
             self.w2 = linear(cfg["mlp"], width, bias=False)
 
         def attention(self, q, k, v):
-            if self.side == "torch":
-                o = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
-                                                   is_causal=True, enable_gqa=True)
-                return o.transpose(1, 2)
-            return tt.attention(q, k, v, causal=True)  # [B, S, H, D]; S_q = S_k: either alignment
+            if self.side.startswith("tessel"):
+                return tt.attention(q, k, v, causal=True)  # [B, S, H, D]; S_q = S_k: either alignment
+            if self.side == "torch-repeat":
+                group = q.shape[2] // k.shape[2]
+                k, v = k.repeat_interleave(group, dim=2), v.repeat_interleave(group, dim=2)
+            o = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                               is_causal=True, enable_gqa=self.side == "torch")
+            return o.transpose(1, 2)
 
         def forward(self, x, cos, sin):
             b, s, _ = x.shape
@@ -116,8 +119,7 @@ def _model_classes(torch):
             v = self.wv(h).view(b, s, self.cfg["kv_heads"], hd)
             x = x + self.wo(self.attention(q, k, v).reshape(b, s, -1))
             h = self.norm2(x)
-            gate = self.w1(h) if self.side == "tessel" else F.silu(self.w1(h))
-            return x + self.w2(gate * self.w3(h))
+            return x + self.w2(F.silu(self.w1(h)) * self.w3(h))
 
     class Decoder(torch.nn.Module):
         def __init__(self, cfg, side):
@@ -221,13 +223,29 @@ def _run_side(torch, side, cfg, init_state, train, held_out, offsets, eval_offse
     step_s = statistics.median(timed)
     return {
         "side": side,
-        "attention": "F.scaled_dot_product_attention (torch's backend choice)" if side == "torch"
-        else "tessel.torch.attention",
+        "attention": "tessel.torch.attention" if side.startswith("tessel") else
+        f"F.scaled_dot_product_attention, backend {_sdpa_backend(torch, cfg, side)}",
         "linear": "tessel.torch.Linear" if side == "tessel" else "torch.nn.Linear",
         "steps": len(losses), "step_ms_median": step_s * 1e3,
         "tokens_per_s": cfg["batch"] * seq / step_s, "peak_memory_gib": peak_gib,
         "loss": losses, "held_out": evals,
     }
+
+
+def _sdpa_backend(torch, cfg, side):
+    """The backend SDPA picks for a side's attention call (torch._fused_sdp_choice), or "unknown"."""
+    try:
+        from torch.nn.attention import SDPBackend
+
+        heads = cfg["heads"] if side == "torch-repeat" else cfg["kv_heads"]
+        shape = (cfg["batch"], cfg["heads"], cfg["seq"], cfg["head_dim"])
+        q = torch.empty(shape, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        kv = torch.empty((cfg["batch"], heads, cfg["seq"], cfg["head_dim"]), device="cuda", dtype=torch.bfloat16,
+                         requires_grad=True)
+        choice = torch._fused_sdp_choice(q, kv, kv, is_causal=True, enable_gqa=side == "torch")
+        return SDPBackend(choice).name
+    except Exception:  # a private function: absent or changed in another torch
+        return "unknown"
 
 
 def _smooth(xs, n=20):
@@ -293,8 +311,7 @@ def train_main(argv):
     for side in sides:
         torch.manual_seed(args.seed)
         report["results"].append(_run_side(torch, side, cfg, init_state, train, held_out, offsets, eval_offsets, args))
-    rows = {r["side"]: r for r in report["results"]}
-    base = rows.get("torch")
+    base = next((r for r in report["results"] if r["side"] == "torch"), None)
     print(f"\n{'side':17s} {'step ms':>8s} {'tokens/s':>10s} {'vs torch':>8s} {'last-20 loss':>12s} {'held-out':>9s}")
     for r in report["results"]:
         last = statistics.mean(r["loss"][-20:])
