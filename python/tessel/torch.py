@@ -8,7 +8,7 @@
     w = torch.randn(1024, 4096, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     y = tessel.torch.gemm(x, w.t())            # x @ w.T; y.sum().backward() runs tessel GEMMs too
 
-``tessel::gemm`` is a ``torch.library.custom_op``: a fake (meta) implementation lets
+``tessel::gemm`` is a torch operator (torch.library's define and impl): a fake (meta) implementation lets
 ``torch.compile(fullgraph=True)`` trace it, its backward is two more tessel GEMMs (so double
 backward works as well), and its output comes from ``torch.empty`` on torch's current stream,
 where it runs -- so CUDA-graph capture works. Inputs whose strides tessel cannot read in place
@@ -22,10 +22,10 @@ act(x @ weight.T + bias) in one GEMM, the bias and the activation in its epilogu
 mixture-of-experts layer) as a custom op with a fake implementation, its output from
 ``torch.empty`` on the current stream; it has no autograd formula (see grouped_mm).
 
-``tessel::attention`` is flash-attention forward as a custom op returning (out, lse), with a fake
+``tessel::attention`` is flash-attention forward as an operator returning (out, lse), with a fake
 implementation (torch.compile(fullgraph=True), varlen included) and outputs from ``torch.empty``
 on the current stream (CUDA graphs). Its autograd formula is ``tessel::attention_backward``, a
-second custom op (with its own fake) that returns (dq, dk, dv) from tessel's backward kernels, so
+second operator (with its own fake) that returns (dq, dk, dv) from tessel's backward kernels, so
 ``loss.backward()`` works through torch.ops.tessel.attention, tessel.torch.attention and
 tessel.torch.scaled_dot_product_attention, compiled or not. A gradient that reaches lse (a loss
 that uses the log-sum-exp itself) is handled exactly by one more backward pass (see
@@ -56,6 +56,31 @@ __all__ = ["gemm", "linear", "Linear", "grouped_mm", "attention", "scaled_dot_pr
            "matmul_reduce_scatter"]
 
 _FP8 = tuple(getattr(torch, n) for n in ("float8_e4m3fn", "float8_e5m2") if hasattr(torch, n))
+
+# tessel's operators that run in training and decode loops (gemm, linear, attention and its
+# backward) are defined through torch.library.Library -- define, impl, register_fake,
+# register_autograd -- rather than torch.library.custom_op: the same operators to the dispatcher,
+# torch.compile and opcheck, for less host time a call (on the H200's host a tessel::attention call
+# cost 61 us through custom_op, 34 us through Library.impl; the kernel's own Python side 27 us).
+# grouped_mm and conv, which have no backward, stay custom ops: custom_op makes .backward()
+# through them raise.
+_LIB = torch.library.Library("tessel", "DEF")
+
+
+def _define(name: str, kernel, fake) -> None:
+    """tessel::<name>: the kernel's signature as its schema (inferred as custom_op infers it), the
+    kernel on every device, `fake` as its fake (meta) implementation."""
+    _LIB.define(name + torch.library.infer_schema(kernel, mutates_args=()))
+    _LIB.impl(name, kernel, "CompositeExplicitAutograd")
+    torch.library.register_fake("tessel::" + name, fake, lib=_LIB)
+
+
+def _no_double_backward(name: str):
+    """An autograd formula for an operator that is itself a backward: differentiating it raises."""
+    def backward(ctx, *grads):
+        raise RuntimeError(f"tessel::{name}: no double backward (the gradient of a gradient through tessel's "
+                           "attention is not implemented)")
+    return backward
 
 
 def _readable(t: Tensor, orders: str = "rc") -> bool:
@@ -109,7 +134,6 @@ def _out_dtype(a: Tensor, c: Optional[Tensor], out_dtype: Optional[torch.dtype])
     return torch.bfloat16 if a.dtype in _FP8 else a.dtype
 
 
-@torch.library.custom_op("tessel::gemm", mutates_args=())
 def _gemm(
     a: Tensor,
     b: Tensor,
@@ -124,9 +148,11 @@ def _gemm(
     return _C.gemm(_operand(a), _operand(b), out, cc, alpha, beta, None, None, False)
 
 
-@_gemm.register_fake
 def _gemm_fake(a, b, alpha=1.0, beta=0.0, c=None, out_dtype=None):
     return a.new_empty(_out_shape(a, b), dtype=_out_dtype(a, c, out_dtype))
+
+
+_define("gemm", _gemm, _gemm_fake)
 
 
 def _sum_to(x: Tensor, shape) -> Tensor:
@@ -169,7 +195,7 @@ def _backward(ctx, grad):
     return (da, db, None, None, dc, None)[: len(ctx.needs_input_grad)]
 
 
-_gemm.register_autograd(_backward, setup_context=_setup_context)
+torch.library.register_autograd("tessel::gemm", _backward, setup_context=_setup_context, lib=_LIB)
 
 
 def gemm(
@@ -207,7 +233,6 @@ def _linear_out(x: Tensor, weight: Tensor) -> Sequence[int]:
     return (*x.shape[:-1], weight.shape[0])
 
 
-@torch.library.custom_op("tessel::linear", mutates_args=())
 def _linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, activation: Optional[str] = None) -> Tensor:
     shape = _linear_out(x, weight)
     x2 = x.reshape(-1, x.shape[-1])
@@ -216,9 +241,11 @@ def _linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, activation
     return out.reshape(shape)
 
 
-@_linear.register_fake
 def _linear_fake(x, weight, bias=None, activation=None):
     return x.new_empty(_linear_out(x, weight))
+
+
+_define("linear", _linear, _linear_fake)
 
 
 def _linear_setup_context(ctx, inputs, output):
@@ -251,7 +278,7 @@ def _linear_backward(ctx, grad):
     return (dx, dw, db, None)[: len(ctx.needs_input_grad)]
 
 
-_linear.register_autograd(_linear_backward, setup_context=_linear_setup_context)
+torch.library.register_autograd("tessel::linear", _linear_backward, setup_context=_linear_setup_context, lib=_LIB)
 
 
 def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, activation: Optional[str] = None) -> Tensor:
@@ -358,7 +385,7 @@ def _attention_shapes(q: Tensor, k: Tensor, v: Tensor, varlen: bool):
 def _attention_operand(t: Tensor) -> Tensor:
     """t itself where tessel reads it in place (last dimension contiguous, rows 16-byte aligned),
     else a contiguous copy."""
-    if t.numel() == 0:
+    if t.is_contiguous() or t.numel() == 0:  # (a contiguous t is its own contiguous copy)
         return t
     align = max(1, 16 // t.element_size())
     in_place = (t.shape[-1] <= 1 or t.stride(-1) == 1) and t.data_ptr() % 16 == 0 and all(
@@ -366,7 +393,6 @@ def _attention_operand(t: Tensor) -> Tensor:
     return t if in_place else t.contiguous()
 
 
-@torch.library.custom_op("tessel::attention", mutates_args=())
 def _attention(
     q: Tensor,
     k: Tensor,
@@ -397,7 +423,6 @@ def _attention(
     return out, lse
 
 
-@_attention.register_fake
 def _attention_fake(q, k, v, softmax_scale=None, causal=False, window_left=-1, window_right=-1, softcap=0.0,
                     top_left=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
                     deterministic=False):
@@ -405,7 +430,9 @@ def _attention_fake(q, k, v, softmax_scale=None, causal=False, window_left=-1, w
     return q.new_empty(out_shape), q.new_empty(lse_shape, dtype=torch.float32)
 
 
-@torch.library.custom_op("tessel::attention_backward", mutates_args=())
+_define("attention", _attention, _attention_fake)
+
+
 def _attention_backward(
     dout: Tensor,
     q: Tensor,
@@ -440,12 +467,16 @@ def _attention_backward(
     return dq, dk, dv
 
 
-@_attention_backward.register_fake
 def _attention_backward_fake(dout, q, k, v, out, lse, softmax_scale=None, causal=False, window_left=-1,
                              window_right=-1, softcap=0.0, top_left=False, cu_seqlens_q=None, cu_seqlens_k=None,
                              max_seqlen_q=None, max_seqlen_k=None, deterministic=False):
     _attention_shapes(q, k, v, cu_seqlens_q is not None or cu_seqlens_k is not None)
     return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
+
+
+_define("attention_backward", _attention_backward, _attention_backward_fake)
+torch.library.register_autograd("tessel::attention_backward", _no_double_backward("attention_backward"),
+                                setup_context=lambda ctx, inputs, output: None, lib=_LIB)
 
 
 # tessel::attention's arguments after q, k, v, with their defaults (a call may leave them out).
@@ -495,7 +526,8 @@ def _attention_backward_formula(ctx, dout, dlse):
             *(None,) * (len(needs) - 3))
 
 
-_attention.register_autograd(_attention_backward_formula, setup_context=_attention_setup_context)
+torch.library.register_autograd("tessel::attention", _attention_backward_formula,
+                                setup_context=_attention_setup_context, lib=_LIB)
 
 
 _ALIGNS = {"bottom-right": False, "top-left": True}
