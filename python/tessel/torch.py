@@ -61,7 +61,7 @@ _FP8 = tuple(getattr(torch, n) for n in ("float8_e4m3fn", "float8_e5m2") if hasa
 # backward) are defined through torch.library.Library -- define, impl, register_fake,
 # register_autograd -- rather than torch.library.custom_op: the same operators to the dispatcher,
 # torch.compile and opcheck, for less host time a call (on the H200's host a tessel::attention call
-# cost 61 us through custom_op, 34 us through Library.impl; the kernel's own Python side 27 us).
+# cost 61 us through custom_op and costs 35 us as defined here, 22 of them the kernel function's).
 # grouped_mm and conv, which have no backward, stay custom ops: custom_op makes .backward()
 # through them raise.
 _LIB = torch.library.Library("tessel", "DEF")
