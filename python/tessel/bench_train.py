@@ -165,10 +165,9 @@ def _lr(step, steps, peak, warmup=20):
     return peak * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * t)))
 
 
-def _run_side(torch, side, cfg, init_state, train, held_out, offsets, eval_offsets, args):
+def _run_side(torch, Decoder, side, cfg, init_state, train, held_out, offsets, eval_offsets, args):
     import torch.nn.functional as F
 
-    Decoder = _model_classes(torch)
     device = torch.device("cuda", torch.cuda.current_device())
     model = Decoder(cfg, side)
     model.load_state_dict(init_state)
@@ -310,7 +309,8 @@ def train_main(argv):
           f"seq {args.seq}, batch {args.batch}; corpus {len(data) >> 20} MiB ({files} files)")
     for side in sides:
         torch.manual_seed(args.seed)
-        report["results"].append(_run_side(torch, side, cfg, init_state, train, held_out, offsets, eval_offsets, args))
+        report["results"].append(_run_side(torch, Decoder, side, cfg, init_state, train, held_out, offsets,
+                                           eval_offsets, args))
     base = next((r for r in report["results"] if r["side"] == "torch"), None)
     print(f"\n{'side':17s} {'step ms':>8s} {'tokens/s':>10s} {'vs torch':>8s} {'last-20 loss':>12s} {'held-out':>9s}")
     for r in report["results"]:

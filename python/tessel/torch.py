@@ -75,14 +75,6 @@ def _define(name: str, kernel, fake) -> None:
     torch.library.register_fake("tessel::" + name, fake, lib=_LIB)
 
 
-def _no_double_backward(name: str):
-    """An autograd formula for an operator that is itself a backward: differentiating it raises."""
-    def backward(ctx, *grads):
-        raise RuntimeError(f"tessel::{name}: no double backward (the gradient of a gradient through tessel's "
-                           "attention is not implemented)")
-    return backward
-
-
 def _readable(t: Tensor, orders: str = "rc") -> bool:
     """Whether tessel reads t in place: one of its last two strides 1 (in one of `orders`, "r"
     row-major, "c" column-major), rows or columns at least their length apart, and a
@@ -475,7 +467,15 @@ def _attention_backward_fake(dout, q, k, v, out, lse, softmax_scale=None, causal
 
 
 _define("attention_backward", _attention_backward, _attention_backward_fake)
-torch.library.register_autograd("tessel::attention_backward", _no_double_backward("attention_backward"),
+
+
+def _attention_backward_backward(ctx, *grads):
+    """tessel::attention_backward's autograd formula: differentiating a gradient raises."""
+    raise RuntimeError("tessel::attention_backward: no double backward (the gradient of a gradient through tessel's "
+                       "attention is not implemented)")
+
+
+torch.library.register_autograd("tessel::attention_backward", _attention_backward_backward,
                                 setup_context=lambda ctx, inputs, output: None, lib=_LIB)
 
 
