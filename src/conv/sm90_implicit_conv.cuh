@@ -11,6 +11,8 @@
 #include "../gemm/sm90_launch.cuh"
 #include "../runtime/current_device.hpp"
 
+#include <tessel/gemm/kernel/sm90_im2col_walk.hpp>
+
 #include <tessel/atom/gmma_smem_layout.hpp>
 #include <tessel/layout/tile_to_shape.hpp>
 #include <tessel/runtime/tma_descriptor.hpp>
@@ -62,6 +64,7 @@ Status sm90_implicit_conv_run(Sm80ConvParams const& c, conv::Operator op, Sm90Co
   g.c_blocks = (c.c + Config::TileK - 1) / Config::TileK;
   g.channels = c.c;
   g.flip = dgrad;
+  g.k_tile_step = sm90_pixel_digits(g, Config::TileK);
   std::int64_t const pixels = std::int64_t(c.n) * c.z * c.p * c.q;
   GemmArguments a;
   a.a_type = a.b_type = a.c_type = std::is_same_v<T, bfloat16_t> ? DType::bf16 : DType::f16;

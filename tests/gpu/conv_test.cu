@@ -1042,6 +1042,14 @@ TEST(ConvSm90, WgradImplicitGemm) {
         conv2d(Operator::kWgrad, t, 2, 7, 7, 512, 512, 3, 3, {1, 1}),
         conv2d(Operator::kWgrad, t, 2, 16, 16, 64, 128, 3, 3, {1, 1}, {2, 2}),
         conv2d(Operator::kWgrad, t, 2, 14, 14, 128, 64, 1, 1, {0, 0}, {2, 2}),
+        // 320 and 192 channels: a 256-column tile starts mid-tap and crosses into the next one.
+        conv2d(Operator::kWgrad, t, 1, 9, 11, 320, 128, 3, 3, {1, 1}),
+        conv2d(Operator::kWgrad, t, 2, 10, 12, 192, 64, 3, 3, {1, 1}),
+        // 30 output pixels an image: each k-tile of 64 pixels carries into the images after it.
+        conv2d(Operator::kWgrad, t, 40, 5, 6, 64, 64, 3, 3, {1, 1}),
+        // 196 k-tiles on 3 tiles: more than 8 K slices (the reduction reads 8 slices' partials at
+        // a time, then the rest one by one).
+        conv2d(Operator::kWgrad, t, 16, 28, 28, 64, 64, 3, 3, {1, 1}),
         make_packed_conv3d(Operator::kWgrad, 2, 5, 6, 7, 64, 80, 3, 3, 3, {1, 1, 1}, {1, 1, 1}, {1, 2, 1}, 1, t),
     };
     for (std::size_t i = 0; i < cases.size(); ++i) {

@@ -56,6 +56,11 @@ enum class Sm90Im2colOperand : int { none, a, b_pixels, b_taps };
 // the kernel's D is pixel n). b_taps: column j of B and D is tap j / channels, channel
 // j % channels; k-tile kt is output pixels 64 kt on; tma_a is dy's (filters, pixels) map, tma_b
 // the activations' im2col map.
+// Output pixel m as mixed-radix digits: its column q, row p, depth z and image n (q fastest).
+struct Sm90PixelDigits {
+  int q, p, z, n;
+};
+
 struct Sm90Im2col {
   int rank = 0;             // the im2col map's: 4 (2-D) or 5 (3-D)
   int q = 1, p = 1, z = 1;  // the output's width, height, depth
@@ -66,6 +71,7 @@ struct Sm90Im2col {
   int c_blocks = 1;            // im2col A: 64-channel blocks per tap
   int channels = 64;           // im2col B: the activations' channels (a multiple of 64)
   bool flip = false;           // B reads tap taps - 1 - tap (the data gradient's flipped filters)
+  Sm90PixelDigits k_tile_step{};  // im2col B: one k-tile of pixels (TileK) as digits (sm90_pixel_digits)
 };
 
 struct Sm90GemmParams {

@@ -23,13 +23,14 @@
 // (m64n256 wgmmas instead of m64n64 / m64n128); the kernel writes D transposed (p.d_transposed).
 // Im2col B, taps (the weight gradient; sm90_produce_im2col_b_tap_tiles): dw (filters x
 // taps*channels) = dy^T (filters x pixels) x im2col(x) (pixels x taps*channels). Per k-tile (64
-// output pixels):
+// output pixels; the copies shared by two producer threads):
 //   - A, dy^T, MN-major through tma_a as the GEMM loads an MN-major A (ClusterN CTAs of one tile
 //     row share it by multicast);
 //   - B, one TMA im2col copy per 64 columns: column block j is tap (n0 + 64 j) / channels, channels
 //     (n0 + 64 j) % channels on (channels a multiple of 64, so a block never straddles two taps),
 //     the k-tile's 64 pixels each read at its input position + the tap's offset: 64 pixel rows of
-//     128 bytes, the MN-major box layout.
+//     128 bytes, the MN-major box layout. The blocks' taps and the k-tiles' pixels are walked
+//     (kernel/sm90_im2col_walk.hpp), not divided out.
 // All copies are whole boxes (TMA zero-fills what lies past the tensors), so every stage
 // announces StageBytes.
 #pragma once
@@ -40,35 +41,12 @@
 #include <tessel/gemm/collective/sm90_operand_tile.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_cta.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_params.hpp>
+#include <tessel/gemm/kernel/sm90_im2col_walk.hpp>
 #include <tessel/pipeline/sm90_pipeline.hpp>
 
 #include <cstdint>
 
 namespace tessel::kernel::detail {
-
-// Where a pixel tile's im2col walk starts: output pixel m's input position (stride x output -
-// pad) in w, h, d, and its image.
-struct Sm90Im2colOrigin {
-  int w, h, d, n;
-};
-TESSEL_HOST_DEVICE inline Sm90Im2colOrigin sm90_im2col_origin(Sm90Im2col const& g, std::int64_t m) {
-  int const q = int(m % g.q);
-  m /= g.q;
-  int const p = int(m % g.p);
-  m /= g.p;
-  int const z = int(m % g.z);
-  return {q * g.stride_w - g.pad_w, p * g.stride_h - g.pad_h, z * g.stride_d - g.pad_d, int(m / g.z)};
-}
-
-// The im2col walk's offsets for a filter tap (s fastest, then r, t): the tap's position times the
-// dilation.
-struct Sm90TapOffsets {
-  std::uint16_t w, h, d;
-};
-TESSEL_DEVICE inline Sm90TapOffsets sm90_tap_offsets(Sm90Im2col const& g, int tap) {
-  int const ts = tap % g.s, tr = (tap / g.s) % g.r, tt = tap / (g.s * g.r);
-  return {std::uint16_t(ts * g.dilation_w), std::uint16_t(tr * g.dilation_h), std::uint16_t(tt * g.dilation_d)};
-}
 
 // One im2col copy of a box of the activations into smem: channels from c0, the pixels from origin o
 // at the tap's offsets.
@@ -125,46 +103,81 @@ TESSEL_DEVICE void sm90_produce_im2col_pixel_tiles(Sm90GemmParams const& p, type
     Sm90Im2colOrigin const o = sm90_im2col_origin(g, PixelsA ? at.m0 : at.n0);
     int const filter0 = (PixelsA ? at.n0 : at.m0) + share * Rows;
     int tap = w.k_begin / g.c_blocks, cb = w.k_begin - tap * g.c_blocks;
+    Sm90TapOffsets offsets = sm90_tap_offsets(g, tap);
     sm90_produce_unit<Config>(p, s, st, w, u, cta_rank, [&](std::uint64_t* full, int) {
       Element* const pixels = PixelsA ? s.a[st.index] : s.b[st.index];
       Element* const filters = (PixelsA ? s.b[st.index] : s.a[st.index]) + share * Rows * TileK;
-      sm90_im2col_copy(g, pixel_map, full, pixels, cb * TileK, o, sm90_tap_offsets(g, tap));
+      sm90_im2col_copy(g, pixel_map, full, pixels, cb * TileK, o, offsets);
       OperandTile::template load<Rows, (Sharers > 1), MnMajorOperands>(filter_map, full, filters, everyone, filters_mn_major,
                                                                         cb * TileK, filter0, g.flip ? g.taps - 1 - tap : tap);
-      if (++cb == g.c_blocks) cb = 0, ++tap;
+      if (++cb == g.c_blocks) cb = 0, ++tap, sm90_tap_advance(g, offsets);
     });
   }
 }
 
-template <class Config, bool MnMajorOperands>
+// The weight gradient's producer, in two parts run by two threads of different warps (the
+// producer warpgroup's threads 0 and 32). Part 0 waits for a free stage, writes the unit's note,
+// announces StageBytes and loads A and the first half of the column blocks; part 1 waits for the
+// same free stage and loads the other half, its copies completing on the same full barrier (whose
+// transaction count may dip below zero until part 0's announcement, as a multicast peer's copies
+// may). A stage is five or six copies, each a few dozen dependent instructions of one thread; two
+// threads took the H200's 3x3 C64 56x56 wgrad (64 x 256 tiles) from 0.152 to 0.146 ms and the 3-D
+// C64 one from 0.152 to 0.143. What bounds it now is the im2col copies themselves (docs/conv.md).
+template <class Config, bool MnMajorOperands, int Part>
 TESSEL_DEVICE void sm90_produce_im2col_b_tap_tiles(Sm90GemmParams const& p, typename Config::SharedStorage& s, int cta_rank,
                                                int cluster) {
   using Element = typename Config::Element;
   using OperandTile = collective::Sm90OperandTile<Element, Config::TileK>;
   constexpr int TileK = Config::TileK, ClusterN = Config::ClusterN;
-  constexpr int RowsA = Config::TileM / ClusterN, Boxes = Config::TileN / 64;
+  constexpr int RowsA = Config::TileM / ClusterN, Boxes = Config::TileN / 64, FirstHalf = Boxes / 2;
   constexpr std::uint16_t everyone = std::uint16_t((1u << Config::ClusterSize) - 1u);
   static_assert(Config::ClusterM == 1, "sm90_produce_im2col_b_tap_tiles: the im2col tile (B) is not shared; ClusterM must be 1");
   static_assert(MnMajorOperands, "sm90_produce_im2col_b_tap_tiles: dy^T and the im2col tile are MN-major");
+  static_assert(Boxes >= 2, "sm90_produce_im2col_b_tap_tiles: each part loads at least one column block");
   Sm90Im2col const& g = p.im2col;
   int const share_a = ClusterN > 1 ? cta_rank : 0;
+  int const j0 = Part == 0 ? 0 : FirstHalf;  // this part's column blocks: [j0, j0 + FirstHalf or the rest)
   PipelineState st;
   for (long long u = 0, units = sm90_unit_count_of<Config>(p, cluster); u < units; ++u) {
     Sm90Unit const w = sm90_unit_of<Config>(p, cluster, u, 1);
     Sm90TileOrigin<Config> const at(w.tile, cta_rank);
     int const a0 = at.m0 + share_a * RowsA;
-    sm90_produce_unit<Config>(p, s, st, w, u, cta_rank, [&](std::uint64_t* full, int kt) {
-      OperandTile::template load<RowsA, (ClusterN > 1), MnMajorOperands>(&p.tma_a, full, s.a[st.index] + share_a * RowsA * TileK,
-                                                                          everyone, true, kt * TileK, a0, 0);
-      Sm90Im2colOrigin const o = sm90_im2col_origin(g, std::int64_t(kt) * TileK);
+    // This part's first column block: its tap and channels (the later blocks follow from it, 64
+    // channels at a time, without a division).
+    int const col0 = at.n0 + 64 * j0;
+    int tap0 = col0 / g.channels;
+    tap0 = tap0 < g.taps ? tap0 : g.taps - 1;  // (a block past N: any tap, its columns are never stored)
+    int const c00 = col0 - tap0 * g.channels;
+    Sm90TapOffsets const offsets0 = sm90_tap_offsets(g, tap0);
+    Sm90PixelDigits pixel = sm90_pixel_digits(g, std::int64_t(w.k_begin) * TileK);
+    // The copies of this part's column blocks of k-tile kt into stage st.index.
+    auto const blocks = [&](std::uint64_t* full) {
+      Sm90Im2colOrigin const o = sm90_im2col_origin(g, pixel);
+      Element* const b = s.b[st.index];
+      int c0 = c00, tap = tap0;
+      Sm90TapOffsets offsets = offsets0;
       TESSEL_UNROLL
       for (int j = 0; j < Boxes; ++j) {
-        int const col = at.n0 + 64 * j;
-        int tap = col / g.channels;
-        tap = tap < g.taps ? tap : g.taps - 1;  // (a block past N: any tap, its columns are never stored)
-        sm90_im2col_copy(g, &p.tma_b, full, s.b[st.index] + j * 64 * TileK, col - tap * g.channels, o, sm90_tap_offsets(g, tap));
+        if ((j < FirstHalf) == (Part == 0)) {
+          sm90_im2col_copy(g, &p.tma_b, full, b + j * 64 * TileK, c0, o, offsets);
+          if ((c0 += 64) == g.channels && tap + 1 < g.taps) c0 = 0, ++tap, sm90_tap_advance(g, offsets);
+        }
       }
-    });
+      sm90_pixel_advance(g, pixel, g.k_tile_step);
+    };
+    if (Part == 0) {
+      sm90_produce_unit<Config>(p, s, st, w, u, cta_rank, [&](std::uint64_t* full, int kt) {
+        OperandTile::template load<RowsA, (ClusterN > 1), MnMajorOperands>(&p.tma_a, full, s.a[st.index] + share_a * RowsA * TileK,
+                                                                            everyone, true, kt * TileK, a0, 0);
+        blocks(full);
+      });
+    } else {
+      for (int kt = w.k_begin; kt < w.k_end; ++kt) {
+        s.pipeline.producer_wait(st);
+        blocks(&s.pipeline.full[st.index]);
+        st.advance<Config::Stages>();
+      }
+    }
   }
 }
 

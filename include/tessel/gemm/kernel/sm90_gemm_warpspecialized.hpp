@@ -304,9 +304,13 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       if constexpr (Config::Im2col == Sm90Im2colOperand::a || Config::Im2col == Sm90Im2colOperand::b_pixels)
         detail::sm90_produce_im2col_pixel_tiles<Config, MnMajorOperands>(p, s, cta_rank, cluster);
       else if constexpr (Config::Im2col == Sm90Im2colOperand::b_taps)
-        detail::sm90_produce_im2col_b_tap_tiles<Config, MnMajorOperands>(p, s, cta_rank, cluster);
+        detail::sm90_produce_im2col_b_tap_tiles<Config, MnMajorOperands, 0>(p, s, cta_rank, cluster);
       else
         detail::sm90_produce_tiles<Config, MnMajorOperands, Config::PromotionKTiles>(p, s, cta_rank, cluster);
+    } else if (Config::Im2col == Sm90Im2colOperand::b_taps && wg_thread == 32) {
+      // The weight gradient's second producer thread (warp 1): half of each stage's im2col copies.
+      if constexpr (Config::Im2col == Sm90Im2colOperand::b_taps)
+        detail::sm90_produce_im2col_b_tap_tiles<Config, MnMajorOperands, 1>(p, s, cta_rank, cluster);
     } else if constexpr (Config::RowCopyEpilogue) {
       if (p.staged_rows && wg_thread >= 64 && wg_thread < 64 + 32 * Config::Consumers) {
         // Warps 2 and 3 copy consumer 0's and 1's staged tiles of a D that TMA cannot store out to
