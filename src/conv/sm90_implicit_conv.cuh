@@ -14,29 +14,15 @@
 #include <tessel/gemm/kernel/sm90_im2col_walk.hpp>
 
 #include <tessel/atom/gmma_smem_layout.hpp>
+#include <tessel/conv/conv_split.hpp>
 #include <tessel/layout/tile_to_shape.hpp>
 #include <tessel/runtime/tma_descriptor.hpp>
 #include <tessel/tensor.hpp>
 
-#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
 namespace tessel::kernel::detail {
-
-// The weight gradient's split of its sum over pixels: K slices (the GEMM's split-K, a fp32 partial
-// per slice and a reduction in slice order -- the same bits every run) so that the units fill the
-// GPU's SMs in whole waves as nearly as slices of at least 16 k-tiles allow, at most 64.
-inline int sm90_wgrad_splits(std::int64_t tiles, int k_tiles, int sms) {
-  int best = 1;
-  double best_fill = 0.0;
-  for (int s = 1; s <= 64 && s * 16 <= k_tiles; ++s) {
-    double const waves = double(tiles * s) / sms;
-    double const fill = waves / std::ceil(waves);  // the last wave's share of busy SMs, over all waves
-    if (fill > best_fill + 0.02) best = s, best_fill = fill;
-  }
-  return best;
-}
 
 // Runs (query null) or sizes one implicit-GEMM convolution: fprop and dgrad in forward terms
 // (as_fprop; dgrad reads the filters transposed and flipped), wgrad as the caller gave it.
@@ -91,7 +77,7 @@ Status sm90_implicit_conv_run(Sm80ConvParams const& c, conv::Operator op, Sm90Co
     tessel::detail::Here here;
     if (Status s = tessel::detail::current_device(&here); !s) return s;
     std::int64_t const tiles = (a.m + Config::TileM - 1) / Config::TileM * ((a.n + Config::TileN - 1) / Config::TileN);
-    a.options.splits = sm90_wgrad_splits(tiles, int((pixels + Config::TileK - 1) / Config::TileK), here.sms);
+    a.options.splits = conv_sm90_wgrad_slices(tiles, (pixels + Config::TileK - 1) / Config::TileK, here.sms);
   } else {
     // The filters as (filters, channels, taps): rows of w_stride_k, channels contiguous, taps a row
     // of channels apart (a dgrad problem comes in forward terms: its C and K are the filters' K and

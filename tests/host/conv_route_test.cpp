@@ -374,6 +374,37 @@ TEST(ConvSplit, NoSplitWhereItCannotPay) {
   EXPECT_EQ(conv_split_reduction(5, 31, 132).k_tiles_per_slice, 31);
 }
 
+// The sm_90a weight gradient's slice count on the layers whose slice counts were swept on an H200
+// (conv_split.hpp has the times): the fastest count measured on each, or one within 1% of it.
+TEST(ConvSplit, Sm90WgradSlicesOfTheMeasuredLayers) {
+  EXPECT_EQ(conv_sm90_wgrad_slices(3, 6272, 132), 44);  // 56x56 C64: 64x256 tiles over 576 columns; one wave
+  EXPECT_EQ(conv_sm90_wgrad_slices(5, 1568, 132), 26);  // 28x28 C128: one wave of 130 units
+  EXPECT_EQ(conv_sm90_wgrad_slices(18, 392, 132), 7);   // 14x14 C256: one wave (126) rather than three (22 slices)
+  EXPECT_EQ(conv_sm90_wgrad_slices(72, 98, 132), 3);    // 7x7 C512: two waves of 33 k-tiles (1 slice measured the same)
+  EXPECT_EQ(conv_sm90_wgrad_slices(36, 512, 132), 3);   // U-Net C320: 108 units, one wave
+  EXPECT_EQ(conv_sm90_wgrad_slices(7, 3136, 132), 18);  // 3-D C64: 126 units
+}
+
+// Its bounds: slices of at least 16 k-tiles, at most 64 slices, none where the tiles fill the
+// GPU or no SMs are given.
+TEST(ConvSplit, Sm90WgradSlicesBounds) {
+  EXPECT_EQ(conv_sm90_wgrad_slices(5, 31, 132), 1);
+  EXPECT_EQ(conv_sm90_wgrad_slices(5, 32, 132), 2);
+  EXPECT_EQ(conv_sm90_wgrad_slices(1, 1000000, 132), 64);
+  EXPECT_EQ(conv_sm90_wgrad_slices(132, 100000, 132), 1);
+  EXPECT_EQ(conv_sm90_wgrad_slices(5, 100000, 0), 1);
+  for (std::int64_t sms : {1, 66, 132})
+    for (std::int64_t tiles = 1; tiles <= 140; ++tiles)
+      for (std::int64_t k_tiles : {1, 16, 31, 32, 100, 392, 1568, 6272, 100000}) {
+        int const s = conv_sm90_wgrad_slices(tiles, k_tiles, sms);
+        EXPECT_GE(s, 1);
+        EXPECT_LE(s, 64);
+        if (s > 1) {
+          EXPECT_GE(k_tiles, 16 * s) << tiles << " tiles, " << k_tiles << " k-tiles";
+        }
+      }
+}
+
 // Every split covers the k-tiles exactly once: no empty slice, at most the cap, at least the
 // minimum length, and (where the sum is long enough) the CTAs the rule aims at.
 TEST(ConvSplit, SlicesCoverTheReductionOnce) {
