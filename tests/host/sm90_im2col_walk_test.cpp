@@ -11,6 +11,7 @@
 
 using namespace tessel::kernel::detail;
 using tessel::kernel::Sm90Im2col;
+using tessel::kernel::Sm90PixelDigits;
 
 namespace {
 
