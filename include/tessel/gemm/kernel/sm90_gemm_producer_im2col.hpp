@@ -122,7 +122,7 @@ TESSEL_DEVICE void sm90_produce_im2col_pixel_tiles(Sm90GemmParams const& p, type
 // transaction count may dip below zero until part 0's announcement, as a multicast peer's copies
 // may). A stage is five or six copies, each a few dozen dependent instructions of one thread; two
 // threads took the H200's 3x3 C64 56x56 wgrad (64 x 256 tiles) from 0.152 to 0.146 ms and the 3-D
-// C64 one from 0.152 to 0.143. What bounds it now is the im2col copies themselves (docs/conv.md).
+// C64 one from 0.152 to 0.143. The copies alone now run faster than the kernel (docs/conv.md).
 template <class Config, bool MnMajorOperands, int Part>
 TESSEL_DEVICE void sm90_produce_im2col_b_tap_tiles(Sm90GemmParams const& p, typename Config::SharedStorage& s, int cta_rank,
                                                int cluster) {
