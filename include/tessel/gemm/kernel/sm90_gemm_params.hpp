@@ -49,6 +49,11 @@ namespace tessel::kernel {
 // channel) pairs and its K the output pixels (the weight gradient).
 enum class Sm90Im2colOperand : int { none, a, b_pixels, b_taps };
 
+// Output pixel m as mixed-radix digits: its column q, row p, depth z and image n (q fastest).
+struct Sm90PixelDigits {
+  int q, p, z, n;
+};
+
 // An implicit-GEMM convolution's geometry (p.im2col). Im2col A: row m of A and D is output pixel
 // m = (n, z, p, q), q fastest; k-tile kt is filter tap kt / c_blocks (s fastest, then r, t) and
 // channels 64 (kt % c_blocks) on; tma_a is the activations' im2col tensor map, tma_b the filters'
@@ -56,11 +61,6 @@ enum class Sm90Im2colOperand : int { none, a, b_pixels, b_taps };
 // the kernel's D is pixel n). b_taps: column j of B and D is tap j / channels, channel
 // j % channels; k-tile kt is output pixels 64 kt on; tma_a is dy's (filters, pixels) map, tma_b
 // the activations' im2col map.
-// Output pixel m as mixed-radix digits: its column q, row p, depth z and image n (q fastest).
-struct Sm90PixelDigits {
-  int q, p, z, n;
-};
-
 struct Sm90Im2col {
   int rank = 0;             // the im2col map's: 4 (2-D) or 5 (3-D)
   int q = 1, p = 1, z = 1;  // the output's width, height, depth
