@@ -2,7 +2,8 @@
 // against the divisions they replace: a pixel index advanced k-tile by k-tile keeps the digits of
 // the index, over output grids smaller and larger than a k-tile, 2-D and 3-D, into the images past
 // the last one (which TMA reads as zeros); a tap advanced one by one keeps the offsets of its
-// index, with and without dilation. No GPU.
+// index, with and without dilation; a column block of the weight gradient's B advanced 64 columns
+// at a time keeps the tap and channels of its column, across taps and past the last one. No GPU.
 #include <tessel/gemm/kernel/sm90_im2col_walk.hpp>
 
 #include <gtest/gtest.h>
@@ -74,6 +75,31 @@ TEST(Sm90Im2colWalk, TapOffsetsAdvanceLikeTheDivision) {
       ASSERT_EQ(o.h, tr * f.dilation_h) << f.t << "x" << f.r << "x" << f.s << " tap " << tap;
       ASSERT_EQ(o.d, tt * f.dilation_d) << f.t << "x" << f.r << "x" << f.s << " tap " << tap;
       sm90_tap_advance(g, o);
+    }
+  }
+}
+
+TEST(Sm90Im2colWalk, ColumnBlocksAdvanceLikeTheDivision) {
+  struct Shape {
+    int channels, r, s;
+  };
+  constexpr Shape shapes[] = {{64, 3, 3}, {128, 3, 3}, {192, 3, 3}, {320, 3, 3}, {512, 3, 3}, {64, 1, 1}, {192, 1, 7}, {64, 5, 5}};
+  for (Shape const& sh : shapes) {
+    Sm90Im2col g;
+    g.channels = sh.channels, g.r = sh.r, g.s = sh.s, g.taps = sh.r * sh.s;
+    g.dilation_w = 2, g.dilation_h = 3;
+    int const columns = g.taps * g.channels;
+    for (int n0 = 0; n0 < columns; n0 += 64) {  // a tile's first block at any 64-column offset
+      Sm90ColumnBlock b = sm90_column_block(g, n0);
+      for (int col = n0; col < n0 + 256 && col < columns + 256; col += 64) {  // a 256-column tile, past the end too
+        int tap = col / g.channels;
+        tap = tap < g.taps ? tap : g.taps - 1;
+        Sm90TapOffsets const o = sm90_tap_offsets(g, tap);
+        ASSERT_EQ(b.tap, tap) << sh.channels << " channels, column " << col;
+        ASSERT_EQ(b.c0, col - tap * g.channels) << sh.channels << " channels, column " << col;
+        ASSERT_TRUE(b.offsets.w == o.w && b.offsets.h == o.h && b.offsets.d == o.d) << sh.channels << " channels, column " << col;
+        sm90_column_block_advance(g, b);
+      }
     }
   }
 }

@@ -142,25 +142,19 @@ TESSEL_DEVICE void sm90_produce_im2col_b_tap_tiles(Sm90GemmParams const& p, type
     Sm90Unit const w = sm90_unit_of<Config>(p, cluster, u, 1);
     Sm90TileOrigin<Config> const at(w.tile, cta_rank);
     int const a0 = at.m0 + share_a * RowsA;
-    // This part's first column block: its tap and channels (the later blocks follow from it, 64
-    // channels at a time, without a division).
-    int const col0 = at.n0 + 64 * j0;
-    int tap0 = col0 / g.channels;
-    tap0 = tap0 < g.taps ? tap0 : g.taps - 1;  // (a block past N: any tap, its columns are never stored)
-    int const c00 = col0 - tap0 * g.channels;
-    Sm90TapOffsets const offsets0 = sm90_tap_offsets(g, tap0);
+    // This part's first column block (the later ones follow from it without a division).
+    Sm90ColumnBlock const first = sm90_column_block(g, at.n0 + 64 * j0);
     Sm90PixelDigits pixel = sm90_pixel_digits(g, std::int64_t(w.k_begin) * TileK);
     // The copies of this part's column blocks of k-tile kt into stage st.index.
     auto const blocks = [&](std::uint64_t* full) {
       Sm90Im2colOrigin const o = sm90_im2col_origin(g, pixel);
       Element* const b = s.b[st.index];
-      int c0 = c00, tap = tap0;
-      Sm90TapOffsets offsets = offsets0;
+      Sm90ColumnBlock block = first;
       TESSEL_UNROLL
       for (int j = 0; j < Boxes; ++j) {
         if ((j < FirstHalf) == (Part == 0)) {
-          sm90_im2col_copy(g, &p.tma_b, full, b + j * 64 * TileK, c0, o, offsets);
-          if ((c0 += 64) == g.channels && tap + 1 < g.taps) c0 = 0, ++tap, sm90_tap_advance(g, offsets);
+          sm90_im2col_copy(g, &p.tma_b, full, b + j * 64 * TileK, block.c0, o, block.offsets);
+          sm90_column_block_advance(g, block);
         }
       }
       sm90_pixel_advance(g, pixel, g.k_tile_step);

@@ -73,4 +73,21 @@ TESSEL_HOST_DEVICE inline void sm90_tap_advance(Sm90Im2col const& g, Sm90TapOffs
   o = {std::uint16_t(w), std::uint16_t(h), std::uint16_t(d)};
 }
 
+// A 64-column block of the weight gradient's B (columns tap x channels + channel): its tap, its
+// first channel c0 and the tap's offsets. A block past the last column keeps the last tap (its
+// columns are never stored; c0 then runs past the channels, which TMA reads as zeros).
+struct Sm90ColumnBlock {
+  int c0, tap;
+  Sm90TapOffsets offsets;
+};
+TESSEL_HOST_DEVICE inline Sm90ColumnBlock sm90_column_block(Sm90Im2col const& g, int col) {
+  int tap = col / g.channels;
+  tap = tap < g.taps ? tap : g.taps - 1;
+  return {col - tap * g.channels, tap, sm90_tap_offsets(g, tap)};
+}
+// The block 64 columns on (channels a multiple of 64, so a block never straddles two taps).
+TESSEL_HOST_DEVICE inline void sm90_column_block_advance(Sm90Im2col const& g, Sm90ColumnBlock& b) {
+  if ((b.c0 += 64) == g.channels && b.tap + 1 < g.taps) b.c0 = 0, ++b.tap, sm90_tap_advance(g, b.offsets);
+}
+
 }  // namespace tessel::kernel::detail
