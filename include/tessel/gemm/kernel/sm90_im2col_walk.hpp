@@ -1,6 +1,7 @@
 // tessel/gemm/kernel/sm90_im2col_walk.hpp -- where the im2col copies of an sm_90a implicit-GEMM
 // convolution read (kernel/sm90_gemm_producer_im2col.hpp): an output pixel's input position, a
-// filter tap's offsets, and the walks from one k-tile to the next without a division. A producer
+// filter tap's offsets, a column block of the weight gradient's B, and the walks from one k-tile
+// (or block) to the next without a division. A producer
 // thread issues every copy of a stage, one dependent instruction after another, so what it
 // computes per k-tile sets the kernel's pace: the weight gradient once split each k-tile's first
 // pixel into column, row, depth and image with three 64-bit divisions, and fed its consumers a
