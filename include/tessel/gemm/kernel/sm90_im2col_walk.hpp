@@ -1,12 +1,11 @@
 // tessel/gemm/kernel/sm90_im2col_walk.hpp -- where the im2col copies of an sm_90a implicit-GEMM
 // convolution read (kernel/sm90_gemm_producer_im2col.hpp): an output pixel's input position, a
 // filter tap's offsets, a column block of the weight gradient's B, and the walks from one k-tile
-// (or block) to the next without a division. A producer
-// thread issues every copy of a stage, one dependent instruction after another, so what it
-// computes per k-tile sets the kernel's pace: the weight gradient once split each k-tile's first
-// pixel into column, row, depth and image with three 64-bit divisions, and fed its consumers a
-// k-tile every ~1.9 us (H200, 3x3 C64 56x56 batch 128: 0.276 ms; 0.151 ms walking the digits).
-// Host test: sm90_im2col_walk_test.
+// (or block) to the next without a division. A producer thread issues every copy of a stage, one
+// dependent instruction after another, so what it computes per k-tile sets the kernel's pace: the
+// weight gradient once split each k-tile's first pixel into column, row, depth and image with
+// three 64-bit divisions, and fed its consumers a k-tile every ~1.9 us (H200, 3x3 C64 56x56 batch
+// 128: 0.276 ms; 0.151 ms walking the digits). Host test: sm90_im2col_walk_test.
 #pragma once
 
 #include <tessel/config.hpp>
