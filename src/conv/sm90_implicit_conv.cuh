@@ -11,10 +11,9 @@
 #include "../gemm/sm90_launch.cuh"
 #include "../runtime/current_device.hpp"
 
-#include <tessel/gemm/kernel/sm90_im2col_walk.hpp>
-
 #include <tessel/atom/gmma_smem_layout.hpp>
 #include <tessel/conv/conv_split.hpp>
+#include <tessel/gemm/kernel/sm90_im2col_walk.hpp>
 #include <tessel/layout/tile_to_shape.hpp>
 #include <tessel/runtime/tma_descriptor.hpp>
 #include <tessel/tensor.hpp>
@@ -50,7 +49,6 @@ Status sm90_implicit_conv_run(Sm80ConvParams const& c, conv::Operator op, Sm90Co
   g.c_blocks = (c.c + Config::TileK - 1) / Config::TileK;
   g.channels = c.c;
   g.flip = dgrad;
-  g.k_tile_step = sm90_pixel_digits(g, Config::TileK);
   std::int64_t const pixels = std::int64_t(c.n) * c.z * c.p * c.q;
   GemmArguments a;
   a.a_type = a.b_type = a.c_type = std::is_same_v<T, bfloat16_t> ? DType::bf16 : DType::f16;
@@ -71,6 +69,7 @@ Status sm90_implicit_conv_run(Sm80ConvParams const& c, conv::Operator op, Sm90Co
       return Status::error(StatusCode::not_supported, "y: the tensor map's dimensions are not (K, pixels)");
     if (Status s = encode_tma_descriptor(e.args, &ops.a); !s) return s;
     ops.a_mn_major = ops.b_mn_major = true;
+    g.k_tile_step = sm90_pixel_digits(g, Config::TileK);  // the producer walks its k-tiles' pixels
     a.m = c.k, a.n = std::int64_t(taps) * c.c, a.k = pixels;
     a.d = c.out, a.ldd = c.w_stride_k;
     a.c = c.residual, a.ldc = c.w_stride_k;

@@ -1047,8 +1047,7 @@ TEST(ConvSm90, WgradImplicitGemm) {
         conv2d(Operator::kWgrad, t, 2, 10, 12, 192, 64, 3, 3, {1, 1}),
         // 30 output pixels an image: each k-tile of 64 pixels carries into the images after it.
         conv2d(Operator::kWgrad, t, 40, 5, 6, 64, 64, 3, 3, {1, 1}),
-        // 196 k-tiles on 3 tiles: more than 8 K slices (the reduction reads 8 slices' partials at
-        // a time, then the rest one by one).
+        // 196 k-tiles on 3 tiles: 12 K slices, each unit's pixel walk starting mid-image.
         conv2d(Operator::kWgrad, t, 16, 28, 28, 64, 64, 3, 3, {1, 1}),
         make_packed_conv3d(Operator::kWgrad, 2, 5, 6, 7, 64, 80, 3, 3, 3, {1, 1, 1}, {1, 1, 1}, {1, 2, 1}, 1, t),
     };
