@@ -5,7 +5,8 @@
 // (tessel/conv/kernel/sm80_implicit_gemm_conv.hpp); sm80_conv_depthwise_<dtype>.cu compiles the two
 // depthwise kernels of a dtype (tessel/conv/kernel/sm80_depthwise_conv.hpp), and
 // sm80_conv_depthwise_dgrad_<dtype>.cu / sm80_conv_depthwise_wgrad_<dtype>.cu those of the backward
-// passes (sm80_depthwise_dgrad.hpp, sm80_depthwise_wgrad.hpp).
+// passes (sm80_depthwise_dgrad.hpp, sm80_depthwise_wgrad.hpp); sm80_conv_smallc_<dtype>.cu the
+// small-channel fprop and dgrad (sm80_smallc_conv.hpp).
 #pragma once
 
 #include <tessel/conv/kernel/sm80_conv_kernel_params.hpp>
@@ -36,6 +37,10 @@ Sm80ConvInstance sm80_conv_instance_dgrad_f16();
 Sm80ConvInstance sm80_conv_instance_dgrad_f16_align1();
 Sm80ConvInstance sm80_conv_instance_wgrad_f16();
 Sm80ConvInstance sm80_conv_instance_wgrad_f16_align1();
+Sm80ConvInstance sm80_conv_instance_fprop_bf16_smallc();
+Sm80ConvInstance sm80_conv_instance_dgrad_bf16_smallc();
+Sm80ConvInstance sm80_conv_instance_fprop_f16_smallc();
+Sm80ConvInstance sm80_conv_instance_dgrad_f16_smallc();
 Sm80ConvInstance sm80_conv_instance_depthwise_bf16(int vec);  // vec 8 or 1
 Sm80ConvInstance sm80_conv_instance_depthwise_f16(int vec);
 Sm80ConvInstance sm80_conv_instance_depthwise_dgrad_bf16(int vec);

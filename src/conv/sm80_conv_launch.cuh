@@ -8,6 +8,7 @@
 #include <tessel/conv/kernel/sm80_depthwise_dgrad.hpp>
 #include <tessel/conv/kernel/sm80_depthwise_wgrad.hpp>
 #include <tessel/conv/kernel/sm80_implicit_gemm_conv.hpp>
+#include <tessel/conv/kernel/sm80_smallc_conv.hpp>
 #include <tessel/numeric/bfloat16.hpp>
 #include <tessel/numeric/half.hpp>
 
@@ -90,6 +91,30 @@ cudaError_t sm80_depthwise_wgrad_launch(Sm80ConvKernelParams const& kp, cudaStre
 template <class Config>
 Sm80ConvInstance make_sm80_depthwise_wgrad_instance() {
   return {Config::Pixels, Config::Channels, 0, Config::Threads, Config::Vec, sm80_depthwise_wgrad_launch<Config>};
+}
+
+// The small-channel kernels (sm80_smallc_conv.hpp): persistent, two CTAs an SM (their shared
+// memory, 52 KiB for the stem's fprop and 110 KiB for its dgrad, lets two fit on an H100).
+template <class Element, conv::Operator Op>
+cudaError_t sm80_smallc_launch(Sm80ConvKernelParams const& kp, cudaStream_t stream) {
+  static_assert(Op == conv::Operator::kFprop || Op == conv::Operator::kDgrad, "sm80_smallc_launch: fprop or dgrad");
+  Sm80SmallcParams const sp = sm80_smallc_params(kp.p);
+  auto* kernel = Op == conv::Operator::kFprop ? &sm80_smallc_fprop_kernel<Element> : &sm80_smallc_dgrad_kernel<Element>;
+  if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sp.smem_bytes); err != cudaSuccess)
+    return err;
+  int device = 0, sms = 0;
+  if (cudaError_t err = cudaGetDevice(&device); err != cudaSuccess) return err;
+  if (cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); err != cudaSuccess) return err;
+  int const grid = std::min(sp.tiles, 2 * std::max(sms, 1));
+  kernel<<<static_cast<unsigned>(grid), kSmallcThreads, sp.smem_bytes, stream>>>(sp);
+  return cudaGetLastError();
+}
+
+template <class Element, conv::Operator Op>
+Sm80ConvInstance make_sm80_smallc_instance() {
+  bool const fprop = Op == conv::Operator::kFprop;
+  return {fprop ? kSmallcPixels : kSmallcDgradRows * kSmallcDgradCols, fprop ? kSmallcChannels : kSmallcDgradMaxC, 16,
+          kSmallcThreads, 1, sm80_smallc_launch<Element, Op>};
 }
 
 }  // namespace tessel::kernel::detail

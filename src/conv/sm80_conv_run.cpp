@@ -2,6 +2,10 @@
 // problem, the parameters it derives once (Sm80ConvKernelParams), and the launch.
 //
 // Selection (sm80_conv_launch.hpp lists the kernels):
+//   small C    (after depthwise) 2-D, groups 1: fprop with c <= 4, dgrad with c <= 8 and k <= 64 a multiple of 8 (dy's
+//              strides multiples of 8, its address 16-byte aligned), where the kernel's shared
+//              memory (tessel/conv/kernel/sm80_smallc_geometry.hpp) is at most kSmallcMaxSmem:
+//              the small-channel kernels (sm80_smallc_conv.hpp)
 //   depthwise  2-D, groups == c == k, R*S <= kSm80DepthwiseMaxTaps: the direct kernel of the pass
 //              (fprop, dgrad, wgrad), 8 channels per thread when the tensors it reads allow 16-byte
 //              loads (c and their strides multiples of 8, their addresses 16-byte aligned: x for
@@ -25,6 +29,7 @@
 #include <tessel/conv/conv3d_problem_size.hpp>
 #include <tessel/conv/conv_depthwise_split.hpp>
 #include <tessel/conv/implicit_gemm_problem_size.hpp>
+#include <tessel/conv/kernel/sm80_smallc_geometry.hpp>
 
 #include <array>
 #include <cstdint>
@@ -90,9 +95,24 @@ bool depthwise_vec8(Sm80ConvParams const& p) {
   return false;
 }
 
+// The small-channel kernels take p (file comment).
+bool is_smallc(Sm80ConvParams const& p) {
+  if (p.groups != 1 || p.d != 1 || p.t != 1 || p.z != 1) return false;
+  if (p.op == Operator::kFprop)
+    return p.c <= kernel::kSmallcMaxC &&
+           kernel::smallc_fprop_smem(p.p, p.q, p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w) <= kernel::kSmallcMaxSmem;
+  if (p.op == Operator::kDgrad) {
+    Extents const e = extents_of(p);
+    return p.c <= kernel::kSmallcDgradMaxC && p.k <= kernel::kSmallcDgradMaxK && p.k % 8 == 0 &&
+           strides_multiple(p.y_stride, e.y, 8) && aligned(p.y, 16) &&
+           kernel::smallc_dgrad_smem(p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w) <= kernel::kSmallcMaxSmem;
+  }
+  return false;
+}
+
 // What sm80_conv_run launches for p (kind and instance), or a refusal.
 struct Choice {
-  Sm80ConvInstance (*gemm)() = nullptr;                   // the implicit GEMM, or
+  Sm80ConvInstance (*gemm)() = nullptr;                   // the implicit GEMM or a small-channel kernel, or
   Sm80ConvInstance (*depthwise)(int vec) = nullptr;       // the depthwise kernel of the pass with
   int vec = 0;                                            // this many channels per thread
   int index = -1;                                         // into kNames
@@ -100,7 +120,7 @@ struct Choice {
 };
 
 // clang-format off
-constexpr std::array<char const*, 24> kNames = {{
+constexpr std::array<char const*, 28> kNames = {{
     "sm80_conv_fprop_bf16_128x128x32", "sm80_conv_fprop_bf16_128x128x32_align1",
     "sm80_conv_dgrad_bf16_128x128x32", "sm80_conv_dgrad_bf16_128x128x32_align1",
     "sm80_conv_wgrad_bf16_128x128x32", "sm80_conv_wgrad_bf16_128x128x32_align1",
@@ -113,7 +133,14 @@ constexpr std::array<char const*, 24> kNames = {{
     "sm80_conv_depthwise_dgrad_fp16_vec8", "sm80_conv_depthwise_dgrad_fp16_vec1",
     "sm80_conv_depthwise_wgrad_bf16_vec8", "sm80_conv_depthwise_wgrad_bf16_vec1",
     "sm80_conv_depthwise_wgrad_fp16_vec8", "sm80_conv_depthwise_wgrad_fp16_vec1",
+    "sm80_conv_fprop_bf16_smallc",         "sm80_conv_dgrad_bf16_smallc",
+    "sm80_conv_fprop_fp16_smallc",         "sm80_conv_dgrad_fp16_smallc",
 }};
+// The small-channel kernels of (dtype, pass): kNames[24 + 2 * dtype + pass].
+constexpr Sm80ConvInstance (*kSmallc[2][2])() = {
+    {kernel::detail::sm80_conv_instance_fprop_bf16_smallc, kernel::detail::sm80_conv_instance_dgrad_bf16_smallc},
+    {kernel::detail::sm80_conv_instance_fprop_f16_smallc,  kernel::detail::sm80_conv_instance_dgrad_f16_smallc},
+};
 // The depthwise kernels of each pass (fprop, dgrad, wgrad) and dtype (bf16, fp16); their names are
 // kNames[12 + 4 * pass + 2 * dtype] (vec8) and the one after it (vec1).
 constexpr Sm80ConvInstance (*kDepthwise[3][2])(int vec) = {
@@ -140,6 +167,11 @@ Choice choose(Sm80ConvParams const& p, DType dtype) {
     c.depthwise = kDepthwise[op][dt];
     c.index = 12 + 4 * op + 2 * dt + (c.vec == 8 ? 0 : 1);
     c.depthwise_wgrad = p.op == Operator::kWgrad;
+    return c;
+  }
+  if (is_smallc(p)) {
+    c.index = 24 + 2 * dt + op;
+    c.gemm = kSmallc[dt][op];
     return c;
   }
   c.index = 6 * dt + 2 * op + (gemm_access_ok(p, 8) ? 0 : 1);

@@ -496,7 +496,9 @@ Sm80ConvParams plain_params(Operator op, int c, int k, int groups) {
 
 TEST(ConvKernelSelection, NamesWithoutCuda) {
   EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kFprop, 64, 64, 1), DType::bf16), "sm80_conv_fprop_bf16_128x128x32");
-  EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kDgrad, 3, 64, 1), DType::f16),
+  EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kDgrad, 3, 64, 1), DType::f16), "sm80_conv_dgrad_fp16_smallc");
+  EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kFprop, 3, 64, 1), DType::bf16), "sm80_conv_fprop_bf16_smallc");
+  EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kDgrad, 3, 72, 1), DType::f16),
                "sm80_conv_dgrad_fp16_128x128x32_align1");
   EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kWgrad, 64, 65, 1), DType::bf16),
                "sm80_conv_wgrad_bf16_128x128x32_align1");

@@ -436,6 +436,117 @@ TEST(ConvLayers, BenchShapesAtBatchTwo) {
   }
 }
 
+// ---- the small-channel kernels ---------------------------------------------------------------------------
+
+namespace {
+
+// The kernel conv_kernel_name reports for a (its pointers as make_buffers sets them).
+std::string picked_kernel(ConvArguments a) {
+  alignas(16) static unsigned char placeholder[64];
+  a.x.ptr = a.filter.ptr = a.y.ptr = placeholder;
+  a.out = placeholder;
+  if (a.beta != 0.0f) a.residual = placeholder;
+  char const* name = nullptr;
+  Status const s = conv_kernel_name(a, &name);
+  EXPECT_TRUE(s.ok()) << s.reason;
+  return s.ok() ? std::string(name) : std::string();
+}
+
+// a through tessel::convolution, after checking that the small-channel kernel of its pass runs it.
+void run_smallc(ConvArguments a, bool residual = false, bool bias = false) {
+  std::string const want = std::string("sm80_conv_") + conv::to_string(a.op) + "_" + (a.dtype == DType::bf16 ? "bf16" : "fp16") + "_smallc";
+  EXPECT_EQ(picked_kernel(a), want) << describe(a);
+  run_case(a, residual, bias);
+}
+
+}  // namespace
+
+// fprop with C <= 4: tiles of 256 pixels that span rows and images (P*Q below and above 256),
+// every C, output channels that fill one block of 64, part of one, and several; filters of 1 to
+// 49 taps (k-steps with taps past R*S), strides and dilations, padding wider than the filter.
+TEST(ConvSmallC, FpropSweep) {
+  TESSEL_REQUIRE_GPU();
+  for (DType t : kDtypes) {
+    for (std::int64_t c = 1; c <= 4; ++c) {
+      run_smallc(conv2d(Operator::kFprop, t, 2, 37, 29, c, 64, 7, 7, {3, 3}, {2, 2}));
+      run_smallc(conv2d(Operator::kFprop, t, 3, 9, 11, c, 17, 3, 3, {1, 1}));          // 99 pixels an image
+      run_smallc(conv2d(Operator::kFprop, t, 1, 40, 23, c, 130, 5, 3, {2, 1}, {1, 2}, {2, 1}));
+    }
+    run_smallc(conv2d(Operator::kFprop, t, 5, 4, 5, 3, 8, 1, 1, {1, 1}));               // one tap
+    run_smallc(conv2d(Operator::kFprop, t, 2, 13, 11, 3, 72, 2, 2, {0, 0}, {3, 5}));    // stride past the filter
+    run_smallc(conv2d(Operator::kFprop, t, 2, 5, 4, 3, 1, 3, 3, {4, 5}));               // pad past the filter, K = 1
+    run_smallc(conv2d(Operator::kFprop, t, 1, 300, 7, 3, 24, 3, 3, {1, 1}));            // a tile of 36 rows
+    run_smallc(conv2d(Operator::kFprop, t, 2, 66, 70, 3, 64, 7, 7, {3, 3}, {2, 2}));
+  }
+}
+
+// dgrad with C <= 8, K <= 64: every C, K from 8 to 64, strides 1 to 3 (every column phase), dilation,
+// images wider than 64 and taller than 16 columns and rows (several blocks, ragged last ones).
+TEST(ConvSmallC, DgradSweep) {
+  TESSEL_REQUIRE_GPU();
+  for (DType t : kDtypes) {
+    for (std::int64_t c = 1; c <= 8; ++c) run_smallc(conv2d(Operator::kDgrad, t, 2, 37, 70, c, c % 2 ? 64 : 24, 7, 7, {3, 3}, {2, 2}));
+    run_smallc(conv2d(Operator::kDgrad, t, 2, 19, 131, 3, 16, 3, 3, {1, 1}, {2, 1}));    // stride 1 across: 4 M tiles a row
+    run_smallc(conv2d(Operator::kDgrad, t, 1, 25, 40, 3, 8, 5, 4, {2, 1}, {3, 3}));       // stride 3, one k-step
+    run_smallc(conv2d(Operator::kDgrad, t, 2, 17, 33, 4, 32, 3, 3, {2, 2}, {2, 1}, {2, 3}));
+    run_smallc(conv2d(Operator::kDgrad, t, 2, 13, 11, 3, 40, 2, 2, {0, 0}, {3, 5}));     // stride past the filter
+    run_smallc(conv2d(Operator::kDgrad, t, 3, 1, 1, 2, 8, 3, 3, {1, 1}, {2, 2}));        // H = W = 1
+  }
+}
+
+// The epilogue (alpha, residual, bias, each activation) and non-packed tensors (odd strides: out
+// written one channel at a time) through both kernels.
+TEST(ConvSmallC, EpilogueAndStrides) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : {Operator::kFprop, Operator::kDgrad})
+    for (ConvActivation act : {ConvActivation::none, ConvActivation::relu, ConvActivation::gelu, ConvActivation::silu}) {
+      ConvArguments a = conv2d(op, act == ConvActivation::gelu ? DType::f16 : DType::bf16, 2, 21, 19, 3, 32, 7, 7, {3, 3}, {2, 2});
+      a.alpha = 1.5f, a.beta = -0.5f, a.activation = act;
+      run_smallc(a, true, true);
+    }
+  for (Operator op : {Operator::kFprop, Operator::kDgrad}) {
+    ConvArguments a = conv2d(op, DType::bf16, 2, 21, 19, 3, 32, 7, 7, {3, 3}, {2, 2});
+    ConvOutputExtents const e = conv_output_extents(a);
+    a.x.stride_w = 5, a.x.stride_h = 5 * a.w + 3, a.x.stride_n = a.x.stride_h * a.h + 1;
+    a.y.stride_w = a.k + 8, a.y.stride_h = a.y.stride_w * e.q + 8, a.y.stride_n = a.y.stride_h * e.p + 40;
+    a.filter.stride_k += 3;
+    run_smallc(a, true, false);
+  }
+}
+
+// NaN and Inf in x (fprop) or dy (dgrad) reach exactly the outputs whose sums hold them.
+TEST(ConvSmallC, NanAndInfPropagate) {
+  TESSEL_REQUIRE_GPU();
+  for (Operator op : {Operator::kFprop, Operator::kDgrad}) {
+    ConvArguments a = conv2d(op, DType::bf16, 2, 23, 21, 3, 64, 7, 7, {3, 3}, {2, 2});
+    EXPECT_NE(picked_kernel(a).find("_smallc"), std::string::npos);
+    SCOPED_TRACE(describe(a));
+    Buffers b = make_buffers(a, false, false);
+    expect_nan_and_inf_propagate(a, op == Operator::kFprop ? 3 * 200 + 2 : 64 * 40 + 9);
+  }
+}
+
+// Where the small-channel kernels stop: 3-D, groups, C = 5 in fprop, K = 72 or 12 in dgrad, dy
+// rows that 16-byte loads cannot take, a dgrad whose dy block outgrows kSmallcMaxSmem (stride 1
+// both ways: 19 x 67 dy pixels) -- each goes to another kernel.
+TEST(ConvSmallC, OtherProblemsGoElsewhere) {
+  for (DType t : kDtypes) {
+    EXPECT_EQ(picked_kernel(conv2d(Operator::kFprop, t, 2, 32, 32, 5, 64, 3, 3, {1, 1})).find("smallc"), std::string::npos);
+    EXPECT_EQ(picked_kernel(conv2d(Operator::kDgrad, t, 2, 32, 32, 3, 72, 3, 3, {1, 1})).find("smallc"), std::string::npos);
+    EXPECT_EQ(picked_kernel(conv2d(Operator::kDgrad, t, 2, 32, 32, 3, 12, 3, 3, {1, 1})).find("smallc"), std::string::npos);
+    EXPECT_EQ(picked_kernel(conv2d(Operator::kFprop, t, 2, 32, 32, 4, 8, 3, 3, {1, 1}, {1, 1}, {1, 1}, 2)).find("smallc"),
+              std::string::npos);
+    EXPECT_EQ(picked_kernel(make_packed_conv3d(Operator::kFprop, 1, 4, 9, 9, 3, 16, 3, 3, 3, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1, t))
+                  .find("smallc"),
+              std::string::npos);
+    EXPECT_EQ(picked_kernel(conv2d(Operator::kDgrad, t, 2, 32, 32, 3, 16, 3, 3, {1, 1})).find("smallc"), std::string::npos);
+    ConvArguments rows = conv2d(Operator::kDgrad, t, 2, 32, 32, 3, 64, 3, 3, {1, 1}, {2, 2});
+    rows.y.stride_w = 68, rows.y.stride_h = 68 * 32 + 4, rows.y.stride_n = rows.y.stride_h * 32;  // rows 4 elements apart
+    EXPECT_EQ(picked_kernel(rows).find("smallc"), std::string::npos);
+    EXPECT_EQ(picked_kernel(conv2d(Operator::kWgrad, t, 2, 32, 32, 3, 64, 7, 7, {3, 3}, {2, 2})).find("smallc"), std::string::npos);
+  }
+}
+
 // ---- 1x1 convolutions through the GEMM API ------------------------------------------------------------
 
 namespace {
@@ -1140,7 +1251,8 @@ TEST(ConvPadded, SmallAndOddChannelsAgainstTheReference) {
           }
 }
 
-// The same problems report the padded route, with an aligned inner kernel.
+// The same problems report the padded route, with an aligned inner kernel, except fprop with C <= 4
+// (the small-channel kernel's).
 TEST(ConvPadded, ThoseProblemsReportThePaddedRoute) {
   TESSEL_REQUIRE_GPU();
   for (Operator op : kOps)
@@ -1153,6 +1265,10 @@ TEST(ConvPadded, ThoseProblemsReportThePaddedRoute) {
             SCOPED_TRACE(describe(a));
             Buffers b = make_buffers(a, false, false);
             std::string const name = kernel_of(a);
+            if (op == Operator::kFprop && c <= 4) {  // the small-channel kernel takes it unpadded
+              EXPECT_EQ(name, std::string("sm80_conv_fprop_") + (t == DType::bf16 ? "bf16" : "fp16") + "_smallc");
+              continue;
+            }
             EXPECT_EQ(name.rfind("padded:", 0), 0u) << name;
             EXPECT_EQ(name.find("_align1"), std::string::npos) << name;
             bool const sm90_widths = compute_capability() == 90 && (op == Operator::kFprop ? c == 33 : op == Operator::kDgrad && stride == 1 && k == 65);
@@ -1161,8 +1277,8 @@ TEST(ConvPadded, ThoseProblemsReportThePaddedRoute) {
 }
 
 // The benchmark's lines at batch 2 (the stem: 7x7 stride 2, C 3 -> K 64 at 224x224; 3x3 C 33 -> K 65
-// at 57x57) through the padded route, with the epilogue: fprop bias + ReLU, dgrad alpha, beta and
-// bias, wgrad alpha and beta.
+// at 57x57) through the padded route -- the stem's fprop and dgrad through the small-channel kernels
+// -- with the epilogue: fprop bias + ReLU, dgrad alpha, beta and bias, wgrad alpha and beta.
 TEST(ConvPadded, BenchLinesAtBatchTwo) {
   TESSEL_REQUIRE_GPU();
   for (DType t : kDtypes)
@@ -1174,7 +1290,10 @@ TEST(ConvPadded, BenchLinesAtBatchTwo) {
                             conv2d(Operator::kWgrad, t, 2, 57, 57, 33, 65, 3, 3, {1, 1})}) {
       {
         Buffers b = make_buffers(a, false, false);
-        EXPECT_EQ(kernel_of(a).rfind("padded:", 0), 0u) << kernel_of(a);
+        if (a.c == 3 && a.op != Operator::kWgrad)
+          EXPECT_NE(kernel_of(a).find("_smallc"), std::string::npos) << kernel_of(a);
+        else
+          EXPECT_EQ(kernel_of(a).rfind("padded:", 0), 0u) << kernel_of(a);
       }
       bool const bias = a.op != Operator::kWgrad;
       if (a.op == Operator::kFprop) {
@@ -1233,7 +1352,7 @@ TEST(ConvPadded, WorkspaceFromThePoolOrTheCaller) {
 TEST(ConvPadded, NamedKernels) {
   TESSEL_REQUIRE_GPU();
   for (Operator op : kOps) {
-    ConvArguments a = conv2d(op, DType::f16, 2, 9, 11, 3, 7, 3, 3, {1, 1});
+    ConvArguments a = conv2d(op, DType::f16, 2, 9, 11, 5, 7, 3, 3, {1, 1});
     ConvArguments probe = a;
     Buffers b = make_buffers(probe, false, false);
     std::string const padded = kernel_of(probe);

@@ -1,0 +1,416 @@
+// tessel/conv/kernel/sm80_smallc_conv.hpp -- convolutions whose channel count on one side is tiny
+// (the first layer of an image network: C = 3), on tensor cores without padding the tensors.
+//
+// The implicit GEMM tiles GEMM-K by channels; with C = 3 a k-tile of 32 holds ten taps and a
+// fraction, and its dgrad has an N of 3 in a 128-wide tile. These two kernels shape the GEMM
+// around the small side instead (mma.sync m16n8k16, fp32 accumulators):
+//
+// fprop, C <= 4 (sm80_smallc_fprop_kernel)
+//   y[pix][k] = sum over (tap, c) of band[pix + tap][c] * w[k][tap][c]
+//   M = 256 output pixels, N = 64 output channels, GEMM-K = 4 taps x 4 channels a k-step
+//   (49 taps of the stem: 13 k-steps, 208 terms for 147). The CTA stages the input rows its
+//   pixels read (the band, sm80_smallc_geometry.hpp) with 4 channels a pixel, so that one 32-bit
+//   shared load is an A-fragment pair (two channels of one tap): a pixel's base offset plus the
+//   tap's offset (r*dil_h*wp + s*dil_w) * 4, the taps' offsets a table. Each warp owns 32 pixels x
+//   64 channels (2 x 8 MMAs a k-step, 8 A and 16 B loads of 32 bits); the filters are staged as
+//   [64][(tap, c)], rows 8 elements longer than the k-steps so that B loads meet no bank twice.
+//
+// dgrad, C <= 8 and K <= 64 (sm80_smallc_dgrad_kernel)
+//   dx[h][w][c] = sum over the taps (r, s) that meet an output pixel, and k, of
+//                 dy[(h + pad_h - r*dil_h) / stride_h][(w + pad_w - s*dil_w) / stride_w][k] * w[k][r][s][c]
+//   N = the C output channels in one n8 MMA tile. dx columns of one phase, w + pad_w = phi (mod
+//   stride_w), meet the same taps s, and 16 consecutive ones of them read 16 consecutive dy
+//   pixels: an M tile is 16 such columns of one row, A one ldmatrix.x4 from the staged dy, per
+//   tap that meets the row and the phase (at stride 2 a quarter of the 49 taps) and k-step of 16.
+//   The CTA owns 16 dx rows x 64 columns of one image; warp w rows 2w and 2w + 1 (both row phases
+//   at stride 2: the warps do equal work). dy is staged whole (K <= 64: 128 bytes a pixel, the
+//   16-byte chunk index XOR the pixel index mod 8, so ldmatrix's 8 rows meet 8 bank groups); the
+//   filters once per CTA as [tap][c][k], rows of kSmallcFilterPitch.
+//
+// Both kernels are persistent (grid-stride over their tiles) and write through the convolution
+// epilogue out = act(alpha * acc + beta * residual + bias), two channels a store where out allows.
+// Positions in the padding are staged as zeros and multiplied like the others.
+#pragma once
+
+#include <tessel/arch/arch_config.hpp>
+#include <tessel/arch/sm75_copy_ldmatrix.hpp>
+#include <tessel/arch/sm80_copy_cp_async.hpp>
+#include <tessel/arch/sm80_mma_sync.hpp>
+#include <tessel/config.hpp>
+#include <tessel/conv/kernel/sm80_conv_epilogue.hpp>
+#include <tessel/conv/kernel/sm80_conv_params.hpp>
+#include <tessel/conv/kernel/sm80_smallc_geometry.hpp>
+#include <tessel/numeric/int_types.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace tessel::kernel {
+
+// What the launch derives once from the problem (sm80_smallc_params).
+struct Sm80SmallcParams {
+  Sm80ConvParams p;
+  int tiles;          // fprop: tiles_m * tiles_n, pixel tiles fastest; dgrad: N * tiles_h * tiles_w, columns fastest
+  int tiles_m;        // fprop: pixel tiles (N*P*Q / 256, rounded up)
+  int tiles_h, tiles_w;  // dgrad: blocks of 16 dx rows and of 64 dx columns
+  int pixels;         // fprop: N*P*Q
+  int wp;             // fprop: band width
+  int ksteps;         // fprop: k-steps of 4 taps; dgrad: k-steps of 16 dy channels
+  int filter_pitch;   // elements per staged filter row
+  int stage_elems;    // elements of the band (fprop) or of dy (dgrad) shared memory holds
+  int smem_bytes;     // dynamic shared memory
+  bool pairs;         // out (and the residual) take two channels as one 32-bit access
+};
+
+// Two adjacent channels share a 32-bit word in every pixel of a tensor: its address is 4-byte
+// aligned and every stride of an extent above 1 even.
+TESSEL_HOST_DEVICE inline bool smallc_pairs_ok(void const* ptr, long long const (&stride)[4], int const (&extent)[4]) {
+  if (reinterpret_cast<std::uintptr_t>(ptr) % 4 != 0) return false;
+  for (int i = 0; i < 4; ++i)
+    if (extent[i] > 1 && stride[i] % 2 != 0) return false;
+  return true;
+}
+
+// The launch's parameters for p (a fprop with C <= 4 or a dgrad with C <= 8, K <= 64; 2-D).
+inline Sm80SmallcParams sm80_smallc_params(Sm80ConvParams const& p) {
+  Sm80SmallcParams sp{};
+  sp.p = p;
+  int const taps = p.r * p.s;
+  if (p.op == conv::Operator::kFprop) {
+    sp.pixels = p.n * p.p * p.q;
+    sp.tiles_m = int(smallc_ceil_div(sp.pixels, kSmallcPixels));
+    sp.tiles = sp.tiles_m * int(smallc_ceil_div(p.k, kSmallcChannels));
+    sp.wp = int(smallc_fprop_band_width(p.q, p.s, p.stride_w, p.dilation_w));
+    sp.ksteps = smallc_fprop_ksteps(taps);
+    sp.filter_pitch = smallc_fprop_filter_pitch(taps);
+    sp.stage_elems = int(smallc_fprop_band_rows(p.p, p.q, p.r, p.stride_h, p.dilation_h)) * sp.wp * 4;
+    sp.smem_bytes = int(smallc_fprop_smem(p.p, p.q, p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w));
+    int const ext[4] = {p.n, p.z, p.p, p.q};
+    sp.pairs = smallc_pairs_ok(p.out, p.y_stride, ext) && (p.residual == nullptr || smallc_pairs_ok(p.residual, p.y_stride, ext));
+  } else {
+    sp.tiles_h = int(smallc_ceil_div(p.h, kSmallcDgradRows));
+    sp.tiles_w = int(smallc_ceil_div(p.w, kSmallcDgradCols));
+    sp.tiles = p.n * sp.tiles_h * sp.tiles_w;
+    sp.ksteps = int(smallc_ceil_div(p.k, 16));
+    sp.filter_pitch = kSmallcFilterPitch;
+    sp.stage_elems = int(smallc_dgrad_extent_bound(kSmallcDgradRows, p.r, p.stride_h, p.dilation_h) *
+                         smallc_dgrad_extent_bound(kSmallcDgradCols, p.s, p.stride_w, p.dilation_w)) * kSmallcDgradMaxK;
+    sp.smem_bytes = int(smallc_dgrad_smem(p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w));
+    int const ext[4] = {p.n, p.d, p.h, p.w};
+    sp.pairs = smallc_pairs_ok(p.out, p.x_stride, ext) && (p.residual == nullptr || smallc_pairs_ok(p.residual, p.x_stride, ext));
+  }
+  return sp;
+}
+
+namespace detail {
+
+template <class Element>
+using SmallcMma = std::conditional_t<std::is_same_v<Element, bfloat16_t>, SM80_16x8x16_F32BF16BF16F32_TN, SM80_16x8x16_F32F16F16F32_TN>;
+
+template <class Element>
+TESSEL_DEVICE inline void smallc_mma(float (&d)[4], std::uint32_t const (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+  SmallcMma<Element>::fma(d[0], d[1], d[2], d[3], a[0], a[1], a[2], a[3], b0, b1, d[0], d[1], d[2], d[3]);
+}
+
+// The epilogue on `count` (1 or 2) adjacent channels of one pixel: out[e] = act(alpha * v[e] +
+// beta * residual[e] + bias[channel + e]); one 32-bit store for two channels where `pair`.
+template <class Element>
+TESSEL_DEVICE inline void smallc_store(ConvEpilogueOps const& ops, float v0, float v1, Element* out, Element const* residual,
+                                       int channel, int count, bool pair) {
+  float v[2] = {ops.alpha * v0, ops.alpha * v1};
+  if (residual != nullptr && ops.beta != 0.0f) {
+    v[0] += ops.beta * conv_to_f32(residual[0]);
+    if (count == 2) v[1] += ops.beta * conv_to_f32(residual[1]);
+  }
+  if (ops.bias != nullptr) {
+    v[0] += __ldg(ops.bias + channel);
+    if (count == 2) v[1] += __ldg(ops.bias + channel + 1);
+  }
+  if (ops.act != ConvActivation::none) v[0] = conv_activate(v[0], ops.act), v[1] = conv_activate(v[1], ops.act);
+  Element const e0 = conv_from_f32<Element>(v[0]), e1 = conv_from_f32<Element>(v[1]);
+  if (count == 2 && pair) {
+    Element packed[2] = {e0, e1};
+    *reinterpret_cast<std::uint32_t*>(out) = *reinterpret_cast<std::uint32_t const*>(packed);
+  } else {
+    out[0] = e0;
+    if (count == 2) out[1] = e1;
+  }
+}
+
+// An element's bits from global memory through the read-only path.
+template <class Element>
+TESSEL_DEVICE inline std::uint16_t smallc_load_bits(Element const* src) {
+  return __ldg(reinterpret_cast<unsigned short const*>(src));
+}
+
+}  // namespace detail
+
+// ---- fprop -------------------------------------------------------------------------------------------
+
+// Grid-stride over sp.tiles (pixel tiles fastest, then blocks of 64 output channels),
+// kSmallcThreads threads, sp.smem_bytes of dynamic shared memory:
+//   band     [band rows][wp][4]             Element   (sp.stage_elems)
+//   filters  [64][filter_pitch]             Element   w[n0 + i][tap][c] at (i, tap*4 + c)
+//   tap_off  [ksteps * 4]                   int       element offset of a tap in the band, -1 past R*S
+template <class Element>
+__global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_fprop_kernel(Sm80SmallcParams const sp) {
+#if defined(TESSEL_ARCH_SM80)
+  extern __shared__ __align__(16) unsigned char smem[];
+  Sm80ConvParams const& p = sp.p;
+  Element* const band = reinterpret_cast<Element*>(smem);
+  Element* const filt = band + sp.stage_elems;
+  int* const tap_off = reinterpret_cast<int*>(filt + kSmallcChannels * sp.filter_pitch);
+  std::uint32_t const* const band32 = reinterpret_cast<std::uint32_t const*>(band);
+  std::uint32_t const* const filt32 = reinterpret_cast<std::uint32_t const*>(filt);
+  Element const* const x = static_cast<Element const*>(p.x);
+  Element const* const w = static_cast<Element const*>(p.filter);
+  int const tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32, g = lane / 4, tig = lane % 4;
+  int const taps = p.r * p.s;
+  int const span_h = (p.r - 1) * p.dilation_h + 1;
+
+  for (int t = tid; t < sp.ksteps * 4; t += kSmallcThreads) {
+    int const r = t / p.s, s = t - r * p.s;
+    tap_off[t] = t < taps ? (r * p.dilation_h * sp.wp + s * p.dilation_w) * 4 : -1;
+  }
+
+  int staged_block = -1;
+  for (int tile = int(blockIdx.x); tile < sp.tiles; tile += int(gridDim.x)) {
+    int const block = tile / sp.tiles_m, tm = tile - block * sp.tiles_m;
+    int const n0 = block * kSmallcChannels;
+    __syncthreads();  // the previous tile's reads of shared memory are done
+    if (block != staged_block) {
+      for (int i = tid; i < kSmallcChannels * sp.filter_pitch; i += kSmallcThreads) {
+        int const row = i / sp.filter_pitch, e = i - row * sp.filter_pitch;
+        int const tap = e / 4, c = e - tap * 4, kk = n0 + row;
+        std::uint16_t bits = 0;
+        if (kk < p.k && tap < taps && c < p.c) bits = detail::smallc_load_bits(w + std::int64_t(kk) * p.w_stride_k + tap * p.c + c);
+        reinterpret_cast<std::uint16_t*>(filt)[i] = bits;
+      }
+      staged_block = block;
+    }
+
+    // The tile's pixels [m0, m_last] run from image na, row pa to image nb, row pb. Band rows: image
+    // na's rows pa..(na == nb ? pb : P-1), then whole images, then image nb's rows 0..pb.
+    int const m0 = tm * kSmallcPixels;
+    int const m_last = min(m0 + kSmallcPixels, sp.pixels) - 1;
+    int const pq = p.p * p.q;
+    int const na = m0 / pq, pa = (m0 - na * pq) / p.q;
+    int const nb = m_last / pq, pb = (m_last - nb * pq) / p.q;
+    int const rows0 = ((na == nb ? pb : p.p - 1) - pa) * p.stride_h + span_h;
+    int const rows_full = (p.p - 1) * p.stride_h + span_h;
+    int const rows_last = pb * p.stride_h + span_h;
+    int const band_rows = na == nb ? rows0 : rows0 + (nb - na - 1) * rows_full + rows_last;
+    for (int b = warp; b < band_rows; b += kSmallcThreads / 32) {
+      int image = na, local = b, p_start = pa;
+      if (b >= rows0) {
+        int const seg = (b - rows0) / rows_full;
+        image = na + 1 + seg, local = b - rows0 - seg * rows_full, p_start = 0;
+      }
+      int const h = p_start * p.stride_h - p.pad_h + local;
+      bool const row_ok = unsigned(h) < unsigned(p.h);
+      Element const* const xrow = x + std::int64_t(image) * p.x_stride[0] + std::int64_t(row_ok ? h : 0) * p.x_stride[2];
+      for (int col = lane; col < sp.wp; col += 32) {
+        int const wc = col - p.pad_w;
+        std::uint16_t v[4] = {0, 0, 0, 0};
+        if (row_ok && unsigned(wc) < unsigned(p.w)) {
+          Element const* const px = xrow + std::int64_t(wc) * p.x_stride[3];
+          TESSEL_UNROLL
+          for (int c = 0; c < kSmallcMaxC; ++c)
+            if (c < p.c) v[c] = detail::smallc_load_bits(px + c);
+        }
+        uint2 packed;
+        packed.x = std::uint32_t(v[0]) | (std::uint32_t(v[1]) << 16);
+        packed.y = std::uint32_t(v[2]) | (std::uint32_t(v[3]) << 16);
+        *reinterpret_cast<uint2*>(band + (std::int64_t(b) * sp.wp + col) * 4) = packed;
+      }
+    }
+
+    // The warp's 32 pixels: rows g and g + 8 of its two m16 tiles. A pixel past the problem reads
+    // the tile's last pixel and writes nothing.
+    int pix_off[2][2];
+    TESSEL_UNROLL
+    for (int mt = 0; mt < 2; ++mt) {
+      TESSEL_UNROLL
+      for (int half = 0; half < 2; ++half) {
+        int const m = min(m0 + warp * 32 + mt * 16 + half * 8 + g, m_last);
+        int const n = m / pq, rem = m - n * pq, pp = rem / p.q, qq = rem - pp * p.q;
+        int const row = n == na ? (pp - pa) * p.stride_h : rows0 + (n - na - 1) * rows_full + pp * p.stride_h;
+        pix_off[mt][half] = (row * sp.wp + qq * p.stride_w) * 4 + (tig & 1) * 2;
+      }
+    }
+    __syncthreads();  // the band (and the filters) staged
+
+    float acc[2][8][4];
+    TESSEL_UNROLL
+    for (int mt = 0; mt < 2; ++mt)
+      TESSEL_UNROLL
+      for (int nt = 0; nt < 8; ++nt)
+        TESSEL_UNROLL
+        for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.0f;
+
+    TESSEL_NO_UNROLL
+    for (int j = 0; j < sp.ksteps; ++j) {
+      // k = tig*2 + {0,1} is tap 4j + tig/2, channels (tig%2)*2 + {0,1}; k + 8 is tap 4j + 2 + tig/2.
+      int const off_lo = tap_off[4 * j + tig / 2], off_hi = tap_off[4 * j + 2 + tig / 2];
+      std::uint32_t a[2][4];
+      TESSEL_UNROLL
+      for (int mt = 0; mt < 2; ++mt) {
+        TESSEL_UNROLL
+        for (int half = 0; half < 2; ++half) {
+          a[mt][half] = off_lo >= 0 ? band32[(pix_off[mt][half] + off_lo) / 2] : 0u;
+          a[mt][2 + half] = off_hi >= 0 ? band32[(pix_off[mt][half] + off_hi) / 2] : 0u;
+        }
+      }
+      TESSEL_UNROLL
+      for (int nt = 0; nt < 8; ++nt) {
+        int const f = (nt * 8 + g) * sp.filter_pitch + j * 16 + tig * 2;
+        std::uint32_t const b0 = filt32[f / 2], b1 = filt32[f / 2 + 4];
+        TESSEL_UNROLL
+        for (int mt = 0; mt < 2; ++mt) detail::smallc_mma<Element>(acc[mt][nt], a[mt], b0, b1);
+      }
+    }
+
+    detail::ConvEpilogueOps const ops{p.alpha, p.beta, p.bias, p.activation};
+    Element* const out = static_cast<Element*>(p.out);
+    Element const* const residual = static_cast<Element const*>(p.residual);
+    TESSEL_UNROLL
+    for (int mt = 0; mt < 2; ++mt) {
+      TESSEL_UNROLL
+      for (int half = 0; half < 2; ++half) {
+        int const m = m0 + warp * 32 + mt * 16 + half * 8 + g;
+        if (m > m_last) continue;
+        int const n = m / pq, rem = m - n * pq, pp = rem / p.q, qq = rem - pp * p.q;
+        std::int64_t const pixel = std::int64_t(n) * p.y_stride[0] + std::int64_t(pp) * p.y_stride[2] + std::int64_t(qq) * p.y_stride[3];
+        TESSEL_UNROLL
+        for (int nt = 0; nt < 8; ++nt) {
+          int const ch = n0 + nt * 8 + tig * 2;
+          if (ch >= p.k) continue;
+          std::int64_t const o = pixel + ch;
+          detail::smallc_store<Element>(ops, acc[mt][nt][half * 2], acc[mt][nt][half * 2 + 1], out + o,
+                                        residual ? residual + o : nullptr, ch, p.k - ch < 2 ? 1 : 2, sp.pairs);
+        }
+      }
+    }
+  }
+#endif
+}
+
+// ---- dgrad -------------------------------------------------------------------------------------------
+
+// Grid-stride over sp.tiles (dx blocks of 16 rows x 64 columns: columns fastest, then rows, then
+// images), kSmallcThreads threads, sp.smem_bytes of dynamic shared memory:
+//   dy       [dy rows][dy cols][64]          Element   chunk j of pixel i at chunk j ^ (i % 8)
+//   filters  [R*S][8][kSmallcFilterPitch]    Element   w[k][tap][c] at (tap, c, k)
+template <class Element>
+__global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_dgrad_kernel(Sm80SmallcParams const sp) {
+#if defined(TESSEL_ARCH_SM80)
+  extern __shared__ __align__(16) unsigned char smem[];
+  Sm80ConvParams const& p = sp.p;
+  Element* const dys = reinterpret_cast<Element*>(smem);
+  Element* const filt = dys + sp.stage_elems;
+  std::uint32_t const* const filt32 = reinterpret_cast<std::uint32_t const*>(filt);
+  Element const* const dy = static_cast<Element const*>(p.y);
+  Element const* const w = static_cast<Element const*>(p.filter);
+  int const tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32, g = lane / 4, tig = lane % 4;
+  int const taps = p.r * p.s;
+  constexpr int RowElems = kSmallcDgradMaxC * kSmallcFilterPitch;  // one tap's filters
+
+  for (int i = tid; i < taps * RowElems; i += kSmallcThreads) {
+    int const tap = i / RowElems, e = i - tap * RowElems, c = e / kSmallcFilterPitch, kk = e - c * kSmallcFilterPitch;
+    std::uint16_t bits = 0;
+    if (kk < p.k && c < p.c) bits = detail::smallc_load_bits(w + std::int64_t(kk) * p.w_stride_k + tap * p.c + c);
+    reinterpret_cast<std::uint16_t*>(filt)[i] = bits;
+  }
+
+  detail::ConvEpilogueOps const ops{p.alpha, p.beta, p.bias, p.activation};
+  Element* const out = static_cast<Element*>(p.out);
+  Element const* const residual = static_cast<Element const*>(p.residual);
+
+  for (int tile = int(blockIdx.x); tile < sp.tiles; tile += int(gridDim.x)) {
+    int const tw = tile % sp.tiles_w, rest = tile / sp.tiles_w, th = rest % sp.tiles_h, n = rest / sp.tiles_h;
+    int const h0 = th * kSmallcDgradRows, w0 = tw * kSmallcDgradCols;
+    int const p_lo = int(smallc_dgrad_first(h0, p.r, p.pad_h, p.stride_h, p.dilation_h));
+    int const q_lo = int(smallc_dgrad_first(w0, p.s, p.pad_w, p.stride_w, p.dilation_w));
+    int const rows = int(smallc_dgrad_extent(h0, kSmallcDgradRows, p.r, p.pad_h, p.stride_h, p.dilation_h));
+    int const cols = int(smallc_dgrad_extent(w0, kSmallcDgradCols, p.s, p.pad_w, p.stride_w, p.dilation_w));
+
+    __syncthreads();  // the previous tile's reads of dy are done
+    Element const* const dyn = dy + std::int64_t(n) * p.y_stride[0];
+    for (int i = tid; i < rows * cols * 8; i += kSmallcThreads) {
+      int const pix = i / 8, chunk = i % 8, row = pix / cols, col = pix - row * cols;
+      int const pp = p_lo + row, qq = q_lo + col;
+      bool const ok = unsigned(pp) < unsigned(p.p) && unsigned(qq) < unsigned(p.q) && chunk * 8 < p.k;
+      Element const* const src = ok ? dyn + std::int64_t(pp) * p.y_stride[2] + std::int64_t(qq) * p.y_stride[3] + chunk * 8 : dy;
+      SM80_CP_ASYNC_CACHEGLOBAL_ZFILL<uint128_t>::copy(*reinterpret_cast<uint128_t const*>(src),
+                                                       *reinterpret_cast<uint128_t*>(dys + pix * 64 + ((chunk ^ (pix % 8)) * 8)), ok);
+    }
+    cp_async_fence();
+    cp_async_wait<0>();
+    __syncthreads();
+
+    for (int rr = 0; rr < 2; ++rr) {
+      int const h = h0 + warp * 2 + rr;
+      if (h >= p.h) break;
+      int const w_end = min(w0 + kSmallcDgradCols, p.w);
+      for (int phase = 0; phase < p.stride_w; ++phase) {
+        // The columns of this phase: w + pad_w = phase (mod stride_w), from w_first on.
+        int const w_first = w0 + ((phase - (w0 + p.pad_w) % p.stride_w) + p.stride_w) % p.stride_w;
+        if (w_first >= w_end) continue;
+        int const count = (w_end - w_first + p.stride_w - 1) / p.stride_w;
+        int const mtiles = (count + 15) / 16;  // <= 4: 64 columns at stride 1, 32 or fewer beyond
+        float acc[4][4];
+        TESSEL_UNROLL
+        for (int mt = 0; mt < 4; ++mt)
+          TESSEL_UNROLL
+          for (int e = 0; e < 4; ++e) acc[mt][e] = 0.0f;
+
+        for (int r = 0; r < p.r; ++r) {
+          int const th_r = h + p.pad_h - r * p.dilation_h;
+          if (th_r < 0) break;  // later taps reach only rows above dy's first
+          if (th_r % p.stride_h != 0 || th_r / p.stride_h >= p.p) continue;
+          int const srow = th_r / p.stride_h - p_lo;
+          for (int s = 0; s < p.s; ++s) {
+            int const tw_s = w_first + p.pad_w - s * p.dilation_w;
+            if (((tw_s % p.stride_w) + p.stride_w) % p.stride_w != 0) continue;
+            int const base = srow * cols + int(smallc_floor_div(tw_s, p.stride_w)) - q_lo;
+            int const tap = r * p.s + s;
+            TESSEL_NO_UNROLL
+            for (int j = 0; j < sp.ksteps; ++j) {
+              int const f = (tap * kSmallcDgradMaxC + g) * kSmallcFilterPitch + j * 16 + tig * 2;
+              std::uint32_t const b0 = filt32[f / 2], b1 = filt32[f / 2 + 4];
+              TESSEL_UNROLL
+              for (int mt = 0; mt < 4; ++mt) {
+                if (mt >= mtiles) break;
+                int const jj = min(mt * 16 + (lane % 16), count - 1);
+                int const pix = base + jj, chunk = j * 2 + lane / 16;
+                std::uint32_t a[4];
+                SM75_U32x4_LDSM_N::copy(*reinterpret_cast<uint128_t const*>(dys + pix * 64 + ((chunk ^ (pix % 8)) * 8)), a[0], a[1],
+                                        a[2], a[3]);
+                detail::smallc_mma<Element>(acc[mt], a, b0, b1);
+              }
+            }
+          }
+        }
+
+        std::int64_t const row_off = std::int64_t(n) * p.x_stride[0] + std::int64_t(h) * p.x_stride[2];
+        int const ch = tig * 2;
+        if (ch >= p.c) continue;
+        TESSEL_UNROLL
+        for (int mt = 0; mt < 4; ++mt) {
+          if (mt >= mtiles) break;
+          TESSEL_UNROLL
+          for (int half = 0; half < 2; ++half) {
+            int const jj = mt * 16 + half * 8 + g;
+            if (jj >= count) continue;
+            std::int64_t const o = row_off + std::int64_t(w_first + jj * p.stride_w) * p.x_stride[3] + ch;
+            detail::smallc_store<Element>(ops, acc[mt][half * 2], acc[mt][half * 2 + 1], out + o, residual ? residual + o : nullptr, ch,
+                                          p.c - ch < 2 ? 1 : 2, sp.pairs);
+          }
+        }
+      }
+    }
+  }
+#endif
+}
+
+}  // namespace tessel::kernel

@@ -1,0 +1,104 @@
+// tessel/conv/kernel/sm80_smallc_geometry.hpp -- what the small-channel convolution kernels
+// (sm80_smallc_conv.hpp) stage in shared memory, as plain arithmetic the host uses to size the
+// launch and the kernels use to address it.
+//
+// fprop (C <= 4): a CTA owns kSmallcPixels consecutive output pixels (flattened n, p, q) and 64
+// output channels. It stages the input rows those pixels read as a band: per image the tile
+// touches, the input rows p*stride_h - pad_h + [0, span_h) of its output rows, all of them, at
+// full width (wp columns: input column q*stride_w - pad_w + s*dil_w sits at q*stride_w + s*dil_w),
+// each pixel four channels (8 bytes; channels past C and positions in the padding are zero).
+// Band rows of one image: (its output rows - 1) * stride_h + span_h, span_h = (R-1)*dil_h + 1.
+//   e.g. the ResNet stem (224x224, 7x7 stride 2, pad 3, Q = 112): wp = 229; a tile of 256 pixels
+//        in one image spans 3 or 4 output rows: 11 or 13 band rows (18 at most by the bound).
+// dgrad (C <= 8, K <= 64): a CTA owns a kSmallcDgradRows x kSmallcDgradCols block of dx in one image
+// and stages the dy pixels whose taps reach it, every one of its K channels (128 bytes a pixel).
+//   e.g. the stem: dy rows floor((h0 + 15 + 3) / 2) - floor((h0 + 3 - 6) / 2) + 1 <= 12, columns
+//        <= 36: 12 x 36 x 128 B = 54 KiB, and the filters 49 taps x 8 x 72 x 2 B = 56.4 KiB.
+// Plain C++ (host and device).
+#pragma once
+
+#include <tessel/config.hpp>
+
+#include <cstdint>
+
+namespace tessel::kernel {
+
+inline constexpr int kSmallcThreads = 256;     // 8 warps, both kernels
+inline constexpr int kSmallcPixels = 256;      // fprop: output pixels a CTA owns (32 a warp)
+inline constexpr int kSmallcChannels = 64;     // fprop: output channels a CTA owns
+inline constexpr int kSmallcMaxC = 4;          // fprop: input channels (a band pixel holds 4)
+inline constexpr int kSmallcDgradRows = 16;    // dgrad: dx rows a CTA owns (2 a warp)
+inline constexpr int kSmallcDgradCols = 64;    // dgrad: dx columns a CTA owns
+inline constexpr int kSmallcDgradMaxC = 8;     // dgrad: output channels (one n8 MMA tile)
+inline constexpr int kSmallcDgradMaxK = 64;    // dgrad: dy channels staged per pixel
+inline constexpr int kSmallcFilterPitch = 72;  // dgrad: elements per (tap, c) row of staged filters
+// The shared memory one CTA may take: both kernels must fit an sm_80 GPU's 163 KiB.
+inline constexpr int kSmallcMaxSmem = 160 * 1024;
+
+TESSEL_HOST_DEVICE constexpr std::int64_t smallc_ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+// floor(a / b) for b > 0 and any a.
+TESSEL_HOST_DEVICE constexpr std::int64_t smallc_floor_div(std::int64_t a, std::int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+// ---- fprop ----------------------------------------------------------------------------------------
+
+// GEMM-K of the fprop kernel: (tap, channel) with four channels a tap, in k-steps of 16 (4 taps).
+TESSEL_HOST_DEVICE constexpr int smallc_fprop_ksteps(int taps) { return (taps + 3) / 4; }
+// Elements per staged filter row (one output channel): the k-steps' 16 plus 8 (rows then start
+// 4 banks apart: the 8 rows an MMA's B fragment reads fall in distinct banks).
+TESSEL_HOST_DEVICE constexpr int smallc_fprop_filter_pitch(int taps) { return smallc_fprop_ksteps(taps) * 16 + 8; }
+// Band width in pixels.
+TESSEL_HOST_DEVICE constexpr std::int64_t smallc_fprop_band_width(std::int64_t q, std::int64_t s, std::int64_t stride_w,
+                                                                  std::int64_t dil_w) {
+  return (q - 1) * stride_w + (s - 1) * dil_w + 1;
+}
+// An upper bound on the band rows of any tile: it spans at most T = ceil(Pixels / Q) + 1 output
+// rows in at most G = min(T, ceil(Pixels / (P*Q)) + 1) images, and its band has
+// T*stride_h + G*(span_h - stride_h) rows or fewer (span_h - stride_h counted only when positive).
+TESSEL_HOST_DEVICE constexpr std::int64_t smallc_fprop_band_rows(std::int64_t p, std::int64_t q, std::int64_t r,
+                                                                 std::int64_t stride_h, std::int64_t dil_h) {
+  std::int64_t const t = smallc_ceil_div(kSmallcPixels, q) + 1;
+  std::int64_t const g0 = smallc_ceil_div(kSmallcPixels, p * q) + 1;
+  std::int64_t const g = g0 < t ? g0 : t;
+  std::int64_t const extra = (r - 1) * dil_h + 1 - stride_h;
+  return t * stride_h + (extra > 0 ? g * extra : 0);
+}
+// Dynamic shared memory of the fprop kernel: the band (8 bytes a pixel), the filters of 64 output
+// channels, and the taps' offsets (one int per tap of the k-steps).
+TESSEL_HOST_DEVICE constexpr std::int64_t smallc_fprop_smem(std::int64_t p, std::int64_t q, std::int64_t r, std::int64_t s,
+                                                            std::int64_t stride_h, std::int64_t stride_w, std::int64_t dil_h,
+                                                            std::int64_t dil_w) {
+  std::int64_t const band = smallc_fprop_band_rows(p, q, r, stride_h, dil_h) * smallc_fprop_band_width(q, s, stride_w, dil_w) * 8;
+  int const taps = int(r * s);
+  std::int64_t const filters = std::int64_t(kSmallcChannels) * smallc_fprop_filter_pitch(taps) * 2;
+  return band + filters + std::int64_t(smallc_fprop_ksteps(taps)) * 4 * 4;
+}
+
+// ---- dgrad ----------------------------------------------------------------------------------------
+
+// The dy rows (or columns) a block of `len` dx rows starting at h0 reads: floor((h0 + len - 1 + pad)
+// / stride) - floor((h0 + pad - (R-1)*dil) / stride) + 1, and its first one.
+TESSEL_HOST_DEVICE constexpr std::int64_t smallc_dgrad_first(std::int64_t h0, std::int64_t r, std::int64_t pad, std::int64_t stride,
+                                                             std::int64_t dil) {
+  return smallc_floor_div(h0 + pad - (r - 1) * dil, stride);
+}
+TESSEL_HOST_DEVICE constexpr std::int64_t smallc_dgrad_extent(std::int64_t h0, std::int64_t len, std::int64_t r, std::int64_t pad,
+                                                              std::int64_t stride, std::int64_t dil) {
+  return smallc_floor_div(h0 + len - 1 + pad, stride) - smallc_dgrad_first(h0, r, pad, stride, dil) + 1;
+}
+// An upper bound of smallc_dgrad_extent over every h0: (len - 1 + (R-1)*dil) / stride + 2.
+TESSEL_HOST_DEVICE constexpr std::int64_t smallc_dgrad_extent_bound(std::int64_t len, std::int64_t r, std::int64_t stride,
+                                                                    std::int64_t dil) {
+  return (len - 1 + (r - 1) * dil) / stride + 2;
+}
+// Dynamic shared memory of the dgrad kernel: dy (128 bytes a pixel) and the filters
+// [R*S][8][kSmallcFilterPitch].
+TESSEL_HOST_DEVICE constexpr std::int64_t smallc_dgrad_smem(std::int64_t r, std::int64_t s, std::int64_t stride_h,
+                                                            std::int64_t stride_w, std::int64_t dil_h, std::int64_t dil_w) {
+  std::int64_t const rows = smallc_dgrad_extent_bound(kSmallcDgradRows, r, stride_h, dil_h);
+  std::int64_t const cols = smallc_dgrad_extent_bound(kSmallcDgradCols, s, stride_w, dil_w);
+  return rows * cols * kSmallcDgradMaxK * 2 + r * s * kSmallcDgradMaxC * kSmallcFilterPitch * 2;
+}
+
+}  // namespace tessel::kernel

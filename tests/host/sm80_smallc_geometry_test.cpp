@@ -1,0 +1,96 @@
+// tessel/conv/kernel/sm80_smallc_geometry.hpp: the shared-memory bounds the small-channel kernels
+// are launched with hold for every tile, counted here tile by tile the way the kernels walk them.
+#include <tessel/conv/kernel/sm80_smallc_geometry.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+
+using namespace tessel::kernel;
+
+namespace {
+
+// The band rows the fprop kernel stages for the tile of pixels [m0, m0 + 256) of n images of
+// P x Q outputs: per image it touches, (its output rows - 1) * stride + span.
+std::int64_t band_rows_of_tile(std::int64_t m0, std::int64_t n, std::int64_t p, std::int64_t q, std::int64_t span,
+                               std::int64_t stride) {
+  std::int64_t const last = std::min(m0 + kSmallcPixels, n * p * q) - 1;
+  std::int64_t rows = 0;
+  for (std::int64_t image = m0 / (p * q); image <= last / (p * q); ++image) {
+    std::int64_t const first_row = std::max(m0, image * p * q) / q - image * p;
+    std::int64_t const last_row = std::min(last, (image + 1) * p * q - 1) / q - image * p;
+    rows += (last_row - first_row) * stride + span;
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST(SmallcGeometry, FpropBandBoundHoldsForEveryTile) {
+  struct Case {
+    std::int64_t n, p, q, r, stride, dil;
+  };
+  Case const cases[] = {
+      {4, 112, 112, 7, 2, 1},  // the stem
+      {6, 9, 11, 3, 1, 1},     // 99 pixels an image: tiles over three or four images
+      {3, 1, 1, 5, 1, 2},      // one pixel an image
+      {2, 300, 5, 3, 1, 1},    // 52 rows a tile
+      {2, 7, 300, 2, 3, 1},    // stride past the filter
+      {2, 16, 16, 3, 1, 1},    // a tile is one image
+      {3, 15, 17, 4, 2, 3},
+  };
+  for (Case const& c : cases) {
+    std::int64_t const span = (c.r - 1) * c.dil + 1;
+    std::int64_t const bound = smallc_fprop_band_rows(c.p, c.q, c.r, c.stride, c.dil);
+    std::int64_t most = 0;
+    for (std::int64_t m0 = 0; m0 < c.n * c.p * c.q; m0 += kSmallcPixels)
+      most = std::max(most, band_rows_of_tile(m0, c.n, c.p, c.q, span, c.stride));
+    EXPECT_LE(most, bound) << "P " << c.p << " Q " << c.q << " R " << c.r << " stride " << c.stride;
+    EXPECT_GE(most, 1);
+  }
+  // The stem: 13 rows at most (a tile over 4 output rows), bounded by 18.
+  EXPECT_EQ(band_rows_of_tile(111, 1, 112, 112, 7, 2), 13);
+  EXPECT_EQ(smallc_fprop_band_rows(112, 112, 7, 2, 1), 18);
+  EXPECT_EQ(smallc_fprop_band_width(112, 7, 2, 1), 229);
+  EXPECT_EQ(smallc_fprop_ksteps(49), 13);
+  EXPECT_EQ(smallc_fprop_filter_pitch(49), 216);
+  EXPECT_LE(smallc_fprop_smem(112, 112, 7, 7, 2, 2, 1, 1), 113 * 1024);  // two CTAs an H100 SM
+}
+
+TEST(SmallcGeometry, DgradExtentBoundHoldsForEveryBlock) {
+  for (std::int64_t r = 1; r <= 7; ++r)
+    for (std::int64_t stride = 1; stride <= 4; ++stride)
+      for (std::int64_t dil = 1; dil <= 3; ++dil)
+        for (std::int64_t pad = 0; pad <= 4; ++pad) {
+          std::int64_t const bound = smallc_dgrad_extent_bound(kSmallcDgradRows, r, stride, dil);
+          for (std::int64_t h0 = 0; h0 < 200; h0 += kSmallcDgradRows) {
+            // Brute force: the dy rows p = (h + pad - r'*dil) / stride the block's rows reach.
+            std::int64_t lo = INT64_MAX, hi = INT64_MIN;
+            for (std::int64_t h = h0; h < h0 + kSmallcDgradRows; ++h)
+              for (std::int64_t tap = 0; tap < r; ++tap) {
+                std::int64_t const t = h + pad - tap * dil;
+                if (((t % stride) + stride) % stride != 0) continue;
+                lo = std::min(lo, smallc_floor_div(t, stride)), hi = std::max(hi, smallc_floor_div(t, stride));
+              }
+            if (lo > hi) continue;
+            std::int64_t const first = smallc_dgrad_first(h0, r, pad, stride, dil);
+            std::int64_t const extent = smallc_dgrad_extent(h0, kSmallcDgradRows, r, pad, stride, dil);
+            EXPECT_LE(first, lo) << "r " << r << " stride " << stride << " dil " << dil << " pad " << pad << " h0 " << h0;
+            EXPECT_GE(first + extent - 1, hi);
+            EXPECT_LE(extent, bound);
+          }
+        }
+  // The stem: 12 x 36 dy pixels, 110.5 KiB with the filters.
+  EXPECT_EQ(smallc_dgrad_extent_bound(kSmallcDgradRows, 7, 2, 1), 12);
+  EXPECT_EQ(smallc_dgrad_extent_bound(kSmallcDgradCols, 7, 2, 1), 36);
+  EXPECT_EQ(smallc_dgrad_smem(7, 7, 2, 2, 1, 1), 12 * 36 * 128 + 49 * 8 * 72 * 2);
+}
+
+TEST(SmallcGeometry, FloorDivision) {
+  EXPECT_EQ(smallc_floor_div(-1, 2), -1);
+  EXPECT_EQ(smallc_floor_div(-4, 2), -2);
+  EXPECT_EQ(smallc_floor_div(-5, 3), -2);
+  EXPECT_EQ(smallc_floor_div(5, 3), 1);
+  EXPECT_EQ(smallc_floor_div(0, 7), 0);
+}
