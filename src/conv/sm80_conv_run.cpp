@@ -3,7 +3,7 @@
 //
 // Selection (sm80_conv_launch.hpp lists the kernels):
 //   small C    (after depthwise) 2-D, groups 1: fprop with c <= 4, dgrad with c <= 8 and k <= 64 a multiple of 8 (dy's
-//              strides multiples of 8, its address 16-byte aligned), where the kernel's shared
+//              strides multiples of 8, its address 16-byte aligned; R, S <= 32), where the kernel's shared
 //              memory (tessel/conv/kernel/sm80_smallc_geometry.hpp) is at most kSmallcMaxSmem:
 //              the small-channel kernels (sm80_smallc_conv.hpp)
 //   depthwise  2-D, groups == c == k, R*S <= kSm80DepthwiseMaxTaps: the direct kernel of the pass
@@ -103,7 +103,7 @@ bool is_smallc(Sm80ConvParams const& p) {
            kernel::smallc_fprop_smem(p.p, p.q, p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w) <= kernel::kSmallcMaxSmem;
   if (p.op == Operator::kDgrad) {
     Extents const e = extents_of(p);
-    return p.c <= kernel::kSmallcDgradMaxC && p.k <= kernel::kSmallcDgradMaxK && p.k % 8 == 0 &&
+    return p.c <= kernel::kSmallcDgradMaxC && p.k <= kernel::kSmallcDgradMaxK && p.k % 8 == 0 && p.r <= 32 && p.s <= 32 &&
            strides_multiple(p.y_stride, e.y, 8) && aligned(p.y, 16) &&
            kernel::smallc_dgrad_smem(p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w) <= kernel::kSmallcMaxSmem;
   }

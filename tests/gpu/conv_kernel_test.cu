@@ -496,7 +496,12 @@ Sm80ConvParams plain_params(Operator op, int c, int k, int groups) {
 
 TEST(ConvKernelSelection, NamesWithoutCuda) {
   EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kFprop, 64, 64, 1), DType::bf16), "sm80_conv_fprop_bf16_128x128x32");
-  EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kDgrad, 3, 64, 1), DType::f16), "sm80_conv_dgrad_fp16_smallc");
+  EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kDgrad, 3, 64, 1), DType::f16),  // stride 1: dy block too large
+               "sm80_conv_dgrad_fp16_128x128x32_align1");
+  Sm80ConvParams strided = plain_params(Operator::kDgrad, 3, 64, 1);
+  strided.stride_h = strided.stride_w = 2, strided.p = strided.q = 4;
+  strided.y_stride[2] = 4LL * 64, strided.y_stride[1] = strided.y_stride[0] = 16LL * 64;
+  EXPECT_STREQ(sm80_conv_kernel_name(strided, DType::f16), "sm80_conv_dgrad_fp16_smallc");
   EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kFprop, 3, 64, 1), DType::bf16), "sm80_conv_fprop_bf16_smallc");
   EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kDgrad, 3, 72, 1), DType::f16),
                "sm80_conv_dgrad_fp16_128x128x32_align1");

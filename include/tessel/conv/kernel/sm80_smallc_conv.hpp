@@ -55,7 +55,7 @@ struct Sm80SmallcParams {
   int tiles_h, tiles_w;  // dgrad: blocks of 16 dx rows and of 64 dx columns
   int pixels;         // fprop: N*P*Q
   int wp;             // fprop: band width
-  int ksteps;         // fprop: k-steps of 4 taps; dgrad: k-steps of 16 dy channels
+  int ksteps;         // fprop: k-steps of 4 taps (dgrad: always kSmallcDgradMaxK / 16)
   int filter_pitch;   // elements per staged filter row
   int stage_elems;    // elements of the band (fprop) or of dy (dgrad) shared memory holds
   int smem_bytes;     // dynamic shared memory
@@ -83,7 +83,7 @@ inline Sm80SmallcParams sm80_smallc_params(Sm80ConvParams const& p) {
     sp.wp = int(smallc_fprop_band_width(p.q, p.s, p.stride_w, p.dilation_w));
     sp.ksteps = smallc_fprop_ksteps(taps);
     sp.filter_pitch = smallc_fprop_filter_pitch(taps);
-    sp.stage_elems = int(smallc_fprop_band_rows(p.p, p.q, p.r, p.stride_h, p.dilation_h)) * sp.wp * 4;
+    sp.stage_elems = int(smallc_fprop_band_elems(p.p, p.q, p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w));
     sp.smem_bytes = int(smallc_fprop_smem(p.p, p.q, p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w));
     int const ext[4] = {p.n, p.z, p.p, p.q};
     sp.pairs = smallc_pairs_ok(p.out, p.y_stride, ext) && (p.residual == nullptr || smallc_pairs_ok(p.residual, p.y_stride, ext));
@@ -91,7 +91,7 @@ inline Sm80SmallcParams sm80_smallc_params(Sm80ConvParams const& p) {
     sp.tiles_h = int(smallc_ceil_div(p.h, kSmallcDgradRows));
     sp.tiles_w = int(smallc_ceil_div(p.w, kSmallcDgradCols));
     sp.tiles = p.n * sp.tiles_h * sp.tiles_w;
-    sp.ksteps = int(smallc_ceil_div(p.k, 16));
+    sp.ksteps = kSmallcDgradMaxK / 16;
     sp.filter_pitch = kSmallcFilterPitch;
     sp.stage_elems = int(smallc_dgrad_extent_bound(kSmallcDgradRows, p.r, p.stride_h, p.dilation_h) *
                          smallc_dgrad_extent_bound(kSmallcDgradCols, p.s, p.stride_w, p.dilation_w)) * kSmallcDgradMaxK;
@@ -150,7 +150,7 @@ TESSEL_DEVICE inline std::uint16_t smallc_load_bits(Element const* src) {
 // Grid-stride over sp.tiles (pixel tiles fastest, then blocks of 64 output channels),
 // kSmallcThreads threads, sp.smem_bytes of dynamic shared memory:
 //   band     [band rows][wp][4]             Element   (sp.stage_elems)
-//   filters  [64][filter_pitch]             Element   w[n0 + i][tap][c] at (i, tap*4 + c)
+//   filters  [64][filter_pitch]             Element   w[n0 + i][tap][c] at (i, tap*4 + c); 16-byte aligned rows
 //   tap_off  [ksteps * 4]                   int       element offset of a tap in the band, -1 past R*S
 template <class Element>
 __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_fprop_kernel(Sm80SmallcParams const sp) {
@@ -161,7 +161,6 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_fprop_kernel(Sm
   Element* const filt = band + sp.stage_elems;
   int* const tap_off = reinterpret_cast<int*>(filt + kSmallcChannels * sp.filter_pitch);
   std::uint32_t const* const band32 = reinterpret_cast<std::uint32_t const*>(band);
-  std::uint32_t const* const filt32 = reinterpret_cast<std::uint32_t const*>(filt);
   Element const* const x = static_cast<Element const*>(p.x);
   Element const* const w = static_cast<Element const*>(p.filter);
   int const tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32, g = lane / 4, tig = lane % 4;
@@ -200,28 +199,38 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_fprop_kernel(Sm
     int const rows_full = (p.p - 1) * p.stride_h + span_h;
     int const rows_last = pb * p.stride_h + span_h;
     int const band_rows = na == nb ? rows0 : rows0 + (nb - na - 1) * rows_full + rows_last;
-    for (int b = warp; b < band_rows; b += kSmallcThreads / 32) {
-      int image = na, local = b, p_start = pa;
-      if (b >= rows0) {
-        int const seg = (b - rows0) / rows_full;
-        image = na + 1 + seg, local = b - rows0 - seg * rows_full, p_start = 0;
-      }
-      int const h = p_start * p.stride_h - p.pad_h + local;
-      bool const row_ok = unsigned(h) < unsigned(p.h);
-      Element const* const xrow = x + std::int64_t(image) * p.x_stride[0] + std::int64_t(row_ok ? h : 0) * p.x_stride[2];
-      for (int col = lane; col < sp.wp; col += 32) {
-        int const wc = col - p.pad_w;
-        std::uint16_t v[4] = {0, 0, 0, 0};
-        if (row_ok && unsigned(wc) < unsigned(p.w)) {
-          Element const* const px = xrow + std::int64_t(wc) * p.x_stride[3];
-          TESSEL_UNROLL
-          for (int c = 0; c < kSmallcMaxC; ++c)
-            if (c < p.c) v[c] = detail::smallc_load_bits(px + c);
+    // Four band pixels a thread at a time, their loads issued together (a pixel: C elements of x,
+    // or zeros in the padding).
+    int const band_pixels = band_rows * sp.wp;
+    for (int i0 = tid; i0 < band_pixels; i0 += 4 * kSmallcThreads) {
+      std::uint16_t v[4][kSmallcMaxC];
+      TESSEL_UNROLL
+      for (int u = 0; u < 4; ++u) {
+        TESSEL_UNROLL
+        for (int c = 0; c < kSmallcMaxC; ++c) v[u][c] = 0;
+        int const i = i0 + u * kSmallcThreads;
+        if (i >= band_pixels) continue;
+        int const b = i / sp.wp, col = i - b * sp.wp;
+        int image = na, local = b, p_start = pa;
+        if (b >= rows0) {
+          int const seg = (b - rows0) / rows_full;
+          image = na + 1 + seg, local = b - rows0 - seg * rows_full, p_start = 0;
         }
+        int const h = p_start * p.stride_h - p.pad_h + local, wc = col - p.pad_w;
+        if (unsigned(h) >= unsigned(p.h) || unsigned(wc) >= unsigned(p.w)) continue;
+        Element const* const px = x + std::int64_t(image) * p.x_stride[0] + std::int64_t(h) * p.x_stride[2] + std::int64_t(wc) * p.x_stride[3];
+        TESSEL_UNROLL
+        for (int c = 0; c < kSmallcMaxC; ++c)
+          if (c < p.c) v[u][c] = detail::smallc_load_bits(px + c);
+      }
+      TESSEL_UNROLL
+      for (int u = 0; u < 4; ++u) {
+        int const i = i0 + u * kSmallcThreads;
+        if (i >= band_pixels) break;
         uint2 packed;
-        packed.x = std::uint32_t(v[0]) | (std::uint32_t(v[1]) << 16);
-        packed.y = std::uint32_t(v[2]) | (std::uint32_t(v[3]) << 16);
-        *reinterpret_cast<uint2*>(band + (std::int64_t(b) * sp.wp + col) * 4) = packed;
+        packed.x = std::uint32_t(v[u][0]) | (std::uint32_t(v[u][1]) << 16);
+        packed.y = std::uint32_t(v[u][2]) | (std::uint32_t(v[u][3]) << 16);
+        *reinterpret_cast<uint2*>(band + std::int64_t(i) * 4) = packed;
       }
     }
 
@@ -248,7 +257,10 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_fprop_kernel(Sm
         TESSEL_UNROLL
         for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.0f;
 
-    TESSEL_NO_UNROLL
+    // ldmatrix.x4 of the filters: lanes 0-15 give rows 0-7 of an n8 tile (k 0-7, then 8-15), lanes
+    // 16-31 those of the next tile.
+    int const b_lane = ((lane / 16) * 8 + lane % 8) * sp.filter_pitch + ((lane / 8) % 2) * 8;
+#pragma unroll 2
     for (int j = 0; j < sp.ksteps; ++j) {
       // k = tig*2 + {0,1} is tap 4j + tig/2, channels (tig%2)*2 + {0,1}; k + 8 is tap 4j + 2 + tig/2.
       int const off_lo = tap_off[4 * j + tig / 2], off_hi = tap_off[4 * j + 2 + tig / 2];
@@ -262,11 +274,15 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_fprop_kernel(Sm
         }
       }
       TESSEL_UNROLL
-      for (int nt = 0; nt < 8; ++nt) {
-        int const f = (nt * 8 + g) * sp.filter_pitch + j * 16 + tig * 2;
-        std::uint32_t const b0 = filt32[f / 2], b1 = filt32[f / 2 + 4];
+      for (int pair = 0; pair < 4; ++pair) {  // n8 tiles 2*pair and 2*pair + 1: one ldmatrix.x4
+        std::uint32_t b[4];
+        SM75_U32x4_LDSM_N::copy(*reinterpret_cast<uint128_t const*>(filt + b_lane + pair * 16 * sp.filter_pitch + j * 16), b[0], b[1],
+                                b[2], b[3]);
         TESSEL_UNROLL
-        for (int mt = 0; mt < 2; ++mt) detail::smallc_mma<Element>(acc[mt][nt], a[mt], b0, b1);
+        for (int mt = 0; mt < 2; ++mt) {
+          detail::smallc_mma<Element>(acc[mt][2 * pair], a[mt], b[0], b[1]);
+          detail::smallc_mma<Element>(acc[mt][2 * pair + 1], a[mt], b[2], b[3]);
+        }
       }
     }
 
@@ -358,53 +374,69 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_dgrad_kernel(Sm
         if (w_first >= w_end) continue;
         int const count = (w_end - w_first + p.stride_w - 1) / p.stride_w;
         int const mtiles = (count + 15) / 16;  // <= 4: 64 columns at stride 1, 32 or fewer beyond
-        float acc[4][4];
-        TESSEL_UNROLL
-        for (int mt = 0; mt < 4; ++mt)
-          TESSEL_UNROLL
-          for (int e = 0; e < 4; ++e) acc[mt][e] = 0.0f;
+        // The taps that meet this row and phase: lane r's dy row (r < R) and lane s's first dy
+        // column (s < S), relative to the staged block, or -1; their ballots list them.
+        int const th_r = h + p.pad_h - lane * p.dilation_h;
+        bool const r_ok = lane < p.r && th_r >= 0 && th_r % p.stride_h == 0 && th_r / p.stride_h < p.p;
+        int const r_row = r_ok ? th_r / p.stride_h - p_lo : -1;
+        int const tw_s = w_first + p.pad_w - lane * p.dilation_w;
+        bool const s_ok = lane < p.s && ((tw_s % p.stride_w) + p.stride_w) % p.stride_w == 0;
+        int const s_col = s_ok ? int(smallc_floor_div(tw_s, p.stride_w)) - q_lo : -1;
+        unsigned const r_taps = __ballot_sync(0xffffffffu, r_ok), s_taps = __ballot_sync(0xffffffffu, s_ok);
+        std::int64_t const row_off = std::int64_t(n) * p.x_stride[0] + std::int64_t(h) * p.x_stride[2];
 
-        for (int r = 0; r < p.r; ++r) {
-          int const th_r = h + p.pad_h - r * p.dilation_h;
-          if (th_r < 0) break;  // later taps reach only rows above dy's first
-          if (th_r % p.stride_h != 0 || th_r / p.stride_h >= p.p) continue;
-          int const srow = th_r / p.stride_h - p_lo;
-          for (int s = 0; s < p.s; ++s) {
-            int const tw_s = w_first + p.pad_w - s * p.dilation_w;
-            if (((tw_s % p.stride_w) + p.stride_w) % p.stride_w != 0) continue;
-            int const base = srow * cols + int(smallc_floor_div(tw_s, p.stride_w)) - q_lo;
-            int const tap = r * p.s + s;
-            TESSEL_NO_UNROLL
-            for (int j = 0; j < sp.ksteps; ++j) {
-              int const f = (tap * kSmallcDgradMaxC + g) * kSmallcFilterPitch + j * 16 + tig * 2;
-              std::uint32_t const b0 = filt32[f / 2], b1 = filt32[f / 2 + 4];
+        // M tiles two at a time (at stride 1 along w a row has four).
+        for (int m0 = 0; m0 < mtiles; m0 += 2) {
+          float acc[2][4];
+          int row_of[2];  // the dy pixel, after the tap's base, whose row lane % 16 gives ldmatrix
+          TESSEL_UNROLL
+          for (int mt = 0; mt < 2; ++mt) {
+            row_of[mt] = min((m0 + mt) * 16 + lane % 16, count - 1);
+            TESSEL_UNROLL
+            for (int e = 0; e < 4; ++e) acc[mt][e] = 0.0f;
+          }
+          for (unsigned rm = r_taps; rm != 0; rm &= rm - 1) {
+            int const row_base = __shfl_sync(0xffffffffu, r_row, __ffs(int(rm)) - 1) * cols;
+            int const r = __ffs(int(rm)) - 1;
+            for (unsigned sm = s_taps; sm != 0; sm &= sm - 1) {
+              int const s = __ffs(int(sm)) - 1;
+              int const base = row_base + __shfl_sync(0xffffffffu, s_col, s);
+              std::uint32_t const* const fb = filt32 + ((r * p.s + s) * kSmallcDgradMaxC + g) * (kSmallcFilterPitch / 2) + tig;
+              // Pixel pix's 16-byte chunk c sits at pix * 128 + ((c ^ (pix % 8)) * 16) bytes; lanes
+              // 16-31 read k-step j's upper chunk 2j + 1.
+              unsigned row_addr[2], swz[2];
               TESSEL_UNROLL
-              for (int mt = 0; mt < 4; ++mt) {
-                if (mt >= mtiles) break;
-                int const jj = min(mt * 16 + (lane % 16), count - 1);
-                int const pix = base + jj, chunk = j * 2 + lane / 16;
-                std::uint32_t a[4];
-                SM75_U32x4_LDSM_N::copy(*reinterpret_cast<uint128_t const*>(dys + pix * 64 + ((chunk ^ (pix % 8)) * 8)), a[0], a[1],
-                                        a[2], a[3]);
-                detail::smallc_mma<Element>(acc[mt], a, b0, b1);
+              for (int mt = 0; mt < 2; ++mt) {
+                int const pix = base + row_of[mt];
+                row_addr[mt] = unsigned(pix) * 128u, swz[mt] = unsigned((pix % 8) ^ (lane / 16));
+              }
+              TESSEL_UNROLL
+              for (int j = 0; j < kSmallcDgradMaxK / 16; ++j) {
+                std::uint32_t const b0 = fb[j * 8], b1 = fb[j * 8 + 4];
+                TESSEL_UNROLL
+                for (int mt = 0; mt < 2; ++mt) {
+                  std::uint32_t a[4];
+                  unsigned const at = row_addr[mt] + ((swz[mt] ^ unsigned(2 * j)) << 4);
+                  SM75_U32x4_LDSM_N::copy(*reinterpret_cast<uint128_t const*>(reinterpret_cast<unsigned char const*>(dys) + at), a[0], a[1],
+                                          a[2], a[3]);
+                  detail::smallc_mma<Element>(acc[mt], a, b0, b1);
+                }
               }
             }
           }
-        }
 
-        std::int64_t const row_off = std::int64_t(n) * p.x_stride[0] + std::int64_t(h) * p.x_stride[2];
-        int const ch = tig * 2;
-        if (ch >= p.c) continue;
-        TESSEL_UNROLL
-        for (int mt = 0; mt < 4; ++mt) {
-          if (mt >= mtiles) break;
+          int const ch = tig * 2;
+          if (ch >= p.c) continue;
           TESSEL_UNROLL
-          for (int half = 0; half < 2; ++half) {
-            int const jj = mt * 16 + half * 8 + g;
-            if (jj >= count) continue;
-            std::int64_t const o = row_off + std::int64_t(w_first + jj * p.stride_w) * p.x_stride[3] + ch;
-            detail::smallc_store<Element>(ops, acc[mt][half * 2], acc[mt][half * 2 + 1], out + o, residual ? residual + o : nullptr, ch,
-                                          p.c - ch < 2 ? 1 : 2, sp.pairs);
+          for (int mt = 0; mt < 2; ++mt) {
+            TESSEL_UNROLL
+            for (int half = 0; half < 2; ++half) {
+              int const jj = (m0 + mt) * 16 + half * 8 + g;
+              if (jj >= count) continue;
+              std::int64_t const o = row_off + std::int64_t(w_first + jj * p.stride_w) * p.x_stride[3] + ch;
+              detail::smallc_store<Element>(ops, acc[mt][half * 2], acc[mt][half * 2 + 1], out + o, residual ? residual + o : nullptr, ch,
+                                            p.c - ch < 2 ? 1 : 2, sp.pairs);
+            }
           }
         }
       }

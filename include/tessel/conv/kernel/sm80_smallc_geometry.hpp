@@ -45,8 +45,8 @@ TESSEL_HOST_DEVICE constexpr std::int64_t smallc_floor_div(std::int64_t a, std::
 
 // GEMM-K of the fprop kernel: (tap, channel) with four channels a tap, in k-steps of 16 (4 taps).
 TESSEL_HOST_DEVICE constexpr int smallc_fprop_ksteps(int taps) { return (taps + 3) / 4; }
-// Elements per staged filter row (one output channel): the k-steps' 16 plus 8 (rows then start
-// 4 banks apart: the 8 rows an MMA's B fragment reads fall in distinct banks).
+// Elements per staged filter row (one output channel): the k-steps' 16 plus 8 (an odd number of
+// 16-byte chunks: the 8 rows one ldmatrix reads fall in distinct bank groups).
 TESSEL_HOST_DEVICE constexpr int smallc_fprop_filter_pitch(int taps) { return smallc_fprop_ksteps(taps) * 16 + 8; }
 // Band width in pixels.
 TESSEL_HOST_DEVICE constexpr std::int64_t smallc_fprop_band_width(std::int64_t q, std::int64_t s, std::int64_t stride_w,
@@ -64,12 +64,18 @@ TESSEL_HOST_DEVICE constexpr std::int64_t smallc_fprop_band_rows(std::int64_t p,
   std::int64_t const extra = (r - 1) * dil_h + 1 - stride_h;
   return t * stride_h + (extra > 0 ? g * extra : 0);
 }
+// Elements of the band (4 a pixel), rounded up to 8 so that the filters after it start 16-byte aligned.
+TESSEL_HOST_DEVICE constexpr std::int64_t smallc_fprop_band_elems(std::int64_t p, std::int64_t q, std::int64_t r, std::int64_t s,
+                                                                  std::int64_t stride_h, std::int64_t stride_w, std::int64_t dil_h,
+                                                                  std::int64_t dil_w) {
+  return (smallc_fprop_band_rows(p, q, r, stride_h, dil_h) * smallc_fprop_band_width(q, s, stride_w, dil_w) * 4 + 7) / 8 * 8;
+}
 // Dynamic shared memory of the fprop kernel: the band (8 bytes a pixel), the filters of 64 output
 // channels, and the taps' offsets (one int per tap of the k-steps).
 TESSEL_HOST_DEVICE constexpr std::int64_t smallc_fprop_smem(std::int64_t p, std::int64_t q, std::int64_t r, std::int64_t s,
                                                             std::int64_t stride_h, std::int64_t stride_w, std::int64_t dil_h,
                                                             std::int64_t dil_w) {
-  std::int64_t const band = smallc_fprop_band_rows(p, q, r, stride_h, dil_h) * smallc_fprop_band_width(q, s, stride_w, dil_w) * 8;
+  std::int64_t const band = smallc_fprop_band_elems(p, q, r, s, stride_h, stride_w, dil_h, dil_w) * 2;
   int const taps = int(r * s);
   std::int64_t const filters = std::int64_t(kSmallcChannels) * smallc_fprop_filter_pitch(taps) * 2;
   return band + filters + std::int64_t(smallc_fprop_ksteps(taps)) * 4 * 4;
