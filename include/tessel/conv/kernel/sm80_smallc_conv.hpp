@@ -114,9 +114,20 @@ TESSEL_DEVICE inline void smallc_mma(float (&d)[4], std::uint32_t const (&a)[4],
 
 // The epilogue on `count` (1 or 2) adjacent channels of one pixel: out[e] = act(alpha * v[e] +
 // beta * residual[e] + bias[channel + e]); one 32-bit store for two channels where `pair`.
+// `plain`: alpha = 1 and nothing else to apply (the common case; smallc_plain, once a kernel).
 template <class Element>
 TESSEL_DEVICE inline void smallc_store(ConvEpilogueOps const& ops, float v0, float v1, Element* out, Element const* residual,
-                                       int channel, int count, bool pair) {
+                                       int channel, int count, bool pair, bool plain) {
+  if (plain) {  // out = acc: no scaling, no residual, bias or activation
+    Element packed[2] = {conv_from_f32<Element>(v0), conv_from_f32<Element>(v1)};
+    if (count == 2 && pair) {
+      *reinterpret_cast<std::uint32_t*>(out) = *reinterpret_cast<std::uint32_t const*>(packed);
+    } else {
+      out[0] = packed[0];
+      if (count == 2) out[1] = packed[1];
+    }
+    return;
+  }
   float v[2] = {ops.alpha * v0, ops.alpha * v1};
   if (residual != nullptr && ops.beta != 0.0f) {
     v[0] += ops.beta * conv_to_f32(residual[0]);
@@ -135,6 +146,11 @@ TESSEL_DEVICE inline void smallc_store(ConvEpilogueOps const& ops, float v0, flo
     out[0] = e0;
     if (count == 2) out[1] = e1;
   }
+}
+
+// The epilogue is the identity: alpha = 1, no residual term, no bias, no activation.
+TESSEL_DEVICE inline bool smallc_plain(ConvEpilogueOps const& ops, void const* residual) {
+  return ops.alpha == 1.0f && (residual == nullptr || ops.beta == 0.0f) && ops.bias == nullptr && ops.act == ConvActivation::none;
 }
 
 // An element's bits from global memory through the read-only path.
@@ -199,38 +215,37 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_fprop_kernel(Sm
     int const rows_full = (p.p - 1) * p.stride_h + span_h;
     int const rows_last = pb * p.stride_h + span_h;
     int const band_rows = na == nb ? rows0 : rows0 + (nb - na - 1) * rows_full + rows_last;
-    // Four band pixels a thread at a time, their loads issued together (a pixel: C elements of x,
-    // or zeros in the padding).
-    int const band_pixels = band_rows * sp.wp;
-    for (int i0 = tid; i0 < band_pixels; i0 += 4 * kSmallcThreads) {
+    // The band in tasks of one row and 128 columns, a warp's lanes 4 columns each with their loads
+    // issued together (a pixel: C elements of x, or zeros in the padding).
+    int const col_blocks = (sp.wp + 127) / 128;
+    for (int task = warp; task < band_rows * col_blocks; task += kSmallcThreads / 32) {
+      int const b = task / col_blocks, col0 = (task - b * col_blocks) * 128 + lane;
+      int image = na, local = b, p_start = pa;
+      if (b >= rows0) {
+        int const seg = (b - rows0) / rows_full;
+        image = na + 1 + seg, local = b - rows0 - seg * rows_full, p_start = 0;
+      }
+      int const h = p_start * p.stride_h - p.pad_h + local;
+      bool const row_ok = unsigned(h) < unsigned(p.h);
+      Element const* const xrow = x + std::int64_t(image) * p.x_stride[0] + std::int64_t(row_ok ? h : 0) * p.x_stride[2];
       std::uint16_t v[4][kSmallcMaxC];
       TESSEL_UNROLL
       for (int u = 0; u < 4; ++u) {
+        int const wc = col0 + u * 32 - p.pad_w;
+        bool const ok = row_ok && unsigned(wc) < unsigned(p.w);
+        Element const* const px = xrow + std::int64_t(ok ? wc : 0) * p.x_stride[3];
         TESSEL_UNROLL
-        for (int c = 0; c < kSmallcMaxC; ++c) v[u][c] = 0;
-        int const i = i0 + u * kSmallcThreads;
-        if (i >= band_pixels) continue;
-        int const b = i / sp.wp, col = i - b * sp.wp;
-        int image = na, local = b, p_start = pa;
-        if (b >= rows0) {
-          int const seg = (b - rows0) / rows_full;
-          image = na + 1 + seg, local = b - rows0 - seg * rows_full, p_start = 0;
-        }
-        int const h = p_start * p.stride_h - p.pad_h + local, wc = col - p.pad_w;
-        if (unsigned(h) >= unsigned(p.h) || unsigned(wc) >= unsigned(p.w)) continue;
-        Element const* const px = x + std::int64_t(image) * p.x_stride[0] + std::int64_t(h) * p.x_stride[2] + std::int64_t(wc) * p.x_stride[3];
-        TESSEL_UNROLL
-        for (int c = 0; c < kSmallcMaxC; ++c)
-          if (c < p.c) v[u][c] = detail::smallc_load_bits(px + c);
+        for (int c = 0; c < kSmallcMaxC; ++c) v[u][c] = ok && c < p.c ? detail::smallc_load_bits(px + c) : std::uint16_t(0);
       }
+      Element* const dst = band + std::int64_t(b) * sp.wp * 4;
       TESSEL_UNROLL
       for (int u = 0; u < 4; ++u) {
-        int const i = i0 + u * kSmallcThreads;
-        if (i >= band_pixels) break;
+        int const col = col0 + u * 32;
+        if (col >= sp.wp) break;
         uint2 packed;
         packed.x = std::uint32_t(v[u][0]) | (std::uint32_t(v[u][1]) << 16);
         packed.y = std::uint32_t(v[u][2]) | (std::uint32_t(v[u][3]) << 16);
-        *reinterpret_cast<uint2*>(band + std::int64_t(i) * 4) = packed;
+        *reinterpret_cast<uint2*>(dst + col * 4) = packed;
       }
     }
 
@@ -287,6 +302,7 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_fprop_kernel(Sm
     }
 
     detail::ConvEpilogueOps const ops{p.alpha, p.beta, p.bias, p.activation};
+    bool const plain = detail::smallc_plain(ops, p.residual);
     Element* const out = static_cast<Element*>(p.out);
     Element const* const residual = static_cast<Element const*>(p.residual);
     TESSEL_UNROLL
@@ -303,7 +319,7 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_fprop_kernel(Sm
           if (ch >= p.k) continue;
           std::int64_t const o = pixel + ch;
           detail::smallc_store<Element>(ops, acc[mt][nt][half * 2], acc[mt][nt][half * 2 + 1], out + o,
-                                        residual ? residual + o : nullptr, ch, p.k - ch < 2 ? 1 : 2, sp.pairs);
+                                        residual ? residual + o : nullptr, ch, p.k - ch < 2 ? 1 : 2, sp.pairs, plain);
         }
       }
     }
@@ -339,6 +355,7 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_dgrad_kernel(Sm
   }
 
   detail::ConvEpilogueOps const ops{p.alpha, p.beta, p.bias, p.activation};
+  bool const plain = detail::smallc_plain(ops, p.residual);
   Element* const out = static_cast<Element*>(p.out);
   Element const* const residual = static_cast<Element const*>(p.residual);
 
@@ -385,23 +402,36 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_dgrad_kernel(Sm
         unsigned const r_taps = __ballot_sync(0xffffffffu, r_ok), s_taps = __ballot_sync(0xffffffffu, s_ok);
         std::int64_t const row_off = std::int64_t(n) * p.x_stride[0] + std::int64_t(h) * p.x_stride[2];
 
+        // The row and phase's taps as a list, 32 at a time: entry i (lane i) is the i-th pair of an
+        // r and an s that meet it, r major -- the dy pixel of its first column relative to the
+        // staged block, and the word where the tap's filters start. Each tap then costs two
+        // shuffles that do not wait on the tap before it.
+        int const nr = __popc(r_taps), ns = __popc(s_taps), taps_met = nr * ns;
+
         // M tiles two at a time (at stride 1 along w a row has four).
         for (int m0 = 0; m0 < mtiles; m0 += 2) {
-          float acc[2][4];
-          int row_of[2];  // the dy pixel, after the tap's base, whose row lane % 16 gives ldmatrix
+          float acc[2][2][4];  // [k-step parity][M tile]: four independent MMA chains
+          int row_of[2];       // the dy pixel, after the tap's base, whose row lane % 16 gives ldmatrix
           TESSEL_UNROLL
           for (int mt = 0; mt < 2; ++mt) {
             row_of[mt] = min((m0 + mt) * 16 + lane % 16, count - 1);
             TESSEL_UNROLL
-            for (int e = 0; e < 4; ++e) acc[mt][e] = 0.0f;
+            for (int e = 0; e < 4; ++e) acc[0][mt][e] = acc[1][mt][e] = 0.0f;
           }
-          for (unsigned rm = r_taps; rm != 0; rm &= rm - 1) {
-            int const row_base = __shfl_sync(0xffffffffu, r_row, __ffs(int(rm)) - 1) * cols;
-            int const r = __ffs(int(rm)) - 1;
-            for (unsigned sm = s_taps; sm != 0; sm &= sm - 1) {
-              int const s = __ffs(int(sm)) - 1;
-              int const base = row_base + __shfl_sync(0xffffffffu, s_col, s);
-              std::uint32_t const* const fb = filt32 + ((r * p.s + s) * kSmallcDgradMaxC + g) * (kSmallcFilterPitch / 2) + tig;
+          for (int t0 = 0; t0 < taps_met; t0 += 32) {
+            int entry_base = 0, entry_filter = 0;
+            {
+              int const i = min(t0 + lane, taps_met - 1), ri = i / ns, si = i - ri * ns;
+              int const r = int(__fns(r_taps, 0, ri + 1)), s = int(__fns(s_taps, 0, si + 1));
+              int const row = __shfl_sync(0xffffffffu, r_row, r), col = __shfl_sync(0xffffffffu, s_col, s);
+              entry_base = row * cols + col;
+              entry_filter = (r * p.s + s) * kSmallcDgradMaxC * (kSmallcFilterPitch / 2);
+            }
+            int const in_chunk = min(32, taps_met - t0);
+#pragma unroll 2
+            for (int t = 0; t < in_chunk; ++t) {
+              int const base = __shfl_sync(0xffffffffu, entry_base, t);
+              std::uint32_t const* const fb = filt32 + __shfl_sync(0xffffffffu, entry_filter, t) + g * (kSmallcFilterPitch / 2) + tig;
               // Pixel pix's 16-byte chunk c sits at pix * 128 + ((c ^ (pix % 8)) * 16) bytes; lanes
               // 16-31 read k-step j's upper chunk 2j + 1.
               unsigned row_addr[2], swz[2];
@@ -419,11 +449,15 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_dgrad_kernel(Sm
                   unsigned const at = row_addr[mt] + ((swz[mt] ^ unsigned(2 * j)) << 4);
                   SM75_U32x4_LDSM_N::copy(*reinterpret_cast<uint128_t const*>(reinterpret_cast<unsigned char const*>(dys) + at), a[0], a[1],
                                           a[2], a[3]);
-                  detail::smallc_mma<Element>(acc[mt], a, b0, b1);
+                  detail::smallc_mma<Element>(acc[j % 2][mt], a, b0, b1);
                 }
               }
             }
           }
+          TESSEL_UNROLL
+          for (int mt = 0; mt < 2; ++mt)
+            TESSEL_UNROLL
+            for (int e = 0; e < 4; ++e) acc[0][mt][e] += acc[1][mt][e];
 
           int const ch = tig * 2;
           if (ch >= p.c) continue;
@@ -434,8 +468,8 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_dgrad_kernel(Sm
               int const jj = (m0 + mt) * 16 + half * 8 + g;
               if (jj >= count) continue;
               std::int64_t const o = row_off + std::int64_t(w_first + jj * p.stride_w) * p.x_stride[3] + ch;
-              detail::smallc_store<Element>(ops, acc[mt][half * 2], acc[mt][half * 2 + 1], out + o, residual ? residual + o : nullptr, ch,
-                                            p.c - ch < 2 ? 1 : 2, sp.pairs);
+              detail::smallc_store<Element>(ops, acc[0][mt][half * 2], acc[0][mt][half * 2 + 1], out + o, residual ? residual + o : nullptr,
+                                            ch, p.c - ch < 2 ? 1 : 2, sp.pairs, plain);
             }
           }
         }
