@@ -41,6 +41,7 @@
 #include <tessel/conv/kernel/sm80_conv_params.hpp>
 #include <tessel/conv/kernel/sm80_smallc_geometry.hpp>
 #include <tessel/numeric/int_types.hpp>
+#include <tessel/schedule/fast_divisor.hpp>
 
 #include <cstdint>
 #include <type_traits>
@@ -54,6 +55,7 @@ struct Sm80SmallcParams {
   int tiles_m;        // fprop: pixel tiles (N*P*Q / 256, rounded up)
   int tiles_h, tiles_w;  // dgrad: blocks of 16 dx rows and of 64 dx columns
   int pixels;         // fprop: N*P*Q
+  FastDivisor32 div_pq, div_q;  // fprop: a pixel index into (image, row, column)
   int wp;             // fprop: band width
   int ksteps;         // fprop: k-steps of 4 taps (dgrad: always kSmallcDgradMaxK / 16)
   int filter_pitch;   // elements per staged filter row
@@ -78,6 +80,8 @@ inline Sm80SmallcParams sm80_smallc_params(Sm80ConvParams const& p) {
   int const taps = p.r * p.s;
   if (p.op == conv::Operator::kFprop) {
     sp.pixels = p.n * p.p * p.q;
+    sp.div_pq = FastDivisor32::make(std::int64_t(p.p) * p.q);
+    sp.div_q = FastDivisor32::make(p.q);
     sp.tiles_m = int(smallc_ceil_div(sp.pixels, kSmallcPixels));
     sp.tiles = sp.tiles_m * int(smallc_ceil_div(p.k, kSmallcChannels));
     sp.wp = int(smallc_fprop_band_width(p.q, p.s, p.stride_w, p.dilation_w));
@@ -209,8 +213,8 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_fprop_kernel(Sm
     int const m0 = tm * kSmallcPixels;
     int const m_last = min(m0 + kSmallcPixels, sp.pixels) - 1;
     int const pq = p.p * p.q;
-    int const na = m0 / pq, pa = (m0 - na * pq) / p.q;
-    int const nb = m_last / pq, pb = (m_last - nb * pq) / p.q;
+    int const na = int(sp.div_pq.div(std::uint32_t(m0))), pa = int(sp.div_q.div(std::uint32_t(m0 - na * pq)));
+    int const nb = int(sp.div_pq.div(std::uint32_t(m_last))), pb = int(sp.div_q.div(std::uint32_t(m_last - nb * pq)));
     int const rows0 = ((na == nb ? pb : p.p - 1) - pa) * p.stride_h + span_h;
     int const rows_full = (p.p - 1) * p.stride_h + span_h;
     int const rows_last = pb * p.stride_h + span_h;
@@ -257,7 +261,7 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_fprop_kernel(Sm
       TESSEL_UNROLL
       for (int half = 0; half < 2; ++half) {
         int const m = min(m0 + warp * 32 + mt * 16 + half * 8 + g, m_last);
-        int const n = m / pq, rem = m - n * pq, pp = rem / p.q, qq = rem - pp * p.q;
+        int const n = int(sp.div_pq.div(std::uint32_t(m))), rem = m - n * pq, pp = int(sp.div_q.div(std::uint32_t(rem))), qq = rem - pp * p.q;
         int const row = n == na ? (pp - pa) * p.stride_h : rows0 + (n - na - 1) * rows_full + pp * p.stride_h;
         pix_off[mt][half] = (row * sp.wp + qq * p.stride_w) * 4 + (tig & 1) * 2;
       }
@@ -311,8 +315,18 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_fprop_kernel(Sm
       for (int half = 0; half < 2; ++half) {
         int const m = m0 + warp * 32 + mt * 16 + half * 8 + g;
         if (m > m_last) continue;
-        int const n = m / pq, rem = m - n * pq, pp = rem / p.q, qq = rem - pp * p.q;
+        int const n = int(sp.div_pq.div(std::uint32_t(m))), rem = m - n * pq, pp = int(sp.div_q.div(std::uint32_t(rem))), qq = rem - pp * p.q;
         std::int64_t const pixel = std::int64_t(n) * p.y_stride[0] + std::int64_t(pp) * p.y_stride[2] + std::int64_t(qq) * p.y_stride[3];
+        if (plain && sp.pairs && n0 + kSmallcChannels <= p.k) {  // the common case: 8 pairs at fixed offsets
+          Element* const o = out + pixel + n0 + tig * 2;
+          TESSEL_UNROLL
+          for (int nt = 0; nt < 8; ++nt) {
+            Element const packed[2] = {detail::conv_from_f32<Element>(acc[mt][nt][half * 2]),
+                                       detail::conv_from_f32<Element>(acc[mt][nt][half * 2 + 1])};
+            *reinterpret_cast<std::uint32_t*>(o + nt * 8) = *reinterpret_cast<std::uint32_t const*>(packed);
+          }
+          continue;
+        }
         TESSEL_UNROLL
         for (int nt = 0; nt < 8; ++nt) {
           int const ch = n0 + nt * 8 + tig * 2;
