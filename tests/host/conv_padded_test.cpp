@@ -219,27 +219,39 @@ std::string name_of(ConvArguments const& a) {
 
 }  // namespace
 
-// The stem runs the aligned sm_80 kernel of its op on c' = 8 on every GPU (its c is too small for
-// the sm_90a widths); naming the element-wise kernel still runs it; naming the inner kernel alone
-// is refused with the padded name.
+// The stem's wgrad runs the aligned sm_80 kernel on c' = 8 on every GPU (its c is too small for the
+// sm_90a widths); naming the element-wise kernel still runs it; naming the inner kernel alone is
+// refused with the padded name. Its fprop and dgrad run the small-channel kernels unpadded, and a
+// padded name is refused for them with that kernel's name.
 TEST(ConvPaddedRoute, TheStemReportsThePaddedRoute) {
-  for (Operator op : {Operator::kFprop, Operator::kDgrad, Operator::kWgrad})
-    for (DType t : {DType::bf16, DType::f16}) {
-      ConvArguments a = problem(op, 128, 224, 224, 3, 64, 7, 7, {3, 3}, {2, 2}, t);
-      std::string const inner = std::string("sm80_conv_") + conv::to_string(op) + (t == DType::bf16 ? "_bf16" : "_fp16") + "_128x128x32";
-      EXPECT_EQ(name_of(a), "padded:" + inner);
-      std::string const align1 = inner + "_align1";
-      a.kernel = align1.c_str();
-      EXPECT_EQ(name_of(a), align1);
-      a.kernel = inner.c_str();
-      char const* name = nullptr;
-      Status const s = conv_kernel_name(a, &name);
-      EXPECT_EQ(s.code, StatusCode::invalid_argument);
-      EXPECT_NE(s.reason.find("padded:" + inner), std::string::npos) << s.reason;
-      std::string const padded = "padded:" + inner;
-      a.kernel = padded.c_str();
-      EXPECT_EQ(name_of(a), padded);
+  for (DType t : {DType::bf16, DType::f16}) {
+    std::string const dt = t == DType::bf16 ? "_bf16" : "_fp16";
+    ConvArguments a = problem(Operator::kWgrad, 128, 224, 224, 3, 64, 7, 7, {3, 3}, {2, 2}, t);
+    std::string const inner = "sm80_conv_wgrad" + dt + "_128x128x32";
+    EXPECT_EQ(name_of(a), "padded:" + inner);
+    std::string const align1 = inner + "_align1";
+    a.kernel = align1.c_str();
+    EXPECT_EQ(name_of(a), align1);
+    a.kernel = inner.c_str();
+    char const* name = nullptr;
+    Status const s = conv_kernel_name(a, &name);
+    EXPECT_EQ(s.code, StatusCode::invalid_argument);
+    EXPECT_NE(s.reason.find("padded:" + inner), std::string::npos) << s.reason;
+    std::string const padded = "padded:" + inner;
+    a.kernel = padded.c_str();
+    EXPECT_EQ(name_of(a), padded);
+
+    for (Operator op : {Operator::kFprop, Operator::kDgrad}) {
+      ConvArguments b = problem(op, 128, 224, 224, 3, 64, 7, 7, {3, 3}, {2, 2}, t);
+      std::string const smallc = std::string("sm80_conv_") + conv::to_string(op) + dt + "_smallc";
+      EXPECT_EQ(name_of(b), smallc);
+      std::string const old = std::string("padded:sm80_conv_") + conv::to_string(op) + dt + "_128x128x32";
+      b.kernel = old.c_str();
+      Status const r = conv_kernel_name(b, &name);
+      EXPECT_EQ(r.code, StatusCode::invalid_argument);
+      EXPECT_NE(r.reason.find(smallc), std::string::npos) << r.reason;
     }
+  }
 }
 
 // C 33 -> K 65 takes the padded route on any GPU; groups > 1 and the problems the aligned kernels
@@ -281,6 +293,6 @@ TEST(ConvPaddedRoute, RegistryEntries) {
     EXPECT_EQ(k.min_sm, name.rfind("padded:sm90_", 0) == 0 ? 90 : 80) << name;
     EXPECT_EQ(name.find("_align1"), std::string::npos) << name;
   }
-  EXPECT_GE(padded, 6);  // the stem's three passes in two dtypes at least
+  EXPECT_GE(padded, 6);  // C 33 -> K 65's three passes in two dtypes at least
   EXPECT_TRUE(can_implement(stem(Operator::kFprop)).ok() || !no_device_reason().empty());
 }
