@@ -79,7 +79,7 @@ int current_cc() {
 // it takes the problem on an sm_90 GPU, else the sm_80 selection.
 char const* kernel_for(kernel::Sm80ConvParams const& p, DType dtype, int cc) {
   if (cc == kSm90 && sm90_conv_takes(p, dtype)) return sm90_conv_kernel_name(p, dtype);
-  return sm80_conv_kernel_name(p, dtype);
+  return sm80_conv_kernel_name(p, dtype, cc);
 }
 
 bool is_sm90(std::string_view name) { return name.substr(0, 5) == "sm90_"; }
@@ -227,11 +227,11 @@ Status pick(ConvArguments const& a, Plan* plan) {
                          std::string("kernel: '") + a.kernel + "' is not a compiled convolution kernel (`tessel list` shows them)");
   if (plan->route == Route::nothing || plan->route == Route::epilogue_only) return Status::success();
   if (plan->route != Route::sm80) {
-    char const* const sm80 = sm80_conv_kernel_name(make_params(a), a.dtype);
+    char const* const sm80 = sm80_conv_kernel_name(make_params(a), a.dtype, current_cc());
     if (std::string_view(a.kernel) == sm80) plan->route = Route::sm80, plan->name = sm80;
   }
   if (plan->route == Route::padded && std::string_view(a.kernel).starts_with(kPaddedPrefix))  // e.g. the sm_80 widths on an sm_90 GPU
-    padded_route(a, current_cc(), sm80_conv_kernel_name(make_params(a), a.dtype), plan, a.kernel);
+    padded_route(a, current_cc(), sm80_conv_kernel_name(make_params(a), a.dtype, current_cc()), plan, a.kernel);
   if (plan->route == Route::sm90) {  // any sm_90a kernel that runs the problem (A/B measurements)
     for (char const* n : sm90_conv_kernel_names(make_params(a), a.dtype))
       if (std::string_view(a.kernel) == n) plan->name = n;
@@ -262,6 +262,7 @@ Status runs_here(detail::Here* h) {
 Sm80ConvRunOptions sm80_options(ConvArguments const& a, detail::Here const& h) {
   Sm80ConvRunOptions o;
   o.sms = h.sms;
+  o.cc = h.cc;
   o.workspace = a.workspace, o.workspace_bytes = a.workspace_bytes;
   return o;
 }

@@ -94,7 +94,7 @@ Sm80ConvInstance make_sm80_depthwise_wgrad_instance() {
 }
 
 // The small-channel kernels (sm80_smallc_conv.hpp): persistent, two CTAs an SM (their shared
-// memory, 52 KiB for the stem's fprop and 110 KiB for its dgrad, lets two fit on an H100).
+// memory, 61 KiB for the stem's fprop and 110 KiB for its dgrad, lets two fit on an H100).
 template <class Element, conv::Operator Op>
 cudaError_t sm80_smallc_launch(Sm80ConvKernelParams const& kp, cudaStream_t stream) {
   static_assert(Op == conv::Operator::kFprop || Op == conv::Operator::kDgrad, "sm80_smallc_launch: fprop or dgrad");

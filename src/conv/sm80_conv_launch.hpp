@@ -17,6 +17,9 @@
 //                                             where dy allows it) and the weight gradient (where x
 //                                             and dy do; tessel/conv/kernel/sm80_depthwise_dgrad.hpp,
 //                                             sm80_depthwise_wgrad.hpp)
+//   sm80_conv_fprop_<dtype>_smallc            the first layer's passes without padding (2-D,
+//   sm80_conv_dgrad_<dtype>_smallc            groups 1): fprop with C <= 4, dgrad with C <= 8 and
+//                                             K <= 64 (tessel/conv/kernel/sm80_smallc_conv.hpp)
 // src/conv/sm80_conv_run.cpp holds the selection; a wgrad with few output tiles splits its
 // reduction (tessel/conv/conv_split.hpp) and finishes in sm80_conv_slice_sum.cu; the depthwise
 // wgrad splits its pixels (tessel/conv/conv_depthwise_split.hpp) and sums them in its own second pass.
@@ -37,6 +40,7 @@ namespace tessel {
 // partial sums live.
 struct Sm80ConvRunOptions {
   int sms = 0;                      // the GPU's SMs, which a split fills (0: no split)
+  int cc = 0;                       // its compute capability, major * 10 + minor (0: not known; as sm_80)
   int slices = 0;                   // wgrad: this many slices instead of the rule's (0: the rule's)
   void* workspace = nullptr;        // the partials: caller-owned, 256-byte aligned, or nullptr: the
   std::size_t workspace_bytes = 0;  // library's stream-ordered pool (allocated and freed on `stream`)
@@ -61,8 +65,9 @@ std::size_t sm80_conv_workspace_size(kernel::Sm80ConvParams const& p, DType dtyp
 // launch fails, success otherwise. Without a split it allocates nothing.
 Status sm80_conv_run(kernel::Sm80ConvParams const& p, DType dtype, cudaStream_t stream, Sm80ConvRunOptions const& o = {});
 
-// The registry name of the kernel sm80_conv_run would launch for (p, dtype), e.g.
-// "sm80_conv_fprop_bf16_128x128x32"; "none" when it would refuse. Makes no CUDA call.
-char const* sm80_conv_kernel_name(kernel::Sm80ConvParams const& p, DType dtype);
+// The registry name of the kernel sm80_conv_run would launch for (p, dtype) on a GPU of compute
+// capability cc (as Sm80ConvRunOptions::cc), e.g. "sm80_conv_fprop_bf16_128x128x32"; "none" when
+// it would refuse. Makes no CUDA call.
+char const* sm80_conv_kernel_name(kernel::Sm80ConvParams const& p, DType dtype, int cc = 0);
 
 }  // namespace tessel

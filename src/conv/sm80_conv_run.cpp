@@ -2,14 +2,14 @@
 // problem, the parameters it derives once (Sm80ConvKernelParams), and the launch.
 //
 // Selection (sm80_conv_launch.hpp lists the kernels):
-//   small C    (after depthwise) 2-D, groups 1: fprop with c <= 4, dgrad with c <= 8 and k <= 64 a multiple of 8 (dy's
-//              strides multiples of 8, its address 16-byte aligned; R, S <= 32), where the kernel's shared
-//              memory (tessel/conv/kernel/sm80_smallc_geometry.hpp) is at most kSmallcMaxSmem:
-//              the small-channel kernels (sm80_smallc_conv.hpp)
 //   depthwise  2-D, groups == c == k, R*S <= kSm80DepthwiseMaxTaps: the direct kernel of the pass
 //              (fprop, dgrad, wgrad), 8 channels per thread when the tensors it reads allow 16-byte
 //              loads (c and their strides multiples of 8, their addresses 16-byte aligned: x for
 //              fprop, dy for dgrad, both for wgrad), else 1
+//   small C    2-D, groups 1: fprop with c <= 4; dgrad with c <= 8, k <= 64 a multiple of 8, dy's
+//              strides multiples of 8 and its address 16-byte aligned, R, S <= 32; where the
+//              kernel's shared memory (tessel/conv/kernel/sm80_smallc_geometry.hpp) is within the
+//              GPU's (smallc_smem_limit): the small-channel kernel of the pass (sm80_smallc_conv.hpp)
 //   otherwise  the implicit GEMM of the op and dtype: 16-byte accesses when every operand it
 //              gathers allows them (the channels per group it reads contiguously, the strides of
 //              those tensors and their addresses multiples of 8 elements / 16 bytes), else the
@@ -95,17 +95,18 @@ bool depthwise_vec8(Sm80ConvParams const& p) {
   return false;
 }
 
-// The small-channel kernels take p (file comment).
-bool is_smallc(Sm80ConvParams const& p) {
+// The small-channel kernels take p on a GPU of compute capability cc (file comment).
+bool is_smallc(Sm80ConvParams const& p, int cc) {
+  int const limit = kernel::smallc_smem_limit(cc);
   if (p.groups != 1 || p.d != 1 || p.t != 1 || p.z != 1) return false;
   if (p.op == Operator::kFprop)
     return p.c <= kernel::kSmallcMaxC &&
-           kernel::smallc_fprop_smem(p.p, p.q, p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w) <= kernel::kSmallcMaxSmem;
+           kernel::smallc_fprop_smem(p.p, p.q, p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w) <= limit;
   if (p.op == Operator::kDgrad) {
     Extents const e = extents_of(p);
     return p.c <= kernel::kSmallcDgradMaxC && p.k <= kernel::kSmallcDgradMaxK && p.k % 8 == 0 && p.r <= 32 && p.s <= 32 &&
            strides_multiple(p.y_stride, e.y, 8) && aligned(p.y, 16) &&
-           kernel::smallc_dgrad_smem(p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w) <= kernel::kSmallcMaxSmem;
+           kernel::smallc_dgrad_smem(p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w) <= limit;
   }
   return false;
 }
@@ -158,7 +159,7 @@ constexpr std::array<Sm80ConvInstance (*)(), 12> kGemms = {{
 }};
 // clang-format on
 
-Choice choose(Sm80ConvParams const& p, DType dtype) {
+Choice choose(Sm80ConvParams const& p, DType dtype, int cc) {
   int const dt = dtype == DType::bf16 ? 0 : 1;
   int const op = p.op == Operator::kFprop ? 0 : p.op == Operator::kDgrad ? 1 : 2;
   Choice c;
@@ -169,7 +170,7 @@ Choice choose(Sm80ConvParams const& p, DType dtype) {
     c.depthwise_wgrad = p.op == Operator::kWgrad;
     return c;
   }
-  if (is_smallc(p)) {
+  if (is_smallc(p, cc)) {
     c.index = 24 + 2 * dt + op;
     c.gemm = kSmallc[dt][op];
     return c;
@@ -301,29 +302,29 @@ ConvSplit split_of(Sm80ConvParams const& p, GemmCoord const& gemm, Choice const&
 
 }  // namespace
 
-char const* sm80_conv_kernel_name(Sm80ConvParams const& p, DType dtype) {
+char const* sm80_conv_kernel_name(Sm80ConvParams const& p, DType dtype, int cc) {
   GemmCoord gemm;
   if (!check(p, dtype, &gemm).ok()) return "none";
-  return kNames[static_cast<std::size_t>(choose(p, dtype).index)];
+  return kNames[static_cast<std::size_t>(choose(p, dtype, cc).index)];
 }
 
 ConvSplit sm80_conv_split(Sm80ConvParams const& p, DType dtype, Sm80ConvRunOptions const& o) {
   GemmCoord gemm;
   if (!check(p, dtype, &gemm).ok()) return {};
-  return split_of(p, gemm, choose(p, dtype), o);
+  return split_of(p, gemm, choose(p, dtype, o.cc), o);
 }
 
 std::size_t sm80_conv_workspace_size(Sm80ConvParams const& p, DType dtype, Sm80ConvRunOptions const& o) {
   GemmCoord gemm;
   if (!check(p, dtype, &gemm).ok()) return 0;
-  Choice const c = choose(p, dtype);
+  Choice const c = choose(p, dtype, o.cc);
   return partials_bytes(p, gemm, c, split_of(p, gemm, c, o).slices);
 }
 
 Status sm80_conv_run(Sm80ConvParams const& p, DType dtype, cudaStream_t stream, Sm80ConvRunOptions const& o) {
   GemmCoord gemm;
   if (Status s = check(p, dtype, &gemm); !s.ok()) return s;
-  Choice const c = choose(p, dtype);
+  Choice const c = choose(p, dtype, o.cc);
   Sm80ConvInstance const inst = c.gemm ? c.gemm() : c.depthwise(c.vec);
   Sm80ConvKernelParams kp = kernel_params(p, gemm, inst.tile_m, inst.tile_n, inst.tile_k);
   ConvSplit const split = split_of(p, gemm, c, o);
