@@ -12,8 +12,9 @@
 //   pixels read (the band, sm80_smallc_geometry.hpp) with 4 channels a pixel, so that one 32-bit
 //   shared load is an A-fragment pair (two channels of one tap): a pixel's base offset plus the
 //   tap's offset (r*dil_h*wp + s*dil_w) * 4, the taps' offsets a table. Each warp owns 32 pixels x
-//   64 channels (2 x 8 MMAs a k-step, 8 A and 16 B loads of 32 bits); the filters are staged as
-//   [64][(tap, c)], rows 8 elements longer than the k-steps so that B loads meet no bank twice.
+//   64 channels (2 x 8 MMAs a k-step from 8 A loads of 32 bits and 4 ldmatrix.x4 of the filters);
+//   the filters are staged as [64][(tap, c)], rows 8 elements longer than the k-steps so that
+//   ldmatrix's 8 rows meet 8 bank groups.
 //
 // dgrad, C <= 8 and K <= 64 (sm80_smallc_dgrad_kernel)
 //   dx[h][w][c] = sum over the taps (r, s) that meet an output pixel, and k, of
