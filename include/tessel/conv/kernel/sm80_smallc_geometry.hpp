@@ -33,11 +33,11 @@ inline constexpr int kSmallcDgradMaxC = 8;     // dgrad: output channels (one n8
 inline constexpr int kSmallcDgradMaxK = 64;    // dgrad: dy channels staged per pixel
 inline constexpr int kSmallcFilterPitch = 72;  // dgrad: elements per (tap, c) row of staged filters
 // The shared memory one CTA may take on a GPU of compute capability cc (major * 10 + minor): 160 KiB
-// where a block may opt in to 163 KiB or more (sm_80, sm_87, sm_90, sm_100, sm_103, sm_110; cc 0,
-// no GPU, counts as one of those), 99 KiB on the others (sm_86, sm_89, sm_120, ...).
+// where a block may opt in to 163 KiB or more (sm_80, sm_87, sm_90, sm_100, sm_103; cc 0, no GPU,
+// counts as one of those), 99 KiB on the others (sm_86, sm_89, sm_120, and any not listed).
 inline constexpr int kSmallcMaxSmem = 160 * 1024;
 TESSEL_HOST_DEVICE constexpr int smallc_smem_limit(int cc) {
-  return cc == 0 || cc == 80 || cc == 87 || cc == 90 || cc == 100 || cc == 103 || cc == 110 ? kSmallcMaxSmem : 99 * 1024;
+  return cc == 0 || cc == 80 || cc == 87 || cc == 90 || cc == 100 || cc == 103 ? kSmallcMaxSmem : 99 * 1024;
 }
 
 TESSEL_HOST_DEVICE constexpr std::int64_t smallc_ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
