@@ -220,18 +220,19 @@ Status route(ConvArguments const& a, int cc, Plan* plan) {
 // candidate's "padded:" name where it picks the padded route;
 // for the calls that run no convolution kernel, any registered name is accepted.
 Status pick(ConvArguments const& a, Plan* plan) {
-  if (Status s = route(a, current_cc(), plan); !s) return s;
+  int const cc = current_cc();
+  if (Status s = route(a, cc, plan); !s) return s;
   if (is_auto(a.kernel)) return Status::success();
   if (!is_registered(a.kernel))
     return Status::error(StatusCode::invalid_argument,
                          std::string("kernel: '") + a.kernel + "' is not a compiled convolution kernel (`tessel list` shows them)");
   if (plan->route == Route::nothing || plan->route == Route::epilogue_only) return Status::success();
   if (plan->route != Route::sm80) {
-    char const* const sm80 = sm80_conv_kernel_name(make_params(a), a.dtype, current_cc());
+    char const* const sm80 = sm80_conv_kernel_name(make_params(a), a.dtype, cc);
     if (std::string_view(a.kernel) == sm80) plan->route = Route::sm80, plan->name = sm80;
   }
   if (plan->route == Route::padded && std::string_view(a.kernel).starts_with(kPaddedPrefix))  // e.g. the sm_80 widths on an sm_90 GPU
-    padded_route(a, current_cc(), sm80_conv_kernel_name(make_params(a), a.dtype, current_cc()), plan, a.kernel);
+    padded_route(a, cc, sm80_conv_kernel_name(make_params(a), a.dtype, cc), plan, a.kernel);
   if (plan->route == Route::sm90) {  // any sm_90a kernel that runs the problem (A/B measurements)
     for (char const* n : sm90_conv_kernel_names(make_params(a), a.dtype))
       if (std::string_view(a.kernel) == n) plan->name = n;

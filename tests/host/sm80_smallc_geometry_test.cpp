@@ -71,7 +71,7 @@ TEST(SmallcGeometry, DgradExtentBoundHoldsForEveryBlock) {
               for (std::int64_t tap = 0; tap < r; ++tap) {
                 std::int64_t const t = h + pad - tap * dil;
                 if (((t % stride) + stride) % stride != 0) continue;
-                lo = std::min(lo, smallc_floor_div(t, stride)), hi = std::max(hi, smallc_floor_div(t, stride));
+                lo = std::min(lo, tessel::detail::floor_div(t, stride)), hi = std::max(hi, tessel::detail::floor_div(t, stride));
               }
             if (lo > hi) continue;
             std::int64_t const first = smallc_dgrad_first(h0, r, pad, stride, dil);
@@ -97,9 +97,9 @@ TEST(SmallcGeometry, SharedMemoryLimitPerGpu) {
 }
 
 TEST(SmallcGeometry, FloorDivision) {
-  EXPECT_EQ(smallc_floor_div(-1, 2), -1);
-  EXPECT_EQ(smallc_floor_div(-4, 2), -2);
-  EXPECT_EQ(smallc_floor_div(-5, 3), -2);
-  EXPECT_EQ(smallc_floor_div(5, 3), 1);
-  EXPECT_EQ(smallc_floor_div(0, 7), 0);
+  EXPECT_EQ(tessel::detail::floor_div(-1, 2), -1);
+  EXPECT_EQ(tessel::detail::floor_div(-4, 2), -2);
+  EXPECT_EQ(tessel::detail::floor_div(-5, 3), -2);
+  EXPECT_EQ(tessel::detail::floor_div(5, 3), 1);
+  EXPECT_EQ(tessel::detail::floor_div(0, 7), 0);
 }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <tessel/config.hpp>
+#include <tessel/core/gemm_coord.hpp>  // detail::floor_div
 
 #include <cstdint>
 
@@ -58,13 +59,6 @@ struct AttentionMask {
 struct KeyBlockRange {
   int begin, end;
 };
-
-namespace detail {
-// floor(a / b) for b > 0.
-TESSEL_HOST_DEVICE constexpr std::int64_t floor_div(std::int64_t a, std::int64_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-}  // namespace detail
 
 TESSEL_HOST_DEVICE constexpr KeyBlockRange key_blocks(AttentionMask const& m, std::int64_t m0, int rows, int blk_n) {
   std::int64_t lo = 0, hi = m.seqlen_k;  // keys [lo, hi)

@@ -9,6 +9,8 @@
 
 #include <tessel/config.hpp>
 
+#include <cstdint>
+
 namespace tessel {
 
 // GemmCoord: the triple (m, n, k). Any values are representable; each user states its own
@@ -48,6 +50,8 @@ TESSEL_HOST_DEVICE constexpr bool tile_in_bounds(GemmCoord tiled_shape, GemmCoor
 namespace detail {
 // ceil(a / b). Pre: a >= 0, b >= 1.
 TESSEL_HOST_DEVICE constexpr long long ceil_div_ll(long long a, long long b) { return (a + b - 1) / b; }
+// floor(a / b) for b >= 1 and any a (C++'s / truncates toward zero).
+TESSEL_HOST_DEVICE constexpr std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 }  // namespace detail
 
 }  // namespace tessel

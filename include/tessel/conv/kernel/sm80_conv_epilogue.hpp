@@ -1,5 +1,5 @@
-// tessel/conv/kernel/sm80_conv_epilogue.hpp -- the convolution epilogue on up to eight consecutive
-// output channels of one output pixel (or filter row):
+// tessel/conv/kernel/sm80_conv_epilogue.hpp -- the convolution epilogue on up to eight (or two)
+// consecutive output channels of one output pixel (or filter row):
 //   out[e] = act(alpha * acc[e] + beta * residual[e] + bias[channel + e])     e < cols
 // in the output's 16-bit type, rounded to nearest even. The residual is read only when it is given
 // and beta != 0 (so NaN in an unread residual does not propagate, as in BLAS); a chunk of eight
@@ -45,43 +45,46 @@ struct ConvEpilogueOps {
   ConvActivation act;
 };
 
-// Up to eight outputs: out[e] for e < cols (file comment). residual may be nullptr. channel: the
-// bias index of out[0]. vec_out / vec_res: the addresses of a whole chunk are 16-byte aligned.
-template <class Element>
-TESSEL_DEVICE void conv_store_chunk(ConvEpilogueOps const& ops, float const (&acc)[8], Element* out,
+// Up to N outputs: out[e] for e < cols (file comment). residual may be nullptr. channel: the
+// bias index of out[0]. vec_out / vec_res: the addresses of a whole chunk are aligned to its size
+// (N = 8: one 16-byte access; N = 2, the small-channel kernels' channel pairs: one 32-bit access).
+template <class Element, int N>
+TESSEL_DEVICE void conv_store_chunk(ConvEpilogueOps const& ops, float const (&acc)[N], Element* out,
                                     Element const* residual, int channel, int cols, bool vec_out, bool vec_res) {
-  float v[8];
+  static_assert(N == 8 || N == 2, "conv_store_chunk: a chunk is 8 channels (16 bytes) or 2 (32 bits)");
+  using Word = std::conditional_t<N == 8, uint4, unsigned int>;
+  float v[N];
   TESSEL_UNROLL
-  for (int e = 0; e < 8; ++e) v[e] = ops.alpha * acc[e];
+  for (int e = 0; e < N; ++e) v[e] = ops.alpha * acc[e];
   if (residual != nullptr && ops.beta != 0.0f) {
-    if (cols == 8 && vec_res) {
-      alignas(16) Element r[8];
-      *reinterpret_cast<uint4*>(r) = __ldg(reinterpret_cast<uint4 const*>(residual));
+    if (cols == N && vec_res) {
+      alignas(sizeof(Word)) Element r[N];
+      *reinterpret_cast<Word*>(r) = __ldg(reinterpret_cast<Word const*>(residual));
       TESSEL_UNROLL
-      for (int e = 0; e < 8; ++e) v[e] += ops.beta * conv_to_f32(r[e]);
+      for (int e = 0; e < N; ++e) v[e] += ops.beta * conv_to_f32(r[e]);
     } else {
       TESSEL_UNROLL
-      for (int e = 0; e < 8; ++e)
+      for (int e = 0; e < N; ++e)
         if (e < cols) v[e] += ops.beta * conv_to_f32(residual[e]);
     }
   }
   if (ops.bias != nullptr) {
     TESSEL_UNROLL
-    for (int e = 0; e < 8; ++e)
+    for (int e = 0; e < N; ++e)
       if (e < cols) v[e] += __ldg(ops.bias + channel + e);
   }
   if (ops.act != ConvActivation::none) {
     TESSEL_UNROLL
-    for (int e = 0; e < 8; ++e) v[e] = conv_activate(v[e], ops.act);
+    for (int e = 0; e < N; ++e) v[e] = conv_activate(v[e], ops.act);
   }
-  if (cols == 8 && vec_out) {
-    alignas(16) Element o[8];
+  if (cols == N && vec_out) {
+    alignas(sizeof(Word)) Element o[N];
     TESSEL_UNROLL
-    for (int e = 0; e < 8; ++e) o[e] = conv_from_f32<Element>(v[e]);
-    *reinterpret_cast<uint4*>(out) = *reinterpret_cast<uint4 const*>(o);
+    for (int e = 0; e < N; ++e) o[e] = conv_from_f32<Element>(v[e]);
+    *reinterpret_cast<Word*>(out) = *reinterpret_cast<Word const*>(o);
   } else {
     TESSEL_UNROLL
-    for (int e = 0; e < 8; ++e)
+    for (int e = 0; e < N; ++e)
       if (e < cols) out[e] = conv_from_f32<Element>(v[e]);
   }
 }

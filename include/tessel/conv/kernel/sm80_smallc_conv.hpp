@@ -59,7 +59,7 @@ struct Sm80SmallcParams {
   FastDivisor32 div_pq, div_q;  // fprop: a pixel index into (image, row, column)
   int wp;             // fprop: band width
   int ksteps;         // fprop: k-steps of 4 taps (dgrad: always kSmallcDgradMaxK / 16)
-  int filter_pitch;   // elements per staged filter row
+  int filter_pitch;   // fprop: elements per staged filter row (dgrad: kSmallcFilterPitch)
   int stage_elems;    // elements of the band (fprop) or of dy (dgrad) shared memory holds
   int smem_bytes;     // dynamic shared memory
   bool pairs;         // out (and the residual) take two channels as one 32-bit access
@@ -83,8 +83,8 @@ inline Sm80SmallcParams sm80_smallc_params(Sm80ConvParams const& p) {
     sp.pixels = p.n * p.p * p.q;
     sp.div_pq = FastDivisor32::make(std::int64_t(p.p) * p.q);
     sp.div_q = FastDivisor32::make(p.q);
-    sp.tiles_m = int(smallc_ceil_div(sp.pixels, kSmallcPixels));
-    sp.tiles = sp.tiles_m * int(smallc_ceil_div(p.k, kSmallcChannels));
+    sp.tiles_m = int(tessel::detail::ceil_div_ll(sp.pixels, kSmallcPixels));
+    sp.tiles = sp.tiles_m * int(tessel::detail::ceil_div_ll(p.k, kSmallcChannels));
     sp.wp = int(smallc_fprop_band_width(p.q, p.s, p.stride_w, p.dilation_w));
     sp.ksteps = smallc_fprop_ksteps(taps);
     sp.filter_pitch = smallc_fprop_filter_pitch(taps);
@@ -93,13 +93,10 @@ inline Sm80SmallcParams sm80_smallc_params(Sm80ConvParams const& p) {
     int const ext[4] = {p.n, p.z, p.p, p.q};
     sp.pairs = smallc_pairs_ok(p.out, p.y_stride, ext) && (p.residual == nullptr || smallc_pairs_ok(p.residual, p.y_stride, ext));
   } else {
-    sp.tiles_h = int(smallc_ceil_div(p.h, kSmallcDgradRows));
-    sp.tiles_w = int(smallc_ceil_div(p.w, kSmallcDgradCols));
+    sp.tiles_h = int(tessel::detail::ceil_div_ll(p.h, kSmallcDgradRows));
+    sp.tiles_w = int(tessel::detail::ceil_div_ll(p.w, kSmallcDgradCols));
     sp.tiles = p.n * sp.tiles_h * sp.tiles_w;
-    sp.ksteps = kSmallcDgradMaxK / 16;
-    sp.filter_pitch = kSmallcFilterPitch;
-    sp.stage_elems = int(smallc_dgrad_extent_bound(kSmallcDgradRows, p.r, p.stride_h, p.dilation_h) *
-                         smallc_dgrad_extent_bound(kSmallcDgradCols, p.s, p.stride_w, p.dilation_w)) * kSmallcDgradMaxK;
+    sp.stage_elems = int(smallc_dgrad_dy_elems(p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w));
     sp.smem_bytes = int(smallc_dgrad_smem(p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w));
     int const ext[4] = {p.n, p.d, p.h, p.w};
     sp.pairs = smallc_pairs_ok(p.out, p.x_stride, ext) && (p.residual == nullptr || smallc_pairs_ok(p.residual, p.x_stride, ext));
@@ -117,13 +114,14 @@ TESSEL_DEVICE inline void smallc_mma(float (&d)[4], std::uint32_t const (&a)[4],
   SmallcMma<Element>::fma(d[0], d[1], d[2], d[3], a[0], a[1], a[2], a[3], b0, b1, d[0], d[1], d[2], d[3]);
 }
 
-// The epilogue on `count` (1 or 2) adjacent channels of one pixel: out[e] = act(alpha * v[e] +
-// beta * residual[e] + bias[channel + e]); one 32-bit store for two channels where `pair`.
-// `plain`: alpha = 1 and nothing else to apply (the common case; smallc_plain, once a kernel).
+// The epilogue on `count` (1 or 2) adjacent channels of one pixel (conv_store_chunk's pairs): one
+// 32-bit access for two channels where `pair` (out's and the residual's pairs 4-byte aligned).
+// `plain`: alpha = 1 and nothing else to apply (the common case; smallc_plain, once a kernel), so
+// the values are only rounded.
 template <class Element>
 TESSEL_DEVICE inline void smallc_store(ConvEpilogueOps const& ops, float v0, float v1, Element* out, Element const* residual,
                                        int channel, int count, bool pair, bool plain) {
-  if (plain) {  // out = acc: no scaling, no residual, bias or activation
+  if (plain) {
     Element packed[2] = {conv_from_f32<Element>(v0), conv_from_f32<Element>(v1)};
     if (count == 2 && pair) {
       *reinterpret_cast<std::uint32_t*>(out) = *reinterpret_cast<std::uint32_t const*>(packed);
@@ -133,24 +131,8 @@ TESSEL_DEVICE inline void smallc_store(ConvEpilogueOps const& ops, float v0, flo
     }
     return;
   }
-  float v[2] = {ops.alpha * v0, ops.alpha * v1};
-  if (residual != nullptr && ops.beta != 0.0f) {
-    v[0] += ops.beta * conv_to_f32(residual[0]);
-    if (count == 2) v[1] += ops.beta * conv_to_f32(residual[1]);
-  }
-  if (ops.bias != nullptr) {
-    v[0] += __ldg(ops.bias + channel);
-    if (count == 2) v[1] += __ldg(ops.bias + channel + 1);
-  }
-  if (ops.act != ConvActivation::none) v[0] = conv_activate(v[0], ops.act), v[1] = conv_activate(v[1], ops.act);
-  Element const e0 = conv_from_f32<Element>(v[0]), e1 = conv_from_f32<Element>(v[1]);
-  if (count == 2 && pair) {
-    Element packed[2] = {e0, e1};
-    *reinterpret_cast<std::uint32_t*>(out) = *reinterpret_cast<std::uint32_t const*>(packed);
-  } else {
-    out[0] = e0;
-    if (count == 2) out[1] = e1;
-  }
+  float const acc[2] = {v0, v1};
+  conv_store_chunk<Element, 2>(ops, acc, out, residual, channel, count, pair, pair);
 }
 
 // The epilogue is the identity: alpha = 1, no residual term, no bias, no activation.
@@ -413,7 +395,7 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_dgrad_kernel(Sm
         int const r_row = r_ok ? th_r / p.stride_h - p_lo : -1;
         int const tw_s = w_first + p.pad_w - lane * p.dilation_w;
         bool const s_ok = lane < p.s && ((tw_s % p.stride_w) + p.stride_w) % p.stride_w == 0;
-        int const s_col = s_ok ? int(smallc_floor_div(tw_s, p.stride_w)) - q_lo : -1;
+        int const s_col = s_ok ? int(tessel::detail::floor_div(tw_s, p.stride_w)) - q_lo : -1;
         unsigned const r_taps = __ballot_sync(0xffffffffu, r_ok), s_taps = __ballot_sync(0xffffffffu, s_ok);
         std::int64_t const row_off = std::int64_t(n) * p.x_stride[0] + std::int64_t(h) * p.x_stride[2];
 

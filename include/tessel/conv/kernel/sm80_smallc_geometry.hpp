@@ -18,6 +18,7 @@
 #pragma once
 
 #include <tessel/config.hpp>
+#include <tessel/core/gemm_coord.hpp>  // detail::ceil_div_ll, detail::floor_div
 
 #include <cstdint>
 
@@ -40,12 +41,6 @@ TESSEL_HOST_DEVICE constexpr int smallc_smem_limit(int cc) {
   return cc == 0 || cc == 80 || cc == 87 || cc == 90 || cc == 100 || cc == 103 ? kSmallcMaxSmem : 99 * 1024;
 }
 
-TESSEL_HOST_DEVICE constexpr std::int64_t smallc_ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-// floor(a / b) for b > 0 and any a.
-TESSEL_HOST_DEVICE constexpr std::int64_t smallc_floor_div(std::int64_t a, std::int64_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
 // ---- fprop ----------------------------------------------------------------------------------------
 
 // GEMM-K of the fprop kernel: (tap, channel) with four channels a tap, in k-steps of 16 (4 taps).
@@ -63,8 +58,8 @@ TESSEL_HOST_DEVICE constexpr std::int64_t smallc_fprop_band_width(std::int64_t q
 // T*stride_h + G*(span_h - stride_h) rows or fewer (span_h - stride_h counted only when positive).
 TESSEL_HOST_DEVICE constexpr std::int64_t smallc_fprop_band_rows(std::int64_t p, std::int64_t q, std::int64_t r,
                                                                  std::int64_t stride_h, std::int64_t dil_h) {
-  std::int64_t const t = smallc_ceil_div(kSmallcPixels, q) + 1;
-  std::int64_t const g0 = smallc_ceil_div(kSmallcPixels, p * q) + 1;
+  std::int64_t const t = tessel::detail::ceil_div_ll(kSmallcPixels, q) + 1;
+  std::int64_t const g0 = tessel::detail::ceil_div_ll(kSmallcPixels, p * q) + 1;
   std::int64_t const g = g0 < t ? g0 : t;
   std::int64_t const extra = (r - 1) * dil_h + 1 - stride_h;
   return t * stride_h + (extra > 0 ? g * extra : 0);
@@ -92,24 +87,28 @@ TESSEL_HOST_DEVICE constexpr std::int64_t smallc_fprop_smem(std::int64_t p, std:
 // / stride) - floor((h0 + pad - (R-1)*dil) / stride) + 1, and its first one.
 TESSEL_HOST_DEVICE constexpr std::int64_t smallc_dgrad_first(std::int64_t h0, std::int64_t r, std::int64_t pad, std::int64_t stride,
                                                              std::int64_t dil) {
-  return smallc_floor_div(h0 + pad - (r - 1) * dil, stride);
+  return tessel::detail::floor_div(h0 + pad - (r - 1) * dil, stride);
 }
 TESSEL_HOST_DEVICE constexpr std::int64_t smallc_dgrad_extent(std::int64_t h0, std::int64_t len, std::int64_t r, std::int64_t pad,
                                                               std::int64_t stride, std::int64_t dil) {
-  return smallc_floor_div(h0 + len - 1 + pad, stride) - smallc_dgrad_first(h0, r, pad, stride, dil) + 1;
+  return tessel::detail::floor_div(h0 + len - 1 + pad, stride) - smallc_dgrad_first(h0, r, pad, stride, dil) + 1;
 }
 // An upper bound of smallc_dgrad_extent over every h0: (len - 1 + (R-1)*dil) / stride + 2.
 TESSEL_HOST_DEVICE constexpr std::int64_t smallc_dgrad_extent_bound(std::int64_t len, std::int64_t r, std::int64_t stride,
                                                                     std::int64_t dil) {
   return (len - 1 + (r - 1) * dil) / stride + 2;
 }
+// Elements of the staged dy: the bound's rows x columns, kSmallcDgradMaxK a pixel.
+TESSEL_HOST_DEVICE constexpr std::int64_t smallc_dgrad_dy_elems(std::int64_t r, std::int64_t s, std::int64_t stride_h,
+                                                                std::int64_t stride_w, std::int64_t dil_h, std::int64_t dil_w) {
+  return smallc_dgrad_extent_bound(kSmallcDgradRows, r, stride_h, dil_h) *
+         smallc_dgrad_extent_bound(kSmallcDgradCols, s, stride_w, dil_w) * kSmallcDgradMaxK;
+}
 // Dynamic shared memory of the dgrad kernel: dy (128 bytes a pixel) and the filters
 // [R*S][8][kSmallcFilterPitch].
 TESSEL_HOST_DEVICE constexpr std::int64_t smallc_dgrad_smem(std::int64_t r, std::int64_t s, std::int64_t stride_h,
                                                             std::int64_t stride_w, std::int64_t dil_h, std::int64_t dil_w) {
-  std::int64_t const rows = smallc_dgrad_extent_bound(kSmallcDgradRows, r, stride_h, dil_h);
-  std::int64_t const cols = smallc_dgrad_extent_bound(kSmallcDgradCols, s, stride_w, dil_w);
-  return rows * cols * kSmallcDgradMaxK * 2 + r * s * kSmallcDgradMaxC * kSmallcFilterPitch * 2;
+  return smallc_dgrad_dy_elems(r, s, stride_h, stride_w, dil_h, dil_w) * 2 + r * s * kSmallcDgradMaxC * kSmallcFilterPitch * 2;
 }
 
 }  // namespace tessel::kernel
