@@ -6,7 +6,7 @@
 // depthwise kernels of a dtype (tessel/conv/kernel/sm80_depthwise_conv.hpp), and
 // sm80_conv_depthwise_dgrad_<dtype>.cu / sm80_conv_depthwise_wgrad_<dtype>.cu those of the backward
 // passes (sm80_depthwise_dgrad.hpp, sm80_depthwise_wgrad.hpp); sm80_conv_smallc_<dtype>.cu the
-// small-channel fprop and dgrad (sm80_smallc_conv.hpp).
+// small-channel fprop and dgrad, sm80_conv_smallc_wgrad_<dtype>.cu its wgrad (sm80_smallc_conv.hpp).
 #pragma once
 
 #include <tessel/conv/kernel/sm80_conv_kernel_params.hpp>
@@ -41,6 +41,8 @@ Sm80ConvInstance sm80_conv_instance_fprop_bf16_smallc();
 Sm80ConvInstance sm80_conv_instance_dgrad_bf16_smallc();
 Sm80ConvInstance sm80_conv_instance_fprop_f16_smallc();
 Sm80ConvInstance sm80_conv_instance_dgrad_f16_smallc();
+Sm80ConvInstance sm80_conv_instance_wgrad_bf16_smallc();
+Sm80ConvInstance sm80_conv_instance_wgrad_f16_smallc();
 Sm80ConvInstance sm80_conv_instance_depthwise_bf16(int vec);  // vec 8 or 1
 Sm80ConvInstance sm80_conv_instance_depthwise_f16(int vec);
 Sm80ConvInstance sm80_conv_instance_depthwise_dgrad_bf16(int vec);

@@ -93,28 +93,45 @@ Sm80ConvInstance make_sm80_depthwise_wgrad_instance() {
   return {Config::Pixels, Config::Channels, 0, Config::Threads, Config::Vec, sm80_depthwise_wgrad_launch<Config>};
 }
 
-// The small-channel kernels (sm80_smallc_conv.hpp): persistent, two CTAs an SM (their shared
-// memory, 61 KiB for the stem's fprop and 110 KiB for its dgrad, lets two fit on an H100).
+// The small-channel kernels (sm80_smallc_conv.hpp). fprop and dgrad: persistent, two CTAs an SM
+// (their shared memory, 61 KiB for the stem's fprop and 110 KiB for its dgrad, lets two fit on an
+// H100). wgrad: a CTA per slice of output rows (kp's split, two slices an SM: sm80_conv_run.cpp),
+// 64 threads per warp group, into kp.partials; the slice sum follows (sm80_conv_run).
 template <class Element, conv::Operator Op>
 cudaError_t sm80_smallc_launch(Sm80ConvKernelParams const& kp, cudaStream_t stream) {
-  static_assert(Op == conv::Operator::kFprop || Op == conv::Operator::kDgrad, "sm80_smallc_launch: fprop or dgrad");
-  Sm80SmallcParams const sp = sm80_smallc_params(kp.p);
-  auto* kernel = Op == conv::Operator::kFprop ? &sm80_smallc_fprop_kernel<Element> : &sm80_smallc_dgrad_kernel<Element>;
-  if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sp.smem_bytes); err != cudaSuccess)
-    return err;
-  int device = 0, sms = 0;
-  if (cudaError_t err = cudaGetDevice(&device); err != cudaSuccess) return err;
-  if (cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); err != cudaSuccess) return err;
-  int const grid = std::min(sp.tiles, 2 * std::max(sms, 1));
-  kernel<<<static_cast<unsigned>(grid), kSmallcThreads, sp.smem_bytes, stream>>>(sp);
-  return cudaGetLastError();
+  Sm80SmallcParams sp = sm80_smallc_params(kp.p);
+  if constexpr (Op == conv::Operator::kWgrad) {
+    sp.rows_per_slice = kp.k_tiles_per_slice;
+    sp.partials = kp.partials;
+    sp.partial_ld = kp.partial_ld;
+    auto* kernel = &sm80_smallc_wgrad_kernel<Element>;
+    if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sp.smem_bytes); err != cudaSuccess)
+      return err;
+    kernel<<<static_cast<unsigned>(kp.slices), static_cast<unsigned>(64 * sp.groups), sp.smem_bytes, stream>>>(sp);
+    return cudaGetLastError();
+  } else {
+    auto* kernel = Op == conv::Operator::kFprop ? &sm80_smallc_fprop_kernel<Element> : &sm80_smallc_dgrad_kernel<Element>;
+    if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sp.smem_bytes); err != cudaSuccess)
+      return err;
+    int device = 0, sms = 0;
+    if (cudaError_t err = cudaGetDevice(&device); err != cudaSuccess) return err;
+    if (cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); err != cudaSuccess) return err;
+    int const grid = std::min(sp.tiles, 2 * std::max(sms, 1));
+    kernel<<<static_cast<unsigned>(grid), kSmallcThreads, sp.smem_bytes, stream>>>(sp);
+    return cudaGetLastError();
+  }
 }
 
 template <class Element, conv::Operator Op>
 Sm80ConvInstance make_sm80_smallc_instance() {
-  bool const fprop = Op == conv::Operator::kFprop;
-  return {fprop ? kSmallcPixels : kSmallcDgradRows * kSmallcDgradCols, fprop ? kSmallcChannels : kSmallcDgradMaxC, 16,
-          kSmallcThreads, 1, sm80_smallc_launch<Element, Op>};
+  switch (Op) {
+    case conv::Operator::kFprop: return {kSmallcPixels, kSmallcChannels, 16, kSmallcThreads, 1, sm80_smallc_launch<Element, Op>};
+    case conv::Operator::kDgrad:
+      return {kSmallcDgradRows * kSmallcDgradCols, kSmallcDgradMaxC, 16, kSmallcThreads, 1, sm80_smallc_launch<Element, Op>};
+    case conv::Operator::kWgrad:
+      return {kSmallcWgradMaxK, kSmallcWgradWarpTiles * 8, 16, 64 * kSmallcWgradMaxGroups, 1, sm80_smallc_launch<Element, Op>};
+  }
+  return {};
 }
 
 }  // namespace tessel::kernel::detail

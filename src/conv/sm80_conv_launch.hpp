@@ -19,7 +19,8 @@
 //                                             sm80_depthwise_wgrad.hpp)
 //   sm80_conv_fprop_<dtype>_smallc            the first layer's passes without padding (2-D,
 //   sm80_conv_dgrad_<dtype>_smallc            groups 1): fprop with C <= 4, dgrad with C <= 8 and
-//                                             K <= 64 (tessel/conv/kernel/sm80_smallc_conv.hpp)
+//   sm80_conv_wgrad_<dtype>_smallc            K <= 64, wgrad with C <= 4 and K <= 64
+//                                             (tessel/conv/kernel/sm80_smallc_conv.hpp)
 // src/conv/sm80_conv_run.cpp holds the selection; a wgrad with few output tiles splits its
 // reduction (tessel/conv/conv_split.hpp) and finishes in sm80_conv_slice_sum.cu; the depthwise
 // wgrad splits its pixels (tessel/conv/conv_depthwise_split.hpp) and sums them in its own second pass.

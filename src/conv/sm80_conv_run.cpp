@@ -7,7 +7,9 @@
 //              loads (c and their strides multiples of 8, their addresses 16-byte aligned: x for
 //              fprop, dy for dgrad, both for wgrad), else 1
 //   small C    2-D, groups 1: fprop with c <= 4; dgrad with c <= 8, k <= 64 a multiple of 8, dy's
-//              strides multiples of 8 and its address 16-byte aligned, R, S <= 32; where the
+//              strides multiples of 8 and its address 16-byte aligned, R, S <= 32; wgrad with c <= 4,
+//              k <= 64 a multiple of 8, dy as for dgrad, x's pixels c elements apart, dilation 1
+//              across and at most kSmallcWgradMaxGroups warp groups of n8 tiles; where the
 //              kernel's shared memory (tessel/conv/kernel/sm80_smallc_geometry.hpp) is within the
 //              GPU's (smallc_smem_limit): the small-channel kernel of the pass (sm80_smallc_conv.hpp)
 //   otherwise  the implicit GEMM of the op and dtype: 16-byte accesses when every operand it
@@ -17,7 +19,9 @@
 // A stride is ignored where its dimension has extent 1 (it never multiplies a non-zero index).
 //
 // Split reduction (wgrad): through the implicit GEMM, conv_split_reduction's slices for the tile
-// grid and the SMs (Sm80ConvRunOptions), then the slice sum; through the depthwise kernel,
+// grid and the SMs (Sm80ConvRunOptions), then the slice sum; through the small-channel kernel,
+// always a slice sum after it: 2 * sms slices of the output rows (its CTAs, two an SM: one
+// wave), fewer where the rows are fewer, one without the SM count; through the depthwise kernel,
 // conv_depthwise_wgrad_split's slices of output pixels, the kernel's second pass summing them.
 // Either way the fp32 partials live in the caller's workspace or in the library's stream-ordered
 // pool (allocated before and freed after the launches, on the call's stream: nothing
@@ -102,10 +106,14 @@ bool is_smallc(Sm80ConvParams const& p, int cc) {
   if (p.op == Operator::kFprop)
     return p.c <= kernel::kSmallcMaxC &&
            kernel::smallc_fprop_smem(p.p, p.q, p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w) <= limit;
+  Extents const e = extents_of(p);
+  bool const dy_ok = p.k % 8 == 0 && strides_multiple(p.y_stride, e.y, 8) && aligned(p.y, 16);
+  if (p.op == Operator::kWgrad)
+    return p.c <= kernel::kSmallcMaxC && p.k <= kernel::kSmallcWgradMaxK && dy_ok && p.dilation_w == 1 &&
+           (p.w == 1 || p.x_stride[3] == p.c) && kernel::smallc_wgrad_groups(p.r, p.s, p.c) <= kernel::kSmallcWgradMaxGroups &&
+           kernel::smallc_wgrad_smem(p.q, p.w, p.r, p.s, p.c, p.stride_w, p.pad_w) <= limit;
   if (p.op == Operator::kDgrad) {
-    Extents const e = extents_of(p);
-    return p.c <= kernel::kSmallcDgradMaxC && p.k <= kernel::kSmallcDgradMaxK && p.k % 8 == 0 && p.r <= 32 && p.s <= 32 &&
-           strides_multiple(p.y_stride, e.y, 8) && aligned(p.y, 16) &&
+    return p.c <= kernel::kSmallcDgradMaxC && p.k <= kernel::kSmallcDgradMaxK && dy_ok && p.r <= 32 && p.s <= 32 &&
            kernel::smallc_dgrad_smem(p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w) <= limit;
   }
   return false;
@@ -118,10 +126,11 @@ struct Choice {
   int vec = 0;                                            // this many channels per thread
   int index = -1;                                         // into kNames
   bool depthwise_wgrad = false;                           // the depthwise wgrad: its split is over pixels
+  bool smallc_wgrad = false;                              // the small-channel wgrad: over output rows, always
 };
 
 // clang-format off
-constexpr std::array<char const*, 28> kNames = {{
+constexpr std::array<char const*, 30> kNames = {{
     "sm80_conv_fprop_bf16_128x128x32", "sm80_conv_fprop_bf16_128x128x32_align1",
     "sm80_conv_dgrad_bf16_128x128x32", "sm80_conv_dgrad_bf16_128x128x32_align1",
     "sm80_conv_wgrad_bf16_128x128x32", "sm80_conv_wgrad_bf16_128x128x32_align1",
@@ -136,11 +145,15 @@ constexpr std::array<char const*, 28> kNames = {{
     "sm80_conv_depthwise_wgrad_fp16_vec8", "sm80_conv_depthwise_wgrad_fp16_vec1",
     "sm80_conv_fprop_bf16_smallc",         "sm80_conv_dgrad_bf16_smallc",
     "sm80_conv_fprop_fp16_smallc",         "sm80_conv_dgrad_fp16_smallc",
+    "sm80_conv_wgrad_bf16_smallc",         "sm80_conv_wgrad_fp16_smallc",
 }};
-// The small-channel kernels of (dtype, pass): kNames[24 + 2 * dtype + pass].
-constexpr Sm80ConvInstance (*kSmallc[2][2])() = {
-    {kernel::detail::sm80_conv_instance_fprop_bf16_smallc, kernel::detail::sm80_conv_instance_dgrad_bf16_smallc},
-    {kernel::detail::sm80_conv_instance_fprop_f16_smallc,  kernel::detail::sm80_conv_instance_dgrad_f16_smallc},
+// The small-channel kernels of (dtype, pass): kNames[24 + 2 * dtype + pass] for fprop and dgrad,
+// kNames[28 + dtype] for wgrad.
+constexpr Sm80ConvInstance (*kSmallc[2][3])() = {
+    {kernel::detail::sm80_conv_instance_fprop_bf16_smallc, kernel::detail::sm80_conv_instance_dgrad_bf16_smallc,
+     kernel::detail::sm80_conv_instance_wgrad_bf16_smallc},
+    {kernel::detail::sm80_conv_instance_fprop_f16_smallc,  kernel::detail::sm80_conv_instance_dgrad_f16_smallc,
+     kernel::detail::sm80_conv_instance_wgrad_f16_smallc},
 };
 // The depthwise kernels of each pass (fprop, dgrad, wgrad) and dtype (bf16, fp16); their names are
 // kNames[12 + 4 * pass + 2 * dtype] (vec8) and the one after it (vec1).
@@ -171,8 +184,9 @@ Choice choose(Sm80ConvParams const& p, DType dtype, int cc) {
     return c;
   }
   if (is_smallc(p, cc)) {
-    c.index = 24 + 2 * dt + op;
+    c.index = op == 2 ? 28 + dt : 24 + 2 * dt + op;
     c.gemm = kSmallc[dt][op];
+    c.smallc_wgrad = op == 2;
     return c;
   }
   c.index = 6 * dt + 2 * op + (gemm_access_ok(p, 8) ? 0 : 1);
@@ -277,11 +291,12 @@ int partial_ld(Sm80ConvParams const& p, GemmCoord const& gemm, Choice const& c) 
   return c.depthwise_wgrad ? p.c : static_cast<int>((gemm.n() + 7) / 8 * 8);
 }
 
-// The partials of `slices` slices: [slices][k][partial_ld] (implicit GEMM) or [slices][r*s][c]
-// (depthwise); none without a split.
+// The partials of `slices` slices: [slices][k][partial_ld] (implicit GEMM, small-channel wgrad) or
+// [slices][r*s][c] (depthwise); none without a split, except for the small-channel wgrad (which
+// always writes partials).
 std::size_t partials_bytes(Sm80ConvParams const& p, GemmCoord const& gemm, Choice const& c, int slices) {
   std::size_t const rows = c.depthwise_wgrad ? std::size_t(p.r) * std::size_t(p.s) : std::size_t(p.k);
-  return slices > 1 ? std::size_t(slices) * rows * std::size_t(partial_ld(p, gemm, c)) * sizeof(float) : 0;
+  return slices > 1 || c.smallc_wgrad ? std::size_t(slices) * rows * std::size_t(partial_ld(p, gemm, c)) * sizeof(float) : 0;
 }
 
 // The split of a problem that passed check(), with its choice c.
@@ -292,6 +307,11 @@ ConvSplit split_of(Sm80ConvParams const& p, GemmCoord const& gemm, Choice const&
     long long const ctas = (p.c + inst.tile_n - 1) / inst.tile_n *
                            ((taps + kernel::detail::kSm80DepthwiseWgradTaps - 1) / kernel::detail::kSm80DepthwiseWgradTaps);
     return o.slices > 0 ? conv_split_forced(gemm.k(), o.slices) : conv_depthwise_wgrad_split(ctas, gemm.k(), o.sms);
+  }
+  if (c.smallc_wgrad) {  // slices of the n*p output rows, a CTA each
+    long long const rows = static_cast<long long>(p.n) * p.p;
+    if (o.slices > 0) return conv_split_forced(rows, o.slices);
+    return conv_split_forced(rows, o.sms > 0 ? 2LL * o.sms : 1);
   }
   if (c.gemm == nullptr || p.op != Operator::kWgrad) return {};
   Sm80ConvInstance const inst = c.gemm();

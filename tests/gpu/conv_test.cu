@@ -494,41 +494,65 @@ TEST(ConvSmallC, DgradSweep) {
   }
 }
 
-// The epilogue (alpha, residual, bias, each activation) and non-packed tensors (odd strides: out
-// written one channel at a time) through both kernels.
+// wgrad with C <= 4, K <= 64: every C (1 to 4 filter-row tiles, 1 to 4 warp groups), K from 8 to
+// 64, strides 1 to 3, dilation down, Q below, at and above a k-step of 16, an odd number of output
+// rows (a stage with one live row), fewer rows than CTAs, x rows that 16-byte copies take (W*C a
+// multiple of 8) with and without a tail past the last whole chunk, and rows they cannot.
+TEST(ConvSmallC, WgradSweep) {
+  TESSEL_REQUIRE_GPU();
+  for (DType t : kDtypes) {
+    for (std::int64_t c = 1; c <= 4; ++c) {
+      run_smallc(conv2d(Operator::kWgrad, t, 2, 37, 70, c, c % 2 ? 64 : 24, 7, 7, {3, 3}, {2, 2}));
+      run_smallc(conv2d(Operator::kWgrad, t, 3, 20, 64, c, 16, 3, 3, {1, 1}));          // W*C a multiple of 8 for even C
+    }
+    run_smallc(conv2d(Operator::kWgrad, t, 2, 19, 131, 3, 16, 3, 3, {1, 1}, {2, 1}));    // Q = 131: 9 k-steps, the last ragged
+    run_smallc(conv2d(Operator::kWgrad, t, 1, 25, 40, 3, 8, 5, 4, {2, 1}, {3, 3}));       // stride 3, K = 8
+    run_smallc(conv2d(Operator::kWgrad, t, 2, 17, 32, 4, 32, 3, 3, {2, 1}, {2, 1}, {3, 1}));  // dilation down
+    run_smallc(conv2d(Operator::kWgrad, t, 2, 13, 11, 3, 40, 2, 2, {0, 0}, {3, 5}));     // stride past the filter
+    run_smallc(conv2d(Operator::kWgrad, t, 2, 5, 4, 3, 56, 3, 3, {4, 5}));               // pad past the filter
+    run_smallc(conv2d(Operator::kWgrad, t, 3, 1, 1, 2, 8, 3, 3, {1, 1}, {2, 2}));        // H = W = 1
+    run_smallc(conv2d(Operator::kWgrad, t, 1, 9, 16, 4, 64, 1, 1));                      // one tap, 9 rows
+    run_smallc(conv2d(Operator::kWgrad, t, 4, 66, 224, 3, 64, 7, 7, {3, 3}, {2, 2}));    // the stem's rows
+  }
+}
+
+// The epilogue (alpha, residual, bias, each activation; wgrad has no bias) and non-packed tensors
+// (odd strides: out written one channel at a time; wgrad's x keeps its pixels C apart, its rows odd)
+// through the three kernels.
 TEST(ConvSmallC, EpilogueAndStrides) {
   TESSEL_REQUIRE_GPU();
-  for (Operator op : {Operator::kFprop, Operator::kDgrad})
+  for (Operator op : {Operator::kFprop, Operator::kDgrad, Operator::kWgrad})
     for (ConvActivation act : {ConvActivation::none, ConvActivation::relu, ConvActivation::gelu, ConvActivation::silu}) {
       ConvArguments a = conv2d(op, act == ConvActivation::gelu ? DType::f16 : DType::bf16, 2, 21, 19, 3, 32, 7, 7, {3, 3}, {2, 2});
       a.alpha = 1.5f, a.beta = -0.5f, a.activation = act;
-      run_smallc(a, true, true);
+      run_smallc(a, true, op != Operator::kWgrad);
     }
-  for (Operator op : {Operator::kFprop, Operator::kDgrad}) {
+  for (Operator op : {Operator::kFprop, Operator::kDgrad, Operator::kWgrad}) {
     ConvArguments a = conv2d(op, DType::bf16, 2, 21, 19, 3, 32, 7, 7, {3, 3}, {2, 2});
     ConvOutputExtents const e = conv_output_extents(a);
-    a.x.stride_w = 5, a.x.stride_h = 5 * a.w + 3, a.x.stride_n = a.x.stride_h * a.h + 1;
+    a.x.stride_w = op == Operator::kWgrad ? 3 : 5, a.x.stride_h = a.x.stride_w * a.w + 3, a.x.stride_n = a.x.stride_h * a.h + 1;
     a.y.stride_w = a.k + 8, a.y.stride_h = a.y.stride_w * e.q + 8, a.y.stride_n = a.y.stride_h * e.p + 40;
     a.filter.stride_k += 3;
     run_smallc(a, true, false);
   }
 }
 
-// NaN and Inf in x (fprop) or dy (dgrad) reach exactly the outputs whose sums hold them.
+// NaN and Inf in x (fprop, wgrad) or dy (dgrad) reach exactly the outputs whose sums hold them.
 TEST(ConvSmallC, NanAndInfPropagate) {
   TESSEL_REQUIRE_GPU();
-  for (Operator op : {Operator::kFprop, Operator::kDgrad}) {
+  for (Operator op : {Operator::kFprop, Operator::kDgrad, Operator::kWgrad}) {
     ConvArguments a = conv2d(op, DType::bf16, 2, 23, 21, 3, 64, 7, 7, {3, 3}, {2, 2});
     EXPECT_NE(picked_kernel(a).find("_smallc"), std::string::npos);
     SCOPED_TRACE(describe(a));
     Buffers b = make_buffers(a, false, false);
-    expect_nan_and_inf_propagate(a, op == Operator::kFprop ? 3 * 200 + 2 : 64 * 40 + 9);
+    expect_nan_and_inf_propagate(a, op == Operator::kDgrad ? 64 * 40 + 9 : 3 * 200 + 2);
   }
 }
 
-// Where the small-channel kernels stop: 3-D, groups, C = 5 in fprop, K = 72 or 12 in dgrad, a
-// dgrad whose dy block outgrows kSmallcMaxSmem (stride 1 both ways: 19 x 67 dy pixels), wgrad --
-// each goes to another kernel; dy pixels that 16-byte loads cannot take go to the padded route.
+// Where the small-channel kernels stop: 3-D, groups, C = 5 in fprop and wgrad, K = 72 or 12 in
+// dgrad and wgrad, a dgrad whose dy block outgrows kSmallcMaxSmem (stride 1 both ways: 19 x 67 dy
+// pixels), a wgrad dilated across or with x's pixels apart -- each goes to another kernel; dy pixels
+// that 16-byte loads cannot take go to the padded route.
 TEST(ConvSmallC, OtherProblemsGoElsewhere) {
   for (DType t : kDtypes) {
     EXPECT_EQ(picked_kernel(conv2d(Operator::kFprop, t, 2, 32, 32, 5, 64, 3, 3, {1, 1})).find("smallc"), std::string::npos);
@@ -544,7 +568,15 @@ TEST(ConvSmallC, OtherProblemsGoElsewhere) {
     ConvOutputExtents const e = conv_output_extents(rows);
     rows.y.stride_w = 68, rows.y.stride_h = 68 * e.q + 4, rows.y.stride_n = rows.y.stride_h * e.p;  // pixels 4 elements apart
     EXPECT_EQ(picked_kernel(rows).rfind("padded:", 0), 0u);  // onto an aligned copy of dy (which the kernel then takes)
-    EXPECT_EQ(picked_kernel(conv2d(Operator::kWgrad, t, 2, 32, 32, 3, 64, 7, 7, {3, 3}, {2, 2})).find("smallc"), std::string::npos);
+    EXPECT_EQ(picked_kernel(conv2d(Operator::kWgrad, t, 2, 32, 32, 5, 64, 7, 7, {3, 3}, {2, 2})).find("smallc"), std::string::npos);
+    EXPECT_EQ(picked_kernel(conv2d(Operator::kWgrad, t, 2, 32, 32, 3, 72, 7, 7, {3, 3}, {2, 2})).find("smallc"), std::string::npos);
+    EXPECT_EQ(picked_kernel(conv2d(Operator::kWgrad, t, 2, 32, 32, 3, 12, 7, 7, {3, 3}, {2, 2})).find("smallc"), std::string::npos);
+    EXPECT_EQ(picked_kernel(conv2d(Operator::kWgrad, t, 2, 32, 32, 3, 64, 3, 3, {1, 1}, {1, 1}, {1, 2})).find("smallc"),
+              std::string::npos);
+    ConvArguments apart = conv2d(Operator::kWgrad, t, 2, 32, 32, 3, 64, 7, 7, {3, 3}, {2, 2});
+    apart.x.stride_w = 4, apart.x.stride_h = 4 * 32, apart.x.stride_n = 4 * 32 * 32;
+    EXPECT_EQ(picked_kernel(apart).find("smallc"), std::string::npos);
+    EXPECT_NE(picked_kernel(conv2d(Operator::kWgrad, t, 2, 32, 32, 3, 64, 7, 7, {3, 3}, {2, 2})).find("smallc"), std::string::npos);
   }
 }
 
@@ -724,7 +756,7 @@ TEST(ConvWgradSplit, CorrectAndBitwiseDeterministic) {
       conv2d(Operator::kWgrad, DType::bf16, 2, 56, 56, 64, 64, 3, 3, {1, 1}),  // 5 tiles, 196 k-tiles
       conv2d(Operator::kWgrad, DType::f16, 1, 57, 57, 33, 65, 3, 3, {1, 1}),   // odd channels: the padded route
       make_packed_conv3d(Operator::kWgrad, 1, 8, 28, 28, 32, 16, 3, 3, 3, {1, 1, 1}),
-      conv2d(Operator::kWgrad, DType::bf16, 2, 64, 64, 3, 64, 7, 7, {3, 3}, {2, 2}),  // stem-like
+      conv2d(Operator::kWgrad, DType::bf16, 2, 64, 64, 3, 64, 7, 7, {3, 3}, {2, 2}),  // stem-like: the small-channel kernel
   };
   for (ConvArguments a : cases) {
     SCOPED_TRACE(describe(a));
@@ -1291,7 +1323,7 @@ TEST(ConvPadded, BenchLinesAtBatchTwo) {
                             conv2d(Operator::kWgrad, t, 2, 57, 57, 33, 65, 3, 3, {1, 1})}) {
       {
         Buffers b = make_buffers(a, false, false);
-        if (a.c == 3 && a.op != Operator::kWgrad)
+        if (a.c == 3)
           EXPECT_NE(kernel_of(a).find("_smallc"), std::string::npos) << kernel_of(a);
         else
           EXPECT_EQ(kernel_of(a).rfind("padded:", 0), 0u) << kernel_of(a);

@@ -219,14 +219,15 @@ std::string name_of(ConvArguments const& a) {
 
 }  // namespace
 
-// The stem's wgrad runs the aligned sm_80 kernel on c' = 8 on every GPU (its c is too small for the
-// sm_90a widths); naming the element-wise kernel still runs it; naming the inner kernel alone is
-// refused with the padded name. Its fprop and dgrad run the small-channel kernels unpadded, and a
-// padded name is refused for them with that kernel's name.
+// The stem's wgrad with C = 5 (past the small-channel kernel) runs the aligned sm_80 kernel on
+// c' = 8 on every GPU (its c is too small for the sm_90a widths); naming the element-wise kernel
+// still runs it; naming the inner kernel alone is refused with the padded name. The stem itself
+// (C = 3) runs the small-channel kernels unpadded in every pass, and a padded name is refused for
+// them with that kernel's name.
 TEST(ConvPaddedRoute, TheStemReportsThePaddedRoute) {
   for (DType t : {DType::bf16, DType::f16}) {
     std::string const dt = t == DType::bf16 ? "_bf16" : "_fp16";
-    ConvArguments a = problem(Operator::kWgrad, 128, 224, 224, 3, 64, 7, 7, {3, 3}, {2, 2}, t);
+    ConvArguments a = problem(Operator::kWgrad, 128, 224, 224, 5, 64, 7, 7, {3, 3}, {2, 2}, t);
     std::string const inner = "sm80_conv_wgrad" + dt + "_128x128x32";
     EXPECT_EQ(name_of(a), "padded:" + inner);
     std::string const align1 = inner + "_align1";
@@ -241,7 +242,7 @@ TEST(ConvPaddedRoute, TheStemReportsThePaddedRoute) {
     a.kernel = padded.c_str();
     EXPECT_EQ(name_of(a), padded);
 
-    for (Operator op : {Operator::kFprop, Operator::kDgrad}) {
+    for (Operator op : {Operator::kFprop, Operator::kDgrad, Operator::kWgrad}) {
       ConvArguments b = problem(op, 128, 224, 224, 3, 64, 7, 7, {3, 3}, {2, 2}, t);
       std::string const smallc = std::string("sm80_conv_") + conv::to_string(op) + dt + "_smallc";
       EXPECT_EQ(name_of(b), smallc);

@@ -103,3 +103,50 @@ TEST(SmallcGeometry, FloorDivision) {
   EXPECT_EQ(tessel::detail::floor_div(5, 3), 1);
   EXPECT_EQ(tessel::detail::floor_div(0, 7), 0);
 }
+
+// The wgrad's band row holds what its kernel reads: the B fragments of every pixel of the staged
+// row (Q rounded up to 16) over every n8 tile of a filter row, and the used columns copied after
+// the padding; every column a real pixel's tap reads is a used one; column 0 is 16-byte aligned.
+TEST(SmallcGeometry, WgradBandRowHoldsEveryRead) {
+  struct Case {
+    int q, w, s, c, stride, pad;
+  };
+  Case const cases[] = {
+      {112, 224, 7, 3, 2, 3},  // the stem
+      {131, 131, 3, 3, 1, 1},  // Q past a k-step
+      {14, 40, 4, 3, 3, 1},    // stride 3
+      {4, 11, 2, 3, 5, 0},     // stride past the filter
+      {4, 4, 3, 3, 1, 4},      // pad past the filter: the last pixels read only padding
+      {1, 1, 3, 2, 2, 1},      // W = 1
+      {16, 16, 1, 4, 1, 0},    // one tap
+      {35, 70, 7, 1, 2, 3},
+  };
+  for (Case const& k : cases) {
+    SCOPED_TRACE(::testing::Message() << "Q " << k.q << " W " << k.w << " S " << k.s << " C " << k.c << " stride " << k.stride);
+    std::int64_t const lead = smallc_wgrad_lead(k.pad, k.c);
+    std::int64_t const elems = smallc_wgrad_row_elems(k.q, k.w, k.s, k.c, k.stride, k.pad);
+    std::int64_t const used = smallc_wgrad_used_cols(k.q, k.w, k.s, k.stride, k.pad);
+    EXPECT_EQ((lead + k.pad * k.c) % 8, 0);
+    EXPECT_EQ(elems % 8, 0);
+    EXPECT_LE(lead + (k.pad + used) * k.c, elems);
+    std::int64_t most = 0, widest = -1;
+    for (std::int64_t q = 0; q < smallc_wgrad_row_pixels(k.q); ++q)
+      for (std::int64_t j = 0; j < smallc_wgrad_row_tiles(k.s, k.c) * 8; ++j) most = std::max(most, lead + q * k.stride * k.c + j);
+    for (std::int64_t q = 0; q < k.q; ++q)
+      for (std::int64_t s = 0; s < k.s; ++s)
+        if (std::int64_t const col = q * k.stride - k.pad + s; col >= 0 && col < k.w) widest = std::max(widest, col);
+    EXPECT_LT(most, elems);
+    EXPECT_EQ(widest + 1, used);
+  }
+  // The stem: 21 n8 tiles in 3 warp groups; a band row of 704 elements; two stages of 2 x 112
+  // pixels of dy and 2 x 7 band rows, 94.5 KiB (two CTAs an H100 SM).
+  EXPECT_EQ(smallc_wgrad_row_tiles(7, 3), 3);
+  EXPECT_EQ(smallc_wgrad_groups(7, 7, 3), 3);
+  EXPECT_EQ(smallc_wgrad_groups(7, 7, 4), 4);
+  EXPECT_EQ(smallc_wgrad_groups(7, 7, 1), 1);
+  EXPECT_EQ(smallc_wgrad_row_elems(112, 224, 7, 3, 2, 3), 704);
+  EXPECT_EQ(smallc_wgrad_smem(112, 224, 7, 7, 3, 2, 3), 2 * 2 * (112 * 64 + 7 * 704) * 2);
+  EXPECT_LE(smallc_wgrad_smem(112, 224, 7, 7, 3, 2, 3), 113 * 1024);
+  // A tiny problem (one warp group): the hand-off of the accumulators, 14 KiB, sets the size.
+  EXPECT_EQ(smallc_wgrad_smem(1, 1, 3, 3, 2, 2, 1), 64 * 56 * 4);
+}

@@ -28,9 +28,23 @@
 //   16-byte chunk index XOR the pixel index mod 8, so ldmatrix's 8 rows meet 8 bank groups); the
 //   filters once per CTA as [tap][c][k], rows of kSmallcFilterPitch.
 //
-// Both kernels are persistent (grid-stride over their tiles) and write through the convolution
-// epilogue out = act(alpha * acc + beta * residual + bias), two channels a store where out allows.
-// Positions in the padding are staged as zeros and multiplied like the others.
+// wgrad, C <= 4 and K <= 64 (sm80_smallc_wgrad_kernel)
+//   dw[k][r][s][c] = sum over output pixels (n, p, q) of dy[n][p][q][k] * x[n][p*stride_h - pad_h + r*dil_h][q*stride_w - pad_w + s][c]
+//   M = the K output channels (four m16 tiles), GEMM-K = the output pixels, N = (r, s, c). For one
+//   filter row r the S*C columns (s, c) of pixel q are S*C consecutive elements of x's input row
+//   (dilation 1 across), starting (q*stride_w - pad_w)*C: staged at full width, an input row is the
+//   B operand of every pixel of its output row, no im2col. A B-fragment element is one 16-bit
+//   shared load (pixel q0 + 2*(lane%4) + {0, 1, 8, 9}, column lane/4 of the n8 tile), A (dy^T)
+//   ldmatrix.trans of the staged dy. The n8 tiles -- R rows of ceil(S*C / 8), 21 for the stem --
+//   are dealt to warp groups of kSmallcWgradWarpTiles; the two warps of a group take alternate
+//   k-steps of the stage's two output rows and add their sums at the end. A CTA sums one
+//   contiguous range of output rows (n, p), two a stage, cp.async double-buffered, into its fp32
+//   slice of the partials; sm80_conv_slice_sum.hpp adds the slices in order (deterministic).
+//
+// fprop and dgrad are persistent (grid-stride over their tiles) and write through the convolution
+// epilogue out = act(alpha * acc + beta * residual + bias), two channels a store where out allows;
+// wgrad's epilogue is the slice sum's. Positions in the padding are staged as zeros and multiplied
+// like the others.
 #pragma once
 
 #include <tessel/arch/arch_config.hpp>
@@ -58,11 +72,22 @@ struct Sm80SmallcParams {
   int pixels;         // fprop: N*P*Q
   FastDivisor32 div_pq, div_q;  // fprop: a pixel index into (image, row, column)
   int wp;             // fprop: band width
-  int ksteps;         // fprop: k-steps of 4 taps (dgrad: always kSmallcDgradMaxK / 16)
+  int ksteps;         // fprop: k-steps of 4 taps; wgrad: of 16 pixels a dy row (dgrad: always kSmallcDgradMaxK / 16)
   int filter_pitch;   // fprop: elements per staged filter row (dgrad: kSmallcFilterPitch)
-  int stage_elems;    // elements of the band (fprop) or of dy (dgrad) shared memory holds
+  int stage_elems;    // elements of the band (fprop), of dy (dgrad), of one stage (wgrad) shared memory holds
   int smem_bytes;     // dynamic shared memory
   bool pairs;         // out (and the residual) take two channels as one 32-bit access
+  // wgrad (sm80_smallc_wgrad_kernel; the split's fields set by the launch from Sm80ConvKernelParams):
+  int rows;            // output rows N*P
+  int rows_per_slice;  // output rows a CTA sums (CTA z: rows [z * rows_per_slice, ...))
+  int row_tiles;       // n8 tiles of a filter row
+  int groups;          // warp groups over GEMM-N (two warps each)
+  int row_elems;       // elements of a band row
+  int lead;            // zeros before a band row's padding
+  int used_elems;      // elements of x a band row copies (used columns x C)
+  bool x_vec;          // band rows by 16-byte cp.async: x's address and row starts 16-byte aligned
+  float* partials;     // [slices][k][partial_ld]
+  int partial_ld;
 };
 
 // Two adjacent channels share a 32-bit word in every pixel of a tensor: its address is 4-byte
@@ -92,6 +117,19 @@ inline Sm80SmallcParams sm80_smallc_params(Sm80ConvParams const& p) {
     sp.smem_bytes = int(smallc_fprop_smem(p.p, p.q, p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w));
     int const ext[4] = {p.n, p.z, p.p, p.q};
     sp.pairs = smallc_pairs_ok(p.out, p.y_stride, ext) && (p.residual == nullptr || smallc_pairs_ok(p.residual, p.y_stride, ext));
+  } else if (p.op == conv::Operator::kWgrad) {
+    sp.rows = p.n * p.p;
+    sp.rows_per_slice = sp.rows;
+    sp.row_tiles = smallc_wgrad_row_tiles(p.s, p.c);
+    sp.groups = smallc_wgrad_groups(p.r, p.s, p.c);
+    sp.ksteps = int(smallc_wgrad_row_pixels(p.q) / 16);
+    sp.row_elems = int(smallc_wgrad_row_elems(p.q, p.w, p.s, p.c, p.stride_w, p.pad_w));
+    sp.lead = smallc_wgrad_lead(p.pad_w, p.c);
+    sp.used_elems = int(smallc_wgrad_used_cols(p.q, p.w, p.s, p.stride_w, p.pad_w)) * p.c;
+    sp.stage_elems = int(smallc_wgrad_stage_elems(p.q, p.w, p.r, p.s, p.c, p.stride_w, p.pad_w));
+    sp.smem_bytes = int(smallc_wgrad_smem(p.q, p.w, p.r, p.s, p.c, p.stride_w, p.pad_w));
+    auto const row_aligned = [&](int i, int extent) { return extent == 1 || p.x_stride[i] % 8 == 0; };
+    sp.x_vec = reinterpret_cast<std::uintptr_t>(p.x) % 16 == 0 && row_aligned(0, p.n) && row_aligned(2, p.h);
   } else {
     sp.tiles_h = int(tessel::detail::ceil_div_ll(p.h, kSmallcDgradRows));
     sp.tiles_w = int(tessel::detail::ceil_div_ll(p.w, kSmallcDgradCols));
@@ -472,6 +510,170 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_dgrad_kernel(Sm
         }
       }
     }
+  }
+#endif
+}
+
+// ---- wgrad -------------------------------------------------------------------------------------------
+
+// CTA z sums output rows [z * rows_per_slice, min((z + 1) * rows_per_slice, rows)) into slice z of
+// sp.partials; 64 * sp.groups threads (warp w: group w % groups, k-step parity w / groups),
+// sp.smem_bytes of dynamic shared memory, kSmallcWgradStages stages of sp.stage_elems:
+//   dy    [kSmallcWgradRows][ksteps * 16][64]         Element   chunk j of pixel i at chunk j ^ (i % 8)
+//   band  [kSmallcWgradRows][R][row_elems]            Element   x[n][h][w][c] at lead + (w + pad_w)*C + c
+// then, after the last stage, the accumulators the second warp of each group hands the first.
+template <class Element>
+__global__ void __maxnreg__(168) sm80_smallc_wgrad_kernel(Sm80SmallcParams const sp) {
+#if defined(TESSEL_ARCH_SM80)
+  extern __shared__ __align__(16) unsigned char smem[];
+  Sm80ConvParams const& p = sp.p;
+  Element* const stages = reinterpret_cast<Element*>(smem);
+  Element const* const x = static_cast<Element const*>(p.x);
+  Element const* const dy = static_cast<Element const*>(p.y);
+  int const threads = 64 * sp.groups;
+  int const tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32, g = lane / 4, tig = lane % 4;
+  int const group = warp % sp.groups, parity = warp / sp.groups;
+  int const pixels = sp.ksteps * 16;                             // of a staged dy row
+  int const dy_elems = kSmallcWgradRows * pixels * kSmallcWgradMaxK;  // of a stage, before its band
+  int const swc = p.stride_w * p.c;                              // band elements from one pixel to the next
+  int const row_begin = int(blockIdx.x) * sp.rows_per_slice;
+  int const row_end = min(row_begin + sp.rows_per_slice, sp.rows);
+  int const stage_count = (row_end - row_begin + kSmallcWgradRows - 1) / kSmallcWgradRows;
+
+  // Zeros everywhere first: the padding and the columns past the used ones are never written again.
+  for (int i = tid; i < kSmallcWgradStages * sp.stage_elems / 8; i += threads) reinterpret_cast<uint4*>(stages)[i] = make_uint4(0, 0, 0, 0);
+  __syncthreads();
+
+  // Stage i's rows into buffer i % 2: dy by cp.async (zeros past Q and K), the band rows by cp.async
+  // where x allows, else element by element (zeros for rows in the padding and past the range).
+  auto const stage = [&](int i) {
+    Element* const dys = stages + (i % kSmallcWgradStages) * sp.stage_elems;
+    Element* const band = dys + dy_elems;
+    int const chunks = sp.x_vec ? sp.used_elems / 8 : 0;  // 16-byte chunks of a band row
+    for (int slot = 0; slot < kSmallcWgradRows; ++slot) {
+      int const row = row_begin + i * kSmallcWgradRows + slot;
+      bool const live = row < row_end;
+      int const n = live ? row / p.p : 0, pp = live ? row - n * p.p : 0;
+      Element const* const dyrow = dy + std::int64_t(n) * p.y_stride[0] + std::int64_t(pp) * p.y_stride[2];
+      Element* const dst = dys + slot * pixels * kSmallcWgradMaxK;
+      for (int e = tid; e < pixels * 8; e += threads) {
+        int const pix = e / 8, chunk = e % 8;
+        bool const ok = live && pix < p.q && chunk * 8 < p.k;
+        Element const* const src = ok ? dyrow + std::int64_t(pix) * p.y_stride[3] + chunk * 8 : dy;
+        SM80_CP_ASYNC_CACHEGLOBAL_ZFILL<uint128_t>::copy(*reinterpret_cast<uint128_t const*>(src),
+                                                         *reinterpret_cast<uint128_t*>(dst + pix * 64 + (chunk ^ (pix % 8)) * 8), ok);
+      }
+      // The band rows: 16-byte chunks (zeros for rows in the padding or past the range), then the
+      // elements past the last whole chunk -- every element where x allows no chunks.
+      Element* const brows = band + slot * p.r * sp.row_elems + sp.lead + p.pad_w * p.c;
+      Element const* const xn = x + std::int64_t(n) * p.x_stride[0];
+      for (int e = tid; e < p.r * chunks; e += threads) {
+        int const r = e / chunks, col = (e - r * chunks) * 8;
+        int const h = pp * p.stride_h - p.pad_h + r * p.dilation_h;
+        uint128_t* const to = reinterpret_cast<uint128_t*>(brows + r * sp.row_elems + col);
+        if (live && unsigned(h) < unsigned(p.h))
+          SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>::copy(*reinterpret_cast<uint128_t const*>(xn + std::int64_t(h) * p.x_stride[2] + col), *to);
+        else
+          *reinterpret_cast<uint4*>(to) = make_uint4(0, 0, 0, 0);
+      }
+      int const tail = sp.used_elems - chunks * 8;
+      for (int e = tid; e < p.r * tail; e += threads) {
+        int const r = e / tail, col = chunks * 8 + (e - r * tail);
+        int const h = pp * p.stride_h - p.pad_h + r * p.dilation_h;
+        bool const ok = live && unsigned(h) < unsigned(p.h);
+        *reinterpret_cast<std::uint16_t*>(brows + r * sp.row_elems + col) =
+            ok ? detail::smallc_load_bits(xn + std::int64_t(h) * p.x_stride[2] + col) : std::uint16_t(0);
+      }
+    }
+  };
+
+  // The warp's n8 tiles: t = group * 7 + i is filter row t / row_tiles, columns (t % row_tiles) * 8
+  // + [0, 8) of it; its B elements start at tile_off[i] in a slot's band.
+  int tile_off[kSmallcWgradWarpTiles];
+  bool tile_on[kSmallcWgradWarpTiles];
+  TESSEL_UNROLL
+  for (int i = 0; i < kSmallcWgradWarpTiles; ++i) {
+    int const t = group * kSmallcWgradWarpTiles + i, r = t / sp.row_tiles, jt = t - r * sp.row_tiles;
+    tile_on[i] = r < p.r;
+    tile_off[i] = r * sp.row_elems + sp.lead + jt * 8;
+  }
+  int const lane_off = 2 * tig * swc + g;  // pixel 2*tig, column g of a tile
+
+  float acc[4][kSmallcWgradWarpTiles][4];
+  TESSEL_UNROLL
+  for (int mt = 0; mt < 4; ++mt)
+    TESSEL_UNROLL
+    for (int i = 0; i < kSmallcWgradWarpTiles; ++i)
+      TESSEL_UNROLL
+      for (int e = 0; e < 4; ++e) acc[mt][i][e] = 0.0f;
+
+  if (stage_count > 0) stage(0);
+  cp_async_fence();
+  for (int i = 0; i < stage_count; ++i) {
+    if (i + 1 < stage_count) stage(i + 1);
+    cp_async_fence();
+    cp_async_wait<1>();
+    __syncthreads();  // stage i landed
+
+    Element const* const dys = stages + (i % kSmallcWgradStages) * sp.stage_elems;
+    int const live_rows = min(int(kSmallcWgradRows), row_end - row_begin - i * kSmallcWgradRows);
+    for (int ks = parity; ks < live_rows * sp.ksteps; ks += 2) {
+      int const slot = ks / sp.ksteps, q0 = (ks - slot * sp.ksteps) * 16;
+      // A = dy^T: m16 tile mt is channels 16*mt + [0, 16); lane l gives pixel q0 + (l / 16)*8 + l % 8,
+      // chunk 2*mt + (l / 8) % 2.
+      std::uint32_t a[4][4];
+      int const pix = slot * pixels + q0 + (lane / 16) * 8 + lane % 8;
+      TESSEL_UNROLL
+      for (int mt = 0; mt < 4; ++mt) {
+        int const chunk = (2 * mt + (lane / 8) % 2) ^ (pix % 8);
+        SM75_U16x8_LDSM_T::copy(*reinterpret_cast<uint128_t const*>(dys + pix * 64 + chunk * 8), a[mt][0], a[mt][1], a[mt][2], a[mt][3]);
+      }
+      std::uint16_t const* const b = reinterpret_cast<std::uint16_t const*>(dys + dy_elems + slot * p.r * sp.row_elems) + q0 * swc + lane_off;
+      // Pixels past Q (dy zero there) may read columns real pixels read: their B elements are
+      // zeroed too, so that an Inf or NaN in x meets no product it is not part of.
+      int const q = q0 + 2 * tig;
+      std::uint32_t const keep0 = (q < p.q ? 0xffffu : 0u) | (q + 1 < p.q ? 0xffff0000u : 0u);
+      std::uint32_t const keep1 = (q + 8 < p.q ? 0xffffu : 0u) | (q + 9 < p.q ? 0xffff0000u : 0u);
+      TESSEL_UNROLL
+      for (int t = 0; t < kSmallcWgradWarpTiles; ++t) {
+        if (!tile_on[t]) continue;
+        std::uint16_t const* const e = b + tile_off[t];
+        std::uint32_t const b0 = (std::uint32_t(e[0]) | (std::uint32_t(e[swc]) << 16)) & keep0;
+        std::uint32_t const b1 = (std::uint32_t(e[8 * swc]) | (std::uint32_t(e[9 * swc]) << 16)) & keep1;
+        TESSEL_UNROLL
+        for (int mt = 0; mt < 4; ++mt) detail::smallc_mma<Element>(acc[mt][t], a[mt], b0, b1);
+      }
+    }
+    __syncthreads();  // stage i read: its buffer may be refilled
+  }
+  cp_async_wait<0>();
+
+  // The second warp of each group hands its sums to the first, which writes the slice.
+  float* const handoff = reinterpret_cast<float*>(smem) + group * (4 * kSmallcWgradWarpTiles * 4 * 32);
+  if (parity == 1) {
+    TESSEL_UNROLL
+    for (int mt = 0; mt < 4; ++mt)
+      TESSEL_UNROLL
+      for (int t = 0; t < kSmallcWgradWarpTiles; ++t)
+        TESSEL_UNROLL
+        for (int e = 0; e < 4; ++e) handoff[((mt * kSmallcWgradWarpTiles + t) * 4 + e) * 32 + lane] = acc[mt][t][e];
+  }
+  __syncthreads();
+  if (parity == 1) return;
+  float* const slice = sp.partials + std::int64_t(blockIdx.x) * p.k * sp.partial_ld;
+  int const cols = p.s * p.c;
+  TESSEL_UNROLL
+  for (int t = 0; t < kSmallcWgradWarpTiles; ++t) {
+    if (!tile_on[t]) continue;
+    int const tt = group * kSmallcWgradWarpTiles + t, r = tt / sp.row_tiles, j0 = (tt - r * sp.row_tiles) * 8 + 2 * tig;
+    TESSEL_UNROLL
+    for (int mt = 0; mt < 4; ++mt)
+      TESSEL_UNROLL
+      for (int e = 0; e < 4; ++e) {
+        int const k = mt * 16 + g + (e / 2) * 8, j = j0 + e % 2;
+        if (k < p.k && j < cols)
+          slice[std::int64_t(k) * sp.partial_ld + r * cols + j] = acc[mt][t][e] + handoff[((mt * kSmallcWgradWarpTiles + t) * 4 + e) * 32 + lane];
+      }
   }
 #endif
 }
