@@ -511,7 +511,7 @@ TEST(ConvSmallC, WgradSweep) {
     run_smallc(conv2d(Operator::kWgrad, t, 2, 13, 11, 3, 40, 2, 2, {0, 0}, {3, 5}));     // stride past the filter
     run_smallc(conv2d(Operator::kWgrad, t, 2, 5, 4, 3, 56, 3, 3, {4, 5}));               // pad past the filter
     run_smallc(conv2d(Operator::kWgrad, t, 3, 1, 1, 2, 8, 3, 3, {1, 1}, {2, 2}));        // H = W = 1
-    run_smallc(conv2d(Operator::kWgrad, t, 1, 9, 16, 4, 64, 1, 1));                      // one tap, 9 rows
+    run_smallc(conv2d(Operator::kWgrad, t, 1, 9, 16, 4, 64, 1, 3, {0, 1}));              // one filter row, 9 rows
     run_smallc(conv2d(Operator::kWgrad, t, 4, 66, 224, 3, 64, 7, 7, {3, 3}, {2, 2}));    // the stem's rows
   }
 }

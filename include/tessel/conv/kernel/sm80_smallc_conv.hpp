@@ -545,7 +545,11 @@ __global__ void __maxnreg__(168) sm80_smallc_wgrad_kernel(Sm80SmallcParams const
   __syncthreads();
 
   // Stage i's rows into buffer i % 2: dy by cp.async (zeros past Q and K), the band rows by cp.async
-  // where x allows, else element by element (zeros for rows in the padding and past the range).
+  // where x allows, else element by element (zeros for rows in the padding and past the range). A
+  // thread copies one 16-byte chunk of every (8 * groups)-th dy pixel: the same chunk after the
+  // swizzle each time.
+  int const dy_chunk = tid % 8, dy_step = threads / 8;
+  int const dy_dst = (tid / 8) * 64 + (dy_chunk ^ ((tid / 8) % 8)) * 8;
   auto const stage = [&](int i) {
     Element* const dys = stages + (i % kSmallcWgradStages) * sp.stage_elems;
     Element* const band = dys + dy_elems;
@@ -554,32 +558,36 @@ __global__ void __maxnreg__(168) sm80_smallc_wgrad_kernel(Sm80SmallcParams const
       int const row = row_begin + i * kSmallcWgradRows + slot;
       bool const live = row < row_end;
       int const n = live ? row / p.p : 0, pp = live ? row - n * p.p : 0;
-      Element const* const dyrow = dy + std::int64_t(n) * p.y_stride[0] + std::int64_t(pp) * p.y_stride[2];
-      Element* const dst = dys + slot * pixels * kSmallcWgradMaxK;
-      for (int e = tid; e < pixels * 8; e += threads) {
-        int const pix = e / 8, chunk = e % 8;
-        bool const ok = live && pix < p.q && chunk * 8 < p.k;
-        Element const* const src = ok ? dyrow + std::int64_t(pix) * p.y_stride[3] + chunk * 8 : dy;
-        SM80_CP_ASYNC_CACHEGLOBAL_ZFILL<uint128_t>::copy(*reinterpret_cast<uint128_t const*>(src),
-                                                         *reinterpret_cast<uint128_t*>(dst + pix * 64 + (chunk ^ (pix % 8)) * 8), ok);
+      Element const* src = dy + std::int64_t(n) * p.y_stride[0] + std::int64_t(pp) * p.y_stride[2] +
+                           std::int64_t(tid / 8) * p.y_stride[3] + dy_chunk * 8;
+      Element* dst = dys + slot * pixels * kSmallcWgradMaxK + dy_dst;
+      bool const chunk_ok = live && dy_chunk * 8 < p.k;
+      for (int pix = tid / 8; pix < pixels; pix += dy_step, src += std::int64_t(dy_step) * p.y_stride[3], dst += dy_step * 64) {
+        bool const ok = chunk_ok && pix < p.q;
+        SM80_CP_ASYNC_CACHEGLOBAL_ZFILL<uint128_t>::copy(*reinterpret_cast<uint128_t const*>(ok ? src : dy),
+                                                         *reinterpret_cast<uint128_t*>(dst), ok);
       }
       // The band rows: 16-byte chunks (zeros for rows in the padding or past the range), then the
       // elements past the last whole chunk -- every element where x allows no chunks.
       Element* const brows = band + slot * p.r * sp.row_elems + sp.lead + p.pad_w * p.c;
       Element const* const xn = x + std::int64_t(n) * p.x_stride[0];
-      for (int e = tid; e < p.r * chunks; e += threads) {
-        int const r = e / chunks, col = (e - r * chunks) * 8;
-        int const h = pp * p.stride_h - p.pad_h + r * p.dilation_h;
-        uint128_t* const to = reinterpret_cast<uint128_t*>(brows + r * sp.row_elems + col);
-        if (live && unsigned(h) < unsigned(p.h))
-          SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>::copy(*reinterpret_cast<uint128_t const*>(xn + std::int64_t(h) * p.x_stride[2] + col), *to);
-        else
-          *reinterpret_cast<uint4*>(to) = make_uint4(0, 0, 0, 0);
+      int const h0 = pp * p.stride_h - p.pad_h;
+      if (chunks > 0) {
+        int r = tid / chunks, col = tid - r * chunks;
+        for (; r < p.r;) {
+          int const h = h0 + r * p.dilation_h;
+          uint128_t* const to = reinterpret_cast<uint128_t*>(brows + r * sp.row_elems + col * 8);
+          if (live && unsigned(h) < unsigned(p.h))
+            SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>::copy(*reinterpret_cast<uint128_t const*>(xn + std::int64_t(h) * p.x_stride[2] + col * 8), *to);
+          else
+            *reinterpret_cast<uint4*>(to) = make_uint4(0, 0, 0, 0);
+          for (col += threads; col >= chunks; col -= chunks) ++r;
+        }
       }
       int const tail = sp.used_elems - chunks * 8;
       for (int e = tid; e < p.r * tail; e += threads) {
         int const r = e / tail, col = chunks * 8 + (e - r * tail);
-        int const h = pp * p.stride_h - p.pad_h + r * p.dilation_h;
+        int const h = h0 + r * p.dilation_h;
         bool const ok = live && unsigned(h) < unsigned(p.h);
         *reinterpret_cast<std::uint16_t*>(brows + r * sp.row_elems + col) =
             ok ? detail::smallc_load_bits(xn + std::int64_t(h) * p.x_stride[2] + col) : std::uint16_t(0);
@@ -588,16 +596,21 @@ __global__ void __maxnreg__(168) sm80_smallc_wgrad_kernel(Sm80SmallcParams const
   };
 
   // The warp's n8 tiles: t = group * 7 + i is filter row t / row_tiles, columns (t % row_tiles) * 8
-  // + [0, 8) of it; its B elements start at tile_off[i] in a slot's band.
-  int tile_off[kSmallcWgradWarpTiles];
+  // + [0, 8) of it (tiles past the last read the first's elements; their sums are not stored).
+  // Per lane, in bytes: where its A rows start in a stage's dy at pixel 0 (chunk 2*mt + (lane / 8)
+  // % 2 of pixel (lane / 16) * 8 + lane % 8, swizzled), and where its B elements (pixel 2*(lane % 4),
+  // column lane / 4 of a tile) start in a slot's band.
   bool tile_on[kSmallcWgradWarpTiles];
+  int a_off[4], b_off[kSmallcWgradWarpTiles];
+  TESSEL_UNROLL
+  for (int mt = 0; mt < 4; ++mt) a_off[mt] = (((lane / 16) * 8 + lane % 8) * 64 + (((2 * mt + (lane / 8) % 2) ^ (lane % 8)) * 8)) * 2;
   TESSEL_UNROLL
   for (int i = 0; i < kSmallcWgradWarpTiles; ++i) {
     int const t = group * kSmallcWgradWarpTiles + i, r = t / sp.row_tiles, jt = t - r * sp.row_tiles;
     tile_on[i] = r < p.r;
-    tile_off[i] = r * sp.row_elems + sp.lead + jt * 8;
+    b_off[i] = ((tile_on[i] ? r * sp.row_elems + jt * 8 : 0) + sp.lead + 2 * tig * swc + g) * 2;
   }
-  int const lane_off = 2 * tig * swc + g;  // pixel 2*tig, column g of a tile
+  int const px1 = 2 * swc, px8 = 16 * swc, px9 = 18 * swc;  // bytes from pixel q to q + 1, q + 8, q + 9
 
   float acc[4][kSmallcWgradWarpTiles][4];
   TESSEL_UNROLL
@@ -615,34 +628,34 @@ __global__ void __maxnreg__(168) sm80_smallc_wgrad_kernel(Sm80SmallcParams const
     cp_async_wait<1>();
     __syncthreads();  // stage i landed
 
-    Element const* const dys = stages + (i % kSmallcWgradStages) * sp.stage_elems;
+    unsigned char const* const dyb = smem + std::size_t(i % kSmallcWgradStages) * sp.stage_elems * 2;
+    unsigned char const* const bandb = dyb + dy_elems * 2;
     int const live_rows = min(int(kSmallcWgradRows), row_end - row_begin - i * kSmallcWgradRows);
-    for (int ks = parity; ks < live_rows * sp.ksteps; ks += 2) {
-      int const slot = ks / sp.ksteps, q0 = (ks - slot * sp.ksteps) * 16;
-      // A = dy^T: m16 tile mt is channels 16*mt + [0, 16); lane l gives pixel q0 + (l / 16)*8 + l % 8,
-      // chunk 2*mt + (l / 8) % 2.
+    // k-steps parity, parity + 2, ... of the live rows, 16 pixels each: row `slot`, pixels q0 + [0, 16).
+    int slot = 0, q0 = parity * 16;
+    while (q0 >= pixels) q0 -= pixels, ++slot;
+    while (slot < live_rows) {
+      unsigned char const* const arow = dyb + (slot * pixels + q0) * 128;
       std::uint32_t a[4][4];
-      int const pix = slot * pixels + q0 + (lane / 16) * 8 + lane % 8;
       TESSEL_UNROLL
-      for (int mt = 0; mt < 4; ++mt) {
-        int const chunk = (2 * mt + (lane / 8) % 2) ^ (pix % 8);
-        SM75_U16x8_LDSM_T::copy(*reinterpret_cast<uint128_t const*>(dys + pix * 64 + chunk * 8), a[mt][0], a[mt][1], a[mt][2], a[mt][3]);
-      }
-      std::uint16_t const* const b = reinterpret_cast<std::uint16_t const*>(dys + dy_elems + slot * p.r * sp.row_elems) + q0 * swc + lane_off;
+      for (int mt = 0; mt < 4; ++mt)
+        SM75_U16x8_LDSM_T::copy(*reinterpret_cast<uint128_t const*>(arow + a_off[mt]), a[mt][0], a[mt][1], a[mt][2], a[mt][3]);
       // Pixels past Q (dy zero there) may read columns real pixels read: their B elements are
       // zeroed too, so that an Inf or NaN in x meets no product it is not part of.
       int const q = q0 + 2 * tig;
       std::uint32_t const keep0 = (q < p.q ? 0xffffu : 0u) | (q + 1 < p.q ? 0xffff0000u : 0u);
       std::uint32_t const keep1 = (q + 8 < p.q ? 0xffffu : 0u) | (q + 9 < p.q ? 0xffff0000u : 0u);
+      unsigned char const* const brow = bandb + (slot * p.r * sp.row_elems + q0 * swc) * 2;
       TESSEL_UNROLL
       for (int t = 0; t < kSmallcWgradWarpTiles; ++t) {
-        if (!tile_on[t]) continue;
-        std::uint16_t const* const e = b + tile_off[t];
-        std::uint32_t const b0 = (std::uint32_t(e[0]) | (std::uint32_t(e[swc]) << 16)) & keep0;
-        std::uint32_t const b1 = (std::uint32_t(e[8 * swc]) | (std::uint32_t(e[9 * swc]) << 16)) & keep1;
+        unsigned char const* const e = brow + b_off[t];
+        auto const at = [](unsigned char const* ptr) { return std::uint32_t(*reinterpret_cast<std::uint16_t const*>(ptr)); };
+        std::uint32_t const b0 = (at(e) | (at(e + px1) << 16)) & keep0;
+        std::uint32_t const b1 = (at(e + px8) | (at(e + px9) << 16)) & keep1;
         TESSEL_UNROLL
         for (int mt = 0; mt < 4; ++mt) detail::smallc_mma<Element>(acc[mt][t], a[mt], b0, b1);
       }
+      for (q0 += 32; q0 >= pixels; q0 -= pixels) ++slot;
     }
     __syncthreads();  // stage i read: its buffer may be refilled
   }
