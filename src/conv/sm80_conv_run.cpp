@@ -9,7 +9,7 @@
 //   small C    2-D, groups 1: fprop with c <= 4; dgrad with c <= 8, k <= 64 a multiple of 8, dy's
 //              strides multiples of 8 and its address 16-byte aligned, R, S <= 32; wgrad with c <= 4,
 //              k <= 64 a multiple of 8, dy as for dgrad, x's pixels c elements apart, dilation 1
-//              across and at most kSmallcWgradMaxGroups warp groups of n8 tiles; where the
+//              across, R <= 7 and S*C <= 32 (kSmallcWgradMaxGroups column tiles); where the
 //              kernel's shared memory (tessel/conv/kernel/sm80_smallc_geometry.hpp) is within the
 //              GPU's (smallc_smem_limit): the small-channel kernel of the pass (sm80_smallc_conv.hpp)
 //   otherwise  the implicit GEMM of the op and dtype: 16-byte accesses when every operand it
@@ -110,8 +110,9 @@ bool is_smallc(Sm80ConvParams const& p, int cc) {
   bool const dy_ok = p.k % 8 == 0 && strides_multiple(p.y_stride, e.y, 8) && aligned(p.y, 16);
   if (p.op == Operator::kWgrad)
     return p.c <= kernel::kSmallcMaxC && p.k <= kernel::kSmallcWgradMaxK && dy_ok && p.dilation_w == 1 &&
-           (p.w == 1 || p.x_stride[3] == p.c) && kernel::smallc_wgrad_groups(p.r, p.s, p.c) <= kernel::kSmallcWgradMaxGroups &&
-           kernel::smallc_wgrad_smem(p.q, p.w, p.r, p.s, p.c, p.stride_w, p.pad_w) <= limit;
+           (p.w == 1 || p.x_stride[3] == p.c) && p.r <= kernel::kSmallcWgradWarpTiles &&
+           kernel::smallc_wgrad_groups(p.s, p.c) <= kernel::kSmallcWgradMaxGroups &&
+           kernel::smallc_wgrad_smem(p.q, p.w, p.s, p.c, p.stride_w, p.pad_w) <= limit;
   if (p.op == Operator::kDgrad) {
     return p.c <= kernel::kSmallcDgradMaxC && p.k <= kernel::kSmallcDgradMaxK && dy_ok && p.r <= 32 && p.s <= 32 &&
            kernel::smallc_dgrad_smem(p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w) <= limit;

@@ -551,8 +551,8 @@ TEST(ConvSmallC, NanAndInfPropagate) {
 
 // Where the small-channel kernels stop: 3-D, groups, C = 5 in fprop and wgrad, K = 72 or 12 in
 // dgrad and wgrad, a dgrad whose dy block outgrows kSmallcMaxSmem (stride 1 both ways: 19 x 67 dy
-// pixels), a wgrad dilated across or with x's pixels apart -- each goes to another kernel; dy pixels
-// that 16-byte loads cannot take go to the padded route.
+// pixels), a wgrad dilated across, with x's pixels apart, R > 7 or S*C > 32 -- each goes to another
+// kernel; dy pixels that 16-byte loads cannot take go to the padded route.
 TEST(ConvSmallC, OtherProblemsGoElsewhere) {
   for (DType t : kDtypes) {
     EXPECT_EQ(picked_kernel(conv2d(Operator::kFprop, t, 2, 32, 32, 5, 64, 3, 3, {1, 1})).find("smallc"), std::string::npos);
@@ -573,6 +573,8 @@ TEST(ConvSmallC, OtherProblemsGoElsewhere) {
     EXPECT_EQ(picked_kernel(conv2d(Operator::kWgrad, t, 2, 32, 32, 3, 12, 7, 7, {3, 3}, {2, 2})).find("smallc"), std::string::npos);
     EXPECT_EQ(picked_kernel(conv2d(Operator::kWgrad, t, 2, 32, 32, 3, 64, 3, 3, {1, 1}, {1, 1}, {1, 2})).find("smallc"),
               std::string::npos);
+    EXPECT_EQ(picked_kernel(conv2d(Operator::kWgrad, t, 2, 32, 32, 3, 64, 9, 3, {4, 1})).find("smallc"), std::string::npos);  // R > 7
+    EXPECT_EQ(picked_kernel(conv2d(Operator::kWgrad, t, 2, 32, 32, 4, 64, 3, 9, {1, 4})).find("smallc"), std::string::npos);  // S*C > 32
     ConvArguments apart = conv2d(Operator::kWgrad, t, 2, 32, 32, 3, 64, 7, 7, {3, 3}, {2, 2});
     apart.x.stride_w = 4, apart.x.stride_h = 4 * 32, apart.x.stride_n = 4 * 32 * 32;
     EXPECT_EQ(picked_kernel(apart).find("smallc"), std::string::npos);

@@ -141,12 +141,12 @@ TEST(SmallcGeometry, WgradBandRowHoldsEveryRead) {
   // The stem: 21 n8 tiles in 3 warp groups; a band row of 704 elements; two stages of 2 x 112
   // pixels of dy and 2 x 7 band rows, 94.5 KiB (two CTAs an H100 SM).
   EXPECT_EQ(smallc_wgrad_row_tiles(7, 3), 3);
-  EXPECT_EQ(smallc_wgrad_groups(7, 7, 3), 3);
-  EXPECT_EQ(smallc_wgrad_groups(7, 7, 4), 4);
-  EXPECT_EQ(smallc_wgrad_groups(7, 7, 1), 1);
+  EXPECT_EQ(smallc_wgrad_groups(7, 3), 3);
+  EXPECT_EQ(smallc_wgrad_groups(7, 4), 4);
+  EXPECT_EQ(smallc_wgrad_groups(7, 1), 1);
   EXPECT_EQ(smallc_wgrad_row_elems(112, 224, 7, 3, 2, 3), 704);
-  EXPECT_EQ(smallc_wgrad_smem(112, 224, 7, 7, 3, 2, 3), 2 * 2 * (112 * 64 + 7 * 704) * 2);
-  EXPECT_LE(smallc_wgrad_smem(112, 224, 7, 7, 3, 2, 3), 113 * 1024);
+  EXPECT_EQ(smallc_wgrad_smem(112, 224, 7, 3, 2, 3), 2 * 2 * (112 * 64 + 7 * 704) * 2);
+  EXPECT_LE(smallc_wgrad_smem(112, 224, 7, 3, 2, 3), 113 * 1024);
   // A tiny problem (one warp group): the hand-off of the accumulators, 14 KiB, sets the size.
-  EXPECT_EQ(smallc_wgrad_smem(1, 1, 3, 3, 2, 2, 1), 64 * 56 * 4);
+  EXPECT_EQ(smallc_wgrad_smem(1, 1, 3, 2, 2, 1), 64 * 56 * 4);
 }

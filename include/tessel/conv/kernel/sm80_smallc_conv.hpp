@@ -35,9 +35,11 @@
 //   (dilation 1 across), starting (q*stride_w - pad_w)*C: staged at full width, an input row is the
 //   B operand of every pixel of its output row, no im2col. A B-fragment element is one 16-bit
 //   shared load (pixel q0 + 2*(lane%4) + {0, 1, 8, 9}, column lane/4 of the n8 tile), A (dy^T)
-//   ldmatrix.trans of the staged dy. The n8 tiles -- R rows of ceil(S*C / 8), 21 for the stem --
-//   are dealt to warp groups of kSmallcWgradWarpTiles; the two warps of a group take alternate
-//   k-steps of the stage's two output rows and add their sums at the end. A CTA sums one
+//   ldmatrix.trans of the staged dy. The n8 tiles are R filter rows of ceil(S*C / 8) (21 for the
+//   stem): warp group jt takes column tile jt of every filter row (R <= 7 tiles, kSmallcWgradWarpTiles
+//   accumulated; rows past R are zeros), so its tiles' B elements lie a band row apart and cost an
+//   add each to address. The two warps of a group take alternate k-steps of the stage's two
+//   output rows and add their sums at the end. A CTA sums one
 //   contiguous range of output rows (n, p), two a stage, cp.async double-buffered, into its fp32
 //   slice of the partials; sm80_conv_slice_sum.hpp adds the slices in order (deterministic).
 //
@@ -81,7 +83,7 @@ struct Sm80SmallcParams {
   int rows;            // output rows N*P
   int rows_per_slice;  // output rows a CTA sums (CTA z: rows [z * rows_per_slice, ...))
   int row_tiles;       // n8 tiles of a filter row
-  int groups;          // warp groups over GEMM-N (two warps each)
+  int groups;          // warp groups over GEMM-N, one per column tile of a filter row (two warps each)
   int row_elems;       // elements of a band row
   int lead;            // zeros before a band row's padding
   int used_elems;      // elements of x a band row copies (used columns x C)
@@ -121,13 +123,13 @@ inline Sm80SmallcParams sm80_smallc_params(Sm80ConvParams const& p) {
     sp.rows = p.n * p.p;
     sp.rows_per_slice = sp.rows;
     sp.row_tiles = smallc_wgrad_row_tiles(p.s, p.c);
-    sp.groups = smallc_wgrad_groups(p.r, p.s, p.c);
+    sp.groups = smallc_wgrad_groups(p.s, p.c);
     sp.ksteps = int(smallc_wgrad_row_pixels(p.q) / 16);
     sp.row_elems = int(smallc_wgrad_row_elems(p.q, p.w, p.s, p.c, p.stride_w, p.pad_w));
     sp.lead = smallc_wgrad_lead(p.pad_w, p.c);
     sp.used_elems = int(smallc_wgrad_used_cols(p.q, p.w, p.s, p.stride_w, p.pad_w)) * p.c;
-    sp.stage_elems = int(smallc_wgrad_stage_elems(p.q, p.w, p.r, p.s, p.c, p.stride_w, p.pad_w));
-    sp.smem_bytes = int(smallc_wgrad_smem(p.q, p.w, p.r, p.s, p.c, p.stride_w, p.pad_w));
+    sp.stage_elems = int(smallc_wgrad_stage_elems(p.q, p.w, p.s, p.c, p.stride_w, p.pad_w));
+    sp.smem_bytes = int(smallc_wgrad_smem(p.q, p.w, p.s, p.c, p.stride_w, p.pad_w));
     auto const row_aligned = [&](int i, int extent) { return extent == 1 || p.x_stride[i] % 8 == 0; };
     sp.x_vec = reinterpret_cast<std::uintptr_t>(p.x) % 16 == 0 && row_aligned(0, p.n) && row_aligned(2, p.h);
   } else {
@@ -517,10 +519,10 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_dgrad_kernel(Sm
 // ---- wgrad -------------------------------------------------------------------------------------------
 
 // CTA z sums output rows [z * rows_per_slice, min((z + 1) * rows_per_slice, rows)) into slice z of
-// sp.partials; 64 * sp.groups threads (warp w: group w % groups, k-step parity w / groups),
+// sp.partials; 64 * sp.groups threads (warp w: column tile w % groups, k-step parity w / groups),
 // sp.smem_bytes of dynamic shared memory, kSmallcWgradStages stages of sp.stage_elems:
 //   dy    [kSmallcWgradRows][ksteps * 16][64]         Element   chunk j of pixel i at chunk j ^ (i % 8)
-//   band  [kSmallcWgradRows][R][row_elems]            Element   x[n][h][w][c] at lead + (w + pad_w)*C + c
+//   band  [kSmallcWgradRows][7][row_elems]            Element   x[n][h][w][c] at lead + (w + pad_w)*C + c (rows past R zero)
 // then, after the last stage, the accumulators the second warp of each group hands the first.
 template <class Element>
 __global__ void __maxnreg__(168) sm80_smallc_wgrad_kernel(Sm80SmallcParams const sp) {
@@ -532,7 +534,7 @@ __global__ void __maxnreg__(168) sm80_smallc_wgrad_kernel(Sm80SmallcParams const
   Element const* const dy = static_cast<Element const*>(p.y);
   int const threads = 64 * sp.groups;
   int const tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32, g = lane / 4, tig = lane % 4;
-  int const group = warp % sp.groups, parity = warp / sp.groups;
+  int const jt = warp % sp.groups, parity = warp / sp.groups;  // the warp's column tile and k-step parity
   int const pixels = sp.ksteps * 16;                             // of a staged dy row
   int const dy_elems = kSmallcWgradRows * pixels * kSmallcWgradMaxK;  // of a stage, before its band
   int const swc = p.stride_w * p.c;                              // band elements from one pixel to the next
@@ -569,7 +571,7 @@ __global__ void __maxnreg__(168) sm80_smallc_wgrad_kernel(Sm80SmallcParams const
       }
       // The band rows: 16-byte chunks (zeros for rows in the padding or past the range), then the
       // elements past the last whole chunk -- every element where x allows no chunks.
-      Element* const brows = band + slot * p.r * sp.row_elems + sp.lead + p.pad_w * p.c;
+      Element* const brows = band + slot * kSmallcWgradWarpTiles * sp.row_elems + sp.lead + p.pad_w * p.c;
       Element const* const xn = x + std::int64_t(n) * p.x_stride[0];
       int const h0 = pp * p.stride_h - p.pad_h;
       if (chunks > 0) {
@@ -595,21 +597,13 @@ __global__ void __maxnreg__(168) sm80_smallc_wgrad_kernel(Sm80SmallcParams const
     }
   };
 
-  // The warp's n8 tiles: t = group * 7 + i is filter row t / row_tiles, columns (t % row_tiles) * 8
-  // + [0, 8) of it (tiles past the last read the first's elements; their sums are not stored).
-  // Per lane, in bytes: where its A rows start in a stage's dy at pixel 0 (chunk 2*mt + (lane / 8)
-  // % 2 of pixel (lane / 16) * 8 + lane % 8, swizzled), and where its B elements (pixel 2*(lane % 4),
-  // column lane / 4 of a tile) start in a slot's band.
-  bool tile_on[kSmallcWgradWarpTiles];
-  int a_off[4], b_off[kSmallcWgradWarpTiles];
+  // Per lane, in bytes: where its A rows start in a stage's dy at pixel 0 (chunk 2*mt + (lane / 8) % 2
+  // of pixel (lane / 16) * 8 + lane % 8, swizzled), and where its B elements (pixel 2*(lane % 4),
+  // column jt*8 + lane / 4 of filter row 0) start in a slot's band; filter row r is r band rows on.
+  int a_off[4];
   TESSEL_UNROLL
   for (int mt = 0; mt < 4; ++mt) a_off[mt] = (((lane / 16) * 8 + lane % 8) * 64 + (((2 * mt + (lane / 8) % 2) ^ (lane % 8)) * 8)) * 2;
-  TESSEL_UNROLL
-  for (int i = 0; i < kSmallcWgradWarpTiles; ++i) {
-    int const t = group * kSmallcWgradWarpTiles + i, r = t / sp.row_tiles, jt = t - r * sp.row_tiles;
-    tile_on[i] = r < p.r;
-    b_off[i] = ((tile_on[i] ? r * sp.row_elems + jt * 8 : 0) + sp.lead + 2 * tig * swc + g) * 2;
-  }
+  int const b_off = (sp.lead + jt * 8 + 2 * tig * swc + g) * 2, row_bytes = sp.row_elems * 2;
   int const px1 = 2 * swc, px8 = 16 * swc, px9 = 18 * swc;  // bytes from pixel q to q + 1, q + 8, q + 9
 
   float acc[4][kSmallcWgradWarpTiles][4];
@@ -645,10 +639,10 @@ __global__ void __maxnreg__(168) sm80_smallc_wgrad_kernel(Sm80SmallcParams const
       int const q = q0 + 2 * tig;
       std::uint32_t const keep0 = (q < p.q ? 0xffffu : 0u) | (q + 1 < p.q ? 0xffff0000u : 0u);
       std::uint32_t const keep1 = (q + 8 < p.q ? 0xffffu : 0u) | (q + 9 < p.q ? 0xffff0000u : 0u);
-      unsigned char const* const brow = bandb + (slot * p.r * sp.row_elems + q0 * swc) * 2;
+      unsigned char const* const brow = bandb + (slot * kSmallcWgradWarpTiles * sp.row_elems + q0 * swc) * 2 + b_off;
       TESSEL_UNROLL
       for (int t = 0; t < kSmallcWgradWarpTiles; ++t) {
-        unsigned char const* const e = brow + b_off[t];
+        unsigned char const* const e = brow + t * row_bytes;
         auto const at = [](unsigned char const* ptr) { return std::uint32_t(*reinterpret_cast<std::uint16_t const*>(ptr)); };
         std::uint32_t const b0 = (at(e) | (at(e + px1) << 16)) & keep0;
         std::uint32_t const b1 = (at(e + px8) | (at(e + px9) << 16)) & keep1;
@@ -662,7 +656,7 @@ __global__ void __maxnreg__(168) sm80_smallc_wgrad_kernel(Sm80SmallcParams const
   cp_async_wait<0>();
 
   // The second warp of each group hands its sums to the first, which writes the slice.
-  float* const handoff = reinterpret_cast<float*>(smem) + group * (4 * kSmallcWgradWarpTiles * 4 * 32);
+  float* const handoff = reinterpret_cast<float*>(smem) + jt * (4 * kSmallcWgradWarpTiles * 4 * 32);
   if (parity == 1) {
     TESSEL_UNROLL
     for (int mt = 0; mt < 4; ++mt)
@@ -677,8 +671,8 @@ __global__ void __maxnreg__(168) sm80_smallc_wgrad_kernel(Sm80SmallcParams const
   int const cols = p.s * p.c;
   TESSEL_UNROLL
   for (int t = 0; t < kSmallcWgradWarpTiles; ++t) {
-    if (!tile_on[t]) continue;
-    int const tt = group * kSmallcWgradWarpTiles + t, r = tt / sp.row_tiles, j0 = (tt - r * sp.row_tiles) * 8 + 2 * tig;
+    int const r = t, j0 = jt * 8 + 2 * tig;
+    if (r >= p.r) break;
     TESSEL_UNROLL
     for (int mt = 0; mt < 4; ++mt)
       TESSEL_UNROLL

@@ -14,10 +14,10 @@
 // and stages the dy pixels whose taps reach it, every one of its K channels (128 bytes a pixel).
 //   e.g. the stem: dy rows floor((h0 + 15 + 3) / 2) - floor((h0 + 3 - 6) / 2) + 1 <= 12, columns
 //        <= 36: 12 x 36 x 128 B = 54 KiB, and the filters 49 taps x 8 x 72 x 2 B = 56.4 KiB.
-// wgrad (C <= 4, K <= 64): a CTA sums a range of output rows (n, p). A stage holds
+// wgrad (C <= 4, K <= 64, R <= 7): a CTA sums a range of output rows (n, p). A stage holds
 // kSmallcWgradRows of them: each row's dy (Q rounded up to 16 pixels, 64 channels, 128 bytes a pixel)
-// and, per row, its R input rows at full width (x's own layout, C channels a pixel), each row
-// starting `lead` zeros before its padding so that column 0 is 16-byte aligned.
+// and, per row, its R input rows at full width (x's own layout, C channels a pixel; room for 7),
+// each row starting `lead` zeros before its padding so that column 0 is 16-byte aligned.
 //   e.g. the stem: a band row is 7 + 111*6 + 24 = 697 -> 704 elements; a stage 2 x 112 x 128 B of dy
 //        and 2 x 7 x 704 x 2 B of band = 47.3 KiB; two stages 94.5 KiB.
 // Plain C++ (host and device).
@@ -120,17 +120,17 @@ TESSEL_HOST_DEVICE constexpr std::int64_t smallc_dgrad_smem(std::int64_t r, std:
 // ---- wgrad ----------------------------------------------------------------------------------------
 
 inline constexpr int kSmallcWgradMaxK = 64;     // dy channels: GEMM-M, four m16 tiles
-inline constexpr int kSmallcWgradWarpTiles = 7; // n8 tiles a warp accumulates (4 x 7 x 4 fp32 registers)
-inline constexpr int kSmallcWgradMaxGroups = 4; // warp groups over GEMM-N, two warps each (256 threads)
+inline constexpr int kSmallcWgradWarpTiles = 7; // n8 tiles a warp accumulates (4 x 7 x 4 fp32 registers):
+                                                // one of each filter row, R <= 7
+inline constexpr int kSmallcWgradMaxGroups = 4; // warp groups over GEMM-N, one per column tile of a
+                                                // filter row (S*C <= 32), two warps each (256 threads)
 inline constexpr int kSmallcWgradRows = 2;      // output rows a stage holds
 inline constexpr int kSmallcWgradStages = 2;
 
 // n8 tiles of one filter row r: its S*C (tap, channel) columns, rounded up to 8.
 TESSEL_HOST_DEVICE constexpr int smallc_wgrad_row_tiles(int s, int c) { return (s * c + 7) / 8; }
-// Warp groups over GEMM-N: R rows of row tiles, kSmallcWgradWarpTiles a group.
-TESSEL_HOST_DEVICE constexpr int smallc_wgrad_groups(int r, int s, int c) {
-  return (r * smallc_wgrad_row_tiles(s, c) + kSmallcWgradWarpTiles - 1) / kSmallcWgradWarpTiles;
-}
+// Warp groups over GEMM-N: one per column tile of a filter row (each takes that tile of every row).
+TESSEL_HOST_DEVICE constexpr int smallc_wgrad_groups(int s, int c) { return smallc_wgrad_row_tiles(s, c); }
 // Zeros before a band row's padding: column 0 (after pad_w * C padding elements) on a multiple of 8.
 TESSEL_HOST_DEVICE constexpr int smallc_wgrad_lead(int pad_w, int c) { return (8 - (pad_w * c) % 8) % 8; }
 // Columns of x the output row's pixels read: min(W, (Q-1)*stride_w - pad_w + S), at least 0. The
@@ -151,17 +151,18 @@ TESSEL_HOST_DEVICE constexpr std::int64_t smallc_wgrad_row_elems(std::int64_t q,
   std::int64_t const copy = lead + (pad_w + smallc_wgrad_used_cols(q, w, s, stride_w, pad_w)) * c;
   return ((reads > copy ? reads : copy) + 7) / 8 * 8;
 }
-// Elements of one stage: dy, then the band.
-TESSEL_HOST_DEVICE constexpr std::int64_t smallc_wgrad_stage_elems(std::int64_t q, std::int64_t w, std::int64_t r, std::int64_t s,
-                                                                   std::int64_t c, std::int64_t stride_w, std::int64_t pad_w) {
-  return kSmallcWgradRows * (smallc_wgrad_row_pixels(q) * kSmallcWgradMaxK + r * smallc_wgrad_row_elems(q, w, s, c, stride_w, pad_w));
+// Elements of one stage: dy, then the band (kSmallcWgradWarpTiles rows an output row, R of them staged).
+TESSEL_HOST_DEVICE constexpr std::int64_t smallc_wgrad_stage_elems(std::int64_t q, std::int64_t w, std::int64_t s, std::int64_t c,
+                                                                   std::int64_t stride_w, std::int64_t pad_w) {
+  return kSmallcWgradRows *
+         (smallc_wgrad_row_pixels(q) * kSmallcWgradMaxK + kSmallcWgradWarpTiles * smallc_wgrad_row_elems(q, w, s, c, stride_w, pad_w));
 }
 // Dynamic shared memory of the wgrad kernel: the stages, or the accumulators one warp of each group
 // hands the other at the end (groups x 64 x 56 fp32), whichever is larger.
-TESSEL_HOST_DEVICE constexpr std::int64_t smallc_wgrad_smem(std::int64_t q, std::int64_t w, std::int64_t r, std::int64_t s,
-                                                            std::int64_t c, std::int64_t stride_w, std::int64_t pad_w) {
-  std::int64_t const stages = kSmallcWgradStages * smallc_wgrad_stage_elems(q, w, r, s, c, stride_w, pad_w) * 2;
-  std::int64_t const handoff = std::int64_t(smallc_wgrad_groups(int(r), int(s), int(c))) * kSmallcWgradMaxK * kSmallcWgradWarpTiles * 8 * 4;
+TESSEL_HOST_DEVICE constexpr std::int64_t smallc_wgrad_smem(std::int64_t q, std::int64_t w, std::int64_t s, std::int64_t c,
+                                                            std::int64_t stride_w, std::int64_t pad_w) {
+  std::int64_t const stages = kSmallcWgradStages * smallc_wgrad_stage_elems(q, w, s, c, stride_w, pad_w) * 2;
+  std::int64_t const handoff = std::int64_t(smallc_wgrad_groups(int(s), int(c))) * kSmallcWgradMaxK * kSmallcWgradWarpTiles * 8 * 4;
   return stages > handoff ? stages : handoff;
 }
 
