@@ -552,14 +552,16 @@ __global__ void __maxnreg__(168) sm80_smallc_wgrad_kernel(Sm80SmallcParams const
   // swizzle each time.
   int const dy_chunk = tid % 8, dy_step = threads / 8;
   int const dy_dst = (tid / 8) * 64 + (dy_chunk ^ ((tid / 8) % 8)) * 8;
-  auto const stage = [&](int i) {
+  int const chunks = sp.x_vec ? sp.used_elems / 8 : 0;  // 16-byte chunks of a band row
+  int const chunk_r = chunks > 0 ? tid / chunks : 0, chunk_col = tid - chunk_r * chunks;  // the thread's first chunk
+  int next_n = row_begin / p.p, next_pp = row_begin - next_n * p.p;  // the next row to stage: image, output row
+  auto const stage = [&](int i) {  // called for i = 0, 1, 2, ... in turn
     Element* const dys = stages + (i % kSmallcWgradStages) * sp.stage_elems;
     Element* const band = dys + dy_elems;
-    int const chunks = sp.x_vec ? sp.used_elems / 8 : 0;  // 16-byte chunks of a band row
     for (int slot = 0; slot < kSmallcWgradRows; ++slot) {
-      int const row = row_begin + i * kSmallcWgradRows + slot;
-      bool const live = row < row_end;
-      int const n = live ? row / p.p : 0, pp = live ? row - n * p.p : 0;
+      bool const live = row_begin + i * kSmallcWgradRows + slot < row_end;
+      int const n = live ? next_n : 0, pp = live ? next_pp : 0;
+      if (++next_pp == p.p) next_pp = 0, ++next_n;
       Element const* src = dy + std::int64_t(n) * p.y_stride[0] + std::int64_t(pp) * p.y_stride[2] +
                            std::int64_t(tid / 8) * p.y_stride[3] + dy_chunk * 8;
       Element* dst = dys + slot * pixels * kSmallcWgradMaxK + dy_dst;
@@ -575,8 +577,7 @@ __global__ void __maxnreg__(168) sm80_smallc_wgrad_kernel(Sm80SmallcParams const
       Element const* const xn = x + std::int64_t(n) * p.x_stride[0];
       int const h0 = pp * p.stride_h - p.pad_h;
       if (chunks > 0) {
-        int r = tid / chunks, col = tid - r * chunks;
-        for (; r < p.r;) {
+        for (int r = chunk_r, col = chunk_col; r < p.r;) {
           int const h = h0 + r * p.dilation_h;
           uint128_t* const to = reinterpret_cast<uint128_t*>(brows + r * sp.row_elems + col * 8);
           if (live && unsigned(h) < unsigned(p.h))
@@ -634,21 +635,31 @@ __global__ void __maxnreg__(168) sm80_smallc_wgrad_kernel(Sm80SmallcParams const
       TESSEL_UNROLL
       for (int mt = 0; mt < 4; ++mt)
         SM75_U16x8_LDSM_T::copy(*reinterpret_cast<uint128_t const*>(arow + a_off[mt]), a[mt][0], a[mt][1], a[mt][2], a[mt][3]);
-      // Pixels past Q (dy zero there) may read columns real pixels read: their B elements are
-      // zeroed too, so that an Inf or NaN in x meets no product it is not part of.
-      int const q = q0 + 2 * tig;
-      std::uint32_t const keep0 = (q < p.q ? 0xffffu : 0u) | (q + 1 < p.q ? 0xffff0000u : 0u);
-      std::uint32_t const keep1 = (q + 8 < p.q ? 0xffffu : 0u) | (q + 9 < p.q ? 0xffff0000u : 0u);
       unsigned char const* const brow = bandb + (slot * kSmallcWgradWarpTiles * sp.row_elems + q0 * swc) * 2 + b_off;
-      TESSEL_UNROLL
-      for (int t = 0; t < kSmallcWgradWarpTiles; ++t) {
-        unsigned char const* const e = brow + t * row_bytes;
-        auto const at = [](unsigned char const* ptr) { return std::uint32_t(*reinterpret_cast<std::uint16_t const*>(ptr)); };
-        std::uint32_t const b0 = (at(e) | (at(e + px1) << 16)) & keep0;
-        std::uint32_t const b1 = (at(e + px8) | (at(e + px9) << 16)) & keep1;
+      // The k-step's MMAs. Pixels past Q (dy zero there) may read columns real pixels read: in the
+      // last k-step of a row their B elements are zeroed too (`masked`), so that an Inf or NaN in x
+      // meets no product it is not part of.
+      auto const mma = [&](auto masked) {
+        std::uint32_t keep0 = ~0u, keep1 = ~0u;
+        if constexpr (decltype(masked)::value) {
+          int const q = q0 + 2 * tig;
+          keep0 = (q < p.q ? 0xffffu : 0u) | (q + 1 < p.q ? 0xffff0000u : 0u);
+          keep1 = (q + 8 < p.q ? 0xffffu : 0u) | (q + 9 < p.q ? 0xffff0000u : 0u);
+        }
         TESSEL_UNROLL
-        for (int mt = 0; mt < 4; ++mt) detail::smallc_mma<Element>(acc[mt][t], a[mt], b0, b1);
-      }
+        for (int t = 0; t < kSmallcWgradWarpTiles; ++t) {
+          unsigned char const* const e = brow + t * row_bytes;
+          auto const at = [](unsigned char const* ptr) { return std::uint32_t(*reinterpret_cast<std::uint16_t const*>(ptr)); };
+          std::uint32_t b0 = at(e) | (at(e + px1) << 16), b1 = at(e + px8) | (at(e + px9) << 16);
+          if constexpr (decltype(masked)::value) b0 &= keep0, b1 &= keep1;
+          TESSEL_UNROLL
+          for (int mt = 0; mt < 4; ++mt) detail::smallc_mma<Element>(acc[mt][t], a[mt], b0, b1);
+        }
+      };
+      if (q0 + 16 <= p.q)
+        mma(std::false_type{});
+      else
+        mma(std::true_type{});
       for (q0 += 32; q0 >= pixels; q0 -= pixels) ++slot;
     }
     __syncthreads();  // stage i read: its buffer may be refilled
