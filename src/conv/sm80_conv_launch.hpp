@@ -54,7 +54,8 @@ ConvSplit sm80_conv_split(kernel::Sm80ConvParams const& p, DType dtype, Sm80Conv
 
 // The scratch bytes sm80_conv_run takes for (p, dtype, o): the partials of a split (slices x k x
 // t*r*s*c/g rounded up to 8, or for the depthwise wgrad slices x r*s x c, fp32), 0 otherwise (and
-// for a problem it refuses).
+// for a problem it refuses) -- except the small-channel wgrad, whose kernel writes partials even
+// as one slice.
 std::size_t sm80_conv_workspace_size(kernel::Sm80ConvParams const& p, DType dtype, Sm80ConvRunOptions const& o);
 
 // Runs the pass p describes on `stream`, asynchronously, with bf16 or fp16 tensors (dtype) and fp32
