@@ -104,7 +104,7 @@ cudaError_t sm80_smallc_launch(Sm80ConvKernelParams const& kp, cudaStream_t stre
     sp.rows_per_slice = kp.k_tiles_per_slice;
     sp.partials = kp.partials;
     sp.partial_ld = kp.partial_ld;
-    auto* kernel = &sm80_smallc_wgrad_kernel<Element>;
+    auto* kernel = kp.p.stride_w * kp.p.c == 6 ? &sm80_smallc_wgrad_kernel<Element, 6> : &sm80_smallc_wgrad_kernel<Element, 0>;
     if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sp.smem_bytes); err != cudaSuccess)
       return err;
     kernel<<<static_cast<unsigned>(kp.slices), static_cast<unsigned>(64 * sp.groups), sp.smem_bytes, stream>>>(sp);

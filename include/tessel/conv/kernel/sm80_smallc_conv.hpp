@@ -61,6 +61,7 @@
 #include <tessel/schedule/fast_divisor.hpp>
 
 #include <cstdint>
+#include <numeric>
 #include <type_traits>
 
 namespace tessel::kernel {
@@ -71,6 +72,9 @@ struct Sm80SmallcParams {
   int tiles;          // fprop: tiles_m * tiles_n, pixel tiles fastest; dgrad: N * tiles_h * tiles_w, columns fastest
   int tiles_m;        // fprop: pixel tiles (N*P*Q / 256, rounded up)
   int tiles_h, tiles_w;  // dgrad: blocks of 16 dx rows and of 64 dx columns
+  FastDivisor32 div_sh, div_sw;  // dgrad: by stride_h, stride_w
+  int r_step, s_step;  // dgrad: the taps r (s) that meet a dx row (column) step by stride / gcd(stride, dilation)
+  int s_bias;          // dgrad: ceil((S-1)*dil_w / stride_w), so that a column's dy position plus it is >= 0
   int pixels;         // fprop: N*P*Q
   FastDivisor32 div_pq, div_q;  // fprop: a pixel index into (image, row, column)
   int wp;             // fprop: band width
@@ -88,6 +92,7 @@ struct Sm80SmallcParams {
   int lead;            // zeros before a band row's padding
   int used_elems;      // elements of x a band row copies (used columns x C)
   bool x_vec;          // band rows by 16-byte cp.async: x's address and row starts 16-byte aligned
+  bool share_rows;     // a stage's two output rows of one image stage their input rows once (dilation 1 down)
   float* partials;     // [slices][k][partial_ld]
   int partial_ld;
 };
@@ -132,8 +137,14 @@ inline Sm80SmallcParams sm80_smallc_params(Sm80ConvParams const& p) {
     sp.smem_bytes = int(smallc_wgrad_smem(p.q, p.w, p.s, p.c, p.stride_w, p.pad_w));
     auto const row_aligned = [&](int i, int extent) { return extent == 1 || p.x_stride[i] % 8 == 0; };
     sp.x_vec = reinterpret_cast<std::uintptr_t>(p.x) % 16 == 0 && row_aligned(0, p.n) && row_aligned(2, p.h);
+    sp.share_rows = p.dilation_h == 1 && p.stride_h + p.r <= kSmallcWgradRows * kSmallcWgradWarpTiles;
   } else {
     sp.tiles_h = int(tessel::detail::ceil_div_ll(p.h, kSmallcDgradRows));
+    sp.div_sh = FastDivisor32::make(p.stride_h);
+    sp.div_sw = FastDivisor32::make(p.stride_w);
+    sp.r_step = p.stride_h / std::gcd(p.stride_h, p.dilation_h);
+    sp.s_step = p.stride_w / std::gcd(p.stride_w, p.dilation_w);
+    sp.s_bias = int(tessel::detail::ceil_div_ll(std::int64_t(p.s - 1) * p.dilation_w, p.stride_w));
     sp.tiles_w = int(tessel::detail::ceil_div_ll(p.w, kSmallcDgradCols));
     sp.tiles = p.n * sp.tiles_h * sp.tiles_w;
     sp.stage_elems = int(smallc_dgrad_dy_elems(p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w));
@@ -424,25 +435,31 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_dgrad_kernel(Sm
       int const w_end = min(w0 + kSmallcDgradCols, p.w);
       for (int phase = 0; phase < p.stride_w; ++phase) {
         // The columns of this phase: w + pad_w = phase (mod stride_w), from w_first on.
-        int const w_first = w0 + ((phase - (w0 + p.pad_w) % p.stride_w) + p.stride_w) % p.stride_w;
+        int const sw = p.stride_w, base = w0 + p.pad_w;
+        int const ahead = phase - (base - int(sp.div_sw.div(unsigned(base))) * sw);
+        int const w_first = w0 + (ahead < 0 ? ahead + sw : ahead);
         if (w_first >= w_end) continue;
-        int const count = (w_end - w_first + p.stride_w - 1) / p.stride_w;
+        int const count = int(sp.div_sw.div(unsigned(w_end - w_first + sw - 1)));
         int const mtiles = (count + 15) / 16;  // <= 4: 64 columns at stride 1, 32 or fewer beyond
         // The taps that meet this row and phase: lane r's dy row (r < R) and lane s's first dy
         // column (s < S), relative to the staged block, or -1; their ballots list them.
+        // (Divisions by the strides through FastDivisor32, of values made >= 0 first.)
         int const th_r = h + p.pad_h - lane * p.dilation_h;
-        bool const r_ok = lane < p.r && th_r >= 0 && th_r % p.stride_h == 0 && th_r / p.stride_h < p.p;
-        int const r_row = r_ok ? th_r / p.stride_h - p_lo : -1;
-        int const tw_s = w_first + p.pad_w - lane * p.dilation_w;
-        bool const s_ok = lane < p.s && ((tw_s % p.stride_w) + p.stride_w) % p.stride_w == 0;
-        int const s_col = s_ok ? int(tessel::detail::floor_div(tw_s, p.stride_w)) - q_lo : -1;
+        int const dy_r = th_r >= 0 ? int(sp.div_sh.div(unsigned(th_r))) : 0;
+        bool const r_ok = lane < p.r && th_r >= 0 && dy_r * p.stride_h == th_r && dy_r < p.p;
+        int const r_row = r_ok ? dy_r - p_lo : -1;
+        int const tw_s = lane < p.s ? w_first + p.pad_w - lane * p.dilation_w + sp.s_bias * sw : 0;  // >= 0
+        int const dy_s = int(sp.div_sw.div(unsigned(tw_s)));
+        bool const s_ok = lane < p.s && dy_s * sw == tw_s;
+        int const s_col = s_ok ? dy_s - sp.s_bias - q_lo : -1;
         unsigned const r_taps = __ballot_sync(0xffffffffu, r_ok), s_taps = __ballot_sync(0xffffffffu, s_ok);
         std::int64_t const row_off = std::int64_t(n) * p.x_stride[0] + std::int64_t(h) * p.x_stride[2];
 
         // The row and phase's taps as a list, 32 at a time: entry i (lane i) is the i-th pair of an
         // r and an s that meet it, r major -- the dy pixel of its first column relative to the
         // staged block, and the word where the tap's filters start. Each tap then costs two
-        // shuffles that do not wait on the tap before it.
+        // shuffles that do not wait on the tap before it. The r that meet a row are every r_step-th
+        // from the first (a residue class within a range), the s likewise.
         int const nr = __popc(r_taps), ns = __popc(s_taps), taps_met = nr * ns;
 
         // M tiles two at a time (at stride 1 along w a row has four).
@@ -459,7 +476,7 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_dgrad_kernel(Sm
             int entry_base = 0, entry_filter = 0;
             {
               int const i = min(t0 + lane, taps_met - 1), ri = i / ns, si = i - ri * ns;
-              int const r = int(__fns(r_taps, 0, ri + 1)), s = int(__fns(s_taps, 0, si + 1));
+              int const r = __ffs(int(r_taps)) - 1 + ri * sp.r_step, s = __ffs(int(s_taps)) - 1 + si * sp.s_step;
               int const row = __shfl_sync(0xffffffffu, r_row, r), col = __shfl_sync(0xffffffffu, s_col, s);
               entry_base = row * cols + col;
               entry_filter = (r * p.s + s) * kSmallcDgradMaxC * (kSmallcFilterPitch / 2);
@@ -524,7 +541,9 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_dgrad_kernel(Sm
 //   dy    [kSmallcWgradRows][ksteps * 16][64]         Element   chunk j of pixel i at chunk j ^ (i % 8)
 //   band  [kSmallcWgradRows][7][row_elems]            Element   x[n][h][w][c] at lead + (w + pad_w)*C + c (rows past R zero)
 // then, after the last stage, the accumulators the second warp of each group hands the first.
-template <class Element>
+// Swc: stride_w * C where it is known when compiling (6: C = 3 at stride 2, an RGB stem), so that the
+// B elements' pixel offsets are immediates; 0: read from sp.
+template <class Element, int Swc>
 __global__ void __maxnreg__(168) sm80_smallc_wgrad_kernel(Sm80SmallcParams const sp) {
 #if defined(TESSEL_ARCH_SM80)
   extern __shared__ __align__(16) unsigned char smem[];
@@ -537,7 +556,7 @@ __global__ void __maxnreg__(168) sm80_smallc_wgrad_kernel(Sm80SmallcParams const
   int const jt = warp % sp.groups, parity = warp / sp.groups;  // the warp's column tile and k-step parity
   int const pixels = sp.ksteps * 16;                             // of a staged dy row
   int const dy_elems = kSmallcWgradRows * pixels * kSmallcWgradMaxK;  // of a stage, before its band
-  int const swc = p.stride_w * p.c;                              // band elements from one pixel to the next
+  int const swc = Swc > 0 ? Swc : p.stride_w * p.c;              // band elements from one pixel to the next
   int const row_begin = int(blockIdx.x) * sp.rows_per_slice;
   int const row_end = min(row_begin + sp.rows_per_slice, sp.rows);
   int const stage_count = (row_end - row_begin + kSmallcWgradRows - 1) / kSmallcWgradRows;
@@ -555,46 +574,63 @@ __global__ void __maxnreg__(168) sm80_smallc_wgrad_kernel(Sm80SmallcParams const
   int const chunks = sp.x_vec ? sp.used_elems / 8 : 0;  // 16-byte chunks of a band row
   int const chunk_r = chunks > 0 ? tid / chunks : 0, chunk_col = tid - chunk_r * chunks;  // the thread's first chunk
   int next_n = row_begin / p.p, next_pp = row_begin - next_n * p.p;  // the next row to stage: image, output row
+  // Band rows [row0, row0 + rows) of a buffer from x's rows h_first, h_first + h_step, ... of image n:
+  // 16-byte chunks (zeros for rows in the padding or not live), then the elements past the last
+  // whole chunk -- every element where x allows no chunks.
+  auto const copy_rows = [&](Element* band, int row0, int rows, int n, int h_first, int h_step, bool live) {
+    Element* const brows = band + row0 * sp.row_elems + sp.lead + p.pad_w * p.c;
+    Element const* const xn = x + std::int64_t(n) * p.x_stride[0];
+    if (chunks > 0) {
+      for (int r = chunk_r, col = chunk_col; r < rows;) {
+        int const h = h_first + r * h_step;
+        uint128_t* const to = reinterpret_cast<uint128_t*>(brows + r * sp.row_elems + col * 8);
+        if (live && unsigned(h) < unsigned(p.h))
+          SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>::copy(*reinterpret_cast<uint128_t const*>(xn + std::int64_t(h) * p.x_stride[2] + col * 8), *to);
+        else
+          *reinterpret_cast<uint4*>(to) = make_uint4(0, 0, 0, 0);
+        for (col += threads; col >= chunks; col -= chunks) ++r;
+      }
+    }
+    int const tail = sp.used_elems - chunks * 8;
+    for (int e = tid; e < rows * tail; e += threads) {
+      int const r = e / tail, col = chunks * 8 + (e - r * tail);
+      int const h = h_first + r * h_step;
+      bool const ok = live && unsigned(h) < unsigned(p.h);
+      *reinterpret_cast<std::uint16_t*>(brows + r * sp.row_elems + col) =
+          ok ? detail::smallc_load_bits(xn + std::int64_t(h) * p.x_stride[2] + col) : std::uint16_t(0);
+    }
+  };
+  // Whether buffer 0 / 1 holds its two output rows' input rows once (sp.share_rows, consecutive rows
+  // of one image): slot 1's filter row r is then band row stride_h + r, else kSmallcWgradWarpTiles + r.
+  bool shared0 = false, shared1 = false;
   auto const stage = [&](int i) {  // called for i = 0, 1, 2, ... in turn
     Element* const dys = stages + (i % kSmallcWgradStages) * sp.stage_elems;
     Element* const band = dys + dy_elems;
+    int n[kSmallcWgradRows], pp[kSmallcWgradRows];
+    bool live[kSmallcWgradRows];
+    TESSEL_UNROLL
     for (int slot = 0; slot < kSmallcWgradRows; ++slot) {
-      bool const live = row_begin + i * kSmallcWgradRows + slot < row_end;
-      int const n = live ? next_n : 0, pp = live ? next_pp : 0;
+      live[slot] = row_begin + i * kSmallcWgradRows + slot < row_end;
+      n[slot] = live[slot] ? next_n : 0, pp[slot] = live[slot] ? next_pp : 0;
       if (++next_pp == p.p) next_pp = 0, ++next_n;
-      Element const* src = dy + std::int64_t(n) * p.y_stride[0] + std::int64_t(pp) * p.y_stride[2] +
+      Element const* src = dy + std::int64_t(n[slot]) * p.y_stride[0] + std::int64_t(pp[slot]) * p.y_stride[2] +
                            std::int64_t(tid / 8) * p.y_stride[3] + dy_chunk * 8;
       Element* dst = dys + slot * pixels * kSmallcWgradMaxK + dy_dst;
-      bool const chunk_ok = live && dy_chunk * 8 < p.k;
+      bool const chunk_ok = live[slot] && dy_chunk * 8 < p.k;
       for (int pix = tid / 8; pix < pixels; pix += dy_step, src += std::int64_t(dy_step) * p.y_stride[3], dst += dy_step * 64) {
         bool const ok = chunk_ok && pix < p.q;
         SM80_CP_ASYNC_CACHEGLOBAL_ZFILL<uint128_t>::copy(*reinterpret_cast<uint128_t const*>(ok ? src : dy),
                                                          *reinterpret_cast<uint128_t*>(dst), ok);
       }
-      // The band rows: 16-byte chunks (zeros for rows in the padding or past the range), then the
-      // elements past the last whole chunk -- every element where x allows no chunks.
-      Element* const brows = band + slot * kSmallcWgradWarpTiles * sp.row_elems + sp.lead + p.pad_w * p.c;
-      Element const* const xn = x + std::int64_t(n) * p.x_stride[0];
-      int const h0 = pp * p.stride_h - p.pad_h;
-      if (chunks > 0) {
-        for (int r = chunk_r, col = chunk_col; r < p.r;) {
-          int const h = h0 + r * p.dilation_h;
-          uint128_t* const to = reinterpret_cast<uint128_t*>(brows + r * sp.row_elems + col * 8);
-          if (live && unsigned(h) < unsigned(p.h))
-            SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>::copy(*reinterpret_cast<uint128_t const*>(xn + std::int64_t(h) * p.x_stride[2] + col * 8), *to);
-          else
-            *reinterpret_cast<uint4*>(to) = make_uint4(0, 0, 0, 0);
-          for (col += threads; col >= chunks; col -= chunks) ++r;
-        }
-      }
-      int const tail = sp.used_elems - chunks * 8;
-      for (int e = tid; e < p.r * tail; e += threads) {
-        int const r = e / tail, col = chunks * 8 + (e - r * tail);
-        int const h = h0 + r * p.dilation_h;
-        bool const ok = live && unsigned(h) < unsigned(p.h);
-        *reinterpret_cast<std::uint16_t*>(brows + r * sp.row_elems + col) =
-            ok ? detail::smallc_load_bits(xn + std::int64_t(h) * p.x_stride[2] + col) : std::uint16_t(0);
-      }
+    }
+    bool const shared = sp.share_rows && live[1] && n[1] == n[0];  // then pp[1] == pp[0] + 1
+    (i % 2 == 0 ? shared0 : shared1) = shared;
+    if (shared) {
+      copy_rows(band, 0, p.stride_h + p.r, n[0], pp[0] * p.stride_h - p.pad_h, 1, true);
+    } else {
+      TESSEL_UNROLL
+      for (int slot = 0; slot < kSmallcWgradRows; ++slot)
+        copy_rows(band, slot * kSmallcWgradWarpTiles, p.r, n[slot], pp[slot] * p.stride_h - p.pad_h, p.dilation_h, live[slot]);
     }
   };
 
@@ -635,7 +671,8 @@ __global__ void __maxnreg__(168) sm80_smallc_wgrad_kernel(Sm80SmallcParams const
       TESSEL_UNROLL
       for (int mt = 0; mt < 4; ++mt)
         SM75_U16x8_LDSM_T::copy(*reinterpret_cast<uint128_t const*>(arow + a_off[mt]), a[mt][0], a[mt][1], a[mt][2], a[mt][3]);
-      unsigned char const* const brow = bandb + (slot * kSmallcWgradWarpTiles * sp.row_elems + q0 * swc) * 2 + b_off;
+      int const slot_rows = (i % 2 == 0 ? shared0 : shared1) ? p.stride_h : kSmallcWgradWarpTiles;  // band rows to slot 1's
+      unsigned char const* const brow = bandb + (slot * slot_rows * sp.row_elems + q0 * swc) * 2 + b_off;
       // The k-step's MMAs. Pixels past Q (dy zero there) may read columns real pixels read: in the
       // last k-step of a row their B elements are zeroed too (`masked`), so that an Inf or NaN in x
       // meets no product it is not part of.
