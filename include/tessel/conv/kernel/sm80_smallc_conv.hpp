@@ -417,13 +417,20 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_dgrad_kernel(Sm
 
     __syncthreads();  // the previous tile's reads of dy are done
     Element const* const dyn = dy + std::int64_t(n) * p.y_stride[0];
-    for (int i = tid; i < rows * cols * 8; i += kSmallcThreads) {
-      int const pix = i / 8, chunk = i % 8, row = pix / cols, col = pix - row * cols;
-      int const pp = p_lo + row, qq = q_lo + col;
-      bool const ok = unsigned(pp) < unsigned(p.p) && unsigned(qq) < unsigned(p.q) && chunk * 8 < p.k;
-      Element const* const src = ok ? dyn + std::int64_t(pp) * p.y_stride[2] + std::int64_t(qq) * p.y_stride[3] + chunk * 8 : dy;
-      SM80_CP_ASYNC_CACHEGLOBAL_ZFILL<uint128_t>::copy(*reinterpret_cast<uint128_t const*>(src),
-                                                       *reinterpret_cast<uint128_t*>(dys + pix * 64 + ((chunk ^ (pix % 8)) * 8)), ok);
+    // A thread copies chunk tid % 8 of every 32nd pixel from pixel tid / 8 on (the same chunk after
+    // the swizzle each time: 32 is a multiple of 8), its (row, column) stepped without a division.
+    {
+      int const chunk = tid % 8, first = tid / 8;
+      int row = first / cols, col = first - row * cols;
+      bool const chunk_ok = chunk * 8 < p.k;
+      Element* dst = dys + first * 64 + ((chunk ^ (first % 8)) * 8);
+      for (int pix = first; pix < rows * cols; pix += kSmallcThreads / 8, dst += (kSmallcThreads / 8) * 64) {
+        int const pp = p_lo + row, qq = q_lo + col;
+        bool const ok = chunk_ok && unsigned(pp) < unsigned(p.p) && unsigned(qq) < unsigned(p.q);
+        Element const* const src = ok ? dyn + std::int64_t(pp) * p.y_stride[2] + std::int64_t(qq) * p.y_stride[3] + chunk * 8 : dy;
+        SM80_CP_ASYNC_CACHEGLOBAL_ZFILL<uint128_t>::copy(*reinterpret_cast<uint128_t const*>(src), *reinterpret_cast<uint128_t*>(dst), ok);
+        for (col += kSmallcThreads / 8; col >= cols; col -= cols) ++row;
+      }
     }
     cp_async_fence();
     cp_async_wait<0>();
