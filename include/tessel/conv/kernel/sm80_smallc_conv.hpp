@@ -36,12 +36,14 @@
 //   B operand of every pixel of its output row, no im2col. A B-fragment element is one 16-bit
 //   shared load (pixel q0 + 2*(lane%4) + {0, 1, 8, 9}, column lane/4 of the n8 tile), A (dy^T)
 //   ldmatrix.trans of the staged dy. The n8 tiles are R filter rows of ceil(S*C / 8) (21 for the
-//   stem): warp group jt takes column tile jt of every filter row (R <= 7 tiles, kSmallcWgradWarpTiles
-//   accumulated; rows past R are zeros), so its tiles' B elements lie a band row apart and cost an
-//   add each to address. The two warps of a group take alternate k-steps of the stage's two
-//   output rows and add their sums at the end. A CTA sums one
+//   stem): warp group jt takes column tile jt of every filter row (kSmallcWgradWarpTiles = 7 tiles
+//   accumulated, R <= 7; the sums of tiles past R are never stored), so its tiles' B elements lie a
+//   band row apart and cost an add each to address. The two warps of a group take alternate
+//   k-steps of the stage's two output rows and add their sums at the end. A CTA sums one
 //   contiguous range of output rows (n, p), two a stage, cp.async double-buffered, into its fp32
-//   slice of the partials; sm80_conv_slice_sum.hpp adds the slices in order (deterministic).
+//   slice of the partials; sm80_conv_slice_sum.hpp adds the slices in order (deterministic). Two
+//   consecutive output rows of one image share their input rows: the stage holds them once
+//   (stride_h + R rows), the second output row's filter row r stride_h rows down.
 //
 // fprop and dgrad are persistent (grid-stride over their tiles) and write through the convolution
 // epilogue out = act(alpha * acc + beta * residual + bias), two channels a store where out allows;
@@ -546,7 +548,9 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_dgrad_kernel(Sm
 // sp.partials; 64 * sp.groups threads (warp w: column tile w % groups, k-step parity w / groups),
 // sp.smem_bytes of dynamic shared memory, kSmallcWgradStages stages of sp.stage_elems:
 //   dy    [kSmallcWgradRows][ksteps * 16][64]         Element   chunk j of pixel i at chunk j ^ (i % 8)
-//   band  [kSmallcWgradRows][7][row_elems]            Element   x[n][h][w][c] at lead + (w + pad_w)*C + c (rows past R zero)
+//   band  [kSmallcWgradRows * 7][row_elems]           Element   x[n][h][w][c] at lead + (w + pad_w)*C + c
+//         output row `slot`'s filter row r at band row slot * 7 + r, or, where the stage shares its
+//         input rows (shared0 / shared1 below), slot * stride_h + r
 // then, after the last stage, the accumulators the second warp of each group hands the first.
 // Swc: stride_w * C where it is known when compiling (6: C = 3 at stride 2, an RGB stem), so that the
 // B elements' pixel offsets are immediates; 0: read from sp.

@@ -16,8 +16,9 @@
 //        <= 36: 12 x 36 x 128 B = 54 KiB, and the filters 49 taps x 8 x 72 x 2 B = 56.4 KiB.
 // wgrad (C <= 4, K <= 64, R <= 7): a CTA sums a range of output rows (n, p). A stage holds
 // kSmallcWgradRows of them: each row's dy (Q rounded up to 16 pixels, 64 channels, 128 bytes a pixel)
-// and, per row, its R input rows at full width (x's own layout, C channels a pixel; room for 7),
-// each row starting `lead` zeros before its padding so that column 0 is 16-byte aligned.
+// and, per row, its R input rows at full width (x's own layout, C channels a pixel; room for 7;
+// two consecutive rows of one image hold their stride_h + R rows once), each row starting `lead`
+// zeros before its padding so that column 0 is 16-byte aligned.
 //   e.g. the stem: a band row is 7 + 111*6 + 24 = 697 -> 704 elements; a stage 2 x 112 x 128 B of dy
 //        and 2 x 7 x 704 x 2 B of band = 47.3 KiB; two stages 94.5 KiB.
 // Plain C++ (host and device).
