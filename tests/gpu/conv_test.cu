@@ -509,6 +509,8 @@ TEST(ConvSmallC, WgradSweep) {
     run_smallc(conv2d(Operator::kWgrad, t, 1, 25, 40, 3, 8, 5, 4, {2, 1}, {3, 3}));       // stride 3, K = 8
     run_smallc(conv2d(Operator::kWgrad, t, 2, 17, 32, 4, 32, 3, 3, {2, 1}, {2, 1}, {3, 1}));  // dilation down
     run_smallc(conv2d(Operator::kWgrad, t, 2, 13, 11, 3, 40, 2, 2, {0, 0}, {3, 5}));     // stride past the filter
+    run_smallc(conv2d(Operator::kWgrad, t, 2, 50, 20, 3, 16, 3, 3, {1, 1}, {7, 2}));     // stride 7 down: rows shared, the last fit
+    run_smallc(conv2d(Operator::kWgrad, t, 2, 50, 20, 3, 16, 3, 3, {1, 1}, {9, 2}));     // stride 9 down: rows not shared
     run_smallc(conv2d(Operator::kWgrad, t, 2, 5, 4, 3, 56, 3, 3, {4, 5}));               // pad past the filter
     run_smallc(conv2d(Operator::kWgrad, t, 3, 1, 1, 2, 8, 3, 3, {1, 1}, {2, 2}));        // H = W = 1
     run_smallc(conv2d(Operator::kWgrad, t, 1, 9, 16, 4, 64, 1, 3, {0, 1}));              // one filter row, 9 rows

@@ -94,7 +94,7 @@ struct Sm80SmallcParams {
   int lead;            // zeros before a band row's padding
   int used_elems;      // elements of x a band row copies (used columns x C)
   bool x_vec;          // band rows by 16-byte cp.async: x's address and row starts 16-byte aligned
-  bool share_rows;     // a stage's two output rows of one image stage their input rows once (dilation 1 down)
+  bool share_rows;     // a stage's two output rows of one image stage their input rows once (dilation 1 down, stride_h <= 7)
   float* partials;     // [slices][k][partial_ld]
   int partial_ld;
 };
@@ -139,7 +139,9 @@ inline Sm80SmallcParams sm80_smallc_params(Sm80ConvParams const& p) {
     sp.smem_bytes = int(smallc_wgrad_smem(p.q, p.w, p.s, p.c, p.stride_w, p.pad_w));
     auto const row_aligned = [&](int i, int extent) { return extent == 1 || p.x_stride[i] % 8 == 0; };
     sp.x_vec = reinterpret_cast<std::uintptr_t>(p.x) % 16 == 0 && row_aligned(0, p.n) && row_aligned(2, p.h);
-    sp.share_rows = p.dilation_h == 1 && p.stride_h + p.r <= kSmallcWgradRows * kSmallcWgradWarpTiles;
+    // Shared, the second output row's 7 tile rows (those past R too) start stride_h rows down and
+    // must end inside the stage's 14.
+    sp.share_rows = p.dilation_h == 1 && p.stride_h + kSmallcWgradWarpTiles <= kSmallcWgradRows * kSmallcWgradWarpTiles;
   } else {
     sp.tiles_h = int(tessel::detail::ceil_div_ll(p.h, kSmallcDgradRows));
     sp.div_sh = FastDivisor32::make(p.stride_h);
