@@ -88,7 +88,6 @@ struct Sm80SmallcParams {
   // wgrad (sm80_smallc_wgrad_kernel; the split's fields set by the launch from Sm80ConvKernelParams):
   int rows;            // output rows N*P
   int rows_per_slice;  // output rows a CTA sums (CTA z: rows [z * rows_per_slice, ...))
-  int row_tiles;       // n8 tiles of a filter row
   int groups;          // warp groups over GEMM-N, one per column tile of a filter row (two warps each)
   int row_elems;       // elements of a band row
   int lead;            // zeros before a band row's padding
@@ -129,7 +128,6 @@ inline Sm80SmallcParams sm80_smallc_params(Sm80ConvParams const& p) {
   } else if (p.op == conv::Operator::kWgrad) {
     sp.rows = p.n * p.p;
     sp.rows_per_slice = sp.rows;
-    sp.row_tiles = smallc_wgrad_row_tiles(p.s, p.c);
     sp.groups = smallc_wgrad_groups(p.s, p.c);
     sp.ksteps = int(smallc_wgrad_row_pixels(p.q) / 16);
     sp.row_elems = int(smallc_wgrad_row_elems(p.q, p.w, p.s, p.c, p.stride_w, p.pad_w));
