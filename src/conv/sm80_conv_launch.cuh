@@ -94,7 +94,7 @@ Sm80ConvInstance make_sm80_depthwise_wgrad_instance() {
 }
 
 // The small-channel kernels (sm80_smallc_conv.hpp). fprop and dgrad: persistent, two CTAs an SM
-// (their shared memory, 61 KiB for the stem's fprop and 110 KiB for its dgrad, lets two fit on an
+// (their shared memory, 61 KiB for the stem's fprop and 88 KiB for its dgrad, lets two fit on an
 // H100). wgrad: a CTA per slice of output rows (kp's split, two slices an SM: sm80_conv_run.cpp),
 // 64 threads per warp group, into kp.partials; the slice sum follows (sm80_conv_run).
 template <class Element, conv::Operator Op>

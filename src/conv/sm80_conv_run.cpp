@@ -115,7 +115,7 @@ bool is_smallc(Sm80ConvParams const& p, int cc) {
            kernel::smallc_wgrad_smem(p.q, p.w, p.s, p.c, p.stride_w, p.pad_w) <= limit;
   if (p.op == Operator::kDgrad) {
     return p.c <= kernel::kSmallcDgradMaxC && p.k <= kernel::kSmallcDgradMaxK && dy_ok && p.r <= 32 && p.s <= 32 &&
-           kernel::smallc_dgrad_smem(p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w) <= limit;
+           kernel::smallc_dgrad_smem(p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, p.c) <= limit;
   }
   return false;
 }

@@ -504,16 +504,20 @@ TEST(ConvKernelSelection, NamesWithoutCuda) {
   strided.y_stride[2] = 4LL * 64, strided.y_stride[1] = strided.y_stride[0] = 16LL * 64;
   EXPECT_STREQ(sm80_conv_kernel_name(strided, DType::f16), "sm80_conv_dgrad_fp16_smallc");
   EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kFprop, 3, 64, 1), DType::bf16), "sm80_conv_fprop_bf16_smallc");
-  // The stem's dgrad stages 110 KiB: on a GPU whose blocks get 99 KiB (sm_86, sm_89) it stays on the
-  // implicit GEMM; its fprop (61 KiB) does not.
+  // The stem's dgrad stages 88 KiB at C = 3 (filters of 4 channel rows) and 116 KiB at C = 8: on a
+  // GPU whose blocks get 99 KiB (sm_86, sm_89) the C = 8 one stays on the implicit GEMM; the fprop
+  // (61 KiB) runs everywhere.
   Sm80ConvParams stem = plain_params(Operator::kDgrad, 3, 64, 1);
   stem.h = stem.w = 32, stem.r = stem.s = 7, stem.pad_h = stem.pad_w = 3, stem.stride_h = stem.stride_w = 2, stem.p = stem.q = 16;
   stem.x_stride[3] = 3, stem.x_stride[2] = 32LL * 3, stem.x_stride[1] = stem.x_stride[0] = 1024LL * 3;
   stem.y_stride[3] = 64, stem.y_stride[2] = 16LL * 64, stem.y_stride[1] = stem.y_stride[0] = 256LL * 64;
   stem.w_stride_k = 49 * 3;
-  EXPECT_STREQ(sm80_conv_kernel_name(stem, DType::bf16, 90), "sm80_conv_dgrad_bf16_smallc");
-  EXPECT_STREQ(sm80_conv_kernel_name(stem, DType::bf16, 80), "sm80_conv_dgrad_bf16_smallc");
-  EXPECT_STREQ(sm80_conv_kernel_name(stem, DType::bf16, 89), "sm80_conv_dgrad_bf16_128x128x32_align1");
+  for (int cc : {90, 80, 89}) EXPECT_STREQ(sm80_conv_kernel_name(stem, DType::bf16, cc), "sm80_conv_dgrad_bf16_smallc") << cc;
+  Sm80ConvParams stem8 = stem;
+  stem8.c = 8, stem8.w_stride_k = 49 * 8;
+  stem8.x_stride[3] = 8, stem8.x_stride[2] = 32LL * 8, stem8.x_stride[1] = stem8.x_stride[0] = 1024LL * 8;
+  EXPECT_STREQ(sm80_conv_kernel_name(stem8, DType::bf16, 90), "sm80_conv_dgrad_bf16_smallc");
+  EXPECT_STREQ(sm80_conv_kernel_name(stem8, DType::bf16, 89), "sm80_conv_dgrad_bf16_128x128x32");
   stem.op = Operator::kFprop;
   EXPECT_STREQ(sm80_conv_kernel_name(stem, DType::bf16, 89), "sm80_conv_fprop_bf16_smallc");
   EXPECT_STREQ(sm80_conv_kernel_name(plain_params(Operator::kDgrad, 3, 72, 1), DType::f16),

@@ -81,18 +81,21 @@ TEST(SmallcGeometry, DgradExtentBoundHoldsForEveryBlock) {
             EXPECT_LE(extent, bound);
           }
         }
-  // The stem: 12 x 36 dy pixels, 110.5 KiB with the filters.
+  // The stem: 12 x 36 dy pixels, 88.3 KiB with the filters of its 3 channels (4 rows), 115.9 KiB at C = 8.
   EXPECT_EQ(smallc_dgrad_extent_bound(kSmallcDgradRows, 7, 2, 1), 12);
   EXPECT_EQ(smallc_dgrad_extent_bound(kSmallcDgradCols, 7, 2, 1), 36);
-  EXPECT_EQ(smallc_dgrad_smem(7, 7, 2, 2, 1, 1), 12 * 36 * 128 + 49 * 8 * 72 * 2);
+  EXPECT_EQ(smallc_dgrad_smem(7, 7, 2, 2, 1, 1, 3), 12 * 36 * 144 + 49 * 4 * 72 * 2);
+  EXPECT_EQ(smallc_dgrad_smem(7, 7, 2, 2, 1, 1, 8), 12 * 36 * 144 + 49 * 8 * 72 * 2);
 }
 
-// Which GPUs give a block 160 KiB: the stem's dgrad (110 KiB) fits those only, its fprop every one.
+// Which GPUs give a block 160 KiB: the stem's dgrad at C = 8 (115.9 KiB) fits those only; at C = 3
+// (88.3 KiB) and its fprop fit every one.
 TEST(SmallcGeometry, SharedMemoryLimitPerGpu) {
   for (int cc : {0, 80, 87, 90, 100, 103}) EXPECT_EQ(smallc_smem_limit(cc), 160 * 1024) << cc;
   for (int cc : {86, 89, 120, 121, 130}) EXPECT_EQ(smallc_smem_limit(cc), 99 * 1024) << cc;
-  EXPECT_GT(smallc_dgrad_smem(7, 7, 2, 2, 1, 1), smallc_smem_limit(89));
-  EXPECT_LE(smallc_dgrad_smem(7, 7, 2, 2, 1, 1), smallc_smem_limit(90));
+  EXPECT_GT(smallc_dgrad_smem(7, 7, 2, 2, 1, 1, 8), smallc_smem_limit(89));
+  EXPECT_LE(smallc_dgrad_smem(7, 7, 2, 2, 1, 1, 8), smallc_smem_limit(90));
+  EXPECT_LE(smallc_dgrad_smem(7, 7, 2, 2, 1, 1, 3), smallc_smem_limit(89));
   EXPECT_LE(smallc_fprop_smem(112, 112, 7, 7, 2, 2, 1, 1), smallc_smem_limit(89));
 }
 

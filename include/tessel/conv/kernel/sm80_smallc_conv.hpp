@@ -24,9 +24,10 @@
 //   pixels: an M tile is 16 such columns of one row, A one ldmatrix.x4 from the staged dy, per
 //   tap that meets the row and the phase (at stride 2 a quarter of the 49 taps) and k-step of 16.
 //   The CTA owns 16 dx rows x 64 columns of one image; warp w rows 2w and 2w + 1 (both row phases
-//   at stride 2: the warps do equal work). dy is staged whole (K <= 64: 128 bytes a pixel, the
-//   16-byte chunk index XOR the pixel index mod 8, so ldmatrix's 8 rows meet 8 bank groups); the
-//   filters once per CTA as [tap][c][k], rows of kSmallcFilterPitch.
+//   at stride 2: the warps do equal work). dy is staged whole (K <= 64: 144 bytes a pixel, so that
+//   ldmatrix's 8 consecutive pixels meet 8 bank groups and a tap's 4 k-steps are fixed offsets from
+//   one address); the filters once per CTA as [tap][c][k], rows of kSmallcFilterPitch, 4 channel
+//   rows where C <= 4.
 //
 // wgrad, C <= 4 and K <= 64 (sm80_smallc_wgrad_kernel)
 //   dw[k][r][s][c] = sum over output pixels (n, p, q) of dy[n][p][q][k] * x[n][p*stride_h - pad_h + r*dil_h][q*stride_w - pad_w + s][c]
@@ -150,7 +151,7 @@ inline Sm80SmallcParams sm80_smallc_params(Sm80ConvParams const& p) {
     sp.tiles_w = int(tessel::detail::ceil_div_ll(p.w, kSmallcDgradCols));
     sp.tiles = p.n * sp.tiles_h * sp.tiles_w;
     sp.stage_elems = int(smallc_dgrad_dy_elems(p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w));
-    sp.smem_bytes = int(smallc_dgrad_smem(p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w));
+    sp.smem_bytes = int(smallc_dgrad_smem(p.r, p.s, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, p.c));
     int const ext[4] = {p.n, p.d, p.h, p.w};
     sp.pairs = smallc_pairs_ok(p.out, p.x_stride, ext) && (p.residual == nullptr || smallc_pairs_ok(p.residual, p.x_stride, ext));
   }
@@ -381,8 +382,8 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_fprop_kernel(Sm
 
 // Grid-stride over sp.tiles (dx blocks of 16 rows x 64 columns: columns fastest, then rows, then
 // images), kSmallcThreads threads, sp.smem_bytes of dynamic shared memory:
-//   dy       [dy rows][dy cols][64]          Element   chunk j of pixel i at chunk j ^ (i % 8)
-//   filters  [R*S][8][kSmallcFilterPitch]    Element   w[k][tap][c] at (tap, c, k)
+//   dy       [dy rows][dy cols][72]          Element   channels 0-63 of a pixel, then 8 unused
+//   filters  [R*S][rows][kSmallcFilterPitch] Element   w[k][tap][c] at (tap, c, k); rows = smallc_dgrad_filter_rows(C)
 template <class Element>
 __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_dgrad_kernel(Sm80SmallcParams const sp) {
 #if defined(TESSEL_ARCH_SM80)
@@ -395,7 +396,8 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_dgrad_kernel(Sm
   Element const* const w = static_cast<Element const*>(p.filter);
   int const tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32, g = lane / 4, tig = lane % 4;
   int const taps = p.r * p.s;
-  constexpr int RowElems = kSmallcDgradMaxC * kSmallcFilterPitch;  // one tap's filters
+  int const filter_rows = smallc_dgrad_filter_rows(p.c);
+  int const RowElems = filter_rows * kSmallcFilterPitch;  // one tap's filters
 
   for (int i = tid; i < taps * RowElems; i += kSmallcThreads) {
     int const tap = i / RowElems, e = i - tap * RowElems, c = e / kSmallcFilterPitch, kk = e - c * kSmallcFilterPitch;
@@ -425,8 +427,8 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_dgrad_kernel(Sm
       int const chunk = tid % 8, first = tid / 8;
       int row = first / cols, col = first - row * cols;
       bool const chunk_ok = chunk * 8 < p.k;
-      Element* dst = dys + first * 64 + ((chunk ^ (first % 8)) * 8);
-      for (int pix = first; pix < rows * cols; pix += kSmallcThreads / 8, dst += (kSmallcThreads / 8) * 64) {
+      Element* dst = dys + first * kSmallcDgradPixelPitch + chunk * 8;
+      for (int pix = first; pix < rows * cols; pix += kSmallcThreads / 8, dst += (kSmallcThreads / 8) * kSmallcDgradPixelPitch) {
         int const pp = p_lo + row, qq = q_lo + col;
         bool const ok = chunk_ok && unsigned(pp) < unsigned(p.p) && unsigned(qq) < unsigned(p.q);
         Element const* const src = ok ? dyn + std::int64_t(pp) * p.y_stride[2] + std::int64_t(qq) * p.y_stride[3] + chunk * 8 : dy;
@@ -488,28 +490,26 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_dgrad_kernel(Sm
               int const r = __ffs(int(r_taps)) - 1 + ri * sp.r_step, s = __ffs(int(s_taps)) - 1 + si * sp.s_step;
               int const row = __shfl_sync(0xffffffffu, r_row, r), col = __shfl_sync(0xffffffffu, s_col, s);
               entry_base = row * cols + col;
-              entry_filter = (r * p.s + s) * kSmallcDgradMaxC * (kSmallcFilterPitch / 2);
+              entry_filter = (r * p.s + s) * filter_rows * (kSmallcFilterPitch / 2);
             }
             int const in_chunk = min(32, taps_met - t0);
 #pragma unroll 2
             for (int t = 0; t < in_chunk; ++t) {
               int const base = __shfl_sync(0xffffffffu, entry_base, t);
-              std::uint32_t const* const fb = filt32 + __shfl_sync(0xffffffffu, entry_filter, t) + g * (kSmallcFilterPitch / 2) + tig;
-              // Pixel pix's 16-byte chunk c sits at pix * 128 + ((c ^ (pix % 8)) * 16) bytes; lanes
-              // 16-31 read k-step j's upper chunk 2j + 1.
-              unsigned row_addr[2], swz[2];
+              std::uint32_t const* const fb =
+                  filt32 + __shfl_sync(0xffffffffu, entry_filter, t) + (g & (filter_rows - 1)) * (kSmallcFilterPitch / 2) + tig;
+              // Pixel pix's 16-byte chunk c sits at pix * 144 + c * 16 bytes; lanes 16-31 read k-step
+              // j's upper chunk 2j + 1.
+              unsigned row_addr[2];
               TESSEL_UNROLL
-              for (int mt = 0; mt < 2; ++mt) {
-                int const pix = base + row_of[mt];
-                row_addr[mt] = unsigned(pix) * 128u, swz[mt] = unsigned((pix % 8) ^ (lane / 16));
-              }
+              for (int mt = 0; mt < 2; ++mt) row_addr[mt] = unsigned(base + row_of[mt]) * (kSmallcDgradPixelPitch * 2) + unsigned(lane / 16) * 16;
               TESSEL_UNROLL
               for (int j = 0; j < kSmallcDgradMaxK / 16; ++j) {
                 std::uint32_t const b0 = fb[j * 8], b1 = fb[j * 8 + 4];
                 TESSEL_UNROLL
                 for (int mt = 0; mt < 2; ++mt) {
                   std::uint32_t a[4];
-                  unsigned const at = row_addr[mt] + ((swz[mt] ^ unsigned(2 * j)) << 4);
+                  unsigned const at = row_addr[mt] + unsigned(j) * 32;
                   SM75_U32x4_LDSM_N::copy(*reinterpret_cast<uint128_t const*>(reinterpret_cast<unsigned char const*>(dys) + at), a[0], a[1],
                                           a[2], a[3]);
                   detail::smallc_mma<Element>(acc[j % 2][mt], a, b0, b1);

@@ -11,9 +11,11 @@
 //   e.g. the ResNet stem (224x224, 7x7 stride 2, pad 3, Q = 112): wp = 229; a tile of 256 pixels
 //        in one image spans 3 or 4 output rows: 11 or 13 band rows (18 at most by the bound).
 // dgrad (C <= 8, K <= 64): a CTA owns a kSmallcDgradRows x kSmallcDgradCols block of dx in one image
-// and stages the dy pixels whose taps reach it, every one of its K channels (128 bytes a pixel).
+// and stages the dy pixels whose taps reach it, every one of its K channels (144 bytes a pixel: 128
+// and 16 more, so that 8 consecutive pixels meet 8 bank groups), and the filters of 4 channel rows
+// (C <= 4) or 8.
 //   e.g. the stem: dy rows floor((h0 + 15 + 3) / 2) - floor((h0 + 3 - 6) / 2) + 1 <= 12, columns
-//        <= 36: 12 x 36 x 128 B = 54 KiB, and the filters 49 taps x 8 x 72 x 2 B = 56.4 KiB.
+//        <= 36: 12 x 36 x 144 B = 60.8 KiB, and the filters 49 taps x 4 x 72 x 2 B = 27.6 KiB.
 // wgrad (C <= 4, K <= 64, R <= 7): a CTA sums a range of output rows (n, p). A stage holds
 // kSmallcWgradRows of them: each row's dy (Q rounded up to 16 pixels, 64 channels, 128 bytes a pixel)
 // and, per row, its R input rows at full width (x's own layout, C channels a pixel; room for 7;
@@ -40,6 +42,7 @@ inline constexpr int kSmallcDgradCols = 64;    // dgrad: dx columns a CTA owns
 inline constexpr int kSmallcDgradMaxC = 8;     // dgrad: output channels (one n8 MMA tile)
 inline constexpr int kSmallcDgradMaxK = 64;    // dgrad: dy channels staged per pixel
 inline constexpr int kSmallcFilterPitch = 72;  // dgrad: elements per (tap, c) row of staged filters
+inline constexpr int kSmallcDgradPixelPitch = 72;  // dgrad: elements per staged dy pixel (64 channels, 8 more)
 // The shared memory one CTA may take on a GPU of compute capability cc (major * 10 + minor): 160 KiB
 // where a block may opt in to 163 KiB or more (sm_80, sm_87, sm_90, sm_100, sm_103; cc 0, no GPU,
 // counts as one of those), 99 KiB on the others (sm_86, sm_89, sm_120, and any not listed).
@@ -105,17 +108,22 @@ TESSEL_HOST_DEVICE constexpr std::int64_t smallc_dgrad_extent_bound(std::int64_t
                                                                     std::int64_t dil) {
   return (len - 1 + (r - 1) * dil) / stride + 2;
 }
-// Elements of the staged dy: the bound's rows x columns, kSmallcDgradMaxK a pixel.
+// Elements of the staged dy: the bound's rows x columns, kSmallcDgradPixelPitch a pixel.
 TESSEL_HOST_DEVICE constexpr std::int64_t smallc_dgrad_dy_elems(std::int64_t r, std::int64_t s, std::int64_t stride_h,
                                                                 std::int64_t stride_w, std::int64_t dil_h, std::int64_t dil_w) {
   return smallc_dgrad_extent_bound(kSmallcDgradRows, r, stride_h, dil_h) *
-         smallc_dgrad_extent_bound(kSmallcDgradCols, s, stride_w, dil_w) * kSmallcDgradMaxK;
+         smallc_dgrad_extent_bound(kSmallcDgradCols, s, stride_w, dil_w) * kSmallcDgradPixelPitch;
 }
-// Dynamic shared memory of the dgrad kernel: dy (128 bytes a pixel) and the filters
-// [R*S][8][kSmallcFilterPitch].
+// Channel rows of the staged filters: 4 for C <= 4 (the MMA's lanes 4-7 of an n8 tile read rows 0-3
+// again; their columns are not stored), else 8.
+TESSEL_HOST_DEVICE constexpr int smallc_dgrad_filter_rows(std::int64_t c) { return c <= 4 ? 4 : kSmallcDgradMaxC; }
+// Dynamic shared memory of the dgrad kernel: dy (144 bytes a pixel) and the filters
+// [R*S][filter rows][kSmallcFilterPitch].
 TESSEL_HOST_DEVICE constexpr std::int64_t smallc_dgrad_smem(std::int64_t r, std::int64_t s, std::int64_t stride_h,
-                                                            std::int64_t stride_w, std::int64_t dil_h, std::int64_t dil_w) {
-  return smallc_dgrad_dy_elems(r, s, stride_h, stride_w, dil_h, dil_w) * 2 + r * s * kSmallcDgradMaxC * kSmallcFilterPitch * 2;
+                                                            std::int64_t stride_w, std::int64_t dil_h, std::int64_t dil_w,
+                                                            std::int64_t c) {
+  return smallc_dgrad_dy_elems(r, s, stride_h, stride_w, dil_h, dil_w) * 2 +
+         r * s * smallc_dgrad_filter_rows(c) * kSmallcFilterPitch * 2;
 }
 
 // ---- wgrad ----------------------------------------------------------------------------------------
