@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <vector>
 
 using namespace tessel;
 using kernel::detail::sm90_choose_splits;
@@ -26,7 +27,7 @@ TEST(Sm90HostRules, KSlicesOnlyFromThirtyTwoKTiles) {
       {32, 8, 132, 64, false, 1, "512^3 on 128x64 tiles"},
       {18, 16, 132, 64, false, 1, "384x384x1024"},
       {32, 31, 132, 64, true, 1, "31 k-tiles"},
-      // From 32: as many slices as clusters allow, at least 4 k-tiles each, at most 16.
+      // From 32: as many slices as clusters allow, at least 4 k-tiles each, at most 16 (below 2048 k-tiles).
       {32, 32, 132, 64, true, 4, "16x2048x2048 on 64x16 tiles: 132 / 32 clusters a tile"},
       {8, 32, 132, 64, false, 8, "256x256x2048: 32 / 4 k-tiles"},
       {8, 64, 132, 64, false, 16, "256x256x4096: capped at 16"},
@@ -40,6 +41,11 @@ TEST(Sm90HostRules, KSlicesOnlyFromThirtyTwoKTiles) {
       {67, 64, 132, 64, false, 1, "67 tiles fill more than half"},
       {64, 32, 132, 64, false, 1, "512x1024x2048: 32 k-tiles, a quarter"},
       {8, 64, 132, 64, true, 16, "16x1024x4096 on 64x16 tiles: capped at 16"},
+      {4, 1024, 132, 64, false, 16, "128x128x65536 on 64x64 tiles: 1024 k-tiles, still 16"},
+      // One slice per 64 k-tiles where that is more than 16 (a slice of K 4096 or more).
+      {4, 6272, 132, 64, false, 33, "64x256x401408 on 128x64 tiles: one round of 132"},
+      {4, 2048, 132, 64, false, 32, "64x256x131072: 2048 / 64"},
+      {1, 6272, 132, 256, false, 98, "64x256x401408 on one 128x256 tile: 6272 / 64"},
       // Wider tiles: at most half the clusters, at least 16 k-tiles a slice.
       {24, 128, 66, 192, false, 2, "1024x1024x8192 on 128x192 tiles in 2x1 clusters"},
       {1, 128, 132, 256, false, 8, "128x128x8192 on one 128x256 tile"},
@@ -51,13 +57,17 @@ TEST(Sm90HostRules, KSlicesOnlyFromThirtyTwoKTiles) {
   for (Case const& c : cases)
     EXPECT_EQ(sm90_choose_splits(c.cluster_tiles, c.k_tiles, c.clusters, c.tile_n, c.skinny), c.slices) << c.what;
 
-  // Every case: no more units than clusters, no slice below its k-tiles, at most 16 slices.
+  // Every case: no more units than clusters, no slice below its k-tiles, at most 16 slices or one
+  // per 64 k-tiles.
+  std::vector<int> k_tile_counts;  // 1..300 and some long K
+  for (int k = 1; k <= 300; ++k) k_tile_counts.push_back(k);
+  for (int k : {1024, 1087, 1151, 2048, 4000, 6272}) k_tile_counts.push_back(k);
   int split = 0;
   for (int clusters : {1, 66, 132}) {
     for (int tile_n : {16, 64, 128, 192, 256}) {
       int const per_slice = tile_n <= 64 ? 4 : 16;
       for (long long tiles = 1; tiles <= 80; ++tiles) {
-        for (int k_tiles = 1; k_tiles <= 300; ++k_tiles) {
+        for (int k_tiles : k_tile_counts) {
           bool const skinny = (tiles + k_tiles) % 2 == 0;
           int const s = sm90_choose_splits(tiles, k_tiles, clusters, tile_n, skinny);
           if (s > 1 && 2 * tiles > clusters) ADD_FAILURE() << "more than half the clusters: " << tiles << " tiles";
@@ -65,7 +75,7 @@ TEST(Sm90HostRules, KSlicesOnlyFromThirtyTwoKTiles) {
           if (s == 1) continue;
           ++split;
           EXPECT_GE(k_tiles, 32) << tiles << " tiles, " << k_tiles << " k-tiles, " << clusters << " clusters, " << tile_n;
-          EXPECT_LE(s, 16);
+          EXPECT_LE(s, k_tiles / 64 > 16 ? k_tiles / 64 : 16);
           EXPECT_LE(s * tiles, clusters) << tiles << " tiles, " << k_tiles << " k-tiles, " << clusters << " clusters";
           EXPECT_GE(k_tiles / s, per_slice) << tiles << " tiles, " << k_tiles << " k-tiles, tile_n " << tile_n;
         }
