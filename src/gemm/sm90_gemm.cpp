@@ -601,9 +601,10 @@ Status instance_run(Sm90Instance const& t, DType ab, GemmArguments const& g, det
   // is copied whole and TMA zero-fills the rest. Returns the box's rows, or 0.
   auto const edge_map = [&](bool k_major, void const* ptr, std::int64_t rows, std::int64_t row_stride,
                             std::int64_t batch_stride, int share_rows, TmaDescriptor* desc) {
+    if (!k_major) return kernel::detail::sm90_mn_edge_rows(rows, share_rows, box_mn);  // (the operand's own map)
     int const edge = kernel::detail::sm90_edge_rows(rows, share_rows);
     int step = 0;
-    return k_major && edge > 0 &&
+    return edge > 0 &&
                    encode_operand(desc, encode, ab, ptr, g.k, rows, row_stride, batch, batch_stride, t.tile_k, edge, &step, l2, g.options.tf32_truncate)
                ? edge
                : 0;

@@ -8,7 +8,8 @@
 //     unshared tile, every CTA's copy of a shared one (a miscount hangs the stage or lets the
 //     consumers read it early);
 //   * `whole` means exactly what an interior tile copies, and every interior tile is whole.
-// And sm90_edge_rows, the host's rule for the edge box.
+// And sm90_edge_rows and sm90_mn_edge_rows, the host's rules for the edge box and the MN-major
+// edge boxes.
 #include <tessel/gemm/kernel/sm90_gemm_cta.hpp>
 
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@
 using namespace tessel;
 using kernel::Sm90GemmParams;
 using kernel::detail::sm90_edge_rows;
+using kernel::detail::sm90_mn_edge_rows;
 using kernel::detail::sm90_stage_copies;
 using kernel::detail::Sm90StageCopies;
 using kernel::detail::Sm90TileOrigin;
@@ -46,17 +48,22 @@ void check_config(std::string const& name) {
   constexpr int Ranks = ClusterM * ClusterN;
   for (std::int64_t m : kExtents) {
     for (std::int64_t n : kExtents) {
-      for (bool edges : {false, true}) {
+      // Edge rows: none, K-major edge maps, MN-major boxes (16-bit operands whose shares are whole
+      // 64-row boxes: the kernels that read MN-major operands in place).
+      for (int edges : {0, 1, 2}) {
+        constexpr int Box = 128 / int(sizeof(typename Config::Element));
+        bool const mn_a = edges == 2 && sizeof(typename Config::Element) == 2 && RowsA % Box == 0;
+        bool const mn_b = edges == 2 && sizeof(typename Config::Element) == 2 && RowsB % Box == 0;
         Sm90GemmParams p;
         p.m = m, p.n = n;
-        p.a_edge_rows = edges ? sm90_edge_rows(m, RowsA) : 0;
-        p.b_edge_rows = edges ? sm90_edge_rows(n, RowsB) : 0;
+        p.a_edge_rows = edges == 0 ? 0 : mn_a ? sm90_mn_edge_rows(m, RowsA, Box) : sm90_edge_rows(m, RowsA);
+        p.b_edge_rows = edges == 0 ? 0 : mn_b ? sm90_mn_edge_rows(n, RowsB, Box) : sm90_edge_rows(n, RowsB);
         std::int64_t const rows = ((m + Config::TileM - 1) / Config::TileM + ClusterM - 1) / ClusterM;
         std::int64_t const cols = ((n + Config::TileN - 1) / Config::TileN + ClusterN - 1) / ClusterN;
         for (std::int64_t tm = 0; tm < rows; ++tm) {
           for (std::int64_t tn = 0; tn < cols; ++tn) {
             std::string const where = name + " m " + std::to_string(m) + " n " + std::to_string(n) +
-                                      (edges ? " edge maps" : " no edge maps") + " cluster tile (" +
+                                      (edges == 2 ? " MN-major edges" : edges == 1 ? " edge maps" : " no edge maps") + " cluster tile (" +
                                       std::to_string(tm) + ", " + std::to_string(tn) + ")";
             std::vector<Sm90StageCopies> c;
             std::vector<Sm90TileOrigin<Config>> at;
@@ -75,18 +82,18 @@ void check_config(std::string const& name) {
                 std::int64_t const v = extent - first;
                 return v <= 0 ? 0 : v >= share ? share : int(v);
               };
-              auto const check_share = [&](char const* op, int copied, int valid, int share) {
+              auto const check_share = [&](char const* op, int copied, int valid, int share, bool mn) {
                 if (valid == 0) {
                   EXPECT_EQ(copied, 0) << who << ": " << op << " share wholly past the edge is copied";
                 } else {
                   EXPECT_GE(copied, valid) << who << ": " << op << " share loses rows inside the operand";
                   EXPECT_LE(copied, share) << who << ": " << op << " share copies more than itself";
-                  EXPECT_TRUE(copied == share || copied % 8 == 0)
-                      << who << ": " << op << " edge box of " << copied << " rows is not whole swizzle atoms";
+                  EXPECT_TRUE(copied == share || copied % (mn ? Box : 8) == 0)
+                      << who << ": " << op << " edge of " << copied << " rows is not whole " << (mn ? "boxes" : "swizzle atoms");
                 }
               };
-              check_share("A", c[r].a_rows, inside(a0, m, RowsA), RowsA);
-              check_share("B", c[r].b_rows, inside(b0, n, RowsB), RowsB);
+              check_share("A", c[r].a_rows, inside(a0, m, RowsA), RowsA, mn_a);
+              check_share("B", c[r].b_rows, inside(b0, n, RowsB), RowsB, mn_b);
               // The bytes that land in this CTA's stage.
               int const a_lands = ClusterN > 1 ? a_all : c[r].a_rows;
               int const b_lands = ClusterM > 1 ? b_all : c[r].b_rows;
@@ -133,4 +140,13 @@ TEST(Sm90StageCopies, EdgeRowsAreTheRemainderInWholeSwizzleAtoms) {
   EXPECT_EQ(sm90_edge_rows(4097, 64), 8);  // one row -> one atom
   EXPECT_EQ(sm90_edge_rows(4095, 256), 0);  // 255 rows round to the whole share: the full box
   EXPECT_EQ(sm90_edge_rows(17, 16), 8);
+}
+
+TEST(Sm90StageCopies, MnMajorEdgeRowsAreTheRemainderInWholeBoxes) {
+  EXPECT_EQ(sm90_mn_edge_rows(64, 128, 64), 64);   // a 64-row M on 128-row tiles: one box of two
+  EXPECT_EQ(sm90_mn_edge_rows(65, 128, 64), 0);    // rounds to the whole share
+  EXPECT_EQ(sm90_mn_edge_rows(1, 256, 64), 64);
+  EXPECT_EQ(sm90_mn_edge_rows(130, 256, 64), 192);
+  EXPECT_EQ(sm90_mn_edge_rows(512, 256, 64), 0);   // no share ends inside
+  EXPECT_EQ(sm90_mn_edge_rows(200, 128, 64), 0);   // 72 rows: two boxes, the whole share
 }

@@ -75,6 +75,20 @@ struct Sm90OperandTile {
     copy(smem, k0, row0);
   }
 
+  // The first `boxes` boxes of an MN-major share that ends past the operand's edge, by the
+  // operand's own map `desc` (the boxes after them, wholly past the edge, are not written).
+  template <bool Multicast>
+  TESSEL_DEVICE static void load_mn_boxes(TmaDescriptor const* desc, std::uint64_t* full, Element* smem, std::uint16_t ctas,
+                                          int boxes, int k0, int row0, int batch) {
+    for (int c = 0; c < boxes; ++c) {
+      if constexpr (Multicast) {
+        tma_load_3d_multicast(desc, full, smem + c * ChunkRows * TileK, ctas, row0 + c * ChunkRows, k0, batch);
+      } else {
+        tma_load_3d(desc, full, smem + c * ChunkRows * TileK, row0 + c * ChunkRows, k0, batch);
+      }
+    }
+  }
+
   // The rows of a K-major share that ends past the operand's edge, as one box of `desc` (the
   // operand's map whose box holds just the rows inside, rounded up to whole 8-row swizzle atoms):
   // the share's base is 1024-byte aligned, so they land where the full box would put them, and

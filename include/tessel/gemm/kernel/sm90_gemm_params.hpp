@@ -120,8 +120,9 @@ struct Sm90GemmParams {
   // Edge boxes (kernel/sm90_gemm_producer.hpp): where A's rows end inside a CTA's share of an A
   // tile (M not a multiple of the share's rows), the producer copies that share as one box of
   // a_edge_rows rows -- M's remainder rounded up to whole 8-row swizzle atoms -- through
-  // tma_a_edge, a K-major map of A with that box; likewise B. 0: no such map (MN-major operands,
-  // or no share ends inside); the share is then copied whole, TMA zero-filling its rows past the
+  // tma_a_edge, a K-major map of A with that box; likewise B. An MN-major share copies its first
+  // a_edge_rows / 64 boxes through tma_a itself (sm90_mn_edge_rows). 0: no share ends inside (or
+  // no map could be made); the share is then copied whole, TMA zero-filling its rows past the
   // edge. At the end of the block, away from the fields every unit reads.
   int a_edge_rows = 0, b_edge_rows = 0;
   TmaDescriptor tma_a_edge;  // (K, M, batch) of A, box (TileK, a_edge_rows, 1)

@@ -88,12 +88,18 @@ TESSEL_DEVICE void sm90_produce_tiles(Sm90GemmParams const& p, typename Config::
         if (!Edge || copies.a_rows == RowsA)
           OperandTile::template load<RowsA, (ClusterN > 1), MnMajorOperands>(&p.tma_a, full, a, everyone, p.a_mn_major,
                                                                              kt * TileK, a0, batch * p.a_batch_step, policy_a);
+        else if (MnMajorOperands && p.a_mn_major && copies.a_rows > 0)
+          OperandTile::template load_mn_boxes<(ClusterN > 1)>(&p.tma_a, full, a, everyone, copies.a_rows / OperandTile::ChunkRows,
+                                                              kt * TileK, a0, batch * p.a_batch_step);
         else if (copies.a_rows > 0)
           OperandTile::template load_edge<(ClusterN > 1)>(&p.tma_a_edge, full, a, everyone, kt * TileK, a0,
                                                           batch * p.a_batch_step);
         if (!Edge || copies.b_rows == RowsB)
           OperandTile::template load<RowsB, (ClusterM > 1), MnMajorOperands>(&p.tma_b, full, b, everyone, p.b_mn_major,
                                                                              kt * TileK, b0, batch * p.b_batch_step, policy_b);
+        else if (MnMajorOperands && p.b_mn_major && copies.b_rows > 0)
+          OperandTile::template load_mn_boxes<(ClusterM > 1)>(&p.tma_b, full, b, everyone, copies.b_rows / OperandTile::ChunkRows,
+                                                              kt * TileK, b0, batch * p.b_batch_step);
         else if (copies.b_rows > 0)
           OperandTile::template load_edge<(ClusterM > 1)>(&p.tma_b_edge, full, b, everyone, kt * TileK, b0,
                                                           batch * p.b_batch_step);
