@@ -26,10 +26,12 @@
 //
 //       Three wgmma groups a step: S^T with dP^T, then dQ_part, then dV with dK. The last two are
 //       issued back to back; dQ_part's staging runs while dV's and dK's GEMMs do.
-//       dQ's GEMM: at D >= 128 each consumer takes half of dQ's columns over all 128 keys (the two
-//       halves of dS^T meet at a named barrier, dS double-buffered so the next step's writes do
-//       not wait for this step's reads); at D = 64 each takes all 64 columns over its own 64 keys
-//       (the two partial sums meet in L2 instead).
+//       dQ's GEMM: at D >= 128 each consumer takes half of dQ's columns over all 128 keys, one
+//       step late (step i's dQ_part in step i + 1, the last after the loop): the other half of
+//       dS^T has been written a step before it is read, so neither consumer waits for the other
+//       (dS^T double-buffered, a named barrier per half and buffer each way, Config::DeferDq);
+//       at D = 64 each takes all 64 columns over its own 64 keys (the two partial sums meet in L2
+//       instead).
 //   end: dK (times the signed softmax scale) and dV stored from registers (keys past S_k are not
 //       written; a key block that no query sees stores zeros).
 // Scaling as on sm_80: S holds t = <q, k>, every gradient through S carries dz/dt = scale, applied
@@ -86,6 +88,14 @@ struct Sm90AttentionBackwardConfig {
   // dQ's GEMM per consumer: DqCols columns from DqCol0 (times wg) over DqKeys keys from DqKey0 (times wg).
   static constexpr bool DqSplit = D >= 128;
   static constexpr int DqCols = DqSplit ? D / 2 : D, DqKeys = DqSplit ? BlkN : 64;
+  // With DqSplit each step's dQ GEMM runs one step late, when the other warpgroup's half of that
+  // dS^T has long been written: the two warpgroups then never wait for each other to reach the same
+  // point of a step (a barrier of both there held each one's softmax against the other's GEMMs;
+  // H200, B4 H32 S4096: 441-445 -> 480-484 TFLOP/s, causal 375-381 -> 410-413). A half of a dS^T
+  // buffer has a named barrier each way: full (its writer arrives, the reader waits) and empty
+  // (the reader arrives once its dQ GEMM is done, the writer waits before writing it again).
+  static constexpr bool DeferDq = DqSplit;
+  static constexpr int DsFullBarrier = 4, DsEmptyBarrier = 8;  // + 2 * buffer + the half's warpgroup
 
   using MmaS = typename Sm90WgmmaOf<Element, BlkM>::Op;                          // S^T, dP^T: K-major A and B
   using MmaKV = typename Sm90WgmmaRsOf<Element, D>::template Op<1>;              // dV, dK: B MN-major
@@ -211,7 +221,44 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
     PipelineState st;
     float s[BlkM / 2], dp[BlkM / 2], dq[DqCols / 2];
     std::uint32_t pa[BlkM / 16][4], da[BlkM / 16][4];
-    for (int step = 0; step < steps; ++step) {
+    // dQ_part = dS K over keys [dq_key0, +DqKeys), dS^T from buffer ds_buf: dS MN-major (64 queries a
+    // row), 16 keys a k-step; one wgmma group.
+    auto const issue_dq = [&](int ds_buf) {
+      wgmma_fence();
+      std::uint64_t const ds_desc = wgmma_desc_mn_major_sw128(smem.ds[ds_buf] + dq_key0 * BlkM, std::uint32_t(BlkN * 128));
+      TESSEL_UNROLL
+      for (int kk = 0; kk < DqKeys / 16; ++kk)
+        MmaQ::fma(wgmma_desc_advance(ds_desc, std::uint32_t(kk * 128)), wgmma_desc_advance(kt_desc, std::uint32_t(kk * 128)), dq,
+                  kk > 0 ? 1 : 0);
+      wgmma_commit_group();
+    };
+    // dq_accum[rows, H, D] += dQ_part of (head, query block from m0): the pairs of columns
+    // (8j + col_in_block, +1) of rows row_in_wg and + 8 into the staging's 32-column boxes, then
+    // one TMA reduction per box (rows past S_q are not written). The last reduction has read the
+    // staging (its wait, then a barrier of this warpgroup's threads, comes before).
+    auto const stage_dq = [&](int dq_head, int dq_m0) {
+      constexpr int Box = Config::DqBoxCols;
+      TESSEL_UNROLL
+      for (int j = 0; j < DqCols / 8; ++j) {
+        char* const box = reinterpret_cast<char*>(smem.dq[wg][8 * j / Box]);
+        TESSEL_UNROLL
+        for (int h = 0; h < 2; ++h)
+          *reinterpret_cast<float2*>(box + detail::sw128_offset(row_in_wg + 8 * h, (8 * j) % Box + col_in_block, 4)) =
+              float2{dq[4 * j + 2 * h], dq[4 * j + 2 * h + 1]};
+      }
+      fence_proxy_async_shared();
+      named_barrier_sync(2 + wg, 128);
+      if (t == 0) {
+        TESSEL_UNROLL
+        for (int c = 0; c < DqCols / Box; ++c)
+          SM90_TMA_REDUCE_ADD::copy(&p.tma_dq, smem.dq[wg][c], {dq_col0 + c * Box, dq_m0, dq_head, batch});
+        tma_store_commit();
+      }
+    };
+    // One step; WithDq: it issues and stages a dQ part (DeferDq: not the first step, whose dQ comes
+    // one step late like every other).
+    auto const step_body = [&](int step, auto with_dq) {
+      constexpr bool DqNow = decltype(with_dq)::value;
       int const head = head0 + step / per_head;
       int const m0 = (blocks.begin + step % per_head) * BlkM;
       int const buf = step % 2;
@@ -308,6 +355,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       // dS^T to shared memory: register pair (8j + 2r, +1) is key row_in_wg + 8 (r % 2), queries
       // 16 j + 8 (r / 2) + col_in_block + {0, 1}.
       char* const ds_tile = reinterpret_cast<char*>(smem.ds[buf]);
+      if constexpr (Config::DeferDq)  // the other warpgroup's dQ of two steps back has read this half
+        if (step >= 2) named_barrier_sync(Config::DsEmptyBarrier + 2 * buf + wg, 256);
       TESSEL_UNROLL
       for (int j = 0; j < BlkM / 16; ++j) {
         TESSEL_UNROLL
@@ -317,20 +366,20 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
         }
       }
       fence_proxy_async_shared();
-      // Both halves of dS^T are in (D 128; D 64 reads its own); the last dQ reduction has read smem.dq.
-      if constexpr (Config::DqSplit)
-        named_barrier_sync(1, 256);
+      // This half of dS^T is in (D 128: for the other warpgroup's next step; D 64 reads its own
+      // now); the last dQ reduction has read smem.dq (D 128: the full barrier below orders that).
+      if constexpr (Config::DeferDq)
+        named_barrier_arrive(Config::DsFullBarrier + 2 * buf + wg, 256);
       else
         named_barrier_sync(2 + wg, 128);
 
-      // dQ_part = dS K over keys [dq_key0, +DqKeys): dS MN-major (64 queries a row), 16 keys a k-step.
-      wgmma_fence();
-      std::uint64_t const ds_desc = wgmma_desc_mn_major_sw128(smem.ds[buf] + dq_key0 * BlkM, std::uint32_t(BlkN * 128));
-      TESSEL_UNROLL
-      for (int kk = 0; kk < DqKeys / 16; ++kk)
-        MmaQ::fma(wgmma_desc_advance(ds_desc, std::uint32_t(kk * 128)), wgmma_desc_advance(kt_desc, std::uint32_t(kk * 128)), dq,
-                  kk > 0 ? 1 : 0);
-      wgmma_commit_group();
+      // dQ_part: this step's, or (DeferDq) the last step's once the other half of its dS^T is in.
+      if constexpr (Config::DeferDq && DqNow) {
+        named_barrier_sync(Config::DsFullBarrier + 2 * (buf ^ 1) + (1 - wg), 256);
+        issue_dq(buf ^ 1);
+      } else if constexpr (DqNow) {
+        issue_dq(buf);
+      }
       // dV += P^T dO and dK += dS^T Q, a second wgmma group behind dQ's, so that dQ_part's staging
       // below runs while they do: k-step j is queries [16j, 16j + 16), 16 rows x 128 bytes further.
       detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(pa));
@@ -343,27 +392,13 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       TESSEL_UNROLL
       for (int j = 0; j < BlkM / 16; ++j) MmaKV::fma(da[j], wgmma_desc_advance(q_mn, std::uint32_t(j * 128)), dk, 1);
       wgmma_commit_group();
-      wgmma_wait_group<1>();  // dQ's
-      wgmma_fence_operand(dq);
-
-      // dq_accum[rows, H, D] += dQ_part, while dV's and dK's GEMMs run: the pairs of columns
-      // (8j + col_in_block, +1) of rows row_in_wg and + 8 into the staging's 32-column boxes, then
-      // one TMA reduction per box (rows past S_q are not written).
-      constexpr int Box = Config::DqBoxCols;
-      TESSEL_UNROLL
-      for (int j = 0; j < DqCols / 8; ++j) {
-        char* const box = reinterpret_cast<char*>(smem.dq[wg][8 * j / Box]);
-        TESSEL_UNROLL
-        for (int h = 0; h < 2; ++h)
-          *reinterpret_cast<float2*>(box + detail::sw128_offset(row_in_wg + 8 * h, (8 * j) % Box + col_in_block, 4)) =
-              float2{dq[4 * j + 2 * h], dq[4 * j + 2 * h + 1]};
-      }
-      fence_proxy_async_shared();
-      named_barrier_sync(2 + wg, 128);
-      if (t == 0) {
-        TESSEL_UNROLL
-        for (int c = 0; c < DqCols / Box; ++c) SM90_TMA_REDUCE_ADD::copy(&p.tma_dq, smem.dq[wg][c], {dq_col0 + c * Box, m0, head, batch});
-        tma_store_commit();
+      if constexpr (DqNow) {
+        wgmma_wait_group<1>();  // dQ's
+        wgmma_fence_operand(dq);
+        if constexpr (Config::DeferDq)  // (the other warpgroup writes that half again next step, if any)
+          if (step + 1 < steps) named_barrier_arrive(Config::DsEmptyBarrier + 2 * (buf ^ 1) + (1 - wg), 256);
+        int const of = Config::DeferDq ? step - 1 : step;
+        stage_dq(head0 + of / per_head, (blocks.begin + of % per_head) * BlkM);
       }
 
       wgmma_wait_group<0>();  // dV's and dK's: the stage's Q and dO are read
@@ -373,6 +408,21 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(da));
       smem.pipe.template consumer_release<1>(st.index);
       st.advance<Stages>();
+    };
+    if constexpr (Config::DeferDq) {
+      if (steps > 0) step_body(0, std::false_type{});
+      for (int step = 1; step < steps; ++step) step_body(step, std::true_type{});
+    } else {
+      for (int step = 0; step < steps; ++step) step_body(step, std::true_type{});
+    }
+    if constexpr (Config::DeferDq) {  // the last step's dQ
+      int const last = steps - 1;
+      if (t == 0) tma_store_wait_read<0>();
+      named_barrier_sync(Config::DsFullBarrier + 2 * (last % 2) + (1 - wg), 256);
+      issue_dq(last % 2);
+      wgmma_wait_group<0>();
+      wgmma_fence_operand(dq);
+      stage_dq(head0 + last / per_head, (blocks.begin + last % per_head) * BlkM);
     }
     if (t == 0) tma_store_wait<0>();  // the staging stays until the last reduction has read it
   }
