@@ -421,8 +421,8 @@ __global__ void __launch_bounds__(kSmallcThreads, 2) sm80_smallc_dgrad_kernel(Sm
 
     __syncthreads();  // the previous tile's reads of dy are done
     Element const* const dyn = dy + std::int64_t(n) * p.y_stride[0];
-    // A thread copies chunk tid % 8 of every 32nd pixel from pixel tid / 8 on (the same chunk after
-    // the swizzle each time: 32 is a multiple of 8), its (row, column) stepped without a division.
+    // A thread copies chunk tid % 8 of every 32nd pixel from pixel tid / 8 on, its (row, column)
+    // stepped without a division.
     {
       int const chunk = tid % 8, first = tid / 8;
       int row = first / cols, col = first - row * cols;
