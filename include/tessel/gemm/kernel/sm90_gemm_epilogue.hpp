@@ -7,6 +7,7 @@
 // joining it there, so every store path then writes a finished D.
 #pragma once
 
+#include <tessel/arch/sm90_cluster.hpp>
 #include <tessel/config.hpp>
 #include <tessel/gemm/epilogue/epilogue_fusion.hpp>
 #include <tessel/gemm/epilogue/sm90_epilogue_staging.hpp>
@@ -128,6 +129,42 @@ TESSEL_DEVICE void sm90_add_c_staged(float (&acc)[TileN / 2], char const* base, 
   }
 }
 
+// The fused epilogue's bias for one thread, loaded at a unit's start and used in its epilogue:
+// raw 16-bit values, not yet widened (a use would wait for the load before the mainloop). A
+// column bias: the pair of columns n0 + 2t, +1 (t < TileN / 2; columns past D's last read it); a
+// row bias: the thread's rows row0, row0 + 8 of the block at rows m0 (rows past M read row M - 1).
+struct Sm90BiasShare {
+  unsigned short v0 = 0, v1 = 0;
+};
+template <int TileN>
+TESSEL_DEVICE Sm90BiasShare sm90_prefetch_bias(Sm90GemmParams const& p, std::int64_t m0, std::int64_t n0, int t) {
+  epilogue::EpilogueFusion const& f = p.fusion;
+  unsigned short const* const bias = static_cast<unsigned short const*>(f.bias);
+  Sm90BiasShare share;
+  if (f.bias_rows) {
+    std::int64_t const row0 = m0 + (t / 32) * 16 + (t % 32) / 4;
+    share.v0 = __ldg(bias + (row0 < p.m ? row0 : p.m - 1));
+    share.v1 = __ldg(bias + (row0 + 8 < p.m ? row0 + 8 : p.m - 1));
+  } else if (2 * t < TileN) {
+    std::int64_t const col = n0 + 2 * t;
+    share.v0 = __ldg(bias + (col < p.n ? col : p.n - 1));
+    share.v1 = __ldg(bias + (col + 1 < p.n ? col + 1 : p.n - 1));
+  }
+  return share;
+}
+
+// A column bias's shares into the consumer's buffer `pairs` (TileN / 2 of them), the consumer's
+// 128 threads meeting at barrier `id` after; returns this thread's first pair (its columns
+// col0 + 8j are pairs 4j further), or nullptr for a row bias or none.
+template <int TileN>
+TESSEL_DEVICE std::uint32_t const* sm90_share_bias(Sm90GemmParams const& p, Sm90BiasShare const& share, std::uint32_t* pairs,
+                                                   int t, int id) {
+  if (p.fusion.bias == nullptr || p.fusion.bias_rows) return nullptr;
+  if (2 * t < TileN) pairs[t] = std::uint32_t(share.v0) | (std::uint32_t(share.v1) << 16);
+  named_barrier_sync(id, 128);
+  return pairs + t % 4;
+}
+
 // The fused epilogue on a consumer's 64-row block of alpha * acc (p.fusion active; a uniform
 // branch once per tile): acc = act(acc + beta * C + bias) in the kernel's orientation, for this
 // thread's rows row0, row0 + 8 and column pairs col0 + 8j. D is 16-bit (the host finishes an fp32
@@ -136,16 +173,23 @@ TESSEL_DEVICE void sm90_add_c_staged(float (&acc)[TileN / 2], char const* base, 
 // read). The block goes 64 columns at a time, a compiler fence between them: left to itself, the
 // compiler hoisted every load of C and the bias above the arithmetic, 192 more registers' worth
 // beside the 128 accumulators, and spilled.
+// With `share` (sm90_prefetch_bias) the bias comes from it -- a row bias -- or from `col_bias`
+// (sm90_share_bias) -- a column bias; without, from global memory here.
 template <int TileN>
 TESSEL_DEVICE void sm90_fuse_block(Sm90GemmParams const& p, float (&acc)[TileN / 2], std::int64_t row0, std::int64_t col0,
-                                   std::int64_t c_batch, bool read_c) {
+                                   std::int64_t c_batch, bool read_c, std::uint32_t const* col_bias = nullptr,
+                                   Sm90BiasShare const* share = nullptr) {
   epilogue::EpilogueFusion const& f = p.fusion;
   int const last = sm90_last_column(p, col0);
   bool const bias_f16 = f.bias_type == epilogue::BiasType::f16;
   float row_bias[2] = {0.0f, 0.0f};
   if (f.bias != nullptr && f.bias_rows) {
-    TESSEL_UNROLL
-    for (int h = 0; h < 2; ++h) row_bias[h] = row0 + 8 * h < p.m ? epilogue::fusion_bias16(f, row0 + 8 * h) : 0.0f;
+    if (share != nullptr) {
+      row_bias[0] = epilogue::widen16(share->v0, bias_f16), row_bias[1] = epilogue::widen16(share->v1, bias_f16);
+    } else {
+      TESSEL_UNROLL
+      for (int h = 0; h < 2; ++h) row_bias[h] = row0 + 8 * h < p.m ? epilogue::fusion_bias16(f, row0 + 8 * h) : 0.0f;
+    }
   }
   [&]<int... G>(std::integer_sequence<int, G...>) {
     auto const group = [&](auto which) {  // columns [64 G, 64 G + 64), accumulators [32 G, 32 G + 32)
@@ -155,6 +199,14 @@ TESSEL_DEVICE void sm90_fuse_block(Sm90GemmParams const& p, float (&acc)[TileN /
         if (f.bias_rows) {
           TESSEL_UNROLL
           for (int i = 4 * J0; i < 4 * J1; ++i) acc[i] += row_bias[(i / 2) % 2];
+        } else if (col_bias != nullptr) {
+          TESSEL_UNROLL
+          for (int j = J0; j < J1; ++j) {
+            std::uint32_t const pair = col_bias[4 * j];
+            float const b0 = epilogue::widen16((unsigned short)(pair & 0xffffu), bias_f16);
+            float const b1 = epilogue::widen16((unsigned short)(pair >> 16), bias_f16);
+            acc[4 * j] += b0, acc[4 * j + 1] += b1, acc[4 * j + 2] += b0, acc[4 * j + 3] += b1;
+          }
         } else {
           unsigned short const* const bias = static_cast<unsigned short const*>(f.bias) + col0;
           TESSEL_UNROLL

@@ -117,6 +117,10 @@ struct Sm90GemmConfig {
   // the general kernel's (_c2_s4: 29 KB of SASS against 368 KB), so less of it is fetched on a
   // CTA's way to its first loads and from one tile to the next (docs/sm90_gemm.md, "Lean twins").
   static constexpr bool Lean = Lean_;
+  // The fused epilogue's bias loaded at a unit's start (sm90_prefetch_bias), where a tile's columns
+  // are many: a 16-column tile loads its column pair at the epilogue as before (measured: the
+  // prefetch and its barrier cost the 64x16 decode tile 5%).
+  static constexpr bool PrefetchBias = !Lean && TileN_ >= 128;
   // Promoted accumulation with one partial tile: the k-tiles (128 deep for fp8) the tensor core
   // accumulates before each addition to the fp32 sum -- 1 (every 128 products) or 2 (every 256:
   // half the wait-and-add turnarounds; the warpgroup holds two stages at a time).
@@ -233,6 +237,12 @@ struct Sm90GemmConfig {
     TmaPipeline<Stages> pipeline;
     std::uint64_t c_full[Consumers];  // a consumer's block of C has arrived in d[consumer] (p.c_by_tma)
     detail::Sm90UnitNote units[UnitNotes ? Stages + 1 : 1];  // unit u in slot u % (Stages + 1), from the producer (UnitNotes)
+    // The fused epilogue's column bias of a tile, bf16/fp16 pairs, per consumer (its threads meet
+    // after writing it: sm90_share_bias). One buffer: a thread writes it again only at its next
+    // epilogue, after the wgmmas of the mainloop between have completed -- which needs every warp
+    // of the warpgroup to have issued them, so to be past this epilogue's reads. (1 KiB: the
+    // 4-stage 128x256 kernel has 1.8 KiB to spare.)
+    std::uint32_t bias[PrefetchBias ? Consumers : 1][PrefetchBias ? TileN / 2 : 1];
   };
   // The dynamic shared memory asked for: the storage plus room to align it to 1024 bytes.
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;
@@ -368,6 +378,13 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       detail::Sm90UnitNote const& w = Config::UnitNotes ? s.units[int(u % (Stages + 1))] : own;
       // Whole promotion blocks per K slice (an fp8 kernel may read one zero-filled k-tile past K).
       int const k_begin = w.k_begin, k_end = w.k_end;
+      // The fused epilogue's bias, loaded now so that its latency passes under the mainloop
+      // (sm90_prefetch_bias; the epilogue had waited for it once per 64 columns).
+      detail::Sm90BiasShare bias_share{};
+      if constexpr (Config::PrefetchBias) {
+        if (p.fusion.active() && p.fusion.bias != nullptr)  // uniform
+          bias_share = detail::sm90_prefetch_bias<TileN>(p, w.m0 + 64 * consumer, w.n0, wg_thread);
+      }
 
       // The mainloop (collective/sm90_mma_consumer.hpp): acc becomes this warpgroup's 64 rows of the
       // unit's products over k-tiles [k_begin, k_end), each stage freed once its wgmmas have retired
@@ -442,7 +459,14 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
             }
           }
           std::int64_t const row0 = std::int64_t(m0) + consumer * 64 + (et / 32) * 16 + (et % 32) / 4;
-          detail::sm90_fuse_block<TileN>(p, acc, row0, std::int64_t(n0) + 2 * (et % 4), batch, p.beta != 0.0f && !c_staged);
+          if constexpr (Config::PrefetchBias) {
+            std::uint32_t const* const col_bias =
+                detail::sm90_share_bias<TileN>(p, bias_share, s.bias[consumer], et, detail::sm90_consumer_barrier(consumer));
+            detail::sm90_fuse_block<TileN>(p, acc, row0, std::int64_t(n0) + 2 * (et % 4), batch, p.beta != 0.0f && !c_staged,
+                                           col_bias, &bias_share);
+          } else {
+            detail::sm90_fuse_block<TileN>(p, acc, row0, std::int64_t(n0) + 2 * (et % 4), batch, p.beta != 0.0f && !c_staged);
+          }
         }
       }
       // Thread (warp, lane) holds tile rows r and r + 8 (r = 64 * consumer + 16 * warp + lane / 4),
