@@ -25,11 +25,17 @@ struct BackwardEntry {
   DType dtype;
   int d, dv;
   d::AttentionBackwardInstance (*instance)();
+  bool ordered = false;  // sm_90a: the deterministic mode only (dQ added in key-block order); else its default mode only
 };
 
 #define TESSEL_ENTRY(sm_, dtype_, dims_, d_, dv_)                                                                       \
   BackwardEntry {                                                                                                      \
     "sm" #sm_ "_attention_bwd_" #dtype_ "_" #dims_, sm_, DType::dtype_, d_, dv_, d::sm##sm_##_attention_bwd_instance_##dtype_##_##dims_ \
+  }
+#define TESSEL_ORDERED_ENTRY(dtype_)                                                                                   \
+  BackwardEntry {                                                                                                      \
+    "sm90_attention_bwd_" #dtype_ "_d128_deterministic", 90, DType::dtype_, 128, 128,                                 \
+        d::sm90_attention_bwd_instance_##dtype_##_d128_deterministic, true                                           \
   }
 #define TESSEL_SM90_ENTRIES(dtype_) TESSEL_ENTRY(90, dtype_, d64, 64, 64), TESSEL_ENTRY(90, dtype_, d128, 128, 128)
 #define TESSEL_SM80_ENTRIES(dtype_)                                                                                   \
@@ -37,21 +43,25 @@ struct BackwardEntry {
       TESSEL_ENTRY(80, dtype_, d192, 192, 192), TESSEL_ENTRY(80, dtype_, d192x128, 192, 128),                        \
       TESSEL_ENTRY(80, dtype_, d256, 256, 256)
 // In the order the automatic choice prefers them (and `tessel list` prints them).
-constexpr std::array kEntries{TESSEL_SM90_ENTRIES(bf16), TESSEL_SM90_ENTRIES(f16), TESSEL_SM80_ENTRIES(bf16),
+constexpr std::array kEntries{TESSEL_ORDERED_ENTRY(bf16), TESSEL_SM90_ENTRIES(bf16), TESSEL_ORDERED_ENTRY(f16), TESSEL_SM90_ENTRIES(f16), TESSEL_SM80_ENTRIES(bf16),
                               TESSEL_SM80_ENTRIES(f16)};
 #undef TESSEL_SM80_ENTRIES
 #undef TESSEL_SM90_ENTRIES
+#undef TESSEL_ORDERED_ENTRY
 #undef TESSEL_ENTRY
 
 constexpr int kSm90 = 90;
 
-// What the sm_90a backward takes, beyond what attention_backward_validate already holds every
+// What an sm_90a backward entry takes, beyond what attention_backward_validate already holds every
 // call to: a fixed-length batch (its tensor maps need every extent on the host); Q, K, V and dO
-// each a tensor map can describe; and the default mode (its dQ atomics add in no fixed order).
-std::string sm90_refusal(AttentionBackwardArguments const& b) {
+// each a tensor map can describe; and its mode -- the default (its dQ additions in no fixed order),
+// or for an ordered entry the deterministic mode (its workspace then holds the turns,
+// attention_backward_ordered_dq).
+std::string sm90_refusal(AttentionBackwardArguments const& b, bool ordered) {
   AttentionArguments const& a = b.problem;
   if (attention_is_varlen(a)) return "variable-length batches";
-  if (b.deterministic) return "the deterministic mode";
+  if (ordered && !b.deterministic) return "the default mode (it is the deterministic mode's kernel)";
+  if (!ordered && b.deterministic) return "the deterministic mode";
   if (!d::sm90_tma_loads(a.q, a.heads, a.batch) || !d::sm90_tma_loads(a.k, a.kv_heads, a.batch) ||
       !d::sm90_tma_loads(a.v, a.kv_heads, a.batch) || !d::sm90_tma_loads(b.d_o, a.heads, a.batch))
     return "Q, K, V or dO with a zero stride (TMA's tensor maps take none)";
@@ -64,8 +74,8 @@ Status select_entry(AttentionBackwardArguments const& b, int cc, BackwardEntry c
   AttentionArguments const& a = b.problem;
   int const dv = attention_head_dim_v(a);
   bool const named = b.kernel != nullptr && std::string_view(b.kernel) != "auto";
-  bool const hopper = cc == kSm90 && sm90_refusal(b).empty();
   for (auto const& e : kEntries) {
+    bool const hopper = cc == kSm90 && sm90_refusal(b, e.ordered).empty();
     if (named && std::string_view(b.kernel) != e.name) continue;
     if (e.dtype != a.dtype || e.d != a.head_dim || e.dv != dv) {
       if (!named) continue;
@@ -76,7 +86,7 @@ Status select_entry(AttentionBackwardArguments const& b, int cc, BackwardEntry c
     }
     if (e.min_sm == kSm90) {
       if (named) {
-        if (std::string const why = sm90_refusal(b); !why.empty())
+        if (std::string const why = sm90_refusal(b, e.ordered); !why.empty())
           return Status::error(StatusCode::not_supported, std::string("kernel: ") + e.name + " does not take " + why);
       } else if (!hopper) {
         continue;
@@ -182,8 +192,9 @@ Status attention_backward(AttentionBackwardArguments const& b, cudaStream_t stre
   if (w.bytes > 0) {
     p.lse_log2 = reinterpret_cast<float*>(ws + w.lse_log2);
     p.dsum = reinterpret_cast<float*>(ws + w.dsum);
-    if (!b.deterministic) {
+    if (!b.deterministic || e->ordered) {  // (an ordered entry's workspace has them: attention_backward_ordered_dq)
       p.dq_accum = reinterpret_cast<float*>(ws + w.dq_accum);
+      if (e->ordered) p.dq_turns = reinterpret_cast<unsigned*>(ws + w.dq_turns);
       s = cuda_status(cudaMemsetAsync(p.dq_accum, 0, w.bytes - w.dq_accum, stream), "cudaMemsetAsync (dQ accumulator)");
     }
   }

@@ -13,4 +13,8 @@ AttentionBackwardInstance sm90_attention_bwd_instance_f16_d128() {
   return make_sm90_attention_bwd_instance<Sm90AttentionBackwardConfig<half_t, 128>>();
 }
 
+AttentionBackwardInstance sm90_attention_bwd_instance_f16_d128_deterministic() {
+  return make_sm90_attention_bwd_instance<Sm90AttentionBackwardConfig<half_t, 128, 2, true>>();
+}
+
 }  // namespace tessel::kernel::detail

@@ -410,13 +410,16 @@ void sweep(DType t, int d, int dv) {
         Problem pb(a, seed++);
         worst = std::max(worst, check(pb, describe(a, m.name, false)));
         if (testing::Test::HasFailure()) return;
-        // Where the automatic choice on this GPU is the sm_90a kernel, the sm_80 one by name too.
-        char const* picked = nullptr;
-        ASSERT_TRUE(attention_backward_kernel_name(pb.b, &picked).ok());
-        if (std::string_view(picked).starts_with("sm90_")) {
-          std::string const sm80 = std::string("sm80") + (picked + 4);
+        // Where the automatic choice on this GPU is an sm_90a kernel, the sm_80 one by name too.
+        for (bool det : {false, true}) {
+          pb.b.deterministic = det;
+          char const* picked = nullptr;
+          ASSERT_TRUE(attention_backward_kernel_name(pb.b, &picked).ok());
+          if (!std::string_view(picked).starts_with("sm90_")) continue;
+          std::string sm80 = std::string("sm80") + (picked + 4);
+          if (sm80.ends_with("_deterministic")) sm80.resize(sm80.size() - std::strlen("_deterministic"));
           pb.b.kernel = sm80.c_str();
-          worst = std::max(worst, check(pb, describe(a, m.name, false) + ", " + sm80, /*both_modes=*/false));
+          worst = std::max(worst, check(pb, describe(a, m.name, det) + ", " + sm80, /*both_modes=*/false));
           pb.b.kernel = nullptr;
           if (testing::Test::HasFailure()) return;
         }
@@ -424,8 +427,8 @@ void sweep(DType t, int d, int dv) {
   std::printf("  worst err / bound %.3f\n", worst);
 }
 
-// On an H100/H200 the default mode of a fixed-length, aligned problem at D 64 and 128 runs the
-// sm_90a kernel; the deterministic mode, variable lengths and the other head dims run sm_80's.
+// On an H100/H200 a fixed-length, aligned problem runs an sm_90a kernel at D 64 and 128 in the
+// default mode and at D 128 in the deterministic mode; the other head dims run sm_80's.
 TEST(AttentionBackward, HopperChoosesTheSm90KernelWhereItApplies) {
   TESSEL_REQUIRE_GPU();
   int dev = 0, major = 0;
@@ -438,7 +441,7 @@ TEST(AttentionBackward, HopperChoosesTheSm90KernelWhereItApplies) {
     for (bool det : {false, true}) {
       pb.b.deterministic = det;
       ASSERT_TRUE(attention_backward_kernel_name(pb.b, &picked).ok());
-      bool const sm90 = !det && (d == 64 || d == 128);
+      bool const sm90 = d == 128 || (!det && d == 64);
       EXPECT_EQ(std::string_view(picked).substr(0, 5), sm90 ? "sm90_" : "sm80_") << "D " << d << (det ? ", deterministic" : "");
     }
   }
@@ -509,23 +512,26 @@ TEST(AttentionBackward, SmallEmptyLengths) {
   EXPECT_TRUE(attention_backward(b).ok());
 }
 
-// The deterministic mode is bitwise identical over 12 runs (GQA, causal, odd lengths, several
-// key blocks per query block and query heads per KV head).
+// The deterministic mode is bitwise identical over 12 runs (GQA, odd lengths, several key blocks
+// per query block and query heads per KV head), causal and without a mask (on sm_90a: the key
+// blocks' dQ additions last to first, and rotated).
 TEST(AttentionBackward, DeterministicIsBitwiseRepeatable) {
   TESSEL_REQUIRE_GPU();
-  AttentionArguments a = make_packed_attention(2, 517, 700, 8, 2, 128, 128, DType::bf16);
-  a.causal = true;
-  Problem pb(a, 11);
-  std::vector<std::uint16_t> first[3];
-  for (int run = 0; run < 12; ++run) {
-    ASSERT_TRUE(pb.run(true).ok());
-    std::size_t const n[3] = {pb.nq(), pb.nk(), pb.nv()};
-    void const* src[3] = {pb.dq->p, pb.dk->p, pb.dv->p};
-    for (int t = 0; t < 3; ++t) {
-      std::vector<std::uint16_t> now(n[t]);
-      ASSERT_EQ(cudaMemcpy(now.data(), src[t], n[t] * 2, cudaMemcpyDeviceToHost), cudaSuccess);
-      if (run == 0) first[t] = now;
-      else ASSERT_EQ(std::memcmp(now.data(), first[t].data(), n[t] * 2), 0) << "gradient " << t << " differs on run " << run;
+  for (bool causal : {true, false}) {
+    AttentionArguments a = make_packed_attention(2, causal ? 517 : 1000, 700, 8, 2, 128, 128, DType::bf16);
+    a.causal = causal;
+    Problem pb(a, 11);
+    std::vector<std::uint16_t> first[3];
+    for (int run = 0; run < 12; ++run) {
+      ASSERT_TRUE(pb.run(true).ok());
+      std::size_t const n[3] = {pb.nq(), pb.nk(), pb.nv()};
+      void const* src[3] = {pb.dq->p, pb.dk->p, pb.dv->p};
+      for (int t = 0; t < 3; ++t) {
+        std::vector<std::uint16_t> now(n[t]);
+        ASSERT_EQ(cudaMemcpy(now.data(), src[t], n[t] * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+        if (run == 0) first[t] = now;
+        else ASSERT_EQ(std::memcmp(now.data(), first[t].data(), n[t] * 2), 0) << "gradient " << t << " differs on run " << run;
+      }
     }
   }
 }
@@ -649,8 +655,9 @@ TEST(AttentionBackward, LibraryReferencesAgreeWithThisFilesAndJudgeRuns) {
 }
 
 TEST(AttentionBackward, RegistryListsEveryHeadDimPair) {
-  // sm_80: both dtypes x (64, 96, 128, 192, 192/128, 256); sm_90a: both dtypes x (64, 128).
-  EXPECT_EQ(attention_backward_kernel_count(), 16);
+  // sm_80: both dtypes x (64, 96, 128, 192, 192/128, 256); sm_90a: both dtypes x (64, 128, 128
+  // deterministic).
+  EXPECT_EQ(attention_backward_kernel_count(), 18);
   int sm80 = 0, sm90 = 0;
   for (int i = 0; i < attention_backward_kernel_count(); ++i) {
     AttentionBackwardKernelInfo const k = attention_backward_kernel_info(i);
@@ -661,7 +668,7 @@ TEST(AttentionBackward, RegistryListsEveryHeadDimPair) {
     (is90 ? sm90 : sm80) += 1;
   }
   EXPECT_EQ(sm80, 12);
-  EXPECT_EQ(sm90, 4);
+  EXPECT_EQ(sm90, 6);
 }
 
 }  // namespace

@@ -4,10 +4,13 @@
 // query_blocks (the backward's walk over query blocks per key block) visits exactly the query
 // blocks holding a row that sees a key of the block.
 #include <tessel/attention/attention_mask.hpp>
+#include <tessel/attention/kernel/attention_backward_params.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 namespace {
@@ -102,6 +105,60 @@ TEST(AttentionMask, QueryBlocksMatchBruteForce) {
       }
     }
   }
+}
+
+// The deterministic backward orders the key blocks' dQ additions to a query block last to first,
+// key_blocks(...).end - 1 - n before key block n: that is right only if the key blocks whose
+// query_blocks hold the query block are exactly key_blocks' range (cut to the blocks that exist).
+TEST(AttentionMask, KeyBlocksAreExactlyTheBlocksWhoseQueryBlocksHoldTheRows) {
+  std::int64_t const lengths[][2] = {{1, 1}, {1, 239}, {239, 1}, {113, 203}, {799, 3}, {200, 200}, {300, 1000}, {1000, 300}};
+  int const blk_m = 64, blk_n = 128;
+  for (auto const& len : lengths) {
+    std::int64_t const sq = len[0], sk = len[1];
+    int const key_blocks = int((sk + blk_n - 1) / blk_n);
+    for (AttentionMask const& m : masks(sq, sk)) {
+      for (std::int64_t m0 = 0; m0 < sq; m0 += blk_m) {
+        int const rows = int(sq - m0 < blk_m ? sq - m0 : blk_m);
+        auto const r = tessel::key_blocks(m, m0, rows, blk_n);
+        int const begin = r.begin < 0 ? 0 : r.begin, end = r.end > key_blocks ? key_blocks : r.end;
+        for (int n = 0; n < key_blocks; ++n) {
+          std::int64_t const n0 = std::int64_t(n) * blk_n;
+          auto const q = tessel::query_blocks(m, sq, n0, int(sk - n0 < blk_n ? sk - n0 : blk_n), blk_m);
+          bool const visits = m0 / blk_m >= q.begin && m0 / blk_m < q.end;
+          SCOPED_TRACE(testing::Message() << "S_q " << sq << " S_k " << sk << " offset " << m.offset << " window ("
+                                          << m.left << ", " << m.right << ") m0 " << m0 << " key block " << n);
+          ASSERT_EQ(visits, n >= begin && n < end);
+        }
+      }
+    }
+  }
+}
+
+// The rotated order against brute force: key block j starts at query block r_j and walks on
+// cyclically, so it reaches query block i at step (i - r_j) mod m; the additions to query block i
+// go in the order of those steps, which are distinct (m >= nk), so every key block waits only on
+// key blocks that reached i at an earlier step -- and the turns before key block j are its rank.
+TEST(AttentionMask, RotatedDqOrderIsTheOrderOfArrival) {
+  for (int nk = 1; nk <= 20; ++nk)
+    for (int m = nk; m <= 3 * nk + 5; ++m)
+      for (int i = 0; i < m; ++i) {
+        std::vector<int> step(nk), by_step(nk);
+        for (int j = 0; j < nk; ++j) step[j] = ((i - tessel::kernel::attention_bwd_dq_rotation(j, m, nk)) % m + m) % m;
+        std::iota(by_step.begin(), by_step.end(), 0);
+        std::sort(by_step.begin(), by_step.end(), [&](int x, int y) { return step[x] < step[y]; });
+        for (int rank = 0; rank < nk; ++rank) {
+          int const j = by_step[rank];
+          SCOPED_TRACE(testing::Message() << "m " << m << " nk " << nk << " query block " << i << " key block " << j);
+          if (rank > 0) ASSERT_LT(step[by_step[rank - 1]], step[j]);
+          ASSERT_EQ(tessel::kernel::attention_bwd_dq_turns_before(true, j, i, m, nk, nk), rank);
+        }
+      }
+  // The header's example: m 4, nk 2.
+  EXPECT_EQ(tessel::kernel::attention_bwd_dq_rotation(1, 4, 2), 2);
+  EXPECT_EQ(tessel::kernel::attention_bwd_dq_turns_before(true, 1, 1, 4, 2, 2), 1);
+  EXPECT_EQ(tessel::kernel::attention_bwd_dq_turns_before(true, 0, 3, 4, 2, 2), 1);
+  // Last to first: key block 5 of the blocks [2, 7) that see a query block comes second.
+  EXPECT_EQ(tessel::kernel::attention_bwd_dq_turns_before(false, 5, 0, 0, 0, 7), 1);
 }
 
 }  // namespace

@@ -7,7 +7,13 @@
 //   flag_await(flag, value)  ld.acquire.gpu until the flag reads `value` (backing off with
 //                            nanosleep); the raiser's writes are visible to this thread after it,
 //                            and to the threads that meet it at a barrier afterwards
-// Both sm_70+ (the PTX memory model); the caller keeps the raising and the waiting CTA resident
+// And a 32-bit counter that CTAs add to in turn:
+//   counter_add_release(c, v)     red.release.gpu.global.add: this thread's writes before it (and
+//                                 those of the threads that met it at a barrier since) are visible
+//                                 to whoever reads the sum with counter_await_at_least
+//   counter_await_at_least(c, v)  ld.acquire.gpu until the counter reads v or more (nanosleep
+//                                 between reads)
+// All sm_70+ (the PTX memory model); the caller keeps the raising and the waiting CTA resident
 // at once (a wait for a CTA that cannot start never ends).
 #pragma once
 
@@ -34,6 +40,27 @@ TESSEL_DEVICE inline void flag_await(unsigned long long const* flag, unsigned lo
   }
 #else
   (void)flag, (void)value;
+#endif
+}
+
+TESSEL_DEVICE inline void counter_add_release(unsigned* counter, unsigned value) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;\n" ::"l"(counter), "r"(value) : "memory");
+#else
+  (void)counter, (void)value;
+#endif
+}
+
+TESSEL_DEVICE inline void counter_await_at_least(unsigned const* counter, unsigned value) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  for (;;) {
+    unsigned seen;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
+    if (seen >= value) break;
+    __nanosleep(32);
+  }
+#else
+  (void)counter, (void)value;
 #endif
 }
 

@@ -20,6 +20,9 @@
 //   tma_prefetch_descriptor  prefetch.tensormap
 //   fence_proxy_async_shared fence.proxy.async.shared::cta: ordinary shared-memory writes become
 //                          visible to the async proxy (TMA stores, wgmma) after a barrier
+//   fence_proxy_async_global fence.proxy.async.global: orders this thread's global-memory accesses
+//                          through the async proxy (TMA stores, reductions) with its generic ones
+//                          (a flag raised after a completed TMA reduction, or awaited before one)
 #pragma once
 
 #include <tessel/arch/arch_config.hpp>
@@ -149,6 +152,12 @@ TESSEL_DEVICE inline void tma_prefetch_descriptor(TmaDescriptor const* desc) {
 TESSEL_DEVICE inline void fence_proxy_async_shared() {
 #if defined(TESSEL_ARCH_SM90)
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+TESSEL_DEVICE inline void fence_proxy_async_global() {
+#if defined(TESSEL_ARCH_SM90)
+  asm volatile("fence.proxy.async.global;\n" ::: "memory");
 #endif
 }
 

@@ -46,11 +46,20 @@ constexpr std::int64_t attention_backward_stat_seqlen(AttentionArguments const& 
 //   lse_log2  fp32 [H, B, S_q']  LSE * log2(e), +inf where LSE = -inf (P = 0 on those rows);
 //                                variable length: [H, B * S_q'] with the sequences' rows packed
 //   dsum      fp32 [H, B, S_q']  rowsum(dO * O), the same rows
-//   dq_accum  fp32 [rows, H, D]  the default mode's dQ accumulator (absent when deterministic)
+//   dq_accum  fp32 [rows, H, D]  the dQ accumulator (deterministic: only where the sm_90a kernel
+//                                may run the problem, attention_backward_ordered_dq)
+//   dq_turns  u32 [H, B, S_q' / 64]  that kernel's turns, one per query block
 struct AttentionBackwardWorkspace {
-  std::size_t lse_log2 = 0, dsum = 0, dq_accum = 0;  // byte offsets
+  std::size_t lse_log2 = 0, dsum = 0, dq_accum = 0, dq_turns = 0;  // byte offsets (dq_turns: 0 if none)
   std::size_t bytes = 0;                              // total; 0 when nothing is read
 };
+
+// The problems whose deterministic mode the sm_90a kernel may run (its dQ additions ordered by
+// turns in the workspace): head dims (128, 128), fixed lengths. Their deterministic workspace holds
+// the fp32 dQ accumulator and the turns as well.
+constexpr bool attention_backward_ordered_dq(AttentionArguments const& a) {
+  return a.head_dim == 128 && attention_head_dim_v(a) == 128 && !attention_is_varlen(a);
+}
 
 // Pre: attention_backward_validate's size rules hold (the products fit: the operands' offsets do).
 constexpr AttentionBackwardWorkspace attention_backward_workspace_layout(AttentionArguments const& a, bool deterministic) {
@@ -63,7 +72,15 @@ constexpr AttentionBackwardWorkspace attention_backward_workspace_layout(Attenti
   w.lse_log2 = 0;
   w.dsum = per_row;
   w.dq_accum = 2 * per_row;
-  w.bytes = w.dq_accum + (deterministic ? 0 : round_up(rows * std::size_t(a.heads) * std::size_t(a.head_dim) * sizeof(float)));
+  std::size_t const dq = round_up(rows * std::size_t(a.heads) * std::size_t(a.head_dim) * sizeof(float));
+  if (!deterministic) {
+    w.bytes = w.dq_accum + dq;
+  } else if (attention_backward_ordered_dq(a)) {  // the deterministic sm_90a kernel may run it
+    w.dq_turns = w.dq_accum + dq;
+    w.bytes = w.dq_turns + round_up(stat_rows / 64 * std::size_t(a.heads) * sizeof(unsigned));
+  } else {
+    w.bytes = w.dq_accum;
+  }
   return w;
 }
 

@@ -23,7 +23,14 @@ struct AttentionBackwardParams {
   std::int64_t dv_batch_stride, dv_row_stride, dv_head_stride;
   float* lse_log2;   // [H, B, stat_seqlen]: LSE * log2(e), +inf where LSE = -inf or past S_q
   float* dsum;       // [H, B, stat_seqlen]: rowsum(dO * O), 0 past S_q (variable length: rows packed)
-  float* dq_accum;   // [rows, H, D], or nullptr (deterministic: the dQ kernel writes dQ)
+  float* dq_accum;   // [rows, H, D], or nullptr (deterministic on sm_80: the dQ kernel writes dQ)
+  // The deterministic sm_90a kernel's turns, one per (head, batch, query block of 64 rows), at
+  // attention_bwd_stat_row(...) / 64: the dQ_part halves added to that block so far (a key block
+  // adds two, one per consumer warpgroup, in key-block order). Zeroed by the host; else nullptr.
+  unsigned* dq_turns;
+  // The order of those additions (attention_bwd_dq_turns_before): true, rotated; false, key
+  // blocks last to first.
+  bool dq_rotated;
   std::int64_t rows; // B * S_q: the packed query rows of dq_accum
   std::int64_t stat_rows;    // B * stat_seqlen: lse_log2's and dsum's rows per head
   std::int64_t stat_seqlen;  // S_q rounded up to 64: a sequence's rows there (fixed lengths)
@@ -41,6 +48,35 @@ struct AttentionBackwardParams {
 TESSEL_HOST_DEVICE constexpr std::int64_t attention_bwd_stat_row(AttentionBackwardParams const& p, int batch, int head,
                                                                  std::int64_t q_row0, std::int64_t i) {
   return std::int64_t(head) * p.stat_rows + (p.fwd.cu_seqlens_q ? q_row0 + i : std::int64_t(batch) * p.stat_seqlen + i);
+}
+
+// The deterministic sm_90a kernel's order of the key blocks' dQ additions to a query block: the
+// order they arrive in, so that a turn is seldom waited for. A key block's CTA walks its query
+// blocks in ascending order, from the first of them or, rotated, from its own start.
+//  - Key blocks last to first, for any mask: under a causal mask or a window, key block j + 1
+//    reaches a query block a step or two before key block j (its range of query blocks starts
+//    later). The CTAs launch last to first too, so a CTA waits only on CTAs launched before it.
+//  - Rotated, for a mask that keeps every key (each key block visits all M query blocks) where
+//    M >= N_k and the N_k key blocks of a head fit on the GPU at once: key block j starts at query
+//    block r_j = floor(j M / N_k) and wraps around, so query block i meets the key blocks at
+//    distinct steps (i - r_j) mod M; it takes them in that order. (Without the rotation, every key
+//    block would reach query block 0 at step 0, and the additions to it would wait on one another
+//    one after the other.) A key block waits only on steps before its own, of CTAs that are resident
+//    together: no wait can close a cycle.
+//   e.g. M = 4 query blocks, N_k = 2 key blocks: r = {0, 2}; query block 1 takes key block 0 (step
+//        1), then key block 1 (step 3); query block 3 takes key block 1 (step 1), then key block 0.
+TESSEL_HOST_DEVICE constexpr int attention_bwd_dq_rotation(int j, int m, int nk) {
+  return int(std::int64_t(j) * m / nk);
+}
+
+// How many key blocks add to query block i before key block j (seen_end: one past the last key
+// block that sees query block i; rotated: m query blocks, nk key blocks, m >= nk). Rotated, those
+// whose start r lies in (r_j, i] cyclically: ceil((i + 1) nk / m) key blocks start at or before
+// query block i, j + 1 of them at or before r_j.
+TESSEL_HOST_DEVICE constexpr int attention_bwd_dq_turns_before(bool rotated, int j, int i, int m, int nk, int seen_end) {
+  if (!rotated) return seen_end - 1 - j;
+  std::int64_t const upto = (std::int64_t(i) + 1) * nk, started = (upto + m - 1) / m;  // key blocks starting at or before i
+  return int(started < nk ? started : nk) - (j + 1) + (i < attention_bwd_dq_rotation(j, m, nk) ? nk : 0);
 }
 
 }  // namespace tessel::kernel

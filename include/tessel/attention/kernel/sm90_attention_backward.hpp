@@ -42,6 +42,7 @@
 // and the deterministic mode (its dQ reductions add in no fixed order).
 #pragma once
 
+#include <tessel/arch/global_flag.hpp>
 #include <tessel/arch/sm90_cluster.hpp>
 #include <tessel/arch/sm90_copy_tma.hpp>
 #include <tessel/arch/sm90_copy_tma_ops.hpp>
@@ -74,7 +75,7 @@ struct Sm90AttentionBackwardParams {
 //        2 stages x (Q 16 + dO 16 + LSE/Dsum 0.5) KiB + 2 x dS 16 KiB + 2 x dQ 16 KiB = 193 KiB
 //   The library's instances (H200, same binary): D 64 takes 3 stages (+2% over 2), D 128 keeps 2
 //   (a third measured 0.5-1% slower).
-template <class Element_, int D_, int Stages_ = 2>
+template <class Element_, int D_, int Stages_ = 2, bool Ordered_ = false>
 struct Sm90AttentionBackwardConfig {
   using Element = Element_;
   static constexpr int D = D_, Dv = D_, Stages = Stages_;
@@ -95,6 +96,14 @@ struct Sm90AttentionBackwardConfig {
   // buffer has a named barrier each way: full (its writer arrives, the reader waits) and empty
   // (the reader arrives once its dQ GEMM is done, the writer waits before writing it again).
   static constexpr bool DeferDq = DqSplit;
+  // Ordered (the deterministic mode, D 128): the key blocks add their dQ_part halves to a query
+  // block in a fixed order. Before its reductions, a warpgroup's thread 0 waits until the query
+  // block's turn counter (AttentionBackwardParams::dq_turns) shows both halves of every key block
+  // before it in that order; it passes the turn on (adds 1) once its own reduction is complete,
+  // which it checks while the next step's first GEMMs run. The order is the one the key blocks
+  // arrive in, so that a turn is seldom waited for (attention_bwd_dq_turns_before).
+  static constexpr bool Ordered = Ordered_;
+  static_assert(!Ordered || DqSplit, "Sm90AttentionBackwardConfig: the ordered (deterministic) dQ is D 128's");
   static constexpr int DsFullBarrier = 4, DsEmptyBarrier = 8;  // + 2 * buffer + the half's warpgroup
 
   using MmaS = typename Sm90WgmmaOf<Element, BlkM>::Op;                          // S^T, dP^T: K-major A and B
@@ -149,7 +158,11 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
   AttentionBackwardParams const& bp = p.b;
   AttentionParams const& a = bp.fwd;
   int const tid = int(threadIdx.x);
-  int const n_block = int(blockIdx.x), kv_head = int(blockIdx.y), batch = int(blockIdx.z);
+  int const kv_head = int(blockIdx.y), batch = int(blockIdx.z);
+  // The ordered descending order launches the key blocks last to first: a CTA waits only on CTAs
+  // launched before it (attention_bwd_dq_turns_before).
+  bool const rotated = Config::Ordered && bp.dq_rotated;
+  int const n_block = Config::Ordered && !rotated ? int(gridDim.x - 1 - blockIdx.x) : int(blockIdx.x);
   std::int64_t const n0 = std::int64_t(n_block) * BlkN;
   AttentionMask const mask{a.seqlen_k, a.bottom_right ? std::int64_t(a.seqlen_k) - a.seqlen_q : 0, a.window_left,
                            a.window_right};
@@ -158,6 +171,13 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
   int const per_head = blocks.end - blocks.begin;
   int const steps = a.kv_group * per_head;
   int const head0 = kv_head * a.kv_group;
+  // Step i's query block (of head head0 + i / per_head), from blocks.begin; rotated, from the
+  // key block's own start.
+  int const first = rotated ? attention_bwd_dq_rotation(n_block, per_head, int(gridDim.x)) : 0;
+  auto const query_block = [&](int step) {
+    int const i = step % per_head + first;
+    return blocks.begin + (i < per_head ? i : i - per_head);
+  };
 
   if (tid == 0) {
     mbarrier_init(&smem.kv_full, 1);
@@ -177,7 +197,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       PipelineState st;
       for (int step = 0; step < steps; ++step) {
         int const head = head0 + step / per_head;
-        int const m0 = (blocks.begin + step % per_head) * BlkM;
+        int const m0 = query_block(step) * BlkM;
         std::uint64_t* const full = smem.pipe.producer_acquire(st, 2 * Config::QBytes + 2 * Config::RowBytes);
         TESSEL_UNROLL
         for (int c = 0; c < D / Cols; ++c) {
@@ -232,6 +252,21 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
                   kk > 0 ? 1 : 0);
       wgmma_commit_group();
     };
+    unsigned* pending = nullptr;  // Ordered, thread 0: the turn counter of the last reduction, not yet passed on
+    // Thread 0, before the staging is written again: the last reduction has read it (Ordered: it
+    // is complete, and its turn passes on).
+    auto const staging_free = [&] {
+      if constexpr (Config::Ordered) {
+        tma_store_wait<0>();
+        if (pending != nullptr) {
+          fence_proxy_async_global();
+          counter_add_release(pending, 1u);
+          pending = nullptr;
+        }
+      } else {
+        tma_store_wait_read<0>();
+      }
+    };
     // dq_accum[rows, H, D] += dQ_part of (head, query block from m0): the pairs of columns
     // (8j + col_in_block, +1) of rows row_in_wg and + 8 into the staging's 32-column boxes, then
     // one TMA reduction per box (rows past S_q are not written). The last reduction has read the
@@ -249,6 +284,15 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       fence_proxy_async_shared();
       named_barrier_sync(2 + wg, 128);
       if (t == 0) {
+        if constexpr (Config::Ordered) {
+          staging_free();  // (already passed on, but for a step without a reduction between)
+          int const rows = a.seqlen_q - dq_m0 < BlkM ? a.seqlen_q - dq_m0 : BlkM;
+          KeyBlockRange const seen_by = key_blocks(mask, dq_m0, rows, BlkN);  // (exactly those that visit it)
+          unsigned const earlier = unsigned(attention_bwd_dq_turns_before(rotated, n_block, dq_m0 / BlkM, per_head, int(gridDim.x), seen_by.end));
+          pending = bp.dq_turns + attention_bwd_stat_row(bp, batch, dq_head, 0, dq_m0) / BlkM;
+          counter_await_at_least(pending, 2u * earlier);
+          fence_proxy_async_global();
+        }
         TESSEL_UNROLL
         for (int c = 0; c < DqCols / Box; ++c)
           SM90_TMA_REDUCE_ADD::copy(&p.tma_dq, smem.dq[wg][c], {dq_col0 + c * Box, dq_m0, dq_head, batch});
@@ -260,7 +304,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
     auto const step_body = [&](int step, auto with_dq) {
       constexpr bool DqNow = decltype(with_dq)::value;
       int const head = head0 + step / per_head;
-      int const m0 = (blocks.begin + step % per_head) * BlkM;
+      int const m0 = query_block(step) * BlkM;
       int const buf = step % 2;
       smem.pipe.consumer_wait(st);
 
@@ -286,7 +330,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       // GEMMs run, the last step's dQ reduction is waited for (its staging is written below).
       float const* const lse = smem.lse_log2[st.index];
       float const* const dsum = smem.dsum[st.index];
-      if (t == 0) tma_store_wait_read<0>();
+      if (t == 0) staging_free();
       wgmma_wait_group<0>();
       wgmma_fence_operand(dp);
       wgmma_fence_operand(s);
@@ -398,7 +442,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
         if constexpr (Config::DeferDq)  // (the other warpgroup writes that half again next step, if any)
           if (step + 1 < steps) named_barrier_arrive(Config::DsEmptyBarrier + 2 * (buf ^ 1) + (1 - wg), 256);
         int const of = Config::DeferDq ? step - 1 : step;
-        stage_dq(head0 + of / per_head, (blocks.begin + of % per_head) * BlkM);
+        stage_dq(head0 + of / per_head, query_block(of) * BlkM);
       }
 
       wgmma_wait_group<0>();  // dV's and dK's: the stage's Q and dO are read
@@ -417,14 +461,17 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
     }
     if constexpr (Config::DeferDq) {  // the last step's dQ
       int const last = steps - 1;
-      if (t == 0) tma_store_wait_read<0>();
+      if (t == 0) staging_free();
       named_barrier_sync(Config::DsFullBarrier + 2 * (last % 2) + (1 - wg), 256);
       issue_dq(last % 2);
       wgmma_wait_group<0>();
       wgmma_fence_operand(dq);
-      stage_dq(head0 + last / per_head, (blocks.begin + last % per_head) * BlkM);
+      stage_dq(head0 + last / per_head, query_block(last) * BlkM);
     }
-    if (t == 0) tma_store_wait<0>();  // the staging stays until the last reduction has read it
+    if (t == 0) {  // the staging stays until the last reduction has read it (Ordered: its turn passes on)
+      staging_free();
+      tma_store_wait<0>();
+    }
   }
 
   // dK = scale * sum dS^T Q and dV = sum P^T dO, in pairs of adjacent columns.
