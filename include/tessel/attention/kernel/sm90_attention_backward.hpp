@@ -82,7 +82,9 @@ struct Sm90AttentionBackwardConfig {
   static constexpr int BlkM = 64;   // queries per step
   static constexpr int BlkN = 128;  // keys per CTA: 64 per consumer warpgroup
   static constexpr int Threads = 384;
-  static constexpr int ProducerRegisters = 24, ConsumerRegisters = 240;  // 128 x 24 + 256 x 240 <= 65536
+  // 128 x 32 + 256 x 240 = 65536: the producer takes 32 where it has the dQ writer (Ordered, below;
+  // at 24 ptxas spilled 136 bytes).
+  static constexpr int ProducerRegisters = Ordered_ ? 32 : 24, ConsumerRegisters = 240;
   static constexpr int Cols = 64;                                        // elements per 128-byte swizzled row
   static_assert(D == 64 || D == 128, "Sm90AttentionBackwardConfig: head dims 64 and 128 (D = D_v)");
 
@@ -97,14 +99,17 @@ struct Sm90AttentionBackwardConfig {
   // (the reader arrives once its dQ GEMM is done, the writer waits before writing it again).
   static constexpr bool DeferDq = DqSplit;
   // Ordered (the deterministic mode, D 128): the key blocks add their dQ_part halves to a query
-  // block in a fixed order. Before its reductions, a warpgroup's thread 0 waits until the query
-  // block's turn counter (AttentionBackwardParams::dq_turns) shows both halves of every key block
-  // before it in that order; it passes the turn on (adds 1) once its own reduction is complete,
-  // which it checks while the next step's first GEMMs run. The order is the one the key blocks
-  // arrive in, so that a turn is seldom waited for (attention_bwd_dq_turns_before).
+  // block in a fixed order, the order they arrive in (attention_bwd_dq_turns_before). The
+  // reductions are issued by a writer, the producer warpgroup's second warp: per step it waits
+  // until the query block's turn counter (AttentionBackwardParams::dq_turns) shows both halves of
+  // every key block before its own, adds each consumer's staged half once it is in (DqFullBarrier
+  // + warpgroup), frees the staging once read (DqEmptyBarrier + warpgroup) and adds 2 to the
+  // counter once both are complete. A consumer thus waits on a turn only when the writer has
+  // fallen a whole step behind.
   static constexpr bool Ordered = Ordered_;
   static_assert(!Ordered || DqSplit, "Sm90AttentionBackwardConfig: the ordered (deterministic) dQ is D 128's");
   static constexpr int DsFullBarrier = 4, DsEmptyBarrier = 8;  // + 2 * buffer + the half's warpgroup
+  static constexpr int DqFullBarrier = 12, DqEmptyBarrier = 14;  // Ordered: + the consumer warpgroup (128 + the writer's 32)
 
   using MmaS = typename Sm90WgmmaOf<Element, BlkM>::Op;                          // S^T, dP^T: K-major A and B
   using MmaKV = typename Sm90WgmmaRsOf<Element, D>::template Op<1>;              // dV, dK: B MN-major
@@ -210,6 +215,45 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
         st.advance<Stages>();
       }
     }
+    if constexpr (Config::Ordered) {  // the dQ writer: warp 1, lane 0 issuing
+      if (tid / 32 == 1 && steps > 0) {
+        constexpr int Box = Config::DqBoxCols, DqCols = Config::DqCols;
+        bool const lead = tid == 32;
+        for (int step = 0; step < steps; ++step) {
+          int const head = head0 + step / per_head;
+          int const m0 = query_block(step) * BlkM;
+          unsigned* const turn = bp.dq_turns + attention_bwd_stat_row(bp, batch, head, 0, m0) / BlkM;
+          if (lead) {
+            int const rows = a.seqlen_q - m0 < BlkM ? a.seqlen_q - m0 : BlkM;
+            KeyBlockRange const seen_by = key_blocks(mask, m0, rows, BlkN);  // (exactly those that visit it)
+            int const earlier = attention_bwd_dq_turns_before(rotated, n_block, m0 / BlkM, per_head, int(gridDim.x), seen_by.end);
+            counter_await_at_least(turn, 2u * unsigned(earlier));
+            fence_proxy_async_global();
+          }
+          TESSEL_UNROLL
+          for (int wg = 0; wg < 2; ++wg) {
+            named_barrier_sync(Config::DqFullBarrier + wg, 160);
+            if (lead) {
+              TESSEL_UNROLL
+              for (int c = 0; c < DqCols / Box; ++c)
+                SM90_TMA_REDUCE_ADD::copy(&p.tma_dq, smem.dq[wg][c], {wg * DqCols + c * Box, m0, head, batch});
+              tma_store_commit();
+            }
+          }
+          if (lead) tma_store_wait_read<0>();
+          __syncwarp();
+          if (step + 1 < steps) {
+            named_barrier_arrive(Config::DqEmptyBarrier, 160);
+            named_barrier_arrive(Config::DqEmptyBarrier + 1, 160);
+          }
+          if (lead) {
+            tma_store_wait<0>();
+            fence_proxy_async_global();
+            counter_add_release(turn, 2u);
+          }
+        }
+      }
+    }
     return;
   }
 
@@ -252,27 +296,20 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
                   kk > 0 ? 1 : 0);
       wgmma_commit_group();
     };
-    unsigned* pending = nullptr;  // Ordered, thread 0: the turn counter of the last reduction, not yet passed on
-    // Thread 0, before the staging is written again: the last reduction has read it (Ordered: it
-    // is complete, and its turn passes on).
+    // Thread 0, before the staging is written again: the last reduction has read it (Ordered: the
+    // writer's, waited for in stage_dq).
     auto const staging_free = [&] {
-      if constexpr (Config::Ordered) {
-        tma_store_wait<0>();
-        if (pending != nullptr) {
-          fence_proxy_async_global();
-          counter_add_release(pending, 1u);
-          pending = nullptr;
-        }
-      } else {
-        tma_store_wait_read<0>();
-      }
+      if constexpr (!Config::Ordered) tma_store_wait_read<0>();
     };
-    // dq_accum[rows, H, D] += dQ_part of (head, query block from m0): the pairs of columns
-    // (8j + col_in_block, +1) of rows row_in_wg and + 8 into the staging's 32-column boxes, then
-    // one TMA reduction per box (rows past S_q are not written). The last reduction has read the
-    // staging (its wait, then a barrier of this warpgroup's threads, comes before).
-    auto const stage_dq = [&](int dq_head, int dq_m0) {
+    // dq_accum[rows, H, D] += dQ_part of step `of` (head dq_head, query block from dq_m0): the pairs
+    // of columns (8j + col_in_block, +1) of rows row_in_wg and + 8 into the staging's 32-column
+    // boxes, then one TMA reduction per box (rows past S_q are not written). The last reduction has
+    // read the staging (its wait, then a barrier of this warpgroup's threads, comes before; Ordered:
+    // the writer's barrier, then the writer reduces).
+    auto const stage_dq = [&](int of, int dq_head, int dq_m0) {
       constexpr int Box = Config::DqBoxCols;
+      if constexpr (Config::Ordered)
+        if (of > 0) named_barrier_sync(Config::DqEmptyBarrier + wg, 160);
       TESSEL_UNROLL
       for (int j = 0; j < DqCols / 8; ++j) {
         char* const box = reinterpret_cast<char*>(smem.dq[wg][8 * j / Box]);
@@ -282,17 +319,12 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
               float2{dq[4 * j + 2 * h], dq[4 * j + 2 * h + 1]};
       }
       fence_proxy_async_shared();
+      if constexpr (Config::Ordered) {
+        named_barrier_arrive(Config::DqFullBarrier + wg, 160);
+        return;
+      }
       named_barrier_sync(2 + wg, 128);
       if (t == 0) {
-        if constexpr (Config::Ordered) {
-          staging_free();  // (already passed on, but for a step without a reduction between)
-          int const rows = a.seqlen_q - dq_m0 < BlkM ? a.seqlen_q - dq_m0 : BlkM;
-          KeyBlockRange const seen_by = key_blocks(mask, dq_m0, rows, BlkN);  // (exactly those that visit it)
-          unsigned const earlier = unsigned(attention_bwd_dq_turns_before(rotated, n_block, dq_m0 / BlkM, per_head, int(gridDim.x), seen_by.end));
-          pending = bp.dq_turns + attention_bwd_stat_row(bp, batch, dq_head, 0, dq_m0) / BlkM;
-          counter_await_at_least(pending, 2u * earlier);
-          fence_proxy_async_global();
-        }
         TESSEL_UNROLL
         for (int c = 0; c < DqCols / Box; ++c)
           SM90_TMA_REDUCE_ADD::copy(&p.tma_dq, smem.dq[wg][c], {dq_col0 + c * Box, dq_m0, dq_head, batch});
@@ -442,7 +474,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
         if constexpr (Config::DeferDq)  // (the other warpgroup writes that half again next step, if any)
           if (step + 1 < steps) named_barrier_arrive(Config::DsEmptyBarrier + 2 * (buf ^ 1) + (1 - wg), 256);
         int const of = Config::DeferDq ? step - 1 : step;
-        stage_dq(head0 + of / per_head, query_block(of) * BlkM);
+        stage_dq(of, head0 + of / per_head, query_block(of) * BlkM);
       }
 
       wgmma_wait_group<0>();  // dV's and dK's: the stage's Q and dO are read
@@ -466,7 +498,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       issue_dq(last % 2);
       wgmma_wait_group<0>();
       wgmma_fence_operand(dq);
-      stage_dq(head0 + last / per_head, query_block(last) * BlkM);
+      stage_dq(last, head0 + last / per_head, query_block(last) * BlkM);
     }
     if (t == 0) {  // the staging stays until the last reduction has read it (Ordered: its turn passes on)
       staging_free();
