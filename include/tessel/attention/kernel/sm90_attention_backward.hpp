@@ -82,9 +82,10 @@ struct Sm90AttentionBackwardConfig {
   static constexpr int BlkM = 64;   // queries per step
   static constexpr int BlkN = 128;  // keys per CTA: 64 per consumer warpgroup
   static constexpr int Threads = 384;
-  // 128 x 32 + 256 x 240 = 65536: the producer takes 32 where it has the dQ writer (Ordered, below;
-  // at 24 ptxas spilled 136 bytes).
-  static constexpr int ProducerRegisters = Ordered_ ? 32 : 24, ConsumerRegisters = 240;
+  // 128 x 24 + 256 x 240 = 384 x 168, the launch's allocation, which setmaxnreg only moves between
+  // warpgroups (asking for more, 32 for the producer, hung the kernel). The Ordered kernel's dQ
+  // writer spills within its 24 (ptxas: 136 bytes).
+  static constexpr int ProducerRegisters = 24, ConsumerRegisters = 240;
   static constexpr int Cols = 64;                                        // elements per 128-byte swizzled row
   static_assert(D == 64 || D == 128, "Sm90AttentionBackwardConfig: head dims 64 and 128 (D = D_v)");
 
