@@ -165,8 +165,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
   AttentionParams const& a = bp.fwd;
   int const tid = int(threadIdx.x);
   int const kv_head = int(blockIdx.y), batch = int(blockIdx.z);
-  // The ordered descending order launches the key blocks last to first: a CTA waits only on CTAs
-  // launched before it (attention_bwd_dq_turns_before).
+  // Where the deterministic mode adds dQ last to first, the key blocks launch last to first too:
+  // a CTA then waits only on CTAs launched before it (attention_bwd_dq_turns_before).
   bool const rotated = Config::Ordered && bp.dq_rotated;
   int const n_block = Config::Ordered && !rotated ? int(gridDim.x - 1 - blockIdx.x) : int(blockIdx.x);
   std::int64_t const n0 = std::int64_t(n_block) * BlkN;
@@ -191,7 +191,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
   }
   __syncthreads();
 
-  if (tid < 128) {  // the producer warpgroup: its first thread
+  if (tid < 128) {  // the producer warpgroup: its first thread loads; Ordered, its second warp is the dQ writer
     warpgroup_reg_dealloc<Config::ProducerRegisters>();
     if (tid == 0 && steps > 0) {
       mbarrier_arrive_expect_tx(&smem.kv_full, 2 * Config::KBytes);
