@@ -136,13 +136,17 @@ Status attention_backward_workspace_size(AttentionBackwardArguments const& b, st
   return Status::success();
 }
 
-Status attention_backward_kernel_name(AttentionBackwardArguments const& b, char const** name) {
+Status attention_backward_kernel_name_for(AttentionBackwardArguments const& b, int cc, char const** name) {
   *name = nullptr;
   if (Status s = attention_backward_validate(b); !s) return s;
   BackwardEntry const* picked = nullptr;
-  if (Status s = select_entry(b, current_cc(), &picked); !s) return s;
+  if (Status s = select_entry(b, cc, &picked); !s) return s;
   *name = picked->name;
   return Status::success();
+}
+
+Status attention_backward_kernel_name(AttentionBackwardArguments const& b, char const** name) {
+  return attention_backward_kernel_name_for(b, current_cc(), name);
 }
 
 Status can_implement(AttentionBackwardArguments const& b) {

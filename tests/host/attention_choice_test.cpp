@@ -2,8 +2,11 @@
 // sm_90 the TMA + wgmma kernels where TMA can load the tensors -- without a mask the persistent
 // kernels up to 1024 keys (D 64) and below 2048 (D 128); D 64's 192-row query tiles, D 128's
 // 192-key blocks from 2048 keys without a sliding window (causal or not) and 128-key blocks below
-// or with one -- and the sm_80 kernels everywhere else.
+// or with one -- and the sm_80 kernels everywhere else. Then the backward's
+// (attention_backward_kernel_name_for): on sm_90 the sm_90a kernel at head dims 64 and 128 for
+// fixed lengths that TMA can load, in the deterministic mode its ordered form at 128, else sm_80's.
 #include <tessel/attention/attention.hpp>
+#include <tessel/attention/attention_backward.hpp>
 
 #include <gtest/gtest.h>
 
@@ -105,6 +108,69 @@ TEST(AttentionChoice, ANamedKernelIsTakenAtAnyLength) {
   a = problem(512, 64, DType::f16);
   a.kernel = "sm90_attention_f16_d64_persistent";
   EXPECT_EQ(choice(a, 90), "sm90_attention_f16_d64_persistent");
+}
+
+AttentionBackwardArguments backward(std::int64_t sq, int d, DType t = DType::bf16, bool deterministic = false) {
+  AttentionArguments a = problem(sq, d, t);
+  a.lse = reinterpret_cast<float*>(g_storage);
+  AttentionBackwardArguments b = make_packed_attention_backward(a);
+  b.d_o.ptr = b.dq.ptr = b.dk.ptr = b.dv.ptr = g_storage;
+  b.deterministic = deterministic;
+  return b;
+}
+
+std::string backward_choice(AttentionBackwardArguments const& b, int cc) {
+  char const* name = nullptr;
+  Status const s = attention_backward_kernel_name_for(b, cc, &name);
+  EXPECT_TRUE(s.ok()) << s.reason;
+  return name ? name : "";
+}
+
+TEST(AttentionBackwardChoice, Sm90KernelsForFixedLengthsAtHeadDims64And128) {
+  EXPECT_EQ(backward_choice(backward(4096, 64), 90), "sm90_attention_bwd_bf16_d64");
+  EXPECT_EQ(backward_choice(backward(4096, 128), 90), "sm90_attention_bwd_bf16_d128");
+  EXPECT_EQ(backward_choice(backward(333, 128, DType::f16), 90), "sm90_attention_bwd_f16_d128");
+  AttentionBackwardArguments causal = backward(1000, 128);
+  causal.problem.causal = true;
+  EXPECT_EQ(backward_choice(causal, 90), "sm90_attention_bwd_bf16_d128");
+}
+
+TEST(AttentionBackwardChoice, TheDeterministicModeTakesTheOrderedKernelAtHeadDim128) {
+  EXPECT_EQ(backward_choice(backward(4096, 128, DType::bf16, true), 90), "sm90_attention_bwd_bf16_d128_deterministic");
+  EXPECT_EQ(backward_choice(backward(4096, 128, DType::f16, true), 90), "sm90_attention_bwd_f16_d128_deterministic");
+  EXPECT_EQ(backward_choice(backward(4096, 128, DType::bf16, true), 80), "sm80_attention_bwd_bf16_d128");
+  EXPECT_EQ(backward_choice(backward(4096, 256, DType::bf16, true), 90), "sm80_attention_bwd_bf16_d256");
+}
+
+TEST(AttentionBackwardChoice, Sm80KernelsOffHopperForVariableLengthsAndOtherHeadDims) {
+  EXPECT_EQ(backward_choice(backward(4096, 128), 80), "sm80_attention_bwd_bf16_d128");
+  EXPECT_EQ(backward_choice(backward(4096, 128), 0), "sm80_attention_bwd_bf16_d128");
+  EXPECT_EQ(backward_choice(backward(4096, 128), 100), "sm80_attention_bwd_bf16_d128");  // sm_90a images run on sm_90 only
+  EXPECT_EQ(backward_choice(backward(4096, 96), 90), "sm80_attention_bwd_bf16_d96");
+  for (bool det : {false, true}) {
+    AttentionBackwardArguments packed = backward(4096, 128, DType::bf16, det);
+    packed.problem.cu_seqlens_q = packed.problem.cu_seqlens_k = reinterpret_cast<std::int32_t const*>(g_storage + 32);
+    EXPECT_EQ(backward_choice(packed, 90), "sm80_attention_bwd_bf16_d128") << det;
+  }
+}
+
+TEST(AttentionBackwardChoice, ANamedKernelMustTakeTheMode) {
+  AttentionBackwardArguments b = backward(4096, 128, DType::bf16, true);
+  b.kernel = "sm90_attention_bwd_bf16_d128";
+  char const* name = nullptr;
+  Status s = attention_backward_kernel_name_for(b, 90, &name);
+  EXPECT_EQ(s.code, StatusCode::not_supported);
+  EXPECT_EQ(s.reason, "kernel: sm90_attention_bwd_bf16_d128 does not take the deterministic mode");
+  b.deterministic = false;
+  b.kernel = "sm90_attention_bwd_bf16_d128_deterministic";
+  s = attention_backward_kernel_name_for(b, 90, &name);
+  EXPECT_EQ(s.code, StatusCode::not_supported);
+  EXPECT_EQ(s.reason, "kernel: sm90_attention_bwd_bf16_d128_deterministic does not take the default mode (it is the "
+                      "deterministic mode's kernel)");
+  b.kernel = "sm80_attention_bwd_bf16_d128";  // the sm_80 kernels take both modes
+  EXPECT_EQ(backward_choice(b, 90), "sm80_attention_bwd_bf16_d128");
+  b.deterministic = true;
+  EXPECT_EQ(backward_choice(b, 90), "sm80_attention_bwd_bf16_d128");
 }
 
 }  // namespace

@@ -45,6 +45,9 @@ Status can_implement(AttentionBackwardArguments const& args);
 // one that takes the problem, else the one built for the dtype and head dims. The argument rules
 // first; no CUDA calls (the kernel's image for the device is can_implement's question).
 Status attention_backward_kernel_name(AttentionBackwardArguments const& args, char const** name);
+// The same choice for a GPU of compute capability `cc` (major * 10 + minor; 0: none), whether or
+// not one is present: the heuristic on its own (tests/host/attention_choice_test.cpp).
+Status attention_backward_kernel_name_for(AttentionBackwardArguments const& args, int cc, char const** name);
 
 // dQ, dK, dV on `stream` (attention_backward_arguments.hpp has the definition).
 Status attention_backward(AttentionBackwardArguments const& args, cudaStream_t stream = nullptr);
