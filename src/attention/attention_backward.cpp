@@ -109,11 +109,17 @@ int current_cc() {
   return tessel::detail::current_device(&h) ? h.cc : 0;
 }
 
-Status entry_for_call(AttentionBackwardArguments const& b, BackwardEntry const** e, d::AttentionBackwardInstance* inst) {
+// The entry a call runs (nullptr when it reads nothing) and its instance; `sms`, where given, the
+// current device's SM count (0 with none).
+Status entry_for_call(AttentionBackwardArguments const& b, BackwardEntry const** e, d::AttentionBackwardInstance* inst,
+                      int* sms = nullptr) {
   *e = nullptr;
   if (Status s = attention_backward_validate(b); !s) return s;
+  tessel::detail::Here h;
+  bool const here = tessel::detail::current_device(&h).ok();
+  if (sms != nullptr) *sms = here ? h.sms : 0;
   BackwardEntry const* picked = nullptr;
-  if (Status s = select_entry(b, current_cc(), &picked); !s) return s;
+  if (Status s = select_entry(b, here ? h.cc : 0, &picked); !s) return s;
   if (attention_backward_is_noop(b.problem)) return Status::success();
   if (Status s = d::attention_check_grid(b.problem); !s) return s;
   *inst = picked->instance();
@@ -158,7 +164,8 @@ Status can_implement(AttentionBackwardArguments const& b) {
 Status attention_backward(AttentionBackwardArguments const& b, cudaStream_t stream) {
   BackwardEntry const* e = nullptr;
   d::AttentionBackwardInstance inst{};
-  if (Status s = entry_for_call(b, &e, &inst); !s || e == nullptr) return s;
+  int sms = 0;
+  if (Status s = entry_for_call(b, &e, &inst, &sms); !s || e == nullptr) return s;
   if (cudaError_t const pending = cudaGetLastError(); pending != cudaSuccess)
     return Status::error(StatusCode::cuda_error, std::string("pending CUDA error before attention_backward: ") +
                                                      cudaGetErrorName(pending) + ": " + cudaGetErrorString(pending));
@@ -198,7 +205,11 @@ Status attention_backward(AttentionBackwardArguments const& b, cudaStream_t stre
     p.dsum = reinterpret_cast<float*>(ws + w.dsum);
     if (!b.deterministic || e->ordered) {  // (an ordered entry's workspace has them: attention_backward_ordered_dq)
       p.dq_accum = reinterpret_cast<float*>(ws + w.dq_accum);
-      if (e->ordered) p.dq_turns = reinterpret_cast<unsigned*>(ws + w.dq_turns);
+      if (e->ordered) {
+        p.dq_turns = reinterpret_cast<unsigned*>(ws + w.dq_turns);
+        std::int64_t const m = (a.seqlen_q + inst.blk_m - 1) / inst.blk_m;  // query blocks; p.n_blocks key blocks
+        p.dq_rotated = kernel::attention_bwd_dq_rotates(p.fwd, m, p.n_blocks, sms);
+      }
       s = cuda_status(cudaMemsetAsync(p.dq_accum, 0, w.bytes - w.dq_accum, stream), "cudaMemsetAsync (dQ accumulator)");
     }
   }

@@ -24,13 +24,6 @@ Status sm90_attention_bwd_launch(AttentionBackwardArguments const& args, Attenti
   unsigned const batch = static_cast<unsigned>(a.batch);
   Sm90AttentionBackwardParams p{};
   p.b = base;
-  if (base.dq_turns != nullptr) {  // the deterministic mode's order (attention_bwd_dq_turns_before)
-    int dev = 0, sms = 0;
-    if (Status s = attention_bwd_status(cudaGetDevice(&dev)); !s) return s;
-    if (Status s = attention_bwd_status(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)); !s) return s;
-    std::int64_t const m = blocks(a.seqlen_q, Config::BlkM), nk = blocks(a.seqlen_k, Config::BlkN);  // (one CTA an SM)
-    p.b.dq_rotated = base.fwd.window_left < 0 && base.fwd.window_right < 0 && m >= nk && nk <= sms;
-  }
   if (a.seqlen_q > 0 && a.seqlen_k > 0) {
     if (Status s = sm90_attention_tensor_map<T, Config::BlkM>("q", a.q.ptr, a.seqlen_q, Config::D, a.heads, a.batch, a.q, &p.tma_q); !s)
       return s;

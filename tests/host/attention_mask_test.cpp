@@ -157,6 +157,15 @@ TEST(AttentionMask, RotatedDqOrderIsTheOrderOfArrival) {
   EXPECT_EQ(tessel::kernel::attention_bwd_dq_rotation(1, 4, 2), 2);
   EXPECT_EQ(tessel::kernel::attention_bwd_dq_turns_before(true, 1, 1, 4, 2, 2), 1);
   EXPECT_EQ(tessel::kernel::attention_bwd_dq_turns_before(true, 0, 3, 4, 2, 2), 1);
+  // Rotated only where every key is kept, m >= nk and the nk CTAs fit on the SMs at once.
+  tessel::kernel::AttentionParams full{};
+  full.window_left = full.window_right = -1;
+  EXPECT_TRUE(tessel::kernel::attention_bwd_dq_rotates(full, 64, 32, 132));
+  EXPECT_FALSE(tessel::kernel::attention_bwd_dq_rotates(full, 16, 32, 132));
+  EXPECT_FALSE(tessel::kernel::attention_bwd_dq_rotates(full, 512, 256, 132));
+  tessel::kernel::AttentionParams causal = full;
+  causal.window_right = 0;
+  EXPECT_FALSE(tessel::kernel::attention_bwd_dq_rotates(causal, 64, 32, 132));
   // Last to first: key block 5 of the blocks [2, 7) that see a query block comes second.
   EXPECT_EQ(tessel::kernel::attention_bwd_dq_turns_before(false, 5, 0, 0, 0, 7), 1);
 }

@@ -26,10 +26,10 @@ struct AttentionBackwardParams {
   float* dq_accum;   // [rows, H, D], or nullptr (deterministic on sm_80: the dQ kernel writes dQ)
   // The deterministic sm_90a kernel's turns, one per (head, batch, query block of 64 rows), at
   // attention_bwd_stat_row(...) / 64: the dQ_part halves added to that block so far (a key block
-  // adds two, one per consumer warpgroup, in key-block order). Zeroed by the host; else nullptr.
+  // adds two, one per half of the columns, in the order of attention_bwd_dq_turns_before). Zeroed
+  // by the host; else nullptr.
   unsigned* dq_turns;
-  // The order of those additions (attention_bwd_dq_turns_before): true, rotated; false, key
-  // blocks last to first.
+  // That order: true, rotated; false, key blocks last to first (attention_bwd_dq_rotates).
   bool dq_rotated;
   std::int64_t rows; // B * S_q: the packed query rows of dq_accum
   std::int64_t stat_rows;    // B * stat_seqlen: lse_log2's and dsum's rows per head
@@ -67,6 +67,12 @@ TESSEL_HOST_DEVICE constexpr std::int64_t attention_bwd_stat_row(AttentionBackwa
 //        1), then key block 1 (step 3); query block 3 takes key block 1 (step 1), then key block 0.
 TESSEL_HOST_DEVICE constexpr int attention_bwd_dq_rotation(int j, int m, int nk) {
   return int(std::int64_t(j) * m / nk);
+}
+
+// Whether the rotated order applies: every key kept (no window side), m >= nk query blocks, and
+// the nk key blocks' CTAs (one an SM) resident at once on `sms` SMs.
+TESSEL_HOST_DEVICE constexpr bool attention_bwd_dq_rotates(AttentionParams const& fwd, std::int64_t m, std::int64_t nk, int sms) {
+  return fwd.window_left < 0 && fwd.window_right < 0 && m >= nk && nk <= sms;
 }
 
 // How many key blocks add to query block i before key block j (seen_end: one past the last key

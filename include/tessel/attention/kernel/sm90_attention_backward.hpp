@@ -336,7 +336,6 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
     // one step late like every other).
     auto const step_body = [&](int step, auto with_dq) {
       constexpr bool DqNow = decltype(with_dq)::value;
-      int const head = head0 + step / per_head;
       int const m0 = query_block(step) * BlkM;
       int const buf = step % 2;
       smem.pipe.consumer_wait(st);
@@ -501,10 +500,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       wgmma_fence_operand(dq);
       stage_dq(last, head0 + last / per_head, query_block(last) * BlkM);
     }
-    if (t == 0) {  // the staging stays until the last reduction has read it (Ordered: its turn passes on)
-      staging_free();
-      tma_store_wait<0>();
-    }
+    if (t == 0) tma_store_wait<0>();  // the staging stays until the last reduction has read it (Ordered: the writer issues them)
   }
 
   // dK = scale * sum dS^T Q and dV = sum P^T dO, in pairs of adjacent columns.
