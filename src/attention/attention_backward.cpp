@@ -32,10 +32,10 @@ struct BackwardEntry {
   BackwardEntry {                                                                                                      \
     "sm" #sm_ "_attention_bwd_" #dtype_ "_" #dims_, sm_, DType::dtype_, d_, dv_, d::sm##sm_##_attention_bwd_instance_##dtype_##_##dims_ \
   }
-#define TESSEL_ORDERED_ENTRY(dtype_)                                                                                   \
+#define TESSEL_ORDERED_ENTRY(dtype_, d_)                                                                               \
   BackwardEntry {                                                                                                      \
-    "sm90_attention_bwd_" #dtype_ "_d128_deterministic", 90, DType::dtype_, 128, 128,                                 \
-        d::sm90_attention_bwd_instance_##dtype_##_d128_deterministic, true                                           \
+    "sm90_attention_bwd_" #dtype_ "_d" #d_ "_deterministic", 90, DType::dtype_, d_, d_,                                \
+        d::sm90_attention_bwd_instance_##dtype_##_d##d_##_deterministic, true                                        \
   }
 #define TESSEL_SM90_ENTRIES(dtype_) TESSEL_ENTRY(90, dtype_, d64, 64, 64), TESSEL_ENTRY(90, dtype_, d128, 128, 128)
 #define TESSEL_SM80_ENTRIES(dtype_)                                                                                   \
@@ -43,7 +43,8 @@ struct BackwardEntry {
       TESSEL_ENTRY(80, dtype_, d192, 192, 192), TESSEL_ENTRY(80, dtype_, d192x128, 192, 128),                        \
       TESSEL_ENTRY(80, dtype_, d256, 256, 256)
 // In the order the automatic choice prefers them (and `tessel list` prints them).
-constexpr std::array kEntries{TESSEL_ORDERED_ENTRY(bf16), TESSEL_SM90_ENTRIES(bf16), TESSEL_ORDERED_ENTRY(f16), TESSEL_SM90_ENTRIES(f16), TESSEL_SM80_ENTRIES(bf16),
+constexpr std::array kEntries{TESSEL_ORDERED_ENTRY(bf16, 64), TESSEL_ORDERED_ENTRY(bf16, 128), TESSEL_SM90_ENTRIES(bf16),
+                              TESSEL_ORDERED_ENTRY(f16, 64), TESSEL_ORDERED_ENTRY(f16, 128), TESSEL_SM90_ENTRIES(f16), TESSEL_SM80_ENTRIES(bf16),
                               TESSEL_SM80_ENTRIES(f16)};
 #undef TESSEL_SM80_ENTRIES
 #undef TESSEL_SM90_ENTRIES

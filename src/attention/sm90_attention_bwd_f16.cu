@@ -13,6 +13,10 @@ AttentionBackwardInstance sm90_attention_bwd_instance_f16_d128() {
   return make_sm90_attention_bwd_instance<Sm90AttentionBackwardConfig<half_t, 128>>();
 }
 
+AttentionBackwardInstance sm90_attention_bwd_instance_f16_d64_deterministic() {
+  return make_sm90_attention_bwd_instance<Sm90AttentionBackwardConfig<half_t, 64, 3, true>>();
+}
+
 AttentionBackwardInstance sm90_attention_bwd_instance_f16_d128_deterministic() {
   return make_sm90_attention_bwd_instance<Sm90AttentionBackwardConfig<half_t, 128, 2, true>>();
 }

@@ -427,8 +427,8 @@ void sweep(DType t, int d, int dv) {
   std::printf("  worst err / bound %.3f\n", worst);
 }
 
-// On an H100/H200 a fixed-length, aligned problem runs an sm_90a kernel at D 64 and 128 in the
-// default mode and at D 128 in the deterministic mode; the other head dims run sm_80's.
+// On an H100/H200 a fixed-length, aligned problem runs an sm_90a kernel at D 64 and 128 in both
+// modes; the other head dims run sm_80's.
 TEST(AttentionBackward, HopperChoosesTheSm90KernelWhereItApplies) {
   TESSEL_REQUIRE_GPU();
   int dev = 0, major = 0;
@@ -441,7 +441,7 @@ TEST(AttentionBackward, HopperChoosesTheSm90KernelWhereItApplies) {
     for (bool det : {false, true}) {
       pb.b.deterministic = det;
       ASSERT_TRUE(attention_backward_kernel_name(pb.b, &picked).ok());
-      bool const sm90 = d == 128 || (!det && d == 64);
+      bool const sm90 = d == 64 || d == 128;
       EXPECT_EQ(std::string_view(picked).substr(0, 5), sm90 ? "sm90_" : "sm80_") << "D " << d << (det ? ", deterministic" : "");
     }
   }
@@ -514,12 +514,16 @@ TEST(AttentionBackward, SmallEmptyLengths) {
 
 // The deterministic mode is bitwise identical over 12 runs (GQA, odd lengths, several key blocks
 // per query block and query heads per KV head), causal and without a mask (on sm_90a: the key
-// blocks' dQ additions last to first, and rotated).
+// blocks' dQ additions last to first, and rotated), at D 128 and 64.
 TEST(AttentionBackward, DeterministicIsBitwiseRepeatable) {
   TESSEL_REQUIRE_GPU();
-  for (bool causal : {true, false}) {
-    AttentionArguments a = make_packed_attention(2, causal ? 517 : 1000, 700, 8, 2, 128, 128, DType::bf16);
-    a.causal = causal;
+  struct Case {
+    bool causal;
+    int d;
+  };
+  for (Case const c : {Case{true, 128}, Case{false, 128}, Case{false, 64}}) {
+    AttentionArguments a = make_packed_attention(2, c.causal ? 517 : 1000, 700, 8, 2, c.d, c.d, DType::bf16);
+    a.causal = c.causal;
     Problem pb(a, 11);
     std::vector<std::uint16_t> first[3];
     for (int run = 0; run < 12; ++run) {
@@ -530,7 +534,7 @@ TEST(AttentionBackward, DeterministicIsBitwiseRepeatable) {
         std::vector<std::uint16_t> now(n[t]);
         ASSERT_EQ(cudaMemcpy(now.data(), src[t], n[t] * 2, cudaMemcpyDeviceToHost), cudaSuccess);
         if (run == 0) first[t] = now;
-        else ASSERT_EQ(std::memcmp(now.data(), first[t].data(), n[t] * 2), 0) << "gradient " << t << " differs on run " << run;
+        else ASSERT_EQ(std::memcmp(now.data(), first[t].data(), n[t] * 2), 0) << "D " << c.d << ", gradient " << t << " differs on run " << run;
       }
     }
   }
@@ -655,9 +659,9 @@ TEST(AttentionBackward, LibraryReferencesAgreeWithThisFilesAndJudgeRuns) {
 }
 
 TEST(AttentionBackward, RegistryListsEveryHeadDimPair) {
-  // sm_80: both dtypes x (64, 96, 128, 192, 192/128, 256); sm_90a: both dtypes x (64, 128, 128
-  // deterministic).
-  EXPECT_EQ(attention_backward_kernel_count(), 18);
+  // sm_80: both dtypes x (64, 96, 128, 192, 192/128, 256); sm_90a: both dtypes x (64, 128) x
+  // (default, deterministic).
+  EXPECT_EQ(attention_backward_kernel_count(), 20);
   int sm80 = 0, sm90 = 0;
   for (int i = 0; i < attention_backward_kernel_count(); ++i) {
     AttentionBackwardKernelInfo const k = attention_backward_kernel_info(i);
@@ -668,7 +672,7 @@ TEST(AttentionBackward, RegistryListsEveryHeadDimPair) {
     (is90 ? sm90 : sm80) += 1;
   }
   EXPECT_EQ(sm80, 12);
-  EXPECT_EQ(sm90, 6);
+  EXPECT_EQ(sm90, 8);
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 // 192-key blocks from 2048 keys without a sliding window (causal or not) and 128-key blocks below
 // or with one -- and the sm_80 kernels everywhere else. Then the backward's
 // (attention_backward_kernel_name_for): on sm_90 the sm_90a kernel at head dims 64 and 128 for
-// fixed lengths that TMA can load, in the deterministic mode its ordered form at 128, else sm_80's.
+// fixed lengths that TMA can load, in the deterministic mode their ordered forms, else sm_80's.
 #include <tessel/attention/attention.hpp>
 #include <tessel/attention/attention_backward.hpp>
 
@@ -135,7 +135,8 @@ TEST(AttentionBackwardChoice, Sm90KernelsForFixedLengthsAtHeadDims64And128) {
   EXPECT_EQ(backward_choice(causal, 90), "sm90_attention_bwd_bf16_d128");
 }
 
-TEST(AttentionBackwardChoice, TheDeterministicModeTakesTheOrderedKernelAtHeadDim128) {
+TEST(AttentionBackwardChoice, TheDeterministicModeTakesTheOrderedKernelsAtHeadDims64And128) {
+  EXPECT_EQ(backward_choice(backward(4096, 64, DType::bf16, true), 90), "sm90_attention_bwd_bf16_d64_deterministic");
   EXPECT_EQ(backward_choice(backward(4096, 128, DType::bf16, true), 90), "sm90_attention_bwd_bf16_d128_deterministic");
   EXPECT_EQ(backward_choice(backward(4096, 128, DType::f16, true), 90), "sm90_attention_bwd_f16_d128_deterministic");
   EXPECT_EQ(backward_choice(backward(4096, 128, DType::bf16, true), 80), "sm80_attention_bwd_bf16_d128");

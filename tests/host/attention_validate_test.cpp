@@ -532,13 +532,15 @@ TEST(AttentionBackwardValidate, Workspace) {
   EXPECT_EQ(w.dsum, 2048u);
   EXPECT_EQ(w.dq_accum, 4096u);
   EXPECT_EQ(w.bytes, 4096u + 66u * 4 * 128 * 4);
-  // Deterministic at head dims (128, 128) (the sm_90a kernel's: attention_backward_ordered_dq): the
-  // accumulator too, then the turns, one unsigned per (head, batch, 64 rows) = 4 x 2 x 1, in 256 bytes.
+  // Deterministic at head dims (128, 128) and (64, 64) (the sm_90a kernel's:
+  // attention_backward_ordered_dq): the accumulator too, then the turns, one unsigned per (head,
+  // batch, 64 rows) = 4 x 2 x 1, in 256 bytes.
   AttentionBackwardWorkspace const ordered = attention_backward_workspace_layout(g.problem, true);
   EXPECT_EQ(ordered.dq_turns, w.bytes);
   EXPECT_EQ(ordered.bytes, w.bytes + 256u);
+  EXPECT_EQ(attention_backward_workspace_layout(valid_backward(2, 33, 65, 64).problem, true).bytes, 4096u + 66u * 4 * 64 * 4 + 256u);
   // At other head dims the row statistics alone (the sm_80 dQ kernel writes dQ).
-  EXPECT_EQ(attention_backward_workspace_layout(valid_backward(2, 33, 65, 64).problem, true).bytes, 4096u);
+  EXPECT_EQ(attention_backward_workspace_layout(valid_backward(2, 33, 65, 96).problem, true).bytes, 4096u);
   // 65 rows take two blocks of 64 rows, 64 exactly one.
   EXPECT_EQ(attention_backward_stat_seqlen(make_packed_attention(2, 65, 5, 4, 2, 64)), 128);
   EXPECT_EQ(attention_backward_stat_seqlen(make_packed_attention(2, 64, 5, 4, 2, 64)), 64);

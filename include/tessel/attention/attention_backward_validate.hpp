@@ -55,10 +55,10 @@ struct AttentionBackwardWorkspace {
 };
 
 // The problems whose deterministic mode the sm_90a kernel may run (its dQ additions ordered by
-// turns in the workspace): head dims (128, 128), fixed lengths. Their deterministic workspace holds
-// the fp32 dQ accumulator and the turns as well.
+// turns in the workspace): head dims (64, 64) and (128, 128), fixed lengths. Their deterministic
+// workspace holds the fp32 dQ accumulator and the turns as well.
 constexpr bool attention_backward_ordered_dq(AttentionArguments const& a) {
-  return a.head_dim == 128 && attention_head_dim_v(a) == 128 && !attention_is_varlen(a);
+  return (a.head_dim == 64 || a.head_dim == 128) && attention_head_dim_v(a) == a.head_dim && !attention_is_varlen(a);
 }
 
 // Pre: attention_backward_validate's size rules hold (the products fit: the operands' offsets do).

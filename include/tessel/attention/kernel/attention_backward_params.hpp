@@ -25,9 +25,9 @@ struct AttentionBackwardParams {
   float* dsum;       // [H, B, stat_seqlen]: rowsum(dO * O), 0 past S_q (variable length: rows packed)
   float* dq_accum;   // [rows, H, D], or nullptr (deterministic on sm_80: the dQ kernel writes dQ)
   // The deterministic sm_90a kernel's turns, one per (head, batch, query block of 64 rows), at
-  // attention_bwd_stat_row(...) / 64: the dQ_part halves added to that block so far (a key block
-  // adds two, one per half of the columns, in the order of attention_bwd_dq_turns_before). Zeroed
-  // by the host; else nullptr.
+  // attention_bwd_stat_row(...) / 64: the dQ parts added to that block so far (a key block adds
+  // two at D 128, one per half of the columns; one at D 64), in the order of
+  // attention_bwd_dq_turns_before. Zeroed by the host; else nullptr.
   unsigned* dq_turns;
   // That order: true, rotated; false, key blocks last to first (attention_bwd_dq_rotates).
   bool dq_rotated;

@@ -99,18 +99,21 @@ struct Sm90AttentionBackwardConfig {
   // buffer has a named barrier each way: full (its writer arrives, the reader waits) and empty
   // (the reader arrives once its dQ GEMM is done, the writer waits before writing it again).
   static constexpr bool DeferDq = DqSplit;
-  // Ordered (the deterministic mode, D 128): the key blocks add their dQ_part halves to a query
-  // block in a fixed order, the order they arrive in (attention_bwd_dq_turns_before). The
-  // reductions are issued by a writer, the producer warpgroup's second warp: per step it waits
-  // until the query block's turn counter (AttentionBackwardParams::dq_turns) shows both halves of
-  // every key block before its own, adds each consumer's staged half once it is in (DqFullBarrier
-  // + warpgroup), frees the staging once read (DqEmptyBarrier + warpgroup) and adds 2 to the
-  // counter once both are complete. A consumer thus waits on a turn only when the writer has
-  // fallen a whole step behind.
+  // Ordered (the deterministic mode): the key blocks add their dQ parts to a query block in a
+  // fixed order, the order they arrive in (attention_bwd_dq_turns_before). A key block's part is
+  // DqParts stagings: at D 128 each consumer's half of the columns; at D 64 one, warpgroup 1
+  // adding its keys' dQ_part into warpgroup 0's staging (DqPartBarrier), so the sum of the two is
+  // formed in a fixed order too. The reductions are issued by a writer, the producer warpgroup's
+  // second warp: per step it waits until the query block's turn counter
+  // (AttentionBackwardParams::dq_turns) shows the parts of every key block before its own, adds
+  // each staging once it is in (DqFullBarrier + part), frees it once read (DqEmptyBarrier + part)
+  // and adds DqParts to the counter once all are complete. A consumer thus waits on a turn only
+  // when the writer has fallen a whole step behind.
   static constexpr bool Ordered = Ordered_;
-  static_assert(!Ordered || DqSplit, "Sm90AttentionBackwardConfig: the ordered (deterministic) dQ is D 128's");
-  static constexpr int DsFullBarrier = 4, DsEmptyBarrier = 8;  // + 2 * buffer + the half's warpgroup
-  static constexpr int DqFullBarrier = 12, DqEmptyBarrier = 14;  // Ordered: + the consumer warpgroup (128 + the writer's 32)
+  static constexpr int DqParts = DqSplit ? 2 : 1;
+  static constexpr int DsFullBarrier = 4, DsEmptyBarrier = 8;  // D 128: + 2 * buffer + the half's warpgroup
+  static constexpr int DqPartBarrier = 4;  // D 64, Ordered: warpgroup 0's part is staged (128 + 128; the dS^T barriers are D 128's)
+  static constexpr int DqFullBarrier = 12, DqEmptyBarrier = 14;  // Ordered: + the part (its consumer's 128 + the writer's 32)
 
   using MmaS = typename Sm90WgmmaOf<Element, BlkM>::Op;                          // S^T, dP^T: K-major A and B
   using MmaKV = typename Sm90WgmmaRsOf<Element, D>::template Op<1>;              // dV, dK: B MN-major
@@ -218,7 +221,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
     }
     if constexpr (Config::Ordered) {  // the dQ writer: warp 1, lane 0 issuing
       if (tid / 32 == 1 && steps > 0) {
-        constexpr int Box = Config::DqBoxCols, DqCols = Config::DqCols;
+        constexpr int Box = Config::DqBoxCols, DqCols = Config::DqCols, Parts = Config::DqParts;
         bool const lead = tid == 32;
         for (int step = 0; step < steps; ++step) {
           int const head = head0 + step / per_head;
@@ -228,29 +231,29 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
             int const rows = a.seqlen_q - m0 < BlkM ? a.seqlen_q - m0 : BlkM;
             KeyBlockRange const seen_by = key_blocks(mask, m0, rows, BlkN);  // (exactly those that visit it)
             int const earlier = attention_bwd_dq_turns_before(rotated, n_block, m0 / BlkM, per_head, int(gridDim.x), seen_by.end);
-            counter_await_at_least(turn, 2u * unsigned(earlier));
+            counter_await_at_least(turn, unsigned(Parts * earlier));
             fence_proxy_async_global();
           }
           TESSEL_UNROLL
-          for (int wg = 0; wg < 2; ++wg) {
-            named_barrier_sync(Config::DqFullBarrier + wg, 160);
+          for (int part = 0; part < Parts; ++part) {
+            named_barrier_sync(Config::DqFullBarrier + part, 160);
             if (lead) {
               TESSEL_UNROLL
               for (int c = 0; c < DqCols / Box; ++c)
-                SM90_TMA_REDUCE_ADD::copy(&p.tma_dq, smem.dq[wg][c], {wg * DqCols + c * Box, m0, head, batch});
+                SM90_TMA_REDUCE_ADD::copy(&p.tma_dq, smem.dq[part][c], {part * DqCols + c * Box, m0, head, batch});
               tma_store_commit();
             }
           }
           if (lead) tma_store_wait_read<0>();
           __syncwarp();
           if (step + 1 < steps) {
-            named_barrier_arrive(Config::DqEmptyBarrier, 160);
-            named_barrier_arrive(Config::DqEmptyBarrier + 1, 160);
+            TESSEL_UNROLL
+            for (int part = 0; part < Parts; ++part) named_barrier_arrive(Config::DqEmptyBarrier + part, 160);
           }
           if (lead) {
             tma_store_wait<0>();
             fence_proxy_async_global();
-            counter_add_release(turn, 2u);
+            counter_add_release(turn, unsigned(Parts));
           }
         }
       }
@@ -306,24 +309,41 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
     // of columns (8j + col_in_block, +1) of rows row_in_wg and + 8 into the staging's 32-column
     // boxes, then one TMA reduction per box (rows past S_q are not written). The last reduction has
     // read the staging (its wait, then a barrier of this warpgroup's threads, comes before; Ordered:
-    // the writer's barrier, then the writer reduces).
+    // the writer's barrier, then the writer reduces). Ordered at D 64, warpgroup 1 adds its part to
+    // warpgroup 0's staging, which the writer then reduces.
     auto const stage_dq = [&](int of, int dq_head, int dq_m0) {
       constexpr int Box = Config::DqBoxCols;
-      if constexpr (Config::Ordered)
-        if (of > 0) named_barrier_sync(Config::DqEmptyBarrier + wg, 160);
+      constexpr bool Summed = Config::Ordered && !Config::DqSplit;
+      int const part = Summed ? 0 : wg;  // the staging written, and the writer's part
+      bool const adds = Summed && wg == 1;
+      if constexpr (Config::Ordered) {
+        if (adds) named_barrier_sync(Config::DqPartBarrier, 256);             // warpgroup 0's part is in
+        else if (of > 0) named_barrier_sync(Config::DqEmptyBarrier + part, 160);  // the writer has read the last
+      }
       TESSEL_UNROLL
       for (int j = 0; j < DqCols / 8; ++j) {
-        char* const box = reinterpret_cast<char*>(smem.dq[wg][8 * j / Box]);
+        char* const box = reinterpret_cast<char*>(smem.dq[part][8 * j / Box]);
         TESSEL_UNROLL
-        for (int h = 0; h < 2; ++h)
-          *reinterpret_cast<float2*>(box + detail::sw128_offset(row_in_wg + 8 * h, (8 * j) % Box + col_in_block, 4)) =
-              float2{dq[4 * j + 2 * h], dq[4 * j + 2 * h + 1]};
+        for (int h = 0; h < 2; ++h) {
+          float2* const at = reinterpret_cast<float2*>(box + detail::sw128_offset(row_in_wg + 8 * h, (8 * j) % Box + col_in_block, 4));
+          float2 v{dq[4 * j + 2 * h], dq[4 * j + 2 * h + 1]};
+          if (adds) {
+            float2 const first = *at;
+            v = float2{first.x + v.x, first.y + v.y};
+          }
+          *at = v;
+        }
       }
-      fence_proxy_async_shared();
       if constexpr (Config::Ordered) {
-        named_barrier_arrive(Config::DqFullBarrier + wg, 160);
+        if (Summed && !adds) {
+          named_barrier_arrive(Config::DqPartBarrier, 256);
+        } else {
+          fence_proxy_async_shared();
+          named_barrier_arrive(Config::DqFullBarrier + part, 160);
+        }
         return;
       }
+      fence_proxy_async_shared();
       named_barrier_sync(2 + wg, 128);
       if (t == 0) {
         TESSEL_UNROLL
