@@ -41,17 +41,15 @@ Status sm80_attention_bwd_launch(AttentionBackwardArguments const& args, Attenti
   unsigned const batch = static_cast<unsigned>(a.batch);
   dim3 const dkdv_grid(blocks(a.seqlen_k, Config::BlkN), kv_heads, batch);
   dim3 const dq_grid(blocks(a.seqlen_q, Config::BlkM), heads, batch);
-  auto* const dkdv_atomic = &sm80_attention_bwd_dkdv_kernel<Config, true>;
-  auto* const dkdv_plain = &sm80_attention_bwd_dkdv_kernel<Config, false>;
+  auto* const dkdv = &sm80_attention_bwd_dkdv_kernel<Config>;  // adds dS K to p.dq_accum where that is set
   auto* const dq = &sm80_attention_bwd_dq_kernel<Config>;
-  for (auto* kernel : {dkdv_atomic, dkdv_plain})
-    if (Status s = attention_bwd_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)); !s)
-      return s;
+  if (Status s = attention_bwd_status(cudaFuncSetAttribute(dkdv, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)); !s)
+    return s;
   if (Status s = attention_bwd_status(cudaFuncSetAttribute(dq, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)); !s)
     return s;
 
   if (a.seqlen_q == 0) {  // dK = dV = 0: no query block sees a key block
-    dkdv_plain<<<dkdv_grid, Config::Threads, smem, stream>>>(p);
+    dkdv<<<dkdv_grid, Config::Threads, smem, stream>>>(p);
     return attention_bwd_status(cudaGetLastError());
   }
   if (a.seqlen_k == 0) {  // dQ = 0: no query block has a key block
@@ -60,19 +58,19 @@ Status sm80_attention_bwd_launch(AttentionBackwardArguments const& args, Attenti
   }
   if (Status s = attention_bwd_preprocess<Element>(args, p, stream); !s) return s;
   if (args.deterministic) {
-    dkdv_plain<<<dkdv_grid, Config::Threads, smem, stream>>>(p);
+    dkdv<<<dkdv_grid, Config::Threads, smem, stream>>>(p);
     if (Status s = attention_bwd_status(cudaGetLastError()); !s) return s;
     dq<<<dq_grid, Config::Threads, smem, stream>>>(p);
     return attention_bwd_status(cudaGetLastError());
   }
-  dkdv_atomic<<<dkdv_grid, Config::Threads, smem, stream>>>(p);
+  dkdv<<<dkdv_grid, Config::Threads, smem, stream>>>(p);
   if (Status s = attention_bwd_status(cudaGetLastError()); !s) return s;
   return attention_bwd_dq_convert<Element>(args, p, stream);
 }
 
 template <class Config>
 cudaError_t sm80_attention_bwd_attributes(cudaFuncAttributes* attr) {
-  return cudaFuncGetAttributes(attr, &sm80_attention_bwd_dkdv_kernel<Config, true>);
+  return cudaFuncGetAttributes(attr, &sm80_attention_bwd_dkdv_kernel<Config>);
 }
 
 template <class Config>

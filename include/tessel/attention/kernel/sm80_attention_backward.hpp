@@ -227,8 +227,11 @@ TESSEL_DEVICE void sm80_attention_bwd_scores(AttentionParams const& p, Attention
 
 }  // namespace detail
 
-// dK and dV (and, with AccumulateDq, dS K added to dq_accum): one CTA per (key block, KV head, batch).
-template <class Config, bool AccumulateDq>
+// dK and dV, and where bp.dq_accum is set (the default mode) dS K added to it: one CTA per (key
+// block, KV head, batch). One kernel for both modes (the test is uniform; the deterministic mode's
+// dQ kernel writes dQ instead): a second instantiation per configuration cost a third of the
+// TU's compile time.
+template <class Config>
 __global__ void __launch_bounds__(Config::Threads, 1) sm80_attention_bwd_dkdv_kernel(AttentionBackwardParams const bp) {
 #if defined(TESSEL_ARCH_SM80)
   using Element = typename Config::Element;
@@ -326,7 +329,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm80_attention_bwd_dkdv_ke
     detail::sm80_attention_bwd_gemm<Config, SM75_U16x8_LDSM_T>(t, acc_dv, sPt, sdOt);  // dV += P^T dO
     detail::sm80_attention_bwd_gemm<Config, SM75_U16x8_LDSM_T>(t, acc_dk, sdSt, sQt);  // dK += dS^T Q
 
-    if constexpr (AccumulateDq) {
+    if (bp.dq_accum != nullptr) {
       // dQ_accum[rows of the block] += dS K, one swizzle atom's width of K's columns at a time
       // (a (BLK_M, AtomCols) accumulator instead of (BLK_M, D): fewer live registers).
       constexpr int Cols = Config::AtomCols;
