@@ -377,8 +377,10 @@ tessel_status tessel_attention_backward_check(tessel_attention_backward_problem 
 tessel_status tessel_attention_backward_can_implement(tessel_attention_backward_problem const* p, char* reason,
                                                       size_t reason_size);
 
-/* The scratch bytes tessel_attention_backward(p) takes, in *bytes (fp32 row statistics and, unless
- * deterministic, the fp32 dQ accumulator; 0 when nothing is read). Launches nothing. */
+/* The scratch bytes tessel_attention_backward(p) takes, in *bytes (fp32 row statistics and the
+ * fp32 dQ accumulator, which the deterministic mode takes only at head dims (64, 64) and
+ * (128, 128) with fixed lengths -- the sm_90a kernel's ordered additions, with a turn counter per
+ * query block; 0 when nothing is read). Launches nothing. */
 tessel_status tessel_attention_backward_workspace_size(tessel_attention_backward_problem const* p, size_t* bytes,
                                                        char* reason, size_t reason_size);
 

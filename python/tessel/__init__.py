@@ -195,10 +195,11 @@ def attention_backward(q, k, v, out, dout, lse, *, dq=None, dk=None, dv=None, so
 
     dq / dk / dv: written in place when given; when None they are allocated (packed, the shape of
     q / k / v) through q's array library. deterministic=True gives the same bits on every run (the
-    default adds dq's partial sums with float32 atomics, in an order that varies; the
-    deterministic mode recomputes instead, about 1.4x the work of that part). The call takes
-    scratch memory for per-row statistics (and the default mode's float32 dq accumulator),
-    allocated and freed in stream order. stream, kernel (a name from
+    default adds dq's partial sums in float32, in an order that varies; the deterministic mode
+    adds them in a fixed order on an H100/H200 at head dims 64 and 128 with fixed lengths, and
+    elsewhere recomputes instead, about 1.4x the work of that part). The call takes scratch memory
+    for per-row statistics (and the float32 dq accumulator, beside turn counters for the ordered
+    additions), allocated and freed in stream order. stream, kernel (a name from
     attention_backward_kernels()) and the rules for devices are tessel.attention's.
 
     Errors: tessel.attention's (TypeError, ValueError naming the argument, RuntimeError for

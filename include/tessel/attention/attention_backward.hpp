@@ -8,15 +8,19 @@
 //
 // attention_backward() validates (attention_backward_validate.hpp: every refusal names the
 // argument), returns at once when there is nothing to write (B or H is 0), and otherwise runs
-// FlashAttention-2's backward with the mma.sync kernels (kernel/sm80_attention_backward.hpp) on
-// every GPU from sm_80 (there is no sm_90a backward kernel):
+// FlashAttention-2's backward. On an sm_90 GPU a fixed-length problem at head dims (64, 64) or
+// (128, 128) whose operands TMA can load runs the sm_90a kernel
+// (kernel/sm90_attention_backward.hpp: a producer warpgroup, two consumer warpgroups, dQ's parts
+// added to the fp32 workspace by TMA reductions; deterministic: those additions in a fixed order,
+// turn counters in the workspace); everything else runs the mma.sync kernels
+// (kernel/sm80_attention_backward.hpp) on every GPU from sm_80:
 //   preprocess   LSE * log2(e) and Dsum = rowsum(dO * O) per query row, into the workspace
 //   dK, dV       one CTA per (key block, KV head, batch), looping over the KV head's query heads
 //                and the query blocks that see the block: dK and dV stay in registers, summed in
 //                a fixed order (deterministic in both modes)
-//   dQ           default: the same CTAs add dS K into an fp32 workspace with atomics, then a
-//                conversion kernel writes dQ; deterministic: a second kernel per (query block,
-//                head, batch) walks the key blocks and recomputes S and dP (no atomics)
+//   dQ           default: the same CTAs add dS K into an fp32 workspace (sm_80: atomics), then a
+//                conversion kernel writes dQ; deterministic on sm_80: a second kernel per (query
+//                block, head, batch) walks the key blocks and recomputes S and dP (no atomics)
 // The launches are asynchronous on `stream` and nothing synchronises; with no caller workspace
 // it is allocated with cudaMallocAsync and freed with cudaFreeAsync on `stream`. CUDA errors
 // (launches, the allocation, errors left pending by earlier work) come back as
