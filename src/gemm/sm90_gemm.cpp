@@ -172,7 +172,7 @@ constexpr auto kRegistry = std::to_array<Sm90Entry>({
     {"sm90_e4m3_128x256x128_c2_promote2", DType::e4m3, kernel::detail::sm90_instance_e4m3_128x256x128_c2_promote2, kSummaryFp8Every2, kE4m3, kCooperative,
      "fp8 (any pair) on sm_90a: by name (promoted every 256 products: up to 2x cuBLASLt's error; 1.03x cuBLASLt at 8192^3 on an H200 against the default's 1.013)"},
     {"sm90_bf16_128x128x64_pingpong_c2", DType::bf16, kernel::detail::sm90_instance_bf16_128x128x64_pingpong_c2, kSummaryPingpong, kBf16, kPingPong,
-     "bf16 on sm_90a: by name (the ping-pong schedule; not measured faster yet)"},
+     "bf16 on sm_90a: by name (the ping-pong schedule: its epilogue, fused or not, runs under the other consumer's mainloop, but its 128x128 mainloop is slower than the default kernel's; gemm.md)"},
     {"sm90_bf16_128x256x64_c2_tmac", DType::bf16, kernel::detail::sm90_instance_bf16_128x256x64_c2_tmac, kSummaryTmaC, kBf16, kCooperative,
      "bf16 on sm_90a: default where C is read (beta != 0) and TMA can load C and store D (M > 128, N > 128)"},
     {"sm90_fp16_128x256x64_c2_tmac", DType::f16, kernel::detail::sm90_instance_f16_128x256x64_c2_tmac, kSummaryTmaC, kF16, kCooperative,
