@@ -206,6 +206,8 @@ Status attention_backward(AttentionBackwardArguments const& b, cudaStream_t stre
     p.dsum = reinterpret_cast<float*>(ws + w.dsum);
     if (!b.deterministic || e->ordered) {  // (an ordered entry's workspace has them: attention_backward_ordered_dq)
       p.dq_accum = reinterpret_cast<float*>(ws + w.dq_accum);
+      if (e->min_sm == 90 && !e->ordered)
+        p.block_group = kernel::attention_bwd_block_group(p.fwd, std::int64_t(p.n_blocks) * a.kv_heads * a.batch, sms);
       if (e->ordered) {
         p.dq_turns = reinterpret_cast<unsigned*>(ws + w.dq_turns);
         std::int64_t const m = (a.seqlen_q + inst.blk_m - 1) / inst.blk_m;  // query blocks; p.n_blocks key blocks

@@ -170,4 +170,49 @@ TEST(AttentionMask, RotatedDqOrderIsTheOrderOfArrival) {
   EXPECT_EQ(tessel::kernel::attention_bwd_dq_turns_before(false, 5, 0, 0, 0, 7), 1);
 }
 
+// The default mode's grouped CTA order: every (key block, pair) exactly once; within a group the
+// key blocks in order, each for all the group's pairs; the groups in order.
+TEST(AttentionMask, GroupedBlockOrderVisitsEveryBlockOnceLongestFirst) {
+  using tessel::kernel::attention_bwd_block_of;
+  for (int n_blocks = 1; n_blocks <= 9; ++n_blocks)
+    for (int pairs = 1; pairs <= 11; ++pairs)
+      for (int group = 1; group <= pairs + 1; ++group) {
+        SCOPED_TRACE(testing::Message() << "n_blocks " << n_blocks << " pairs " << pairs << " group " << group);
+        std::vector<int> seen(std::size_t(n_blocks) * pairs, 0);
+        int last_group = 0, last_n_block = 0;
+        for (int linear = 0; linear < n_blocks * pairs; ++linear) {
+          tessel::kernel::AttentionBwdBlock const b = attention_bwd_block_of(linear, n_blocks, pairs, group);
+          ASSERT_GE(b.n_block, 0);
+          ASSERT_LT(b.n_block, n_blocks);
+          ASSERT_GE(b.pair, 0);
+          ASSERT_LT(b.pair, pairs);
+          ++seen[std::size_t(b.pair) * n_blocks + b.n_block];
+          int const g = b.pair / group;
+          ASSERT_GE(g, last_group);  // the groups in order
+          if (g == last_group) ASSERT_GE(b.n_block, last_n_block);  // within one, key blocks ascending
+          last_group = g, last_n_block = b.n_block;
+        }
+        for (int count : seen) ASSERT_EQ(count, 1);
+      }
+  // The header's example: n_blocks 3, pairs 3, group 2.
+  int const want[9][2] = {{0, 0}, {0, 1}, {1, 0}, {1, 1}, {2, 0}, {2, 1}, {0, 2}, {1, 2}, {2, 2}};
+  for (int linear = 0; linear < 9; ++linear) {
+    tessel::kernel::AttentionBwdBlock const b = attention_bwd_block_of(linear, 3, 3, 2);
+    EXPECT_EQ(b.n_block, want[linear][0]) << linear;
+    EXPECT_EQ(b.pair, want[linear][1]) << linear;
+  }
+  // Grouped under a causal mask (a right bound, no left one) on at most 16 waves of CTAs; the
+  // grid's order elsewhere. 132 SMs: B4 H32/8 S4096 D 128 is 32 x 8 x 4 = 1024 CTAs, B4 H32 4096.
+  tessel::kernel::AttentionParams p{};
+  p.window_left = p.window_right = -1;
+  EXPECT_EQ(tessel::kernel::attention_bwd_block_group(p, 1024, 132), 0);
+  p.window_right = 0;
+  EXPECT_EQ(tessel::kernel::attention_bwd_block_group(p, 1024, 132), 4);
+  EXPECT_EQ(tessel::kernel::attention_bwd_block_group(p, 16 * 132, 132), 4);
+  EXPECT_EQ(tessel::kernel::attention_bwd_block_group(p, 16 * 132 + 1, 132), 0);
+  EXPECT_EQ(tessel::kernel::attention_bwd_block_group(p, 4096, 132), 0);
+  p.window_left = 256;
+  EXPECT_EQ(tessel::kernel::attention_bwd_block_group(p, 1024, 132), 0);
+}
+
 }  // namespace

@@ -31,6 +31,10 @@ struct AttentionBackwardParams {
   unsigned* dq_turns;
   // That order: true, rotated; false, key blocks last to first (attention_bwd_dq_rotates).
   bool dq_rotated;
+  // The default-mode sm_90a kernel's CTA order: 0, the grid's (a (batch, KV head)'s key blocks
+  // together); G > 0, groups of G (batch, KV head) pairs, each group's CTAs by key block first
+  // (attention_bwd_block_of, attention_bwd_block_group).
+  int block_group;
   std::int64_t rows; // B * S_q: the packed query rows of dq_accum
   std::int64_t stat_rows;    // B * stat_seqlen: lse_log2's and dsum's rows per head
   std::int64_t stat_seqlen;  // S_q rounded up to 64: a sequence's rows there (fixed lengths)
@@ -83,6 +87,37 @@ TESSEL_HOST_DEVICE constexpr int attention_bwd_dq_turns_before(bool rotated, int
   if (!rotated) return seen_end - 1 - j;
   std::int64_t const upto = (std::int64_t(i) + 1) * nk, started = (upto + m - 1) / m;  // key blocks starting at or before i
   return int(started < nk ? started : nk) - (j + 1) + (i < attention_bwd_dq_rotation(j, m, nk) ? nk : 0);
+}
+
+// The default mode's CTA order where the key blocks' work differs (attention_bwd_block_group):
+// CTA `linear` (blockIdx.x fastest) of a grid of n_blocks key blocks by `pairs` (batch, KV head)
+// pairs runs key block n_block of pair `pair`. The pairs go in groups of `group`; a group's CTAs
+// take its key blocks in order, all of the group's pairs for each (the last group may hold fewer
+// pairs). Under a causal mask key block j sees fewer query blocks than key block j - 1, so a
+// group starts with its longest CTAs and ends with its shortest, and the grid's last wave is the
+// shortest work instead of a mix that leaves SMs idle behind a long CTA; the group keeps the
+// CTAs resident together on as few heads as the grid's order did (their Q and dO shared in L2).
+//   e.g. n_blocks 3, pairs 3, group 2: CTAs 0-5 run (0, 0) (0, 1) (1, 0) (1, 1) (2, 0) (2, 1),
+//        CTAs 6-8 run (0, 2) (1, 2) (2, 2) as (key block, pair).
+struct AttentionBwdBlock {
+  int n_block, pair;
+};
+TESSEL_HOST_DEVICE constexpr AttentionBwdBlock attention_bwd_block_of(int linear, int n_blocks, int pairs, int group) {
+  int const per_group = group * n_blocks;
+  int const g = linear / per_group, r = linear - g * per_group;
+  int const in_group = pairs - g * group < group ? pairs - g * group : group;
+  return {r / in_group, g * group + r % in_group};
+}
+
+// The group size of attention_bwd_block_of for the default mode, or 0 for the grid's order: 4
+// pairs under a causal mask without a left window side (the key blocks' work falls with j) where
+// the grid is at most 16 waves of CTAs (`ctas` of them, one an SM, on `sms` SMs). The longest CTA
+// does twice a causal grid's mean, so it is 2 / waves of an SM's even share: at 7.8 waves (B4
+// H32/8 S4096 D 128, each CTA four query heads) the grouped order measured 6-8% faster on an
+// H200, at 31 waves (B4 H32 S4096, B1 H32 S16384, B16 H16 S1024) even to 1.5% slower (its
+// co-resident CTAs span four heads' Q and dO in L2 instead of one).
+TESSEL_HOST_DEVICE constexpr int attention_bwd_block_group(AttentionParams const& fwd, std::int64_t ctas, int sms) {
+  return fwd.window_left < 0 && fwd.window_right >= 0 && ctas <= 16 * std::int64_t(sms) ? 4 : 0;
 }
 
 }  // namespace tessel::kernel

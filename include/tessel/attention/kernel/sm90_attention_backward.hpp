@@ -167,11 +167,20 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
   AttentionBackwardParams const& bp = p.b;
   AttentionParams const& a = bp.fwd;
   int const tid = int(threadIdx.x);
-  int const kv_head = int(blockIdx.y), batch = int(blockIdx.z);
   // Where the deterministic mode adds dQ last to first, the key blocks launch last to first too:
-  // a CTA then waits only on CTAs launched before it (attention_bwd_dq_turns_before).
+  // a CTA then waits only on CTAs launched before it (attention_bwd_dq_turns_before). The default
+  // mode under a causal mask, on a grid of few waves, takes its CTAs in groups of (batch, KV head)
+  // pairs, key block first (attention_bwd_block_of, attention_bwd_block_group): the longest first.
   bool const rotated = Config::Ordered && bp.dq_rotated;
-  int const n_block = Config::Ordered && !rotated ? int(gridDim.x - 1 - blockIdx.x) : int(blockIdx.x);
+  int n_block = Config::Ordered && !rotated ? int(gridDim.x - 1 - blockIdx.x) : int(blockIdx.x);
+  int kv_head = int(blockIdx.y), batch = int(blockIdx.z);
+  if constexpr (!Config::Ordered) {
+    if (bp.block_group > 0) {
+      int const linear = int(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+      AttentionBwdBlock const b = attention_bwd_block_of(linear, int(gridDim.x), int(gridDim.y * gridDim.z), bp.block_group);
+      n_block = b.n_block, kv_head = b.pair % int(gridDim.y), batch = b.pair / int(gridDim.y);
+    }
+  }
   std::int64_t const n0 = std::int64_t(n_block) * BlkN;
   AttentionMask const mask{a.seqlen_k, a.bottom_right ? std::int64_t(a.seqlen_k) - a.seqlen_q : 0, a.window_left,
                            a.window_right};
