@@ -12,12 +12,16 @@
 
 namespace tessel::kernel::detail {
 
+// Both kernels move 16 bytes at a time: attention_backward_validate has checked that O, dO and dQ
+// have 16-byte-aligned rows and the workspace is 256-byte aligned; every head dim is a multiple of 8.
 template <class Element>
 Status attention_bwd_preprocess(AttentionBackwardArguments const& args, AttentionBackwardParams const& p, cudaStream_t stream) {
   AttentionArguments const& a = args.problem;
   std::int64_t const rows = attention_is_varlen(a) ? a.seqlen_q : p.stat_seqlen;  // fixed lengths: the padding too
-  dim3 const grid(static_cast<unsigned>((rows + 7) / 8), static_cast<unsigned>(a.heads), static_cast<unsigned>(a.batch));
-  sm80_attention_bwd_preprocess_kernel<Element><<<grid, 256, 0, stream>>>(p);
+  int const lanes = attention_bwd_preprocess_lanes(p.head_dim_v);
+  std::int64_t const per_cta = 8 * (32 / lanes);
+  dim3 const grid(static_cast<unsigned>((rows + per_cta - 1) / per_cta), static_cast<unsigned>(a.heads), static_cast<unsigned>(a.batch));
+  sm80_attention_bwd_preprocess_kernel<Element><<<grid, 256, 0, stream>>>(p, lanes);
   return attention_bwd_status(cudaGetLastError());
 }
 
@@ -25,8 +29,8 @@ template <class Element>
 Status attention_bwd_dq_convert(AttentionBackwardArguments const& args, AttentionBackwardParams const& p, cudaStream_t stream) {
   AttentionArguments const& a = args.problem;
   constexpr std::int64_t kMaxConvertCtas = 65535LL * 16;
-  std::int64_t const elems = p.rows * a.heads * a.head_dim;
-  unsigned const ctas = static_cast<unsigned>(std::clamp<std::int64_t>((elems + 255) / 256, 1, kMaxConvertCtas));
+  std::int64_t const units = p.rows * a.heads * (a.head_dim / 8);
+  unsigned const ctas = static_cast<unsigned>(std::clamp<std::int64_t>((units + 255) / 256, 1, kMaxConvertCtas));
   sm80_attention_bwd_dq_convert_kernel<Element><<<ctas, 256, 0, stream>>>(p, int(a.batch));
   return attention_bwd_status(cudaGetLastError());
 }

@@ -170,6 +170,22 @@ TEST(AttentionMask, RotatedDqOrderIsTheOrderOfArrival) {
   EXPECT_EQ(tessel::kernel::attention_bwd_dq_turns_before(false, 5, 0, 0, 0, 7), 1);
 }
 
+// The preprocess's lanes a row: 16-byte pieces of D_v, rounded up to a power of two, at most 32.
+TEST(AttentionMask, PreprocessLanesCoverTheRowInSixteenBytePieces) {
+  using tessel::kernel::attention_bwd_preprocess_lanes;
+  EXPECT_EQ(attention_bwd_preprocess_lanes(64), 8);
+  EXPECT_EQ(attention_bwd_preprocess_lanes(96), 16);
+  EXPECT_EQ(attention_bwd_preprocess_lanes(128), 16);
+  EXPECT_EQ(attention_bwd_preprocess_lanes(192), 32);
+  EXPECT_EQ(attention_bwd_preprocess_lanes(256), 32);
+  for (int d = 8; d <= 512; d += 8) {
+    int const lanes = attention_bwd_preprocess_lanes(d);
+    EXPECT_EQ(32 % lanes, 0) << d;                             // whole rows a warp
+    EXPECT_TRUE(8 * lanes >= d || lanes == 32) << d;           // one piece a lane where 32 lanes suffice
+    EXPECT_TRUE(lanes == 1 || 8 * (lanes / 2) < d) << d;       // and no more lanes than that
+  }
+}
+
 // The default mode's grouped CTA order: every (key block, pair) exactly once; within a group the
 // key blocks in order, each for all the group's pairs; the groups in order.
 TEST(AttentionMask, GroupedBlockOrderVisitsEveryBlockOnceLongestFirst) {

@@ -89,6 +89,15 @@ TESSEL_HOST_DEVICE constexpr int attention_bwd_dq_turns_before(bool rotated, int
   return int(started < nk ? started : nk) - (j + 1) + (i < attention_bwd_dq_rotation(j, m, nk) ? nk : 0);
 }
 
+// The lanes of a warp that share a query row in the preprocess (Dsum = <dO, O>): the least power of
+// two that covers D_v in 16-byte pieces of 16-bit elements, at most 32.
+//   e.g. D_v 64: 8 lanes, four rows a warp; 96 and 128: 16; 192 and 256: 32.
+TESSEL_HOST_DEVICE constexpr int attention_bwd_preprocess_lanes(int head_dim_v) {
+  int lanes = 1;
+  while (lanes < 32 && 8 * lanes < head_dim_v) lanes *= 2;
+  return lanes;
+}
+
 // The default mode's CTA order where the key blocks' work differs (attention_bwd_block_group):
 // CTA `linear` (blockIdx.x fastest) of a grid of n_blocks key blocks by `pairs` (batch, KV head)
 // pairs runs key block n_block of pair `pair`. The pairs go in groups of `group`; a group's CTAs

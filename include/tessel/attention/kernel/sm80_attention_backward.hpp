@@ -1,7 +1,7 @@
 // tessel/attention/kernel/sm80_attention_backward.hpp -- the sm_80 flash-attention backward
 // kernels (mma.sync, ldmatrix, cp.async): FlashAttention-2's algorithm.
 //
-//   preprocess   one warp per (query row, head): Dsum = <dO, O> in fp32, LSE * log2(e) (+inf where
+//   preprocess   per (query row, head), 8 to 32 lanes of a warp: Dsum = <dO, O> in fp32, LSE * log2(e) (+inf where
 //                the row sees no key, so its P is exp2(-inf) = 0, never NaN), into the workspace
 //   dK, dV       one CTA per (key block, KV head, batch). K and V stay in shared memory; the CTA
 //                walks the query heads of its KV head and, for each, the query blocks that see the
@@ -466,62 +466,88 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm80_attention_bwd_dq_kern
 #endif
 }
 
-// Dsum = <dO, O> and LSE * log2(e) per (query row, head): one warp per row, 8 rows per CTA; grid
-// (ceil(S_q' / 8), H, B), S_q' = stat_seqlen (S_q when variable-length). The rows from S_q to S_q'
-// get +inf and 0: a bulk copy of a query block then reads rows whose P is 0.
+// Dsum = <dO, O> and LSE * log2(e) per (query row, head); grid (ceil(S_q' / rows), H, B), S_q' =
+// stat_seqlen (S_q when variable-length), `lanes` lanes a row (a power of two, at least D_v / 8 where
+// it can be: attention_bwd_preprocess_lanes), so a warp takes 32 / lanes rows and a CTA 8 times that.
+// A lane reads 16 bytes of O and of dO at a time (the API's rule: rows 16-byte aligned, D_v a
+// multiple of 8). The rows from S_q to S_q' get +inf and 0: a bulk copy of a query block then reads
+// rows whose P is 0.
 template <class Element>
-__global__ void __launch_bounds__(256) sm80_attention_bwd_preprocess_kernel(AttentionBackwardParams const bp) {
+__global__ void __launch_bounds__(256) sm80_attention_bwd_preprocess_kernel(AttentionBackwardParams const bp, int lanes) {
 #if defined(TESSEL_ARCH_SM80)
   AttentionParams const& p = bp.fwd;
-  int const warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+  int const warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32, sub = lane % lanes;
   int const head = int(blockIdx.y), batch = int(blockIdx.z);
   detail::Sm80AttentionBwdSequence const seq = detail::sm80_attention_bwd_sequence(p, batch);
-  std::int64_t const i = std::int64_t(blockIdx.x) * 8 + warp;
-  if (i >= seq.seqlen_q) {
-    if (!p.cu_seqlens_q && i < bp.stat_seqlen && lane == 0) {
-      std::int64_t const at = attention_bwd_stat_row(bp, batch, head, seq.q_row0, i);
-      bp.dsum[at] = 0.0f;
-      bp.lse_log2[at] = INFINITY;
-    }
-    return;
-  }
-  std::int64_t const bb = p.cu_seqlens_q ? 0 : batch;
-  auto const* o = static_cast<Element const*>(p.o) + bb * p.o_batch_stride + (seq.q_row0 + i) * p.o_row_stride + head * p.o_head_stride;
-  auto const* d_o = static_cast<Element const*>(bp.d_o) + bb * bp.do_batch_stride + (seq.q_row0 + i) * bp.do_row_stride +
-                    head * bp.do_head_stride;
+  std::int64_t const i = (std::int64_t(blockIdx.x) * 8 + warp) * (32 / lanes) + lane / lanes;
   float dot = 0.0f;
-  for (int c = lane; c < bp.head_dim_v; c += 32) dot = fmaf(float(o[c]), float(d_o[c]), dot);
-  dot = detail::quad_sum(dot);
-  dot += __shfl_xor_sync(0xffffffffu, dot, 4);
-  dot += __shfl_xor_sync(0xffffffffu, dot, 8);
-  dot += __shfl_xor_sync(0xffffffffu, dot, 16);
-  if (lane == 0) {
+  if (i < seq.seqlen_q) {
+    std::int64_t const bb = p.cu_seqlens_q ? 0 : batch;
+    auto const* o = static_cast<Element const*>(p.o) + bb * p.o_batch_stride + (seq.q_row0 + i) * p.o_row_stride + head * p.o_head_stride;
+    auto const* d_o = static_cast<Element const*>(bp.d_o) + bb * bp.do_batch_stride + (seq.q_row0 + i) * bp.do_row_stride +
+                      head * bp.do_head_stride;
+    for (int c = 8 * sub; c < bp.head_dim_v; c += 8 * lanes) {
+      uint4 const ov = __ldg(reinterpret_cast<uint4 const*>(o + c)), dv = __ldg(reinterpret_cast<uint4 const*>(d_o + c));
+      Element const* const oe = reinterpret_cast<Element const*>(&ov);
+      Element const* const de = reinterpret_cast<Element const*>(&dv);
+      TESSEL_UNROLL
+      for (int e = 0; e < 8; ++e) dot = fmaf(float(oe[e]), float(de[e]), dot);
+    }
+  }
+  for (int offset = 1; offset < lanes; offset *= 2) dot += __shfl_xor_sync(0xffffffffu, dot, offset);  // within the row's lanes
+  if (sub != 0) return;
+  if (i < seq.seqlen_q) {
     float const lse = p.lse[(p.cu_seqlens_q ? 0 : std::int64_t(batch) * p.lse_batch_stride) + head * p.lse_head_stride +
                             (p.cu_seqlens_q ? seq.q_row0 + i : i)];
     std::int64_t const at = attention_bwd_stat_row(bp, batch, head, seq.q_row0, i);
     constexpr float kLog2e = 1.4426950408889634f;
     bp.dsum[at] = dot;
     bp.lse_log2[at] = lse == -INFINITY ? INFINITY : lse * kLog2e;
+  } else if (!p.cu_seqlens_q && i < bp.stat_seqlen) {
+    std::int64_t const at = attention_bwd_stat_row(bp, batch, head, seq.q_row0, i);
+    bp.dsum[at] = 0.0f;
+    bp.lse_log2[at] = INFINITY;
   }
 #else
   (void)bp;
+  (void)lanes;
 #endif
 }
 
 // dQ = scale * dQ_accum in dQ's dtype and strides (the default mode's last step): a grid-stride
-// loop over the accumulator's [rows, H, D] elements (variable-length: the first cu_seqlens_q[B] rows).
+// loop over units of 8 consecutive elements of one (row, head) of the accumulator's [rows, H, D]
+// (variable-length: the first cu_seqlens_q[B] rows), two 16-byte loads and one 16-byte store each
+// (the API's rule: dQ's rows and the workspace aligned, D a multiple of 8). Index math in 32 bits
+// where the units' count fits: three 64-bit divisions a unit would outweigh its 48 bytes.
 template <class Element>
 __global__ void __launch_bounds__(256) sm80_attention_bwd_dq_convert_kernel(AttentionBackwardParams const bp, int batches) {
 #if defined(TESSEL_ARCH_SM80)
   AttentionParams const& p = bp.fwd;
   std::int64_t const rows = p.cu_seqlens_q ? std::int64_t(p.cu_seqlens_q[batches]) : bp.rows;
-  std::int64_t const per_row = std::int64_t(p.heads) * bp.head_dim;
-  for (std::int64_t idx = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < rows * per_row;
-       idx += std::int64_t(gridDim.x) * blockDim.x) {
-    std::int64_t const row = idx / per_row, head = (idx / bp.head_dim) % p.heads, c = idx % bp.head_dim;
-    std::int64_t const at = p.cu_seqlens_q ? row * bp.dq_row_stride
-                                           : (row / p.seqlen_q) * bp.dq_batch_stride + (row % p.seqlen_q) * bp.dq_row_stride;
-    static_cast<Element*>(bp.dq)[at + head * bp.dq_head_stride + c] = Element(bp.dq_accum[idx] * bp.grad_scale);
+  int const per_head = bp.head_dim / 8, per_row = p.heads * per_head;
+  std::int64_t const units = rows * per_row;
+  auto const convert = [&](auto index) {
+    using I = decltype(index);
+    for (I u = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); u < I(units); u += I(gridDim.x) * I(blockDim.x)) {
+      I const row = u / I(per_row), in_row = u - row * I(per_row);
+      I const head = in_row / I(per_head), c = (in_row - head * I(per_head)) * 8;
+      I const b = p.cu_seqlens_q ? I(0) : row / I(p.seqlen_q), r = p.cu_seqlens_q ? row : row - b * I(p.seqlen_q);
+      Element* const out = static_cast<Element*>(bp.dq) + std::int64_t(b) * bp.dq_batch_stride + std::int64_t(r) * bp.dq_row_stride +
+                           std::int64_t(head) * bp.dq_head_stride + c;
+      float4 const* const in = reinterpret_cast<float4 const*>(bp.dq_accum) + 2 * std::int64_t(u);
+      float4 const lo = __ldg(in), hi = __ldg(in + 1);
+      float const x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+      uint4 packed;
+      Element* const pe = reinterpret_cast<Element*>(&packed);
+      TESSEL_UNROLL
+      for (int e = 0; e < 8; ++e) pe[e] = Element(x[e] * bp.grad_scale);
+      *reinterpret_cast<uint4*>(out) = packed;
+    }
+  };
+  if (units < (std::int64_t(1) << 31) - std::int64_t(gridDim.x) * blockDim.x) {
+    convert(unsigned{});
+  } else {
+    convert(std::int64_t{});
   }
 #else
   (void)bp;
