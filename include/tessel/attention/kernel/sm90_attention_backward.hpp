@@ -1,6 +1,7 @@
 // tessel/attention/kernel/sm90_attention_backward.hpp -- the sm_90a flash-attention backward's
 // dK/dV kernel: TMA loads, wgmma for all five GEMMs, a producer warpgroup and two consumer
-// warpgroups; one CTA per (key block of 128, KV head, batch). The preprocess (Dsum = <dO, O>,
+// warpgroups (three in the default mode at D 64); one CTA per (key block of 64 per consumer, KV
+// head, batch). The preprocess (Dsum = <dO, O>,
 // LSE * log2 e) and the dQ conversion are the sm_80 path's kernels (sm80_attention_backward.hpp).
 //
 //   warpgroup 0, the producer: one thread loads the CTA's K and V block once, then per step --
@@ -8,7 +9,7 @@
 //       always in the same order -- Q[m] and dO[m] by TMA, and the block's 64 values of LSE * log2 e
 //       and of Dsum by bulk copy (the workspace pads each sequence to 64 rows), into a
 //       Stages-deep ring.
-//   warpgroups 1 and 2, the consumers: keys [64 wg, 64 wg + 64) of the block each. Per step, with
+//   warpgroups 1, 2 (and 3), the consumers: keys [64 wg, 64 wg + 64) of the block each. Per step, with
 //       every score tile transposed (rows: keys, columns: queries) so that P^T and dS^T come out
 //       of the accumulators already in the A-operand layout of the next GEMMs:
 //
@@ -30,8 +31,10 @@
 //       step late (step i's dQ_part in step i + 1, the last after the loop): the other half of
 //       dS^T has been written a step before it is read, so neither consumer waits for the other
 //       (dS^T double-buffered, a named barrier per half and buffer each way, Config::DeferDq);
-//       at D = 64 each takes all 64 columns over its own 64 keys (the two partial sums meet in L2
-//       instead).
+//       at D = 64 each takes all 64 columns over its own 64 keys (the partial sums meet in L2
+//       instead). With three consumers (D 64, default mode: 160 registers each) dQ's GEMM comes
+//       last, after dV's and dK's have completed (Config::DqLast): the third warpgroup keeps the
+//       tensor cores busy through each one's softmax and staging (B4 H32 S4096 D 64 +8%).
 //   end: dK (times the signed softmax scale) and dV stored from registers (keys past S_k are not
 //       written; a key block that no query sees stores zeros).
 // Scaling as on sm_80: S holds t = <q, k>, every gradient through S carries dz/dt = scale, applied
@@ -75,17 +78,20 @@ struct Sm90AttentionBackwardParams {
 //        2 stages x (Q 16 + dO 16 + LSE/Dsum 0.5) KiB + 2 x dS 16 KiB + 2 x dQ 16 KiB = 193 KiB
 //   The library's instances (H200, same binary): D 64 takes 3 stages (+2% over 2), D 128 keeps 2
 //   (a third measured 0.5-1% slower).
-template <class Element_, int D_, int Stages_ = 2, bool Ordered_ = false>
+template <class Element_, int D_, int Stages_ = 2, bool Ordered_ = false, int Consumers_ = 2>
 struct Sm90AttentionBackwardConfig {
   using Element = Element_;
   static constexpr int D = D_, Dv = D_, Stages = Stages_;
   static constexpr int BlkM = 64;   // queries per step
-  static constexpr int BlkN = 128;  // keys per CTA: 64 per consumer warpgroup
-  static constexpr int Threads = 384;
+  static constexpr int Consumers = Consumers_;  // consumer warpgroups: 3 only at D 64, default mode
+  static_assert(Consumers == 2 || (Consumers == 3 && D_ == 64 && !Ordered_),
+                "Sm90AttentionBackwardConfig: three consumer warpgroups only at D 64 without ordered dQ");
+  static constexpr int BlkN = 64 * Consumers;  // keys per CTA: 64 per consumer warpgroup
+  static constexpr int Threads = 128 * (Consumers + 1);
   // 128 x 24 + 256 x 240 = 384 x 168, the launch's allocation, which setmaxnreg only moves between
   // warpgroups (asking for more, 32 for the producer, hung the kernel). The Ordered kernel's dQ
   // writer spills within its 24 (ptxas: 136 bytes at D 128, 56 at D 64).
-  static constexpr int ProducerRegisters = 24, ConsumerRegisters = 240;
+  static constexpr int ProducerRegisters = 24, ConsumerRegisters = Consumers == 2 ? 240 : 160;  // three: 128 x 24 + 384 x 160 <= 512 x 128
   static constexpr int Cols = 64;                                        // elements per 128-byte swizzled row
   static_assert(D == 64 || D == 128, "Sm90AttentionBackwardConfig: head dims 64 and 128 (D = D_v)");
 
@@ -99,6 +105,11 @@ struct Sm90AttentionBackwardConfig {
   // buffer has a named barrier each way: full (its writer arrives, the reader waits) and empty
   // (the reader arrives once its dQ GEMM is done, the writer waits before writing it again).
   static constexpr bool DeferDq = DqSplit;
+  // DqLast (three consumers, 160 registers each): dQ's GEMM waits for dV's and dK's, so that P^T and
+  // dS^T (their A operands in registers) are free before dQ_part's accumulators are live (issued
+  // before them, as with two consumers, ptxas serialized every wgmma: C7512); the other two
+  // warpgroups' GEMMs fill the tensor cores meanwhile.
+  static constexpr bool DqLast = Consumers == 3;
   // Ordered (the deterministic mode): the key blocks add their dQ parts to a query block in a
   // fixed order, the order they arrive in (attention_bwd_dq_turns_before). A key block's part is
   // DqParts stagings: at D 128 each consumer's half of the columns; at D 64 one, warpgroup 1
@@ -131,7 +142,7 @@ struct Sm90AttentionBackwardConfig {
     alignas(1024) Element q[Stages][BlkM * D];
     alignas(1024) Element d_o[Stages][BlkM * Dv];
     alignas(1024) Element ds[2][BlkN * BlkM];  // dS^T: keys x 64 queries
-    alignas(1024) float dq[2][DqCols / DqBoxCols][BlkM * DqBoxCols];  // [consumer warpgroup][box]: dQ_part
+    alignas(1024) float dq[Consumers][DqCols / DqBoxCols][BlkM * DqBoxCols];  // [consumer warpgroup][box]: dQ_part
     alignas(16) float lse_log2[Stages][BlkM];
     alignas(16) float dsum[Stages][BlkM];
     std::uint64_t kv_full;
@@ -199,7 +210,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
 
   if (tid == 0) {
     mbarrier_init(&smem.kv_full, 1);
-    smem.pipe.init(256);  // one arrival per consumer thread: each reads the stage's LSE and Dsum itself
+    smem.pipe.init(128 * Config::Consumers);  // one arrival per consumer thread: each reads the stage's LSE and Dsum itself
   }
   __syncthreads();
 
@@ -478,8 +489,10 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       else
         named_barrier_sync(2 + wg, 128);
 
-      // dQ_part: this step's, or (DeferDq) the last step's once the other half of its dS^T is in.
-      if constexpr (Config::DeferDq && DqNow) {
+      // dQ_part: this step's, or (DeferDq) the last step's once the other half of its dS^T is in;
+      // DqLast: after dV's and dK's (below).
+      if constexpr (Config::DqLast) {
+      } else if constexpr (Config::DeferDq && DqNow) {
         named_barrier_sync(Config::DsFullBarrier + 2 * (buf ^ 1) + (1 - wg), 256);
         issue_dq(buf ^ 1);
       } else if constexpr (DqNow) {
@@ -497,6 +510,20 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       TESSEL_UNROLL
       for (int j = 0; j < BlkM / 16; ++j) MmaKV::fma(da[j], wgmma_desc_advance(q_mn, std::uint32_t(j * 128)), dk, 1);
       wgmma_commit_group();
+      if constexpr (Config::DqLast) {
+        wgmma_wait_group<0>();  // dV's and dK's: the stage's Q and dO are read, P^T and dS^T free
+        wgmma_fence_operand(dv);
+        wgmma_fence_operand(dk);
+        detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(pa));
+        detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(da));
+        smem.pipe.template consumer_release<1>(st.index);
+        st.advance<Stages>();
+        issue_dq(buf);
+        wgmma_wait_group<0>();
+        wgmma_fence_operand(dq);
+        stage_dq(step, head0 + step / per_head, m0);
+        return;
+      }
       if constexpr (DqNow) {
         wgmma_wait_group<1>();  // dQ's
         wgmma_fence_operand(dq);
