@@ -510,21 +510,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       TESSEL_UNROLL
       for (int j = 0; j < BlkM / 16; ++j) MmaKV::fma(da[j], wgmma_desc_advance(q_mn, std::uint32_t(j * 128)), dk, 1);
       wgmma_commit_group();
-      if constexpr (Config::DqLast) {
-        wgmma_wait_group<0>();  // dV's and dK's: the stage's Q and dO are read, P^T and dS^T free
-        wgmma_fence_operand(dv);
-        wgmma_fence_operand(dk);
-        detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(pa));
-        detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(da));
-        smem.pipe.template consumer_release<1>(st.index);
-        st.advance<Stages>();
-        issue_dq(buf);
-        wgmma_wait_group<0>();
-        wgmma_fence_operand(dq);
-        stage_dq(step, head0 + step / per_head, m0);
-        return;
-      }
-      if constexpr (DqNow) {
+      if constexpr (DqNow && !Config::DqLast) {
         wgmma_wait_group<1>();  // dQ's
         wgmma_fence_operand(dq);
         if constexpr (Config::DeferDq)  // (the other warpgroup writes that half again next step, if any)
@@ -533,13 +519,19 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
         stage_dq(of, head0 + of / per_head, query_block(of) * BlkM);
       }
 
-      wgmma_wait_group<0>();  // dV's and dK's: the stage's Q and dO are read
+      wgmma_wait_group<0>();  // dV's and dK's: the stage's Q and dO are read (DqLast: P^T and dS^T free)
       wgmma_fence_operand(dv);
       wgmma_fence_operand(dk);
       detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(pa));
       detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(da));
       smem.pipe.template consumer_release<1>(st.index);
       st.advance<Stages>();
+      if constexpr (Config::DqLast) {  // this step's dQ_part, from its own dS^T
+        issue_dq(buf);
+        wgmma_wait_group<0>();
+        wgmma_fence_operand(dq);
+        stage_dq(step, head0 + step / per_head, m0);
+      }
     };
     if constexpr (Config::DeferDq) {
       if (steps > 0) step_body(0, std::false_type{});
