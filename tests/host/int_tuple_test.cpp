@@ -114,6 +114,33 @@ TEST(IntTuple, CoordinatesAndIndicesAreColexicographic) {
   EXPECT_EQ(crd2idx(30, make_shape(4, 3), make_stride(1, 100)), 2 + 7 * 100);
 }
 
+// A static coordinate in a static shape and stride takes crd2idx's constant-expression path
+// (detail::crd2idx_static); its answer is the Int<> of what the fold gives a run-time coordinate,
+// over every index of nested shapes, with the last mode absorbing overflow.
+template <class Shape, class Stride, int... I>
+void expect_static_crd2idx_matches_fold(Shape s, Stride d, std::integer_sequence<int, I...>) {
+  auto const one = [&](auto c) {
+    auto const r = crd2idx(c, s, d);
+    using R = std::remove_cvref_t<decltype(r)>;
+    static_assert(std::is_same_v<R, Int<R::value>>, "a static crd2idx answer is an Int<>");
+    EXPECT_EQ(R::value, int(crd2idx(int(decltype(c)::value), s, d))) << "index " << decltype(c)::value;
+  };
+  (one(Int<I>{}), ...);
+}
+
+TEST(IntTuple, StaticCrd2IdxMatchesTheFold) {
+  expect_static_crd2idx_matches_fold(make_shape(_4{}, make_shape(_2{}, _3{})), make_stride(_1{}, make_stride(_4{}, _8{})),
+                                     std::make_integer_sequence<int, 30>{});  // 24 in the shape, 6 overflowing
+  expect_static_crd2idx_matches_fold(make_shape(make_shape(_2{}, _2{}), _1{}, make_shape(_3{}, _2{})),
+                                     make_stride(make_stride(_64{}, _1{}), _0{}, make_stride(_2{}, _128{})),
+                                     std::make_integer_sequence<int, 26>{});
+  expect_static_crd2idx_matches_fold(make_shape(_8{}), make_stride(_16{}), std::make_integer_sequence<int, 9>{});
+  // Mixed static and run-time operands keep the fold: the answer is a run-time int.
+  auto const mixed = crd2idx(Int<5>{}, make_shape(_4{}, 3), make_stride(_1{}, 10));
+  static_assert(!is_static_v<decltype(mixed)>);
+  EXPECT_EQ(mixed, 1 + 1 * 10);
+}
+
 TEST(Slicing, UnderscoreKeepsAndLiftsModes) {
   auto s = make_shape(_4{}, make_shape(_2{}, 3), 5);
   EXPECT_EQ(to_string(slice(make_coord(_, make_coord(_, 1), 0), s)), "(_4,_2)");

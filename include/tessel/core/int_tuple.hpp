@@ -237,6 +237,58 @@ TESSEL_HOST_DEVICE constexpr auto filter_zeros(A const& a, B const& b) {
 
 // The index of coordinate c under (shape, stride). An integral coordinate into a tuple shape
 // is split colexicographically; the last mode takes what is left.
+namespace detail {
+// Whether every leaf of T is a static int (Int<N>): crd2idx then has one Int<> answer that a
+// constant expression computes (crd2idx_static) without the fold below, whose steps are new
+// types for every static coordinate -- in a kernel TU, thousands of instantiations.
+template <class T>
+struct is_static_int_tree : std::false_type {};
+template <auto V>
+struct is_static_int_tree<C<V>> : std::bool_constant<std::is_same_v<decltype(V), int>> {};
+template <class... Ts>
+struct is_static_int_tree<tuple<Ts...>> : std::bool_constant<(is_static_int_tree<Ts>::value && ...)> {};
+
+// The product of a static-int shape's leaves.
+template <class Shape>
+constexpr int static_size() {
+  if constexpr (is_tuple_v<Shape>) {
+    return []<std::size_t... I>(std::index_sequence<I...>) {
+      return (1 * ... * static_size<tuple_element_t<I, Shape>>());
+    }(std::make_index_sequence<tuple_size_v<Shape>>{});
+  } else {
+    return Shape::value;
+  }
+}
+
+// crd2idx(c, Shape{}, Stride{}) for an integral coordinate c and static-int Shape and Stride,
+// step for step as the fold below: mode I < R - 1 takes c % size(mode I) and passes c / size on,
+// the last mode takes the rest.
+template <class Shape, class Stride>
+constexpr int crd2idx_static(int c) {
+  if constexpr (is_tuple_v<Shape>) {
+    constexpr std::size_t R = tuple_size_v<Shape>;
+    int acc = 0;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      auto const mode = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
+        using S = tuple_element_t<J, Shape>;
+        using D = tuple_element_t<J, Stride>;
+        if constexpr (J + 1 == R) {
+          acc += crd2idx_static<S, D>(c);
+        } else {
+          constexpr int n = static_size<S>();
+          acc += crd2idx_static<S, D>(c % n);
+          c /= n;
+        }
+      };
+      (mode(std::integral_constant<std::size_t, I>{}), ...);
+    }(std::make_index_sequence<R>{});
+    return acc;
+  } else {
+    return c * Stride::value;
+  }
+}
+}  // namespace detail
+
 template <class Coord, class Shape, class Stride>
 TESSEL_HOST_DEVICE constexpr auto crd2idx(Coord const& c, Shape const& s, Stride const& d) {
   if constexpr (is_tuple_v<Coord>) {
@@ -252,6 +304,9 @@ TESSEL_HOST_DEVICE constexpr auto crd2idx(Coord const& c, Shape const& s, Stride
     constexpr int R = int(tuple_size_v<Shape>);
     if constexpr (R == 0) {
       return Int<0>{};
+    } else if constexpr (detail::is_static_int_tree<Coord>::value && detail::is_static_int_tree<Shape>::value &&
+                         detail::is_static_int_tree<Stride>::value) {
+      return Int<detail::crd2idx_static<Shape, Stride>(Coord::value)>{};
     } else {
       auto step = [&](auto const& init, auto i) {
         constexpr int I = decltype(i)::value;
