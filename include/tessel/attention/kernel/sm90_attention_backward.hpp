@@ -491,11 +491,10 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
 
       // dQ_part: this step's, or (DeferDq) the last step's once the other half of its dS^T is in;
       // DqLast: after dV's and dK's (below).
-      if constexpr (Config::DqLast) {
-      } else if constexpr (Config::DeferDq && DqNow) {
+      if constexpr (Config::DeferDq && DqNow) {
         named_barrier_sync(Config::DsFullBarrier + 2 * (buf ^ 1) + (1 - wg), 256);
         issue_dq(buf ^ 1);
-      } else if constexpr (DqNow) {
+      } else if constexpr (DqNow && !Config::DqLast) {
         issue_dq(buf);
       }
       // dV += P^T dO and dK += dS^T Q, a second wgmma group behind dQ's, so that dQ_part's staging
