@@ -42,6 +42,13 @@ Status sm90_attention_bwd_launch(AttentionBackwardArguments const& args, Attenti
     if (Status s = attention_bwd_preprocess<T>(args, base, stream); !s) return s;
   }
   if (a.seqlen_k > 0) {  // dK and dV (zeros where no query sees a key block), dQ's sums
+    // dK and dV: stored by TMA in boxes of 64 keys, one a consumer warpgroup
+    AttentionOperand const dk{args.dk.ptr, args.dk.batch_stride, args.dk.row_stride, args.dk.head_stride};
+    AttentionOperand const dv{args.dv.ptr, args.dv.batch_stride, args.dv.row_stride, args.dv.head_stride};
+    if (Status s = sm90_attention_tensor_map<T, 64>("dk", dk.ptr, a.seqlen_k, Config::D, a.kv_heads, a.batch, dk, &p.tma_dk); !s)
+      return s;
+    if (Status s = sm90_attention_tensor_map<T, 64>("dv", dv.ptr, a.seqlen_k, Config::Dv, a.kv_heads, a.batch, dv, &p.tma_dv); !s)
+      return s;
     constexpr int smem = Config::SmemBytes;
     auto* kernel = &sm90_attention_bwd_kernel<Config>;
     if (Status s = attention_bwd_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)); !s)

@@ -35,8 +35,8 @@
 //       instead). With three consumers (D 64, default mode: 160 registers each) dQ's GEMM comes
 //       last, after dV's and dK's have completed (Config::DqLast): the third warpgroup keeps the
 //       tensor cores busy through each one's softmax and staging (B4 H32 S4096 D 64 +8%).
-//   end: dK (times the signed softmax scale) and dV stored from registers (keys past S_k are not
-//       written; a key block that no query sees stores zeros).
+//   end: dK (times the signed softmax scale) and dV through the free Q/dO ring, stored by TMA
+//       (keys past S_k are not written; a key block that no query sees stores zeros).
 // Scaling as on sm_80: S holds t = <q, k>, every gradient through S carries dz/dt = scale, applied
 // once at the end to dK and, in the conversion kernel, to dQ.
 //
@@ -65,10 +65,11 @@
 namespace tessel::kernel {
 
 // The kernel's parameters: the tensor maps of Q and dO ((D, S_q, H, B), boxes of 64 columns by
-// 64 rows), of K and V ((D, S_k, H_kv, B), boxes of 64 by BLK_N) and of the fp32 dQ accumulator
-// ((D, S_q, H, B), boxes of 32 columns by 64 rows), 128-byte swizzle, and the rest.
+// 64 rows), of K and V ((D, S_k, H_kv, B), boxes of 64 by BLK_N), of dK and dV (as K and V, boxes
+// of 64 by 64) and of the fp32 dQ accumulator ((D, S_q, H, B), boxes of 32 columns by 64 rows),
+// 128-byte swizzle, and the rest.
 struct Sm90AttentionBackwardParams {
-  TmaDescriptor tma_q, tma_do, tma_k, tma_v, tma_dq;
+  TmaDescriptor tma_q, tma_do, tma_k, tma_v, tma_dq, tma_dk, tma_dv;
   AttentionBackwardParams b;
 };
 
@@ -550,24 +551,39 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
     if (t == 0) tma_store_wait<0>();  // the staging stays until the last reduction has read it (Ordered: the writer issues them)
   }
 
-  // dK = scale * sum dS^T Q and dV = sum P^T dO, in pairs of adjacent columns.
+  // dK = scale * sum dS^T Q and dV = sum P^T dO through shared memory: once every consumer's last
+  // step is done the Q/dO ring is free (the producer loads nothing more), and each warpgroup writes
+  // its 64 keys of dK over stage wg's Q and of dV over its dO, in the tiles' own 128-byte swizzled
+  // chunks of 64 columns; one thread then stores them by TMA (keys past S_k are not written; a key
+  // block that no query sees stores zeros).
+  static_assert(Stages >= Config::Consumers, "the epilogue stages each consumer's dK and dV in a stage of its own");
+  named_barrier_sync(1, 128 * Config::Consumers);
   TESSEL_UNROLL
   for (int h = 0; h < 2; ++h) {
-    int const key = int(n0) + 64 * wg + row_in_wg + 8 * h;
-    if (key < a.seqlen_k) {
-      Element* const dk_row = static_cast<Element*>(bp.dk) + std::int64_t(batch) * bp.dk_batch_stride +
-                              std::int64_t(key) * bp.dk_row_stride + std::int64_t(kv_head) * bp.dk_head_stride;
-      Element* const dv_row = static_cast<Element*>(bp.dv) + std::int64_t(batch) * bp.dv_batch_stride +
-                              std::int64_t(key) * bp.dv_row_stride + std::int64_t(kv_head) * bp.dv_head_stride;
-      TESSEL_UNROLL
-      for (int j = 0; j < D / 8; ++j)
-        *reinterpret_cast<std::uint32_t*>(dk_row + 8 * j + col_in_block) =
-            detail::attention_pack2<Element>(dk[4 * j + 2 * h] * bp.grad_scale, dk[4 * j + 2 * h + 1] * bp.grad_scale);
-      TESSEL_UNROLL
-      for (int j = 0; j < Dv / 8; ++j)
-        *reinterpret_cast<std::uint32_t*>(dv_row + 8 * j + col_in_block) =
-            detail::attention_pack2<Element>(dv[4 * j + 2 * h], dv[4 * j + 2 * h + 1]);
+    int const row = row_in_wg + 8 * h;
+    TESSEL_UNROLL
+    for (int j = 0; j < D / 8; ++j) {
+      char* const chunk = reinterpret_cast<char*>(smem.q[wg] + (8 * j / Cols) * BlkM * Cols);
+      *reinterpret_cast<std::uint32_t*>(chunk + detail::sw128_offset(row, (8 * j) % Cols + col_in_block)) =
+          detail::attention_pack2<Element>(dk[4 * j + 2 * h] * bp.grad_scale, dk[4 * j + 2 * h + 1] * bp.grad_scale);
     }
+    TESSEL_UNROLL
+    for (int j = 0; j < Dv / 8; ++j) {
+      char* const chunk = reinterpret_cast<char*>(smem.d_o[wg] + (8 * j / Cols) * BlkM * Cols);
+      *reinterpret_cast<std::uint32_t*>(chunk + detail::sw128_offset(row, (8 * j) % Cols + col_in_block)) =
+          detail::attention_pack2<Element>(dv[4 * j + 2 * h], dv[4 * j + 2 * h + 1]);
+    }
+  }
+  fence_proxy_async_shared();
+  named_barrier_sync(2 + wg, 128);
+  if (t == 0) {
+    int const key0 = int(n0) + 64 * wg;
+    TESSEL_UNROLL
+    for (int c = 0; c < D / Cols; ++c) SM90_TMA_STORE::copy(&p.tma_dk, smem.q[wg] + c * BlkM * Cols, {c * Cols, key0, kv_head, batch});
+    TESSEL_UNROLL
+    for (int c = 0; c < Dv / Cols; ++c) SM90_TMA_STORE::copy(&p.tma_dv, smem.d_o[wg] + c * BlkM * Cols, {c * Cols, key0, kv_head, batch});
+    tma_store_commit();
+    tma_store_wait<0>();
   }
 #else
   (void)p;
