@@ -1,7 +1,7 @@
 // src/attention/sm90_attention_bwd_f16.cu -- the sm_90a attention backward, f16, head dims 64 and 128
-// (sm90_attention_backward.hpp): query block 64, 64 keys per consumer warpgroup; D 64 three
-// consumers in both modes (key block 192: 8% faster than two at B4 H32 S4096 on an H200, default
-// mode), D 128 two (128); a Q/dO ring of 3 stages at D 64, 2 at D 128.
+// (sm90_attention_backward.hpp): query block 64, 64 keys per consumer warpgroup; the default mode at
+// D 64 three consumers (key block 192: 8% faster than two at B4 H32 S4096 on an H200), the rest two
+// (128); a Q/dO ring of 3 stages at D 64, 2 at D 128.
 #include "sm90_attention_bwd_launch.cuh"
 
 namespace tessel::kernel::detail {
@@ -15,7 +15,7 @@ AttentionBackwardInstance sm90_attention_bwd_instance_f16_d128() {
 }
 
 AttentionBackwardInstance sm90_attention_bwd_instance_f16_d64_deterministic() {
-  return make_sm90_attention_bwd_instance<Sm90AttentionBackwardConfig<half_t, 64, 3, true, 3>>();
+  return make_sm90_attention_bwd_instance<Sm90AttentionBackwardConfig<half_t, 64, 3, true>>();
 }
 
 AttentionBackwardInstance sm90_attention_bwd_instance_f16_d128_deterministic() {

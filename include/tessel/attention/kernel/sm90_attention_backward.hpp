@@ -84,8 +84,9 @@ struct Sm90AttentionBackwardConfig {
   using Element = Element_;
   static constexpr int D = D_, Dv = D_, Stages = Stages_;
   static constexpr int BlkM = 64;   // queries per step
-  static constexpr int Consumers = Consumers_;  // consumer warpgroups: 3 only at D 64
-  static_assert(Consumers == 2 || (Consumers == 3 && D_ == 64), "Sm90AttentionBackwardConfig: three consumer warpgroups only at D 64");
+  static constexpr int Consumers = Consumers_;  // consumer warpgroups: 3 only at D 64, default mode
+  static_assert(Consumers == 2 || (Consumers == 3 && D_ == 64 && !Ordered_),
+                "Sm90AttentionBackwardConfig: three consumer warpgroups only at D 64 without ordered dQ");
   static constexpr int BlkN = 64 * Consumers;  // keys per CTA: 64 per consumer warpgroup
   static constexpr int Threads = 128 * (Consumers + 1);
   // 128 x 24 + 256 x 240 = 384 x 168, the launch's allocation, which setmaxnreg only moves between
@@ -112,9 +113,9 @@ struct Sm90AttentionBackwardConfig {
   static constexpr bool DqLast = Consumers == 3;
   // Ordered (the deterministic mode): the key blocks add their dQ parts to a query block in a
   // fixed order, the order they arrive in (attention_bwd_dq_turns_before). A key block's part is
-  // DqParts stagings: at D 128 each consumer's half of the columns; at D 64 one, each warpgroup
-  // after the first adding its keys' dQ_part into warpgroup 0's staging in turn (DqPartBarrier),
-  // so the consumers' sum is formed in a fixed order too. The reductions are issued by a writer, the producer warpgroup's
+  // DqParts stagings: at D 128 each consumer's half of the columns; at D 64 one, warpgroup 1
+  // adding its keys' dQ_part into warpgroup 0's staging (DqPartBarrier), so the sum of the two is
+  // formed in a fixed order too. The reductions are issued by a writer, the producer warpgroup's
   // second warp: per step it waits until the query block's turn counter
   // (AttentionBackwardParams::dq_turns) shows the parts of every key block before its own, adds
   // each staging once it is in (DqFullBarrier + part), frees it once read (DqEmptyBarrier + part)
@@ -123,15 +124,8 @@ struct Sm90AttentionBackwardConfig {
   static constexpr bool Ordered = Ordered_;
   static constexpr int DqParts = DqSplit ? 2 : 1;
   static constexpr int DsFullBarrier = 4, DsEmptyBarrier = 8;  // D 128: + 2 * buffer + the half's warpgroup
-  // D 64, Ordered: DqPartBarrier + w, warpgroup w's running sum is staged for warpgroup w + 1 (128 +
-  // 128; ids past the consumers' own 2 + wg; the dS^T barriers are D 128's)
-  static constexpr int DqPartBarrier = 5;
-  // Ordered: + the part. Full: the consumer that completes the part (128) and the writer (32). Empty:
-  // the writer and every consumer that writes the part, so that each waits for the writer's read
-  // directly (at D 64 they all write the one staging; racecheck does not follow the order through
-  // warpgroup 0's DqPartBarrier).
-  static constexpr int DqFullBarrier = 12, DqEmptyBarrier = 14;
-  static constexpr int DqEmptyThreads = 32 + 128 * (DqSplit ? 1 : Consumers);
+  static constexpr int DqPartBarrier = 4;  // D 64, Ordered: warpgroup 0's part is staged (128 + 128; the dS^T barriers are D 128's)
+  static constexpr int DqFullBarrier = 12, DqEmptyBarrier = 14;  // Ordered: + the part (its consumer's 128 + the writer's 32)
 
   using MmaS = typename Sm90WgmmaOf<Element, BlkM>::Op;                          // S^T, dP^T: K-major A and B
   using MmaKV = typename Sm90WgmmaRsOf<Element, D>::template Op<1>;              // dV, dK: B MN-major
@@ -275,7 +269,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
           __syncwarp();
           if (step + 1 < steps) {
             TESSEL_UNROLL
-            for (int part = 0; part < Parts; ++part) named_barrier_arrive(Config::DqEmptyBarrier + part, Config::DqEmptyThreads);
+            for (int part = 0; part < Parts; ++part) named_barrier_arrive(Config::DqEmptyBarrier + part, 160);
           }
           if (lead) {
             tma_store_wait<0>();
@@ -336,16 +330,16 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
     // of columns (8j + col_in_block, +1) of rows row_in_wg and + 8 into the staging's 32-column
     // boxes, then one TMA reduction per box (rows past S_q are not written). The last reduction has
     // read the staging (its wait, then a barrier of this warpgroup's threads, comes before; Ordered:
-    // the writer's barrier, then the writer reduces). Ordered at D 64, warpgroups 1 (and 2) add their
-    // parts to warpgroup 0's staging in turn, and the writer reduces the sum.
+    // the writer's barrier, then the writer reduces). Ordered at D 64, warpgroup 1 adds its part to
+    // warpgroup 0's staging, which the writer then reduces.
     auto const stage_dq = [&](int of, int dq_head, int dq_m0) {
       constexpr int Box = Config::DqBoxCols;
       constexpr bool Summed = Config::Ordered && !Config::DqSplit;
       int const part = Summed ? 0 : wg;  // the staging written, and the writer's part
-      bool const adds = Summed && wg > 0;
+      bool const adds = Summed && wg == 1;
       if constexpr (Config::Ordered) {
-        if (of > 0) named_barrier_sync(Config::DqEmptyBarrier + part, Config::DqEmptyThreads);  // the writer has read the last
-        if (adds) named_barrier_sync(Config::DqPartBarrier + wg - 1, 256);  // the sum of warpgroups 0 .. wg - 1 is in
+        if (adds) named_barrier_sync(Config::DqPartBarrier, 256);             // warpgroup 0's part is in
+        else if (of > 0) named_barrier_sync(Config::DqEmptyBarrier + part, 160);  // the writer has read the last
       }
       TESSEL_UNROLL
       for (int j = 0; j < DqCols / 8; ++j) {
@@ -362,8 +356,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
         }
       }
       if constexpr (Config::Ordered) {
-        if (Summed && wg + 1 < Config::Consumers) {
-          named_barrier_arrive(Config::DqPartBarrier + wg, 256);
+        if (Summed && !adds) {
+          named_barrier_arrive(Config::DqPartBarrier, 256);
         } else {
           fence_proxy_async_shared();
           named_barrier_arrive(Config::DqFullBarrier + part, 160);
