@@ -25,6 +25,26 @@ TEST(Integral, StaticArithmeticStaysStaticAndRunTimeDoesNot) {
   EXPECT_EQ(int(gcd(12, Int<18>{})), 6);
 }
 
+namespace stateless_cases {
+// detail::stateless_v asks the compiler's traits; it must answer as the standard traits would.
+template <class T>
+constexpr bool by_std = std::is_empty_v<T> && std::is_default_constructible_v<T> && !std::is_final_v<T>;
+struct FinalEmpty final {};
+struct NoDefault {
+  explicit NoDefault(int) {}
+};
+struct Holds {
+  int x;
+};
+inline auto const closure = [] { return 1; };
+inline auto const capturing = [n = 1] { return n; };
+template <class... Ts>
+constexpr bool agree = ((detail::stateless_v<Ts> == by_std<Ts>) && ...);
+static_assert(agree<_4, int, FinalEmpty, NoDefault, Holds, tuple<>, tuple<_1, _2>, tuple<_4, int>,
+                    decltype(closure), decltype(capturing), Underscore>);
+static_assert(detail::stateless_v<_4> && !detail::stateless_v<FinalEmpty> && !detail::stateless_v<NoDefault>);
+}  // namespace stateless_cases
+
 TEST(Tuple, StaticElementsTakeNoStorage) {
   static_assert(std::is_empty_v<tuple<_1, _2>>);
   static_assert(sizeof(tuple<_4, int>) == sizeof(int));
