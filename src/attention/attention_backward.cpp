@@ -54,8 +54,8 @@ constexpr std::array kEntries{TESSEL_ORDERED_ENTRY(bf16, 64), TESSEL_ORDERED_ENT
 constexpr int kSm90 = 90;
 
 // What an sm_90a backward entry takes, beyond what attention_backward_validate already holds every
-// call to: a fixed-length batch (its tensor maps need every extent on the host); Q, K, V and dO
-// each a tensor map can describe; and its mode -- the default (its dQ additions in no fixed order),
+// call to: a fixed-length batch (its tensor maps need every extent on the host); Q, K, V and dO,
+// which it loads by TMA, and dK and dV, which it stores by TMA, each a tensor map can describe; and its mode -- the default (its dQ additions in no fixed order),
 // or for an ordered entry the deterministic mode (its workspace then holds the turns,
 // attention_backward_ordered_dq).
 std::string sm90_refusal(AttentionBackwardArguments const& b, bool ordered) {
@@ -63,9 +63,11 @@ std::string sm90_refusal(AttentionBackwardArguments const& b, bool ordered) {
   if (attention_is_varlen(a)) return "variable-length batches";
   if (ordered && !b.deterministic) return "the default mode (it is the deterministic mode's kernel)";
   if (!ordered && b.deterministic) return "the deterministic mode";
+  auto const operand = [](AttentionGradient const& g) { return AttentionOperand{g.ptr, g.batch_stride, g.row_stride, g.head_stride}; };
   if (!d::sm90_tma_loads(a.q, a.heads, a.batch) || !d::sm90_tma_loads(a.k, a.kv_heads, a.batch) ||
-      !d::sm90_tma_loads(a.v, a.kv_heads, a.batch) || !d::sm90_tma_loads(b.d_o, a.heads, a.batch))
-    return "Q, K, V or dO with a zero stride (TMA's tensor maps take none)";
+      !d::sm90_tma_loads(a.v, a.kv_heads, a.batch) || !d::sm90_tma_loads(b.d_o, a.heads, a.batch) ||
+      !d::sm90_tma_loads(operand(b.dk), a.kv_heads, a.batch) || !d::sm90_tma_loads(operand(b.dv), a.kv_heads, a.batch))
+    return "Q, K, V, dO, dK or dV with a zero stride (TMA's tensor maps take none)";
   return {};
 }
 

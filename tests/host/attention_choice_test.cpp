@@ -155,6 +155,22 @@ TEST(AttentionBackwardChoice, Sm80KernelsOffHopperForVariableLengthsAndOtherHead
   }
 }
 
+TEST(AttentionBackwardChoice, Sm80KernelsWhereATensorMapCannotDescribeAGradient) {
+  // The sm_90a kernel stores dK and dV by TMA: a zero stride over more than one head goes to sm_80.
+  AttentionBackwardArguments b = backward(4096, 128);
+  b.dk.head_stride = 0;
+  EXPECT_EQ(backward_choice(b, 90), "sm80_attention_bwd_bf16_d128");
+  b = backward(4096, 64);
+  b.dv.batch_stride = 0;
+  EXPECT_EQ(backward_choice(b, 90), "sm80_attention_bwd_bf16_d64");
+  b.kernel = "sm90_attention_bwd_bf16_d64";
+  char const* name = nullptr;
+  Status const s = attention_backward_kernel_name_for(b, 90, &name);
+  EXPECT_EQ(s.code, StatusCode::not_supported);
+  EXPECT_EQ(s.reason, "kernel: sm90_attention_bwd_bf16_d64 does not take Q, K, V, dO, dK or dV with a zero stride "
+                      "(TMA's tensor maps take none)");
+}
+
 TEST(AttentionBackwardChoice, ANamedKernelMustTakeTheMode) {
   AttentionBackwardArguments b = backward(4096, 128, DType::bf16, true);
   b.kernel = "sm90_attention_bwd_bf16_d128";

@@ -9,7 +9,7 @@
 // attention_backward() validates (attention_backward_validate.hpp: every refusal names the
 // argument), returns at once when there is nothing to write (B or H is 0), and otherwise runs
 // FlashAttention-2's backward. On an sm_90 GPU a fixed-length problem at head dims (64, 64) or
-// (128, 128) whose operands TMA can load runs the sm_90a kernel
+// (128, 128) whose operands TMA can load and whose dK and dV it can store runs the sm_90a kernel
 // (kernel/sm90_attention_backward.hpp: a producer warpgroup, two consumer warpgroups -- three at
 // D 64 in the default mode -- dQ's parts added to the fp32 workspace by TMA reductions;
 // deterministic: those additions in a fixed order, turn counters in the workspace); everything
