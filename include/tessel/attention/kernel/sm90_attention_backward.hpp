@@ -152,20 +152,6 @@ struct Sm90AttentionBackwardConfig {
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + the alignment of the base
 };
 
-namespace detail {
-
-// Byte offset of element (row, col), of `bytes` bytes, in a tile of 128-byte rows in the 128-byte
-// swizzle (the tile 1024-byte aligned): the 16-byte chunk index XOR row % 8. This is
-// Swizzle<3,4,3> of row * 128 + col * bytes, written per field: the whole-offset form compiles to
-// about 100 more PTX instructions in this kernel (the address math of the dS^T and dQ stores).
-TESSEL_HOST_DEVICE constexpr int sw128_offset(int row, int col, int bytes = 2) {
-  return row * 128 + ((((col * bytes) >> 4) ^ (row & 7)) << 4) + ((col * bytes) & 15);
-}
-static_assert(sw128_offset(9, 37) == Swizzle<3, 4, 3>::apply(9 * 128 + 37 * 2) &&
-              sw128_offset(14, 29, 4) == Swizzle<3, 4, 3>::apply(14 * 128 + 29 * 4));
-
-}  // namespace detail
-
 template <class Config>
 __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(__grid_constant__ Sm90AttentionBackwardParams const p) {
 #if defined(TESSEL_ARCH_SM90A)
