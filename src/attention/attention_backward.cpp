@@ -37,7 +37,8 @@ struct BackwardEntry {
     "sm90_attention_bwd_" #dtype_ "_d" #d_ "_deterministic", 90, DType::dtype_, d_, d_,                                \
         d::sm90_attention_bwd_instance_##dtype_##_d##d_##_deterministic, true                                        \
   }
-#define TESSEL_SM90_ENTRIES(dtype_) TESSEL_ENTRY(90, dtype_, d64, 64, 64), TESSEL_ENTRY(90, dtype_, d128, 128, 128)
+#define TESSEL_SM90_ENTRIES(dtype_) \
+  TESSEL_ENTRY(90, dtype_, d64, 64, 64), TESSEL_ENTRY(90, dtype_, d128, 128, 128), TESSEL_ENTRY(90, dtype_, d256, 256, 256)
 #define TESSEL_SM80_ENTRIES(dtype_)                                                                                   \
   TESSEL_ENTRY(80, dtype_, d64, 64, 64), TESSEL_ENTRY(80, dtype_, d96, 96, 96), TESSEL_ENTRY(80, dtype_, d128, 128, 128), \
       TESSEL_ENTRY(80, dtype_, d192, 192, 192), TESSEL_ENTRY(80, dtype_, d192x128, 192, 128),                        \
@@ -234,8 +235,9 @@ AttentionBackwardKernelInfo attention_backward_kernel_info(int i) {
     std::array<std::string, kEntries.size()> out;
     for (std::size_t j = 0; j < kEntries.size(); ++j) {
       d::AttentionBackwardInstance const inst = kEntries[j].instance();
-      char const* how = kEntries[j].min_sm == kSm90 ? "TMA + wgmma, producer and 2 consumer warpgroups"
-                                                    : "mma.sync + ldmatrix + cp.async";
+      std::string const how = kEntries[j].min_sm == kSm90
+                                  ? "TMA + wgmma, producer and " + std::to_string(inst.threads / 128 - 1) + " consumer warpgroups"
+                                  : "mma.sync + ldmatrix + cp.async";
       out[j] = std::string(to_string(kEntries[j].dtype)) + " head dims (" + std::to_string(inst.d) + ", " +
                std::to_string(inst.dv) + "): backward, " + how + ", query tile " +
                std::to_string(inst.blk_m) + ", key tile " + std::to_string(inst.blk_n) + ", " +

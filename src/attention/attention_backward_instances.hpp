@@ -1,7 +1,7 @@
 // src/attention/attention_backward_instances.hpp -- the compiled attention-backward
 // configurations as the host API sees them: sm80_attention_bwd_<dtype>.cu, one TU per dtype
 // holding every head-dim pair (mma.sync, every GPU from sm_80), and sm90_attention_bwd_<dtype>.cu
-// (TMA + wgmma, head dims 64 and 128, sm_90a only).
+// with sm90_attention_bwd_<dtype>_d256.cu (TMA + wgmma, head dims 64, 128 and 256, sm_90a only).
 #pragma once
 
 #include <tessel/attention/attention_backward_arguments.hpp>
@@ -28,8 +28,8 @@ struct AttentionBackwardInstance {
   X(f16, d64) X(f16, d96) X(f16, d128) X(f16, d192) X(f16, d192x128) X(f16, d256)
 
 #define TESSEL_SM90_ATTENTION_BWD_INSTANCES(X)                                                                      \
-  X(bf16, d64) X(bf16, d128) X(bf16, d64_deterministic) X(bf16, d128_deterministic) X(f16, d64) X(f16, d128)       \
-      X(f16, d64_deterministic) X(f16, d128_deterministic)
+  X(bf16, d64) X(bf16, d128) X(bf16, d256) X(bf16, d64_deterministic) X(bf16, d128_deterministic) X(f16, d64)     \
+      X(f16, d128) X(f16, d256) X(f16, d64_deterministic) X(f16, d128_deterministic)
 
 #define TESSEL_DECLARE_SM80_BWD(dtype, dims) AttentionBackwardInstance sm80_attention_bwd_instance_##dtype##_##dims();
 TESSEL_SM80_ATTENTION_BWD_INSTANCES(TESSEL_DECLARE_SM80_BWD)

@@ -126,9 +126,12 @@ std::string backward_choice(AttentionBackwardArguments const& b, int cc) {
   return name ? name : "";
 }
 
-TEST(AttentionBackwardChoice, Sm90KernelsForFixedLengthsAtHeadDims64And128) {
+TEST(AttentionBackwardChoice, Sm90KernelsForFixedLengthsAtHeadDims64128And256) {
   EXPECT_EQ(backward_choice(backward(4096, 64), 90), "sm90_attention_bwd_bf16_d64");
   EXPECT_EQ(backward_choice(backward(4096, 128), 90), "sm90_attention_bwd_bf16_d128");
+  EXPECT_EQ(backward_choice(backward(4096, 256), 90), "sm90_attention_bwd_bf16_d256");
+  EXPECT_EQ(backward_choice(backward(77, 256, DType::f16), 90), "sm90_attention_bwd_f16_d256");
+  EXPECT_EQ(backward_choice(backward(4096, 256), 80), "sm80_attention_bwd_bf16_d256");
   EXPECT_EQ(backward_choice(backward(333, 128, DType::f16), 90), "sm90_attention_bwd_f16_d128");
   AttentionBackwardArguments causal = backward(1000, 128);
   causal.problem.causal = true;

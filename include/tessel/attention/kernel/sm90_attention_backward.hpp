@@ -35,14 +35,17 @@
 //       instead). With three consumers (D 64, default mode: 160 registers each) dQ's GEMM comes
 //       last, after dV's and dK's have completed (Config::DqLast): the third warpgroup keeps the
 //       tensor cores busy through each one's softmax and staging (B4 H32 S4096 D 64 +8%).
+//       At D 256 (Config::ColumnSplit) both consumers take the same 64 keys, each forming the whole
+//       S^T and dP^T (K = 256) and owning half of the columns of dK, dV and dQ; dQ's GEMM comes
+//       last, and its part is staged over the step's Q and dO columns the consumer owns.
 //   end: dK (times the signed softmax scale) and dV through the free Q/dO ring, stored by TMA
 //       (keys past S_k are not written; a key block that no query sees stores zeros).
 // Scaling as on sm_80: S holds t = <q, k>, every gradient through S carries dz/dt = scale, applied
 // once at the end to dK and, in the conversion kernel, to dQ.
 //
 // What this kernel does not take (the host sends those problems to the sm_80 kernels): variable
-// lengths, strides that are not multiples of 16 bytes, head dims other than 64 and 128 (D = D_v),
-// and the deterministic mode (its dQ reductions add in no fixed order).
+// lengths, strides that are not multiples of 16 bytes, head dims other than 64, 128 and 256 (D =
+// D_v), and the deterministic mode at D 256.
 #pragma once
 
 #include <tessel/arch/global_flag.hpp>
@@ -76,7 +79,8 @@ struct Sm90AttentionBackwardParams {
 // One sm_90a attention-backward configuration: element type, head dim (D = D_v) and the depth of
 // the Q/dO ring.
 //   e.g. Sm90AttentionBackwardConfig<bfloat16_t, 128>: 384 threads; smem K 32 KiB + V 32 KiB +
-//        2 stages x (Q 16 + dO 16 + LSE/Dsum 0.5) KiB + 2 x dS 16 KiB + 2 x dQ 16 KiB = 193 KiB
+//        2 stages x (Q 16 + dO 16 + LSE/Dsum 0.5) KiB + 2 x dS 16 KiB + 2 x dQ 16 KiB = 193 KiB;
+//        <bfloat16_t, 256>: K 32 + V 32 + 2 x (Q 32 + dO 32 + 0.5) + 2 x dS 8 KiB = 209 KiB
 //   The library's instances (H200, same binary): D 64 takes 3 stages (+2% over 2), D 128 keeps 2
 //   (a third measured 0.5-1% slower).
 template <class Element_, int D_, int Stages_ = 2, bool Ordered_ = false, int Consumers_ = 2>
@@ -87,14 +91,22 @@ struct Sm90AttentionBackwardConfig {
   static constexpr int Consumers = Consumers_;  // consumer warpgroups: 3 only at D 64, default mode
   static_assert(Consumers == 2 || (Consumers == 3 && D_ == 64 && !Ordered_),
                 "Sm90AttentionBackwardConfig: three consumer warpgroups only at D 64 without ordered dQ");
-  static constexpr int BlkN = 64 * Consumers;  // keys per CTA: 64 per consumer warpgroup
+  // ColumnSplit (D 256): both consumers take the same 64 keys, consumer c owning columns
+  // [128 c, +128) of dK, dV and dQ. 64 x 256 accumulators of dK and dV would be 256 registers a
+  // thread; split by columns they are 128, which leaves room for each consumer to form the whole S^T
+  // and dP^T itself (K = 256: a quarter more MACs than sharing them, but P^T and dS^T stay in its
+  // registers as the RS GEMMs' A operands, and neither consumer waits for the other's softmax).
+  static constexpr bool ColumnSplit = D_ == 256;
+  static_assert(!ColumnSplit || (Consumers == 2 && !Ordered_), "Sm90AttentionBackwardConfig: D 256 takes two consumers, default mode");
+  static constexpr int BlkN = ColumnSplit ? 64 : 64 * Consumers;  // keys per CTA: 64 per consumer warpgroup (ColumnSplit: 64 shared)
+  static constexpr int KvCols = ColumnSplit ? D_ / 2 : D_;      // columns of dK and dV a consumer holds
   static constexpr int Threads = 128 * (Consumers + 1);
   // 128 x 24 + 256 x 240 = 384 x 168, the launch's allocation, which setmaxnreg only moves between
   // warpgroups (asking for more, 32 for the producer, hung the kernel). The Ordered kernel's dQ
   // writer spills within its 24 (ptxas: 136 bytes at D 128, 56 at D 64).
   static constexpr int ProducerRegisters = 24, ConsumerRegisters = Consumers == 2 ? 240 : 160;  // three: 128 x 24 + 384 x 160 <= 512 x 128
   static constexpr int Cols = 64;                                        // elements per 128-byte swizzled row
-  static_assert(D == 64 || D == 128, "Sm90AttentionBackwardConfig: head dims 64 and 128 (D = D_v)");
+  static_assert(D == 64 || D == 128 || D == 256, "Sm90AttentionBackwardConfig: head dims 64, 128 and 256 (D = D_v)");
 
   // dQ's GEMM per consumer: DqCols columns from DqCol0 (times wg) over DqKeys keys from DqKey0 (times wg).
   static constexpr bool DqSplit = D >= 128;
@@ -105,12 +117,14 @@ struct Sm90AttentionBackwardConfig {
   // H200, B4 H32 S4096: 441-445 -> 480-484 TFLOP/s, causal 375-381 -> 410-413). A half of a dS^T
   // buffer has a named barrier each way: full (its writer arrives, the reader waits) and empty
   // (the reader arrives once its dQ GEMM is done, the writer waits before writing it again).
-  static constexpr bool DeferDq = DqSplit;
+  static constexpr bool DeferDq = DqSplit && !ColumnSplit;
   // DqLast (three consumers, 160 registers each): dQ's GEMM waits for dV's and dK's, so that P^T and
   // dS^T (their A operands in registers) are free before dQ_part's accumulators are live (issued
   // before them, as with two consumers, ptxas serialized every wgmma: C7512); the other two
   // warpgroups' GEMMs fill the tensor cores meanwhile.
-  static constexpr bool DqLast = Consumers == 3;
+  // ColumnSplit takes it too: its dQ part is staged over the step's Q and dO (SharedStorage), which
+  // only dQ-last frees in time, and 128 (dK, dV) + 64 (S^T, dP^T) + 64 (dQ) registers would not fit.
+  static constexpr bool DqLast = Consumers == 3 || ColumnSplit;
   // Ordered (the deterministic mode): the key blocks add their dQ parts to a query block in a
   // fixed order, the order they arrive in (attention_bwd_dq_turns_before). A key block's part is
   // DqParts stagings: at D 128 each consumer's half of the columns; at D 64 one, warpgroup 1
@@ -126,9 +140,14 @@ struct Sm90AttentionBackwardConfig {
   static constexpr int DsFullBarrier = 4, DsEmptyBarrier = 8;  // D 128: + 2 * buffer + the half's warpgroup
   static constexpr int DqPartBarrier = 4;  // D 64, Ordered: warpgroup 0's part is staged (128 + 128; the dS^T barriers are D 128's)
   static constexpr int DqFullBarrier = 12, DqEmptyBarrier = 14;  // Ordered: + the part (its consumer's 128 + the writer's 32)
+  // ColumnSplit: consumer c stages its dQ part over columns [128 c, +128) of the step's Q and dO,
+  // which the other consumer's S^T and dP^T read too: it waits at SDoneBarrier + 2 (step % 2) + c,
+  // which the other consumer arrives at once those GEMMs are done (two ids, as a consumer may be
+  // one step ahead of the other; never two, as a stage is freed only after both staged into it).
+  static constexpr int SDoneBarrier = 4;
 
   using MmaS = typename Sm90WgmmaOf<Element, BlkM>::Op;                          // S^T, dP^T: K-major A and B
-  using MmaKV = typename Sm90WgmmaRsOf<Element, D>::template Op<1>;              // dV, dK: B MN-major
+  using MmaKV = typename Sm90WgmmaRsOf<Element, KvCols>::template Op<1>;         // dV, dK: B MN-major
   using MmaQ = typename Sm90WgmmaOf<Element, DqCols>::template Transposed<1, 1>;  // dQ: A and B MN-major
 
   static constexpr std::uint32_t QBytes = std::uint32_t(BlkM * D * sizeof(Element));
@@ -136,20 +155,26 @@ struct Sm90AttentionBackwardConfig {
   static constexpr std::uint32_t RowBytes = std::uint32_t(BlkM * sizeof(float));  // LSE * log2 e (or Dsum) of a step
   static constexpr int DqBoxCols = 32;  // fp32 columns per 128-byte swizzled row of the dQ staging
 
+  // dQ_part's fp32 stagings: one per consumer, in boxes of DqBoxCols columns. ColumnSplit has none
+  // of its own: a consumer's 64 x 128 fp32 are exactly the step's Q and dO columns it owns (4 boxes
+  // of 8 KiB), dead once its dV and dK GEMMs are done, and shared memory could not hold them apart.
+  static constexpr int DqStagings = ColumnSplit ? 0 : Consumers;
+
   // Each tile: its 64-column chunks one after another, a chunk being rows x 128 bytes.
   struct SharedStorage {
     alignas(1024) Element k[BlkN * D];
     alignas(1024) Element v[BlkN * Dv];
     alignas(1024) Element q[Stages][BlkM * D];
     alignas(1024) Element d_o[Stages][BlkM * Dv];
-    alignas(1024) Element ds[2][BlkN * BlkM];  // dS^T: keys x 64 queries
-    alignas(1024) float dq[Consumers][DqCols / DqBoxCols][BlkM * DqBoxCols];  // [consumer warpgroup][box]: dQ_part
+    alignas(1024) Element ds[2][BlkN * BlkM];  // dS^T: keys x 64 queries (DeferDq: two steps'; ColumnSplit: a consumer's)
+    alignas(1024) float dq[DqStagings > 0 ? DqStagings : 1][DqCols / DqBoxCols][DqStagings > 0 ? BlkM * DqBoxCols : 1];  // [consumer][box]
     alignas(16) float lse_log2[Stages][BlkM];
     alignas(16) float dsum[Stages][BlkM];
     std::uint64_t kv_full;
     TmaPipeline<Stages> pipe;
   };
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + the alignment of the base
+  static_assert(SmemBytes <= 227 * 1024, "Sm90AttentionBackwardConfig: over the 227 KiB of shared memory a CTA may have");
 };
 
 template <class Config>
@@ -274,9 +299,11 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
   int const wg = warpgroup_index() - 1, t = tid % 128, lane = t % 32;  // (uniform: arch/sm90_cluster.hpp)
   int const row_in_wg = 16 * (t / 32) + lane / 4;
   int const col_in_block = 2 * (lane % 4);
-  float dk[D / 2], dv[Dv / 2];
+  constexpr int KvCols = Config::KvCols;
+  int const kv_chunk0 = Config::ColumnSplit ? 2 * wg : 0;        // its first 64-column chunk of dK, dV (and dQ)
+  float dk[KvCols / 2], dv[KvCols / 2];
   TESSEL_UNROLL
-  for (int i = 0; i < D / 2; ++i) dk[i] = 0.0f, dv[i] = 0.0f;
+  for (int i = 0; i < KvCols / 2; ++i) dk[i] = 0.0f, dv[i] = 0.0f;
 
   if (steps > 0) {
     using MmaS = typename Config::MmaS;
@@ -287,13 +314,16 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
     int const dq_key0 = Config::DqSplit ? 0 : 64 * wg;
     // This warpgroup's K and V rows (K-major A of S^T and dP^T) and K's dQ slice (MN-major B of dQ:
     // DqKeys rows from dq_key0 of the 64-column chunks from dq_col0).
-    std::uint64_t const k_desc = wgmma_desc_k_major_sw128(smem.k + 64 * wg * Cols);
-    std::uint64_t const v_desc = wgmma_desc_k_major_sw128(smem.v + 64 * wg * Cols);
+    // (ColumnSplit: both on the block's 64 keys. The keys' offset is written out at each use:
+    // computed once, ptxas kept the descriptors' arithmetic live across the loop and spilled at D 128.)
+    std::uint64_t const k_desc = wgmma_desc_k_major_sw128(smem.k + (Config::ColumnSplit ? 0 : 64 * wg) * Cols);
+    std::uint64_t const v_desc = wgmma_desc_k_major_sw128(smem.v + (Config::ColumnSplit ? 0 : 64 * wg) * Cols);
     std::uint64_t const kt_desc =
         wgmma_desc_mn_major_sw128(smem.k + (dq_col0 / Cols) * BlkN * Cols + dq_key0 * Cols, std::uint32_t(BlkN * 128));
     mbarrier_wait(&smem.kv_full, 0);
 
     PipelineState st;
+    int held = 0;  // ColumnSplit: the last step's stage, freed once its dQ reduction has read it
     float s[BlkM / 2], dp[BlkM / 2], dq[DqCols / 2];
     std::uint32_t pa[BlkM / 16][4], da[BlkM / 16][4];
     // dQ_part = dS K over keys [dq_key0, +DqKeys), dS^T from buffer ds_buf: dS MN-major (64 queries a
@@ -317,19 +347,34 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
     // boxes, then one TMA reduction per box (rows past S_q are not written). The last reduction has
     // read the staging (its wait, then a barrier of this warpgroup's threads, comes before; Ordered:
     // the writer's barrier, then the writer reduces). Ordered at D 64, warpgroup 1 adds its part to
-    // warpgroup 0's staging, which the writer then reduces.
-    auto const stage_dq = [&](int of, int dq_head, int dq_m0) {
+    // warpgroup 0's staging, which the writer then reduces. ColumnSplit: the boxes are this
+    // consumer's two chunks of stage `stage`'s Q, then of its dO, once the other consumer's S^T and
+    // dP^T of the step are done.
+    auto const stage_dq = [&](int of, int dq_head, int dq_m0, int stage) {
       constexpr int Box = Config::DqBoxCols;
       constexpr bool Summed = Config::Ordered && !Config::DqSplit;
       int const part = Summed ? 0 : wg;  // the staging written, and the writer's part
       bool const adds = Summed && wg == 1;
+      auto const dq_box = [&](int b) -> float* {
+        if constexpr (Config::ColumnSplit) {
+          // A box (64 rows x 32 fp32) is one 64-column chunk (64 rows x 64 16-bit elements): the
+          // first KvCols / Cols boxes over this consumer's chunks of Q, the rest over its chunks of dO.
+          constexpr int PerTile = Config::KvCols / Cols;
+          static_assert(Box * sizeof(float) == Cols * sizeof(Element) && 2 * PerTile * Box == DqCols);
+          Element* const tile = b < PerTile ? smem.q[stage] : smem.d_o[stage];
+          return reinterpret_cast<float*>(tile + (kv_chunk0 + b % PerTile) * BlkM * Cols);
+        } else {
+          return smem.dq[part][b];
+        }
+      };
       if constexpr (Config::Ordered) {
         if (adds) named_barrier_sync(Config::DqPartBarrier, 256);             // warpgroup 0's part is in
         else if (of > 0) named_barrier_sync(Config::DqEmptyBarrier + part, 160);  // the writer has read the last
       }
+      if constexpr (Config::ColumnSplit) named_barrier_sync(Config::SDoneBarrier + 2 * (of % 2) + wg, 256);
       TESSEL_UNROLL
       for (int j = 0; j < DqCols / 8; ++j) {
-        char* const box = reinterpret_cast<char*>(smem.dq[part][8 * j / Box]);
+        char* const box = reinterpret_cast<char*>(dq_box(8 * j / Box));
         TESSEL_UNROLL
         for (int h = 0; h < 2; ++h) {
           float2* const at = reinterpret_cast<float2*>(box + detail::sw128_offset(row_in_wg + 8 * h, (8 * j) % Box + col_in_block, 4));
@@ -355,7 +400,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       if (t == 0) {
         TESSEL_UNROLL
         for (int c = 0; c < DqCols / Box; ++c)
-          SM90_TMA_REDUCE_ADD::copy(&p.tma_dq, smem.dq[wg][c], {dq_col0 + c * Box, dq_m0, dq_head, batch});
+          SM90_TMA_REDUCE_ADD::copy(&p.tma_dq, dq_box(c), {dq_col0 + c * Box, dq_m0, dq_head, batch});
         tma_store_commit();
       }
     };
@@ -364,7 +409,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
     auto const step_body = [&](int step, auto with_dq) {
       constexpr bool DqNow = decltype(with_dq)::value;
       int const m0 = query_block(step) * BlkM;
-      int const buf = step % 2;
+      int const buf = Config::ColumnSplit ? wg : step % 2;
       smem.pipe.consumer_wait(st);
 
       // S^T = K Q^T and dP^T = V dO^T: a k-step moves 32 bytes along a 128-byte row (2 units), a
@@ -393,6 +438,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       wgmma_wait_group<0>();
       wgmma_fence_operand(dp);
       wgmma_fence_operand(s);
+      if constexpr (Config::ColumnSplit)  // the other consumer may stage its dQ over its columns of this stage
+        named_barrier_arrive(Config::SDoneBarrier + 2 * (step % 2) + (1 - wg), 256);
 
       // P^T and dS^T in place. Element i: key key0 + 8 ((i / 2) % 2), row c = 8 (i / 4) + col_in_block
       // + i % 2 of the step. One of three loops per step: no softcap, no mask (an FMA, an exp2 and
@@ -401,7 +448,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       // dz/dt in a pass of their own, the mask tested per element: at D 128 the intervals'
       // registers would spill there).
       bool const masked = key_block_needs_mask(mask, m0, a.seqlen_q - m0 < BlkM ? a.seqlen_q - m0 : BlkM, n_block, BlkN);
-      std::int64_t const key0 = n0 + 64 * wg + row_in_wg;
+      std::int64_t const key0 = n0 + (Config::ColumnSplit ? 0 : 64 * wg) + row_in_wg;
       auto const scores = [&](auto softcap, auto intervals) {
         constexpr bool Softcap = decltype(softcap)::value, Intervals = decltype(intervals)::value;
         int lo[2] = {0, 0}, hi[2] = {BlkM, BlkM};  // rows [m0 + lo, m0 + hi) see key key0 + 8h
@@ -464,7 +511,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       for (int j = 0; j < BlkM / 16; ++j) {
         TESSEL_UNROLL
         for (int r = 0; r < 4; ++r) {
-          int const key = 64 * wg + row_in_wg + 8 * (r % 2), query = 16 * j + 8 * (r / 2) + col_in_block;
+          int const key = (Config::ColumnSplit ? 0 : 64 * wg) + row_in_wg + 8 * (r % 2), query = 16 * j + 8 * (r / 2) + col_in_block;
           *reinterpret_cast<std::uint32_t*>(ds_tile + detail::sw128_offset(key, query)) = da[j][r];
         }
       }
@@ -475,6 +522,10 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
         named_barrier_arrive(Config::DsFullBarrier + 2 * buf + wg, 256);
       else
         named_barrier_sync(2 + wg, 128);
+      // ColumnSplit: the last step's dQ reduction has read its staging (thread 0 waited, before the
+      // barrier above), so that step's stage is free.
+      if constexpr (Config::ColumnSplit)
+        if (step > 0) smem.pipe.template consumer_release<1>(held);
 
       // dQ_part: this step's, or (DeferDq) the last step's once the other half of its dS^T is in;
       // DqLast: after dV's and dK's (below).
@@ -489,8 +540,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(pa));
       detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(da));
       wgmma_fence();
-      std::uint64_t const do_mn = wgmma_desc_mn_major_sw128(smem.d_o[st.index], std::uint32_t(BlkM * 128));
-      std::uint64_t const q_mn = wgmma_desc_mn_major_sw128(smem.q[st.index], std::uint32_t(BlkM * 128));
+      std::uint64_t const do_mn = wgmma_desc_mn_major_sw128(smem.d_o[st.index] + kv_chunk0 * BlkM * Cols, std::uint32_t(BlkM * 128));
+      std::uint64_t const q_mn = wgmma_desc_mn_major_sw128(smem.q[st.index] + kv_chunk0 * BlkM * Cols, std::uint32_t(BlkM * 128));
       TESSEL_UNROLL
       for (int j = 0; j < BlkM / 16; ++j) MmaKV::fma(pa[j], wgmma_desc_advance(do_mn, std::uint32_t(j * 128)), dv, 1);
       TESSEL_UNROLL
@@ -502,7 +553,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
         if constexpr (Config::DeferDq)  // (the other warpgroup writes that half again next step, if any)
           if (step + 1 < steps) named_barrier_arrive(Config::DsEmptyBarrier + 2 * (buf ^ 1) + (1 - wg), 256);
         int const of = Config::DeferDq ? step - 1 : step;
-        stage_dq(of, head0 + of / per_head, query_block(of) * BlkM);
+        stage_dq(of, head0 + of / per_head, query_block(of) * BlkM, st.index);
       }
 
       wgmma_wait_group<0>();  // dV's and dK's: the stage's Q and dO are read (DqLast: P^T and dS^T free)
@@ -510,13 +561,17 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       wgmma_fence_operand(dk);
       detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(pa));
       detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(da));
-      smem.pipe.template consumer_release<1>(st.index);
+      int const stage = st.index;
+      if constexpr (Config::ColumnSplit)
+        held = stage;  // (freed next step: dQ is staged in it)
+      else
+        smem.pipe.template consumer_release<1>(stage);
       st.advance<Stages>();
       if constexpr (Config::DqLast) {  // this step's dQ_part, from its own dS^T
         issue_dq(buf);
         wgmma_wait_group<0>();
         wgmma_fence_operand(dq);
-        stage_dq(step, head0 + step / per_head, m0);
+        stage_dq(step, head0 + step / per_head, m0, stage);
       }
     };
     if constexpr (Config::DeferDq) {
@@ -532,44 +587,73 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       issue_dq(last % 2);
       wgmma_wait_group<0>();
       wgmma_fence_operand(dq);
-      stage_dq(last, head0 + last / per_head, query_block(last) * BlkM);
+      stage_dq(last, head0 + last / per_head, query_block(last) * BlkM, 0);
     }
     if (t == 0) tma_store_wait<0>();  // the staging stays until the last reduction has read it (Ordered: the writer issues them)
   }
 
   // dK = scale * sum dS^T Q and dV = sum P^T dO through shared memory: once every consumer's last
   // step is done the Q/dO ring is free (the producer loads nothing more), and each warpgroup writes
-  // its 64 keys of dK over stage wg's Q and of dV over its dO, in the tiles' own 128-byte swizzled
-  // chunks of 64 columns; one thread then stores them by TMA (keys past S_k are not written; a key
-  // block that no query sees stores zeros).
+  // its 64 keys of dK over stage wg's Q and of dV over its dO (ColumnSplit: its columns of stage
+  // 0's), in the tiles' own 128-byte swizzled chunks of 64 columns; one thread then stores them by
+  // TMA (keys past S_k are not written; a key block that no query sees stores zeros).
   static_assert(Stages >= Config::Consumers, "the epilogue stages each consumer's dK and dV in a stage of its own");
   named_barrier_sync(1, 128 * Config::Consumers);
-  TESSEL_UNROLL
-  for (int h = 0; h < 2; ++h) {
-    int const row = row_in_wg + 8 * h;
+  if constexpr (Config::ColumnSplit) {
+    Element* const dk_tile = smem.q[0] + kv_chunk0 * BlkM * Cols;
+    Element* const dv_tile = smem.d_o[0] + kv_chunk0 * BlkM * Cols;
     TESSEL_UNROLL
-    for (int j = 0; j < D / 8; ++j) {
-      char* const chunk = reinterpret_cast<char*>(smem.q[wg] + (8 * j / Cols) * BlkM * Cols);
-      *reinterpret_cast<std::uint32_t*>(chunk + detail::sw128_offset(row, (8 * j) % Cols + col_in_block)) =
-          detail::attention_pack2<Element>(dk[4 * j + 2 * h] * bp.grad_scale, dk[4 * j + 2 * h + 1] * bp.grad_scale);
+    for (int h = 0; h < 2; ++h) {
+      int const row = row_in_wg + 8 * h;
+      TESSEL_UNROLL
+      for (int j = 0; j < KvCols / 8; ++j) {
+        int const at = detail::sw128_offset(row, (8 * j) % Cols + col_in_block);
+        *reinterpret_cast<std::uint32_t*>(reinterpret_cast<char*>(dk_tile + (8 * j / Cols) * BlkM * Cols) + at) =
+            detail::attention_pack2<Element>(dk[4 * j + 2 * h] * bp.grad_scale, dk[4 * j + 2 * h + 1] * bp.grad_scale);
+        *reinterpret_cast<std::uint32_t*>(reinterpret_cast<char*>(dv_tile + (8 * j / Cols) * BlkM * Cols) + at) =
+            detail::attention_pack2<Element>(dv[4 * j + 2 * h], dv[4 * j + 2 * h + 1]);
+      }
     }
-    TESSEL_UNROLL
-    for (int j = 0; j < Dv / 8; ++j) {
-      char* const chunk = reinterpret_cast<char*>(smem.d_o[wg] + (8 * j / Cols) * BlkM * Cols);
-      *reinterpret_cast<std::uint32_t*>(chunk + detail::sw128_offset(row, (8 * j) % Cols + col_in_block)) =
-          detail::attention_pack2<Element>(dv[4 * j + 2 * h], dv[4 * j + 2 * h + 1]);
+    fence_proxy_async_shared();
+    named_barrier_sync(2 + wg, 128);
+    if (t == 0) {
+      TESSEL_UNROLL
+      for (int c = 0; c < KvCols / Cols; ++c) {
+        int const col = (kv_chunk0 + c) * Cols;
+        SM90_TMA_STORE::copy(&p.tma_dk, dk_tile + c * BlkM * Cols, {col, int(n0), kv_head, batch});
+        SM90_TMA_STORE::copy(&p.tma_dv, dv_tile + c * BlkM * Cols, {col, int(n0), kv_head, batch});
+      }
+      tma_store_commit();
+      tma_store_wait<0>();
     }
-  }
-  fence_proxy_async_shared();
-  named_barrier_sync(2 + wg, 128);
-  if (t == 0) {
-    int const key0 = int(n0) + 64 * wg;
+  } else {  // (a form shared with ColumnSplit made ptxas spill in the D 128 kernel)
     TESSEL_UNROLL
-    for (int c = 0; c < D / Cols; ++c) SM90_TMA_STORE::copy(&p.tma_dk, smem.q[wg] + c * BlkM * Cols, {c * Cols, key0, kv_head, batch});
-    TESSEL_UNROLL
-    for (int c = 0; c < Dv / Cols; ++c) SM90_TMA_STORE::copy(&p.tma_dv, smem.d_o[wg] + c * BlkM * Cols, {c * Cols, key0, kv_head, batch});
-    tma_store_commit();
-    tma_store_wait<0>();
+    for (int h = 0; h < 2; ++h) {
+      int const row = row_in_wg + 8 * h;
+      TESSEL_UNROLL
+      for (int j = 0; j < D / 8; ++j) {
+        char* const chunk = reinterpret_cast<char*>(smem.q[wg] + (8 * j / Cols) * BlkM * Cols);
+        *reinterpret_cast<std::uint32_t*>(chunk + detail::sw128_offset(row, (8 * j) % Cols + col_in_block)) =
+            detail::attention_pack2<Element>(dk[4 * j + 2 * h] * bp.grad_scale, dk[4 * j + 2 * h + 1] * bp.grad_scale);
+      }
+      TESSEL_UNROLL
+      for (int j = 0; j < Dv / 8; ++j) {
+        char* const chunk = reinterpret_cast<char*>(smem.d_o[wg] + (8 * j / Cols) * BlkM * Cols);
+        *reinterpret_cast<std::uint32_t*>(chunk + detail::sw128_offset(row, (8 * j) % Cols + col_in_block)) =
+            detail::attention_pack2<Element>(dv[4 * j + 2 * h], dv[4 * j + 2 * h + 1]);
+      }
+    }
+    fence_proxy_async_shared();
+    named_barrier_sync(2 + wg, 128);
+    if (t == 0) {
+      int const key0 = int(n0) + 64 * wg;
+      TESSEL_UNROLL
+      for (int c = 0; c < D / Cols; ++c) SM90_TMA_STORE::copy(&p.tma_dk, smem.q[wg] + c * BlkM * Cols, {c * Cols, key0, kv_head, batch});
+      TESSEL_UNROLL
+      for (int c = 0; c < Dv / Cols; ++c) SM90_TMA_STORE::copy(&p.tma_dv, smem.d_o[wg] + c * BlkM * Cols, {c * Cols, key0, kv_head, batch});
+      tma_store_commit();
+      tma_store_wait<0>();
+    }
   }
 #else
   (void)p;
