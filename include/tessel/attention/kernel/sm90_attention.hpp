@@ -60,10 +60,11 @@
 
 namespace tessel::kernel {
 
-// The kernel's parameters: the tensor maps of Q, K and V -- each (D, S, H, B) with D contiguous,
-// boxes of 64 columns by BLK_M (Q) or BLK_N (K, V) rows, 128-byte swizzle -- and the rest.
+// The kernel's parameters: the tensor maps of Q, K, V and O -- each (D or D_v, S, H, B) with D
+// contiguous, boxes of 64 columns by BLK_M (Q), BLK_N (K, V) or 64 (O, one consumer warpgroup's
+// rows) rows, 128-byte swizzle -- and the rest.
 struct Sm90AttentionParams {
-  TmaDescriptor tma_q, tma_k, tma_v;
+  TmaDescriptor tma_q, tma_k, tma_v, tma_o;
   AttentionParams a;
   int tiles;  // query tiles x heads x batch: what a persistent kernel's CTAs walk
 };
