@@ -52,6 +52,7 @@
 #pragma once
 
 #include <tessel/arch/sm90_cluster.hpp>
+#include <tessel/arch/sm90_copy_tma.hpp>
 #include <tessel/arch/sm90_copy_tma_ops.hpp>
 #include <tessel/arch/sm90_mbarrier.hpp>
 #include <tessel/arch/sm90_mma_wgmma.hpp>
