@@ -70,10 +70,12 @@ constexpr std::array kEntries{TESSEL_SM90_ENTRIES(bf16), TESSEL_SM90_ENTRIES(f16
 constexpr int kSm80 = 80, kSm90 = 90;
 
 // What the sm_90a kernels' tensor maps take: a fixed-length batch (TMA needs every extent on the
-// host) and Q, K and V each a tensor map can describe.
+// host) and Q, K and V, which they load by TMA, and O, which they store by TMA, each a tensor map
+// can describe (so an O with a zero stride over more than one head or batch runs the sm_80 kernel).
 bool sm90_takes(AttentionArguments const& a) {
+  AttentionOperand const o{a.o, a.o_batch_stride, a.o_row_stride, a.o_head_stride};
   return !attention_is_varlen(a) && d::sm90_tma_loads(a.q, a.heads, a.batch) && d::sm90_tma_loads(a.k, a.kv_heads, a.batch) &&
-         d::sm90_tma_loads(a.v, a.kv_heads, a.batch);
+         d::sm90_tma_loads(a.v, a.kv_heads, a.batch) && d::sm90_tma_loads(o, a.heads, a.batch);
 }
 
 // The entry for the call's dtype and head dims, or the one it names. cc: the compute capability
@@ -91,8 +93,8 @@ Status select_entry(AttentionArguments const& a, int cc, AttentionEntry const** 
       if (e.min_sm == kSm90 && !sm90_takes(a))
         return Status::error(StatusCode::not_supported,
                              std::string("kernel: ") + e.name +
-                                 " loads by TMA: it takes fixed-length batches whose Q, K and V are 16-byte aligned with "
-                                 "strides of whole 16-byte units");
+                                 " loads and stores by TMA: it takes fixed-length batches whose Q, K, V and O are 16-byte "
+                                 "aligned with strides of whole 16-byte units, none zero over more than one row, head or batch");
       *out = &e;
       return Status::success();
     }

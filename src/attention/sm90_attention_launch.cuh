@@ -1,5 +1,5 @@
 // src/attention/sm90_attention_launch.cuh -- launching one sm_90a attention configuration: the
-// tensor maps of Q, K and V (make_tma_encode_args over each (S, D, H, B) tensor, boxes of the
+// tensor maps of Q, K, V and O (make_tma_encode_args over each (S, D, H, B) tensor, boxes of the
 // kernel's 128-byte-swizzled smem chunks) and the kernel. Included by the per-configuration TUs
 // only (src/attention/sm90_attention_<dtype>_d<dims>.cu), each of which instantiates one kernel.
 #pragma once
@@ -46,6 +46,10 @@ Status sm90_attention_launch(AttentionArguments const& args, AttentionParams con
     return s;
   if (Status s = sm90_attention_tensor_map<T, Config::BlkN>("v", args.v.ptr, args.seqlen_k, Config::Dv, args.kv_heads,
                                                             args.batch, args.v, &p.tma_v); !s)
+    return s;
+  // O's boxes are one consumer warpgroup's 64 rows: each stores its own.
+  AttentionOperand const o{args.o, args.o_batch_stride, args.o_row_stride, args.o_head_stride};
+  if (Status s = sm90_attention_tensor_map<T, 64>("o", args.o, args.seqlen_q, Config::Dv, args.heads, args.batch, o, &p.tma_o); !s)
     return s;
   constexpr int smem = Config::SmemBytes;
   auto* kernel = &sm90_attention_kernel<Config>;

@@ -1,5 +1,5 @@
 // The attention forward's automatic kernel choice (attention_kernel_name_for), without a GPU: on
-// sm_90 the TMA + wgmma kernels where TMA can load the tensors -- without a mask the persistent
+// sm_90 the TMA + wgmma kernels where TMA can load Q, K and V and store O -- without a mask the persistent
 // kernels up to 1024 keys (D 64) and below 2048 (D 128); D 64's 192-row query tiles, D 128's
 // 192-key blocks from 2048 keys without a sliding window (causal or not) and 128-key blocks below
 // or with one -- and the sm_80 kernels everywhere else. Then the backward's
@@ -31,6 +31,15 @@ std::string choice(AttentionArguments const& a, int cc) {
   Status const s = attention_kernel_name_for(a, cc, &name);
   EXPECT_TRUE(s.ok()) << s.reason;
   return name ? name : "";
+}
+
+// Why the choice on sm_90 refuses a call that names a kernel unable to take it (not_supported).
+template <class Arguments>
+std::string refusal(Status (*name_for)(Arguments const&, int, char const**), Arguments const& a) {
+  char const* name = nullptr;
+  Status const s = name_for(a, 90, &name);
+  EXPECT_EQ(s.code, StatusCode::not_supported);
+  return s.reason;
 }
 
 TEST(AttentionChoice, HeadDim64PersistentUpTo1024KeysWithoutAMask) {
@@ -91,6 +100,20 @@ TEST(AttentionChoice, Sm80KernelsOffHopperOrWhereTmaCannotLoad) {
   packed.cu_seqlens_q = packed.cu_seqlens_k = reinterpret_cast<std::int32_t const*>(g_storage + 32);
   EXPECT_EQ(choice(packed, 90), "sm80_attention_bf16_d64");  // variable length: no tensor map holds the extents
   EXPECT_EQ(choice(problem(4096, 96), 90), "sm80_attention_bf16_d96");
+}
+
+TEST(AttentionChoice, Sm80KernelsWhereATensorMapCannotDescribeO) {
+  // The sm_90a kernels store O by TMA: a zero stride over more than one head or batch goes to sm_80.
+  AttentionArguments a = problem(4096, 128);
+  a.o_head_stride = 0;
+  EXPECT_EQ(choice(a, 90), "sm80_attention_bf16_d128");
+  a = problem(1024, 64);
+  a.o_batch_stride = 0;
+  EXPECT_EQ(choice(a, 90), "sm80_attention_bf16_d64");
+  a.kernel = "sm90_attention_bf16_d64";
+  EXPECT_EQ(refusal(attention_kernel_name_for, a),
+            "kernel: sm90_attention_bf16_d64 loads and stores by TMA: it takes fixed-length batches whose Q, K, V and "
+            "O are 16-byte aligned with strides of whole 16-byte units, none zero over more than one row, head or batch");
 }
 
 TEST(AttentionChoice, ANamedKernelIsTakenAtAnyLength) {
@@ -167,11 +190,9 @@ TEST(AttentionBackwardChoice, Sm80KernelsWhereATensorMapCannotDescribeAGradient)
   b.dv.batch_stride = 0;
   EXPECT_EQ(backward_choice(b, 90), "sm80_attention_bwd_bf16_d64");
   b.kernel = "sm90_attention_bwd_bf16_d64";
-  char const* name = nullptr;
-  Status const s = attention_backward_kernel_name_for(b, 90, &name);
-  EXPECT_EQ(s.code, StatusCode::not_supported);
-  EXPECT_EQ(s.reason, "kernel: sm90_attention_bwd_bf16_d64 does not take Q, K, V, dO, dK or dV with a zero stride "
-                      "(TMA's tensor maps take none)");
+  EXPECT_EQ(refusal(attention_backward_kernel_name_for, b),
+            "kernel: sm90_attention_bwd_bf16_d64 does not take Q, K, V, dO, dK or dV with a zero stride (TMA's tensor "
+            "maps take none)");
 }
 
 TEST(AttentionBackwardChoice, ANamedKernelMustTakeTheMode) {

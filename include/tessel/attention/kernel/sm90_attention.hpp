@@ -25,27 +25,34 @@
 //       one's softmax runs while the tensor cores do another's GEMMs. Each warpgroup issues them
 //       only for the blocks its own 64 rows see (a causal tile's first rows see fewer keys, rows
 //       past S_q none) and only passes its turn for the tile's other blocks.
-//   end: O /= row sum; O and LSE stored from registers (rows past S_q are not written).
+//   end: O /= row sum; LSE stored from registers, O written into shared memory over the
+//       warpgroup's own 64 rows of the Q tile (free once its last S GEMM has retired) in the
+//       128-byte swizzle, then stored by one thread as D_v / 64 TMA boxes of 64 x 64: fewer, wider
+//       stores than from registers, and the tensor map clips rows past S_q. (Persistent: a tile
+//       without keys holds no Q stage; its zeros are stored from registers.)
 // The GEMMs' operands never leave shared memory between TMA and the tensor cores; the exp2 of the
 // softmax takes one FFMA (the scale folded into log2(e)), as on sm_80.
 //
 // Persistent: the grid is min(tiles, SMs) CTAs; CTA c takes the tiles c, c + grid, ... (query
 // tile fastest, then head, then batch). Q lives in a ring of two (the next tile's loads while this
-// one runs; every consumer warp waits for and frees each tile's Q), the K/V rings and the ping-pong
-// token carry on from tile to tile (the last warpgroup keeps the token only after its last turn of
-// the CTA's last tile with keys), and a warpgroup's first GEMMs of a tile issue while the other
-// stores the previous tile's O. The walk is written as `if constexpr` islands and loops that the
-// one-CTA-per-tile instantiation folds away: its PTX is exactly the kernel's without them (diff
-// the PTX of a configuration before and after a change here). A restructured form that did not
-// keep it so made the one-CTA kernels 3-5% slower on the H200 (its tile loop put values in vector
-// registers that ptxas moved back to uniform ones: R2UR 4 -> 15).
+// one runs; every consumer warp waits for each tile's Q and frees it once the tile's O, staged
+// over it, is stored), the K/V rings and the ping-pong token carry on from tile to tile (the last
+// warpgroup keeps the token only after its last turn of the CTA's last tile with keys), and a
+// warpgroup's first GEMMs of a tile issue while the other stores the previous tile's O. The walk
+// is written as `if constexpr` islands and loops that the one-CTA-per-tile instantiation folds
+// away: its PTX is exactly the kernel's without them (diff the PTX of a configuration before and
+// after a change here). A restructured form that did not keep it so made the one-CTA kernels 3-5%
+// slower on the H200 (its tile loop put values in vector registers that ptxas moved back to
+// uniform ones: R2UR 4 -> 15).
 //
 // What this kernel does not take (the host sends those problems to the sm_80 kernel):
 // variable-length batches (TMA needs each tensor's extent, which cu_seqlens holds on the device),
-// strides that are not multiples of 16 bytes, head dims that are not multiples of 64.
+// strides that are not multiples of 16 bytes, a zero stride over more than one row, head or batch
+// of Q, K, V or O (a tensor map takes none), head dims that are not multiples of 64.
 #pragma once
 
 #include <tessel/arch/sm90_cluster.hpp>
+#include <tessel/arch/sm90_copy_tma.hpp>
 #include <tessel/arch/sm90_copy_tma_ops.hpp>
 #include <tessel/arch/sm90_mbarrier.hpp>
 #include <tessel/arch/sm90_mma_wgmma.hpp>
@@ -60,10 +67,11 @@
 
 namespace tessel::kernel {
 
-// The kernel's parameters: the tensor maps of Q, K and V -- each (D, S, H, B) with D contiguous,
-// boxes of 64 columns by BLK_M (Q) or BLK_N (K, V) rows, 128-byte swizzle -- and the rest.
+// The kernel's parameters: the tensor maps of Q, K, V and O -- each (D or D_v, S, H, B) with D
+// contiguous, boxes of 64 columns by BLK_M (Q), BLK_N (K, V) or 64 (O, one consumer warpgroup's
+// rows) rows, 128-byte swizzle -- and the rest.
 struct Sm90AttentionParams {
-  TmaDescriptor tma_q, tma_k, tma_v;
+  TmaDescriptor tma_q, tma_k, tma_v, tma_o;
   AttentionParams a;
   int tiles;  // query tiles x heads x batch: what a persistent kernel's CTAs walk
 };
@@ -92,6 +100,10 @@ struct Sm90AttentionConfig {
   static constexpr int Cols = 64;                                        // elements per 128-byte swizzled row
   static_assert(D % Cols == 0 && Dv % Cols == 0, "Sm90AttentionConfig: D and D_v must be multiples of 64 (128-byte TMA boxes)");
   static_assert(BlkN % 16 == 0, "Sm90AttentionConfig: BLK_N must be a multiple of 16 (the k16 step of O += P V)");
+  static_assert(Dv <= D, "Sm90AttentionConfig: the epilogue stages O over the Q tile's rows, so D_v must be at most D");
+  // Named barriers: 1 .. W the ping-pong ring; StagingBarrier + wg, warpgroup wg's 128 threads
+  // around the O staging.
+  static constexpr int StagingBarrier = 1 + ConsumerWarpgroups;
 
   using MmaS = typename Sm90WgmmaOf<Element, BlkN>::Op;                // S = Q K^T: A and B K-major
   using MmaO = typename Sm90WgmmaRsOf<Element, Dv>::template Op<1>;    // O += P V: V MN-major
@@ -374,8 +386,9 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_kernel(__gr
         take_turn();
         pass_turn(last);
       };
-      // Persistent: every consumer warp waits for the tile's Q and frees it after the tile, whether or
-      // not its rows read it, so no warp frees a Q buffer the producer has not yet filled.
+      // Persistent: every consumer warp waits for the tile's Q and frees it after the tile (once its
+      // O, staged there, is stored), whether or not its rows read it, so no warp frees a Q buffer
+      // the producer has not yet filled.
       if constexpr (Config::Persistent) smem.q_pipe.consumer_wait(qst);
       for (int n = blocks.end - 1; n >= (any ? mine.end : blocks.begin); --n) pass_block(false);
       if (!any) {
@@ -436,28 +449,77 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_kernel(__gr
         vst.advance<Stages>();  // (the tile's blocks below this warpgroup's still follow)
       }
       for (int n = any ? mine.begin - 1 : -1; n >= blocks.begin; --n) pass_block(n == blocks.begin);
+    }
+
+    // Normalise (O /= row sum) and store LSE from registers, by the first thread of each quad.
+    float inv[2];
+    TESSEL_UNROLL
+    for (int h = 0; h < 2; ++h) {
+      float const sum = detail::quad_sum(row_sum[h]);
+      inv[h] = sum > 0.0f ? 1.0f / sum : 0.0f;
+      int const row = m0 + row_in_tile + 8 * h;
+      if (row < a.seqlen_q && a.lse && lane % 4 == 0)
+        a.lse[std::int64_t(batch) * a.lse_batch_stride + std::int64_t(head) * a.lse_head_stride + row] =
+            sum > 0.0f ? row_max[h] * a.lse_scale + logf(sum) : -INFINITY;
+    }
+    // O through shared memory by TMA: the warpgroup writes its 64 rows over its own 64 rows of the
+    // Q tile -- which only its own S GEMMs read, so they are free once those have retired -- in the
+    // tile's 128-byte swizzled chunks of 64 columns (D_v <= D: the chunks fit), and one thread
+    // stores them, a 64 x 64 box per chunk. Wider and fewer stores than from registers (each
+    // thread's are 4 bytes, a row's spread over a quad), and the tensor map clips rows past S_q.
+    // Persistent: a tile without keys holds no Q stage (the producer skips it, and may be loading a
+    // later tile's Q into the one this tile would name), so its O (zeros) goes from registers.
+    bool const tile_has_keys = blocks.end > blocks.begin;
+    if (!Config::Persistent || tile_has_keys) {
+      int const wg_m0 = m0 + 64 * wg;
+      Element* const staging = smem.q + (Config::Persistent ? qst.index : 0) * BlkM * D + 64 * wg * Cols;
+      if (wg_m0 < a.seqlen_q) {  // (a warpgroup wholly past S_q stores nothing)
+        // A warpgroup whose rows see no key has not waited for the Q tile (one CTA per tile; a
+        // persistent one waited for its stage above): its load must land before the writes below.
+        // A tile without keys loads no Q, so there is nothing to wait for.
+        if constexpr (!Config::Persistent)
+          if (tile_has_keys) mbarrier_wait(&smem.q_full, 0);
+        named_barrier_sync(Config::StagingBarrier + wg, 128);  // every warp's S GEMMs have retired: Q's rows are free
+        TESSEL_UNROLL
+        for (int h = 0; h < 2; ++h) {
+          int const row = row_in_tile - 64 * wg + 8 * h;
+          TESSEL_UNROLL
+          for (int j = 0; j < Dv / 8; ++j) {
+            char* const chunk = reinterpret_cast<char*>(staging + (8 * j / Cols) * BlkM * Cols);
+            *reinterpret_cast<std::uint32_t*>(chunk + detail::sw128_offset(row, (8 * j) % Cols + col_in_block)) =
+                detail::attention_pack2<Element>(o[4 * j + 2 * h] * inv[h], o[4 * j + 2 * h + 1] * inv[h]);
+          }
+        }
+        fence_proxy_async_shared();
+        named_barrier_sync(Config::StagingBarrier + wg, 128);
+        if (t == 0) {
+          TESSEL_UNROLL
+          for (int c = 0; c < Dv / Cols; ++c)
+            SM90_TMA_STORE::copy(&p.tma_o, staging + c * BlkM * Cols, {c * Cols, wg_m0, head, batch});
+          tma_store_commit();
+          // The staging must outlive the store's reads (the CTA's shared memory, or the Q stage the
+          // producer refills); the global writes complete by the end of the grid.
+          tma_store_wait_read<0>();
+        }
+      }
+      // Persistent: each consumer warp frees the tile's Q stage; warp 0's lane 0 is the thread
+      // that stored, so the stage is free only once the store has read this warpgroup's rows.
       if constexpr (Config::Persistent) {
         if (lane == 0) smem.q_pipe.template consumer_release<1>(qst.index);
         qst.advance<2>();
       }
-    }
-
-    // Normalise and store: O in pairs of adjacent columns, LSE by the first thread of each quad.
-    TESSEL_UNROLL
-    for (int h = 0; h < 2; ++h) {
-      float const sum = detail::quad_sum(row_sum[h]);
-      float const inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-      int const row = m0 + row_in_tile + 8 * h;
-      if (row < a.seqlen_q) {
-        Element* const o_row = static_cast<Element*>(a.o) + std::int64_t(batch) * a.o_batch_stride +
-                               std::int64_t(row) * a.o_row_stride + std::int64_t(head) * a.o_head_stride;
-        TESSEL_UNROLL
-        for (int j = 0; j < Dv / 8; ++j)
-          *reinterpret_cast<std::uint32_t*>(o_row + 8 * j + col_in_block) =
-              detail::attention_pack2<Element>(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
-        if (a.lse && lane % 4 == 0)
-          a.lse[std::int64_t(batch) * a.lse_batch_stride + std::int64_t(head) * a.lse_head_stride + row] =
-              sum > 0.0f ? row_max[h] * a.lse_scale + logf(sum) : -INFINITY;
+    } else {
+      TESSEL_UNROLL
+      for (int h = 0; h < 2; ++h) {
+        int const row = m0 + row_in_tile + 8 * h;
+        if (row < a.seqlen_q) {
+          Element* const o_row = static_cast<Element*>(a.o) + std::int64_t(batch) * a.o_batch_stride +
+                                 std::int64_t(row) * a.o_row_stride + std::int64_t(head) * a.o_head_stride;
+          TESSEL_UNROLL
+          for (int j = 0; j < Dv / 8; ++j)
+            *reinterpret_cast<std::uint32_t*>(o_row + 8 * j + col_in_block) =
+                detail::attention_pack2<Element>(o[4 * j + 2 * h] * inv[h], o[4 * j + 2 * h + 1] * inv[h]);
+        }
       }
     }
     if (!Config::Persistent || !next_tile(true)) break;
