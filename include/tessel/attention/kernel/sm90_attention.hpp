@@ -497,9 +497,13 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_kernel(__gr
           for (int c = 0; c < Dv / Cols; ++c)
             SM90_TMA_STORE::copy(&p.tma_o, staging + c * BlkM * Cols, {c * Cols, wg_m0, head, batch});
           tma_store_commit();
-          // The staging must outlive the store's reads (the CTA's shared memory, or the Q stage the
-          // producer refills); the global writes complete by the end of the grid.
-          tma_store_wait_read<0>();
+          // One CTA per tile: the writes are complete before the CTA exits (as the backward's
+          // epilogue). Persistent: the store has read the staging before the Q stage is freed for the
+          // producer to refill; the writes are waited for after the CTA's last tile.
+          if constexpr (Config::Persistent)
+            tma_store_wait_read<0>();
+          else
+            tma_store_wait<0>();
         }
       }
       // Persistent: each consumer warp frees the tile's Q stage; warp 0's lane 0 is the thread
@@ -524,6 +528,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_kernel(__gr
     }
     if (!Config::Persistent || !next_tile(true)) break;
   }
+  if constexpr (Config::Persistent)
+    if (tid >= 128 && tid % 128 == 0) tma_store_wait<0>();  // each warpgroup's storing thread
 #else
   (void)p;
 #endif
