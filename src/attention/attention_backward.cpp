@@ -26,6 +26,7 @@ struct BackwardEntry {
   int d, dv;
   d::AttentionBackwardInstance (*instance)();
   bool ordered = false;  // sm_90a: the deterministic mode only (dQ added in key-block order); else its default mode only
+  bool takes_softcap = true;  // false: the sm_90a D 256 kernel whose consumers share the score tiles
 };
 
 #define TESSEL_ENTRY(sm_, dtype_, dims_, d_, dv_)                                                                       \
@@ -37,8 +38,11 @@ struct BackwardEntry {
     "sm90_attention_bwd_" #dtype_ "_d" #d_ "_deterministic", 90, DType::dtype_, d_, d_,                                \
         d::sm90_attention_bwd_instance_##dtype_##_d##d_##_deterministic, true                                        \
   }
-#define TESSEL_SM90_ENTRIES(dtype_) \
-  TESSEL_ENTRY(90, dtype_, d64, 64, 64), TESSEL_ENTRY(90, dtype_, d128, 128, 128), TESSEL_ENTRY(90, dtype_, d256, 256, 256)
+#define TESSEL_SM90_ENTRIES(dtype_)                                                                                  \
+  TESSEL_ENTRY(90, dtype_, d64, 64, 64), TESSEL_ENTRY(90, dtype_, d128, 128, 128),                                   \
+      BackwardEntry{"sm90_attention_bwd_" #dtype_ "_d256", 90, DType::dtype_, 256, 256,                              \
+                    d::sm90_attention_bwd_instance_##dtype_##_d256, false, false},                                   \
+      TESSEL_ENTRY(90, dtype_, d256_softcap, 256, 256)
 #define TESSEL_SM80_ENTRIES(dtype_)                                                                                   \
   TESSEL_ENTRY(80, dtype_, d64, 64, 64), TESSEL_ENTRY(80, dtype_, d96, 96, 96), TESSEL_ENTRY(80, dtype_, d128, 128, 128), \
       TESSEL_ENTRY(80, dtype_, d192, 192, 192), TESSEL_ENTRY(80, dtype_, d192x128, 192, 128),                        \
@@ -59,9 +63,10 @@ constexpr int kSm90 = 90;
 // which it loads by TMA, and dK and dV, which it stores by TMA, each a tensor map can describe; and its mode -- the default (its dQ additions in no fixed order),
 // or for an ordered entry the deterministic mode (its workspace then holds the turns,
 // attention_backward_ordered_dq).
-std::string sm90_refusal(AttentionBackwardArguments const& b, bool ordered) {
+std::string sm90_refusal(AttentionBackwardArguments const& b, bool ordered, bool takes_softcap = true) {
   AttentionArguments const& a = b.problem;
   if (attention_is_varlen(a)) return "variable-length batches";
+  if (!takes_softcap && a.softcap > 0.0f) return "a softcap (its consumers share the score tiles; the _d256_softcap kernel takes one)";
   if (ordered && !b.deterministic) return "the default mode (it is the deterministic mode's kernel)";
   if (!ordered && b.deterministic) return "the deterministic mode";
   auto const operand = [](AttentionGradient const& g) { return AttentionOperand{g.ptr, g.batch_stride, g.row_stride, g.head_stride}; };
@@ -79,7 +84,7 @@ Status select_entry(AttentionBackwardArguments const& b, int cc, BackwardEntry c
   int const dv = attention_head_dim_v(a);
   bool const named = b.kernel != nullptr && std::string_view(b.kernel) != "auto";
   for (auto const& e : kEntries) {
-    bool const hopper = cc == kSm90 && sm90_refusal(b, e.ordered).empty();
+    bool const hopper = cc == kSm90 && sm90_refusal(b, e.ordered, e.takes_softcap).empty();
     if (named && std::string_view(b.kernel) != e.name) continue;
     if (e.dtype != a.dtype || e.d != a.head_dim || e.dv != dv) {
       if (!named) continue;
@@ -90,7 +95,7 @@ Status select_entry(AttentionBackwardArguments const& b, int cc, BackwardEntry c
     }
     if (e.min_sm == kSm90) {
       if (named) {
-        if (std::string const why = sm90_refusal(b, e.ordered); !why.empty())
+        if (std::string const why = sm90_refusal(b, e.ordered, e.takes_softcap); !why.empty())
           return Status::error(StatusCode::not_supported, std::string("kernel: ") + e.name + " does not take " + why);
       } else if (!hopper) {
         continue;

@@ -28,8 +28,8 @@ struct AttentionBackwardInstance {
   X(f16, d64) X(f16, d96) X(f16, d128) X(f16, d192) X(f16, d192x128) X(f16, d256)
 
 #define TESSEL_SM90_ATTENTION_BWD_INSTANCES(X)                                                                      \
-  X(bf16, d64) X(bf16, d128) X(bf16, d256) X(bf16, d64_deterministic) X(bf16, d128_deterministic) X(f16, d64)     \
-      X(f16, d128) X(f16, d256) X(f16, d64_deterministic) X(f16, d128_deterministic)
+  X(bf16, d64) X(bf16, d128) X(bf16, d256) X(bf16, d256_softcap) X(bf16, d64_deterministic) X(bf16, d128_deterministic) X(f16, d64)     \
+      X(f16, d128) X(f16, d256) X(f16, d256_softcap) X(f16, d64_deterministic) X(f16, d128_deterministic)
 
 #define TESSEL_DECLARE_SM80_BWD(dtype, dims) AttentionBackwardInstance sm80_attention_bwd_instance_##dtype##_##dims();
 TESSEL_SM80_ATTENTION_BWD_INSTANCES(TESSEL_DECLARE_SM80_BWD)

@@ -155,6 +155,21 @@ TEST(AttentionBackwardChoice, Sm90KernelsForFixedLengthsAtHeadDims64128And256) {
   EXPECT_EQ(backward_choice(backward(4096, 256), 90), "sm90_attention_bwd_bf16_d256");
   EXPECT_EQ(backward_choice(backward(77, 256, DType::f16), 90), "sm90_attention_bwd_f16_d256");
   EXPECT_EQ(backward_choice(backward(4096, 256), 80), "sm80_attention_bwd_bf16_d256");
+}
+
+TEST(AttentionBackwardChoice, ASoftcapAtHeadDim256TakesTheKernelThatFormsBothScoreTilesInEachConsumer) {
+  AttentionBackwardArguments b = backward(4096, 256);
+  b.problem.softcap = 30.0f;
+  EXPECT_EQ(backward_choice(b, 90), "sm90_attention_bwd_bf16_d256_softcap");
+  b.kernel = "sm90_attention_bwd_bf16_d256";
+  char const* name = nullptr;
+  Status const s = attention_backward_kernel_name_for(b, 90, &name);
+  EXPECT_EQ(s.code, StatusCode::not_supported);
+  EXPECT_EQ(s.reason, "kernel: sm90_attention_bwd_bf16_d256 does not take a softcap (its consumers share the score "
+                      "tiles; the _d256_softcap kernel takes one)");
+  b.kernel = "sm90_attention_bwd_bf16_d256_softcap";
+  b.problem.softcap = 0.0f;
+  EXPECT_EQ(backward_choice(b, 90), "sm90_attention_bwd_bf16_d256_softcap");  // (by name it takes any problem)
   EXPECT_EQ(backward_choice(backward(333, 128, DType::f16), 90), "sm90_attention_bwd_f16_d128");
   AttentionBackwardArguments causal = backward(1000, 128);
   causal.problem.causal = true;

@@ -80,10 +80,11 @@ struct Sm90AttentionBackwardParams {
 // the Q/dO ring.
 //   e.g. Sm90AttentionBackwardConfig<bfloat16_t, 128>: 384 threads; smem K 32 KiB + V 32 KiB +
 //        2 stages x (Q 16 + dO 16 + LSE/Dsum 0.5) KiB + 2 x dS 16 KiB + 2 x dQ 16 KiB = 193 KiB;
-//        <bfloat16_t, 256>: K 32 + V 32 + 2 x (Q 32 + dO 32 + 0.5) + 2 x dS 8 KiB = 209 KiB
+//        <bfloat16_t, 256>: K 32 + V 32 + 2 x (Q 32 + dO 32 + 0.5) + 2 x dS 8 KiB = 209 KiB;
+//        SharedScores: one dS 8 KiB and P^T 16 KiB, 217 KiB
 //   The library's instances (H200, same binary): D 64 takes 3 stages (+2% over 2), D 128 keeps 2
 //   (a third measured 0.5-1% slower).
-template <class Element_, int D_, int Stages_ = 2, bool Ordered_ = false, int Consumers_ = 2>
+template <class Element_, int D_, int Stages_ = 2, bool Ordered_ = false, int Consumers_ = 2, bool SharedScores_ = false>
 struct Sm90AttentionBackwardConfig {
   using Element = Element_;
   static constexpr int D = D_, Dv = D_, Stages = Stages_;
@@ -100,6 +101,13 @@ struct Sm90AttentionBackwardConfig {
   static_assert(!ColumnSplit || (Consumers == 2 && !Ordered_), "Sm90AttentionBackwardConfig: D 256 takes two consumers, default mode");
   static constexpr int BlkN = ColumnSplit ? 64 : 64 * Consumers;  // keys per CTA: 64 per consumer warpgroup (ColumnSplit: 64 shared)
   static constexpr int KvCols = ColumnSplit ? D_ / 2 : D_;      // columns of dK and dV a consumer holds
+  // SharedScores (ColumnSplit without a softcap): the consumers share the score tiles instead of
+  // each forming both. Consumer 0 forms S^T and P^T, consumer 1 dP^T; P^T goes to consumer 1
+  // through shared memory in fp32 (pt), and dS^T, which consumer 1 forms, back to consumer 0 as
+  // the A operand of its dK GEMM (SS). A step is then the five GEMMs' 5 M MACs instead of 7.3 M.
+  // The softcap's dz/dt needs S^T where dS^T is formed, so a softcap runs the ColumnSplit form.
+  static constexpr bool SharedScores = SharedScores_;
+  static_assert(!SharedScores || ColumnSplit, "Sm90AttentionBackwardConfig: shared score tiles only at D 256");
   static constexpr int Threads = 128 * (Consumers + 1);
   // 128 x 24 + 256 x 240 = 384 x 168, the launch's allocation, which setmaxnreg only moves between
   // warpgroups (asking for more, 32 for the producer, hung the kernel). The Ordered kernel's dQ
@@ -145,10 +153,16 @@ struct Sm90AttentionBackwardConfig {
   // which the other consumer arrives at once those GEMMs are done (two ids, as a consumer may be
   // one step ahead of the other; never two, as a stage is freed only after both staged into it).
   static constexpr int SDoneBarrier = 4;
+  // SharedScores: pt and ds each have a full barrier (the writer arrives, the reader waits) and an
+  // empty one (the reader arrives once done with it, the writer waits before the next step's write).
+  // They also order the dQ staging: consumer 0 stages over its columns of Q and dO once it has seen
+  // dS^T (consumer 1's dP^T is done), consumer 1 over its own once it has seen P^T (S^T is done).
+  static constexpr int PtFullBarrier = 4, PtEmptyBarrier = 5, DsFullBarrier1 = 6, DsEmptyBarrier1 = 7;
 
   using MmaS = typename Sm90WgmmaOf<Element, BlkM>::Op;                          // S^T, dP^T: K-major A and B
   using MmaKV = typename Sm90WgmmaRsOf<Element, KvCols>::template Op<1>;         // dV, dK: B MN-major
   using MmaQ = typename Sm90WgmmaOf<Element, DqCols>::template Transposed<1, 1>;  // dQ: A and B MN-major
+  using MmaKVss = typename Sm90WgmmaOf<Element, KvCols>::template Transposed<0, 1>;  // SharedScores' dK: dS^T from shared memory
 
   static constexpr std::uint32_t QBytes = std::uint32_t(BlkM * D * sizeof(Element));
   static constexpr std::uint32_t KBytes = std::uint32_t(BlkN * D * sizeof(Element));
@@ -166,12 +180,13 @@ struct Sm90AttentionBackwardConfig {
     alignas(1024) Element v[BlkN * Dv];
     alignas(1024) Element q[Stages][BlkM * D];
     alignas(1024) Element d_o[Stages][BlkM * Dv];
-    alignas(1024) Element ds[2][BlkN * BlkM];  // dS^T: keys x 64 queries (DeferDq: two steps'; ColumnSplit: a consumer's)
+    alignas(1024) Element ds[SharedScores ? 1 : 2][BlkN * BlkM];  // dS^T: keys x 64 queries (DeferDq: two steps'; ColumnSplit: a consumer's)
     alignas(1024) float dq[DqStagings > 0 ? DqStagings : 1][DqCols / DqBoxCols][DqStagings > 0 ? BlkM * DqBoxCols : 1];  // [consumer][box]
     alignas(16) float lse_log2[Stages][BlkM];
     alignas(16) float dsum[Stages][BlkM];
     std::uint64_t kv_full;
     TmaPipeline<Stages> pipe;
+    alignas(16) float pt[SharedScores ? BlkN * BlkM : 4];  // SharedScores: P^T, in consumer 0's accumulator order
   };
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;  // + the alignment of the base
   static_assert(SmemBytes <= 227 * 1024, "Sm90AttentionBackwardConfig: over the 227 KiB of shared memory a CTA may have");
@@ -371,7 +386,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
         if (adds) named_barrier_sync(Config::DqPartBarrier, 256);             // warpgroup 0's part is in
         else if (of > 0) named_barrier_sync(Config::DqEmptyBarrier + part, 160);  // the writer has read the last
       }
-      if constexpr (Config::ColumnSplit) named_barrier_sync(Config::SDoneBarrier + 2 * (of % 2) + wg, 256);
+      if constexpr (Config::ColumnSplit && !Config::SharedScores)
+        named_barrier_sync(Config::SDoneBarrier + 2 * (of % 2) + wg, 256);
       TESSEL_UNROLL
       for (int j = 0; j < DqCols / 8; ++j) {
         char* const box = reinterpret_cast<char*>(dq_box(8 * j / Box));
@@ -574,7 +590,148 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
         stage_dq(step, head0 + step / per_head, m0, stage);
       }
     };
-    if constexpr (Config::DeferDq) {
+    // SharedScores: one step. Consumer 0: S^T = K Q^T, P^T -> pt, dV += P^T dO (RS), then, once
+    // dS^T is in, dK += dS^T Q (SS). Consumer 1: dP^T = V dO^T, then, once P^T is in, dS^T =
+    // P^T (dP^T - Dsum) -> ds, dV += P^T dO and dK += dS^T Q (RS). Each then dQ's part over its
+    // columns (dS from ds, MN-major), staged over its columns of the step's Q and dO.
+    auto const shared_step = [&](int step, auto first_wg) {
+      int const m0 = query_block(step) * BlkM;
+      constexpr bool first = decltype(first_wg)::value;  // warpgroup 0: forms S^T and P^T (else dP^T and dS^T)
+      smem.pipe.consumer_wait(st);
+      std::uint64_t const b_desc = wgmma_desc_k_major_sw128(first ? smem.q[st.index] : smem.d_o[st.index]);
+      std::uint64_t const a_desc = first ? k_desc : v_desc;
+      wgmma_fence();
+      TESSEL_UNROLL
+      for (int kk = 0; kk < D / 16; ++kk) {
+        std::uint32_t const along = std::uint32_t((kk % 4) * 2), chunk = std::uint32_t(kk / 4);
+        MmaS::fma(wgmma_desc_advance(a_desc, chunk * BlkN * 8 + along), wgmma_desc_advance(b_desc, chunk * BlkM * 8 + along), s,
+                  kk > 0 ? 1 : 0);
+      }
+      wgmma_commit_group();
+      if (t == 0) staging_free();
+      wgmma_wait_group<0>();
+      wgmma_fence_operand(s);
+      // The last step's dQ reduction has read its staging (thread 0 waited): that stage is free.
+      named_barrier_sync(2 + wg, 128);
+      if (step > 0) smem.pipe.template consumer_release<1>(held);
+
+      float const* const lse = smem.lse_log2[st.index];
+      float const* const dsum = smem.dsum[st.index];
+      float4* const pt = reinterpret_cast<float4*>(smem.pt);
+      char* const ds_tile = reinterpret_cast<char*>(smem.ds[0]);
+      std::uint64_t const do_mn = wgmma_desc_mn_major_sw128(smem.d_o[st.index] + kv_chunk0 * BlkM * Cols, std::uint32_t(BlkM * 128));
+      std::uint64_t const q_mn = wgmma_desc_mn_major_sw128(smem.q[st.index] + kv_chunk0 * BlkM * Cols, std::uint32_t(BlkM * 128));
+      // Element i of the score tile: key row_in_wg + 8 ((i / 2) % 2), query 8 (i / 4) + col_in_block + i % 2.
+      if constexpr (first) {
+        // P^T = exp2(S^T log2e scale' - LSE log2e), 0 where masked (the rows that see each of the
+        // thread's two keys as an interval, as in step_body).
+        bool const masked = key_block_needs_mask(mask, m0, a.seqlen_q - m0 < BlkM ? a.seqlen_q - m0 : BlkM, n_block, BlkN);
+        int lo[2] = {0, 0}, hi[2] = {BlkM, BlkM};
+        if (masked) {
+          TESSEL_UNROLL
+          for (int h = 0; h < 2; ++h) {
+            AttentionMask::Interval const rows = mask.queries_of(n0 + row_in_wg + 8 * h);
+            auto const clamp = [&](std::int64_t x) { return int(x - m0 < 0 ? 0 : (x - m0 > BlkM ? BlkM : x - m0)); };
+            lo[h] = clamp(rows.begin), hi[h] = clamp(rows.end);
+          }
+        }
+        float const score_log2 = a.negate_scores ? -a.score_log2 : a.score_log2;
+        TESSEL_UNROLL
+        for (int j = 0; j < BlkM / 8; ++j) {
+          int const c0 = 8 * j + col_in_block;
+          float2 const l2 = *reinterpret_cast<float2 const*>(lse + c0);
+          TESSEL_UNROLL
+          for (int r = 0; r < 4; ++r) {
+            int const c = c0 + r % 2, h = r / 2;
+            float const x = fmaf(s[4 * j + r], score_log2, -(r % 2 ? l2.y : l2.x));
+            s[4 * j + r] = detail::attention_exp2(c >= lo[h] && c < hi[h] ? x : -INFINITY);
+          }
+        }
+        if (step > 0) named_barrier_sync(Config::PtEmptyBarrier, 256);  // consumer 1 has read the last P^T
+        TESSEL_UNROLL
+        for (int q = 0; q < BlkM / 8; ++q) pt[q * 128 + t] = float4{s[4 * q], s[4 * q + 1], s[4 * q + 2], s[4 * q + 3]};
+        named_barrier_arrive(Config::PtFullBarrier, 256);
+        TESSEL_UNROLL
+        for (int j = 0; j < BlkM / 16; ++j) {
+          TESSEL_UNROLL
+          for (int r = 0; r < 4; ++r) pa[j][r] = detail::attention_pack2<Element>(s[8 * j + 2 * r], s[8 * j + 2 * r + 1]);
+        }
+        detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(pa));
+        wgmma_fence();
+        TESSEL_UNROLL
+        for (int j = 0; j < BlkM / 16; ++j) MmaKV::fma(pa[j], wgmma_desc_advance(do_mn, std::uint32_t(j * 128)), dv, 1);
+        wgmma_commit_group();
+        named_barrier_sync(Config::DsFullBarrier1, 256);  // dS^T is in (and consumer 1's dP^T done)
+        std::uint64_t const ds_desc = wgmma_desc_k_major_sw128(smem.ds[0]);
+        wgmma_fence();
+        TESSEL_UNROLL
+        for (int j = 0; j < BlkM / 16; ++j)
+          Config::MmaKVss::fma(wgmma_desc_advance(ds_desc, std::uint32_t(2 * j)), wgmma_desc_advance(q_mn, std::uint32_t(j * 128)), dk, 1);
+        wgmma_commit_group();
+      } else {
+        named_barrier_sync(Config::PtFullBarrier, 256);  // P^T is in (and consumer 0's S^T done)
+        TESSEL_UNROLL
+        for (int q = 0; q < BlkM / 8; ++q) {
+          float4 const p4 = pt[q * 128 + t];
+          int const c0 = 8 * q + col_in_block;
+          float2 const d2 = *reinterpret_cast<float2 const*>(dsum + c0);
+          float const pv[4] = {p4.x, p4.y, p4.z, p4.w};
+          TESSEL_UNROLL
+          for (int r = 0; r < 4; ++r) {
+            dp[4 * q + r] = pv[r] * (s[4 * q + r] - (r % 2 ? d2.y : d2.x));
+            s[4 * q + r] = pv[r];
+          }
+        }
+        if (step + 1 < steps) named_barrier_arrive(Config::PtEmptyBarrier, 256);
+        TESSEL_UNROLL
+        for (int j = 0; j < BlkM / 16; ++j) {
+          TESSEL_UNROLL
+          for (int r = 0; r < 4; ++r) {
+            pa[j][r] = detail::attention_pack2<Element>(s[8 * j + 2 * r], s[8 * j + 2 * r + 1]);
+            da[j][r] = detail::attention_pack2<Element>(dp[8 * j + 2 * r], dp[8 * j + 2 * r + 1]);
+          }
+        }
+        if (step > 0) named_barrier_sync(Config::DsEmptyBarrier1, 256);  // consumer 0's dK and dQ have read the last dS^T
+        TESSEL_UNROLL
+        for (int j = 0; j < BlkM / 16; ++j) {
+          TESSEL_UNROLL
+          for (int r = 0; r < 4; ++r) {
+            int const key = row_in_wg + 8 * (r % 2), query = 16 * j + 8 * (r / 2) + col_in_block;
+            *reinterpret_cast<std::uint32_t*>(ds_tile + detail::sw128_offset(key, query)) = da[j][r];
+          }
+        }
+        fence_proxy_async_shared();
+        named_barrier_arrive(Config::DsFullBarrier1, 256);
+        named_barrier_sync(2 + wg, 128);  // (this warpgroup's own dQ GEMM reads dS^T too)
+        detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(pa));
+        detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(da));
+        wgmma_fence();
+        TESSEL_UNROLL
+        for (int j = 0; j < BlkM / 16; ++j) MmaKV::fma(pa[j], wgmma_desc_advance(do_mn, std::uint32_t(j * 128)), dv, 1);
+        TESSEL_UNROLL
+        for (int j = 0; j < BlkM / 16; ++j) MmaKV::fma(da[j], wgmma_desc_advance(q_mn, std::uint32_t(j * 128)), dk, 1);
+        wgmma_commit_group();
+      }
+      wgmma_wait_group<0>();
+      wgmma_fence_operand(dv);
+      wgmma_fence_operand(dk);
+      detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(pa));
+      detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(da));
+      int const stage = st.index;
+      held = stage;  // (freed next step: dQ is staged in it)
+      st.advance<Stages>();
+      issue_dq(0);
+      wgmma_wait_group<0>();
+      wgmma_fence_operand(dq);
+      if (first && step + 1 < steps) named_barrier_arrive(Config::DsEmptyBarrier1, 256);
+      stage_dq(step, head0 + step / per_head, m0, stage);
+    };
+    if constexpr (Config::SharedScores) {  // (a loop per warpgroup: one loop branching on it serialized every wgmma, C7512)
+      if (wg == 0)
+        for (int step = 0; step < steps; ++step) shared_step(step, std::true_type{});
+      else
+        for (int step = 0; step < steps; ++step) shared_step(step, std::false_type{});
+    } else if constexpr (Config::DeferDq) {
       if (steps > 0) step_body(0, std::false_type{});
       for (int step = 1; step < steps; ++step) step_body(step, std::true_type{});
     } else {
