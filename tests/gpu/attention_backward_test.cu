@@ -410,18 +410,24 @@ void sweep(DType t, int d, int dv) {
         Problem pb(a, seed++);
         worst = std::max(worst, check(pb, describe(a, m.name, false)));
         if (testing::Test::HasFailure()) return;
-        // Where the automatic choice on this GPU is an sm_90a kernel, the sm_80 one by name too.
+        // Where the automatic choice on this GPU is an sm_90a kernel, the sm_80 one by name too; where
+        // it is D 256's with shared score tiles, also the form that takes a softcap.
         for (bool det : {false, true}) {
           pb.b.deterministic = det;
           char const* picked = nullptr;
           ASSERT_TRUE(attention_backward_kernel_name(pb.b, &picked).ok());
           if (!std::string_view(picked).starts_with("sm90_")) continue;
           std::string sm80 = std::string("sm80") + (picked + 4);
-          if (sm80.ends_with("_deterministic")) sm80.resize(sm80.size() - std::strlen("_deterministic"));
-          pb.b.kernel = sm80.c_str();
-          worst = std::max(worst, check(pb, describe(a, m.name, det) + ", " + sm80, /*both_modes=*/false));
-          pb.b.kernel = nullptr;
-          if (testing::Test::HasFailure()) return;
+          for (char const* suffix : {"_deterministic", "_softcap"})
+            if (sm80.ends_with(suffix)) sm80.resize(sm80.size() - std::strlen(suffix));
+          std::vector<std::string> others{sm80};
+          if (std::string_view(picked).ends_with("_d256")) others.push_back(std::string(picked) + "_softcap");
+          for (std::string const& other : others) {
+            pb.b.kernel = other.c_str();
+            worst = std::max(worst, check(pb, describe(a, m.name, det) + ", " + other, /*both_modes=*/false));
+            pb.b.kernel = nullptr;
+            if (testing::Test::HasFailure()) return;
+          }
         }
       }
   std::printf("  worst err / bound %.3f\n", worst);
