@@ -37,7 +37,9 @@
 //       tensor cores busy through each one's softmax and staging (B4 H32 S4096 D 64 +8%).
 //       At D 256 (Config::ColumnSplit) both consumers take the same 64 keys, each forming the whole
 //       S^T and dP^T (K = 256) and owning half of the columns of dK, dV and dQ; dQ's GEMM comes
-//       last, and its part is staged over the step's Q and dO columns the consumer owns.
+//       last, and its part is staged over the step's Q and dO columns the consumer owns. Without a
+//       softcap (Config::SharedScores) they share the score tiles instead: consumer 0 forms S^T and
+//       P^T, consumer 1 dP^T and dS^T, exchanged through shared memory (shared_step).
 //   end: dK (times the signed softmax scale) and dV through the free Q/dO ring, stored by TMA
 //       (keys past S_k are not written; a key block that no query sees stores zeros).
 // Scaling as on sm_80: S holds t = <q, k>, every gradient through S carries dz/dt = scale, applied
@@ -352,6 +354,17 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
                   kk > 0 ? 1 : 0);
       wgmma_commit_group();
     };
+    // acc = A B^T over the head dim (S^T = K Q^T, dP^T = V dO^T): A this warpgroup's key rows, B the
+    // stage's 64 query rows, both K-major; a k-step moves 32 bytes along a 128-byte row (2 units), a
+    // chunk is rows x 128 bytes (rows x 8 units). Issued into the open wgmma group.
+    auto const score_gemm = [&](std::uint64_t a_desc, std::uint64_t b_desc, float (&acc)[BlkM / 2]) {
+      TESSEL_UNROLL
+      for (int kk = 0; kk < D / 16; ++kk) {
+        std::uint32_t const along = std::uint32_t((kk % 4) * 2), chunk = std::uint32_t(kk / 4);
+        MmaS::fma(wgmma_desc_advance(a_desc, chunk * BlkN * 8 + along), wgmma_desc_advance(b_desc, chunk * BlkM * 8 + along), acc,
+                  kk > 0 ? 1 : 0);
+      }
+    };
     // Thread 0, before the staging is written again: the last reduction has read it (Ordered: the
     // writer's, waited for in stage_dq).
     auto const staging_free = [&] {
@@ -428,23 +441,12 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       int const buf = Config::ColumnSplit ? wg : step % 2;
       smem.pipe.consumer_wait(st);
 
-      // S^T = K Q^T and dP^T = V dO^T: a k-step moves 32 bytes along a 128-byte row (2 units), a
-      // chunk is rows x 128 bytes (rows x 8 units).
+      // S^T = K Q^T and dP^T = V dO^T, one wgmma group.
       std::uint64_t const q_desc = wgmma_desc_k_major_sw128(smem.q[st.index]);
       std::uint64_t const do_desc = wgmma_desc_k_major_sw128(smem.d_o[st.index]);
       wgmma_fence();
-      TESSEL_UNROLL
-      for (int kk = 0; kk < D / 16; ++kk) {
-        std::uint32_t const along = std::uint32_t((kk % 4) * 2), chunk = std::uint32_t(kk / 4);
-        MmaS::fma(wgmma_desc_advance(k_desc, chunk * BlkN * 8 + along), wgmma_desc_advance(q_desc, chunk * BlkM * 8 + along), s,
-                  kk > 0 ? 1 : 0);
-      }
-      TESSEL_UNROLL
-      for (int kk = 0; kk < Dv / 16; ++kk) {
-        std::uint32_t const along = std::uint32_t((kk % 4) * 2), chunk = std::uint32_t(kk / 4);
-        MmaS::fma(wgmma_desc_advance(v_desc, chunk * BlkN * 8 + along), wgmma_desc_advance(do_desc, chunk * BlkM * 8 + along), dp,
-                  kk > 0 ? 1 : 0);
-      }
+      score_gemm(k_desc, q_desc, s);
+      score_gemm(v_desc, do_desc, dp);  // (D = D_v)
       wgmma_commit_group();
       // The step's LSE * log2 e and Dsum came with Q (+inf and 0 past S_q: P = 0 there). While the
       // GEMMs run, the last step's dQ reduction is waited for (its staging is written below).
@@ -601,12 +603,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       std::uint64_t const b_desc = wgmma_desc_k_major_sw128(first ? smem.q[st.index] : smem.d_o[st.index]);
       std::uint64_t const a_desc = first ? k_desc : v_desc;
       wgmma_fence();
-      TESSEL_UNROLL
-      for (int kk = 0; kk < D / 16; ++kk) {
-        std::uint32_t const along = std::uint32_t((kk % 4) * 2), chunk = std::uint32_t(kk / 4);
-        MmaS::fma(wgmma_desc_advance(a_desc, chunk * BlkN * 8 + along), wgmma_desc_advance(b_desc, chunk * BlkM * 8 + along), s,
-                  kk > 0 ? 1 : 0);
-      }
+      score_gemm(a_desc, b_desc, s);
       wgmma_commit_group();
       if (t == 0) staging_free();
       wgmma_wait_group<0>();
