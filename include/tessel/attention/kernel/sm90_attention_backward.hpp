@@ -354,6 +354,18 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
                   kk > 0 ? 1 : 0);
       wgmma_commit_group();
     };
+    // P^T (s) and dS^T (dp) rounded into the A fragments of the dV and dK GEMMs (pa, da): k-step j
+    // is the accumulator's columns [16 j, +16).
+    auto const pack_fragments = [&] {
+      TESSEL_UNROLL
+      for (int j = 0; j < BlkM / 16; ++j) {
+        TESSEL_UNROLL
+        for (int r = 0; r < 4; ++r) {
+          pa[j][r] = detail::attention_pack2<Element>(s[8 * j + 2 * r], s[8 * j + 2 * r + 1]);
+          da[j][r] = detail::attention_pack2<Element>(dp[8 * j + 2 * r], dp[8 * j + 2 * r + 1]);
+        }
+      }
+    };
     // acc = A B^T over the head dim (S^T = K Q^T, dP^T = V dO^T): A this warpgroup's key rows, B the
     // stage's 64 query rows, both K-major; a k-step moves 32 bytes along a 128-byte row (2 units), a
     // chunk is rows x 128 bytes (rows x 8 units). Issued into the open wgmma group.
@@ -512,14 +524,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
         scores(std::false_type{}, std::true_type{});
       else
         scores(std::false_type{}, std::false_type{});
-      TESSEL_UNROLL
-      for (int j = 0; j < BlkM / 16; ++j) {
-        TESSEL_UNROLL
-        for (int r = 0; r < 4; ++r) {
-          pa[j][r] = detail::attention_pack2<Element>(s[8 * j + 2 * r], s[8 * j + 2 * r + 1]);
-          da[j][r] = detail::attention_pack2<Element>(dp[8 * j + 2 * r], dp[8 * j + 2 * r + 1]);
-        }
-      }
+      pack_fragments();
       // dS^T to shared memory: register pair (8j + 2r, +1) is key row_in_wg + 8 (r % 2), queries
       // 16 j + 8 (r / 2) + col_in_block + {0, 1}.
       char* const ds_tile = reinterpret_cast<char*>(smem.ds[buf]);
@@ -680,14 +685,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
           }
         }
         if (step + 1 < steps) named_barrier_arrive(Config::PtEmptyBarrier, 256);
-        TESSEL_UNROLL
-        for (int j = 0; j < BlkM / 16; ++j) {
-          TESSEL_UNROLL
-          for (int r = 0; r < 4; ++r) {
-            pa[j][r] = detail::attention_pack2<Element>(s[8 * j + 2 * r], s[8 * j + 2 * r + 1]);
-            da[j][r] = detail::attention_pack2<Element>(dp[8 * j + 2 * r], dp[8 * j + 2 * r + 1]);
-          }
-        }
+        pack_fragments();
         if (step > 0) named_barrier_sync(Config::DsEmptyBarrier1, 256);  // consumer 0's dK and dQ have read the last dS^T
         TESSEL_UNROLL
         for (int j = 0; j < BlkM / 16; ++j) {
