@@ -20,8 +20,8 @@
 // Post: acc (this thread's registers of the 64 x TileN tile, wgmma_accumulator_coord) holds the
 //       unit's sum, not added to what it held; st is past the unit's last k-tile, and each of the
 //       unit's stages has been freed (consumer_release by lane 0 of each warp).
-// The fast mainloop calls the epilogue's hooks between k-tiles: load_c() (C's TMA load into the
-// staging buffer, Config::TmaLoadsC with p.c_by_tma) and, with Config::HeldBlocks, release_held()
+// The fast mainloop calls the epilogue's hooks between k-tiles: load_c(box) (one 64-column box of
+// C's TMA load into the staging buffer, Config::TmaLoadsC with p.c_by_tma) and, with Config::HeldBlocks, release_held()
 // (the previous tile's held blocks stored) and drain_staging() (their stores seen reading the
 // buffer).
 #pragma once
@@ -291,13 +291,21 @@ struct Sm90MmaConsumer {
       };
       if constexpr (Config::TmaLoadsC) {
         if (p.c_by_tma) {
-          // C's TMA load goes out before the third k-tile (the first of a shorter tile's
-          // last): the previous tile's D stores have read the buffer by then, and the load
-          // has the rest of the mainloop to land. The loop runs in two pieces around it, so
-          // neither piece (nor the loop without C) carries the load's memory clobbers.
-          int const c_kt = k_end - k_begin > 2 ? k_begin + 2 : k_end - 1;
-          k_tiles_to(c_kt);
-          load_c();
+          // C's TMA load goes out a 64-column box at a time: the first before the third
+          // k-tile (the first of a shorter tile's last) -- the previous tile's D stores have
+          // read the buffer by then -- and each next one CLoadSpacing k-tiles later (no later
+          // than the last k-tile), so the load has the rest of the mainloop to land. Every CTA
+          // loading its whole block from HBM at once held up the stages' loads behind it
+          // (docs/sm90_gemm.md, "C read"). The loop runs in pieces around the loads, so no
+          // piece (nor the loop without C) carries the loads' memory clobbers.
+          constexpr int CLoadSpacing = 4;
+          int at = k_end - k_begin > 2 ? k_begin + 2 : k_end - 1;
+          for (int box = 0;;) {
+            k_tiles_to(at);
+            load_c(box);
+            if (++box == TileN / 64) break;
+            at = at + CLoadSpacing < k_end - 1 ? at + CLoadSpacing : k_end - 1;
+          }
           k_tiles_to(k_end);
           return previous;
         }

@@ -33,7 +33,7 @@ namespace tessel::kernel::detail {
 // the block-scaled ones, whose column-major D is written transposed) stages each 64 x 64 block
 // transposed and stores it as one box of the caller's D (p.tma_d describes that D).
 //
-// With p.c_by_tma the buffer already holds this block of C (sm90_load_c, issued during the
+// With p.c_by_tma the buffer already holds this block of C (sm90_load_c_box, issued during the
 // mainloop, completing on c_full with phase c_parity): each thread turns its C values into D
 // values in place, and the TMA stores follow.
 //
@@ -95,7 +95,7 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
     return;
   }
   if (TmaC && p.c_by_tma && !p.fusion.active()) {  // (a fused epilogue took C from the buffer already)
-    // (sm90_load_c waited for the previous tile's stores to read the buffer before loading C.)
+    // (sm90_load_c_box waited for the previous tile's stores to read the buffer before loading C.)
     mbarrier_wait(c_full, c_parity);
     c_parity ^= 1u;
     sm90_stage_accumulators_plus_c<Out, TileN>(acc, base, wg_thread, p.beta);
@@ -178,18 +178,19 @@ TESSEL_DEVICE inline void sm90_epilogue_drain(int wg_thread, int consumer) {
   named_barrier_sync(sm90_consumer_barrier(consumer), 128);
 }
 
-// C's block of this consumer's tile rows (64 x TileN at row m0, column n0, batch `batch`) into its
-// staging buffer by TMA (p.c_by_tma), one 64 x 64 box per 64 columns in the layout the TMA stores
-// read, completing on c_full. Issued by one thread during the tile's mainloop, once the previous
-// tile's D stores have read the buffer; the epilogue waits for it.
+// Box `box` (columns [64 box, 64 box + 64)) of C's block of this consumer's tile rows (64 x TileN
+// at row m0, column n0, batch `batch`) into its staging buffer by TMA (p.c_by_tma), in the layout
+// the TMA stores read, completing on c_full. Issued by one thread during the tile's mainloop, box
+// 0 first: it waits until the previous tile's D stores have read the buffer and announces the
+// whole block's bytes, so c_full completes once every box has landed; the epilogue waits for it.
 template <int TileN>
-TESSEL_DEVICE void sm90_load_c(Sm90GemmParams const& p, std::uint16_t* staging, std::uint64_t* c_full, int m0, int n0,
-                               int batch) {
-  tma_store_wait_read<0>();
-  mbarrier_arrive_expect_tx(c_full, std::uint32_t(64 * TileN * 2));
-  char* const base = reinterpret_cast<char*>(staging);
-  TESSEL_UNROLL
-  for (int box = 0; box < TileN / 64; ++box) tma_load_3d(&p.tma_c, c_full, base + box * 8192, n0 + 64 * box, m0, batch);
+TESSEL_DEVICE void sm90_load_c_box(Sm90GemmParams const& p, std::uint16_t* staging, std::uint64_t* c_full, int m0, int n0,
+                                   int batch, int box) {
+  if (box == 0) {
+    tma_store_wait_read<0>();
+    mbarrier_arrive_expect_tx(c_full, std::uint32_t(64 * TileN * 2));
+  }
+  tma_load_3d(&p.tma_c, c_full, reinterpret_cast<char*>(staging) + box * 8192, n0 + 64 * box, m0, batch);
 }
 
 // Rows of one staged tile of a D that TMA cannot store (p.staged_rows), from consumer c's

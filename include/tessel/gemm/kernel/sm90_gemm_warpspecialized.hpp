@@ -393,10 +393,10 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       // mainloop issues C's load and stores the held blocks through these hooks. (C's load is a
       // hook so that only a kernel that loads C hands wg_thread on by reference: taken by reference,
       // it lost its known sign in the copy warps' row copies, which then divided signed.)
-      auto const load_c = [&] {  // C's TMA load into the staging buffer (sm90_load_c), by one thread
+      auto const load_c = [&](int box) {  // one box of C's TMA load into the staging buffer, by one thread
         if constexpr (Config::TmaLoadsC) {
           if (wg_thread == 0)
-            detail::sm90_load_c<TileN>(p, s.d[consumer], &s.c_full[consumer], w.m0 + 64 * consumer, w.n0, w.batch);
+            detail::sm90_load_c_box<TileN>(p, s.d[consumer], &s.c_full[consumer], w.m0 + 64 * consumer, w.n0, w.batch, box);
         }
       };
       auto mainloop = [&](auto op, auto op_part) {
