@@ -8,10 +8,12 @@
 
 #include <tessel/gemm/device/gemm_validate.hpp>
 #include <tessel/gemm/device/sm90_gemm_kernels.hpp>
+#include <tessel/gemm/device/sm90_operand_map.hpp>
 #include <tessel/gemm/device/sm90_operand_read.hpp>
 #include <tessel/gemm/epilogue/epilogue_fusion.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_cta.hpp>
 #include <tessel/runtime/device.hpp>
+#include <tessel/runtime/tma_descriptor.hpp>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -249,35 +251,19 @@ using detail::EncodeTiled;
 using detail::encode_tiled_entry;  // cuTensorMapEncodeTiled (src/runtime/tma_encode_entry.hpp)
 
 // A (cols, rows, batch) row-contiguous matrix (a K-major operand: cols = K; an MN-major one: rows
-// = K) with a (box_cols, box_rows, 1) box in the 128-byte swizzle. False when the driver refuses
-// it (the caller stages the operand, or takes the register epilogue, instead). A tf32 operand's map
+// = K) with a (box_cols, box_rows, 1) box in the 128-byte swizzle, its arguments made by the one
+// TMA path (sm90_operand_map_args: make_tma_encode_args). False when they or the driver refuse it
+// (the caller stages the operand, or takes the register epilogue, instead). A tf32 operand's map
 // is TFLOAT32 (TMA rounds each fp32 element to tf32 as it copies it), or FLOAT32 with
 // tf32_truncate (GemmOptions: wgmma then ignores the low mantissa bits).
-bool encode_operand(TmaDescriptor* desc, EncodeTiled encode, DType t, void const* ptr, std::int64_t k, std::int64_t rows,
-                    std::int64_t row_stride, std::int64_t batch, std::int64_t batch_stride, int box_k, int box_rows,
+bool encode_operand(TmaDescriptor* desc, DType t, void const* ptr, std::int64_t cols, std::int64_t rows,
+                    std::int64_t row_stride, std::int64_t batch, std::int64_t batch_stride, int box_cols, int box_rows,
                     int* batch_step, CUtensorMapL2promotion l2 = CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                     bool tf32_truncate = false) {
-  std::uint64_t const eb = size_of(t);
-  bool const broadcast = batch > 1 && batch_stride == 0;
-  *batch_step = broadcast ? 0 : 1;
-  std::uint64_t const batches = broadcast ? 1 : std::uint64_t(batch);
-  cuuint64_t const dims[3] = {cuuint64_t(k), cuuint64_t(rows), cuuint64_t(batches)};
-  cuuint64_t const strides[2] = {cuuint64_t(row_stride) * eb,
-                                 batches > 1 ? cuuint64_t(batch_stride) * eb : cuuint64_t(row_stride) * eb * cuuint64_t(rows)};
-  cuuint32_t const box[3] = {cuuint32_t(box_k), cuuint32_t(box_rows), 1};
-  cuuint32_t const elem_strides[3] = {1, 1, 1};
-  CUtensorMap map;
   static_assert(sizeof(CUtensorMap) == sizeof(TmaDescriptor), "TmaDescriptor must mirror CUtensorMap");
-  CUtensorMapDataType const type = t == DType::bf16   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                   : t == DType::f16  ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                   : t == DType::tf32 ? (tf32_truncate ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_TFLOAT32)
-                                                      : CU_TENSOR_MAP_DATA_TYPE_UINT8;  // fp8: raw bytes
-  CUresult const r = encode(&map, type, 3,
-                            const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                            CU_TENSOR_MAP_SWIZZLE_128B, l2, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) return false;
-  std::memcpy(desc, &map, sizeof(map));
-  return true;
+  TmaEncodeResult const e = sm90_operand_map_args(t, ptr, cols, rows, row_stride, batch, batch_stride, box_cols, box_rows,
+                                                  TmaL2Promotion(l2), tf32_truncate, batch_step);
+  return e.ok() && static_cast<bool>(encode_tma_descriptor(e.args, desc));
 }
 
 // ---- occupancy: clusters resident at once, per (instance, device) ----------------------------------
@@ -476,8 +462,10 @@ Status instance_run(Sm90Instance const& t, DType ab, GemmArguments const& g, det
   CanonicalGemm const c = transposed ? CanonicalGemm{c0.n, c0.m, c0.b, c0.a} : c0;
   std::int64_t const batch = g.batch_count;
 
-  EncodeTiled encode = nullptr;
-  if (Status s = encode_tiled_entry(&encode); !s) return s;
+  // The driver's encoder, asked for once here: a driver without it is one clear Status, not every
+  // operand staged and then refused.
+  EncodeTiled encoder = nullptr;
+  if (Status s = encode_tiled_entry(&encoder); !s) return s;
   int clusters = 0;
   if (Status s = resident_clusters(t, &clusters); !s) return s;
 
@@ -506,9 +494,9 @@ Status instance_run(Sm90Instance const& t, DType ab, GemmArguments const& g, det
                                                    v.batch_stride, batch, t.element_bytes, t.mn_major, align);
     *mn_major = read == Sm90OperandRead::mn_major;
     if (read == Sm90OperandRead::k_major)
-      return encode_operand(desc, encode, ab, v.ptr, g.k, rows, v.row_stride, batch, v.batch_stride, t.tile_k, box_rows, step, l2, g.options.tf32_truncate);
+      return encode_operand(desc, ab, v.ptr, g.k, rows, v.row_stride, batch, v.batch_stride, t.tile_k, box_rows, step, l2, g.options.tf32_truncate);
     if (read == Sm90OperandRead::mn_major)
-      return encode_operand(desc, encode, ab, v.ptr, rows, g.k, v.k_stride, batch, v.batch_stride, box_mn, t.tile_k, step, l2, g.options.tf32_truncate);
+      return encode_operand(desc, ab, v.ptr, rows, g.k, v.k_stride, batch, v.batch_stride, box_mn, t.tile_k, step, l2, g.options.tf32_truncate);
     return false;
   };
   bool a_in_place = false, b_in_place = false;
@@ -586,10 +574,10 @@ Status instance_run(Sm90Instance const& t, DType ab, GemmArguments const& g, det
   auto const fail = [&](Status s) {
     if (result.ok()) result = std::move(s);
   };
-  if (!a_in_place && !encode_operand(&p.tma_a, encode, ab, w.a.ptr, g.k, c.m, w.a.ld, batch, w.a.batch_stride,
+  if (!a_in_place && !encode_operand(&p.tma_a, ab, w.a.ptr, g.k, c.m, w.a.ld, batch, w.a.batch_stride,
                                      t.tile_k, box_a, &p.a_batch_step, l2, g.options.tf32_truncate))
     fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged A"));
-  if (!b_in_place && !encode_operand(&p.tma_b, encode, ab, w.b.ptr, g.k, c.n, w.b.ld, batch, w.b.batch_stride,
+  if (!b_in_place && !encode_operand(&p.tma_b, ab, w.b.ptr, g.k, c.n, w.b.ld, batch, w.b.batch_stride,
                                      t.tile_k, box_b, &p.b_batch_step, l2, g.options.tf32_truncate))
     fail(Status::error(StatusCode::cuda_error, "cuTensorMapEncodeTiled refused the staged B"));
 
@@ -605,7 +593,7 @@ Status instance_run(Sm90Instance const& t, DType ab, GemmArguments const& g, det
     int const edge = kernel::detail::sm90_edge_rows(rows, share_rows);
     int step = 0;
     return edge > 0 &&
-                   encode_operand(desc, encode, ab, ptr, g.k, rows, row_stride, batch, batch_stride, t.tile_k, edge, &step, l2, g.options.tf32_truncate)
+                   encode_operand(desc, ab, ptr, g.k, rows, row_stride, batch, batch_stride, t.tile_k, edge, &step, l2, g.options.tf32_truncate)
                ? edge
                : 0;
   };
@@ -673,14 +661,14 @@ Status instance_run(Sm90Instance const& t, DType ab, GemmArguments const& g, det
     // cuBLAS on the H100.)
     int d_step = 1, c_step = 1;
     p.c_by_tma = t.tma_loads_c && !p.stream_k && !transposed && c_tma_loadable(g) &&
-                 encode_operand(&p.tma_c, encode, g.c_type, g.c, c.n, c.m, g.ldc, batch, g.batch_stride_c, 64, 64, &c_step);
+                 encode_operand(&p.tma_c, g.c_type, g.c, c.n, c.m, g.ldc, batch, g.batch_stride_c, 64, 64, &c_step);
     // tma_d describes the caller's canonical D (c0): the kernel's D, or for the swapped problem
     // (never c_by_tma) its transpose, which the kernel stages transposed.
     bool const d_storable =
         reads_c ? p.c_by_tma || (fused && tma_box_matrix(g, g.d, g.ldd, g.batch_stride_d)) : d_tma_storable(g);
     // (A kernel that writes D transposed stages transposed blocks for its TMA stores.)
     p.tma_store = t.tma_store && d_storable && (!transposed || t.writes_transposed) &&
-                  encode_operand(&p.tma_d, encode, g.c_type, g.d, c0.n, c0.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
+                  encode_operand(&p.tma_d, g.c_type, g.d, c0.n, c0.m, g.ldd, batch, g.batch_stride_d, 64, 64, &d_step);
     p.c_by_tma = p.c_by_tma && p.tma_store;
     // Any other 16-bit D with C unread: coalesced row copies out of shared memory by the producer
     // warpgroup's copy warps, overlapped with the next mainloop (single elements scattered over 8

@@ -1,12 +1,15 @@
 // TMA copies built from tensors, on the host: make_tma_encode_args (atom/tma_encode_args.hpp) must
-// give, for the sm90 GEMM's A, B and D boxes, exactly the cuTensorMapEncodeTiled arguments
-// src/gemm/sm90_gemm.cpp passes today (its encode_operand, restated below); MN-major and
-// higher-rank tensors get the dimension order their boxes need; every rule refuses with its
+// give, for the sm90 GEMM's A, B and D boxes, exactly the cuTensorMapEncodeTiled arguments the
+// GEMM's kernels were written for (restated below as kernel_encode), whether the box is the
+// kernel's shared-memory tile (tile_to_shape of a GMMA atom: walked element by element) or the
+// flat run-time box the GEMM's host code passes (sm90_operand_map_args: checked per mode); MN-major
+// and higher-rank tensors get the dimension order their boxes need; every rule refuses with its
 // one-line reason; and the TMA copy atoms print and carry their descriptor.
 #include <tessel/atom/copy_atom.hpp>
 #include <tessel/atom/copy_traits_sm90_tma.hpp>
 #include <tessel/atom/gmma_smem_layout.hpp>
 #include <tessel/atom/tma_encode_args.hpp>
+#include <tessel/gemm/device/sm90_operand_map.hpp>
 #include <tessel/layout/tile_to_shape.hpp>
 #include <tessel/numeric/float8.hpp>
 #include <tessel/tensor.hpp>
@@ -20,7 +23,7 @@ using namespace tessel;
 
 namespace {
 
-// What src/gemm/sm90_gemm.cpp's encode_operand passes for a (cols = K, rows, batch) row-contiguous
+// What the sm90 GEMM's kernels take for a (cols = K, rows, batch) row-contiguous
 // matrix with a (box_k, box_rows, 1) box: a broadcast batch (stride 0) is one batch, and a single
 // batch gets the stride of the whole matrix.
 struct KernelEncode {
@@ -109,6 +112,110 @@ TEST(TmaEncodeArgs, KernelBoxesAreWhatSm90GemmPasses) {
   // D: (N, M, batch) with 64 x 64 boxes (the epilogue's staging, 128-byte swizzle).
   expect_kernel_operand<bfloat16_t, 64, 64>(TmaDataType::BFLOAT16, 4097, 4095, 4104, 1, 0);
   expect_kernel_operand<half_t, 64, 64>(TmaDataType::FLOAT16, 256, 128, 256, 4, 256 * 128);
+}
+
+// The GEMM host code's maps (sm90_operand_map_args: a flat run-time box in the 128-byte swizzle)
+// against kernel_encode, for every element type, K-major and MN-major boxes, edge boxes of any
+// multiple of 8 rows, single, batched and broadcast batches; and the same arguments as the
+// kernel's own shared-memory tile gives (expect_kernel_operand's path) where that tile is static.
+TEST(Sm90OperandMap, ArgumentsAreTheKernelsEncode) {
+  struct Type {
+    DType t;
+    bool truncate;
+    TmaDataType want;
+    int bytes;
+  };
+  Type const types[] = {{DType::bf16, false, TmaDataType::BFLOAT16, 2}, {DType::f16, false, TmaDataType::FLOAT16, 2},
+                        {DType::tf32, false, TmaDataType::TFLOAT32, 4}, {DType::tf32, true, TmaDataType::FLOAT32, 4},
+                        {DType::e4m3, false, TmaDataType::UINT8, 1},    {DType::e5m2, false, TmaDataType::UINT8, 1}};
+  struct Shape3 {
+    std::int64_t cols, rows, row_stride, batch, batch_stride;
+  };
+  Shape3 const shapes[] = {{4096, 4096, 4096, 1, 0},        {4099, 4095, 4160, 1, 0},   {300, 4097, 320, 3, 320 * 4097 + 64},
+                           {64, 300, 64, 2, 0},             {1000, 999, 1024, 5, 1024 * 999}, {128, 8, 256, 1, 0},
+                           {8192, 16, 8192, 1, 0},          {17, 33, 64, 4, 64 * 33}};
+  int const box_rows[] = {8, 16, 40, 64, 96, 128, 200, 256};
+  for (Type const& ty : types) {
+    int const box_cols = 128 / ty.bytes;  // one 128-byte swizzle row
+    for (Shape3 const& sh : shapes) {
+      if (sh.row_stride * ty.bytes % 16 != 0) continue;  // (TMA's rule; the GEMM stages such operands)
+      for (int rows_in_box : box_rows) {
+        for (TmaL2Promotion l2 : {TmaL2Promotion::L2_256B, TmaL2Promotion::NONE}) {
+          SCOPED_TRACE(std::string(to_string(ty.t)) + (ty.truncate ? " truncated" : "") + " cols " + std::to_string(sh.cols) +
+                       " rows " + std::to_string(sh.rows) + " ld " + std::to_string(sh.row_stride) + " batch " +
+                       std::to_string(sh.batch) + " box rows " + std::to_string(rows_in_box));
+          int step = -1;
+          TmaEncodeResult const r =
+              sm90_operand_map_args(ty.t, fake_address<char>(0x7f0000020000), sh.cols, sh.rows, sh.row_stride, sh.batch,
+                                    sh.batch_stride, box_cols, rows_in_box, l2, ty.truncate, &step);
+          ASSERT_TRUE(r.ok()) << r.error;
+          KernelEncode const e = kernel_encode(std::uint64_t(ty.bytes), sh.cols, sh.rows, sh.row_stride, sh.batch,
+                                               sh.batch_stride, box_cols, rows_in_box);
+          TmaEncodeArgs const& a = r.args;
+          EXPECT_EQ(a.data_type, ty.want);
+          EXPECT_EQ(a.rank, 3u);
+          EXPECT_EQ(a.global_address, (void const*)fake_address<char>(0x7f0000020000));
+          for (int d = 0; d < 3; ++d) {
+            EXPECT_EQ(a.global_dim[d], e.dims[d]) << "dim " << d;
+            EXPECT_EQ(a.box_dim[d], e.box[d]) << "box " << d;
+            EXPECT_EQ(a.element_strides[d], 1u);
+            EXPECT_EQ(a.mode_of_dim[d], d);
+          }
+          EXPECT_EQ(a.global_strides[0], e.strides[0]);
+          EXPECT_EQ(a.global_strides[1], e.strides[1]);
+          EXPECT_EQ(a.swizzle, TmaSwizzle::B128);
+          EXPECT_EQ(a.l2_promotion, l2);
+          EXPECT_EQ(a.oob_fill, TmaOobFill::NONE);
+          EXPECT_EQ(a.box_bytes, std::uint32_t(128 * rows_in_box));
+          EXPECT_EQ(step, sh.batch > 1 && sh.batch_stride == 0 ? 0 : 1);
+        }
+      }
+    }
+  }
+  // The kernel's own tiles give the same arguments (bf16 A of 128 rows, fp8 B of 64, a D box).
+  auto same_as_tile = [](auto element, auto tile, DType t, std::int64_t k, std::int64_t rows, std::int64_t ld) {
+    using T = decltype(element);
+    constexpr int BoxRows = decltype(size<0>(tile))::value, BoxK = decltype(size<1>(tile))::value;
+    Tensor g = make_tensor(make_gmem_ptr(fake_address<T>(0x7f0000010000)), make_shape(rows, k, 1), make_stride(ld, _1{}, 0));
+    TmaEncodeResult const from_tile = make_tma_encode_args(g, tile);
+    int step = 0;
+    TmaEncodeResult const from_host = sm90_operand_map_args(t, fake_address<T>(0x7f0000010000), k, rows, ld, 1, 0, BoxK,
+                                                            BoxRows, TmaL2Promotion::L2_256B, false, &step);
+    ASSERT_TRUE(from_tile.ok() && from_host.ok()) << from_tile.error << from_host.error;
+    for (int d = 0; d < 3; ++d) {
+      EXPECT_EQ(from_tile.args.global_dim[d], from_host.args.global_dim[d]);
+      EXPECT_EQ(from_tile.args.box_dim[d], from_host.args.box_dim[d]);
+    }
+    EXPECT_EQ(from_tile.args.global_strides[0], from_host.args.global_strides[0]);
+    EXPECT_EQ(from_tile.args.global_strides[1], from_host.args.global_strides[1]);
+    EXPECT_EQ(from_tile.args.swizzle, from_host.args.swizzle);
+    EXPECT_EQ(from_tile.args.data_type, from_host.args.data_type);
+    EXPECT_EQ(from_tile.args.box_bytes, from_host.args.box_bytes);
+  };
+  same_as_tile(bfloat16_t{}, tile_to_shape(GMMA::Layout_K_SW128_Atom<bfloat16_t>{}, Shape<_128, _64>{}), DType::bf16, 4099,
+               4095, 4104);
+  same_as_tile(float_e4m3_t{}, tile_to_shape(GMMA::Layout_K_SW128_Atom<float_e4m3_t>{}, Shape<_64, _128>{}), DType::e4m3,
+               4096, 4096, 4096);
+  same_as_tile(half_t{}, tile_to_shape(GMMA::Layout_K_SW128_Atom<half_t>{}, Shape<_64, _64>{}), DType::f16, 4097, 4095, 4104);
+}
+
+// What the GEMM's host code is refused: an unaligned base or row stride, a box not one swizzle row
+// wide; and a flat run-time box that is not dense, found by the per-mode check.
+TEST(Sm90OperandMap, RefusesWithTheRule) {
+  int step = 0;
+  auto map = [&](std::uintptr_t address, std::int64_t ld, int box_cols) {
+    return sm90_operand_map_args(DType::bf16, fake_address<char>(address), 100, 50, ld, 1, 0, box_cols, 64,
+                                 TmaL2Promotion::L2_256B, false, &step);
+  };
+  EXPECT_NE(map(0x10008, 64, 64).error.find("16-byte aligned"), std::string::npos);
+  EXPECT_NE(map(0x10000, 100, 64).error.find("multiples of 16 bytes"), std::string::npos);
+  EXPECT_NE(map(0x10000, 64, 32).error.find("swizzle spans 128"), std::string::npos);
+  Tensor g = make_tensor(make_gmem_ptr(fake_address<bfloat16_t>(0x10000)), make_shape(100, 64), make_stride(_1{}, 128));
+  int const padded = 72;  // a run-time box whose columns are 72 elements apart
+  TmaEncodeResult const r = make_tma_encode_args(g, make_layout(make_shape(64, 64), make_stride(1, padded)));
+  EXPECT_NE(r.error.find("box element (0,1) is at shared-memory offset 72 but TMA writes it at 64"), std::string::npos)
+      << r.error;
+  EXPECT_TRUE(make_tma_encode_args(g, make_layout(make_shape(64, 64))).ok());
 }
 
 // A column-major B (N,K):(1,ldb) read in place: the MN-major box, N is the tensor map's dimension 0.

@@ -289,10 +289,24 @@ TmaEncodeResult make_tma_encode_args(Tensor<GEngine, GLayout> const& gmem, BoxLa
                                            16 << Bits::b, "; a swizzled box is one swizzle row wide (split the tile "
                                            "into boxes of that width)");
 
-  // Every element where TMA puts it. The walk depends only on the box layout and the dimension
-  // order, so for a static box layout (every kernel's) it runs once per order and process: it
-  // visits every element of the box, thousands per tensor map, and would otherwise be most of
-  // the host's cost of a launch (~100 us for a 128 x 64 box).
+  // Every element where TMA puts it. A flat box layout is linear in its coordinates, as TMA's
+  // dense order is, so the two agree on every element exactly when they agree on each spanned
+  // mode's unit step: checked in R steps, whatever the box's extents (a run-time box costs a
+  // launch nothing). A hierarchical one is walked element by element; the walk depends only on
+  // the box layout and the dimension order, so for a static box layout it runs once per order and
+  // process (it visits thousands of elements per tensor map, ~100 us for a 128 x 64 box).
+  if constexpr (decltype(depth(box.shape()))::value <= 1) {
+    for (int d = 0; d < R; ++d) {
+      int const m = order[d];
+      if (m >= BR || boxe[m] == 1 || step[m] == pitch[d]) continue;
+      std::ostringstream crd;
+      for (int i = 0; i < BR; ++i) crd << (i ? "," : "(") << (i == m ? 1 : 0);
+      crd << ")";
+      return refuse("box element ", crd.str(), " is at shared-memory offset ", step[m], " but TMA writes it at ",
+                    pitch[d], " (the box must be dense, in the order of its strides)");
+    }
+    return out;
+  }
   [[maybe_unused]] std::atomic<bool>* walked = nullptr;
   if constexpr (is_static_v<Box>) {
     static std::atomic<bool> dense_in_order[5 * 5 * 5 * 5 * 5];  // by the order's digits, base 5
