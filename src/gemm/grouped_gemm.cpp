@@ -7,6 +7,7 @@
 
 #include <tessel/gemm/device/gemm.hpp>
 #include <tessel/gemm/device/grouped_gemm.hpp>
+#include <tessel/gemm/device/sm90_operand_map.hpp>
 #include <tessel/runtime/tma_descriptor.hpp>
 
 #include <array>
@@ -29,23 +30,16 @@ Sm90GroupedInstance instance_for(DType ab) {
 }
 
 // A 3-D (inner, rows, batches) map of 16-bit elements, rows `row_stride` and batches
-// `batch_stride` elements apart, with a (box_inner, box_rows, 1) box in the 128-byte swizzle.
-// not_supported, naming `what`, when the driver refuses it.
+// `batch_stride` elements apart, with a (box_inner, box_rows, 1) box in the 128-byte swizzle: the
+// GEMM's own maps (sm90_operand_map_args; the validation leaves no broadcast group, so every group
+// is its own batch). not_supported, naming `what`, when they or the driver refuse it.
 Status encode_map(char const* what, TmaDescriptor* desc, DType t, void const* ptr, std::int64_t inner, std::int64_t rows,
                   std::int64_t row_stride, std::int64_t batches, std::int64_t batch_stride, int box_inner, int box_rows) {
-  std::uint64_t const eb = size_of(t);
-  TmaEncodeArgs e;
-  e.data_type = t == DType::bf16 ? TmaDataType::BFLOAT16 : TmaDataType::FLOAT16;
-  e.rank = 3;
-  e.global_address = ptr;
-  e.global_dim[0] = std::uint64_t(inner), e.global_dim[1] = std::uint64_t(rows), e.global_dim[2] = std::uint64_t(batches);
-  e.global_strides[0] = std::uint64_t(row_stride) * eb;
-  e.global_strides[1] = batches > 1 ? std::uint64_t(batch_stride) * eb : std::uint64_t(row_stride) * eb * std::uint64_t(rows);
-  e.box_dim[0] = std::uint32_t(box_inner), e.box_dim[1] = std::uint32_t(box_rows), e.box_dim[2] = 1;
-  e.element_strides[0] = e.element_strides[1] = e.element_strides[2] = 1;
-  e.swizzle = TmaSwizzle::B128;
-  e.l2_promotion = TmaL2Promotion::L2_256B;
-  if (Status s = encode_tma_descriptor(e, desc); !s)
+  int step = 1;
+  TmaEncodeResult const e = sm90_operand_map_args(t, ptr, inner, rows, row_stride, batches, batch_stride, box_inner,
+                                                  box_rows, TmaL2Promotion::L2_256B, false, &step);
+  if (!e.ok()) return Status::error(StatusCode::not_supported, std::string("grouped_gemm: ") + what + "'s tensor map: " + e.error);
+  if (Status s = encode_tma_descriptor(e.args, desc); !s)
     return Status::error(StatusCode::not_supported, std::string("grouped_gemm: ") + what + "'s tensor map: " + s.reason);
   return Status::success();
 }
