@@ -218,6 +218,31 @@ TEST(Sm90OperandMap, RefusesWithTheRule) {
   EXPECT_TRUE(make_tma_encode_args(g, make_layout(make_shape(64, 64))).ok());
 }
 
+// The per-mode check of a flat box and the element walk of a hierarchical one give the same
+// verdict: each flat box below against the same box with its modes nested one level (depth 2,
+// walked), dense or not, in either stride order, with run-time and static extents.
+TEST(TmaEncodeArgs, FlatBoxCheckAgreesWithTheWalk) {
+  Tensor g = make_tensor(make_gmem_ptr(fake_address<bfloat16_t>(0x10000)), make_shape(100, 64, 3), make_stride(_1{}, 128, 128 * 64));
+  struct Case {
+    int e0, e1, e2, s0, s1, s2;
+  };
+  Case const cases[] = {{64, 16, 1, 1, 64, 1024},  {64, 16, 1, 1, 72, 1152}, {64, 16, 2, 1, 64, 1024}, {64, 16, 2, 1, 128, 64},
+                        {64, 16, 2, 1, 64, 2048}, {8, 16, 2, 1, 8, 128},     {8, 16, 2, 2, 16, 256},   {64, 1, 4, 1, 7, 64}};
+  for (Case const& c : cases) {
+    SCOPED_TRACE("box (" + std::to_string(c.e0) + "," + std::to_string(c.e1) + "," + std::to_string(c.e2) + "):(" +
+                 std::to_string(c.s0) + "," + std::to_string(c.s1) + "," + std::to_string(c.s2) + ")");
+    auto const flat = make_layout(make_shape(c.e0, c.e1, c.e2), make_stride(c.s0, c.s1, c.s2));
+    auto const nested = make_layout(make_shape(make_shape(c.e0), make_shape(c.e1), make_shape(c.e2)),
+                                    make_stride(make_stride(c.s0), make_stride(c.s1), make_stride(c.s2)));
+    TmaEncodeResult const by_mode = make_tma_encode_args(g, flat), walked = make_tma_encode_args(g, nested);
+    EXPECT_EQ(by_mode.ok(), walked.ok()) << by_mode.error << " / " << walked.error;
+    if (by_mode.ok() && walked.ok()) {
+      for (int d = 0; d < 3; ++d) EXPECT_EQ(by_mode.args.box_dim[d], walked.args.box_dim[d]);
+      EXPECT_EQ(by_mode.args.global_strides[1], walked.args.global_strides[1]);
+    }
+  }
+}
+
 // A column-major B (N,K):(1,ldb) read in place: the MN-major box, N is the tensor map's dimension 0.
 TEST(TmaEncodeArgs, MnMajorOperand) {
   using T = bfloat16_t;
