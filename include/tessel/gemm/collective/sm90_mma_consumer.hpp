@@ -293,11 +293,11 @@ struct Sm90MmaConsumer {
         if (p.c_by_tma) {
           // C's TMA load goes out a 64-column box at a time: the first before the third
           // k-tile (the first of a shorter tile's last) -- the previous tile's D stores have
-          // read the buffer by then -- and each next one CLoadSpacing k-tiles later (no later
-          // than the last k-tile), so the load has the rest of the mainloop to land. Every CTA
+          // read the buffer by then -- and each next one CLoadSpacing k-tiles later (at the latest
+          // before the unit's last k-tile), so the load has the rest of the mainloop to land. Every CTA
           // loading its whole block from HBM at once held up the stages' loads behind it
-          // (docs/sm90_gemm.md, "C read"). The loop runs in pieces around the loads, so no
-          // piece (nor the loop without C) carries the loads' memory clobbers.
+          // (docs/sm90_gemm.md, "C read"). The k-tile loop runs in pieces between the loads,
+          // so no piece (nor the loop without C) carries the loads' memory clobbers.
           constexpr int CLoadSpacing = 4;
           int at = k_end - k_begin > 2 ? k_begin + 2 : k_end - 1;
           for (int box = 0;;) {
