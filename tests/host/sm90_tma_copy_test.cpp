@@ -314,6 +314,11 @@ TEST(TmaEncodeArgs, EachRuleRefusesWithItsReason) {
   contains(refusal(Layout<Shape<_64, _64>, Stride<Int<72>, _1>>{}, 100, 64, 64), "TMA writes it at");
   // A static box's walk is remembered only when it passes: asked again, the same box is refused again.
   contains(refusal(Layout<Shape<_64, _64>, Stride<Int<72>, _1>>{}, 100, 64, 64), "TMA writes it at");
+  // The same of a hierarchical box, which is walked element by element (a flat one is checked per
+  // mode): its walk is remembered only when it passes.
+  using Padded = Layout<Shape<Shape<_64>, Shape<_64>>, Stride<Stride<Int<72>>, Stride<_1>>>;
+  contains(refusal(Padded{}, 100, 64, 64), "TMA writes it at");
+  contains(refusal(Padded{}, 100, 64, 64), "TMA writes it at");
   // The byte-address swizzle on 16-bit offsets.
   contains(refusal(composition(Swizzle<3, 4, 3>{}, Layout<Shape<_64, _64>, Stride<_64, _1>>{}), 100, 64, 64),
            "is not a TMA swizzle for 2-byte elements");

@@ -305,37 +305,36 @@ TmaEncodeResult make_tma_encode_args(Tensor<GEngine, GLayout> const& gmem, BoxLa
       return refuse("box element ", crd.str(), " is at shared-memory offset ", step[m], " but TMA writes it at ",
                     pitch[d], " (the box must be dense, in the order of its strides)");
     }
-    return out;
-  }
-  [[maybe_unused]] std::atomic<bool>* walked = nullptr;
-  if constexpr (is_static_v<Box>) {
-    static std::atomic<bool> dense_in_order[5 * 5 * 5 * 5 * 5];  // by the order's digits, base 5
-    int key = 0;
-    for (int d = R - 1; d >= 0; --d) key = key * 5 + order[d];
-    walked = &dense_in_order[key];
-    if (walked->load(std::memory_order_acquire)) return out;
-  }
-  long long c[BR] = {};
-  for (long long idx = 0; idx < p; ++idx) {
-    long long rest = idx, dense = 0;
-    for (int d = 0; d < R; ++d) {
-      int const m = order[d];
-      long long const v = rest % boxe[m];
-      rest /= boxe[m];
-      if (m < BR) c[m] = v;
-      dense += v * pitch[d];
+  } else {
+    [[maybe_unused]] std::atomic<bool>* walked = nullptr;
+    if constexpr (is_static_v<Box>) {
+      static std::atomic<bool> dense_in_order[5 * 5 * 5 * 5 * 5];  // by the order's digits, base 5
+      int key = 0;
+      for (int d = R - 1; d >= 0; --d) key = key * 5 + order[d];
+      walked = &dense_in_order[key];
+      if (walked->load(std::memory_order_acquire)) return out;
     }
-    long long const got = detail::box_offset<Box, BR>(box, c, std::make_index_sequence<BR>{}) - origin;
-    if (got != dense) {
-      std::ostringstream crd;
-      for (int i = 0; i < BR; ++i) crd << (i ? "," : "(") << c[i];
-      crd << ")";
-      return refuse("box element ", crd.str(), " is at shared-memory offset ", got,
-                                             " but TMA writes it at ", dense,
-                                             " (the box must be dense, in the order of its strides)");
+    long long c[BR] = {};
+    for (long long idx = 0; idx < p; ++idx) {
+      long long rest = idx, dense = 0;
+      for (int d = 0; d < R; ++d) {
+        int const m = order[d];
+        long long const v = rest % boxe[m];
+        rest /= boxe[m];
+        if (m < BR) c[m] = v;
+        dense += v * pitch[d];
+      }
+      long long const got = detail::box_offset<Box, BR>(box, c, std::make_index_sequence<BR>{}) - origin;
+      if (got != dense) {
+        std::ostringstream crd;
+        for (int i = 0; i < BR; ++i) crd << (i ? "," : "(") << c[i];
+        crd << ")";
+        return refuse("box element ", crd.str(), " is at shared-memory offset ", got, " but TMA writes it at ", dense,
+                      " (the box must be dense, in the order of its strides)");
+      }
     }
+    if constexpr (is_static_v<Box>) walked->store(true, std::memory_order_release);
   }
-  if constexpr (is_static_v<Box>) walked->store(true, std::memory_order_release);
   return out;
 }
 

@@ -15,6 +15,7 @@
 // bits). A refusal is make_tma_encode_args's one-line reason.
 #pragma once
 
+#include <tessel/atom/gmma_smem_layout.hpp>
 #include <tessel/atom/tma_encode_args.hpp>
 #include <tessel/core/dtype.hpp>
 #include <tessel/layout.hpp>
@@ -34,11 +35,11 @@ template <class T>
 TmaEncodeResult sm90_operand_map_args_as(void const* ptr, std::int64_t cols, std::int64_t rows, std::int64_t row_stride,
                                          std::int64_t batches, std::int64_t batch_stride, int box_cols, int box_rows,
                                          TmaL2Promotion l2) {
-  // The element-offset form of the 128-byte swizzle: 16-byte chunks of 128-byte rows.
-  constexpr int M = sizeof(T) == 1 ? 4 : sizeof(T) == 2 ? 3 : 2;
   auto const g = make_tensor(make_gmem_ptr(static_cast<T const*>(ptr)), make_shape(cols, rows, batches),
                              make_stride(_1{}, row_stride, batch_stride));  // (COLS,ROWS,L)
-  auto const box = composition(Swizzle<3, M, 3>{}, make_layout(make_shape(box_cols, box_rows, _1{})));  // (BOX_COLS,BOX_ROWS,1)
+  // The kernels' 128-byte swizzle on element offsets (the GMMA SW128 atoms'), over a flat box.
+  auto const box = composition(GMMA::gmma_swizzle<sizeof_bits_v<T>, GMMA::LayoutType::B128>{},
+                               make_layout(make_shape(box_cols, box_rows, _1{})));  // (BOX_COLS,BOX_ROWS,1)
   return make_tma_encode_args(g, box, l2);
 }
 
