@@ -28,3 +28,8 @@
 #define TESSEL_UNROLL
 #define TESSEL_NO_UNROLL
 #endif
+
+// A lambda or function the compiler must inline: a mainloop whose accumulators are a register
+// array passed by reference (a call would put them in local memory). After a lambda's parameter
+// list: [&](auto x) TESSEL_ALWAYS_INLINE { ... }.
+#define TESSEL_ALWAYS_INLINE __attribute__((always_inline))

@@ -6,7 +6,9 @@
 // threads writing through the layouts or by TMA loads from make_tma_copy, which must agree; the
 // accumulators leave through the atom's LayoutC_TV. D must match a float64 host reference on
 // random data (the output is poisoned first). The kernel also compares make_gmma_desc with the
-// GEMM kernel's hand-written wgmma_desc_k_major_sw128 on real shared-memory addresses. A second
+// GEMM kernel's hand-written wgmma_desc_k_major_sw128 on real shared-memory addresses, and the
+// wgmmas are issued by gemm on the TiledMMA's descriptor fragments (partition_fragment_A/B) that
+// must hold the same descriptors. A second
 // kernel runs the multicast load and store atoms in a 2-CTA cluster; a third takes A from registers
 // (the RS atoms, attention's P V) through the atom's LayoutA_TV.
 //   build-gpu: cmake --build build --target gpu_sm90_atoms_test; run: build/tests/gpu_sm90_atoms_test
@@ -15,6 +17,7 @@
 #include <tessel/arch/sm90_cluster.hpp>
 #include <tessel/arch/sm90_mbarrier.hpp>
 #include <tessel/arch/sm90_mma_wgmma.hpp>
+#include <tessel/algorithm/gemm.hpp>
 #include <tessel/atom/gmma_descriptor.hpp>
 #include <tessel/atom/mma_traits_sm90.hpp>
 #include <tessel/layout/tile_to_shape.hpp>
@@ -110,21 +113,27 @@ __global__ void __launch_bounds__(128)
 
   auto mma = make_tiled_mma(MMA_Atom<Op>{});
   auto thr = mma.get_slice(tid);
-  Tensor tCsA = thr.partition_A(sA);  // (MMA,MMA_M,MMA_K)
-  Tensor tCsB = thr.partition_B(sB);  // (MMA,MMA_N,MMA_K)
-  std::uint64_t desc_a[kK / 16], desc_b[kK / 16];
+  Tensor tCsA = thr.partition_A(sA);            // (MMA,MMA_M,MMA_K)
+  Tensor tCsB = thr.partition_B(sB);            // (MMA,MMA_N,MMA_K)
+  Tensor tCrA = thr.partition_fragment_A(sA);   // (_1,MMA_M,MMA_K) descriptors
+  Tensor tCrB = thr.partition_fragment_B(sB);   // (_1,MMA_N,MMA_K)
   for (int kk = 0; kk < kK / 16; ++kk) {
-    desc_a[kk] = GMMA::make_gmma_desc<MA>(tCsA(_, 0, kk));
-    desc_b[kk] = GMMA::make_gmma_desc<MB>(tCsB(_, 0, kk));
+    std::uint64_t const desc_a = GMMA::make_gmma_desc<MA>(tCsA(_, 0, kk));
+    std::uint64_t const desc_b = GMMA::make_gmma_desc<MB>(tCsB(_, 0, kk));
+    if (tCrA(0, 0, kk) != desc_a || tCrB(0, 0, kk) != desc_b) atomicAdd(desc_mismatches, 1);
     if constexpr (MA == Major::K && Type == LayoutType::B128) {
-      if (desc_a[kk] != wgmma_desc_k_major_sw128(smem_a) + 2 * kk) atomicAdd(desc_mismatches, 1);
+      if (desc_a != wgmma_desc_k_major_sw128(smem_a) + 2 * kk) atomicAdd(desc_mismatches, 1);
     }
   }
   float d[kN / 2];
-  for (int i = 0; i < kN / 2; ++i) d[i] = 0.0f;
+  Tensor tCrC = make_tensor(&d[0], Layout<Shape<Int<kN / 2>, _1, _1>>{});  // (MMA,MMA_M,MMA_N)
   wgmma_fence_operand(d);
   wgmma_fence();
-  for (int kk = 0; kk < kK / 16; ++kk) Op::fma(desc_a[kk], desc_b[kk], d, kk > 0 ? 1 : 0);
+  mma.accumulate_ = GMMA::ScaleOut::Zero;  // d is not initialised: the first k-slice overwrites it
+  for (int kk = 0; kk < kK / 16; ++kk) {
+    gemm(mma, tCrA(_, _, kk), tCrB(_, _, kk), tCrC);
+    mma.accumulate_ = GMMA::ScaleOut::One;
+  }
   wgmma_commit_group();
   wgmma_wait_group<0>();
   wgmma_fence_operand(d);
@@ -147,8 +156,8 @@ __global__ void __launch_bounds__(128) wgmma_rs_64x64x64(T const* A, T const* B,
   __syncthreads();
 
   auto mma = make_tiled_mma(MMA_Atom<Op>{});
-  Tensor tCsB = mma.get_slice(tid).partition_B(sB);  // (MMA,MMA_N,MMA_K)
-  typename MMA_Atom<Op>::LayoutA_TV a_tv;             // (thread, value) -> m + 64 * k
+  Tensor tCrB = mma.get_slice(tid).partition_fragment_B(sB);  // (_1,MMA_N,MMA_K) descriptors
+  typename MMA_Atom<Op>::LayoutA_TV a_tv;                      // (thread, value) -> m + 64 * k
   std::uint32_t a[kK / 16][4];
   for (int kk = 0; kk < kK / 16; ++kk) {
     for (int r = 0; r < 4; ++r) {
@@ -161,10 +170,15 @@ __global__ void __launch_bounds__(128) wgmma_rs_64x64x64(T const* A, T const* B,
     }
   }
   float d[kN / 2];
-  for (int i = 0; i < kN / 2; ++i) d[i] = 0.0f;
+  Tensor tCrC = make_tensor(&d[0], Layout<Shape<Int<kN / 2>>>{});  // (MMA) one instruction's accumulators
   wgmma_fence_operand(d);
   wgmma_fence();
-  for (int kk = 0; kk < kK / 16; ++kk) Op::fma(a[kk], GMMA::make_gmma_desc<MB>(tCsB(_, 0, kk)), d, kk > 0 ? 1 : 0);
+  mma.accumulate_ = GMMA::ScaleOut::Zero;
+  for (int kk = 0; kk < kK / 16; ++kk) {
+    Tensor tCrA = make_tensor(reinterpret_cast<T*>(&a[kk][0]), Layout<_8>{});  // (MMA) this thread's 8 values of A
+    gemm(mma, tCrA, tCrB(_, 0, kk), tCrC);
+    mma.accumulate_ = GMMA::ScaleOut::One;
+  }
   wgmma_commit_group();
   wgmma_wait_group<0>();
   wgmma_fence_operand(d);
@@ -289,7 +303,7 @@ void run_case() {
     TESSEL_CUDA_OK(cudaMemcpy(out.data(), dD, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
     int mismatches = -1;
     TESSEL_CUDA_OK(cudaMemcpy(&mismatches, dMismatch, sizeof(int), cudaMemcpyDeviceToHost));
-    EXPECT_EQ(mismatches, 0) << "make_gmma_desc differs from wgmma_desc_k_major_sw128";
+    EXPECT_EQ(mismatches, 0) << "a descriptor fragment differs from make_gmma_desc, or make_gmma_desc from wgmma_desc_k_major_sw128";
     ref.check(out);
   }
   cudaFree(dA), cudaFree(dB), cudaFree(dA_tma), cudaFree(dB_tma), cudaFree(dD), cudaFree(dMismatch);

@@ -2,10 +2,15 @@
 // the field encoding; the PTX ISA's own worked examples (section "Canonical Layouts": the exact
 // layouts it prints and the LBO/SBO it derives); the kernel's hand-written
 // wgmma_desc_k_major_sw128 for every slice the sm90 GEMM reads; the atoms of every swizzle and
-// major-ness tiled to an operand; and the refusals.
+// major-ness tiled to an operand; and the refusals. Then descriptor fragments
+// (atom/gmma_desc_fragment.hpp): every position is its slice's descriptor, an SS TiledMMA's
+// partition_fragment_A/B are fragments, and the GEMM's stage tiles give its descriptors.
 #include <tessel/arch/sm90_mma_wgmma.hpp>
 #include <tessel/atom/gmma_descriptor.hpp>
+#include <tessel/atom/gmma_desc_fragment.hpp>
 #include <tessel/atom/mma_traits_sm90.hpp>
+#include <tessel/atom/sm90_wgmma_select.hpp>
+#include <tessel/gemm/collective/sm90_operand_tile.hpp>
 #include <tessel/layout/tile_to_shape.hpp>
 #include <tessel/tensor.hpp>
 
@@ -200,4 +205,148 @@ TEST(GmmaDescriptor, Refusals) {
   // A pattern-misaligned base: the hardware's XOR would not be the layout's.
   expect_refusal([&] { (void)GMMA::make_gmma_desc<Major::K, T>(k_sw128, 0x1200); }, "not aligned to the swizzle pattern");
   EXPECT_NO_THROW(((void)GMMA::make_gmma_desc<Major::K, T>(k_sw128, 0x1400)));
+}
+
+// ---- descriptor fragments (atom/gmma_desc_fragment.hpp) ----------------------------------------
+
+// The worked example at the top of gmma_desc_fragment.hpp.
+TEST(GmmaDescFragment, WorkedExample) {
+  using T = bfloat16_t;
+  auto stage = tile_to_shape(GMMA::Layout_K_SW128_Atom<T>{}, Shape<_64, _64>{});  // (BLK_M,BLK_K)
+  auto thr = make_tiled_mma(MMA_Atom<SM90_64x64x16_F32BF16BF16_SS<0, 0>>{}).get_slice(0);
+  Tensor tCsA = thr.partition_A(make_tensor(make_smem_ptr((T*)nullptr), stage));  // (MMA,MMA_M,MMA_K)
+  Tensor tCrA = GMMA::make_gmma_desc_fragment<Major::K, T>(tCsA.layout(), 0x1000);  // (_1,MMA_M,MMA_K)
+  EXPECT_EQ(to_string(tCrA.layout()), "(_1,_1,_4):(_0,_0,_16)");
+  EXPECT_EQ(tCrA(0, 0, 2), 0x4000004000010104ull);
+  EXPECT_EQ(tCrA(0, 0, 2), bits(0x1000 + 2 * 32, 16, 1024, 0, 1));
+}
+
+// Every position of a fragment is make_gmma_desc of its own slice of the partition, for every
+// atom (major-ness and swizzle), over a stage ring (a third mode of stages kept in the fragment),
+// for both warpgroups of a 2x1 TiledMMA, and sliced the way a mainloop slices it (fragment(_, _,
+// k, stage), then one instruction's (_, m)).
+template <Major M, LayoutType Type, class Op, int Stages>
+void check_fragment() {
+  constexpr int stages = Stages;
+  using T = typename MMA_Traits<Op>::ValTypeA;
+  using Atom = GMMA::smem_atom<T, M, Type>;
+  constexpr int TileK = 128 / int(sizeof(T));  // one 128-byte row of K
+  auto ring = [&] {  // (BLK_M,BLK_K,PIPE)
+    if constexpr (M == Major::K) return tile_to_shape(Atom{}, make_shape(_128{}, Int<TileK>{}, Int<Stages>{}));
+    else return tile_to_shape(Atom{}, make_shape(_128{}, Int<TileK>{}, Int<Stages>{}), Step<_2, _1, _3>{});
+  }();
+  SCOPED_TRACE(to_string(ring));
+  auto mma = make_tiled_mma(MMA_Atom<Op>{}, Layout<Shape<_2, _1, _1>>{});
+  std::uint32_t const base = 0x8000;
+  for (int t : {0, 77, 128, 255}) {
+    auto thr = mma.get_slice(t);
+    Tensor tCsA = thr.partition_A(make_tensor(make_smem_ptr((T*)nullptr), ring));  // (MMA,MMA_M,MMA_K,PIPE)
+    Tensor tCrA = GMMA::make_gmma_desc_fragment<M, T>(tCsA.layout(), base);            // (_1,MMA_M,MMA_K,PIPE)
+    ASSERT_EQ(int(size(tCrA)), int(size<1>(tCsA)) * int(size<2>(tCsA)) * stages);
+    for (int s = 0; s < stages; ++s) {
+      for (int k = 0; k < int(size<2>(tCsA)); ++k) {
+        for (int m = 0; m < int(size<1>(tCsA)); ++m) {
+          std::uint64_t const want = GMMA::make_gmma_desc<M, T>(tCsA(_, m, k, s).layout(), base);
+          EXPECT_EQ(tCrA(0, m, k, s), want) << "thread " << t << " m " << m << " k " << k << " stage " << s;
+          Tensor kslice = tCrA(_, _, k, s);  // (_1,MMA_M)
+          EXPECT_EQ(*kslice(_, m).data(), want);
+        }
+      }
+    }
+  }
+}
+
+TEST(GmmaDescFragment, EveryPositionIsItsSlicesDescriptor) {
+  check_fragment<Major::K, LayoutType::B128, SM90_64x64x16_F32BF16BF16_SS<0, 0>, 4>();
+  check_fragment<Major::K, LayoutType::B64, SM90_64x64x16_F32F16F16_SS<0, 0>, 2>();
+  check_fragment<Major::K, LayoutType::B32, SM90_64x64x16_F32BF16BF16_SS<0, 0>, 2>();
+  check_fragment<Major::K, LayoutType::INTERLEAVE, SM90_64x64x16_F32BF16BF16_SS<0, 0>, 2>();
+  check_fragment<Major::MN, LayoutType::B128, SM90_64x64x16_F32BF16BF16_SS<1, 0>, 3>();
+  check_fragment<Major::MN, LayoutType::B64, SM90_64x64x16_F32F16F16_SS<1, 0>, 2>();
+  check_fragment<Major::MN, LayoutType::INTERLEAVE, SM90_64x64x16_F32BF16BF16_SS<1, 0>, 2>();
+  check_fragment<Major::K, LayoutType::B128, SM90_64x64x32_F32E4M3E4M3_SS, 3>();
+}
+
+// partition_fragment_A/B of an SS TiledMMA are the descriptor fragments (the traits' own); the
+// RS atom's A fragment stays registers and its B is descriptors. On the host a shared-memory
+// tensor's address is its pointer's own low bits.
+TEST(GmmaDescFragment, PartitionFragmentOfAnSsAtom) {
+  using T = half_t;
+  alignas(1024) static T smem[2 * 128 * 64];
+  auto stage = tile_to_shape(GMMA::Layout_K_SW128_Atom<T>{}, Shape<_128, _64>{});  // (BLK_M,BLK_K)
+  Tensor sA = make_tensor(make_smem_ptr(smem), stage);
+  Tensor sB = make_tensor(make_smem_ptr(smem + 128 * 64), stage);
+  auto mma = make_tiled_mma(MMA_Atom<SM90_64x128x16_F32F16F16_SS<0, 0>>{}, Layout<Shape<_2, _1, _1>>{});
+  auto thr = mma.get_slice(130);  // warpgroup 1: A rows 64..127
+  Tensor tCrA = thr.partition_fragment_A(sA);  // (_1,MMA_M,MMA_K)
+  Tensor tCrB = thr.partition_fragment_B(sB);  // (_1,MMA_N,MMA_K)
+  static_assert(std::is_same_v<typename decltype(tCrA)::value_type, std::uint64_t>, "SS fragments hold descriptors");
+  auto const addr = [](void const* p) { return std::uint32_t(reinterpret_cast<std::uintptr_t>(p)); };
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(tCrA(0, 0, k), bits(addr(smem + 64 * 64) + 32 * k, 16, 1024, 0, 1)) << "k " << k;
+    EXPECT_EQ(tCrB(0, 0, k), bits(addr(smem + 128 * 64) + 32 * k, 16, 1024, 0, 1)) << "k " << k;
+  }
+  EXPECT_EQ(int(mma.accumulate_), int(GMMA::ScaleOut::One));
+
+  auto rs = make_tiled_mma(MMA_Atom<SM90_64x128x16_F32F16F16_RS<0>>{});
+  auto rthr = rs.get_slice(5);
+  Tensor tCrA_regs = rthr.partition_fragment_A(make_tensor(make_smem_ptr(smem), Layout<Shape<_64, _64>>{}));  // (MMA,MMA_M,MMA_K)
+  static_assert(std::is_same_v<typename decltype(tCrA_regs)::value_type, T>, "an RS atom's A fragment is registers");
+  EXPECT_EQ(int(size(tCrA_regs)), 8 * 4);
+  Tensor tCrB_rs = rthr.partition_fragment_B(sB);  // (_1,MMA_N,MMA_K)
+  EXPECT_EQ(tCrB_rs(0, 0, 3), bits(addr(smem + 128 * 64) + 96, 16, 1024, 0, 1));
+}
+
+// A step between slices that is not whole 16-byte units cannot be a descriptor's: a run-time
+// layout is refused on the host.
+TEST(GmmaDescFragment, RefusesStepsOfPartUnits) {
+  using T = bfloat16_t;
+  auto k_slice = composition(tile_to_shape(GMMA::Layout_K_SW128_Atom<T>{}, Shape<_64, _64>{}),
+                             make_tile(Layout<_64>{}, Layout<_16>{}));  // (64,16): one instruction's A
+  auto bad = make_layout(make_layout(k_slice.layout_b().shape(), k_slice.layout_b().stride()),
+                         make_layout(make_shape(1), make_stride(1)), make_layout(make_shape(2), make_stride(4)));  // k steps of 8 bytes
+  expect_refusal([&] { (void)GMMA::make_gmma_desc_fragment<Major::K, T>(composition(Swizzle<3, 3, 3>{}, bad), 0); },
+                 "not a multiple of 16 bytes");
+}
+
+// The sm90 GEMM's stage tiles (collective/sm90_operand_tile.hpp) read through descriptor
+// fragments give the descriptors its kernels were written with: K-major, the 128-byte-swizzle
+// descriptor of the rows (SBO 1024) advanced 32 bytes per k-slice; MN-major, one 64 x TileK box
+// per 64 rows, LBO = a box (ChunkBytes), advanced 16 K-rows = 2048 bytes per k-slice. An MN-major
+// A share of 64 rows is one box wide, so its LBO is never used and the vocabulary writes 16.
+template <class T, int TileN, class Op, bool MnMajorToo>
+void check_stage_fragments() {
+  using Tile = collective::Sm90OperandTile<T, 128 / int(sizeof(T))>;
+  constexpr int K = int(decltype(size<2>(typename MMA_Traits<Op>::Shape_MNK{}))::value);
+  constexpr int TileK = 128 / int(sizeof(T));
+  alignas(1024) static T smem[(128 + TileN) * TileK];
+  T* const a = smem + 64 * TileK;  // consumer 1's rows of a 128-row A
+  T* const b = smem + 128 * TileK;
+  auto const addr = [](T const* p) { return std::uint32_t(reinterpret_cast<std::uintptr_t>(p)); };
+  auto mma = make_tiled_mma(Op{});
+  Tensor tCrA = Tile::template fragment_A<0, 64>(mma, a);     // (_1,_1,MMA_K)
+  Tensor tCrB = Tile::template fragment_B<0, TileN>(mma, b);  // (_1,_1,MMA_K)
+  ASSERT_EQ(int(size<2>(tCrA)), TileK / K);
+  for (int kk = 0; kk < TileK / K; ++kk) {
+    EXPECT_EQ(tCrA(0, 0, kk), bits(addr(a) + 32 * kk, 16, 1024, 0, 1)) << "K-major A, k-slice " << kk;
+    EXPECT_EQ(tCrB(0, 0, kk), bits(addr(b) + 32 * kk, 16, 1024, 0, 1)) << "K-major B, k-slice " << kk;
+  }
+  if constexpr (MnMajorToo) {
+    constexpr std::uint32_t Box = Tile::ChunkBytes;
+    auto mn = make_tiled_mma(typename kernel::Sm90WgmmaOf<T, TileN>::template Transposed<1, 1>{});
+    Tensor tCrA_mn = Tile::template fragment_A<1, 64>(mn, a);     // (_1,_1,MMA_K)
+    Tensor tCrB_mn = Tile::template fragment_B<1, TileN>(mn, b);  // (_1,_1,MMA_K)
+    for (int kk = 0; kk < TileK / K; ++kk) {
+      EXPECT_EQ(tCrA_mn(0, 0, kk), bits(addr(a) + 2048 * kk, 16, 1024, 0, 1)) << "MN-major A, k-slice " << kk;
+      EXPECT_EQ(tCrB_mn(0, 0, kk), bits(addr(b) + 2048 * kk, Box, 1024, 0, 1)) << "MN-major B, k-slice " << kk;
+    }
+  }
+}
+
+TEST(GmmaDescFragment, TheGemmStageTiles) {
+  check_stage_fragments<bfloat16_t, 256, SM90_64x256x16_F32BF16BF16_SS<0, 0>, true>();
+  check_stage_fragments<half_t, 128, SM90_64x128x16_F32F16F16_SS<0, 0>, true>();
+  check_stage_fragments<bfloat16_t, 16, SM90_64x16x16_F32BF16BF16_SS<0, 0>, false>();
+  check_stage_fragments<float_e4m3_t, 256, SM90_64x256x32_F32E4M3E4M3_SS, false>();
+  check_stage_fragments<tfloat32_t, 256, SM90_64x256x8_F32TF32TF32_SS, false>();
 }

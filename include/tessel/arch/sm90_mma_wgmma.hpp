@@ -34,8 +34,9 @@ namespace tessel {
 
 // A K-major, 128-byte-swizzled operand tile whose first row starts at `smem` (1024-byte aligned
 // for the first k-slice; +32 bytes per further 32-byte k-slice). Encoded by hand from the PTX
-// ISA: the kernels take this descriptor from the atom/ vocabulary (Sm90OperandTile::descriptor),
-// and the tests hold the vocabulary to these bits (sm90_gmma_descriptor_test, sm90_atoms_test).
+// ISA: the GEMM kernels take theirs from the atom/ vocabulary (descriptor fragments of
+// Sm90OperandTile's stage layouts), and the tests hold the vocabulary to these bits
+// (sm90_gmma_descriptor_test, sm90_atoms_test).
 TESSEL_DEVICE inline std::uint64_t wgmma_desc_k_major_sw128(void const* smem) {
   std::uint64_t const addr = detail::smem_address(smem);
   return ((addr & 0x3FFFF) >> 4) | (std::uint64_t(1) << 16) | (std::uint64_t(1024 >> 4) << 32) |
@@ -72,7 +73,7 @@ TESSEL_DEVICE inline std::uint64_t wgmma_desc_mn_major_sw128(void const* smem, s
 
 // `desc` with its start address moved `units` 16-byte units on: a 32-bit add of the low word (a
 // shared-memory start address stays below 2^18 bytes, so nothing carries out of its field).
-TESSEL_DEVICE inline std::uint64_t wgmma_desc_advance(std::uint64_t desc, std::uint32_t units) {
+TESSEL_HOST_DEVICE constexpr std::uint64_t wgmma_desc_advance(std::uint64_t desc, std::uint32_t units) {
   return (desc & 0xFFFFFFFF00000000ull) | std::uint32_t(std::uint32_t(desc) + units);
 }
 

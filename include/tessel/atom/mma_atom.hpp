@@ -4,6 +4,10 @@
 // coordinate, ThrID and Shape_MNK, and calls the instruction on rank-1 fragment tensors:
 //   atom.call(D, A, B, C)   D = A*B + C, one execution's values of this thread in each tensor
 // make_fragment_A/B/C(partitioned) allocate register fragments shaped like a partition.
+// Traits may take over both: a static Traits::make_fragment_A/B(partition) gives the operand's
+// fragment (wgmma's shared-memory operands: descriptors, atom/gmma_desc_fragment.hpp), and a
+// Traits::mma_unpack(D, A, B, C) issues the instruction on fragments the register path cannot
+// unpack (atom/mma_traits_sm90.hpp).
 // print(atom) writes CuTe's text:
 //   MMA_Atom
 //     ThrID:      _32:_1
@@ -53,8 +57,51 @@ struct MMA_Atom<MMA_Traits<Op, TraitArgs...>> : MMA_Traits<Op, TraitArgs...> {
   TESSEL_HOST_DEVICE void call(DTensor&& D_in, Tensor<AE, AL> const& A, Tensor<BE, BL> const& B,
                                Tensor<CE, CL> const& C) const {
     auto D = make_tensor(D_in.data(), D_in.layout());  // a view: an owned D stays writable
-    using DE = typename decltype(D)::engine_type;
-    using DL = typename decltype(D)::layout_type;
+    if constexpr (requires { this->mma_unpack(D, A, B, C); }) {  // operands the traits unpack (wgmma's descriptors)
+      this->mma_unpack(D, A, B, C);
+    } else {
+      call_registers(D, A, B, C);
+    }
+  }
+  // C += A*B.
+  template <class AE, class AL, class BE, class BL, class CTensor>
+    requires is_tensor_v<CTensor>
+  TESSEL_HOST_DEVICE void call(Tensor<AE, AL> const& A, Tensor<BE, BL> const& B, CTensor&& C) const {
+    auto c = make_tensor(C.data(), C.layout());
+    call(c, A, B, c);
+  }
+
+  // Register fragments for partitions (V, M|N, K|N, ...) made by a TiledMMA; the traits' own
+  // (wgmma's shared-memory operands: descriptors) where they have one.
+  template <class E, class L>
+  TESSEL_HOST_DEVICE static constexpr auto make_fragment_C(Tensor<E, L> const& c) {
+    static_assert(rank_v<decltype(c.shape())> >= 3, "make_fragment_C: expects a partition (V,M,N,...)");
+    return make_tensor<FrgTypeC>(c.shape());
+  }
+  template <class E, class L>
+  TESSEL_HOST_DEVICE static constexpr auto make_fragment_A(Tensor<E, L> const& a) {
+    static_assert(rank_v<decltype(a.shape())> >= 3, "make_fragment_A: expects a partition (V,M,K,...)");
+    if constexpr (requires { Traits::make_fragment_A(a); }) {
+      return Traits::make_fragment_A(a);
+    } else {
+      return make_fragment_like<FrgTypeA>(a.layout());
+    }
+  }
+  template <class E, class L>
+  TESSEL_HOST_DEVICE static constexpr auto make_fragment_B(Tensor<E, L> const& b) {
+    static_assert(rank_v<decltype(b.shape())> >= 3, "make_fragment_B: expects a partition (V,N,K,...)");
+    if constexpr (requires { Traits::make_fragment_B(b); }) {
+      return Traits::make_fragment_B(b);
+    } else {
+      return make_fragment_like<FrgTypeB>(b.layout());
+    }
+  }
+
+ private:
+  // One execution on register operands: each register of the op from the fragments' values.
+  template <class DE, class DL, class AE, class AL, class BE, class BL, class CE, class CL>
+  TESSEL_HOST_DEVICE static void call_registers(Tensor<DE, DL> const& D, Tensor<AE, AL> const& A, Tensor<BE, BL> const& B,
+                                                Tensor<CE, CL> const& C) {
     using DReg = std::remove_extent_t<typename Op::DRegisters>;
     using AReg = std::remove_extent_t<typename Op::ARegisters>;
     using BReg = std::remove_extent_t<typename Op::BRegisters>;
@@ -71,30 +118,6 @@ struct MMA_Atom<MMA_Traits<Op, TraitArgs...>> : MMA_Traits<Op, TraitArgs...> {
       Op::fma(detail::register_ref<DReg>(D, Ds)..., detail::register_ref<AReg>(A, As)...,
               detail::register_ref<BReg>(B, Bs)..., detail::register_ref<CReg>(C, Cs)...);
     }(make_seq<ND>{}, make_seq<NA>{}, make_seq<NB>{}, make_seq<NC>{});
-  }
-  // C += A*B.
-  template <class AE, class AL, class BE, class BL, class CTensor>
-    requires is_tensor_v<CTensor>
-  TESSEL_HOST_DEVICE void call(Tensor<AE, AL> const& A, Tensor<BE, BL> const& B, CTensor&& C) const {
-    auto c = make_tensor(C.data(), C.layout());
-    call(c, A, B, c);
-  }
-
-  // Register fragments for partitions (V, M|N, K|N, ...) made by a TiledMMA.
-  template <class E, class L>
-  TESSEL_HOST_DEVICE static constexpr auto make_fragment_C(Tensor<E, L> const& c) {
-    static_assert(rank_v<decltype(c.shape())> >= 3, "make_fragment_C: expects a partition (V,M,N,...)");
-    return make_tensor<FrgTypeC>(c.shape());
-  }
-  template <class E, class L>
-  TESSEL_HOST_DEVICE static constexpr auto make_fragment_A(Tensor<E, L> const& a) {
-    static_assert(rank_v<decltype(a.shape())> >= 3, "make_fragment_A: expects a partition (V,M,K,...)");
-    return make_fragment_like<FrgTypeA>(a.layout());
-  }
-  template <class E, class L>
-  TESSEL_HOST_DEVICE static constexpr auto make_fragment_B(Tensor<E, L> const& b) {
-    static_assert(rank_v<decltype(b.shape())> >= 3, "make_fragment_B: expects a partition (V,N,K,...)");
-    return make_fragment_like<FrgTypeB>(b.layout());
   }
 };
 
