@@ -13,7 +13,13 @@
 //                                 in flight; one copy of the loop per (A, B) majorness
 //                                 (MnMajorOperands: p.a_mn_major, p.b_mn_major).
 // The kernel picks the mainloop, and for an fp8 kernel with promoted accumulation the wgmma
-// instructions of the input pair (p.fp8_pair): Op m64 x TileN, OpPart m64 x TileN / 2.
+// instructions of the input pair (p.fp8_pair): Op m64 x TileN, OpPart m64 x TileN / 2. Each loop
+// issues its wgmmas as the vocabulary does: a one-warpgroup TiledMMA of the instruction, the
+// descriptor fragments of the stage's tiles (a_fragment / b_fragment: this consumer's 64 rows of A,
+// all of B; OpPart's B fragment has MMA_N 2, the tile's halves), gemm per k-slice, accumulate_
+// Zero for a unit's (or a partial's) first. The loops and their lambdas are TESSEL_ALWAYS_INLINE:
+// the accumulators are register arrays passed by reference, and an outlined copy of a loop keeps
+// them in local memory.
 //
 // Pre:  st is the warpgroup's place in the stage ring at the unit's first k-tile; the unit has at
 //       least one k-tile, in whole promotion blocks (sm90_k_range).
@@ -27,6 +33,8 @@
 #pragma once
 
 #include <tessel/arch/sm90_mma_wgmma.hpp>
+#include <tessel/algorithm/gemm.hpp>
+#include <tessel/atom/mma_traits_sm90.hpp>
 #include <tessel/atom/sm90_wgmma_select.hpp>
 #include <tessel/config.hpp>
 #include <tessel/gemm/collective/sm90_operand_tile.hpp>
@@ -34,6 +42,8 @@
 #include <tessel/gemm/kernel/sm90_gemm_cta.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_params.hpp>
 #include <tessel/pipeline/sm90_pipeline.hpp>
+#include <tessel/tensor/tensor.hpp>
+#include <tessel/tiled/tiled_mma.hpp>
 
 #include <cstdint>
 #include <type_traits>
@@ -66,6 +76,23 @@ struct Sm90MmaConsumer {
   using Partial = float[Config::PartialRegisters];                                   // part0
   using SecondPartial = float[Config::Partials > 1 ? Config::PartialRegisters : 1];  // part1 (two partials only)
 
+  // Registers as the C fragment of a one-warpgroup TiledMMA: (MMA,MMA_M,MMA_N) = (N,_1,_1).
+  template <int N>
+  TESSEL_DEVICE static auto accumulators(float (&regs)[N]) {
+    return make_tensor(&regs[0], Layout<Shape<Int<N>, _1, _1>>{});
+  }
+
+  // The descriptor fragments of stage `stage` for a one-warpgroup TiledMMA: this consumer's 64
+  // rows of A, K-major (TransA 0) or MN-major (1), and the stage's TileN rows of B (TransB).
+  template <int TransA, class TiledMma>
+  TESSEL_DEVICE static auto a_fragment(TiledMma const& mma, SharedStorage& s, int stage, int consumer) {
+    return OperandTile::template fragment_A<TransA, 64>(mma, s.a[stage] + consumer * 64 * TileK);  // (_1,_1,MMA_K)
+  }
+  template <int TransB, class TiledMma>
+  TESSEL_DEVICE static auto b_fragment(TiledMma const& mma, SharedStorage& s, int stage) {
+    return OperandTile::template fragment_B<TransB, TileN>(mma, s.b[stage]);  // (_1,MMA_N,MMA_K)
+  }
+
   // Mainloop, promoted, with one partial tile: each k-tile's wgmmas start it afresh and
   // retire before it is added to acc; the stage is freed once they have. The tensor
   // core runs the other consumer warpgroup's wgmmas meanwhile (its k-tile was issued while
@@ -85,34 +112,43 @@ struct Sm90MmaConsumer {
   // the top: waiting for the next block early holds all four stages (promote2 read
   // 0.92-0.94 with it, 0.96-0.99 without, on other H100 machines).
   template <class OpPart>
-  TESSEL_DEVICE static void promoted_one_partial(kernel::Sm90GemmParams const& p, SharedStorage& s, PipelineState& st,
-                                                 UnitNote const& w, int k_begin, int k_end, int consumer, int wg_thread,
-                                                 int lane, Accumulators& acc, Partial& part0) {
+  TESSEL_DEVICE TESSEL_ALWAYS_INLINE static void promoted_one_partial(kernel::Sm90GemmParams const& p, SharedStorage& s,
+                                                                      PipelineState& st, UnitNote const& w, int k_begin,
+                                                                      int k_end, int consumer, int wg_thread, int lane,
+                                                                      Accumulators& acc, Partial& part0) {
     constexpr int Splits = Config::PartialSplits, Part = Config::PartialRegisters;
     constexpr int Every = Config::PromotionKTiles;
     static_assert(Splits == 2, "Sm90MmaConsumer: the one-partial promoted mainloop works a 256-wide tile in two halves");
     TESSEL_UNROLL
     for (int i = 0; i < Config::Accumulators; ++i) acc[i] = 0.0f;
+    auto mma = make_tiled_mma(OpPart{});  // one warpgroup: 64 x TileN / 2 x OpPart::K, B's halves its MMA_N
+    Tensor tCrPart = accumulators(part0);  // (MMA,MMA_M,MMA_N)
+    using FragmentA = decltype(a_fragment<0>(mma, s, 0, consumer));
+    using FragmentB = decltype(b_fragment<0>(mma, s, 0));
     if constexpr (Every == 1) {
-      int stage = 0;                 // the k-tile's stage
-      std::uint64_t desc_a = 0, desc_b = 0;  // its descriptors (this consumer's A rows, all of B)
-      auto wait_stage = [&](int& at, std::uint64_t& da, std::uint64_t& db) {
-        s.pipeline.consumer_wait(st);
-        at = st.index;
-        da = OperandTile::template descriptor<0>(s.a[st.index] + consumer * 64 * TileK);
-        db = OperandTile::template descriptor<0>(s.b[st.index]);
-        st.advance<Stages>();
-      };
-      auto issue_half = [&](int h) {  // (h is a constant after unrolling)
+      // Half h of a k-tile, A (_1,_1,MMA_K) and B (_1,_2,MMA_K): its wgmmas start part0 afresh.
+      auto issue_half = [&](FragmentA const& tCrA, FragmentB const& tCrB, int h) TESSEL_ALWAYS_INLINE {
         wgmma_fence_operand(part0);
         wgmma_fence();
+        mma.accumulate_ = GMMA::ScaleOut::Zero;
         TESSEL_UNROLL
-        for (int kk = 0; kk < TileK / OpPart::K; ++kk)
-          OpPart::fma(wgmma_desc_advance(desc_a, 2 * kk), wgmma_desc_advance(desc_b, h * (TileN / Splits) * 8 + 2 * kk),
-                      part0, kk > 0 ? 1 : 0);
+        for (int kk = 0; kk < size<2>(tCrA); ++kk) {
+          gemm(mma, tCrA(_, 0, kk), tCrB(_, h, kk), tCrPart(_, 0, 0));
+          mma.accumulate_ = GMMA::ScaleOut::One;
+        }
         wgmma_commit_group();
       };
-      auto release = [&](int at) {
+      int stage = 0;           // the k-tile's stage
+      FragmentA tCrA;          // its descriptors: this consumer's A rows (_1,_1,MMA_K)
+      FragmentB tCrB;          // all of B, in halves (_1,_2,MMA_K)
+      auto wait_stage = [&](int& at, FragmentA& a, FragmentB& b) TESSEL_ALWAYS_INLINE {
+        s.pipeline.consumer_wait(st);
+        at = st.index;
+        a = a_fragment<0>(mma, s, st.index, consumer);
+        b = b_fragment<0>(mma, s, st.index);
+        st.advance<Stages>();
+      };
+      auto release = [&](int at) TESSEL_ALWAYS_INLINE {
         if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(at);
       };
       // Block scaling: this thread's scales of the unit's tile (Config::BlockScaled).
@@ -121,7 +157,7 @@ struct Sm90MmaConsumer {
         scales = kernel::detail::sm90_block_scales(p, w.m0 + 64 * consumer + 16 * (wg_thread / 32) + lane / 4, w.n0, w.batch);
       // Half h's partial into acc: added (per-tensor scales act in the epilogue) or, block
       // scaled, multiplied by its rows' scales first (register i holds row r + 8 * ((i / 2) % 2)).
-      auto const promote = [&](auto half, float const (&kt_scales)[4]) {
+      auto const promote = [&](auto half, float const (&kt_scales)[4]) TESSEL_ALWAYS_INLINE {
         constexpr int h = decltype(half)::value;
         TESSEL_UNROLL
         for (int i = 0; i < Part; ++i) {
@@ -137,54 +173,59 @@ struct Sm90MmaConsumer {
       float kt_scales[4] = {1.0f, 1.0f, 1.0f, 1.0f};
       if constexpr (Config::BlockScaled)
         if (k_begin < k_end) scales.load(k_begin, kt_scales);
-      wait_stage(stage, desc_a, desc_b);
+      wait_stage(stage, tCrA, tCrB);
       int owed = -1;  // a stage to free once the next k-tile's first half is issued
       for (int kt = k_begin; kt < k_end; ++kt) {
-        issue_half(0);
+        issue_half(tCrA, tCrB, 0);
         if (owed >= 0) release(owed);
         float next_scales[4] = {1.0f, 1.0f, 1.0f, 1.0f};
         if constexpr (Config::BlockScaled) scales.load(kt + 1 < k_end ? kt + 1 : kt, next_scales);
         wgmma_wait_group<0>();
         wgmma_fence_operand(part0);
         promote(std::integral_constant<int, 0>{}, kt_scales);
-        issue_half(1);
+        issue_half(tCrA, tCrB, 1);
         // (The next k-tile's stage and descriptors go to their own variables: overwriting the
         // current ones in place measured 0.7-1% slower, H100.)
         bool const more = kt + 1 < k_end;
         int next = stage;
-        std::uint64_t next_a = desc_a, next_b = desc_b;
+        FragmentA next_a = tCrA;
+        FragmentB next_b = tCrB;
         if (more) wait_stage(next, next_a, next_b);
         wgmma_wait_group<0>();
         wgmma_fence_operand(part0);
         owed = more ? stage : -1;
         if (!more) release(stage);
         promote(std::integral_constant<int, 1>{}, kt_scales);
-        stage = next, desc_a = next_a, desc_b = next_b;
+        stage = next, tCrA = next_a, tCrB = next_b;
         TESSEL_UNROLL
         for (int i = 0; i < 4; ++i) kt_scales[i] = next_scales[i];
       }
     } else {
       static_assert(!Config::BlockScaled, "Sm90MmaConsumer: block scaling promotes every k-tile (one 128-deep scale block)");
       for (int kt = k_begin; kt < k_end; kt += Every) {
-        std::uint64_t desc_a[Every], desc_b[Every];
+        FragmentA tCrA[Every];  // the block's k-tiles' descriptors (_1,_1,MMA_K)
+        FragmentB tCrB[Every];  // (_1,_2,MMA_K)
         int stage[Every];
         TESSEL_UNROLL
         for (int j = 0; j < Every; ++j) {
           s.pipeline.consumer_wait(st);
           stage[j] = st.index;
-          desc_a[j] = OperandTile::template descriptor<0>(s.a[st.index] + consumer * 64 * TileK);
-          desc_b[j] = OperandTile::template descriptor<0>(s.b[st.index]);
+          tCrA[j] = a_fragment<0>(mma, s, st.index, consumer);
+          tCrB[j] = b_fragment<0>(mma, s, st.index);
           st.advance<Stages>();
         }
         TESSEL_UNROLL
         for (int h = 0; h < Splits; ++h) {
           wgmma_fence_operand(part0);
           wgmma_fence();
+          mma.accumulate_ = GMMA::ScaleOut::Zero;
           TESSEL_UNROLL
           for (int j = 0; j < Every; ++j) {
             TESSEL_UNROLL
-            for (int kk = 0; kk < TileK / OpPart::K; ++kk)
-              OpPart::fma(desc_a[j] + 2 * kk, desc_b[j] + h * (TileN / Splits) * 8 + 2 * kk, part0, (j > 0 || kk > 0) ? 1 : 0);
+            for (int kk = 0; kk < size<2>(tCrA[j]); ++kk) {
+              gemm(mma, tCrA[j](_, 0, kk), tCrB[j](_, h, kk), tCrPart(_, 0, 0));
+              mma.accumulate_ = GMMA::ScaleOut::One;
+            }
           }
           wgmma_commit_group();
           wgmma_wait_group<0>();
@@ -204,23 +245,30 @@ struct Sm90MmaConsumer {
   // part[t % 2] while k-tile t - 1's, retired, is added to acc and its stage freed -- the
   // tensor core keeps working through the fp32 additions.
   template <class Op>
-  TESSEL_DEVICE static void promoted_two_partials(SharedStorage& s, PipelineState& st, int k_begin, int k_end, int consumer,
-                                                  int lane, Accumulators& acc, Partial& part0, SecondPartial& part1) {
+  TESSEL_DEVICE TESSEL_ALWAYS_INLINE static void promoted_two_partials(SharedStorage& s, PipelineState& st, int k_begin,
+                                                                       int k_end, int consumer, int lane, Accumulators& acc,
+                                                                       Partial& part0, SecondPartial& part1) {
     TESSEL_UNROLL
     for (int i = 0; i < Config::Accumulators; ++i) acc[i] = 0.0f;
-    auto issue = [&](float(&into)[Config::Accumulators]) {
+    auto mma = make_tiled_mma(Op{});  // one warpgroup: 64 x TileN x Op::K
+    auto issue = [&](float(&into)[Config::Accumulators]) TESSEL_ALWAYS_INLINE {
       s.pipeline.consumer_wait(st);
-      std::uint64_t const desc_a = OperandTile::template descriptor<0>(s.a[st.index] + consumer * 64 * TileK);
-      std::uint64_t const desc_b = OperandTile::template descriptor<0>(s.b[st.index]);
+      Tensor tCrA = a_fragment<0>(mma, s, st.index, consumer);  // (_1,_1,MMA_K) descriptors
+      Tensor tCrB = b_fragment<0>(mma, s, st.index);            // (_1,_1,MMA_K)
+      Tensor tCrC = accumulators(into);                         // (MMA,MMA_M,MMA_N)
       wgmma_fence_operand(into);
       wgmma_fence();
+      mma.accumulate_ = GMMA::ScaleOut::Zero;
       TESSEL_UNROLL
-      for (int kk = 0; kk < TileK / Op::K; ++kk) Op::fma(desc_a + 2 * kk, desc_b + 2 * kk, into, kk > 0 ? 1 : 0);
+      for (int kk = 0; kk < size<2>(tCrA); ++kk) {
+        gemm(mma, tCrA(_, _, kk), tCrB(_, _, kk), tCrC);
+        mma.accumulate_ = GMMA::ScaleOut::One;
+      }
       wgmma_commit_group();
       wgmma_fence_operand(into);
       st.advance<Stages>();
     };
-    auto retire = [&](float(&from)[Config::Accumulators], int stage) {  // after a wait that completed `from`
+    auto retire = [&](float(&from)[Config::Accumulators], int stage) TESSEL_ALWAYS_INLINE {  // after a wait that completed `from`
       wgmma_fence_operand(from);
       if (lane == 0) s.pipeline.template consumer_release<ClusterSize>(stage);
       TESSEL_UNROLL
@@ -258,28 +306,28 @@ struct Sm90MmaConsumer {
   // ptxas serialized every wgmma of all of them (C7515, "non wgmma instructions defining
   // accumulator registers ... between start and end of the pipeline stage").
   template <class LoadC, class ReleaseHeld, class DrainStaging>
-  TESSEL_DEVICE static void fast(kernel::Sm90GemmParams const& p, SharedStorage& s, PipelineState& st, int k_begin, int k_end,
-                                 int consumer, int lane, Accumulators& acc, LoadC const& load_c,
-                                 ReleaseHeld const& release_held, DrainStaging const& drain_staging) {
-    auto fast_loop = [&](auto a_mn_major, auto b_mn_major) {
+  TESSEL_DEVICE TESSEL_ALWAYS_INLINE static void fast(kernel::Sm90GemmParams const& p, SharedStorage& s, PipelineState& st,
+                                                      int k_begin, int k_end, int consumer, int lane, Accumulators& acc,
+                                                      LoadC const& load_c, ReleaseHeld const& release_held,
+                                                      DrainStaging const& drain_staging) {
+    auto fast_loop = [&](auto a_mn_major, auto b_mn_major) TESSEL_ALWAYS_INLINE {
       constexpr int TransA = decltype(a_mn_major)::value, TransB = decltype(b_mn_major)::value;
-      using MmaAB = typename Sm90MmaFor<Config, TransA, TransB>::Op;
-      constexpr std::uint32_t StepA = OperandTile::template k_step<TransA, Mma::K>;
-      constexpr std::uint32_t StepB = OperandTile::template k_step<TransB, Mma::K>;
+      auto mma = make_tiled_mma(typename Sm90MmaFor<Config, TransA, TransB>::Op{});  // one warpgroup: 64 x TileN x Mma::K
+      Tensor tCrC = accumulators(acc);                                                // (MMA,MMA_M,MMA_N)
       int previous = -1;
       int kt = k_begin;
-      auto k_tiles_to = [&](int end) {
+      auto k_tiles_to = [&](int end) TESSEL_ALWAYS_INLINE {
         for (; kt < end; ++kt) {
           s.pipeline.consumer_wait(st);
-          std::uint64_t const desc_a = OperandTile::template descriptor<TransA>(s.a[st.index] + consumer * 64 * TileK);
-          std::uint64_t const desc_b = OperandTile::template descriptor<TransB>(s.b[st.index]);
+          Tensor tCrA = a_fragment<TransA>(mma, s, st.index, consumer);  // (_1,_1,MMA_K) descriptors
+          Tensor tCrB = b_fragment<TransB>(mma, s, st.index);            // (_1,_1,MMA_K)
           wgmma_fence_operand(acc);
           wgmma_fence();
+          mma.accumulate_ = kt > k_begin ? GMMA::ScaleOut::One : GMMA::ScaleOut::Zero;
           TESSEL_UNROLL
-          for (int kk = 0; kk < TileK / Mma::K; ++kk) {
-            // The k-th slice of Mma::K: 32 bytes along K-major rows, Mma::K 128-byte rows when MN-major.
-            MmaAB::fma(wgmma_desc_advance(desc_a, StepA * kk), wgmma_desc_advance(desc_b, StepB * kk), acc,
-                       (kt > k_begin || kk > 0) ? 1 : 0);
+          for (int kk = 0; kk < size<2>(tCrA); ++kk) {
+            gemm(mma, tCrA(_, _, kk), tCrB(_, _, kk), tCrC);
+            mma.accumulate_ = GMMA::ScaleOut::One;
           }
           wgmma_commit_group();
           wgmma_fence_operand(acc);

@@ -1,27 +1,25 @@
 // tessel/gemm/collective/sm90_operand_tile.hpp -- one operand tile of a pipeline stage of the
 // sm_90a GEMM (kernel/sm90_gemm_warpspecialized.hpp), K-major or MN-major: the TMA copies that
-// fill it and the wgmma descriptors that read it. Both are 128-byte swizzled (one swizzle row of
-// 128 bytes = 128 / sizeof(Element) elements) and hold the same Rows x TileK elements, so the
-// stage's storage and its expect_tx byte count do not depend on the choice.
+// fill it, its layout in the wgmma vocabulary, and a warpgroup's descriptor fragments of it. Both
+// arrangements are 128-byte swizzled (one swizzle row of 128 bytes = 128 / sizeof(Element)
+// elements) and hold the same Rows x TileK elements, so the stage's storage and its expect_tx
+// byte count do not depend on the choice.
 //
 //   K-major   (the operand's K contiguous in global memory; TileK = one 128-byte row): one TMA
-//             box of (TileK, Rows) -- row r at 128r bytes; the descriptor from the vocabulary
-//             (below), the k-th k-slice of Mma::K elements Mma::K * sizeof(Element) bytes further.
+//             box of (TileK, Rows) -- row r at 128r bytes; the k-th k-slice of Mma::K elements is
+//             Mma::K * sizeof(Element) bytes further along the rows.
 //   MN-major  (its M or N contiguous; 16-bit inputs, read with the wgmma transpose bit): Rows / 64
 //             boxes of (64, TileK) -- 64 MN-elements (128 bytes) by TileK K-rows, K-row r of box
-//             c at c * ChunkBytes + 128r bytes; wgmma_desc_mn_major_sw128 with ChunkBytes as the
-//             leading-dimension offset (an m64 A reads one box, an n256 B four), the k-th k-slice
-//             Mma::K K-rows = Mma::K * 128 bytes further (sm90_mma_wgmma.hpp has the PTX rule).
+//             c at c * ChunkBytes + 128r bytes, so the descriptor's leading-dimension offset is
+//             ChunkBytes (an n256 B spans four boxes; an m64 A reads one and never uses it); the
+//             k-th k-slice is Mma::K K-rows = Mma::K * 128 bytes further.
 //
 // The tensor maps behind them (src/gemm/sm90_gemm.cpp): K-major (K, rows, batch), MN-major
 // (rows, K, batch); either way TMA zero-fills what lies past the operand's edges.
 //
-// The K-major stage tile is stated as the atom/ vocabulary states it (the wgmma SW128 atom of
-// atom/gmma_smem_layout.hpp tiled down the rows with tile_to_shape), and its descriptor's
-// offsets and swizzle come from that layout at compile time (GMMA::gmma_descriptor_layout,
-// atom/gmma_descriptor.hpp, which also checks that wgmma can read it); only the start address is
-// computed at run time. The MN-major descriptor is still the hand-written one (the host test
-// sm90_gmma_descriptor_test checks both against the vocabulary and the PTX ISA's layouts).
+// The wgmma side is the vocabulary's: layout<MnMajor, Rows>() states the stage tile with the GMMA
+// SW128 atoms, fragment_A/B give a one-warpgroup TiledMMA's descriptors of it (every slice checked
+// against the PTX ISA's canonical layouts at compile time), and the consumers issue gemm on them.
 #pragma once
 
 #include <tessel/arch/sm90_copy_tma.hpp>
@@ -30,6 +28,8 @@
 #include <tessel/atom/gmma_smem_layout.hpp>
 #include <tessel/config.hpp>
 #include <tessel/layout/tile_to_shape.hpp>
+#include <tessel/tensor/pointer.hpp>
+#include <tessel/tensor/tensor.hpp>
 
 #include <cstdint>
 
@@ -103,39 +103,37 @@ struct Sm90OperandTile {
     }
   }
 
-  // Two swizzle atoms of a K-major stage tile (16 rows: the offsets do not depend on how many rows
-  // follow, and nvcc's constexpr step limit stops the full tile's check).
-  static constexpr auto k_major_stage_layout() {
-    return tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{}, Shape<_16, Int<TileK>>{});
-  }
-  static constexpr GMMA::DescriptorLayout k_major_descriptor_layout =
-      GMMA::gmma_descriptor_layout<GMMA::Major::K, Element>(k_major_stage_layout());
-  static_assert(k_major_descriptor_layout.error == GMMA::DescError::none &&
-                    k_major_descriptor_layout.layout_type == GMMA::LayoutType::B128 &&
-                    k_major_descriptor_layout.stride_byte_offset == 1024,
-                "Sm90OperandTile: wgmma cannot read the K-major stage layout its TMA boxes fill");
-
-  // The descriptor of the tile (or of its rows from `smem` on: a multiple of 64 rows when MN-major).
-  template <int MnMajor>
-  TESSEL_DEVICE static std::uint64_t descriptor(Element const* smem) {
+  // The stage tile, (Rows,TileK), as the wgmma vocabulary states it (atom/gmma_smem_layout.hpp):
+  // K-major, the SW128 atom (8 rows of one 128-byte row of K) tiled down the rows -- row r at
+  // 128r bytes, as the one TMA box writes it; MN-major, the MN SW128 atom (64 MN-elements by 8
+  // K-rows) tiled along K first -- one box of 64 MN-elements by TileK K-rows -- then box after box
+  // along MN, ChunkBytes apart. A warpgroup's fragments of it (Sm90MmaConsumer) are the
+  // descriptors of its instruction slices (atom/gmma_desc_fragment.hpp), checked at compile time
+  // against the PTX ISA's canonical layouts.
+  template <int MnMajor, int Rows>
+  static constexpr auto layout() {
     if constexpr (MnMajor) {
-      // (The vocabulary's check of a 128 x TileK MN-major stage exceeds nvcc's constexpr step
-      // limit; sm90_gmma_descriptor_test checks this one against it on the host.)
-      return wgmma_desc_mn_major_sw128(smem, ChunkBytes);
+      return tile_to_shape(GMMA::Layout_MN_SW128_Atom<Element>{}, Shape<Int<Rows>, Int<TileK>>{}, Step<_2, _1>{});
     } else {
-      constexpr GMMA::DescriptorLayout d = k_major_descriptor_layout;
-      GMMA::DescriptorFields f;
-      f.start_address = detail::smem_address(smem);
-      f.leading_byte_offset = d.leading_byte_offset, f.stride_byte_offset = d.stride_byte_offset;
-      f.layout_type = d.layout_type;
-      return GMMA::encode(f);
+      return tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{}, Shape<Int<Rows>, Int<TileK>>{});
     }
   }
-
-  // How far the descriptor's start address moves per further k-slice of MmaK elements, in its
-  // 16-byte units (wgmma_desc_advance).
-  template <int MnMajor, int MmaK>
-  static constexpr std::uint32_t k_step = std::uint32_t(MnMajor ? MmaK * 128 / 16 : MmaK * int(sizeof(Element)) / 16);
+  // Rows rows of the stage tile from `smem` on (1024-byte aligned; a multiple of 64 rows from the
+  // tile's start when MN-major).
+  template <int MnMajor, int Rows>
+  TESSEL_DEVICE static auto tensor(Element* smem) {
+    return make_tensor(make_smem_ptr(smem), layout<MnMajor, Rows>());  // (Rows,TileK)
+  }
+  // The wgmma descriptors of those rows as the A or the B operand of `mma`, a one-warpgroup
+  // TiledMMA (every thread of a warpgroup sees a whole SS operand).
+  template <int MnMajor, int Rows, class TiledMma>
+  TESSEL_DEVICE static auto fragment_A(TiledMma const& mma, Element* smem) {
+    return mma.get_slice(0).partition_fragment_A(tensor<MnMajor, Rows>(smem));  // (_1,MMA_M,MMA_K)
+  }
+  template <int MnMajor, int Rows, class TiledMma>
+  TESSEL_DEVICE static auto fragment_B(TiledMma const& mma, Element* smem) {
+    return mma.get_slice(0).partition_fragment_B(tensor<MnMajor, Rows>(smem));  // (_1,MMA_N,MMA_K)
+  }
 };
 
 }  // namespace tessel::collective

@@ -26,9 +26,11 @@
 // multicast), hence the 2x1 clusters (3/128, as the cooperative kernel without clusters).
 #pragma once
 
+#include <tessel/algorithm/gemm.hpp>
 #include <tessel/arch/sm90_cluster.hpp>
 #include <tessel/arch/sm90_copy_tma.hpp>
 #include <tessel/arch/sm90_mma_wgmma.hpp>
+#include <tessel/atom/mma_traits_sm90.hpp>
 #include <tessel/config.hpp>
 #include <tessel/gemm/collective/sm90_operand_tile.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_cta.hpp>
@@ -39,6 +41,8 @@
 #include <tessel/numeric/bfloat16.hpp>
 #include <tessel/numeric/half.hpp>
 #include <tessel/pipeline/sm90_pipeline.hpp>
+#include <tessel/tensor/tensor.hpp>
+#include <tessel/tiled/tiled_mma.hpp>
 
 #include <cstdint>
 #include <type_traits>
@@ -180,8 +184,6 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_pingpong_kernel(
   constexpr int TileN = Config::TileN, TileK = Config::TileK, BlocksM = Config::BlocksM;
   constexpr int Stages = Config::Stages, ClusterSize = Config::ClusterSize;
   using OperandTile = collective::Sm90OperandTile<typename Config::Element, TileK>;  // its stage tiles are K-major
-  // The descriptor step from one 64-row block of the A tile to the next (16-byte units).
-  constexpr std::uint64_t BlockStep = std::uint64_t(64 * TileK * int(sizeof(typename Config::Element)) / 16);
 
   extern __shared__ char smem_raw[];
   // (Shuffled from lane 0 so that ptxas keeps what derives from it warp-uniform: sm90_gemm_kernel.)
@@ -225,21 +227,22 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_pingpong_kernel(
       int const m0 = at.m0, n0 = at.n0;
 
       // Mainloop: one commit group per k-tile, the previous one retired before its stage is freed.
+      // This consumer issues the whole tile: one wgmma per 64-row block of A (MMA_M = BlocksM).
+      auto mma = make_tiled_mma(Mma{});  // one warpgroup: 64 x TileN x Mma::K
+      Tensor tCrC = make_tensor(&acc[0][0], Layout<Shape<Int<Config::BlockAccumulators>, Int<BlocksM>, _1>>{});  // (MMA,MMA_M,MMA_N)
       int previous = -1;
       for (int kt = k.begin; kt < k.end; ++kt) {
         s.pipeline.consumer_wait(st);
-        std::uint64_t const desc_a = OperandTile::template descriptor<0>(s.a[st.index]);
-        std::uint64_t const desc_b = OperandTile::template descriptor<0>(s.b[st.index]);
+        Tensor tCrA = OperandTile::template fragment_A<0, BlocksM * 64>(mma, s.a[st.index]);  // (_1,BlocksM,MMA_K)
+        Tensor tCrB = OperandTile::template fragment_B<0, TileN>(mma, s.b[st.index]);         // (_1,_1,MMA_K)
         TESSEL_UNROLL
         for (int b = 0; b < BlocksM; ++b) wgmma_fence_operand(acc[b]);
         wgmma_fence();
+        mma.accumulate_ = kt > k.begin ? GMMA::ScaleOut::One : GMMA::ScaleOut::Zero;
         TESSEL_UNROLL
-        for (int kk = 0; kk < TileK / Mma::K; ++kk) {
-          // The k-th 32-byte slice of every row: +2 in the descriptor's 16-byte address units;
-          // row block b of the A tile starts 64 rows (BlockStep units) further.
-          TESSEL_UNROLL
-          for (int b = 0; b < BlocksM; ++b)
-            Mma::fma(desc_a + b * BlockStep + 2 * kk, desc_b + 2 * kk, acc[b], (kt > k.begin || kk > 0) ? 1 : 0);
+        for (int kk = 0; kk < size<2>(tCrA); ++kk) {
+          gemm(mma, tCrA(_, _, kk), tCrB(_, _, kk), tCrC);  // every block of A
+          mma.accumulate_ = GMMA::ScaleOut::One;
         }
         wgmma_commit_group();
         TESSEL_UNROLL

@@ -399,7 +399,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
             detail::sm90_load_c_box<TileN>(p, s.d[consumer], &s.c_full[consumer], w.m0 + 64 * consumer, w.n0, w.batch, box);
         }
       };
-      auto mainloop = [&](auto op, auto op_part) {
+      auto mainloop = [&](auto op, auto op_part) TESSEL_ALWAYS_INLINE {
         if constexpr (Config::Partials == 1) {
           Mainloop::template promoted_one_partial<decltype(op_part)>(p, s, st, w, k_begin, k_end, consumer, wg_thread, lane,
                                                                      acc, part0);
@@ -410,7 +410,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
         }
       };
       if constexpr (Config::Fp8Pairs) {
-        auto pair = [&](auto a, auto b) {
+        auto pair = [&](auto a, auto b) TESSEL_ALWAYS_INLINE {
           using A = decltype(a);
           using B = decltype(b);
           mainloop(typename Sm90Fp8WgmmaOf<A, B, TileN>::Op{},

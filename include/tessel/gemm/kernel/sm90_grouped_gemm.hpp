@@ -30,11 +30,13 @@
 // kernel does.
 #pragma once
 
+#include <tessel/algorithm/gemm.hpp>
 #include <tessel/arch/arch_config.hpp>
 #include <tessel/arch/sm90_cluster.hpp>
 #include <tessel/arch/sm90_copy_tma.hpp>
 #include <tessel/arch/sm90_mbarrier.hpp>
 #include <tessel/arch/sm90_mma_wgmma.hpp>
+#include <tessel/atom/mma_traits_sm90.hpp>
 #include <tessel/atom/sm90_wgmma_select.hpp>
 #include <tessel/config.hpp>
 #include <tessel/gemm/collective/sm90_operand_tile.hpp>
@@ -45,6 +47,8 @@
 #include <tessel/numeric/half.hpp>
 #include <tessel/pipeline/sm90_pipeline.hpp>
 #include <tessel/schedule/grouped.hpp>
+#include <tessel/tensor/tensor.hpp>
+#include <tessel/tiled/tiled_mma.hpp>
 
 #include <cstdint>
 #include <type_traits>
@@ -229,22 +233,23 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_grouped_gemm_kernel(_
       // Mainloop: one commit group per k-tile, the previous one retired before its stage is
       // freed; one copy of the loop per B major-ness (a uniform branch per tile), joined before
       // the last wait (a wait_group 0 closing each copy makes ptxas serialize the wgmmas, C7515).
-      auto const k_loop = [&](auto b_mn_major) {
+      auto const k_loop = [&](auto b_mn_major) TESSEL_ALWAYS_INLINE {
         constexpr int TransB = decltype(b_mn_major)::value;
-        using MmaAB = typename Sm90WgmmaOf<Element, TileN>::template Transposed<0, TransB>;
-        constexpr std::uint32_t StepA = OperandTile::template k_step<0, Mma::K>;
-        constexpr std::uint32_t StepB = OperandTile::template k_step<TransB, Mma::K>;
+        auto mma = make_tiled_mma(typename Sm90WgmmaOf<Element, TileN>::template Transposed<0, TransB>{});  // 64 x TileN x K
+        Tensor tCrC = make_tensor(&acc[0], Layout<Shape<Int<Config::Accumulators>, _1, _1>>{});          // (MMA,MMA_M,MMA_N)
         int previous = -1;
         for (int kt = 0; kt < p.k_tiles; ++kt) {
           s.pipeline.consumer_wait(st);
-          std::uint64_t const desc_a = OperandTile::template descriptor<0>(s.a[st.index] + consumer * 64 * TileK);
-          std::uint64_t const desc_b = OperandTile::template descriptor<TransB>(s.b[st.index]);
+          Tensor tCrA = OperandTile::template fragment_A<0, 64>(mma, s.a[st.index] + consumer * 64 * TileK);  // (_1,_1,MMA_K)
+          Tensor tCrB = OperandTile::template fragment_B<TransB, TileN>(mma, s.b[st.index]);                 // (_1,_1,MMA_K)
           wgmma_fence_operand(acc);
           wgmma_fence();
+          mma.accumulate_ = kt > 0 ? GMMA::ScaleOut::One : GMMA::ScaleOut::Zero;
           TESSEL_UNROLL
-          for (int kk = 0; kk < TileK / Mma::K; ++kk)
-            MmaAB::fma(wgmma_desc_advance(desc_a, StepA * kk), wgmma_desc_advance(desc_b, StepB * kk), acc,
-                       (kt > 0 || kk > 0) ? 1 : 0);
+          for (int kk = 0; kk < size<2>(tCrA); ++kk) {
+            gemm(mma, tCrA(_, _, kk), tCrB(_, _, kk), tCrC);
+            mma.accumulate_ = GMMA::ScaleOut::One;
+          }
           wgmma_commit_group();
           wgmma_fence_operand(acc);
           wgmma_wait_group<1>();
