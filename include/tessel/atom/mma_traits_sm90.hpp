@@ -151,12 +151,16 @@ using sm90_fp8_traits = sm90_ss_traits<Op, TA, TB, N, 32, GMMA::Major::K, GMMA::
 // clang-format off
 template <int TA, int TB> struct MMA_Traits<SM90_64x16x16_F32F16F16_SS<TA, TB>>    : detail::sm90_ss_traits<SM90_64x16x16_F32F16F16_SS<TA, TB>, half_t, half_t, 16, 16, detail::gmma_major<TA>, detail::gmma_major<TB>> {};
 template <int TA, int TB> struct MMA_Traits<SM90_64x64x16_F32F16F16_SS<TA, TB>>    : detail::sm90_ss_traits<SM90_64x64x16_F32F16F16_SS<TA, TB>, half_t, half_t, 64, 16, detail::gmma_major<TA>, detail::gmma_major<TB>> {};
+template <int TA, int TB> struct MMA_Traits<SM90_64x80x16_F32F16F16_SS<TA, TB>>    : detail::sm90_ss_traits<SM90_64x80x16_F32F16F16_SS<TA, TB>, half_t, half_t, 80, 16, detail::gmma_major<TA>, detail::gmma_major<TB>> {};
 template <int TA, int TB> struct MMA_Traits<SM90_64x128x16_F32F16F16_SS<TA, TB>>   : detail::sm90_ss_traits<SM90_64x128x16_F32F16F16_SS<TA, TB>, half_t, half_t, 128, 16, detail::gmma_major<TA>, detail::gmma_major<TB>> {};
+template <int TA, int TB> struct MMA_Traits<SM90_64x176x16_F32F16F16_SS<TA, TB>>   : detail::sm90_ss_traits<SM90_64x176x16_F32F16F16_SS<TA, TB>, half_t, half_t, 176, 16, detail::gmma_major<TA>, detail::gmma_major<TB>> {};
 template <int TA, int TB> struct MMA_Traits<SM90_64x192x16_F32F16F16_SS<TA, TB>>   : detail::sm90_ss_traits<SM90_64x192x16_F32F16F16_SS<TA, TB>, half_t, half_t, 192, 16, detail::gmma_major<TA>, detail::gmma_major<TB>> {};
 template <int TA, int TB> struct MMA_Traits<SM90_64x256x16_F32F16F16_SS<TA, TB>>   : detail::sm90_ss_traits<SM90_64x256x16_F32F16F16_SS<TA, TB>, half_t, half_t, 256, 16, detail::gmma_major<TA>, detail::gmma_major<TB>> {};
 template <int TA, int TB> struct MMA_Traits<SM90_64x16x16_F32BF16BF16_SS<TA, TB>>  : detail::sm90_ss_traits<SM90_64x16x16_F32BF16BF16_SS<TA, TB>, bfloat16_t, bfloat16_t, 16, 16, detail::gmma_major<TA>, detail::gmma_major<TB>> {};
 template <int TA, int TB> struct MMA_Traits<SM90_64x64x16_F32BF16BF16_SS<TA, TB>>  : detail::sm90_ss_traits<SM90_64x64x16_F32BF16BF16_SS<TA, TB>, bfloat16_t, bfloat16_t, 64, 16, detail::gmma_major<TA>, detail::gmma_major<TB>> {};
+template <int TA, int TB> struct MMA_Traits<SM90_64x80x16_F32BF16BF16_SS<TA, TB>>  : detail::sm90_ss_traits<SM90_64x80x16_F32BF16BF16_SS<TA, TB>, bfloat16_t, bfloat16_t, 80, 16, detail::gmma_major<TA>, detail::gmma_major<TB>> {};
 template <int TA, int TB> struct MMA_Traits<SM90_64x128x16_F32BF16BF16_SS<TA, TB>> : detail::sm90_ss_traits<SM90_64x128x16_F32BF16BF16_SS<TA, TB>, bfloat16_t, bfloat16_t, 128, 16, detail::gmma_major<TA>, detail::gmma_major<TB>> {};
+template <int TA, int TB> struct MMA_Traits<SM90_64x176x16_F32BF16BF16_SS<TA, TB>> : detail::sm90_ss_traits<SM90_64x176x16_F32BF16BF16_SS<TA, TB>, bfloat16_t, bfloat16_t, 176, 16, detail::gmma_major<TA>, detail::gmma_major<TB>> {};
 template <int TA, int TB> struct MMA_Traits<SM90_64x192x16_F32BF16BF16_SS<TA, TB>> : detail::sm90_ss_traits<SM90_64x192x16_F32BF16BF16_SS<TA, TB>, bfloat16_t, bfloat16_t, 192, 16, detail::gmma_major<TA>, detail::gmma_major<TB>> {};
 template <int TA, int TB> struct MMA_Traits<SM90_64x256x16_F32BF16BF16_SS<TA, TB>> : detail::sm90_ss_traits<SM90_64x256x16_F32BF16BF16_SS<TA, TB>, bfloat16_t, bfloat16_t, 256, 16, detail::gmma_major<TA>, detail::gmma_major<TB>> {};
 

@@ -55,13 +55,19 @@
 #include <tessel/arch/sm90_copy_tma.hpp>
 #include <tessel/arch/sm90_copy_tma_ops.hpp>
 #include <tessel/arch/sm90_mbarrier.hpp>
+#include <tessel/algorithm/gemm.hpp>
 #include <tessel/arch/sm90_mma_wgmma.hpp>
+#include <tessel/atom/gmma_smem_layout.hpp>
+#include <tessel/atom/mma_traits_sm90.hpp>
 #include <tessel/atom/sm90_wgmma_select.hpp>
 #include <tessel/attention/attention_mask.hpp>
 #include <tessel/attention/kernel/attention_math.hpp>
 #include <tessel/attention/kernel/attention_params.hpp>
 #include <tessel/config.hpp>
+#include <tessel/layout/tile_to_shape.hpp>
 #include <tessel/pipeline/sm90_pipeline.hpp>
+#include <tessel/tensor/tensor.hpp>
+#include <tessel/tiled/tiled_mma.hpp>
 
 #include <cstdint>
 
@@ -111,6 +117,16 @@ struct Sm90AttentionConfig {
   static constexpr std::uint32_t QBytes = std::uint32_t(BlkM * D * sizeof(Element));
   static constexpr std::uint32_t KBytes = std::uint32_t(BlkN * D * sizeof(Element));
   static constexpr std::uint32_t VBytes = std::uint32_t(BlkN * Dv * sizeof(Element));
+
+  // The tiles in the wgmma vocabulary (atom/gmma_smem_layout.hpp): Q (BLK_M,D) and K (BLK_N,D)
+  // K-major -- the SW128 atom tiled down the rows, then one 64-column chunk after another, as the
+  // TMA boxes fill them -- and V as O += P V's B operand, (D_v,BLK_N) MN-major: per 64 D_v-columns
+  // a chunk of BLK_N keys, key-row r at 128r bytes.
+  static constexpr auto q_layout() { return tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{}, Shape<Int<BlkM>, Int<D>>{}); }
+  static constexpr auto k_layout() { return tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{}, Shape<Int<BlkN>, Int<D>>{}); }
+  static constexpr auto v_layout() {
+    return tile_to_shape(GMMA::Layout_MN_SW128_Atom<Element>{}, Shape<Int<Dv>, Int<BlkN>>{}, Step<_2, _1>{});
+  }
 
   // Each tile: its 64-column chunks one after another, a chunk being rows x 128 bytes.
   struct SharedStorage {
@@ -255,30 +271,37 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_kernel(__gr
 
     if (blocks.end > blocks.begin) {
       bool const final_turns = Config::Persistent ? !warp_uniform(later_tile_has_keys()) : true;
-      using MmaS = typename Config::MmaS;
-      using MmaO = typename Config::MmaO;
-      // Descriptors of this warpgroup's Q rows and of the stage's K and V; a k-step moves 32 bytes
-      // along a 128-byte row (2 descriptor units) and a chunk is rows x 128 bytes (rows x 8 units).
-      std::uint64_t const q_desc =
-          wgmma_desc_k_major_sw128(smem.q + (Config::Persistent ? qst.index : 0) * BlkM * D + 64 * wg * Cols);
-      auto const qk = [&](float (&s)[BlkN / 2], int stage) {
-        std::uint64_t const k_desc = wgmma_desc_k_major_sw128(smem.k[stage]);
+      // The GEMMs as one-warpgroup TiledMMAs on descriptor fragments (atom/gmma_desc_fragment.hpp):
+      // this warpgroup's 64 rows of the Q tile, the stage's K and V. A k-step of S moves 32 bytes
+      // along a 128-byte row and a chunk is rows x 128 bytes further; a k-step of O (16 keys) is
+      // 16 rows x 128 bytes of every V chunk further.
+      auto mma_s = make_tiled_mma(typename Config::MmaS{});  // S = Q K^T: 64 x BLK_N x 16
+      auto const mma_o = make_tiled_mma(typename Config::MmaO{});  // O += P V: 64 x D_v x 16, P from registers
+      Tensor sQ = make_tensor(make_smem_ptr(smem.q + (Config::Persistent ? qst.index : 0) * BlkM * D + 64 * wg * Cols),
+                              composition(Config::q_layout(), make_tile(Layout<_64>{}, Layout<Int<D>>{})));  // (64,D)
+      Tensor tSrQ = mma_s.get_slice(0).partition_fragment_A(sQ);  // (_1,_1,D/16) descriptors
+      Tensor tOrO = make_tensor(&o[0], Layout<Int<Dv / 2>>{});    // (MMA)
+      auto const qk = [&](float (&s)[BlkN / 2], int stage) TESSEL_ALWAYS_INLINE {
+        Tensor tSrK = mma_s.get_slice(0).partition_fragment_B(make_tensor(make_smem_ptr(smem.k[stage]), Config::k_layout()));  // (_1,_1,D/16)
+        Tensor tSrS = make_tensor(&s[0], Layout<Int<BlkN / 2>>{});  // (MMA)
+        mma_s.accumulate_ = GMMA::ScaleOut::Zero;
         TESSEL_UNROLL
         for (int kk = 0; kk < D / 16; ++kk) {
-          std::uint32_t const along = std::uint32_t((kk % 4) * 2), chunk = std::uint32_t(kk / 4);
-          MmaS::fma(wgmma_desc_advance(q_desc, chunk * BlkM * 8 + along),
-                    wgmma_desc_advance(k_desc, chunk * BlkN * 8 + along), s, kk > 0 ? 1 : 0);
+          gemm(mma_s, tSrQ(_, 0, kk), tSrK(_, 0, kk), tSrS);
+          mma_s.accumulate_ = GMMA::ScaleOut::One;
         }
       };
-      auto const pv = [&](std::uint32_t (&pa)[BlkN / 16][4], int stage) {
+      auto const pv = [&](std::uint32_t (&pa)[BlkN / 16][4], int stage) TESSEL_ALWAYS_INLINE {
         // P's registers are written before the fence: a conversion the compiler sank between the
         // fence and the wgmma that reads it would serialise the wgmmas.
         detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkN / 4]>(pa));
         wgmma_fence();
-        // k-step j: keys [16j, 16j + 16), 16 rows x 128 bytes = 2048 bytes (128 units) further.
-        std::uint64_t const v_desc = wgmma_desc_mn_major_sw128(smem.v[stage], std::uint32_t(BlkN * 128));
+        Tensor tOrV = mma_o.get_slice(0).partition_fragment_B(make_tensor(make_smem_ptr(smem.v[stage]), Config::v_layout()));  // (_1,_1,BLK_N/16)
         TESSEL_UNROLL
-        for (int j = 0; j < BlkN / 16; ++j) MmaO::fma(pa[j], wgmma_desc_advance(v_desc, std::uint32_t(j * 128)), o, 1);
+        for (int j = 0; j < BlkN / 16; ++j) {
+          Tensor tOrP = make_tensor(reinterpret_cast<Element*>(&pa[j][0]), Layout<_8>{});  // (MMA) keys [16j, 16j + 16) of P
+          gemm(mma_o, tOrP, tOrV(_, 0, j), tOrO);
+        }
       };
       // S -> P for key block n: softcap or sign, mask, online softmax; corr: what O must be
       // multiplied by once the previous block's P V has retired.
