@@ -38,17 +38,22 @@
 // 16-byte aligned, input heights and widths (and pads) below 2^15 (a row's h and w share a register).
 #pragma once
 
+#include <tessel/algorithm/gemm.hpp>
 #include <tessel/arch/sm80_copy_cp_async.hpp>
 #include <tessel/arch/sm90_cluster.hpp>
 #include <tessel/arch/sm90_copy_tma.hpp>
 #include <tessel/arch/sm90_copy_tma_ops.hpp>
 #include <tessel/arch/sm90_mbarrier.hpp>
 #include <tessel/arch/sm90_mma_wgmma.hpp>
+#include <tessel/atom/mma_traits_sm90.hpp>
 #include <tessel/atom/sm90_wgmma_select.hpp>
 #include <tessel/config.hpp>
 #include <tessel/conv/kernel/sm80_conv_epilogue.hpp>
 #include <tessel/conv/kernel/sm80_conv_params.hpp>
+#include <tessel/gemm/collective/sm90_operand_tile.hpp>
 #include <tessel/pipeline/sm90_pipeline.hpp>
+#include <tessel/tensor/tensor.hpp>
+#include <tessel/tiled/tiled_mma.hpp>
 
 #include <cstdint>
 
@@ -112,8 +117,9 @@ template <class Config>
 __global__ void __launch_bounds__(Config::Threads, 1) sm90_conv_fprop_kernel(__grid_constant__ Sm90ConvParams const p) {
 #if defined(TESSEL_ARCH_SM90A)
   using Element = typename Config::Element;
-  using Mma = typename Config::Mma;
   constexpr int BlkM = Config::BlkM, BlkN = Config::BlkN, BlkK = Config::BlkK, Stages = Config::Stages;
+  using OperandTile = collective::Sm90OperandTile<typename Config::Element, BlkK>;
+  auto const mma = make_tiled_mma(typename Config::Mma{});  // one warpgroup: 64 x BLK_N x 16
   constexpr int ConsumerWarps = 8;
   extern __shared__ char smem_raw[];
   auto& smem = *reinterpret_cast<typename Config::SharedStorage*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
@@ -245,20 +251,20 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_conv_fprop_kernel(__g
     float acc[BlkN / 2];
     TESSEL_UNROLL
     for (int i = 0; i < BlkN / 2; ++i) acc[i] = 0.0f;
+    Tensor tCrC = make_tensor(&acc[0], Layout<Shape<Int<BlkN / 2>, _1, _1>>{});  // (MMA,MMA_M,MMA_N)
     int held = -1;  // the stage whose wgmmas may still run
     for (int kt = 0; kt < p.k_tiles; ++kt) {
       smem.pipe.consumer_wait(st);
       if (p.im2col_rank == 0) fence_proxy_async_shared();  // the gather's writes are generic-proxy writes
       wgmma_fence();
-      std::uint64_t const a_desc = wgmma_desc_k_major_sw128(smem.a[st.index] + 64 * wg * BlkK);
-      // k16 step kk: 32 bytes along a K-major row (2 units); 16 rows of 128 bytes (128 units) down
-      // an MN-major tile.
-      std::uint64_t const b_desc = Config::Dgrad ? wgmma_desc_mn_major_sw128(smem.b[st.index], 64 * 128)
-                                                 : wgmma_desc_k_major_sw128(smem.b[st.index]);
-      constexpr std::uint32_t BStep = Config::Dgrad ? 128 : 2;
+      // The GEMM's stage tiles and wgmma issue (collective/sm90_operand_tile.hpp): this warpgroup's
+      // 64 rows of A, K-major; B K-major, or MN-major for the data gradient (a k16 step is 32 bytes
+      // along a K-major row, 16 rows of 128 bytes down an MN-major tile). acc starts at zero, so
+      // every wgmma adds (accumulate_ One).
+      Tensor tCrA = OperandTile::template fragment_A<0, 64>(mma, smem.a[st.index] + 64 * wg * BlkK);  // (_1,_1,BLK_K/16)
+      Tensor tCrB = OperandTile::template fragment_B<Config::Dgrad ? 1 : 0, BlkN>(mma, smem.b[st.index]);  // (_1,_1,BLK_K/16)
       TESSEL_UNROLL
-      for (int kk = 0; kk < BlkK / 16; ++kk)
-        Mma::fma(wgmma_desc_advance(a_desc, std::uint32_t(2 * kk)), wgmma_desc_advance(b_desc, BStep * std::uint32_t(kk)), acc, 1);
+      for (int kk = 0; kk < BlkK / 16; ++kk) gemm(mma, tCrA(_, _, kk), tCrB(_, _, kk), tCrC);
       wgmma_commit_group();
       wgmma_wait_group<1>();
       if (held >= 0 && lane == 0) mbarrier_arrive(&smem.pipe.empty[held]);
