@@ -2,8 +2,9 @@
 // A from registers: "RS", below) as (thread, value) layouts, for MMA_Atom and make_tiled_mma.
 //
 // A wgmma is executed by a warpgroup: ThrID = _128:_1. Shape_MNK is (_64, N, K) with K = 16 for
-// 16-bit inputs, 32 for fp8 and 8 for tf32 (32-byte k-slices). A and B stay in shared memory, read through descriptors
-// (atom/gmma_descriptor.hpp); as in CuTe every thread "sees" the whole operand tile, so
+// 16-bit inputs, 32 for fp8 and 8 for tf32 (a 32-byte k-slice each). A and B stay in shared
+// memory, read through descriptors (atom/gmma_descriptor.hpp); as in CuTe every thread "sees" the
+// whole operand tile, so
 //   ALayout = (_128,(_64,K)):(_0,(_1,_64))    (thread, value v) -> v = m + 64*k
 //   BLayout = (_128,(N,K)):(_0,(_1,N))        (thread, value v) -> v = n + N*k
 // and a TiledMMA's partition_A/B of a shared-memory tile gives each thread the whole (MN,K) slice
