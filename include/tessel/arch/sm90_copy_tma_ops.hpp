@@ -6,7 +6,9 @@
 // the load completes on (complete_tx: its bytes count down the barrier's expected transactions).
 //   SM90_TMA_LOAD::copy<R>(desc, bar, smem, c)              cp.async.bulk.tensor.Rd.shared::cluster.global.tile
 //                                                            .mbarrier::complete_tx::bytes
-//   SM90_TMA_LOAD_MULTICAST::copy<R>(desc, bar, mask, smem, c)   ... .multicast::cluster: the box lands at
+//   SM90_TMA_LOAD::copy<R>(desc, bar, smem, c, policy)      ... .L2::cache_hint: the lines read carry an L2
+//                                                            eviction priority (policy: l2_cache_policy)
+//   SM90_TMA_LOAD_MULTICAST::copy<R>(desc, bar, mask, smem, c[, policy])   ... .multicast::cluster: the box lands at
 //                                                            the same offset in every CTA of `mask`, each on
 //                                                            its own barrier at the same offset
 //   SM90_TMA_LOAD_IM2COL::copy<R>(desc, bar, smem, c, off)  ... .global.im2col...: a column of pixels of an
@@ -22,7 +24,7 @@
 //   SM90_BULK_COPY_G2S::copy(bar, smem, gmem, bytes)        cp.async.bulk.shared::cluster.global.mbarrier
 //                                                            ::complete_tx::bytes: contiguous bytes, no tensor
 //                                                            map (addresses 16-byte aligned, bytes a multiple of 16)
-// (arch/sm90_copy_tma.hpp has the descriptor type, the 3-D forms the GEMM kernel uses, and the
+// (arch/sm90_copy_tma.hpp has the descriptor type, the L2 cache policy a hinted load carries, and the
 // bulk-group commit/wait and proxy fence a store needs.)
 #pragma once
 
@@ -61,6 +63,34 @@ struct SM90_TMA_LOAD {
     detail::arch_unavailable("cp.async.bulk.tensor (SM90_TMA_LOAD, needs sm_90)");
 #endif
   }
+  // The same with .L2::cache_hint: the lines read carry `policy` (l2_cache_policy, sm90_copy_tma.hpp).
+  template <int R>
+  TESSEL_DEVICE static void copy(TmaDescriptor const* desc, std::uint64_t* bar, void* smem, int const (&c)[R],
+                                 std::uint64_t policy) {
+    static_assert(1 <= R && R <= 5, "SM90_TMA_LOAD: a tensor map has 1 to 5 dimensions");
+#if defined(TESSEL_ARCH_SM90)
+    std::uint32_t const dst = detail::smem_address(smem), mbar = detail::smem_address(bar);
+    if constexpr (R == 1) {
+      asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%4}], [%2], %3;"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "l"(policy), "r"(c[0]) : "memory");
+    } else if constexpr (R == 2) {
+      asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%4, %5}], [%2], %3;"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "l"(policy), "r"(c[0]), "r"(c[1]) : "memory");
+    } else if constexpr (R == 3) {
+      asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%4, %5, %6}], [%2], %3;"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "l"(policy), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+    } else if constexpr (R == 4) {
+      asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%4, %5, %6, %7}], [%2], %3;"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "l"(policy), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+    } else {
+      asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%4, %5, %6, %7, %8}], [%2], %3;"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "l"(policy), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]) : "memory");
+    }
+#else
+    (void)desc, (void)bar, (void)smem, (void)c, (void)policy;
+    detail::arch_unavailable("cp.async.bulk.tensor (SM90_TMA_LOAD, needs sm_90)");
+#endif
+  }
 };
 
 struct SM90_TMA_LOAD_MULTICAST {
@@ -88,6 +118,34 @@ struct SM90_TMA_LOAD_MULTICAST {
     }
 #else
     (void)desc, (void)bar, (void)mask, (void)smem, (void)c;
+    detail::arch_unavailable("cp.async.bulk.tensor multicast (SM90_TMA_LOAD_MULTICAST, needs sm_90)");
+#endif
+  }
+  // The same with .L2::cache_hint (`policy`: l2_cache_policy).
+  template <int R>
+  TESSEL_DEVICE static void copy(TmaDescriptor const* desc, std::uint64_t* bar, std::uint16_t mask, void* smem,
+                                 int const (&c)[R], std::uint64_t policy) {
+    static_assert(1 <= R && R <= 5, "SM90_TMA_LOAD_MULTICAST: a tensor map has 1 to 5 dimensions");
+#if defined(TESSEL_ARCH_SM90)
+    std::uint32_t const dst = detail::smem_address(smem), mbar = detail::smem_address(bar);
+    if constexpr (R == 1) {
+      asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint [%0], [%1, {%5}], [%2], %3, %4;"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "h"(mask), "l"(policy), "r"(c[0]) : "memory");
+    } else if constexpr (R == 2) {
+      asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint [%0], [%1, {%5, %6}], [%2], %3, %4;"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "h"(mask), "l"(policy), "r"(c[0]), "r"(c[1]) : "memory");
+    } else if constexpr (R == 3) {
+      asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint [%0], [%1, {%5, %6, %7}], [%2], %3, %4;"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "h"(mask), "l"(policy), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+    } else if constexpr (R == 4) {
+      asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint [%0], [%1, {%5, %6, %7, %8}], [%2], %3, %4;"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "h"(mask), "l"(policy), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+    } else {
+      asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint [%0], [%1, {%5, %6, %7, %8, %9}], [%2], %3, %4;"
+                   ::"r"(dst), "l"(desc), "r"(mbar), "h"(mask), "l"(policy), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]) : "memory");
+    }
+#else
+    (void)desc, (void)bar, (void)mask, (void)smem, (void)c, (void)policy;
     detail::arch_unavailable("cp.async.bulk.tensor multicast (SM90_TMA_LOAD_MULTICAST, needs sm_90)");
 #endif
   }

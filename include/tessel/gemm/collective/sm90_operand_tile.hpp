@@ -23,6 +23,7 @@
 #pragma once
 
 #include <tessel/arch/sm90_copy_tma.hpp>
+#include <tessel/arch/sm90_copy_tma_ops.hpp>
 #include <tessel/arch/sm90_mma_wgmma.hpp>
 #include <tessel/atom/gmma_descriptor.hpp>
 #include <tessel/atom/gmma_smem_layout.hpp>
@@ -52,15 +53,15 @@ struct Sm90OperandTile {
     auto const copy = [&](Element* dst, int c0, int c1) {
       if constexpr (Multicast) {
         if (policy != 0) {
-          tma_load_3d_multicast_hint(desc, full, dst, ctas, c0, c1, batch, policy);
+          SM90_TMA_LOAD_MULTICAST::copy(desc, full, ctas, dst, {c0, c1, batch}, policy);
         } else {
-          tma_load_3d_multicast(desc, full, dst, ctas, c0, c1, batch);
+          SM90_TMA_LOAD_MULTICAST::copy(desc, full, ctas, dst, {c0, c1, batch});
         }
       } else {
         if (policy != 0) {
-          tma_load_3d_hint(desc, full, dst, c0, c1, batch, policy);
+          SM90_TMA_LOAD::copy(desc, full, dst, {c0, c1, batch}, policy);
         } else {
-          tma_load_3d(desc, full, dst, c0, c1, batch);
+          SM90_TMA_LOAD::copy(desc, full, dst, {c0, c1, batch});
         }
       }
     };
@@ -82,9 +83,9 @@ struct Sm90OperandTile {
                                           int boxes, int k0, int row0, int batch) {
     for (int c = 0; c < boxes; ++c) {
       if constexpr (Multicast) {
-        tma_load_3d_multicast(desc, full, smem + c * ChunkRows * TileK, ctas, row0 + c * ChunkRows, k0, batch);
+        SM90_TMA_LOAD_MULTICAST::copy(desc, full, ctas, smem + c * ChunkRows * TileK, {row0 + c * ChunkRows, k0, batch});
       } else {
-        tma_load_3d(desc, full, smem + c * ChunkRows * TileK, row0 + c * ChunkRows, k0, batch);
+        SM90_TMA_LOAD::copy(desc, full, smem + c * ChunkRows * TileK, {row0 + c * ChunkRows, k0, batch});
       }
     }
   }
@@ -97,9 +98,9 @@ struct Sm90OperandTile {
   TESSEL_DEVICE static void load_edge(TmaDescriptor const* desc, std::uint64_t* full, Element* smem, std::uint16_t ctas,
                                       int k0, int row0, int batch) {
     if constexpr (Multicast) {
-      tma_load_3d_multicast(desc, full, smem, ctas, k0, row0, batch);
+      SM90_TMA_LOAD_MULTICAST::copy(desc, full, ctas, smem, {k0, row0, batch});
     } else {
-      tma_load_3d(desc, full, smem, k0, row0, batch);
+      SM90_TMA_LOAD::copy(desc, full, smem, {k0, row0, batch});
     }
   }
 

@@ -8,6 +8,7 @@
 
 #include <tessel/arch/sm90_cluster.hpp>
 #include <tessel/arch/sm90_copy_tma.hpp>
+#include <tessel/arch/sm90_copy_tma_ops.hpp>
 #include <tessel/arch/sm90_mbarrier.hpp>
 #include <tessel/arch/unaligned_bytes.hpp>
 #include <tessel/config.hpp>
@@ -56,7 +57,7 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
     named_barrier_sync(sm90_consumer_barrier(consumer), 128);
     if (wg_thread == 0) {
       TESSEL_UNROLL
-      for (int k = 0; k < Boxes; ++k) tma_store_3d(&p.tma_d, base + k * 8192, n0 + 64 * k, m0, batch);
+      for (int k = 0; k < Boxes; ++k) SM90_TMA_STORE::copy(&p.tma_d, base + k * 8192, {n0 + 64 * k, m0, batch});
       tma_store_commit();
     }
     constexpr int First = Boxes * epilogue::sm90_staged_stores(64);  // the first held block's first store
@@ -83,9 +84,9 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
       named_barrier_sync(sm90_consumer_barrier(consumer), 128);
       if (wg_thread == 0) {
         if (transposed)
-          tma_store_3d(&p.tma_d, box, m0, n0 + 64 * K, batch);  // the caller's D: column m0, row n0 + 64 K
+          SM90_TMA_STORE::copy(&p.tma_d, box, {m0, n0 + 64 * K, batch});  // the caller's D: column m0, row n0 + 64 K
         else
-          tma_store_3d(&p.tma_d, box, n0 + 64 * K, m0, batch);
+          SM90_TMA_STORE::copy(&p.tma_d, box, {n0 + 64 * K, m0, batch});
         tma_store_commit();
       }
     };
@@ -131,10 +132,10 @@ TESSEL_DEVICE void sm90_epilogue_staged(Sm90GemmParams const& p, float const (&a
   if (wg_thread == 0) {
     if (Transposable && p.d_transposed) {  // the caller's D: column m0, rows n0 + 64 box
       TESSEL_UNROLL
-      for (int box = 0; box < TileN / 64; ++box) tma_store_3d(&p.tma_d, base + box * 8192, m0, n0 + 64 * box, batch);
+      for (int box = 0; box < TileN / 64; ++box) SM90_TMA_STORE::copy(&p.tma_d, base + box * 8192, {m0, n0 + 64 * box, batch});
     } else {
       TESSEL_UNROLL
-      for (int box = 0; box < TileN / 64; ++box) tma_store_3d(&p.tma_d, base + box * 8192, n0 + 64 * box, m0, batch);
+      for (int box = 0; box < TileN / 64; ++box) SM90_TMA_STORE::copy(&p.tma_d, base + box * 8192, {n0 + 64 * box, m0, batch});
     }
     tma_store_commit();
   }
@@ -165,7 +166,7 @@ TESSEL_DEVICE void sm90_epilogue_held(Sm90GemmParams const& p, std::uint32_t con
   named_barrier_sync(sm90_consumer_barrier(consumer), 128);
   if (wg_thread == 0) {
     TESSEL_UNROLL
-    for (int h = 0; h < Held; ++h) tma_store_3d(&p.tma_d, base + h * 8192, n0 + 64 * (Blocks - Held + h), m0, batch);
+    for (int h = 0; h < Held; ++h) SM90_TMA_STORE::copy(&p.tma_d, base + h * 8192, {n0 + 64 * (Blocks - Held + h), m0, batch});
     tma_store_commit();
   }
 }
@@ -190,7 +191,7 @@ TESSEL_DEVICE void sm90_load_c_box(Sm90GemmParams const& p, std::uint16_t* stagi
     tma_store_wait_read<0>();
     mbarrier_arrive_expect_tx(c_full, std::uint32_t(64 * TileN * 2));
   }
-  tma_load_3d(&p.tma_c, c_full, reinterpret_cast<char*>(staging) + box * 8192, n0 + 64 * box, m0, batch);
+  SM90_TMA_LOAD::copy(&p.tma_c, c_full, reinterpret_cast<char*>(staging) + box * 8192, {n0 + 64 * box, m0, batch});
 }
 
 // Rows of one staged tile of a D that TMA cannot store (p.staged_rows), from consumer c's

@@ -29,6 +29,7 @@
 #include <tessel/algorithm/gemm.hpp>
 #include <tessel/arch/sm90_cluster.hpp>
 #include <tessel/arch/sm90_copy_tma.hpp>
+#include <tessel/arch/sm90_copy_tma_ops.hpp>
 #include <tessel/arch/sm90_mma_wgmma.hpp>
 #include <tessel/atom/mma_traits_sm90.hpp>
 #include <tessel/config.hpp>
@@ -133,7 +134,7 @@ TESSEL_DEVICE void sm90_pingpong_store_tile(Sm90GemmParams const& p, float const
     for (int b = 0; b < Config::BlocksM; ++b) {
       TESSEL_UNROLL
       for (int box = 0; box < TileN / 64; ++box)
-        tma_store_3d(&p.tma_d, base + b * BlockBytes + box * 8192, n0 + 64 * box, m0 + 64 * b, batch);
+        SM90_TMA_STORE::copy(&p.tma_d, base + b * BlockBytes + box * 8192, {n0 + 64 * box, m0 + 64 * b, batch});
     }
     tma_store_commit();
   }

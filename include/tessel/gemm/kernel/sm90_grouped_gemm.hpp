@@ -34,6 +34,7 @@
 #include <tessel/arch/arch_config.hpp>
 #include <tessel/arch/sm90_cluster.hpp>
 #include <tessel/arch/sm90_copy_tma.hpp>
+#include <tessel/arch/sm90_copy_tma_ops.hpp>
 #include <tessel/arch/sm90_mbarrier.hpp>
 #include <tessel/arch/sm90_mma_wgmma.hpp>
 #include <tessel/atom/mma_traits_sm90.hpp>
@@ -153,7 +154,7 @@ TESSEL_DEVICE void sm90_grouped_store_staged(Sm90GroupedGemmParams const& p, flo
   named_barrier_sync(sm90_consumer_barrier(consumer), 128);
   if (wg_thread == 0) {
     TESSEL_UNROLL
-    for (int box = 0; box < TileN / 64; ++box) tma_store_3d(&p.tma_d, base + box * 8192, n0 + 64 * box, m0, 0);
+    for (int box = 0; box < TileN / 64; ++box) SM90_TMA_STORE::copy(&p.tma_d, base + box * 8192, {n0 + 64 * box, m0, 0});
     tma_store_commit();
   }
 }
