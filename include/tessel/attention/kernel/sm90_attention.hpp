@@ -122,9 +122,13 @@ struct Sm90AttentionConfig {
   // K-major -- the SW128 atom tiled down the rows, then one 64-column chunk after another, as the
   // TMA boxes fill them -- and V as O += P V's B operand, (D_v,BLK_N) MN-major: per 64 D_v-columns
   // a chunk of BLK_N keys, key-row r at 128r bytes.
-  static constexpr auto q_layout() { return tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{}, Shape<Int<BlkM>, Int<D>>{}); }
-  static constexpr auto k_layout() { return tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{}, Shape<Int<BlkN>, Int<D>>{}); }
-  static constexpr auto v_layout() {
+  static constexpr auto q_layout() {  // (BLK_M,D)
+    return tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{}, Shape<Int<BlkM>, Int<D>>{});
+  }
+  static constexpr auto k_layout() {  // (BLK_N,D)
+    return tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{}, Shape<Int<BlkN>, Int<D>>{});
+  }
+  static constexpr auto v_layout() {  // (D_v,BLK_N)
     return tile_to_shape(GMMA::Layout_MN_SW128_Atom<Element>{}, Shape<Int<Dv>, Int<BlkN>>{}, Step<_2, _1>{});
   }
 
@@ -282,7 +286,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_kernel(__gr
       Tensor tSrQ = mma_s.get_slice(0).partition_fragment_A(sQ);  // (_1,_1,D/16) descriptors
       Tensor tOrO = make_tensor(&o[0], Layout<Int<Dv / 2>>{});    // (MMA)
       auto const qk = [&](float (&s)[BlkN / 2], int stage) TESSEL_ALWAYS_INLINE {
-        Tensor tSrK = mma_s.get_slice(0).partition_fragment_B(make_tensor(make_smem_ptr(smem.k[stage]), Config::k_layout()));  // (_1,_1,D/16)
+        Tensor sK = make_tensor(make_smem_ptr(smem.k[stage]), Config::k_layout());  // (BLK_N,D)
+        Tensor tSrK = mma_s.get_slice(0).partition_fragment_B(sK);                  // (_1,_1,D/16)
         Tensor tSrS = make_tensor(&s[0], Layout<Int<BlkN / 2>>{});  // (MMA)
         mma_s.accumulate_ = GMMA::ScaleOut::Zero;
         TESSEL_UNROLL
@@ -296,7 +301,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_kernel(__gr
         // fence and the wgmma that reads it would serialise the wgmmas.
         detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkN / 4]>(pa));
         wgmma_fence();
-        Tensor tOrV = mma_o.get_slice(0).partition_fragment_B(make_tensor(make_smem_ptr(smem.v[stage]), Config::v_layout()));  // (_1,_1,BLK_N/16)
+        Tensor sV = make_tensor(make_smem_ptr(smem.v[stage]), Config::v_layout());  // (D_v,BLK_N)
+        Tensor tOrV = mma_o.get_slice(0).partition_fragment_B(sV);                  // (_1,_1,BLK_N/16)
         TESSEL_UNROLL
         for (int j = 0; j < BlkN / 16; ++j) {
           Tensor tOrP = make_tensor(reinterpret_cast<Element*>(&pa[j][0]), Layout<_8>{});  // (MMA) keys [16j, 16j + 16) of P
