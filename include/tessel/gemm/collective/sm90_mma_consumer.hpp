@@ -65,7 +65,6 @@ struct Sm90MmaFor<Config, 0, 0> {
 template <class Config, bool MnMajorOperands>
 struct Sm90MmaConsumer {
   using Element = typename Config::Element;
-  using Mma = typename Config::Mma;
   using OperandTile = Sm90OperandTile<Element, Config::TileK>;  // K-major or MN-major stage tiles
   using SharedStorage = typename Config::SharedStorage;
   using UnitNote = kernel::detail::Sm90UnitNote;
@@ -312,7 +311,7 @@ struct Sm90MmaConsumer {
                                                       DrainStaging const& drain_staging) {
     auto fast_loop = [&](auto a_mn_major, auto b_mn_major) TESSEL_ALWAYS_INLINE {
       constexpr int TransA = decltype(a_mn_major)::value, TransB = decltype(b_mn_major)::value;
-      auto mma = make_tiled_mma(typename Sm90MmaFor<Config, TransA, TransB>::Op{});  // one warpgroup: 64 x TileN x Mma::K
+      auto mma = make_tiled_mma(typename Sm90MmaFor<Config, TransA, TransB>::Op{});  // one warpgroup: 64 x TileN x K
       Tensor tCrC = accumulators(acc);                                                // (MMA,MMA_M,MMA_N)
       int previous = -1;
       int kt = k_begin;

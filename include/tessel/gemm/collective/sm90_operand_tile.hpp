@@ -24,8 +24,6 @@
 
 #include <tessel/arch/sm90_copy_tma.hpp>
 #include <tessel/arch/sm90_copy_tma_ops.hpp>
-#include <tessel/arch/sm90_mma_wgmma.hpp>
-#include <tessel/atom/gmma_descriptor.hpp>
 #include <tessel/atom/gmma_smem_layout.hpp>
 #include <tessel/config.hpp>
 #include <tessel/layout/tile_to_shape.hpp>

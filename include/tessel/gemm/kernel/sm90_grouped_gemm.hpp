@@ -165,7 +165,6 @@ template <class Config>
 __global__ void __launch_bounds__(Config::Threads, 1) sm90_grouped_gemm_kernel(__grid_constant__ Sm90GroupedGemmParams const p) {
 #if defined(TESSEL_ARCH_SM90A)
   using Element = typename Config::Element;
-  using Mma = typename Config::Mma;
   using SharedStorage = typename Config::SharedStorage;
   constexpr int TileM = Config::TileM, TileN = Config::TileN, TileK = Config::TileK, Stages = Config::Stages;
   using OperandTile = collective::Sm90OperandTile<Element, TileK>;
