@@ -9,7 +9,7 @@ namespace tessel::kernel::detail {
 
 Sm90Instance sm90_instance_e4m3_128x256x128_c2_blockscaled() {
   return make_sm90_instance<
-      Sm90GemmConfig<float_e4m3_t, 256, 4, 2, 1, Sm90Accumulation::Promoted, 2, 1, false, 2, false, true>>();
+      Sm90GemmConfig<float_e4m3_t, 256, 4, 2, 1, Sm90Accumulation::Promoted, 2, 1, false, 2, Sm90Build::general, true>>();
 }
 
 }  // namespace tessel::kernel::detail

@@ -67,7 +67,9 @@ cudaError_t sm90_max_active_clusters(int* clusters) {
   return cudaOccupancyMaxActiveClusters(clusters, sm90_kernel_of<Config>(), &cfg);
 }
 
-template <class Config>
+// An entry's instance; with LeanFused, its configuration's lean build with the fused epilogue too
+// (the entries the heuristic picks for large problems: a fused call on them keeps the lean build).
+template <class Config, bool LeanFused = false>
 Sm90Instance make_sm90_instance() {
   Sm90Instance t;
   t.tile_m = Config::TileM, t.tile_n = Config::TileN, t.tile_k = Config::TileK;
@@ -85,6 +87,8 @@ Sm90Instance make_sm90_instance() {
     t.block_scaled = Config::BlockScaled;
     t.writes_transposed = Config::WritesTransposed;
     if constexpr (Config::HasLeanTwin) t.launch_lean = sm90_launch<typename Config::LeanTwin>;
+    static_assert(!LeanFused || Config::HasLeanTwin, "make_sm90_instance: a lean fused build needs a configuration with lean twins");
+    if constexpr (LeanFused) t.launch_lean_fused = sm90_launch<typename Config::LeanFusedTwin>;
   }
   t.element_bytes = int(sizeof(typename Config::Element));
   t.launch = sm90_launch<Config>, t.attributes = sm90_attributes<Config>;

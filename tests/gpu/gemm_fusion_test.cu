@@ -229,17 +229,25 @@ TEST(GemmFusion, StreamKAndSplitTailFinishersApplyIt) {
 
 // C by TMA (the _tmac entries, beta != 0): the fused epilogue takes C from the staging buffer;
 // and the entries of the 4096^3-class picks on a problem of many tiles per CTA (held blocks, the
-// persistent walk; a fused call runs an entry's general build, its lean twin having no fusion).
+// persistent walk), each on its general build and on its lean one: a fused call with C unread
+// runs the lean fused build where the entry has one (the bf16 _c2_s4 and fp16 _c2 entries), the
+// general build otherwise.
 TEST(GemmFusion, CByTmaAndManyTilesPerCta) {
   TESSEL_REQUIRE_SM90();
   GemmArguments g = problem(1000, 1536, 256, "tn", MatrixOrder::row_major, DType::bf16, DType::bf16);
   few("sm90_bf16_128x256x64_c2_tmac", g, "tn", 21);
   few("sm90_fp16_128x256x64_c2_tmac", problem(1000, 1536, 256, "tn", MatrixOrder::row_major, DType::f16, DType::f16),
       "tn", 22);
-  GemmArguments big = problem(2048, 3072, 512, "tn", MatrixOrder::row_major, DType::bf16, DType::bf16);
-  for (char const* name : {"sm90_bf16_128x256x64_c2_s4", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x192x64_c2",
-                           "sm90_bf16_128x128x64_pingpong_c2"})
-    few(name, big, "tn", 23);
+  for (bool lean : {true, false}) {
+    GemmArguments big = problem(2048, 3072, 512, "tn", MatrixOrder::row_major, DType::bf16, DType::bf16);
+    big.options.lean_builds = lean;
+    for (char const* name : {"sm90_bf16_128x256x64_c2_s4", "sm90_bf16_128x256x64_c2", "sm90_bf16_128x192x64_c2",
+                             "sm90_bf16_128x128x64_pingpong_c2"})
+      few(name, big, "tn", 23);
+    GemmArguments big16 = problem(2048, 3072, 512, "tn", MatrixOrder::row_major, DType::f16, DType::f16);
+    big16.options.lean_builds = lean;
+    few("sm90_fp16_128x256x64_c2", big16, "tn", 24);
+  }
 }
 
 // K = 0 and alpha = 0: D = act(beta * C + bias), A and B unread.

@@ -90,6 +90,16 @@ inline constexpr bool kSm90MnMajorOperands =
 // the tensor core busy meanwhile.
 enum class Sm90Accumulation { Fast, Promoted };
 
+// Which calls a build of a configuration compiles code for. general: every call the configuration
+// can run. lean: the common case only -- K-major operands read in place, the compact unit path,
+// no Stream-K or split-K, a D of the element's own type leaving by TMA stores, C unread. The host
+// launches a lean build only for such calls (src/gemm/sm90_gemm.cpp); its code is a tenth of the
+// general kernel's (_c2_s4: 29 KB of SASS against 368 KB), so less of it is fetched on a CTA's way
+// to its first loads and from one tile to the next (docs/sm90_gemm.md, "Lean twins"). lean_fused:
+// the lean case with the fused epilogue's bias and activation (C still unread), for the entries
+// that carry it (make_sm90_instance).
+enum class Sm90Build { general, lean, lean_fused };
+
 // One configuration: input type, tile width, pipeline depth, cluster shape (ClusterM tile rows
 // sharing B, or ClusterN tile columns sharing A), accumulation, and the column slabs the epilogue
 // stages a tile in (2: a buffer half as wide, through which the tile's 64-column blocks rotate --
@@ -99,7 +109,7 @@ enum class Sm90Accumulation { Fast, Promoted };
 // 4096^3 on the H100, so the kernels for C unread leave it out).
 template <class Element_, int TileN_, int Stages_, int ClusterM_, int ClusterN_ = 1,
           Sm90Accumulation Accumulation_ = Sm90Accumulation::Fast, int EpilogueSlabs_ = 1, int PromotionKTiles_ = 1,
-          bool LoadsC_ = false, int Consumers_ = 2, bool Lean_ = false, bool BlockScaled_ = false,
+          bool LoadsC_ = false, int Consumers_ = 2, Sm90Build Build_ = Sm90Build::general, bool BlockScaled_ = false,
           Sm90Im2colOperand Im2col_ = Sm90Im2colOperand::none>
 struct Sm90GemmConfig {
   using Element = Element_;
@@ -111,16 +121,14 @@ struct Sm90GemmConfig {
   // (Sm90GemmParams::a_scales, b_scales) as they join the sum. Its own instances: the kernels
   // with per-tensor scales keep their plain additions.
   static constexpr bool BlockScaled = BlockScaled_;
-  // Lean: only the common case compiled in -- K-major operands read in place, the compact unit
-  // path, no Stream-K or split-K, a D of the element's own type leaving by TMA stores (C unread).
-  // The host launches it only for such calls (src/gemm/sm90_gemm.cpp). Its code is a tenth of
-  // the general kernel's (_c2_s4: 29 KB of SASS against 368 KB), so less of it is fetched on a
-  // CTA's way to its first loads and from one tile to the next (docs/sm90_gemm.md, "Lean twins").
-  static constexpr bool Lean = Lean_;
+  // The build (Sm90Build): Lean for both lean builds, LeanFused for the one with the fused epilogue.
+  static constexpr Sm90Build Build = Build_;
+  static constexpr bool Lean = Build_ != Sm90Build::general;
+  static constexpr bool LeanFused = Build_ == Sm90Build::lean_fused;
   // The fused epilogue's bias loaded at a unit's start (sm90_prefetch_bias), where a tile's columns
   // are many: a 16-column tile loads its column pair at the epilogue as before (measured: the
   // prefetch and its barrier cost the 64x16 decode tile 5%).
-  static constexpr bool PrefetchBias = !Lean && TileN_ >= 128;
+  static constexpr bool PrefetchBias = (!Lean || LeanFused) && TileN_ >= 128;
   // Promoted accumulation with one partial tile: the k-tiles (128 deep for fp8) the tensor core
   // accumulates before each addition to the fp32 sum -- 1 (every 128 products) or 2 (every 256:
   // half the wait-and-add turnarounds; the warpgroup holds two stages at a time).
@@ -153,7 +161,7 @@ struct Sm90GemmConfig {
   static constexpr bool Fp8Pairs = std::is_same_v<Element, float_e4m3_t> && Partials > 0;
   // A D that TMA cannot store leaves through the copy warps' row copies (a row of the tile is 8,
   // 16 or 32 16-byte chunks); other widths take the register epilogue.
-  static constexpr bool RowCopyEpilogue = EpilogueSlabs_ == 1 && (TileN == 64 || TileN == 128 || TileN == 256) && !Lean_;
+  static constexpr bool RowCopyEpilogue = EpilogueSlabs_ == 1 && (TileN == 64 || TileN == 128 || TileN == 256) && !Lean;
   // D leaves through the staging buffer and TMA stores of 64 x 64 boxes only from tiles of whole
   // boxes; the 16-wide skinny tiles (a D of at most 16 columns, or rows when swapped) always take
   // the register epilogue.
@@ -184,26 +192,30 @@ struct Sm90GemmConfig {
       EpilogueSlabs == 2 && Accumulation == Sm90Accumulation::Fast && UnitNotes ? (TileN - SlabN) / 64 : 0;
   // setmaxnreg: the producer needs few registers; 40 * 128 + 232 * 256 = 64512 <= 65536.
   static constexpr int ProducerRegisters = 40, ConsumerRegisters = 232;
-  // The Lean build of this configuration, compiled beside it (src/gemm/sm90_launch.cuh) for the
-  // 16-bit fast-accumulating kernels with tiles 128 to 256 wide that do not load C. (Not the
+  // The lean builds of this configuration, compiled beside it (src/gemm/sm90_launch.cuh) for the
+  // 16-bit fast-accumulating kernels with tiles 128 to 256 wide that do not load C: LeanTwin for
+  // every such entry, LeanFusedTwin for those whose instance asks for it. (Not the
   // 64-wide tiles yet: on the H100 the 128x64 kernel's lean build ran 1024x1024x4096 in 23.8 us
   // against the general build's 18.1, while 768^3 ran 0.8 us faster and the 1x2-cluster 128x64
   // kernel 256x4096x4096 2 us faster. Not understood: its k-loop recomputes the SharedStorage
   // base every k-tile (S2UR SR_CgaCtaId) where the general build keeps it in a register, but with
   // the base laundered into a register the time stayed (23.6 us).)
   static constexpr bool HasLeanTwin =
-      !Lean_ && sizeof(Element_) == 2 && Accumulation_ == Sm90Accumulation::Fast && TileN_ % 64 == 0 && TileN_ >= 128 &&
+      !Lean && sizeof(Element_) == 2 && Accumulation_ == Sm90Accumulation::Fast && TileN_ % 64 == 0 && TileN_ >= 128 &&
       !LoadsC_ && Im2col_ == Sm90Im2colOperand::none;
-  using LeanTwin = Sm90GemmConfig<Element_, TileN_, Stages_, ClusterM_, ClusterN_, Accumulation_, EpilogueSlabs_,
-                                  PromotionKTiles_, LoadsC_, Consumers_, true, BlockScaled_>;
+  template <Sm90Build B>
+  using Twin = Sm90GemmConfig<Element_, TileN_, Stages_, ClusterM_, ClusterN_, Accumulation_, EpilogueSlabs_, PromotionKTiles_,
+                              LoadsC_, Consumers_, B, BlockScaled_>;
+  using LeanTwin = Twin<Sm90Build::lean>;
+  using LeanFusedTwin = Twin<Sm90Build::lean_fused>;
 
   static_assert(Stages >= 2, "Sm90GemmConfig: the TMA pipeline needs at least 2 stages; raise Stages");
   static_assert(!BlockScaled_ || (sizeof(Element_) == 1 && Accumulation_ == Sm90Accumulation::Promoted && TileN_ == 256 &&
-                                  PromotionKTiles_ == 1 && Consumers_ == 2 && !LoadsC_ && !Lean_),
+                                  PromotionKTiles_ == 1 && Consumers_ == 2 && !LoadsC_ && !Lean),
                 "Sm90GemmConfig: block scaling is built on the fp8 mainloop promoted every 128-deep k-tile in two "
                 "128-column halves (one scale block each): fp8, Promoted, TileN 256, PromotionKTiles 1");
   static_assert(Im2col_ == Sm90Im2colOperand::none ||
-                    (sizeof(Element_) == 2 && Accumulation_ == Sm90Accumulation::Fast && !BlockScaled_ && !Lean_ &&
+                    (sizeof(Element_) == 2 && Accumulation_ == Sm90Accumulation::Fast && !BlockScaled_ && !Lean &&
                      (Im2col_ == Sm90Im2colOperand::a ? ClusterN_ == 1 : ClusterM_ == 1)),
                 "Sm90GemmConfig: the implicit-GEMM convolution is a 16-bit fast-accumulating kernel whose clusters share "
                 "the operand that is not the im2col view");
@@ -442,7 +454,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       int et = wg_thread;
       asm volatile("" : "+r"(et));
       int const m0 = w.m0, n0 = w.n0, slice = w.slice, batch = w.batch;
-      if constexpr (!Config::Lean) {  // (the host runs a fused call on the general build)
+      if constexpr (!Config::Lean || Config::LeanFused) {  // (the plain lean build has none)
         if (p.fusion.active()) {  // uniform: the fused epilogue on acc; the paths below store it as is
           bool c_staged = false;  // C arrived in the staging buffer (p.c_by_tma) and joins from there
           if constexpr (Config::TmaLoadsC) {
@@ -459,13 +471,14 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
             }
           }
           std::int64_t const row0 = std::int64_t(m0) + consumer * 64 + (et / 32) * 16 + (et % 32) / 4;
+          bool const read_c = !Config::Lean && p.beta != 0.0f && !c_staged;  // (a lean build's C is unread)
           if constexpr (Config::PrefetchBias) {
             std::uint32_t const* const col_bias =
                 detail::sm90_share_bias<TileN>(p, bias_share, s.bias[consumer], et, detail::sm90_consumer_barrier(consumer));
-            detail::sm90_fuse_block<TileN>(p, acc, row0, std::int64_t(n0) + 2 * (et % 4), batch, p.beta != 0.0f && !c_staged,
-                                           col_bias, &bias_share);
+            detail::sm90_fuse_block<TileN>(p, acc, row0, std::int64_t(n0) + 2 * (et % 4), batch, read_c, col_bias,
+                                           &bias_share);
           } else {
-            detail::sm90_fuse_block<TileN>(p, acc, row0, std::int64_t(n0) + 2 * (et % 4), batch, p.beta != 0.0f && !c_staged);
+            detail::sm90_fuse_block<TileN>(p, acc, row0, std::int64_t(n0) + 2 * (et % 4), batch, read_c);
           }
         }
       }
