@@ -596,7 +596,8 @@ TEST(Sm90Sweep, CReadByTmaEqualsTheRegisterPathAndMayBeD) {
   // others read C from registers. Judged against fp64 and cuBLAS, and bit for bit against the
   // register epilogue on the same values (C copied to a leading dimension one element longer,
   // which TMA cannot read) and against C and D being one buffer (D = alpha A B + beta D, in place).
-  // Ragged M and N (whole 16-byte rows), one k-tile and many, batches, both D orders.
+  // Ragged M and N (whole 16-byte rows), one k-tile and many, batches, both D orders. A row-major
+  // D with C by TMA is a lean build's case (the ctest prefix general. runs it on the general ones).
   struct Case {
     std::int64_t m, n, k, batch;
     DType ab, cd;
