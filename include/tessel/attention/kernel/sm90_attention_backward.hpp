@@ -55,14 +55,20 @@
 #include <tessel/arch/sm90_copy_tma.hpp>
 #include <tessel/arch/sm90_copy_tma_ops.hpp>
 #include <tessel/arch/sm90_mbarrier.hpp>
+#include <tessel/algorithm/gemm.hpp>
 #include <tessel/arch/sm90_mma_wgmma.hpp>
+#include <tessel/atom/gmma_smem_layout.hpp>
+#include <tessel/atom/mma_traits_sm90.hpp>
 #include <tessel/atom/sm90_wgmma_select.hpp>
 #include <tessel/attention/attention_mask.hpp>
 #include <tessel/attention/kernel/attention_backward_params.hpp>
 #include <tessel/attention/kernel/attention_math.hpp>
 #include <tessel/config.hpp>
 #include <tessel/layout/swizzle.hpp>
+#include <tessel/layout/tile_to_shape.hpp>
 #include <tessel/pipeline/sm90_pipeline.hpp>
+#include <tessel/tensor/tensor.hpp>
+#include <tessel/tiled/tiled_mma.hpp>
 
 #include <cstdint>
 #include <type_traits>
@@ -165,6 +171,29 @@ struct Sm90AttentionBackwardConfig {
   using MmaKV = typename Sm90WgmmaRsOf<Element, KvCols>::template Op<1>;         // dV, dK: B MN-major
   using MmaQ = typename Sm90WgmmaOf<Element, DqCols>::template Transposed<1, 1>;  // dQ: A and B MN-major
   using MmaKVss = typename Sm90WgmmaOf<Element, KvCols>::template Transposed<0, 1>;  // SharedScores' dK: dS^T from shared memory
+
+  // The tiles in the wgmma vocabulary (atom/gmma_smem_layout.hpp). Each is stored as its TMA boxes
+  // (or the dS^T writes) fill it: per 64 columns a chunk of rows x 128 bytes, 128-byte swizzled.
+  // Read with its columns as the GEMM's K it is K-major, (rows,cols): the SW128 atom tiled down the
+  // rows, then chunk after chunk; read with its rows as K it is MN-major, (cols,rows): the MN SW128
+  // atom tiled down the rows, then chunk after chunk.
+  //   K, V (BLK_N,D) and Q, dO (BLK_M,D) K-major: S^T = K Q^T and dP^T = V dO^T
+  //   K^T (D,BLK_N) MN-major: B of dQ = dS K;  dS (BLK_M,BLK_N) MN-major: A of dQ
+  //   dS^T (BLK_N,BLK_M) K-major: A of SharedScores' dK
+  // (Q^T and dO^T, the MN-major B of dK and dV, keep hand-made descriptors: see the kernel.)
+  template <int Rows, int Width>
+  static constexpr auto k_major_layout() {  // (Rows,Width)
+    return tile_to_shape(GMMA::Layout_K_SW128_Atom<Element>{}, Shape<Int<Rows>, Int<Width>>{});
+  }
+  template <int Rows, int Width>
+  static constexpr auto mn_major_layout() {  // (Width,Rows)
+    return tile_to_shape(GMMA::Layout_MN_SW128_Atom<Element>{}, Shape<Int<Width>, Int<Rows>>{}, Step<_2, _1>{});
+  }
+  static constexpr auto kv_layout() { return k_major_layout<BlkN, D>(); }      // (BLK_N,D): K, V
+  static constexpr auto kt_layout() { return mn_major_layout<BlkN, D>(); }     // (D,BLK_N): K^T
+  static constexpr auto q_layout() { return k_major_layout<BlkM, D>(); }       // (BLK_M,D): Q, dO
+  static constexpr auto ds_layout() { return mn_major_layout<BlkN, BlkM>(); }  // (BLK_M,BLK_N): dS
+  static constexpr auto dst_layout() { return k_major_layout<BlkN, BlkM>(); }  // (BLK_N,BLK_M): dS^T
 
   static constexpr std::uint32_t QBytes = std::uint32_t(BlkM * D * sizeof(Element));
   static constexpr std::uint32_t KBytes = std::uint32_t(BlkN * D * sizeof(Element));
@@ -323,36 +352,68 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
   for (int i = 0; i < KvCols / 2; ++i) dk[i] = 0.0f, dv[i] = 0.0f;
 
   if (steps > 0) {
-    using MmaS = typename Config::MmaS;
-    using MmaKV = typename Config::MmaKV;
-    using MmaQ = typename Config::MmaQ;
     constexpr int DqCols = Config::DqCols, DqKeys = Config::DqKeys;
     int const dq_col0 = Config::DqSplit ? wg * DqCols : 0;
     int const dq_key0 = Config::DqSplit ? 0 : 64 * wg;
+    // The GEMMs as one-warpgroup TiledMMAs on descriptor fragments (atom/gmma_desc_fragment.hpp).
+    // A k-step of S^T or dP^T moves 32 bytes along a 128-byte row and a chunk is rows x 128 bytes
+    // further; a k-step of dQ, dV or dK (16 keys or queries) is 16 rows x 128 bytes further.
+    auto mma_s = make_tiled_mma(typename Config::MmaS{});         // S^T, dP^T: 64 x 64 x 16
+    auto mma_q = make_tiled_mma(typename Config::MmaQ{});         // dQ_part: 64 x DqCols x 16, dS and K MN-major
+    auto const mma_kv = make_tiled_mma(typename Config::MmaKV{});  // dV, dK: 64 x KvCols x 16, A from registers
     // This warpgroup's K and V rows (K-major A of S^T and dP^T) and K's dQ slice (MN-major B of dQ:
     // DqKeys rows from dq_key0 of the 64-column chunks from dq_col0).
     // (ColumnSplit: both on the block's 64 keys. The keys' offset is written out at each use:
     // computed once, ptxas kept the descriptors' arithmetic live across the loop and spilled at D 128.)
-    std::uint64_t const k_desc = wgmma_desc_k_major_sw128(smem.k + (Config::ColumnSplit ? 0 : 64 * wg) * Cols);
-    std::uint64_t const v_desc = wgmma_desc_k_major_sw128(smem.v + (Config::ColumnSplit ? 0 : 64 * wg) * Cols);
-    std::uint64_t const kt_desc =
-        wgmma_desc_mn_major_sw128(smem.k + (dq_col0 / Cols) * BlkN * Cols + dq_key0 * Cols, std::uint32_t(BlkN * 128));
+    auto const wg_rows = make_tile(Layout<_64>{}, Layout<Int<D>>{});
+    Tensor sK = make_tensor(make_smem_ptr(smem.k + (Config::ColumnSplit ? 0 : 64 * wg) * Cols),
+                            composition(Config::kv_layout(), wg_rows));  // (64,D)
+    Tensor sV = make_tensor(make_smem_ptr(smem.v + (Config::ColumnSplit ? 0 : 64 * wg) * Cols),
+                            composition(Config::kv_layout(), wg_rows));  // (64,D)
+    Tensor sKt = make_tensor(make_smem_ptr(smem.k + (dq_col0 / Cols) * BlkN * Cols + dq_key0 * Cols),
+                             composition(Config::kt_layout(), make_tile(Layout<Int<DqCols>>{}, Layout<Int<DqKeys>>{})));  // (DqCols,DqKeys)
+    Tensor tSrK = mma_s.get_slice(0).partition_fragment_A(sK);    // (_1,_1,D/16) descriptors
+    Tensor tSrV = mma_s.get_slice(0).partition_fragment_A(sV);    // (_1,_1,D/16)
+    Tensor tQrKt = mma_q.get_slice(0).partition_fragment_B(sKt);  // (_1,_1,DqKeys/16)
     mbarrier_wait(&smem.kv_full, 0);
 
     PipelineState st;
     int held = 0;  // ColumnSplit: the last step's stage, freed once its dQ reduction has read it
     float s[BlkM / 2], dp[BlkM / 2], dq[DqCols / 2];
     std::uint32_t pa[BlkM / 16][4], da[BlkM / 16][4];
+    Tensor tQrQ = make_tensor(&dq[0], Layout<Int<DqCols / 2>>{});  // (MMA) dQ_part
+    Tensor tKrV = make_tensor(&dv[0], Layout<Int<KvCols / 2>>{});  // (MMA) dV
+    Tensor tKrK = make_tensor(&dk[0], Layout<Int<KvCols / 2>>{});  // (MMA) dK
     // dQ_part = dS K over keys [dq_key0, +DqKeys), dS^T from buffer ds_buf: dS MN-major (64 queries a
     // row), 16 keys a k-step; one wgmma group.
-    auto const issue_dq = [&](int ds_buf) {
+    auto const issue_dq = [&](int ds_buf) TESSEL_ALWAYS_INLINE {
       wgmma_fence();
-      std::uint64_t const ds_desc = wgmma_desc_mn_major_sw128(smem.ds[ds_buf] + dq_key0 * BlkM, std::uint32_t(BlkN * 128));
+      Tensor sDs = make_tensor(make_smem_ptr(smem.ds[ds_buf] + dq_key0 * BlkM),
+                               composition(Config::ds_layout(), make_tile(Layout<Int<BlkM>>{}, Layout<Int<DqKeys>>{})));  // (BLK_M,DqKeys)
+      Tensor tQrDs = mma_q.get_slice(0).partition_fragment_A(sDs);  // (_1,_1,DqKeys/16)
+      mma_q.accumulate_ = GMMA::ScaleOut::Zero;
       TESSEL_UNROLL
-      for (int kk = 0; kk < DqKeys / 16; ++kk)
-        MmaQ::fma(wgmma_desc_advance(ds_desc, std::uint32_t(kk * 128)), wgmma_desc_advance(kt_desc, std::uint32_t(kk * 128)), dq,
-                  kk > 0 ? 1 : 0);
+      for (int kk = 0; kk < DqKeys / 16; ++kk) {
+        gemm(mma_q, tQrDs(_, 0, kk), tQrKt(_, 0, kk), tQrQ);
+        mma_q.accumulate_ = GMMA::ScaleOut::One;
+      }
       wgmma_commit_group();
+    };
+    // dV += P^T dO and dK += dS^T Q: B is this consumer's KvCols columns of the stage's dO or Q,
+    // MN-major (its rows are the queries), a k-step 16 query rows x 128 bytes further; A is P^T or
+    // dS^T from registers, k-step j the 8 values of queries [16 j, +16) (register_a), or
+    // (SharedScores' dK) dS^T from shared memory.
+    // B's descriptors are made by hand and carried as a fragment. Stated as the (KvCols,BLK_M)
+    // MN-major tile, at D 64 one box, they get LBO 16 (unused) instead of BLK_M x 128 and are then
+    // the stage's K-major Q and dO descriptors bit for bit; nvcc then formed every descriptor of
+    // the D 64 kernels differently (64-bit add and mask for 32-bit add and zero-extension: 384 bytes
+    // more SASS in the bf16 instances, no register or spill change), and moved a wgmma.fence at D 128.
+    auto const kv_columns = [&](Element* tile) TESSEL_ALWAYS_INLINE {  // (_1,_1,BLK_M/16) descriptors
+      std::uint64_t const desc = wgmma_desc_mn_major_sw128(tile + kv_chunk0 * BlkM * Cols, std::uint32_t(BlkM * 128));
+      return make_tensor(GMMA::DescriptorIterator<Element>{desc}, Layout<Shape<_1, _1, Int<BlkM / 16>>, Stride<_0, _0, Int<16 * Cols>>>{});
+    };
+    auto const register_a = [&](std::uint32_t (&frag)[4]) TESSEL_ALWAYS_INLINE {
+      return make_tensor(reinterpret_cast<Element*>(&frag[0]), Layout<_8>{});  // (MMA)
     };
     // P^T (s) and dS^T (dp) rounded into the A fragments of the dV and dK GEMMs (pa, da): k-step j
     // is the accumulator's columns [16 j, +16).
@@ -369,12 +430,18 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
     // acc = A B^T over the head dim (S^T = K Q^T, dP^T = V dO^T): A this warpgroup's key rows, B the
     // stage's 64 query rows, both K-major; a k-step moves 32 bytes along a 128-byte row (2 units), a
     // chunk is rows x 128 bytes (rows x 8 units). Issued into the open wgmma group.
-    auto const score_gemm = [&](std::uint64_t a_desc, std::uint64_t b_desc, float (&acc)[BlkM / 2]) {
+    auto const stage_rows = [&](Element* tile) TESSEL_ALWAYS_INLINE {  // the stage's Q or dO as B: (_1,_1,D/16)
+      return mma_s.get_slice(0).partition_fragment_B(make_tensor(make_smem_ptr(tile), Config::q_layout()));
+    };
+    // (typed parameters: nvcc 13.0's front end crashed on this lambda taking `auto`)
+    auto const score_gemm = [&](decltype(tSrK) const& tSrA, decltype(stage_rows(nullptr)) const& tSrB, float (&acc)[BlkM / 2])
+                                TESSEL_ALWAYS_INLINE {
+      Tensor tSrS = make_tensor(&acc[0], Layout<Int<BlkM / 2>>{});  // (MMA)
+      mma_s.accumulate_ = GMMA::ScaleOut::Zero;
       TESSEL_UNROLL
       for (int kk = 0; kk < D / 16; ++kk) {
-        std::uint32_t const along = std::uint32_t((kk % 4) * 2), chunk = std::uint32_t(kk / 4);
-        MmaS::fma(wgmma_desc_advance(a_desc, chunk * BlkN * 8 + along), wgmma_desc_advance(b_desc, chunk * BlkM * 8 + along), acc,
-                  kk > 0 ? 1 : 0);
+        gemm(mma_s, tSrA(_, 0, kk), tSrB(_, 0, kk), tSrS);
+        mma_s.accumulate_ = GMMA::ScaleOut::One;
       }
     };
     // Thread 0, before the staging is written again: the last reduction has read it (Ordered: the
@@ -446,19 +513,21 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       }
     };
     // One step; WithDq: it issues and stages a dQ part (DeferDq: not the first step, whose dQ comes
-    // one step late like every other).
-    auto const step_body = [&](int step, auto with_dq) {
+    // one step late like every other). (Always inlined, as shared_step: left to the inliner, the
+    // fragments' layers of calls changed what nvcc made of the D 128 step -- the softcap's loads
+    // no longer hoisted, 16 more bytes spilled in the Ordered kernel.)
+    auto const step_body = [&](int step, auto with_dq) TESSEL_ALWAYS_INLINE {
       constexpr bool DqNow = decltype(with_dq)::value;
       int const m0 = query_block(step) * BlkM;
       int const buf = Config::ColumnSplit ? wg : step % 2;
       smem.pipe.consumer_wait(st);
 
       // S^T = K Q^T and dP^T = V dO^T, one wgmma group.
-      std::uint64_t const q_desc = wgmma_desc_k_major_sw128(smem.q[st.index]);
-      std::uint64_t const do_desc = wgmma_desc_k_major_sw128(smem.d_o[st.index]);
+      Tensor tSrQ = stage_rows(smem.q[st.index]);     // (_1,_1,D/16)
+      Tensor tSrDo = stage_rows(smem.d_o[st.index]);  // (_1,_1,D/16)
       wgmma_fence();
-      score_gemm(k_desc, q_desc, s);
-      score_gemm(v_desc, do_desc, dp);  // (D = D_v)
+      score_gemm(tSrK, tSrQ, s);
+      score_gemm(tSrV, tSrDo, dp);  // (D = D_v)
       wgmma_commit_group();
       // The step's LSE * log2 e and Dsum came with Q (+inf and 0 past S_q: P = 0 there). While the
       // GEMMs run, the last step's dQ reduction is waited for (its staging is written below).
@@ -563,12 +632,12 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(pa));
       detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(da));
       wgmma_fence();
-      std::uint64_t const do_mn = wgmma_desc_mn_major_sw128(smem.d_o[st.index] + kv_chunk0 * BlkM * Cols, std::uint32_t(BlkM * 128));
-      std::uint64_t const q_mn = wgmma_desc_mn_major_sw128(smem.q[st.index] + kv_chunk0 * BlkM * Cols, std::uint32_t(BlkM * 128));
+      Tensor tKrDot = kv_columns(smem.d_o[st.index]);  // (_1,_1,BLK_M/16)
+      Tensor tKrQt = kv_columns(smem.q[st.index]);    // (_1,_1,BLK_M/16)
       TESSEL_UNROLL
-      for (int j = 0; j < BlkM / 16; ++j) MmaKV::fma(pa[j], wgmma_desc_advance(do_mn, std::uint32_t(j * 128)), dv, 1);
+      for (int j = 0; j < BlkM / 16; ++j) gemm(mma_kv, register_a(pa[j]), tKrDot(_, 0, j), tKrV);
       TESSEL_UNROLL
-      for (int j = 0; j < BlkM / 16; ++j) MmaKV::fma(da[j], wgmma_desc_advance(q_mn, std::uint32_t(j * 128)), dk, 1);
+      for (int j = 0; j < BlkM / 16; ++j) gemm(mma_kv, register_a(da[j]), tKrQt(_, 0, j), tKrK);
       wgmma_commit_group();
       if constexpr (DqNow && !Config::DqLast) {
         wgmma_wait_group<1>();  // dQ's
@@ -601,14 +670,13 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
     // dS^T is in, dK += dS^T Q (SS). Consumer 1: dP^T = V dO^T, then, once P^T is in, dS^T =
     // P^T (dP^T - Dsum) -> ds, dV += P^T dO and dK += dS^T Q (RS). Each then dQ's part over its
     // columns (dS from ds, MN-major), staged over its columns of the step's Q and dO.
-    auto const shared_step = [&](int step, auto first_wg) {
+    auto const shared_step = [&](int step, auto first_wg) TESSEL_ALWAYS_INLINE {
       int const m0 = query_block(step) * BlkM;
       constexpr bool first = decltype(first_wg)::value;  // warpgroup 0: forms S^T and P^T (else dP^T and dS^T)
       smem.pipe.consumer_wait(st);
-      std::uint64_t const b_desc = wgmma_desc_k_major_sw128(first ? smem.q[st.index] : smem.d_o[st.index]);
-      std::uint64_t const a_desc = first ? k_desc : v_desc;
+      Tensor tSrB = stage_rows(first ? smem.q[st.index] : smem.d_o[st.index]);  // (_1,_1,D/16)
       wgmma_fence();
-      score_gemm(a_desc, b_desc, s);
+      score_gemm(first ? tSrK : tSrV, tSrB, s);
       wgmma_commit_group();
       if (t == 0) staging_free();
       wgmma_wait_group<0>();
@@ -621,8 +689,8 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
       float const* const dsum = smem.dsum[st.index];
       float4* const pt = reinterpret_cast<float4*>(smem.pt);
       char* const ds_tile = reinterpret_cast<char*>(smem.ds[0]);
-      std::uint64_t const do_mn = wgmma_desc_mn_major_sw128(smem.d_o[st.index] + kv_chunk0 * BlkM * Cols, std::uint32_t(BlkM * 128));
-      std::uint64_t const q_mn = wgmma_desc_mn_major_sw128(smem.q[st.index] + kv_chunk0 * BlkM * Cols, std::uint32_t(BlkM * 128));
+      Tensor tKrDot = kv_columns(smem.d_o[st.index]);  // (_1,_1,BLK_M/16)
+      Tensor tKrQt = kv_columns(smem.q[st.index]);    // (_1,_1,BLK_M/16)
       // Element i of the score tile: key row_in_wg + 8 ((i / 2) % 2), query 8 (i / 4) + col_in_block + i % 2.
       if constexpr (first) {
         // P^T = exp2(S^T log2e scale' - LSE log2e), 0 where masked (the rows that see each of the
@@ -661,14 +729,15 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
         detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(pa));
         wgmma_fence();
         TESSEL_UNROLL
-        for (int j = 0; j < BlkM / 16; ++j) MmaKV::fma(pa[j], wgmma_desc_advance(do_mn, std::uint32_t(j * 128)), dv, 1);
+        for (int j = 0; j < BlkM / 16; ++j) gemm(mma_kv, register_a(pa[j]), tKrDot(_, 0, j), tKrV);
         wgmma_commit_group();
         named_barrier_sync(Config::DsFullBarrier1, 256);  // dS^T is in (and consumer 1's dP^T done)
-        std::uint64_t const ds_desc = wgmma_desc_k_major_sw128(smem.ds[0]);
+        // dK += dS^T Q with dS^T from shared memory (SS): K-major, a k-step 32 bytes along its rows.
+        auto const mma_kv_ss = make_tiled_mma(typename Config::MmaKVss{});  // 64 x KvCols x 16
+        Tensor tKrDst = mma_kv_ss.get_slice(0).partition_fragment_A(make_tensor(make_smem_ptr(smem.ds[0]), Config::dst_layout()));  // (_1,_1,BLK_M/16)
         wgmma_fence();
         TESSEL_UNROLL
-        for (int j = 0; j < BlkM / 16; ++j)
-          Config::MmaKVss::fma(wgmma_desc_advance(ds_desc, std::uint32_t(2 * j)), wgmma_desc_advance(q_mn, std::uint32_t(j * 128)), dk, 1);
+        for (int j = 0; j < BlkM / 16; ++j) gemm(mma_kv_ss, tKrDst(_, 0, j), tKrQt(_, 0, j), tKrK);
         wgmma_commit_group();
       } else {
         named_barrier_sync(Config::PtFullBarrier, 256);  // P^T is in (and consumer 0's S^T done)
@@ -702,9 +771,9 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_attention_bwd_kernel(
         detail::wgmma_fence_operand(reinterpret_cast<std::uint32_t (&)[BlkM / 4]>(da));
         wgmma_fence();
         TESSEL_UNROLL
-        for (int j = 0; j < BlkM / 16; ++j) MmaKV::fma(pa[j], wgmma_desc_advance(do_mn, std::uint32_t(j * 128)), dv, 1);
+        for (int j = 0; j < BlkM / 16; ++j) gemm(mma_kv, register_a(pa[j]), tKrDot(_, 0, j), tKrV);
         TESSEL_UNROLL
-        for (int j = 0; j < BlkM / 16; ++j) MmaKV::fma(da[j], wgmma_desc_advance(q_mn, std::uint32_t(j * 128)), dk, 1);
+        for (int j = 0; j < BlkM / 16; ++j) gemm(mma_kv, register_a(da[j]), tKrQt(_, 0, j), tKrK);
         wgmma_commit_group();
       }
       wgmma_wait_group<0>();
