@@ -682,13 +682,14 @@ Status instance_run(Sm90Instance const& t, DType ab, GemmArguments const& g, det
   }
 
   // A call that is a lean build's case runs it (Sm90Build): K-major operands in place, the
-  // compact unit path, one K slice, a D of the operands' 16-bit type stored by TMA, C unread or
-  // loaded by TMA (the _tmac entries); a fused epilogue only where the entry has the lean fused
-  // build (the fusion's code is most of a lean build's, so the plain one leaves it out).
+  // compact unit path, one K slice, a D of the operands' 16-bit type stored by TMA (transposed by
+  // a kernel that writes it so), C unread or loaded by TMA (the _tmac entries); a fused epilogue
+  // only where the entry has the lean fused build (the fusion's code is most of a lean build's,
+  // so the plain one leaves it out).
   auto launch = t.launch;
   if (p.compact_units && splits == 1 && !p.stream_k && p.tma_store && p.c_by_tma == reads_c && !p.staged_rows &&
-      !p.a_mn_major && !p.b_mn_major && !p.d_transposed && !p.out_f32 && p.out_f16 == (ab == DType::f16) &&
-      (ab == DType::bf16 || ab == DType::f16) && g.options.lean_builds) {
+      !p.a_mn_major && !p.b_mn_major && (!p.d_transposed || t.writes_transposed) && !p.out_f32 &&
+      p.out_f16 == (ab == DType::f16) && (ab == DType::bf16 || ab == DType::f16) && g.options.lean_builds) {
     auto const lean = fused ? t.launch_lean_fused : t.launch_lean;
     if (lean != nullptr) launch = lean;
   }

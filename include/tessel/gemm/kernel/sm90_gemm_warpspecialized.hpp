@@ -92,8 +92,8 @@ enum class Sm90Accumulation { Fast, Promoted };
 
 // Which calls a build of a configuration compiles code for. general: every call the configuration
 // can run. lean: the common case only -- K-major operands read in place, the compact unit path,
-// no Stream-K or split-K, a D of the element's own type leaving by TMA stores, C unread or (a
-// configuration that loads C) arriving by TMA. The host launches a lean build only for such calls (src/gemm/sm90_gemm.cpp); its code is a tenth of the
+// no Stream-K or split-K, a D of the element's own type leaving by TMA stores (transposed where the
+// configuration writes D so), C unread or (a configuration that loads C) arriving by TMA. The host launches a lean build only for such calls (src/gemm/sm90_gemm.cpp); its code is a tenth of the
 // general kernel's (_c2_s4: 29 KB of SASS against 368 KB), so less of it is fetched on a CTA's way
 // to its first loads and from one tile to the next (docs/sm90_gemm.md, "Lean twins"). lean_fused:
 // the lean case with the fused epilogue's bias and activation (C still unread), for the entries
@@ -193,7 +193,8 @@ struct Sm90GemmConfig {
   // setmaxnreg: the producer needs few registers; 40 * 128 + 232 * 256 = 64512 <= 65536.
   static constexpr int ProducerRegisters = 40, ConsumerRegisters = 232;
   // The lean builds of this configuration, compiled beside it (src/gemm/sm90_launch.cuh) for the
-  // 16-bit fast-accumulating kernels with tiles 128 to 256 wide (C by TMA in the _tmac ones): LeanTwin for
+  // 16-bit fast-accumulating kernels with tiles 128 to 256 wide (C by TMA in the _tmac ones; the
+  // implicit-GEMM convolutions but the weight gradient's, for their K-major calls, fprop's): LeanTwin for
   // every such entry, LeanFusedTwin for those whose instance asks for it. (Not the
   // 64-wide tiles yet: on the H100 the 128x64 kernel's lean build ran 1024x1024x4096 in 23.8 us
   // against the general build's 18.1, while 768^3 ran 0.8 us faster and the 1x2-cluster 128x64
@@ -202,10 +203,10 @@ struct Sm90GemmConfig {
   // the base laundered into a register the time stayed (23.6 us).)
   static constexpr bool HasLeanTwin =
       !Lean && sizeof(Element_) == 2 && Accumulation_ == Sm90Accumulation::Fast && TileN_ % 64 == 0 && TileN_ >= 128 &&
-      Im2col_ == Sm90Im2colOperand::none;
+      Im2col_ != Sm90Im2colOperand::b_taps;
   template <Sm90Build B>
   using Twin = Sm90GemmConfig<Element_, TileN_, Stages_, ClusterM_, ClusterN_, Accumulation_, EpilogueSlabs_, PromotionKTiles_,
-                              LoadsC_, Consumers_, B, BlockScaled_>;
+                              LoadsC_, Consumers_, B, BlockScaled_, Im2col_>;
   using LeanTwin = Twin<Sm90Build::lean>;
   using LeanFusedTwin = Twin<Sm90Build::lean_fused>;
 
@@ -215,7 +216,7 @@ struct Sm90GemmConfig {
                 "Sm90GemmConfig: block scaling is built on the fp8 mainloop promoted every 128-deep k-tile in two "
                 "128-column halves (one scale block each): fp8, Promoted, TileN 256, PromotionKTiles 1");
   static_assert(Im2col_ == Sm90Im2colOperand::none ||
-                    (sizeof(Element_) == 2 && Accumulation_ == Sm90Accumulation::Fast && !BlockScaled_ && !Lean &&
+                    (sizeof(Element_) == 2 && Accumulation_ == Sm90Accumulation::Fast && !BlockScaled_ && !LeanFused &&
                      (Im2col_ == Sm90Im2colOperand::a ? ClusterN_ == 1 : ClusterM_ == 1)),
                 "Sm90GemmConfig: the implicit-GEMM convolution is a 16-bit fast-accumulating kernel whose clusters share "
                 "the operand that is not the im2col view");
