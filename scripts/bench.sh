@@ -4,7 +4,7 @@
 #
 #   scripts/bench.sh                       # the default suites: targets skinny fp8 sm90 sm80 sgemm grouped
 #   scripts/bench.sh targets skinny        # some suites: any bench/<suite>.txt
-#   scripts/bench.sh conv                  # the convolution suite (three sweeps, below)
+#   scripts/bench.sh conv                  # the convolution suite (three sweeps, below; conv_fprop: its forward passes)
 #
 # A suite is a sweep file of `tessel gemm` lines (bench/<suite>.txt; its header says what it is),
 # or of `tessel grouped` lines for the grouped suite (its baselines: a cuBLAS loop and
@@ -40,9 +40,9 @@ for suite in "${suites[@]}"; do
   [ -f "$sweep" ] || { echo "no suite $sweep"; status=1; continue; }
   json=$OUT/results/$suite-$gpu.json
   echo "== $suite -> $json"
-  if [ "$suite" = conv ]; then
+  if [ "$suite" = conv ] || [ "$suite" = conv_fprop ]; then
     cat "$sweep" "$sweep" "$sweep" > "$OUT/conv-three-sweeps.txt"
-    "$BUILD_DIR/tessel" conv --sweep "$OUT/conv-three-sweeps.txt" --suite conv --iters 50 --json "$json" 2>&1 |
+    "$BUILD_DIR/tessel" conv --sweep "$OUT/conv-three-sweeps.txt" --suite "$suite" --iters 50 --json "$json" 2>&1 |
       grep -E '^n[0-9]|rror|FAIL'
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     rm -f "$OUT/conv-three-sweeps.txt"
