@@ -9,8 +9,8 @@ namespace tessel::kernel::detail {
 namespace {
 constexpr Sm90Im2colOperand A = Sm90Im2colOperand::a, BP = Sm90Im2colOperand::b_pixels;
 template <int TileN, int Stages, int ClusterM, int Slabs, Sm90Im2colOperand Im2col, int Consumers = 2>
-using Conv = Sm90GemmConfig<half_t, TileN, Stages, ClusterM, 1, Sm90Accumulation::Fast, Slabs, 1, false, Consumers, Sm90Build::general, false,
-                            Im2col>;
+using Conv = Sm90GemmConfig<half_t, TileN, Stages, ClusterM, 1, Sm90Accumulation::Fast, Slabs, 1, false, Consumers,
+                            Sm90Build::general, false, Im2col>;
 }  // namespace
 
 Status sm90_implicit_conv_f16_n256(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,

@@ -92,12 +92,13 @@ enum class Sm90Accumulation { Fast, Promoted };
 
 // Which calls a build of a configuration compiles code for. general: every call the configuration
 // can run. lean: the common case only -- K-major operands read in place, the compact unit path,
-// no Stream-K or split-K, a D of the element's own type leaving by TMA stores (transposed where the
-// configuration writes D so), C unread or (a configuration that loads C) arriving by TMA. The host launches a lean build only for such calls (src/gemm/sm90_gemm.cpp); its code is a tenth of the
-// general kernel's (_c2_s4: 29 KB of SASS against 368 KB), so less of it is fetched on a CTA's way
-// to its first loads and from one tile to the next (docs/sm90_gemm.md, "Lean twins"). lean_fused:
-// the lean case with the fused epilogue's bias and activation (C still unread), for the entries
-// that carry it (make_sm90_instance).
+// no Stream-K or split-K, a D of the element's own type leaving by TMA stores (transposed where
+// the configuration writes D so), C unread or (a configuration that loads C) arriving by TMA. The
+// host launches a lean build only for such calls (src/gemm/sm90_gemm.cpp); its code is a tenth
+// of the general kernel's (_c2_s4: 29 KB of SASS against 368 KB), so less of it is fetched on a
+// CTA's way to its first loads and from one tile to the next (docs/sm90_gemm.md, "Lean twins").
+// lean_fused: the lean case with the fused epilogue's bias and activation (C unread), for the
+// entries that carry it (make_sm90_instance).
 enum class Sm90Build { general, lean, lean_fused };
 
 // One configuration: input type, tile width, pipeline depth, cluster shape (ClusterM tile rows
@@ -194,8 +195,8 @@ struct Sm90GemmConfig {
   static constexpr int ProducerRegisters = 40, ConsumerRegisters = 232;
   // The lean builds of this configuration, compiled beside it (src/gemm/sm90_launch.cuh) for the
   // 16-bit fast-accumulating kernels with tiles 128 to 256 wide (C by TMA in the _tmac ones; the
-  // implicit-GEMM convolutions but the weight gradient's, for their K-major calls, fprop's): LeanTwin for
-  // every such entry, LeanFusedTwin for those whose instance asks for it. (Not the
+  // implicit-GEMM convolutions but the weight gradient's, for their K-major calls: fprop's):
+  // LeanTwin for every such entry, LeanFusedTwin for those whose instance asks for it. (Not the
   // 64-wide tiles yet: on the H100 the 128x64 kernel's lean build ran 1024x1024x4096 in 23.8 us
   // against the general build's 18.1, while 768^3 ran 0.8 us faster and the 1x2-cluster 128x64
   // kernel 256x4096x4096 2 us faster. Not understood: its k-loop recomputes the SharedStorage
