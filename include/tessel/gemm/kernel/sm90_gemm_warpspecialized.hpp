@@ -66,12 +66,19 @@
 
 namespace tessel::kernel {
 
+// Whether a wgmma selection has the transposed forms (16-bit inputs: the transpose bits). A
+// concept, not a requires-expression written into the variable below: GCC 12 evaluates that one
+// false in the host pass while nvcc's device pass finds it true, so a host compiled by GCC 12
+// staged the MN-major operands the kernels read in place (the static_assert below holds it).
+template <class Wgmma>
+concept Sm90TransposableWgmma = requires { typename Wgmma::template Transposed<1, 1>; };
+
 // Whether a configuration reads MN-major operands in place (the host stages them otherwise):
 // 16-bit inputs (wgmma's transpose bits), each CTA's share of a tile whole 64-row TMA boxes, and
 // the fast mainloop.
 template <class Config>
 inline constexpr bool kSm90MnMajorOperands =
-    requires { typename Sm90WgmmaOf<typename Config::Element, Config::TileN>::template Transposed<1, 1>; } &&
+    Sm90TransposableWgmma<Sm90WgmmaOf<typename Config::Element, Config::TileN>> &&
     (Config::TileM / Config::ClusterN) % 64 == 0 && (Config::TileN / Config::ClusterM) % 64 == 0 &&
     Config::Partials == 0;  // (the promoted mainloops read K-major stages only)
 
@@ -262,6 +269,11 @@ struct Sm90GemmConfig {
   static constexpr int SmemBytes = int(sizeof(SharedStorage)) + 1024;
   static_assert(SmemBytes <= 232448, "Sm90GemmConfig: the stages do not fit the 227 KiB of shared memory; lower Stages");
 };
+
+// Every host and device pass agrees (a GCC 12 host pass once did not: Sm90TransposableWgmma).
+static_assert(kSm90MnMajorOperands<Sm90GemmConfig<bfloat16_t, 256, 4, 2, 1, Sm90Accumulation::Fast, 2>> &&
+                  !Sm90TransposableWgmma<Sm90WgmmaOf<bfloat16_t, 16>>,
+              "kSm90MnMajorOperands: the 128x256 bf16 configuration reads MN-major operands in place; the 16-wide wgmma has no transposed form");
 
 namespace detail {
 
