@@ -7,6 +7,7 @@
 #include "sm90_instances.hpp"
 
 #include <tessel/gemm/device/gemm_validate.hpp>
+#include <tessel/gemm/device/sm90_build_choice.hpp>
 #include <tessel/gemm/device/sm90_gemm_kernels.hpp>
 #include <tessel/gemm/device/sm90_operand_map.hpp>
 #include <tessel/gemm/device/sm90_operand_read.hpp>
@@ -681,17 +682,19 @@ Status instance_run(Sm90Instance const& t, DType ab, GemmArguments const& g, det
     p.staged_rows = row_copies(p.tma_store) && !p.stream_k && !transposed;
   }
 
-  // A call that is a lean build's case runs it (Sm90Build): K-major operands in place, the
-  // compact unit path, one K slice, a D of the operands' 16-bit type stored by TMA (transposed by
-  // a kernel that writes it so), C unread or loaded by TMA (the _tmac entries); a fused epilogue
-  // only where the entry has the lean fused build (the fusion's code is most of a lean build's,
-  // so the plain one leaves it out).
+  // The build that runs the call (gemm/device/sm90_build_choice.hpp): a lean one for its case.
+  Sm90BuildCase bc;
+  bc.compact_units = p.compact_units, bc.splits = splits, bc.stream_k = p.stream_k;
+  bc.tma_store = p.tma_store, bc.staged_rows = p.staged_rows, bc.d_transposed = p.d_transposed;
+  bc.reads_c = reads_c, bc.c_by_tma = p.c_by_tma, bc.a_mn_major = p.a_mn_major, bc.b_mn_major = p.b_mn_major;
+  bc.d_matches_inputs = !p.out_f32 && p.out_f16 == (ab == DType::f16) && (ab == DType::bf16 || ab == DType::f16);
+  bc.fused = fused, bc.lean_builds = g.options.lean_builds;
+  Sm90EntryBuilds const eb{t.launch_lean != nullptr, t.launch_lean_fused != nullptr, t.writes_transposed};
   auto launch = t.launch;
-  if (p.compact_units && splits == 1 && !p.stream_k && p.tma_store && p.c_by_tma == reads_c && !p.staged_rows &&
-      !p.a_mn_major && !p.b_mn_major && (!p.d_transposed || t.writes_transposed) && !p.out_f32 &&
-      p.out_f16 == (ab == DType::f16) && (ab == DType::bf16 || ab == DType::f16) && g.options.lean_builds) {
-    auto const lean = fused ? t.launch_lean_fused : t.launch_lean;
-    if (lean != nullptr) launch = lean;
+  switch (sm90_build_choice(bc, eb)) {
+    case kernel::Sm90Build::lean: launch = t.launch_lean; break;
+    case kernel::Sm90Build::lean_fused: launch = t.launch_lean_fused; break;
+    case kernel::Sm90Build::general: break;
   }
   if (result.ok()) {
     if (cudaError_t err = launch(p, stream); err != cudaSuccess) fail(cuda_failure("launch of the sm90 GEMM kernel", err));

@@ -41,6 +41,7 @@
 #include <tessel/atom/sm90_wgmma_select.hpp>
 #include <tessel/config.hpp>
 #include <tessel/gemm/collective/sm90_operand_tile.hpp>
+#include <tessel/gemm/device/sm90_build_choice.hpp>
 #include <tessel/gemm/epilogue/sm90_epilogue_staging.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_block_scales.hpp>
 #include <tessel/gemm/kernel/sm90_gemm_cta.hpp>
@@ -97,16 +98,6 @@ inline constexpr bool kSm90MnMajorOperands =
 // the tensor core busy meanwhile.
 enum class Sm90Accumulation { Fast, Promoted };
 
-// Which calls a build of a configuration compiles code for. general: every call the configuration
-// can run. lean: the common case only -- K-major operands read in place, the compact unit path,
-// no Stream-K or split-K, a D of the element's own type leaving by TMA stores (transposed where
-// the configuration writes D so), C unread or (a configuration that loads C) arriving by TMA. The
-// host launches a lean build only for such calls (src/gemm/sm90_gemm.cpp); its code is a tenth
-// of the general kernel's (_c2_s4: 29 KB of SASS against 368 KB), so less of it is fetched on a
-// CTA's way to its first loads and from one tile to the next (docs/sm90_gemm.md, "Lean twins").
-// lean_fused: the lean case with the fused epilogue's bias and activation (C unread), for the
-// entries that carry it (make_sm90_instance).
-enum class Sm90Build { general, lean, lean_fused };
 
 // One configuration: input type, tile width, pipeline depth, cluster shape (ClusterM tile rows
 // sharing B, or ClusterN tile columns sharing A), accumulation, and the column slabs the epilogue
@@ -129,7 +120,8 @@ struct Sm90GemmConfig {
   // (Sm90GemmParams::a_scales, b_scales) as they join the sum. Its own instances: the kernels
   // with per-tensor scales keep their plain additions.
   static constexpr bool BlockScaled = BlockScaled_;
-  // The build (Sm90Build): Lean for both lean builds, LeanFused for the one with the fused epilogue.
+  // The build (Sm90Build; gemm/device/sm90_build_choice.hpp says which calls each takes): Lean for
+  // both lean builds, LeanFused for the one with the fused epilogue.
   static constexpr Sm90Build Build = Build_;
   static constexpr bool Lean = Build_ != Sm90Build::general;
   static constexpr bool LeanFused = Build_ == Sm90Build::lean_fused;
