@@ -122,7 +122,6 @@ struct Sm90GemmConfig {
   static constexpr bool BlockScaled = BlockScaled_;
   // The build (Sm90Build; gemm/device/sm90_build_choice.hpp says which calls each takes): Lean for
   // both lean builds, LeanFused for the one with the fused epilogue.
-  static constexpr Sm90Build Build = Build_;
   static constexpr bool Lean = Build_ != Sm90Build::general;
   static constexpr bool LeanFused = Build_ == Sm90Build::lean_fused;
   // The fused epilogue's bias loaded at a unit's start (sm90_prefetch_bias), where a tile's columns
