@@ -84,6 +84,8 @@ constexpr char const* kUsage =
     "  --bias              a random fp32 bias per output channel (fprop, dgrad)\n"
     "  --act A             none (default), relu, gelu (tanh form), silu\n"
     "  --kernel NAME       a convolution kernel from `tessel list`, or auto (default: the library's pick)\n"
+    "  --tune lean=0|1     ConvOptions: 0 runs the sm_90a implicit GEMM's general builds, not its lean\n"
+    "                      ones (A/B measurements; default 1)\n"
     "method:\n"
     "  --iters N           timed launches of each side (default 30)\n"
     "  --warmup N          untimed launches of each side first (default 5)\n"
@@ -107,7 +109,7 @@ constexpr char const* kUsage =
 
 OptionNames const kOptions{"conv",
                            {"--op", "--n", "--d", "--h", "--w", "--c", "--k", "--t", "--r", "--s", "--pad", "--stride",
-                            "--dilation", "--groups", "--dtype", "--alpha", "--beta", "--act", "--kernel", "--iters",
+                            "--dilation", "--groups", "--dtype", "--alpha", "--beta", "--act", "--kernel", "--tune", "--iters",
                             "--warmup", "--gap-ms", "--compare", "--seed", "--csv", "--json", "--suite", "--sweep"},
                            {"--bias", "--verify", "--no-verify", "--dry-run", "--help"}};
 
@@ -124,6 +126,7 @@ struct Problem {
   bool bias = false;
   ConvActivation act = ConvActivation::none;
   std::string kernel = "auto";  // --kernel: a registry name or auto
+  tessel::ConvOptions options;  // --tune
   std::string picked;           // what runs (conv_kernel_name): a kernel, "epilogue-only" or "none"
   int iters = 30, warmup = 5;
   double gap_ms = 0.0;
@@ -141,6 +144,7 @@ struct Problem {
                                                              {dilation[1], dilation[2]}, groups, dtype);
     a.alpha = alpha, a.beta = beta, a.activation = act;
     a.kernel = kernel == "auto" ? nullptr : kernel.c_str();
+    a.options = options;
     return a;
   }
 
@@ -282,6 +286,12 @@ Problem make_problem(Options const& o) {
     for (int i = 0; i < tessel::conv_kernel_count(); ++i) known = known || *v == tessel::conv_kernel_info(i).name;
     if (!known) throw UsageError("--kernel: '" + *v + "' is not a compiled convolution kernel (see: tessel list)");
     p.kernel = *v;
+  }
+  if (auto v = get("--tune")) {
+    std::size_t const eq = v->find('=');
+    if (eq == std::string::npos || v->substr(0, eq) != "lean")
+      throw UsageError("--tune: '" + *v + "' is not lean=0 or lean=1 (the one conv knob)");
+    p.options.lean_builds = parse_int("--tune lean", v->substr(eq + 1), 0, 1) != 0;
   }
   if (auto v = get("--iters")) p.iters = int(parse_int("--iters", *v, 1, 100000));
   if (auto v = get("--warmup")) p.warmup = int(parse_int("--warmup", *v, 0, 100000));

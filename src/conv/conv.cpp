@@ -153,11 +153,14 @@ bool as_one_gemm(ConvArguments const& a, GemmArguments* g, bool* grid, bool* sli
   *grid = *slices = false;
   if (conv_strided_wgrad_as_gemm_slices(a, g)) {
     g->d = reinterpret_cast<void*>(kConvPaddedPlaceholder);
+    g->options.lean_builds = a.options.lean_builds;
     return *slices = true;
   }
   bool const strided = conv_strided_as_grid_gemm(a, g);
   *grid = strided && a.op == conv::Operator::kDgrad;
-  return strided || conv_as_gemm(a, g);
+  if (!strided && !conv_as_gemm(a, g)) return false;
+  g->options.lean_builds = a.options.lean_builds;
+  return true;
 }
 
 // The padded route (tessel/conv/conv_padded.hpp): a groups-1 problem the sm_80 selection would
@@ -493,7 +496,8 @@ Status convolution(ConvArguments const& a, CUstream_st* stream) {
         if (Status s = write_off_grid(a, stream); !s) return s;
       return gemm(plan.gemm, stream);
     case Route::padded: return detail::conv_padded_run(a, plan.padded, stream);
-    case Route::sm90: return sm90_conv_run(make_params(a), a.dtype, plan.name, {a.workspace, a.workspace_bytes}, stream);
+    case Route::sm90: return sm90_conv_run(make_params(a), a.dtype, plan.name,
+                                             {a.workspace, a.workspace_bytes, a.options.lean_builds}, stream);
     case Route::sm80: return sm80_conv_run(make_params(a), a.dtype, stream, sm80_options(a, h));
   }
   return Status::success();

@@ -54,11 +54,13 @@ inline long long sm90_conv_pixel_step(kernel::Sm80ConvParams const& p) {
   return conv_rows_evenly_strided(extent, stride, p.k, &step) ? step : 0;
 }
 
-// The caller's scratch (ConvArguments::workspace), or none (ptr null): the implicit GEMM's split-K
-// partials then come from the GEMM's own pool.
-struct Sm90ConvWorkspace {
-  void* ptr = nullptr;
-  std::size_t bytes = 0;
+// What a call brings beside the problem: the caller's scratch (ConvArguments::workspace), or none
+// (null: the implicit GEMM's split-K partials then come from the GEMM's own pool), and
+// ConvArguments::options.
+struct Sm90ConvCall {
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+  bool lean_builds = true;  // ConvOptions::lean_builds
 };
 
 // The registry name of the kernel the selection picks for p: the implicit GEMM where it takes p
@@ -77,7 +79,7 @@ Status sm90_conv_workspace_size(kernel::Sm80ConvParams const& p, DType dtype, ch
 
 // Runs p with kernel `name` (sm90_conv_kernel_name's or sm90_conv_direct_kernel_name's answer) on
 // `stream` (asynchronously). Pre: sm90_conv_takes(p, dtype) and an sm_90 GPU.
-Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, char const* name, Sm90ConvWorkspace const& ws,
+Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, char const* name, Sm90ConvCall const& call,
                      cudaStream_t stream);
 
 namespace kernel::detail {
@@ -91,26 +93,26 @@ bool sm90_conv_im2col_fits(Sm80ConvParams const& p);
 // The implicit-GEMM configurations (src/conv/sm90_implicit_conv_<dtype>.cu and
 // sm90_implicit_conv_wgrad_<dtype>.cu): fprop and dgrad take p in forward terms (as_fprop), wgrad as
 // it is; query non-null: store the workspace bytes there and launch nothing.
-using Sm90ConvWorkspace = tessel::Sm90ConvWorkspace;
-Status sm90_implicit_conv_bf16_n256(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+using Sm90ConvCall = tessel::Sm90ConvCall;
+Status sm90_implicit_conv_bf16_n256(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                     std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_bf16_pixels_b_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+Status sm90_implicit_conv_bf16_pixels_b_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                              std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_bf16_pixels_b_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+Status sm90_implicit_conv_bf16_pixels_b_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                             std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_bf16_wgrad_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+Status sm90_implicit_conv_bf16_wgrad_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                           std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_bf16_wgrad_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+Status sm90_implicit_conv_bf16_wgrad_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                          std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_f16_n256(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+Status sm90_implicit_conv_f16_n256(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                    std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_f16_pixels_b_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+Status sm90_implicit_conv_f16_pixels_b_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                             std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_f16_pixels_b_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+Status sm90_implicit_conv_f16_pixels_b_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                            std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_f16_wgrad_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+Status sm90_implicit_conv_f16_wgrad_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                          std::size_t* query, cudaStream_t stream);
-Status sm90_implicit_conv_f16_wgrad_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+Status sm90_implicit_conv_f16_wgrad_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                         std::size_t* query, cudaStream_t stream);
 
 // One compiled configuration's launch (src/conv/sm90_conv_fprop_<dtype>.cu).

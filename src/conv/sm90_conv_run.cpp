@@ -123,16 +123,16 @@ Variant variant_of(kernel::Sm80ConvParams const& p, DType dtype, std::string_vie
 }
 
 // Runs (query null) or sizes variant v of the implicit GEMM for p.
-Status implicit_run(kernel::Sm80ConvParams const& p, DType dtype, Variant v, Sm90ConvWorkspace const& ws, std::size_t* query,
+Status implicit_run(kernel::Sm80ConvParams const& p, DType dtype, Variant v, Sm90ConvCall const& call, std::size_t* query,
                     cudaStream_t stream) {
   namespace d = kernel::detail;
-  using Run = Status (*)(kernel::Sm80ConvParams const&, conv::Operator, Sm90ConvWorkspace const&, std::size_t*, cudaStream_t);
+  using Run = Status (*)(kernel::Sm80ConvParams const&, conv::Operator, Sm90ConvCall const&, std::size_t*, cudaStream_t);
   static Run const runs[2][kVariants] = {
       {d::sm90_implicit_conv_bf16_n256, d::sm90_implicit_conv_bf16_pixels_b_m128, d::sm90_implicit_conv_bf16_pixels_b_m64,
        d::sm90_implicit_conv_bf16_wgrad_m128, d::sm90_implicit_conv_bf16_wgrad_m64},
       {d::sm90_implicit_conv_f16_n256, d::sm90_implicit_conv_f16_pixels_b_m128, d::sm90_implicit_conv_f16_pixels_b_m64,
        d::sm90_implicit_conv_f16_wgrad_m128, d::sm90_implicit_conv_f16_wgrad_m64}};
-  return runs[dtype == DType::bf16 ? 0 : 1][v](p.op == conv::Operator::kWgrad ? p : as_fprop(p), p.op, ws, query, stream);
+  return runs[dtype == DType::bf16 ? 0 : 1][v](p.op == conv::Operator::kWgrad ? p : as_fprop(p), p.op, call, query, stream);
 }
 
 // The direct kernel's rules: fprop, or dgrad with every stride 1, as the forward kernel takes them.
@@ -189,7 +189,7 @@ Status sm90_conv_workspace_size(kernel::Sm80ConvParams const& p, DType dtype, ch
   return implicit_run(p, dtype, v, {}, bytes, nullptr);
 }
 
-Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, char const* name, Sm90ConvWorkspace const& ws,
+Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, char const* name, Sm90ConvCall const& call,
                      cudaStream_t stream) {
   namespace d = kernel::detail;
   if (!sm90_conv_takes(p, dtype))
@@ -197,7 +197,7 @@ Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, char const* n
   if (Variant const v = variant_of(p, dtype, name); v != kVariants) {
     if (!implicit_takes_problem(p, dtype))
       return Status::error(StatusCode::not_supported, "sm90 conv: the implicit GEMM does not take this problem");
-    return implicit_run(p, dtype, v, ws, nullptr, stream);
+    return implicit_run(p, dtype, v, call, nullptr, stream);
   }
   if (std::string_view(name) != sm90_conv_direct_kernel_name(p, dtype))
     return Status::error(StatusCode::invalid_argument, std::string("kernel: ") + name + " does not run this problem");

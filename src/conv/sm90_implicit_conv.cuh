@@ -26,7 +26,7 @@ namespace tessel::kernel::detail {
 // Runs (query null) or sizes one implicit-GEMM convolution: fprop and dgrad in forward terms
 // (as_fprop; dgrad reads the filters transposed and flipped), wgrad as the caller gave it.
 template <class Config>
-Status sm90_implicit_conv_run(Sm80ConvParams const& c, conv::Operator op, Sm90ConvWorkspace const& ws, std::size_t* query,
+Status sm90_implicit_conv_run(Sm80ConvParams const& c, conv::Operator op, Sm90ConvCall const& call, std::size_t* query,
                               cudaStream_t stream) {
   using T = typename Config::Element;
   using Atom = GMMA::Layout_K_SW128_Atom<T>;
@@ -56,7 +56,8 @@ Status sm90_implicit_conv_run(Sm80ConvParams const& c, conv::Operator op, Sm90Co
   a.alpha = c.alpha;
   a.beta = c.residual != nullptr ? c.beta : 0.0f;
   a.activation = c.activation;
-  a.workspace = ws.ptr, a.workspace_bytes = ws.bytes;
+  a.workspace = call.workspace, a.workspace_bytes = call.workspace_bytes;
+  a.options.lean_builds = call.lean_builds;
   if (wgrad) {
     // dw (filters x taps * channels, rows of w_stride_k) = dy^T (filters x pixels) x im2col(x):
     // dy^T's map as the GEMM's MN-major A, (filters, pixels, 1) in boxes of 64 x 64.
@@ -102,7 +103,11 @@ Status sm90_implicit_conv_run(Sm80ConvParams const& c, conv::Operator op, Sm90Co
   // (A and B are read through ops' maps only; the views below keep the GEMM's bookkeeping whole.)
   a.a = c.x != nullptr ? c.x : c.y, a.a_order = MatrixOrder::row_major, a.lda = a.k;
   a.b = c.filter != nullptr ? c.filter : c.x, a.b_order = MatrixOrder::col_major, a.ldb = a.k;
-  return tessel::detail::sm90_implicit_gemm_run(make_sm90_instance<Config>(), a.a_type, a, ops, query, stream);
+  // The lean builds: K-major filters (fprop) and, MN-major, the data gradient's (lean_mn).
+  if constexpr (Config::HasLeanTwin)
+    return tessel::detail::sm90_implicit_gemm_run(make_sm90_instance<Config, Sm90Build::lean_mn>(), a.a_type, a, ops, query, stream);
+  else
+    return tessel::detail::sm90_implicit_gemm_run(make_sm90_instance<Config>(), a.a_type, a, ops, query, stream);
 }
 
 }  // namespace tessel::kernel::detail

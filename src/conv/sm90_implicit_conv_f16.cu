@@ -13,18 +13,18 @@ using Conv = Sm90GemmConfig<half_t, TileN, Stages, ClusterM, 1, Sm90Accumulation
                             Sm90Build::general, false, Im2col>;
 }  // namespace
 
-Status sm90_implicit_conv_f16_n256(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+Status sm90_implicit_conv_f16_n256(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                    std::size_t* query, cudaStream_t stream) {
-  return sm90_implicit_conv_run<Conv<256, 4, 2, 2, A>>(p, op, ws, query, stream);
+  return sm90_implicit_conv_run<Conv<256, 4, 2, 2, A>>(p, op, call, query, stream);
 }
 
-Status sm90_implicit_conv_f16_pixels_b_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+Status sm90_implicit_conv_f16_pixels_b_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                             std::size_t* query, cudaStream_t stream) {
-  return sm90_implicit_conv_run<Conv<256, 3, 1, 1, BP>>(p, op, ws, query, stream);
+  return sm90_implicit_conv_run<Conv<256, 3, 1, 1, BP>>(p, op, call, query, stream);
 }
 
-Status sm90_implicit_conv_f16_pixels_b_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+Status sm90_implicit_conv_f16_pixels_b_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                            std::size_t* query, cudaStream_t stream) {
-  return sm90_implicit_conv_run<Conv<256, 4, 1, 1, BP, 1>>(p, op, ws, query, stream);
+  return sm90_implicit_conv_run<Conv<256, 4, 1, 1, BP, 1>>(p, op, call, query, stream);
 }
 }  // namespace tessel::kernel::detail

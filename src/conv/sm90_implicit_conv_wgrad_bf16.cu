@@ -12,13 +12,13 @@ using Conv = Sm90GemmConfig<bfloat16_t, TileN, Stages, ClusterM, 1, Sm90Accumula
                             Sm90Build::general, false, Im2col>;
 }  // namespace
 
-Status sm90_implicit_conv_bf16_wgrad_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+Status sm90_implicit_conv_bf16_wgrad_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                           std::size_t* query, cudaStream_t stream) {
-  return sm90_implicit_conv_run<Conv<256, 4, 1, 2, BT>>(p, op, ws, query, stream);
+  return sm90_implicit_conv_run<Conv<256, 4, 1, 2, BT>>(p, op, call, query, stream);
 }
 
-Status sm90_implicit_conv_bf16_wgrad_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvWorkspace const& ws,
+Status sm90_implicit_conv_bf16_wgrad_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                          std::size_t* query, cudaStream_t stream) {
-  return sm90_implicit_conv_run<Conv<256, 4, 1, 1, BT, 1>>(p, op, ws, query, stream);
+  return sm90_implicit_conv_run<Conv<256, 4, 1, 1, BT, 1>>(p, op, call, query, stream);
 }
 }  // namespace tessel::kernel::detail

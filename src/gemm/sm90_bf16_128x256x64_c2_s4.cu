@@ -6,7 +6,7 @@
 namespace tessel::kernel::detail {
 
 Sm90Instance sm90_instance_bf16_128x256x64_c2_s4() {
-  return make_sm90_instance<Sm90GemmConfig<bfloat16_t, 256, 4, 2, 1, Sm90Accumulation::Fast, 2>, /*LeanFused=*/true>();
+  return make_sm90_instance<Sm90GemmConfig<bfloat16_t, 256, 4, 2, 1, Sm90Accumulation::Fast, 2>, Sm90Build::lean_fused>();
 }
 
 }  // namespace tessel::kernel::detail

@@ -5,7 +5,7 @@
 namespace tessel::kernel::detail {
 
 Sm90Instance sm90_instance_f16_128x256x64_c2() {
-  return make_sm90_instance<Sm90GemmConfig<half_t, 256, 3, 2>, /*LeanFused=*/true>();
+  return make_sm90_instance<Sm90GemmConfig<half_t, 256, 3, 2>, Sm90Build::lean_fused>();
 }
 
 }  // namespace tessel::kernel::detail

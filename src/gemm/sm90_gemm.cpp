@@ -689,11 +689,13 @@ Status instance_run(Sm90Instance const& t, DType ab, GemmArguments const& g, det
   bc.reads_c = reads_c, bc.c_by_tma = p.c_by_tma, bc.a_mn_major = p.a_mn_major, bc.b_mn_major = p.b_mn_major;
   bc.d_matches_inputs = !p.out_f32 && p.out_f16 == (ab == DType::f16) && (ab == DType::bf16 || ab == DType::f16);
   bc.fused = fused, bc.lean_builds = g.options.lean_builds;
-  Sm90EntryBuilds const eb{t.launch_lean != nullptr, t.launch_lean_fused != nullptr, t.writes_transposed};
+  Sm90EntryBuilds const eb{t.launch_lean != nullptr, t.launch_lean_fused != nullptr, t.launch_lean_mn != nullptr,
+                           t.writes_transposed};
   auto launch = t.launch;
   switch (sm90_build_choice(bc, eb)) {
     case kernel::Sm90Build::lean: launch = t.launch_lean; break;
     case kernel::Sm90Build::lean_fused: launch = t.launch_lean_fused; break;
+    case kernel::Sm90Build::lean_mn: launch = t.launch_lean_mn; break;
     case kernel::Sm90Build::general: break;
   }
   if (result.ok()) {

@@ -31,10 +31,11 @@ struct Sm90Instance {
   // Launches grid = p.scheduler.grid_size() clusters of cluster_m * cluster_n CTAs. Pre: p complete.
   cudaError_t (*launch)(Sm90GemmParams const& p, cudaStream_t stream) = nullptr;
   // The same configuration's lean builds (Sm90Build), where it has them: the host launches one
-  // instead for a call that is its case (src/gemm/sm90_gemm.cpp) -- launch_lean_fused for a fused
-  // epilogue (bias, activation), launch_lean otherwise.
+  // instead for a call that is its case (sm90_build_choice) -- launch_lean_fused for a fused
+  // epilogue (bias, activation), launch_lean_mn for an MN-major operand, launch_lean otherwise.
   cudaError_t (*launch_lean)(Sm90GemmParams const& p, cudaStream_t stream) = nullptr;
   cudaError_t (*launch_lean_fused)(Sm90GemmParams const& p, cudaStream_t stream) = nullptr;
+  cudaError_t (*launch_lean_mn)(Sm90GemmParams const& p, cudaStream_t stream) = nullptr;
   cudaError_t (*attributes)(cudaFuncAttributes* attr) = nullptr;
   // How many clusters of this kernel can be resident at once on the current device.
   cudaError_t (*max_active_clusters)(int* clusters) = nullptr;

@@ -67,9 +67,11 @@ cudaError_t sm90_max_active_clusters(int* clusters) {
   return cudaOccupancyMaxActiveClusters(clusters, sm90_kernel_of<Config>(), &cfg);
 }
 
-// An entry's instance; with LeanFused, its configuration's lean build with the fused epilogue too
-// (the entries the heuristic picks for large problems: a fused call on them keeps the lean build).
-template <class Config, bool LeanFused = false>
+// An entry's instance, with its configuration's lean build where it has one, and the further lean
+// builds named in Extra: Sm90Build::lean_fused (the entries the heuristic picks for large problems:
+// a fused call on them keeps a lean build), Sm90Build::lean_mn (MN-major operands read in place:
+// the data gradient's convolutions).
+template <class Config, Sm90Build... Extra>
 Sm90Instance make_sm90_instance() {
   Sm90Instance t;
   t.tile_m = Config::TileM, t.tile_n = Config::TileN, t.tile_k = Config::TileK;
@@ -87,8 +89,14 @@ Sm90Instance make_sm90_instance() {
     t.block_scaled = Config::BlockScaled;
     t.writes_transposed = Config::WritesTransposed;
     if constexpr (Config::HasLeanTwin) t.launch_lean = sm90_launch<typename Config::LeanTwin>;
-    static_assert(!LeanFused || Config::HasLeanTwin, "make_sm90_instance: a lean fused build needs a configuration with lean twins");
+    constexpr bool LeanFused = ((Extra == Sm90Build::lean_fused) || ...), LeanMn = ((Extra == Sm90Build::lean_mn) || ...);
+    static_assert(((Extra == Sm90Build::lean_fused || Extra == Sm90Build::lean_mn) && ...),
+                  "make_sm90_instance: the further builds are lean_fused and lean_mn");
+    static_assert(sizeof...(Extra) == 0 || Config::HasLeanTwin, "make_sm90_instance: further lean builds need a configuration with lean twins");
+    static_assert(!LeanMn || kSm90MnMajorOperands<Config>,
+                  "make_sm90_instance: a lean MN-major build needs a configuration that reads MN-major operands in place");
     if constexpr (LeanFused) t.launch_lean_fused = sm90_launch<typename Config::LeanFusedTwin>;
+    if constexpr (LeanMn) t.launch_lean_mn = sm90_launch<typename Config::LeanMnTwin>;
   }
   t.element_bytes = int(sizeof(typename Config::Element));
   t.launch = sm90_launch<Config>, t.attributes = sm90_attributes<Config>;

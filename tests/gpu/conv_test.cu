@@ -1143,6 +1143,11 @@ TEST(ConvSm90, ImplicitGemm) {
         EXPECT_EQ(picked.rfind(op == Operator::kFprop ? "sm90_conv_fprop_" : "sm90_conv_dgrad_", 0), 0u) << picked;
         EXPECT_TRUE(picked.ends_with("_c1") || picked.ends_with("_c2")) << picked;
         run_case(a, a.beta != 0.0f, false);
+        if (a.beta == 0.0f && a.activation == ConvActivation::none) {  // a lean build's case: the general build too
+          ConvArguments general = a;
+          general.options.lean_builds = false;
+          run_case(general, false, false);
+        }
         // Every implicit-GEMM kernel by name: the pixels as A, and as B in both widths.
         for (char const* tile : {"128x256x64_c2", "256x128x64_c1", "256x64x64_c1"}) {
           std::string const name = std::string(op == Operator::kFprop ? "sm90_conv_fprop_" : "sm90_conv_dgrad_") +

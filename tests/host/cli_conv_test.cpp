@@ -70,6 +70,9 @@ TEST_F(CliConv, BadFlagsNameTheFlag) {
       {"conv --compare cublas", {"--compare"}},
       {"conv --iters 0", {"--iters"}},
       {"conv --kernel no_such_kernel", {"--kernel"}},
+      {"conv --tune lean=2", {"--tune lean"}},
+      {"conv --tune splits=2", {"--tune"}},
+      {"conv --tune lean", {"--tune"}},
       {"conv --sweep /nonexistent/suite.txt", {"--sweep"}},
   });
 }

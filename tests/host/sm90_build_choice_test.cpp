@@ -16,7 +16,8 @@ using kernel::Sm90Build;
 
 namespace {
 
-constexpr Sm90EntryBuilds kBoth{/*lean=*/true, /*lean_fused=*/true, /*writes_transposed=*/false};
+constexpr Sm90EntryBuilds kBoth{/*lean=*/true, /*lean_fused=*/true, /*lean_mn=*/false, /*writes_transposed=*/false};
+constexpr Sm90EntryBuilds kAll{/*lean=*/true, /*lean_fused=*/true, /*lean_mn=*/true, /*writes_transposed=*/false};
 
 // Each way a call can leave the lean case, by name, applied to a call that is in it.
 std::vector<std::pair<std::string, std::function<void(Sm90BuildCase&)>>> breakers() {
@@ -61,7 +62,7 @@ TEST(Sm90BuildChoice, AnEntryWithoutTheBuildRunsItsGeneralOne) {
   EXPECT_EQ(sm90_build_choice(plain, Sm90EntryBuilds{}), Sm90Build::general);
   EXPECT_EQ(sm90_build_choice(fused, Sm90EntryBuilds{}), Sm90Build::general);
   // A plain lean twin only: a fused call runs the general build, not the plain lean one.
-  Sm90EntryBuilds const lean_only{true, false, false};
+  Sm90EntryBuilds const lean_only{true, false, false, false};
   EXPECT_EQ(sm90_build_choice(plain, lean_only), Sm90Build::lean);
   EXPECT_EQ(sm90_build_choice(fused, lean_only), Sm90Build::general);
 }
@@ -70,16 +71,47 @@ TEST(Sm90BuildChoice, CByTmaAndATransposedDStayLean) {
   // beta != 0 with C loaded by TMA (the _tmac entries' lean builds).
   Sm90BuildCase c;
   c.reads_c = true, c.c_by_tma = true;
-  EXPECT_EQ(sm90_build_choice(c, Sm90EntryBuilds{true, false, false}), Sm90Build::lean);
+  EXPECT_EQ(sm90_build_choice(c, Sm90EntryBuilds{true, false, false, false}), Sm90Build::lean);
   // C by TMA with a fused epilogue: the _tmac entries carry no lean fused build.
   c.fused = true;
-  EXPECT_EQ(sm90_build_choice(c, Sm90EntryBuilds{true, false, false}), Sm90Build::general);
+  EXPECT_EQ(sm90_build_choice(c, Sm90EntryBuilds{true, false, false, false}), Sm90Build::general);
   // A transposed D on an entry that writes D transposed (the convolutions with the pixels as B).
   Sm90BuildCase t;
   t.d_transposed = true;
-  EXPECT_EQ(sm90_build_choice(t, Sm90EntryBuilds{true, false, true}), Sm90Build::lean);
+  EXPECT_EQ(sm90_build_choice(t, Sm90EntryBuilds{true, false, false, true}), Sm90Build::lean);
   // C "by TMA" without C read cannot happen; it is not the lean case either.
   Sm90BuildCase odd;
   odd.c_by_tma = true;
   EXPECT_EQ(sm90_build_choice(odd, kBoth), Sm90Build::general);
+}
+
+TEST(Sm90BuildChoice, MnMajorOperandsRunTheLeanMnBuildWhereTheEntryCarriesIt) {
+  for (auto const& [a_mn, b_mn] : {std::pair{true, false}, std::pair{false, true}, std::pair{true, true}}) {
+    Sm90BuildCase c;
+    c.a_mn_major = a_mn, c.b_mn_major = b_mn;
+    EXPECT_EQ(sm90_build_choice(c, kAll), Sm90Build::lean_mn) << a_mn << b_mn;
+    EXPECT_EQ(sm90_build_choice(c, kBoth), Sm90Build::general) << a_mn << b_mn;  // no lean_mn build
+    // Fused with an MN-major operand: no lean build has both.
+    c.fused = true;
+    EXPECT_EQ(sm90_build_choice(c, kAll), Sm90Build::general) << a_mn << b_mn;
+  }
+  // K-major operands never take the MN-major build, fused or not.
+  Sm90BuildCase plain, fused;
+  fused.fused = true;
+  EXPECT_EQ(sm90_build_choice(plain, kAll), Sm90Build::lean);
+  EXPECT_EQ(sm90_build_choice(fused, kAll), Sm90Build::lean_fused);
+  // The data gradient's convolution: B (the filters) MN-major, D transposed by an entry that writes
+  // it so (the pixels as B; there the filters are A).
+  Sm90BuildCase dgrad;
+  dgrad.a_mn_major = true, dgrad.d_transposed = true;
+  EXPECT_EQ(sm90_build_choice(dgrad, Sm90EntryBuilds{true, false, true, true}), Sm90Build::lean_mn);
+  EXPECT_EQ(sm90_build_choice(dgrad, Sm90EntryBuilds{true, false, true, false}), Sm90Build::general);
+  // Every other condition of the lean case, broken alone, sends an MN-major call to the general build.
+  for (auto const& [what, breaks] : breakers()) {
+    if (what == "A MN-major" || what == "B MN-major") continue;  // (the case itself here)
+    Sm90BuildCase c;
+    c.b_mn_major = true;
+    breaks(c);
+    EXPECT_EQ(sm90_build_choice(c, kAll), Sm90Build::general) << what;
+  }
 }

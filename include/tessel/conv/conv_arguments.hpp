@@ -81,6 +81,13 @@ struct ConvFilter {
   std::int64_t stride_k = 0;
 };
 
+// Knobs for the tests and A/B measurements; the defaults are the library's choices.
+struct ConvOptions {
+  // sm_90a implicit GEMM: a call that is a lean build's case runs that build (GemmOptions::lean_builds;
+  // false: the general builds, which every call can run).
+  bool lean_builds = true;
+};
+
 struct ConvArguments {
   conv::Operator op = conv::Operator::kFprop;
   int spatial_dims = 2;                    // 2 (NHWC, KRSC) or 3 (NDHWC, KTRSC)
@@ -114,6 +121,8 @@ struct ConvArguments {
   // call's stream has passed it.
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
+
+  ConvOptions options;
 };
 
 // The output extents (z, p, q) by Conv3dProblemSize's formula (a 2-D problem is the 3-D one with

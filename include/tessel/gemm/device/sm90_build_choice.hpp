@@ -6,19 +6,23 @@
 // first loads and between tiles, and ptxas spills nothing where the general build spills
 // (docs/sm90_gemm.md, "Lean twins"). A call is its case when it has
 //   - the compact unit path, one K slice and no Stream-K;
-//   - K-major operands read in place (no MN-major one);
+//   - K-major operands read in place, or -- the lean MN-major build, for the entries that carry
+//     it -- MN-major ones read in place too;
 //   - a D of the operands' 16-bit type stored by TMA, transposed only by a kernel that writes it so;
 //   - C unread, or loaded by TMA into the staging buffer (the _tmac entries);
-// and, fused (bias, activation), only where the entry carries the lean fused build. Every other
-// call runs the general build, which takes every case its configuration can run.
+// and, fused (bias, activation), only with K-major operands and where the entry carries the lean
+// fused build. Every other call runs the general build, which takes every case its configuration
+// can run.
 #pragma once
 
 namespace tessel {
 namespace kernel {
 
-// general: every call the configuration can run. lean: the lean case above. lean_fused: the lean
-// case with the fused epilogue's bias and activation (C unread), for the entries that carry it.
-enum class Sm90Build { general, lean, lean_fused };
+// general: every call the configuration can run. lean: the lean case above with K-major operands.
+// lean_fused: that case with the fused epilogue's bias and activation (C unread). lean_mn: the
+// lean case with an MN-major operand read in place (the data gradient's filters). The last two
+// for the entries that carry them.
+enum class Sm90Build { general, lean, lean_fused, lean_mn };
 
 }  // namespace kernel
 
@@ -40,15 +44,17 @@ struct Sm90BuildCase {
 
 // What an entry carries (Sm90Instance): its lean builds and whether it writes D transposed.
 struct Sm90EntryBuilds {
-  bool lean = false, lean_fused = false;
+  bool lean = false, lean_fused = false, lean_mn = false;
   bool writes_transposed = false;
 };
 
 constexpr kernel::Sm90Build sm90_build_choice(Sm90BuildCase const& c, Sm90EntryBuilds const& e) {
   bool const lean_case = c.lean_builds && c.compact_units && c.splits == 1 && !c.stream_k && c.tma_store &&
                          !c.staged_rows && (!c.d_transposed || e.writes_transposed) && c.c_by_tma == c.reads_c &&
-                         !c.a_mn_major && !c.b_mn_major && c.d_matches_inputs;
+                         c.d_matches_inputs;
   if (!lean_case) return kernel::Sm90Build::general;
+  if (c.a_mn_major || c.b_mn_major)
+    return e.lean_mn && !c.fused ? kernel::Sm90Build::lean_mn : kernel::Sm90Build::general;
   if (c.fused) return e.lean_fused ? kernel::Sm90Build::lean_fused : kernel::Sm90Build::general;
   return e.lean ? kernel::Sm90Build::lean : kernel::Sm90Build::general;
 }

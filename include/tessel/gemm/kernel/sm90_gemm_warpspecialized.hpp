@@ -121,9 +121,11 @@ struct Sm90GemmConfig {
   // with per-tensor scales keep their plain additions.
   static constexpr bool BlockScaled = BlockScaled_;
   // The build (Sm90Build; gemm/device/sm90_build_choice.hpp says which calls each takes): Lean for
-  // both lean builds, LeanFused for the one with the fused epilogue.
+  // every lean build, LeanFused for the one with the fused epilogue, LeanMn for the one that reads
+  // MN-major operands in place.
   static constexpr bool Lean = Build_ != Sm90Build::general;
   static constexpr bool LeanFused = Build_ == Sm90Build::lean_fused;
+  static constexpr bool LeanMn = Build_ == Sm90Build::lean_mn;
   // The fused epilogue's bias loaded at a unit's start (sm90_prefetch_bias), where a tile's columns
   // are many: a 16-column tile loads its column pair at the epilogue as before (measured: the
   // prefetch and its barrier cost the 64x16 decode tile 5%).
@@ -194,7 +196,9 @@ struct Sm90GemmConfig {
   // The lean builds of this configuration, compiled beside it (src/gemm/sm90_launch.cuh) for the
   // 16-bit fast-accumulating kernels with tiles 128 to 256 wide (C by TMA in the _tmac ones; the
   // implicit-GEMM convolutions but the weight gradient's, for their K-major calls: fprop's):
-  // LeanTwin for every such entry, LeanFusedTwin for those whose instance asks for it. (Not the
+  // LeanTwin for every such entry, LeanFusedTwin and LeanMnTwin (MN-major operands, which it reads
+  // in place where kSm90MnMajorOperands holds: the data gradient's filters) for those whose
+  // instance asks for them. (Not the
   // 64-wide tiles yet: on the H100 the 128x64 kernel's lean build ran 1024x1024x4096 in 23.8 us
   // against the general build's 18.1, while 768^3 ran 0.8 us faster and the 1x2-cluster 128x64
   // kernel 256x4096x4096 2 us faster. Not understood: its k-loop recomputes the SharedStorage
@@ -208,6 +212,7 @@ struct Sm90GemmConfig {
                               LoadsC_, Consumers_, B, BlockScaled_, Im2col_>;
   using LeanTwin = Twin<Sm90Build::lean>;
   using LeanFusedTwin = Twin<Sm90Build::lean_fused>;
+  using LeanMnTwin = Twin<Sm90Build::lean_mn>;
 
   static_assert(Stages >= 2, "Sm90GemmConfig: the TMA pipeline needs at least 2 stages; raise Stages");
   static_assert(!BlockScaled_ || (sizeof(Element_) == 1 && Accumulation_ == Sm90Accumulation::Promoted && TileN_ == 256 &&
@@ -309,7 +314,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
   using SharedStorage = typename Config::SharedStorage;
   constexpr int TileN = Config::TileN;
   constexpr int Stages = Config::Stages, ClusterSize = Config::ClusterSize;
-  constexpr bool MnMajorOperands = kSm90MnMajorOperands<Config> && !Config::Lean;
+  constexpr bool MnMajorOperands = kSm90MnMajorOperands<Config> && (!Config::Lean || Config::LeanMn);
   using Mainloop = collective::Sm90MmaConsumer<Config, MnMajorOperands>;  // the consumers' mainloops
 
   extern __shared__ char smem_raw[];
@@ -459,7 +464,7 @@ __global__ void __launch_bounds__(Config::Threads, 1) sm90_gemm_kernel(__grid_co
       int et = wg_thread;
       asm volatile("" : "+r"(et));
       int const m0 = w.m0, n0 = w.n0, slice = w.slice, batch = w.batch;
-      if constexpr (!Config::Lean || Config::LeanFused) {  // (the plain lean build has none)
+      if constexpr (!Config::Lean || Config::LeanFused) {  // (the other lean builds have none)
         if (p.fusion.active()) {  // uniform: the fused epilogue on acc; the paths below store it as is
           bool c_staged = false;  // C arrived in the staging buffer (p.c_by_tma) and joins from there
           if constexpr (Config::TmaLoadsC) {
