@@ -109,8 +109,9 @@ constexpr char const* kUsage =
 
 OptionNames const kOptions{"conv",
                            {"--op", "--n", "--d", "--h", "--w", "--c", "--k", "--t", "--r", "--s", "--pad", "--stride",
-                            "--dilation", "--groups", "--dtype", "--alpha", "--beta", "--act", "--kernel", "--tune", "--iters",
-                            "--warmup", "--gap-ms", "--compare", "--seed", "--csv", "--json", "--suite", "--sweep"},
+                            "--dilation", "--groups", "--dtype", "--alpha", "--beta", "--act", "--kernel", "--tune",
+                            "--iters", "--warmup", "--gap-ms", "--compare", "--seed", "--csv", "--json", "--suite",
+                            "--sweep"},
                            {"--bias", "--verify", "--no-verify", "--dry-run", "--help"}};
 
 // ---- one problem --------------------------------------------------------------------------------

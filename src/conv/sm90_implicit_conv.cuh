@@ -104,10 +104,11 @@ Status sm90_implicit_conv_run(Sm80ConvParams const& c, conv::Operator op, Sm90Co
   a.a = c.x != nullptr ? c.x : c.y, a.a_order = MatrixOrder::row_major, a.lda = a.k;
   a.b = c.filter != nullptr ? c.filter : c.x, a.b_order = MatrixOrder::col_major, a.ldb = a.k;
   // The lean builds: K-major filters (fprop) and, MN-major, the data gradient's (lean_mn).
+  using tessel::detail::sm90_implicit_gemm_run;
   if constexpr (Config::HasLeanTwin)
-    return tessel::detail::sm90_implicit_gemm_run(make_sm90_instance<Config, Sm90Build::lean_mn>(), a.a_type, a, ops, query, stream);
+    return sm90_implicit_gemm_run(make_sm90_instance<Config, Sm90Build::lean_mn>(), a.a_type, a, ops, query, stream);
   else
-    return tessel::detail::sm90_implicit_gemm_run(make_sm90_instance<Config>(), a.a_type, a, ops, query, stream);
+    return sm90_implicit_gemm_run(make_sm90_instance<Config>(), a.a_type, a, ops, query, stream);
 }
 
 }  // namespace tessel::kernel::detail

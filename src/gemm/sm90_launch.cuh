@@ -89,10 +89,12 @@ Sm90Instance make_sm90_instance() {
     t.block_scaled = Config::BlockScaled;
     t.writes_transposed = Config::WritesTransposed;
     if constexpr (Config::HasLeanTwin) t.launch_lean = sm90_launch<typename Config::LeanTwin>;
-    constexpr bool LeanFused = ((Extra == Sm90Build::lean_fused) || ...), LeanMn = ((Extra == Sm90Build::lean_mn) || ...);
+    constexpr bool LeanFused = ((Extra == Sm90Build::lean_fused) || ...);
+    constexpr bool LeanMn = ((Extra == Sm90Build::lean_mn) || ...);
     static_assert(((Extra == Sm90Build::lean_fused || Extra == Sm90Build::lean_mn) && ...),
                   "make_sm90_instance: the further builds are lean_fused and lean_mn");
-    static_assert(sizeof...(Extra) == 0 || Config::HasLeanTwin, "make_sm90_instance: further lean builds need a configuration with lean twins");
+    static_assert(sizeof...(Extra) == 0 || Config::HasLeanTwin,
+                  "make_sm90_instance: further lean builds need a configuration with lean twins");
     static_assert(!LeanMn || kSm90MnMajorOperands<Config>,
                   "make_sm90_instance: a lean MN-major build needs a configuration that reads MN-major operands in place");
     if constexpr (LeanFused) t.launch_lean_fused = sm90_launch<typename Config::LeanFusedTwin>;

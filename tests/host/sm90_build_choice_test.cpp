@@ -100,8 +100,8 @@ TEST(Sm90BuildChoice, MnMajorOperandsRunTheLeanMnBuildWhereTheEntryCarriesIt) {
   fused.fused = true;
   EXPECT_EQ(sm90_build_choice(plain, kAll), Sm90Build::lean);
   EXPECT_EQ(sm90_build_choice(fused, kAll), Sm90Build::lean_fused);
-  // The data gradient's convolution: B (the filters) MN-major, D transposed by an entry that writes
-  // it so (the pixels as B; there the filters are A).
+  // The data gradient's convolution with the pixels as B: the filters are A, MN-major, and D is
+  // written transposed -- lean_mn on an entry that writes D so, else the general build.
   Sm90BuildCase dgrad;
   dgrad.a_mn_major = true, dgrad.d_transposed = true;
   EXPECT_EQ(sm90_build_choice(dgrad, Sm90EntryBuilds{true, false, true, true}), Sm90Build::lean_mn);

@@ -195,11 +195,10 @@ struct Sm90GemmConfig {
   static constexpr int ProducerRegisters = 40, ConsumerRegisters = 232;
   // The lean builds of this configuration, compiled beside it (src/gemm/sm90_launch.cuh) for the
   // 16-bit fast-accumulating kernels with tiles 128 to 256 wide (C by TMA in the _tmac ones; the
-  // implicit-GEMM convolutions but the weight gradient's, for their K-major calls: fprop's):
-  // LeanTwin for every such entry, LeanFusedTwin and LeanMnTwin (MN-major operands, which it reads
-  // in place where kSm90MnMajorOperands holds: the data gradient's filters) for those whose
-  // instance asks for them. (Not the
-  // 64-wide tiles yet: on the H100 the 128x64 kernel's lean build ran 1024x1024x4096 in 23.8 us
+  // implicit-GEMM convolutions but the weight gradient's): LeanTwin for every such entry,
+  // LeanFusedTwin and LeanMnTwin (MN-major operands read in place, where kSm90MnMajorOperands
+  // holds: the data gradient's filters) for those whose instance asks for them. (Not the 64-wide
+  // tiles yet: on the H100 the 128x64 kernel's lean build ran 1024x1024x4096 in 23.8 us
   // against the general build's 18.1, while 768^3 ran 0.8 us faster and the 1x2-cluster 128x64
   // kernel 256x4096x4096 2 us faster. Not understood: its k-loop recomputes the SharedStorage
   // base every k-tile (S2UR SR_CgaCtaId) where the general build keeps it in a register, but with
