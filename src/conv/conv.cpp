@@ -153,12 +153,12 @@ bool as_one_gemm(ConvArguments const& a, GemmArguments* g, bool* grid, bool* sli
   *grid = *slices = false;
   if (conv_strided_wgrad_as_gemm_slices(a, g)) {
     g->d = reinterpret_cast<void*>(kConvPaddedPlaceholder);
-    g->options.lean_builds = a.options.lean_builds;
-    return *slices = true;
+    *slices = true;
+  } else {
+    bool const strided = conv_strided_as_grid_gemm(a, g);
+    *grid = strided && a.op == conv::Operator::kDgrad;
+    if (!strided && !conv_as_gemm(a, g)) return false;
   }
-  bool const strided = conv_strided_as_grid_gemm(a, g);
-  *grid = strided && a.op == conv::Operator::kDgrad;
-  if (!strided && !conv_as_gemm(a, g)) return false;
   g->options.lean_builds = a.options.lean_builds;
   return true;
 }
