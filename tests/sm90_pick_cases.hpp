@@ -1,6 +1,6 @@
 // tests/sm90_pick_cases.hpp -- what the sm_90a heuristic (sm90_select_gemm_kernel) must pick, each
 // pick measured on an H100 or H200 (docs/sm90_gemm.md, "Choosing"; docs/PERF.md). Two tests run the
-// table: tests/gpu/sm90_gemm_test.cu through select_gemm_kernel on the GPU in hand (the cases
+// table: tests/gpu/sm90_gemm_test.cpp through select_gemm_kernel on the GPU in hand (the cases
 // whose round counts assume 132 SMs only where it has 132), and tests/host/sm90_heuristic_test.cpp
 // on an assumed 132-SM GPU (one CTA per SM for every entry, as on the H100 and H200), so that a
 // change of the rules shows without a GPU.

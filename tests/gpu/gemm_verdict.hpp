@@ -24,7 +24,7 @@
 namespace tessel {
 
 // The options every problem() of this test binary runs with: the library's defaults, or those a
-// test binary's main sets from its command line (sm90_gemm_test.cu: the ctest subsets that run
+// test binary's main sets from its command line (sm90_gemm_test.cpp: the ctest subsets that run
 // the skinny and every-entry tests again with a path the heuristic does not take on them).
 inline GemmOptions& test_options() {
   static GemmOptions options;
@@ -56,7 +56,7 @@ inline cublasHandle_t cublas() {
 inline bool run_cublas(GemmArguments const& g, void* d) {
   cublasHandle_t h = cublas();
   if (!h || g.ldc != g.ldd || g.batch_stride_c != g.batch_stride_d) return false;
-  if (is_fp8(g.a_type)) return false;  // cublasGemmEx has no fp8 (fp8_gemm_test.cu uses cuBLASLt)
+  if (is_fp8(g.a_type)) return false;  // cublasGemmEx has no fp8 (fp8_gemm_test.cpp uses cuBLASLt)
   std::size_t const nd = elems(g.batch_count, g.batch_stride_d, g.m, g.n, g.ldd, g.c_order);
   if (cudaMemcpy(d, g.c, nd * size_of(g.c_type), cudaMemcpyDeviceToDevice) != cudaSuccess) return false;
   bool const a_row = g.a_order == MatrixOrder::row_major, b_row = g.b_order == MatrixOrder::row_major;

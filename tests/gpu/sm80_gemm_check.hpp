@@ -1,7 +1,7 @@
 // tests/gpu/sm80_gemm_check.hpp -- running an sm_80 registry entry and judging it
 // (gemm_verdict.hpp: the fp64 GPU reference and cuBLAS on the same inputs, our componentwise error
 // at most twice cuBLAS's plus a few fp32 units), and the NaN/Inf pattern check.
-// Shared by the sm80 GEMM tests (sm80_gemm_test.cu, sm80_skinny_gemm_test.cu).
+// Shared by the sm80 GEMM tests (sm80_gemm_test.cpp, sm80_skinny_gemm_test.cpp).
 #pragma once
 
 #include "gpu/gemm_verdict.hpp"

@@ -1,7 +1,7 @@
 // How the sm_90a GEMMs read each canonical operand (gemm/device/sm90_operand_read.hpp): in place
 // K-major, in place MN-major (16-bit kernels), or staged. Checked against the rule it stands for
 // -- every box start TMA would be given is 16-byte aligned -- by enumerating addresses, and on the
-// cases the GPU sweep (tests/gpu/sm90_gemm_test.cu) relies on. No GPU.
+// cases the GPU sweep (tests/gpu/sm90_gemm_test.cpp) relies on. No GPU.
 #include <tessel/gemm/device/sm90_operand_read.hpp>
 
 #include <gtest/gtest.h>

@@ -254,8 +254,9 @@ void sweep(HeadDims hd, std::vector<Mask> const& masks, std::vector<Lengths> con
         }
   std::string const name = "D " + std::to_string(hd.d) + "/" + std::to_string(hd.dv) + (arch.empty() ? "" : " " + arch);
   margin.print(name.c_str());
-  if (!::testing::Test::HasFailure())
+  if (!::testing::Test::HasFailure()) {
     EXPECT_EQ(margin.cases, int(2 * heads.size() * masks.size() * lengths.size())) << name << ": cases not run";
+  }
 }
 
 }  // namespace
@@ -581,8 +582,9 @@ TEST(AttentionLayouts, NonPackedStrides) {
         for (std::int64_t hh = 0; hh < h; ++hh)
           for (std::int64_t i = 0; i < sq; ++i) {
             std::size_t const pad = std::size_t(bb * a.o_batch_stride + hh * a.o_head_stride + i * a.o_row_stride + dv);
-            if (pad < o.size())
+            if (pad < o.size()) {
               ASSERT_TRUE(std::isnan(o[pad])) << "O's padding written at b " << bb << " h " << hh << " i " << i;
+            }
           }
       EXPECT_EQ(written_lse, b * h * sq) << describe(p.a, m.name) << ": elements written outside LSE";
     }

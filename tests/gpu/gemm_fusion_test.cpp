@@ -203,7 +203,7 @@ TEST(GemmFusion, SplitKReductionsApplyIt) {
 }
 
 // Stream-K and the split tail: the unit that finishes a tile adds its peers' partials and runs
-// the epilogue (one tile column of clusters + 5 cluster tiles, as sm90_gemm_test.cu's checks).
+// the epilogue (one tile column of clusters + 5 cluster tiles, as sm90_gemm_test.cpp's checks).
 TEST(GemmFusion, StreamKAndSplitTailFinishersApplyIt) {
   TESSEL_REQUIRE_SM90();
   char const* const name = "sm90_bf16_128x256x64_c2_s4";

@@ -1,4 +1,4 @@
-// tests/gpu/grouped_gemm_test.cu -- the sm_90a grouped GEMM (tessel::grouped_gemm) against the fp64
+// tests/gpu/grouped_gemm_test.cpp -- the sm_90a grouped GEMM (tessel::grouped_gemm) against the fp64
 // reference and cuBLAS, group by group: random data, D poisoned with NaN first, ragged groups
 // (empty, 1 row, skewed, tall), G from 1 to 256, N and K off the tile, both B layouts, every
 // output type, beta != 0, K = 0; the rows past the last offset (and those of groups the clamped

@@ -1,4 +1,4 @@
-// src/runtime/device.cu -- device queries for the CLI, the tests and the host API.
+// src/runtime/device.cpp -- device queries for the CLI, the tests and the host API.
 #include <tessel/runtime/device.hpp>
 
 #include <cuda_runtime.h>

@@ -40,7 +40,7 @@ cudaDataType cuda_type(DType t) { return t == DType::f16 ? CUDA_R_16F : t == DTy
 // cuBLAS on the same problem into its own NaN-poisoned output (column-major D only).
 bool run_cublas(GemmArguments const& g, void* d) {
   if (g.c_order != MatrixOrder::col_major || g.ldc != g.ldd || g.batch_stride_c != g.batch_stride_d) return false;
-  if (is_fp8(g.a_type)) return false;  // cublasGemmEx has no fp8 (tests/gpu/fp8_gemm_test.cu uses cuBLASLt)
+  if (is_fp8(g.a_type)) return false;  // cublasGemmEx has no fp8 (tests/gpu/fp8_gemm_test.cpp uses cuBLASLt)
   static cublasHandle_t h = [] {
     cublasHandle_t x = nullptr;
     cublasCreate(&x);
@@ -86,9 +86,10 @@ Verdict run_and_check(GemmArguments const& g, bool with_cublas = true) {
 // Our error may not exceed twice cuBLAS's on the same inputs (plus a few units of fp32 roundoff).
 void expect_good(Verdict const& v, std::string const& what) {
   EXPECT_TRUE(v.ours.passed()) << what << ": " << v.ours.describe();
-  if (v.have_cublas && v.cublas.passed())
+  if (v.have_cublas && v.cublas.passed()) {
     EXPECT_LE(v.ours.max_rel_err, 2.0 * v.cublas.max_rel_err + 4 * 0x1p-24)
         << what << ": tessel " << v.ours.max_rel_err << " vs cuBLAS " << v.cublas.max_rel_err;
+  }
 }
 
 GemmArguments problem(std::int64_t m, std::int64_t n, std::int64_t k, char const* layout, MatrixOrder co = MatrixOrder::col_major,
@@ -389,7 +390,7 @@ TEST(GemmApi, EveryKernelByNameAndTheHeuristic) {
     return DType::f32;
   };
   for (GemmKernelInfo const& k : gemm_kernels()) {
-    if (sm90_is_block_scaled(k)) continue;  // block-scaled calls only: tests/gpu/fp8_blockscaled_test.cu
+    if (sm90_is_block_scaled(k)) continue;  // block-scaled calls only: tests/gpu/fp8_blockscaled_test.cpp
     DType const ab = input_type_of(k);
     for (char const* layout : {"nn", "tn", "nt", "tt"}) {
       GemmArguments g = problem(333, 222, 111, layout, MatrixOrder::col_major, ab, DType::f32);

@@ -179,7 +179,7 @@ DType entry_output(std::string const& name) { return test::sm90_test_output(entr
 TEST(Sm90Small, EveryEntryOnARaggedProblem) {
   TESSEL_REQUIRE_SM90();
   for (GemmKernelInfo const& k : sm90_gemm_kernels()) {
-    if (sm90_is_block_scaled(k)) continue;  // block-scaled calls only: tests/gpu/fp8_blockscaled_test.cu
+    if (sm90_is_block_scaled(k)) continue;  // block-scaled calls only: tests/gpu/fp8_blockscaled_test.cpp
     std::string const name = k.name;
     DType const ab = entry_input(name);
     bool const fp8 = ab == DType::e4m3;
@@ -244,7 +244,7 @@ TEST(Sm90Small, SharesPastTheEdgeAreSkippedOrCopiedInEdgeBoxes) {
   };
   constexpr Shape kShapes[] = {{100, 192, 136, 1}, {70, 200, 200, 1}, {300, 150, 72, 2}};
   for (GemmKernelInfo const& k : sm90_gemm_kernels()) {
-    if (sm90_is_block_scaled(k)) continue;  // block-scaled calls only: tests/gpu/fp8_blockscaled_test.cu
+    if (sm90_is_block_scaled(k)) continue;  // block-scaled calls only: tests/gpu/fp8_blockscaled_test.cpp
     std::string const name = k.name;
     DType const ab = entry_input(name);
     bool const fp8 = ab == DType::e4m3;

@@ -98,8 +98,8 @@ Buffers make_buffers(ConvArguments& a, bool residual, bool bias, std::uint64_t s
   EXPECT_TRUE(reference::fill_uniform_device(b.x->p, a.dtype, nx, seed + 1).ok());
   EXPECT_TRUE(reference::fill_uniform_device(b.w->p, a.dtype, nw, seed + 2).ok());
   EXPECT_TRUE(reference::fill_uniform_device(b.y->p, a.dtype, ny, seed + 3).ok());
-  if (residual) EXPECT_TRUE(reference::fill_uniform_device(b.residual->p, a.dtype, b.n_out, seed + 4).ok());
-  if (bias) EXPECT_TRUE(reference::fill_uniform_device(b.bias->p, DType::f32, n_bias, seed + 5).ok());
+  if (residual) { EXPECT_TRUE(reference::fill_uniform_device(b.residual->p, a.dtype, b.n_out, seed + 4).ok()); }
+  if (bias) { EXPECT_TRUE(reference::fill_uniform_device(b.bias->p, DType::f32, n_bias, seed + 5).ok()); }
   a.x.ptr = b.x->p, a.filter.ptr = b.w->p, a.y.ptr = b.y->p;
   a.out = role == ConvOperand::x ? b.x->p : role == ConvOperand::y ? b.y->p : b.w->p;
   a.residual = residual ? b.residual->p : nullptr;
@@ -261,8 +261,9 @@ TEST(ConvSmall, EpilogueWithoutASum) {
       SCOPED_TRACE(describe(a));
       Buffers b = make_buffers(a, true, op != Operator::kWgrad);
       for (void const* in : {a.x.ptr, a.filter.ptr, a.y.ptr})  // poison every input but out
-        if (in != a.out)
+        if (in != a.out) {
           ASSERT_TRUE(reference::fill_constant_device(const_cast<void*>(in), t, 8, NAN).ok());
+        }
       ASSERT_TRUE(convolution(a).ok());
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       reference::ConvCheck const check = judge(a);
@@ -1072,7 +1073,7 @@ TEST(ConvSm90, EveryTileWidth) {
     Status const named = conv_kernel_name(wide, &name);
     ASSERT_TRUE(named.ok()) << named.reason;
     std::optional<DeviceInfo> const dev = query_device(0);
-    if (dev && dev->cc_major == 9 && dev->cc_minor == 0) EXPECT_NE(std::string(name).find("128x256x64_c2"), std::string::npos) << name;
+    if (dev && dev->cc_major == 9 && dev->cc_minor == 0) { EXPECT_NE(std::string(name).find("128x256x64_c2"), std::string::npos) << name; }
   }
 }
 
@@ -1314,7 +1315,7 @@ TEST(ConvPadded, ThoseProblemsReportThePaddedRoute) {
             EXPECT_EQ(name.rfind("padded:", 0), 0u) << name;
             EXPECT_EQ(name.find("_align1"), std::string::npos) << name;
             bool const sm90_widths = compute_capability() == 90 && (op == Operator::kFprop ? c == 33 : op == Operator::kDgrad && stride == 1 && k == 65);
-            if (sm90_widths) EXPECT_EQ(name.rfind("padded:sm90_", 0), 0u) << name;
+            if (sm90_widths) { EXPECT_EQ(name.rfind("padded:sm90_", 0), 0u) << name; }
           }
 }
 
