@@ -3,9 +3,10 @@
 // of the same size and the CLI's per-call event timing (which starts before the host enqueues)
 // sees the larger.
 //
-//   bench_api_overhead [MxNxK[+P][@KERNEL] ...]
+//   bench_api_overhead [MxNxK[+P][/S][@KERNEL] ...]
 //                                         (bf16 in and out, fp32 accumulation, "tn": A and B K-major,
-//                                         their rows K + P elements apart; P = 0 by default; KERNEL
+//                                         their rows K + P elements apart; P = 0 by default; S the
+//                                         K slices per tile, as `tessel gemm --tune splits=S`; KERNEL
 //                                         a registry name, as `tessel gemm --kernel`, else the heuristic)
 //
 // Per problem and side, three numbers in microseconds:
@@ -107,12 +108,19 @@ int main(int argc, char** argv) {
   std::printf("%-18s %-28s %8s %8s %8s   %8s %8s %8s\n", "problem", "tessel kernel", "host", "alone", "queued",
               "cuBLAS:h", "alone", "queued");
   for (std::string const& s : shapes) {
-    long long m = 0, n = 0, k = 0, pad = 0;
+    long long m = 0, n = 0, k = 0, pad = 0, splits = 0;
     std::string::size_type const at = s.find('@');
-    std::string const shape = s.substr(0, at), name = at == std::string::npos ? "" : s.substr(at + 1);
+    std::string const name = at == std::string::npos ? "" : s.substr(at + 1);
+    std::string shape = s.substr(0, at);
+    if (std::string::size_type const slash = shape.find('/'); slash != std::string::npos) {
+      char* end = nullptr;
+      splits = std::strtoll(shape.c_str() + slash + 1, &end, 10);
+      if (*end != '\0' || splits < 1) splits = -1;
+      shape.resize(slash);
+    }
     int const fields = std::sscanf(shape.c_str(), "%lldx%lldx%lld+%lld", &m, &n, &k, &pad);
-    if (fields < 3 || m < 1 || n < 1 || k < 1 || pad < 0) {
-      std::fprintf(stderr, "bench_api_overhead: problem '%s' is not MxNxK[+P][@KERNEL] with positive extents (P: elements of padding per row of A and B)\n", s.c_str());
+    if (fields < 3 || m < 1 || n < 1 || k < 1 || pad < 0 || splits < 0) {
+      std::fprintf(stderr, "bench_api_overhead: problem '%s' is not MxNxK[+P][/S][@KERNEL] with positive extents (P: elements of padding per row of A and B; S: K slices, at least 1)\n", s.c_str());
       return 2;
     }
     if (at != std::string::npos && tessel::find_gemm_kernel(name) == nullptr) {
@@ -140,6 +148,7 @@ int main(int argc, char** argv) {
     check(cudaDeviceSynchronize(), "fill A and B");
     g.a = a, g.b = b, g.c = d, g.d = d;
     if (!name.empty()) g.kernel = name.c_str();
+    g.options.splits = int(splits);
     std::string kernel = "?";
     if (tessel::Status st = tessel::gemm(g, stream); !st) {
       std::fprintf(stderr, "bench_api_overhead: tessel::gemm %s: %s\n", s.c_str(), st.reason.c_str());
