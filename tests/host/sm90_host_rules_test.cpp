@@ -41,11 +41,20 @@ TEST(Sm90HostRules, KSlicesOnlyFromThirtyTwoKTiles) {
       {67, 64, 132, 64, false, 1, "67 tiles fill more than half"},
       {64, 32, 132, 64, false, 1, "512x1024x2048: 32 k-tiles, a quarter"},
       {8, 64, 132, 64, true, 16, "16x1024x4096 on 64x16 tiles: capped at 16"},
-      {4, 1024, 132, 64, false, 16, "128x128x65536 on 64x64 tiles: 1024 k-tiles, still 16"},
-      // One slice per 64 k-tiles where that is more than 16 (a slice of K 4096 or more).
+      // The 16-wide tiles of a decode-sized D: at half the clusters from 64 k-tiles, a quarter below.
+      {64, 64, 132, 16, true, 2, "16x4096x4096 on 64x16 tiles: 64 tiles fill under half"},
+      {66, 224, 132, 16, true, 2, "16x4224x14336: 66 tiles, half exactly"},
+      {67, 64, 132, 16, true, 1, "67 tiles fill more than half"},
+      {64, 63, 132, 16, true, 1, "63 k-tiles: a quarter"},
+      {33, 63, 132, 16, true, 4, "33 tiles, 63 k-tiles: a quarter"},
+      {128, 128, 132, 16, true, 1, "1x8192x8192: a full round"},
+      {4, 512, 132, 64, false, 16, "128x128x32768 on 64x64 tiles: 512 k-tiles, still 16"},
+      // One slice per 32 k-tiles where that is more than 16 (a slice of K 2048 or more).
+      {4, 1024, 132, 64, false, 32, "128x128x65536 on 64x64 tiles: 1024 / 32"},
+      {2, 1024, 132, 64, false, 32, "128x128x65536 on 128x64 tiles: 1024 / 32"},
       {4, 6272, 132, 64, false, 33, "64x256x401408 on 128x64 tiles: one round of 132"},
-      {4, 2048, 132, 64, false, 32, "64x256x131072: 2048 / 64"},
-      {1, 6272, 132, 256, false, 98, "64x256x401408 on one 128x256 tile: 6272 / 64"},
+      {1, 1024, 132, 256, false, 32, "128x128x65536 on one 128x256 tile: 1024 / 32"},
+      {1, 6272, 132, 256, false, 132, "64x256x401408 on one 128x256 tile: one round of 132"},
       // Wider tiles: at most half the clusters, at least 16 k-tiles a slice.
       {24, 128, 66, 192, false, 2, "1024x1024x8192 on 128x192 tiles in 2x1 clusters"},
       {1, 128, 132, 256, false, 8, "128x128x8192 on one 128x256 tile"},
@@ -58,7 +67,7 @@ TEST(Sm90HostRules, KSlicesOnlyFromThirtyTwoKTiles) {
     EXPECT_EQ(sm90_choose_splits(c.cluster_tiles, c.k_tiles, c.clusters, c.tile_n, c.skinny), c.slices) << c.what;
 
   // Every case: no more units than clusters, no slice below its k-tiles, at most 16 slices or one
-  // per 64 k-tiles.
+  // per 32 k-tiles.
   std::vector<int> k_tile_counts;  // 1..300 and some long K
   for (int k = 1; k <= 300; ++k) k_tile_counts.push_back(k);
   for (int k : {1024, 1087, 1151, 2048, 4000, 6272}) k_tile_counts.push_back(k);
@@ -75,7 +84,7 @@ TEST(Sm90HostRules, KSlicesOnlyFromThirtyTwoKTiles) {
           if (s == 1) continue;
           ++split;
           EXPECT_GE(k_tiles, 32) << tiles << " tiles, " << k_tiles << " k-tiles, " << clusters << " clusters, " << tile_n;
-          EXPECT_LE(s, k_tiles / 64 > 16 ? k_tiles / 64 : 16);
+          EXPECT_LE(s, k_tiles / 32 > 16 ? k_tiles / 32 : 16);
           EXPECT_LE(s * tiles, clusters) << tiles << " tiles, " << k_tiles << " k-tiles, " << clusters << " clusters";
           EXPECT_GE(k_tiles / s, per_slice) << tiles << " tiles, " << k_tiles << " k-tiles, tile_n " << tile_n;
         }

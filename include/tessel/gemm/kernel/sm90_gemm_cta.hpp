@@ -131,7 +131,11 @@ TESSEL_HOST_DEVICE constexpr Sm90KRange sm90_k_range(int k_tiles, int splits, in
 // Parallel split-K slices (the host's rule, src/gemm/sm90_gemm.cpp): only when the cluster tiles
 // cannot fill half the resident clusters -- a quarter for the 64-wide tiles of a skinny (memory-
 // bound) D, and of any D below 64 k-tiles (below) -- and K
-// has at least 32 k-tiles, each slice keeping at least 4; never more units than clusters. (16x8192x8192 on the H100: 64 unsplit tiles
+// has at least 32 k-tiles, each slice keeping at least 4; never more units than clusters.
+// The 16-wide tiles of a decode-sized D with 64 k-tiles or more split at half, like the wide ones: 64 tiles on 132 SMs
+// leave half the SMs idle, and HBM is what those tiles are short of (H200, same run, ratio to
+// cuBLAS: 16x4096x4096 0.88 -> 0.94 in 2 slices, 8x4096x4096 0.79 -> 1.00, 1x4096x4096 0.79 ->
+// 0.94, 16x4096x14336 0.75 -> 0.93; 3 slices, 192 CTAs in two rounds, lost). (16x8192x8192 on the H100: 64 unsplit tiles
 // of the 128x64 kernel 55.2 us, 2 slices on 128 SMs plus the reduction pass 57.4; the
 // compute-bound 128x256 tiles 145 us unsplit, 99 us in 2 slices.)
 // The wide tiles' slices keep at least 16 k-tiles each: with fewer, the reduction pass costs more
@@ -149,16 +153,19 @@ TESSEL_HOST_DEVICE constexpr Sm90KRange sm90_k_range(int k_tiles, int splits, in
 // `clusters` resident clusters, tiles `tile_n` wide, of a D at most 64 wide or tall (`skinny`) or not.
 TESSEL_HOST_DEVICE constexpr int sm90_choose_splits(long long cluster_tiles, int k_tiles, int clusters, int tile_n,
                                                     bool skinny) {
-  int const fill = tile_n <= 64 && (skinny || k_tiles < 64) ? 4 : 2;
+  int const fill = tile_n <= 64 && (k_tiles < 64 || (skinny && tile_n > 16)) ? 4 : 2;
   int const per_slice = tile_n <= 64 ? 4 : 16;
   if (cluster_tiles < 1 || cluster_tiles * fill > clusters || k_tiles < 32) return 1;
-  // At most 16 slices, or one per 64 k-tiles where that is more: with 16 the partials and their
+  // At most 16 slices, or one per 32 k-tiles where that is more: with 16 the partials and their
   // reduction cost more than further slices save (H200: 128x128x8192 0.91x cuBLAS in 16 slices,
-  // 0.76x in 33; 192x768x16384 0.50x against 0.46x), but a K of 4096 or more a slice streams long
-  // enough to pay for them, and few tiles with such a K leave most SMs idle in 16 -- a 1x1
+  // 0.76x in 33; 192x768x16384 0.50x against 0.46x), but where a slice still streams a K of 2048
+  // or more it pays for them, and few tiles with such a K leave most SMs idle in 16 -- a 1x1
   // convolution's weight gradient, 64x256x401408 on 4 tiles of 128x64: 0.61x in 16 slices, 0.86x
-  // in 33 (nt, MN-major operands).
-  int const cap = k_tiles / 64 > 16 ? k_tiles / 64 : 16;
+  // in 33 (nt, MN-major operands); 128x128x65536 (H200, GPU time queued): 64x64 tiles 18.3 us in
+  // 16 slices, 15.2-15.9 in 32; 128x64 21.3-21.6 in 16, 15.6-16.3 in 32, 16.6-17.2 in 64. One per
+  // 16 k-tiles (128x128x32768 11.4 us against 11.9) lost 128x128x65536, whose 128x64 tiles then
+  // took 64 slices and the pick from the 64x64 tiles: 17.2 us against 15.2.
+  int const cap = k_tiles / 32 > 16 ? k_tiles / 32 : 16;
   long long s = clusters / cluster_tiles;
   s = s < k_tiles / per_slice ? s : k_tiles / per_slice;
   s = s < cap ? s : cap;
