@@ -125,6 +125,13 @@ inline constexpr Sm90PickCase kSm90Picks[] = {
     {16, 4096, 8192, "tn", bf16, "sm90_bf16_64x16x64", false},
     {16, 4096, 4096, "tn", bf16, "sm90_bf16_64x16x64", false},
     {40, 4096, 4096, "tn", bf16, "sm90_bf16_64x64x64", false},
+    // A few tiles with a very long K: the 64-row tiles where their K slices put as many CTAs to
+    // work as the 128-row tiles' (H200: 64x64x65536 13.1 us against 17.4, 64x128x65536 13.3
+    // against 15.3); not where the 128-row tiles' slices put more (32 x 4096 x 8192: 64 unsplit
+    // 64-row tiles against 32 tiles of 128 rows in 4 slices).
+    {64, 64, 65536, "tn", bf16, "sm90_bf16_64x64x64", false},
+    {64, 128, 65536, "tn", bf16, "sm90_bf16_64x64x64", false},
+    {32, 4096, 8192, "tn", bf16, "sm90_bf16_128x64x64", false},
     // An MN-major operand: the 64-wide tiles read it in place (the 16-wide ones would stage it).
     {16, 4096, 4096, "nt", bf16, "sm90_bf16_64x64x64", false},
 

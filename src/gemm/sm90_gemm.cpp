@@ -181,11 +181,11 @@ constexpr auto kRegistry = std::to_array<Sm90Entry>({
     {"sm90_fp16_128x256x64_c2_tmac", DType::f16, kernel::detail::sm90_instance_f16_128x256x64_c2_tmac, kSummaryTmaC, kF16, kCooperative,
      "fp16 on sm_90a: as sm90_bf16_128x256x64_c2_tmac"},
     {"sm90_bf16_64x64x64", DType::bf16, kernel::detail::sm90_instance_bf16_64x64x64, kSummary64x64, kBf16, kCooperative,
-     "bf16 on sm_90a: a D 17 to 64 wide or tall (skinny; the tall one runs swapped) where its tiles fit one round, unless few 128-row tiles split a long K; a small D where its tiles fit one round and put 1.5x the 128x64 tiles' CTAs to work (a skinny fp32 D with K >= 2048 and K-major operands: sm90_bf16_64x64x64_promoted)"},
+     "bf16 on sm_90a: a D 17 to 64 wide or tall (skinny; the tall one runs swapped) where its tiles fit one round, unless few 128-row tiles split a long K onto more CTAs than its own slices; a small D where its tiles fit one round and put 1.5x the 128x64 tiles' CTAs to work (a skinny fp32 D with K >= 2048 and K-major operands: sm90_bf16_64x64x64_promoted)"},
     {"sm90_fp16_64x64x64", DType::f16, kernel::detail::sm90_instance_f16_64x64x64, kSummary64x64, kF16, kCooperative,
      "fp16 on sm_90a: as sm90_bf16_64x64x64"},
     {"sm90_bf16_64x16x64", DType::bf16, kernel::detail::sm90_instance_bf16_64x16x64, kSummary64x16, kBf16, kCooperative,
-     "bf16 on sm_90a: a D at most 16 wide or tall (skinny; the tall one runs swapped) where its tiles fit one round, unless they would fill under 45% of the SMs and few 128-row tiles split a long K"},
+     "bf16 on sm_90a: a D at most 16 wide or tall (skinny; the tall one runs swapped) where its tiles fit one round, unless they would fill under 45% of the SMs and few 128-row tiles split a long K onto more CTAs than its own slices"},
     {"sm90_fp16_64x16x64", DType::f16, kernel::detail::sm90_instance_f16_64x16x64, kSummary64x16, kF16, kCooperative,
      "fp16 on sm_90a: as sm90_bf16_64x16x64"},
     {"sm90_bf16_128x192x64_c2", DType::bf16, kernel::detail::sm90_instance_bf16_128x192x64_c2, kSummary192, kBf16, kCooperative,
@@ -1050,7 +1050,17 @@ GemmKernelInfo const* select(GemmArguments const& g, GpuModel const& gpu) {
     // slices of 128x64): 16x4096x8192 0.96 against 0.86 on the H100 (with its in-flight limit),
     // 0.94 against 0.85 on the H200; 16x4096x14336 0.92 against 0.91 and 0.87 against 0.86.
     bool const narrow_keeps_k = narrow == narrow16 && 100 * tiles64 >= 45LL * narrow_clusters;
-    bool const narrow_pays = tiles64 <= narrow_clusters && (!wide_splits_k || k_tiles < 128 || narrow_keeps_k);
+    // Where both split K, the 64-row tiles also where their slices put at least as many CTAs to
+    // work: few tiles with a very long K, where the 128-row tiles gain no CTAs and pad half of each
+    // tile of a D 64 rows long, or put half as many to work (H200, GPU time queued, the 64x64
+    // kernel against 128x64, both in 32 slices: 64x64x65536 13.1 us against 17.4, 64x128x65536
+    // 13.3 against 15.3).
+    bool const narrow_as_busy =
+        known && tiles64 * k_slices(kRegistry[narrow].instance(), tiles64, k_tiles, narrow_clusters, m, n) >=
+                     std::min<std::int64_t>(tiles128, clusters) *
+                         k_slices(kRegistry[first + kTile64].instance(), tiles128, k_tiles, clusters, m, n);
+    bool const narrow_pays =
+        tiles64 <= narrow_clusters && (!wide_splits_k || k_tiles < 128 || narrow_keeps_k || narrow_as_busy);
     std::size_t const pick = known && narrow_pays ? narrow : first + kTile64;
     // An fp32 D with K of 2048 or more: the 64-wide tiles' promoted siblings (H100: summed in the
     // tensor core, 65-129 k-tiles read 3-15x cuBLAS's error; promoted 3.3e-8 against cuBLAS's
