@@ -15,7 +15,7 @@
 # Each line is verified against a float64 reference and timed against cuBLAS / cuBLASLt in the
 # same process (docs/PERF.md, "Method"). The skinny suite also gets the HBM floor of each line:
 # the bytes it must move over the copy bandwidth that bench_copy_bandwidth measures in the same
-# run ("floor_ratio" per result, "copy_gbs" at the top).
+# run ("floor_ratio" per result, "copy_gbs" at the top); the decode suite too.
 # Environment: BUILD_DIR (default build-gpu; built here unless SKIP_BUILD=1), OUT (default
 # ./gpu-out), TESSEL_GIT_COMMIT (the commit to record where the copy has no .git).
 set -uo pipefail
@@ -74,7 +74,7 @@ PY
   [ "$suite" = grouped ] && subcommand=grouped
   "$BUILD_DIR/tessel" "$subcommand" --sweep "$sweep" --suite "$suite" --json "$json" 2>&1 | grep -E '^ *[0-9]+x[0-9]+|rror|FAIL'
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-  if [ "$suite" = skinny ]; then
+  if [ "$suite" = skinny ] || [ "$suite" = decode ]; then
     copy_gbs=$("$BUILD_DIR/bench/bench_copy_bandwidth" --mib 1024 --iters 20 | awk '$1 == "copy_gbs" {print $2}')
     python3 - "$json" "${copy_gbs:-0}" <<'PY'
 import json, sys
