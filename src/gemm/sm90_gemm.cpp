@@ -323,7 +323,8 @@ struct MemorySystem {
   double hbm_bytes_per_s = 0.0;
 };
 // HBM this fast or faster (the H200's, not the H100's) changes what the skinny kernels are short
-// of: sm90_skinny_in_flight's limit and the 1x2 clusters of shared_strip were measured to pay there.
+// of: sm90_skinny_in_flight's limit, the 16-wide tiles' K slices at half a round
+// (sm90_choose_splits) and the 1x2 clusters of shared_strip were measured to pay there.
 constexpr double kFastHbmBytesPerS = 4e12;
 MemorySystem memory_system() {
   static std::mutex mu;
@@ -342,10 +343,12 @@ MemorySystem memory_system() {
 }
 
 // The K slices sm90_choose_splits gives `cluster_tiles` cluster tiles of instance t on a canonical
-// m x n problem (skinny: a D at most 64 wide or tall): what family_run launches and what the
-// heuristic (slicing, below) counts.
-int k_slices(Sm90Instance const& t, std::int64_t cluster_tiles, int k_tiles, int clusters, std::int64_t m, std::int64_t n) {
-  return kernel::detail::sm90_choose_splits(cluster_tiles, k_tiles, clusters, t.tile_n, std::min(m, n) <= 64);
+// m x n problem (skinny: a D at most 64 wide or tall) on a GPU with `hbm_bytes_per_s` of HBM: what
+// family_run launches and what the heuristic (slicing, below) counts.
+int k_slices(Sm90Instance const& t, std::int64_t cluster_tiles, int k_tiles, int clusters, std::int64_t m, std::int64_t n,
+             double hbm_bytes_per_s) {
+  return kernel::detail::sm90_choose_splits(cluster_tiles, k_tiles, clusters, t.tile_n, std::min(m, n) <= 64,
+                                            hbm_bytes_per_s >= kFastHbmBytesPerS);
 }
 
 // Stream-K (the kTail schedule of schedule/stream_k.hpp over cluster tiles): opt-in
@@ -477,7 +480,8 @@ Status instance_run(Sm90Instance const& t, DType ab, GemmArguments const& g, det
   int const k_tiles = int((g.k + t.tile_k - 1) / t.tile_k);
   int const forced = g.options.splits;
   int const splits = forced > 0 ? std::min(forced, k_tiles)
-                                : k_slices(t, cluster_rows * cluster_cols * batch, k_tiles, clusters, c.m, c.n);
+                                : k_slices(t, cluster_rows * cluster_cols * batch, k_tiles, clusters, c.m, c.n,
+                                           memory_system().hbm_bytes_per_s);
 
   Sm90GemmParams p;
   // Operands TMA can read in place (sm90_operand_read: K-major, or MN-major for the 16-bit kernels,
@@ -848,7 +852,7 @@ Slicing slicing(GpuModel const& gpu, std::size_t i, std::int64_t m, std::int64_t
   Sm90Instance const t = kRegistry[i].instance();
   Slicing sl{cluster_tiles(i, m, n, batch), gpu.resident(i),
              int(std::min<std::int64_t>((k + t.tile_k - 1) / t.tile_k, INT_MAX)), 0};
-  if (sl.clusters > 0) sl.splits = k_slices(t, sl.tiles, sl.k_tiles, sl.clusters, m, n);
+  if (sl.clusters > 0) sl.splits = k_slices(t, sl.tiles, sl.k_tiles, sl.clusters, m, n, gpu.hbm_bytes_per_s());
   return sl;
 }
 
@@ -1044,7 +1048,9 @@ GemmKernelInfo const* select(GemmArguments const& g, GpuModel const& gpu) {
     bool const known = narrow_clusters > 0 && clusters > 0;
     std::int64_t const tiles64 = (rows + 63) / 64 * g.batch_count, tiles128 = (rows + 127) / 128 * g.batch_count;
     int const k_tiles = int(std::min<std::int64_t>((g.k + 63) / 64, INT_MAX));
-    bool const wide_splits_k = k_slices(kRegistry[first + kTile64].instance(), tiles128, k_tiles, clusters, m, n) > 1;
+    double const hbm = gpu.hbm_bytes_per_s();
+    int const wide_slices = k_slices(kRegistry[first + kTile64].instance(), tiles128, k_tiles, clusters, m, n, hbm);
+    bool const wide_splits_k = wide_slices > 1;
     // The 16-wide tiles keep the long K themselves where they fill at least 45% of the SMs (60-66
     // tiles on 132; ratios to cuBLAS, same runs, the 64x16 kernel by name against the heuristic's 4
     // slices of 128x64): 16x4096x8192 0.96 against 0.86 on the H100 (with its in-flight limit),
@@ -1056,9 +1062,8 @@ GemmKernelInfo const* select(GemmArguments const& g, GpuModel const& gpu) {
     // kernel against 128x64, both in 32 slices: 64x64x65536 13.1 us against 17.4, 64x128x65536
     // 13.3 against 15.3).
     bool const narrow_as_busy =
-        known && tiles64 * k_slices(kRegistry[narrow].instance(), tiles64, k_tiles, narrow_clusters, m, n) >=
-                     std::min<std::int64_t>(tiles128, clusters) *
-                         k_slices(kRegistry[first + kTile64].instance(), tiles128, k_tiles, clusters, m, n);
+        known && tiles64 * k_slices(kRegistry[narrow].instance(), tiles64, k_tiles, narrow_clusters, m, n, hbm) >=
+                     std::min<std::int64_t>(tiles128, clusters) * wide_slices;
     bool const narrow_pays =
         tiles64 <= narrow_clusters && (!wide_splits_k || k_tiles < 128 || narrow_keeps_k || narrow_as_busy);
     std::size_t const pick = known && narrow_pays ? narrow : first + kTile64;

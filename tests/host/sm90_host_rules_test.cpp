@@ -41,7 +41,8 @@ TEST(Sm90HostRules, KSlicesOnlyFromThirtyTwoKTiles) {
       {67, 64, 132, 64, false, 1, "67 tiles fill more than half"},
       {64, 32, 132, 64, false, 1, "512x1024x2048: 32 k-tiles, a quarter"},
       {8, 64, 132, 64, true, 16, "16x1024x4096 on 64x16 tiles: capped at 16"},
-      // The 16-wide tiles of a decode-sized D: at half the clusters from 64 k-tiles, a quarter below.
+      // The 16-wide tiles of a decode-sized D on fast HBM (these cases' GPU): at half the clusters
+      // from 64 k-tiles, a quarter below (and on slower HBM: SixteenWideTilesSplitAtHalfOnFastHbm).
       {64, 64, 132, 16, true, 2, "16x4096x4096 on 64x16 tiles: 64 tiles fill under half"},
       {66, 224, 132, 16, true, 2, "16x4224x14336: 66 tiles, half exactly"},
       {67, 64, 132, 16, true, 1, "67 tiles fill more than half"},
@@ -64,7 +65,7 @@ TEST(Sm90HostRules, KSlicesOnlyFromThirtyTwoKTiles) {
       {0, 128, 66, 256, false, 1, "no tiles: nothing to split"},
   };
   for (Case const& c : cases)
-    EXPECT_EQ(sm90_choose_splits(c.cluster_tiles, c.k_tiles, c.clusters, c.tile_n, c.skinny), c.slices) << c.what;
+    EXPECT_EQ(sm90_choose_splits(c.cluster_tiles, c.k_tiles, c.clusters, c.tile_n, c.skinny, true), c.slices) << c.what;
 
   // Every case: no more units than clusters, no slice below its k-tiles, at most 16 slices or one
   // per 32 k-tiles.
@@ -77,8 +78,8 @@ TEST(Sm90HostRules, KSlicesOnlyFromThirtyTwoKTiles) {
       int const per_slice = tile_n <= 64 ? 4 : 16;
       for (long long tiles = 1; tiles <= 80; ++tiles) {
         for (int k_tiles : k_tile_counts) {
-          bool const skinny = (tiles + k_tiles) % 2 == 0;
-          int const s = sm90_choose_splits(tiles, k_tiles, clusters, tile_n, skinny);
+          bool const skinny = (tiles + k_tiles) % 2 == 0, fast_hbm = (tiles + k_tiles) % 3 == 0;
+          int const s = sm90_choose_splits(tiles, k_tiles, clusters, tile_n, skinny, fast_hbm);
           if (s > 1 && 2 * tiles > clusters) ADD_FAILURE() << "more than half the clusters: " << tiles << " tiles";
           ASSERT_GE(s, 1);
           if (s == 1) continue;
@@ -92,6 +93,19 @@ TEST(Sm90HostRules, KSlicesOnlyFromThirtyTwoKTiles) {
     }
   }
   EXPECT_GT(split, 1000);
+}
+
+TEST(Sm90HostRules, SixteenWideTilesSplitAtHalfOnFastHbm) {
+  // 64 tiles of 64x16 (16x4096xK) on 132 SMs: 2 slices on the H200's HBM, none on the H100's,
+  // whose in-flight limit serves them (sm90_skinny_in_flight); a quarter of the clusters splits on both.
+  EXPECT_EQ(sm90_choose_splits(64, 64, 132, 16, true, true), 2);
+  EXPECT_EQ(sm90_choose_splits(64, 64, 132, 16, true, false), 1);
+  EXPECT_EQ(sm90_choose_splits(48, 128, 132, 16, true, false), 1);
+  EXPECT_EQ(sm90_choose_splits(32, 64, 132, 16, true, false), 4);
+  EXPECT_EQ(sm90_choose_splits(32, 64, 132, 16, true, true), 4);
+  // The 64-wide tiles of a skinny D keep the quarter on either GPU.
+  EXPECT_EQ(sm90_choose_splits(64, 64, 132, 64, true, true), 1);
+  EXPECT_EQ(sm90_choose_splits(33, 64, 132, 64, true, true), 4);
 }
 
 TEST(Sm90HostRules, SkinnyInFlightLimitOnlyWhereItWasMeasuredToPay) {

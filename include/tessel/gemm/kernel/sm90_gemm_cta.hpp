@@ -130,14 +130,17 @@ TESSEL_HOST_DEVICE constexpr Sm90KRange sm90_k_range(int k_tiles, int splits, in
 
 // Parallel split-K slices (the host's rule, src/gemm/sm90_gemm.cpp): only when the cluster tiles
 // cannot fill half the resident clusters -- a quarter for the 64-wide tiles of a skinny (memory-
-// bound) D, and of any D below 64 k-tiles (below) -- and K
-// has at least 32 k-tiles, each slice keeping at least 4; never more units than clusters.
-// The 16-wide tiles of a decode-sized D with 64 k-tiles or more split at half, like the wide ones: 64 tiles on 132 SMs
-// leave half the SMs idle, and HBM is what those tiles are short of (H200, same run, ratio to
-// cuBLAS: 16x4096x4096 0.88 -> 0.94 in 2 slices, 8x4096x4096 0.79 -> 1.00, 1x4096x4096 0.79 ->
-// 0.94, 16x4096x14336 0.75 -> 0.93; 3 slices, 192 CTAs in two rounds, lost). (16x8192x8192 on the H100: 64 unsplit tiles
-// of the 128x64 kernel 55.2 us, 2 slices on 128 SMs plus the reduction pass 57.4; the
-// compute-bound 128x256 tiles 145 us unsplit, 99 us in 2 slices.)
+// bound) D, for the 16-wide ones on HBM slower than `fast_hbm`'s (below), and for any D below 64
+// k-tiles -- and K has at least 32 k-tiles, each slice keeping at least 4; never more units than
+// clusters. (16x8192x8192 on the H100: 64 unsplit tiles of the 128x64 kernel 55.2 us, 2 slices on
+// 128 SMs plus the reduction pass 57.4; the compute-bound 128x256 tiles 145 us unsplit, 99 us in
+// 2 slices.)
+// On fast HBM (the H200's; `fast_hbm`) the 16-wide tiles of a decode-sized D with 64 k-tiles or
+// more split at half, like the wide ones: 64 tiles leave half the SMs idle (H200, same-run A/B,
+// ratio to cuBLAS: 8x4096x4096 0.82 -> 0.92 in 2 slices, 1x4096x4096 0.78 -> 0.91, 4x4096x4096
+// 0.98 -> 1.14, 16x4096x8192 0.85 -> 0.94, 16x4096x14336 0.77 -> 0.94, 16x4096x4096 +1%; 3
+// slices, 192 CTAs in two rounds, lost). On the H100 half a round of them in slices had lost 11%
+// (skinny_gemm.md, Tried and not kept); its in-flight limit serves those tiles instead.
 // The wide tiles' slices keep at least 16 k-tiles each: with fewer, the reduction pass costs more
 // than the slices save (H100: 1024^3 in 4 slices of 4 k-tiles 29 us, unsplit 19).
 // Below 32 k-tiles no slices at all (H100, bench_api_overhead, GPU time per call
@@ -150,10 +153,12 @@ TESSEL_HOST_DEVICE constexpr Sm90KRange sm90_k_range(int k_tiles, int splits, in
 // unsplit against 13.8 in 2 slices; 768x384x4096, 36 tiles, 17.5 against 11.7 in 3;
 // 2048x256x4096 17.7 against 14.4; with 32 k-tiles 512x1024x2048, 64 tiles, 10.9 against 11.9).
 // Returns the slice count S (1: no split) for `cluster_tiles` cluster tiles of `k_tiles` k-tiles on
-// `clusters` resident clusters, tiles `tile_n` wide, of a D at most 64 wide or tall (`skinny`) or not.
+// `clusters` resident clusters, tiles `tile_n` wide, of a D at most 64 wide or tall (`skinny`) or
+// not, on a GPU whose HBM is `fast_hbm` (peak 4 TB/s or more) or not.
 TESSEL_HOST_DEVICE constexpr int sm90_choose_splits(long long cluster_tiles, int k_tiles, int clusters, int tile_n,
-                                                    bool skinny) {
-  int const fill = tile_n <= 64 && (k_tiles < 64 || (skinny && tile_n > 16)) ? 4 : 2;
+                                                    bool skinny, bool fast_hbm) {
+  bool const quarter = k_tiles < 64 || (skinny && (tile_n > 16 || !fast_hbm));
+  int const fill = tile_n <= 64 && quarter ? 4 : 2;
   int const per_slice = tile_n <= 64 ? 4 : 16;
   if (cluster_tiles < 1 || cluster_tiles * fill > clusters || k_tiles < 32) return 1;
   // At most 16 slices, or one per 32 k-tiles where that is more: with 16 the partials and their
