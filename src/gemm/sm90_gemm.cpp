@@ -1051,10 +1051,11 @@ GemmKernelInfo const* select(GemmArguments const& g, GpuModel const& gpu) {
     double const hbm = gpu.hbm_bytes_per_s();
     int const wide_slices = k_slices(kRegistry[first + kTile64].instance(), tiles128, k_tiles, clusters, m, n, hbm);
     bool const wide_splits_k = wide_slices > 1;
-    // The 16-wide tiles keep the long K themselves where they fill at least 45% of the SMs (60-66
+    // The 16-wide tiles take the long K themselves where they fill at least 45% of the SMs (60-66
     // tiles on 132; ratios to cuBLAS, same runs, the 64x16 kernel by name against the heuristic's 4
     // slices of 128x64): 16x4096x8192 0.96 against 0.86 on the H100 (with its in-flight limit),
-    // 0.94 against 0.85 on the H200; 16x4096x14336 0.92 against 0.91 and 0.87 against 0.86.
+    // 0.94 against 0.85 on the H200; 16x4096x14336 0.92 against 0.91 and 0.87 against 0.86. (On
+    // the H200 they now split it in 2 themselves, sm90_choose_splits: 0.94 at both.)
     bool const narrow_keeps_k = narrow == narrow16 && 100 * tiles64 >= 45LL * narrow_clusters;
     // Where both split K, the 64-row tiles also where their slices put at least as many CTAs to
     // work: few tiles with a very long K, where the 128-row tiles gain no CTAs and pad half of each
