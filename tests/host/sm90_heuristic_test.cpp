@@ -101,6 +101,22 @@ TEST(Sm90Heuristic, RegistryTextStatesTheCompiledConfiguration) {
   EXPECT_FALSE(sm90_kernel_shape(GemmKernelInfo{}).has_value());
 }
 
+// The decode grid (bench/decode.txt: M 1-16 against N x K weights of 4096-28672; BLAS convention,
+// so N is the long side): the 64x16 tiles where they fit one round (N <= 8192: at most 128 tiles),
+// the 128x64 tiles where the 64x16 ones would need two or more (N = 14336: 224 tiles of 64 rows,
+// 112 of 128). What the H200's decode suite ran (decode-h200.json); by name the 64x16 kernel was
+// ahead at N = 14336 on some lines and behind at N = 28672 (docs/skinny_gemm.md).
+TEST(Sm90Heuristic, DecodeGridTakesTheMeasuredTiles) {
+  for (std::int64_t const m : {1, 2, 4, 8, 16}) {
+    for (std::int64_t const n : {4096, 8192, 14336, 28672}) {
+      for (std::int64_t const k : {4096, 8192, 14336, 28672}) {
+        std::string const want = n <= 8192 ? "sm90_bf16_64x16x64" : "sm90_bf16_128x64x64";
+        EXPECT_EQ(pick(m, n, k, DType::bf16, h200), want) << m << "x" << n << "x" << k;
+      }
+    }
+  }
+}
+
 // A D 65 to 128 wide (two tile columns of 128x64) whose long operand has at least 2^25
 // elements takes the 1x2 clusters, which multicast each strip of it to both columns, on a GPU
 // with fast HBM (the H200); the 1x1 kernel on the H100, and on the H200 below that size (measured:
