@@ -479,9 +479,10 @@ Status instance_run(Sm90Instance const& t, DType ab, GemmArguments const& g, det
   std::int64_t const cluster_cols = (tiles_n + t.cluster_n - 1) / t.cluster_n;
   int const k_tiles = int((g.k + t.tile_k - 1) / t.tile_k);
   int const forced = g.options.splits;
+  double const hbm_bytes_per_s = memory_system().hbm_bytes_per_s;  // (K slices and the 16-wide in-flight limit)
   int const splits = forced > 0 ? std::min(forced, k_tiles)
                                 : k_slices(t, cluster_rows * cluster_cols * batch, k_tiles, clusters, c.m, c.n,
-                                           memory_system().hbm_bytes_per_s);
+                                           hbm_bytes_per_s);
 
   Sm90GemmParams p;
   // Operands TMA can read in place (sm90_operand_read: K-major, or MN-major for the 16-bit kernels,
@@ -623,7 +624,7 @@ Status instance_run(Sm90Instance const& t, DType ab, GemmArguments const& g, det
   }
   p.k_tiles = k_tiles;
   if (t.tile_n == 16 && splits == 1) {  // (the producer takes no limit of its stages or more)
-    bool const fast_hbm = memory_system().hbm_bytes_per_s >= kFastHbmBytesPerS;
+    bool const fast_hbm = hbm_bytes_per_s >= kFastHbmBytesPerS;
     p.in_flight = g.options.skinny_in_flight >= 0 ? g.options.skinny_in_flight
                   : cluster_cols == 1     ? kernel::detail::sm90_skinny_in_flight(cluster_tiles, k_tiles, clusters, fast_hbm)
                                           : 0;
