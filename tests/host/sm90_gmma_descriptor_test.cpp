@@ -32,6 +32,18 @@ std::uint64_t bits(std::uint32_t start, std::uint32_t lbo, std::uint32_t sbo, st
          (std::uint64_t((sbo & 0x3FFFF) >> 4) << 32) | (std::uint64_t(base_offset) << 49) | (std::uint64_t(swizzle) << 62);
 }
 
+// Host memory standing in for a CTA's shared memory. A descriptor holds 14 bits of address / 16,
+// a 256 KiB window; shared memory lies inside one, so a fragment's k-slice steps never carry out
+// of the field. A host array's address is arbitrary (and moves with ASLR), so the tiles start at
+// a 256 KiB boundary inside a static arena: there, as on the GPU, no step crosses the window.
+template <class T>
+T* shared_window() {
+  constexpr std::uintptr_t Window = std::uintptr_t(1) << 18;
+  alignas(1024) static unsigned char arena[2 * Window];
+  auto const start = (reinterpret_cast<std::uintptr_t>(arena) + Window - 1) & ~(Window - 1);
+  return reinterpret_cast<T*>(arena + (start - reinterpret_cast<std::uintptr_t>(arena)));
+}
+
 }  // namespace
 
 TEST(GmmaDescriptor, FieldsAreTheBits) {
@@ -272,7 +284,7 @@ TEST(GmmaDescFragment, EveryPositionIsItsSlicesDescriptor) {
 // tensor's address is its pointer's own low bits.
 TEST(GmmaDescFragment, PartitionFragmentOfAnSsAtom) {
   using T = half_t;
-  alignas(1024) static T smem[2 * 128 * 64];
+  T* const smem = shared_window<T>();  // 2 x 128 x 64 elements
   auto stage = tile_to_shape(GMMA::Layout_K_SW128_Atom<T>{}, Shape<_128, _64>{});  // (BLK_M,BLK_K)
   Tensor sA = make_tensor(make_smem_ptr(smem), stage);
   Tensor sB = make_tensor(make_smem_ptr(smem + 128 * 64), stage);
@@ -319,7 +331,7 @@ void check_stage_fragments() {
   using Tile = collective::Sm90OperandTile<T, 128 / int(sizeof(T))>;
   constexpr int K = int(decltype(size<2>(typename MMA_Traits<Op>::Shape_MNK{}))::value);
   constexpr int TileK = 128 / int(sizeof(T));
-  alignas(1024) static T smem[(128 + TileN) * TileK];
+  T* const smem = shared_window<T>();  // (128 + TileN) x TileK elements
   T* const a = smem + 64 * TileK;  // consumer 1's rows of a 128-row A
   T* const b = smem + 128 * TileK;
   auto const addr = [](T const* p) { return std::uint32_t(reinterpret_cast<std::uintptr_t>(p)); };
