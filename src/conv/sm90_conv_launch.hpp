@@ -90,13 +90,16 @@ int sm90_conv_im2col_map(Sm80ConvParams const& p, TmaDataType type, int pixels, 
 // Whether the im2col tensor map can express p (the driver's corner and traversal-stride ranges).
 bool sm90_conv_im2col_fits(Sm80ConvParams const& p);
 
-// The implicit-GEMM configurations (src/conv/sm90_implicit_conv_<dtype>.cu and
-// sm90_implicit_conv_wgrad_<dtype>.cu): fprop and dgrad take p in forward terms (as_fprop), wgrad as
-// it is; query non-null: store the workspace bytes there and launch nothing.
+// The implicit-GEMM configurations (src/conv/sm90_implicit_conv_<dtype>.cu,
+// sm90_implicit_conv_n192.cu and sm90_implicit_conv_wgrad_<dtype>.cu): fprop and dgrad take
+// p in forward terms (as_fprop), wgrad as it is; query non-null: store the workspace bytes there
+// and launch nothing.
 using Sm90ConvCall = tessel::Sm90ConvCall;
 Status sm90_implicit_conv_bf16_n256(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                     std::size_t* query, cudaStream_t stream);
 Status sm90_implicit_conv_bf16_pixels_b_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
+                                             std::size_t* query, cudaStream_t stream);
+Status sm90_implicit_conv_bf16_pixels_b_n192(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                              std::size_t* query, cudaStream_t stream);
 Status sm90_implicit_conv_bf16_pixels_b_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                             std::size_t* query, cudaStream_t stream);
@@ -107,6 +110,8 @@ Status sm90_implicit_conv_bf16_wgrad_m64(Sm80ConvParams const& p, conv::Operator
 Status sm90_implicit_conv_f16_n256(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                    std::size_t* query, cudaStream_t stream);
 Status sm90_implicit_conv_f16_pixels_b_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
+                                            std::size_t* query, cudaStream_t stream);
+Status sm90_implicit_conv_f16_pixels_b_n192(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                             std::size_t* query, cudaStream_t stream);
 Status sm90_implicit_conv_f16_pixels_b_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                            std::size_t* query, cudaStream_t stream);

@@ -1056,14 +1056,14 @@ TEST(ConvDepthwise, WgradSplitBitwiseDeterministic) {
 
 // The sm_90a fprop kernels on an sm_90 GPU (elsewhere the sm_80 kernels run the same problems): K
 // 64 and K 128 with a residual and a bias (the direct kernel), K 512 with an activation (the
-// implicit GEMM, 128 pixels x 256 channels a tile); ragged M (a partial last tile), padding; fp16
-// too.
+// implicit GEMM, 128 pixels x 256 channels a tile: 66 pixel tiles, the last one partial, make 132
+// cluster tiles, two full rounds); ragged M (a partial last tile), padding; fp16 too.
 TEST(ConvSm90, EveryTileWidth) {
   TESSEL_REQUIRE_GPU();
   for (DType t : {DType::bf16, DType::f16}) {
     run_case(conv2d(Operator::kFprop, t, 3, 13, 11, 64, 64, 3, 3, {1, 1}), true, true);
     run_case(conv2d(Operator::kFprop, t, 2, 15, 17, 72, 136, 3, 3, {2, 1}, {2, 1}));
-    ConvArguments wide = conv2d(Operator::kFprop, t, 22, 28, 28, 64, 512, 3, 3, {1, 1});
+    ConvArguments wide = conv2d(Operator::kFprop, t, 75, 15, 15, 64, 512, 3, 3, {1, 1});
     wide.activation = ConvActivation::relu;
     run_case(wide, true, true);
     alignas(16) static unsigned char placeholder[16];  // the choice reads only the pointers' alignment
@@ -1149,8 +1149,8 @@ TEST(ConvSm90, ImplicitGemm) {
           general.options.lean_builds = false;
           run_case(general, false, false);
         }
-        // Every implicit-GEMM kernel by name: the pixels as A, and as B in both widths.
-        for (char const* tile : {"128x256x64_c2", "256x128x64_c1", "256x64x64_c1"}) {
+        // Every implicit-GEMM kernel by name: the pixels as A, and as B in all three tiles.
+        for (char const* tile : {"128x256x64_c2", "256x128x64_c1", "256x64x64_c1", "192x128x64_c1"}) {
           std::string const name = std::string(op == Operator::kFprop ? "sm90_conv_fprop_" : "sm90_conv_dgrad_") +
                                    (t == DType::bf16 ? "bf16_" : "fp16_") + tile;
           ConvArguments named = a;
@@ -1229,9 +1229,10 @@ TEST(ConvSm90, WgradImplicitGemm) {
   }
 }
 
-// Which kernel the library picks for a stride-1 dgrad on an H100/H200: the implicit GEMM with 64
-// or 128 of its output channels (the input's) a tile, or 256 where they are a multiple of 256; a
-// strided one goes to sm_80.
+// Which kernel the library picks for a stride-1 dgrad (and fprop) on an H100/H200: the implicit
+// GEMM with 64 or 128 of its output channels (the input's) a tile, or 256 where they are a multiple
+// of 256, or 192-pixel tiles where those fill the last round that the others leave part-empty; a
+// strided dgrad goes to sm_80.
 TEST(ConvSm90, DgradTileWidths) {
   TESSEL_REQUIRE_GPU();
   std::optional<DeviceInfo> const dev = query_device(0);
@@ -1242,8 +1243,15 @@ TEST(ConvSm90, DgradTileWidths) {
   };
   Case const cases[] = {
       {conv2d(Operator::kDgrad, DType::bf16, 2, 8, 8, 64, 256, 3, 3, {1, 1}), "sm90_conv_dgrad_bf16_256x64x64_c1"},
-      {conv2d(Operator::kDgrad, DType::f16, 2, 8, 8, 128, 64, 3, 3, {1, 1}), "sm90_conv_dgrad_fp16_256x128x64_c1"},
+      {conv2d(Operator::kDgrad, DType::f16, 33, 32, 32, 128, 64, 3, 3, {1, 1}), "sm90_conv_dgrad_fp16_256x128x64_c1"},
+      // One tile of either kind: the 192-pixel one is the smaller.
+      {conv2d(Operator::kDgrad, DType::f16, 2, 8, 8, 128, 64, 3, 3, {1, 1}), "sm90_conv_dgrad_fp16_192x128x64_c1"},
       {conv2d(Operator::kDgrad, DType::bf16, 64, 28, 28, 256, 256, 3, 3, {1, 1}), "sm90_conv_dgrad_bf16_128x256x64_c2"},
+      // 98 cluster tiles of 128 x 256 on 66 clusters (the second round half full), 262 of 192 x 128
+      // on 132 SMs (two full rounds); 7x7 C512: 50 cluster tiles or one full round of 132.
+      {conv2d(Operator::kDgrad, DType::bf16, 128, 14, 14, 256, 256, 3, 3, {1, 1}), "sm90_conv_dgrad_bf16_192x128x64_c1"},
+      {conv2d(Operator::kFprop, DType::f16, 128, 7, 7, 512, 512, 3, 3, {1, 1}), "sm90_conv_fprop_fp16_192x128x64_c1"},
+      {conv2d(Operator::kFprop, DType::bf16, 128, 28, 28, 128, 128, 3, 3, {1, 1}), "sm90_conv_fprop_bf16_256x128x64_c1"},
       {conv2d(Operator::kDgrad, DType::bf16, 2, 8, 8, 64, 64, 3, 3, {1, 1}, {2, 2}), "sm80_"},
   };
   alignas(16) static unsigned char placeholder[16];  // the choice reads only the pointers' alignment
