@@ -15,9 +15,12 @@
 //   sm90_conv_{fprop,dgrad}_<dtype>_256x{64,128}x64_c1   the same with the pixels as the GEMM's B
 //                                        (256 pixels x 64 or 128 output channels a tile, D written
 //                                        transposed): outputs of at most 128 channels
-//   sm90_conv_wgrad_<dtype>_{128,64}x256x64_c1   the weight gradient as that GEMM with B the im2col
+//   sm90_conv_{fprop,dgrad}_<dtype>_192x128x64_c1   192 pixels x 128 output channels a tile, where
+//                                        the wider tiles leave the grid's last round part-empty
+//   sm90_conv_wgrad_<dtype>_{128,64}x192x64_c1   the weight gradient as that GEMM with B the im2col
 //                                        view (dw = dy^T x im2col(x)), its sum over pixels split
-//                                        into K slices
+//                                        into K slices; _128x192x64_c1x2: clusters of two column
+//                                        tiles sharing dy^T's box
 // src/conv/sm90_conv_run.cpp holds the selection.
 #pragma once
 
@@ -105,6 +108,8 @@ Status sm90_implicit_conv_bf16_pixels_b_m64(Sm80ConvParams const& p, conv::Opera
                                             std::size_t* query, cudaStream_t stream);
 Status sm90_implicit_conv_bf16_wgrad_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                           std::size_t* query, cudaStream_t stream);
+Status sm90_implicit_conv_bf16_wgrad_m128_c1x2(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
+                                               std::size_t* query, cudaStream_t stream);
 Status sm90_implicit_conv_bf16_wgrad_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                          std::size_t* query, cudaStream_t stream);
 Status sm90_implicit_conv_f16_n256(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
@@ -117,6 +122,8 @@ Status sm90_implicit_conv_f16_pixels_b_m64(Sm80ConvParams const& p, conv::Operat
                                            std::size_t* query, cudaStream_t stream);
 Status sm90_implicit_conv_f16_wgrad_m128(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                          std::size_t* query, cudaStream_t stream);
+Status sm90_implicit_conv_f16_wgrad_m128_c1x2(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
+                                              std::size_t* query, cudaStream_t stream);
 Status sm90_implicit_conv_f16_wgrad_m64(Sm80ConvParams const& p, conv::Operator op, Sm90ConvCall const& call,
                                         std::size_t* query, cudaStream_t stream);
 

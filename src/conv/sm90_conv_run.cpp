@@ -67,20 +67,22 @@ bool implicit_takes(kernel::Sm80ConvParams const& q) {
 
 // The implicit-GEMM kernels: fprop and dgrad with the pixels as A in tiles 128 pixels x 256
 // channels, or as B in tiles 256 pixels x 128 or 64 channels or 192 pixels x 128 channels; wgrad in
-// tiles 128 or 64 filters x 256 (tap, channel) columns. kNames[pass][dtype][variant], pass fprop,
-// dgrad, wgrad.
-enum Variant { kA256, kB128, kB64, kB192, kW128, kW64, kVariants };
+// tiles 128 (alone or in clusters of two column tiles) or 64 filters x 192 (tap, channel) columns.
+// kNames[pass][dtype][variant], pass fprop, dgrad, wgrad.
+enum Variant { kA256, kB128, kB64, kB192, kW128, kW128x2, kW64, kVariants };
 char const* const kNames[3][2][kVariants] = {
     {{"sm90_conv_fprop_bf16_128x256x64_c2", "sm90_conv_fprop_bf16_256x128x64_c1", "sm90_conv_fprop_bf16_256x64x64_c1",
-      "sm90_conv_fprop_bf16_192x128x64_c1", nullptr, nullptr},
+      "sm90_conv_fprop_bf16_192x128x64_c1", nullptr, nullptr, nullptr},
      {"sm90_conv_fprop_fp16_128x256x64_c2", "sm90_conv_fprop_fp16_256x128x64_c1", "sm90_conv_fprop_fp16_256x64x64_c1",
-      "sm90_conv_fprop_fp16_192x128x64_c1", nullptr, nullptr}},
+      "sm90_conv_fprop_fp16_192x128x64_c1", nullptr, nullptr, nullptr}},
     {{"sm90_conv_dgrad_bf16_128x256x64_c2", "sm90_conv_dgrad_bf16_256x128x64_c1", "sm90_conv_dgrad_bf16_256x64x64_c1",
-      "sm90_conv_dgrad_bf16_192x128x64_c1", nullptr, nullptr},
+      "sm90_conv_dgrad_bf16_192x128x64_c1", nullptr, nullptr, nullptr},
      {"sm90_conv_dgrad_fp16_128x256x64_c2", "sm90_conv_dgrad_fp16_256x128x64_c1", "sm90_conv_dgrad_fp16_256x64x64_c1",
-      "sm90_conv_dgrad_fp16_192x128x64_c1", nullptr, nullptr}},
-    {{nullptr, nullptr, nullptr, nullptr, "sm90_conv_wgrad_bf16_128x256x64_c1", "sm90_conv_wgrad_bf16_64x256x64_c1"},
-     {nullptr, nullptr, nullptr, nullptr, "sm90_conv_wgrad_fp16_128x256x64_c1", "sm90_conv_wgrad_fp16_64x256x64_c1"}}};
+      "sm90_conv_dgrad_fp16_192x128x64_c1", nullptr, nullptr, nullptr}},
+    {{nullptr, nullptr, nullptr, nullptr, "sm90_conv_wgrad_bf16_128x192x64_c1", "sm90_conv_wgrad_bf16_128x192x64_c1x2",
+      "sm90_conv_wgrad_bf16_64x192x64_c1"},
+     {nullptr, nullptr, nullptr, nullptr, "sm90_conv_wgrad_fp16_128x192x64_c1", "sm90_conv_wgrad_fp16_128x192x64_c1x2",
+      "sm90_conv_wgrad_fp16_64x192x64_c1"}}};
 
 int pass_index(conv::Operator op) { return op == conv::Operator::kFprop ? 0 : op == conv::Operator::kDgrad ? 1 : 2; }
 
@@ -104,20 +106,30 @@ bool wgrad_takes(kernel::Sm80ConvParams const& p, DType dtype) {
 // The rounds a grid of `tiles` CTA tiles (or cluster tiles) takes when `at_once` run together.
 long long rounds(long long tiles, long long at_once) { return (tiles + at_once - 1) / at_once; }
 
-// The variant the selection picks. wgrad: 64-row tiles for 64 filters. fprop and dgrad: the pixels
-// as B in 256 x 64 tiles for up to 64 output channels; otherwise the wide tiles -- output channels a
-// multiple of 256, the pixels as A in 128 x 256 tiles, else the pixels as B, 256 a tile, with 128
-// channels (m64n256 wgmmas; tiles of 64 or 128 channels with the pixels as A ran m64n64 / m64n128
-// ones, which read A as often as B from shared memory -- docs/conv.md, Tried and not kept; the
-// 256-multiple outputs ran 4-15% faster with the pixels as A than as B: H200, C256 14x14 and C512
-// 7x7 dgrad, the 1x1 stride-2 C512->1024 fprop) -- unless tiles of 192 pixels x 128 channels take
-// at most nine tenths of the wide tiles' work per SM, counted as the grid's rounds on an
-// H100/H200-sized GPU (132 SMs, 66 clusters of two) times a tile's pixels x channels. That is
-// where the wide tiles' last round is part-empty: C256 at 14x14, batch 128, is 98 cluster tiles of
-// 128 x 256 (two rounds, the second half full) or 262 tiles of 192 x 128 (two full rounds); C512
-// at 7x7 is 50 cluster tiles (one round, 16 clusters idle) or 132 tiles (one full round).
+// The variant the selection picks. wgrad: 64-row tiles for 64 filters; 128-row tiles otherwise, in
+// clusters of two column tiles that share dy^T's box where C <= 128 and the column tiles pair up.
+// By name on the H200 (3x3, TFLOP/s alone / in pairs): C128 28x28 K128 517 / 590, K256 644 / 703,
+// batch 32 286 / 305; C256 14x14 K128 463 / 461; C512 7x7 K128 324 / 311; an odd count of column
+// tiles pads the pairs (C64 28x28 K128 379 / 250, U-Net C320 K128 552 / 495).
+//
+// fprop and dgrad: the pixels as B in 256 x 64 tiles for up to 64 output channels; otherwise the
+// wide tiles -- output channels a multiple of 256, the pixels as A in 128 x 256 tiles, else the
+// pixels as B, 256 a tile, with 128 channels (m64n256 wgmmas; tiles of 64 or 128 channels with the
+// pixels as A ran m64n64 / m64n128 ones, which read A as often as B from shared memory --
+// docs/conv.md, Tried and not kept; the 256-multiple outputs ran 4-15% faster with the pixels as A
+// than as B: H200, C256 14x14 and C512 7x7 dgrad, the 1x1 stride-2 C512->1024 fprop) -- unless
+// tiles of 192 pixels x 128 channels take at most nine tenths of the wide tiles' work per SM,
+// counted as the grid's rounds on an H100/H200-sized GPU (132 SMs, 66 clusters of two) times a
+// tile's pixels x channels. That is where the wide tiles' last round is part-empty: C256 at 14x14,
+// batch 128, is 98 cluster tiles of 128 x 256 (two rounds, the second half full) or 262 tiles of
+// 192 x 128 (two full rounds); C512 at 7x7 is 50 cluster tiles (one round, 16 clusters idle) or 132
+// tiles (one full round).
 Variant pick_variant(kernel::Sm80ConvParams const& p) {
-  if (p.op == conv::Operator::kWgrad) return p.k <= 64 ? kW64 : kW128;
+  if (p.op == conv::Operator::kWgrad) {
+    if (p.k <= 64) return kW64;
+    long long const column_tiles = (static_cast<long long>(p.t) * p.r * p.s * p.c + 191) / 192;
+    return p.c <= 128 && column_tiles % 2 == 0 ? kW128x2 : kW128;
+  }
   kernel::Sm80ConvParams const q = as_fprop(p);
   if (q.k <= 64) return kB64;
   constexpr long long kSms = 132, kClusters = kSms / 2;
@@ -147,9 +159,11 @@ Status implicit_run(kernel::Sm80ConvParams const& p, DType dtype, Variant v, Sm9
   using Run = Status (*)(kernel::Sm80ConvParams const&, conv::Operator, Sm90ConvCall const&, std::size_t*, cudaStream_t);
   static Run const runs[2][kVariants] = {
       {d::sm90_implicit_conv_bf16_n256, d::sm90_implicit_conv_bf16_pixels_b_m128, d::sm90_implicit_conv_bf16_pixels_b_m64,
-       d::sm90_implicit_conv_bf16_pixels_b_n192, d::sm90_implicit_conv_bf16_wgrad_m128, d::sm90_implicit_conv_bf16_wgrad_m64},
+       d::sm90_implicit_conv_bf16_pixels_b_n192, d::sm90_implicit_conv_bf16_wgrad_m128,
+       d::sm90_implicit_conv_bf16_wgrad_m128_c1x2, d::sm90_implicit_conv_bf16_wgrad_m64},
       {d::sm90_implicit_conv_f16_n256, d::sm90_implicit_conv_f16_pixels_b_m128, d::sm90_implicit_conv_f16_pixels_b_m64,
-       d::sm90_implicit_conv_f16_pixels_b_n192, d::sm90_implicit_conv_f16_wgrad_m128, d::sm90_implicit_conv_f16_wgrad_m64}};
+       d::sm90_implicit_conv_f16_pixels_b_n192, d::sm90_implicit_conv_f16_wgrad_m128,
+       d::sm90_implicit_conv_f16_wgrad_m128_c1x2, d::sm90_implicit_conv_f16_wgrad_m64}};
   return runs[dtype == DType::bf16 ? 0 : 1][v](p.op == conv::Operator::kWgrad ? p : as_fprop(p), p.op, call, query, stream);
 }
 

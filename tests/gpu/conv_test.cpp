@@ -1181,9 +1181,10 @@ TEST(ConvSm90, ImplicitGemm) {
 }
 
 // The weight gradient as the implicit GEMM dw = dy^T x im2col(x) (im2col B, its sum over pixels
-// in K slices): 64 filters (the one-consumer 64 x 256 tiles) and more, ragged K, padding, stride,
+// in K slices): 64 filters (the one-consumer 64 x 192 tiles) and more, ragged K, padding, stride,
 // dilation, 3-D, few pixels, a 1x1 stride-2 layer, alpha and a residual; judged against the fp64
-// reference, and the same bits on a second run. Channels not a multiple of 64 stay on sm_80.
+// reference, and the same bits on a second run; every wgrad kernel by name on four of them.
+// Channels not a multiple of 64 stay on sm_80.
 TEST(ConvSm90, WgradImplicitGemm) {
   TESSEL_REQUIRE_GPU();
   std::optional<DeviceInfo> const dev = query_device(0);
@@ -1196,7 +1197,7 @@ TEST(ConvSm90, WgradImplicitGemm) {
         conv2d(Operator::kWgrad, t, 2, 7, 7, 512, 512, 3, 3, {1, 1}),
         conv2d(Operator::kWgrad, t, 2, 16, 16, 64, 128, 3, 3, {1, 1}, {2, 2}),
         conv2d(Operator::kWgrad, t, 2, 14, 14, 128, 64, 1, 1, {0, 0}, {2, 2}),
-        // 320 and 192 channels: a 256-column tile starts mid-tap and crosses into the next one.
+        // 320 and 192 channels: a 192-column tile starts mid-tap and crosses into the next one.
         conv2d(Operator::kWgrad, t, 1, 9, 11, 320, 128, 3, 3, {1, 1}),
         conv2d(Operator::kWgrad, t, 2, 10, 12, 192, 64, 3, 3, {1, 1}),
         // 30 output pixels an image: each k-tile of 64 pixels carries into the images after it.
@@ -1222,6 +1223,15 @@ TEST(ConvSm90, WgradImplicitGemm) {
       EXPECT_TRUE(reference::fill_constant_device(a.out, a.dtype, n, NAN).ok());
       ASSERT_TRUE(convolution(a).ok());
       EXPECT_EQ(download(a.out, n), first);
+      if (i == 1 || i == 6 || i == 9 || i == 10) {
+        for (char const* tile : {"128x192x64_c1", "128x192x64_c1x2", "64x192x64_c1"}) {
+          std::string const name = std::string("sm90_conv_wgrad_") + (t == DType::bf16 ? "bf16_" : "fp16_") + tile;
+          ConvArguments named = a;
+          named.kernel = name.c_str();
+          EXPECT_EQ(kernel_of(named), name);
+          if (name != picked) run_case(named, a.beta != 0.0f, false);
+        }
+      }
     }
     ConvArguments odd = conv2d(Operator::kWgrad, t, 2, 9, 10, 72, 64, 3, 3, {1, 1});
     Buffers b = make_buffers(odd, false, false);
@@ -1253,6 +1263,13 @@ TEST(ConvSm90, DgradTileWidths) {
       {conv2d(Operator::kFprop, DType::f16, 128, 7, 7, 512, 512, 3, 3, {1, 1}), "sm90_conv_fprop_fp16_192x128x64_c1"},
       {conv2d(Operator::kFprop, DType::bf16, 128, 28, 28, 128, 128, 3, 3, {1, 1}), "sm90_conv_fprop_bf16_256x128x64_c1"},
       {conv2d(Operator::kDgrad, DType::bf16, 2, 8, 8, 64, 64, 3, 3, {1, 1}, {2, 2}), "sm80_"},
+      // wgrad: 64 filters; C128 (an even count of 192-column tiles: in pairs), C64 (odd: alone),
+      // C512 (alone).
+      {conv2d(Operator::kWgrad, DType::bf16, 128, 56, 56, 64, 64, 3, 3, {1, 1}), "sm90_conv_wgrad_bf16_64x192x64_c1"},
+      {conv2d(Operator::kWgrad, DType::bf16, 128, 28, 28, 128, 128, 3, 3, {1, 1}), "sm90_conv_wgrad_bf16_128x192x64_c1x2"},
+      {conv2d(Operator::kWgrad, DType::f16, 128, 28, 28, 64, 128, 3, 3, {1, 1}), "sm90_conv_wgrad_fp16_128x192x64_c1"},
+      {conv2d(Operator::kWgrad, DType::bf16, 128, 7, 7, 512, 512, 3, 3, {1, 1}), "sm90_conv_wgrad_bf16_128x192x64_c1"},
+      {conv2d(Operator::kWgrad, DType::f16, 128, 28, 28, 128, 256, 3, 3, {1, 1}), "sm90_conv_wgrad_fp16_128x192x64_c1x2"},
   };
   alignas(16) static unsigned char placeholder[16];  // the choice reads only the pointers' alignment
   for (Case c : cases) {
