@@ -375,7 +375,8 @@ TEST(ConvSplit, NoSplitWhereItCannotPay) {
 }
 
 // The sm_90a weight gradient's slice count on the layers whose slice counts were swept on an H200
-// (conv_split.hpp has the times): the fastest count measured on each, or one within 1% of it.
+// (conv_split.hpp has the times): the fastest count measured on each, or one within 1% of it. The
+// sweeps ran the 256-column tiles the kernels had then; the tile counts below are theirs.
 TEST(ConvSplit, Sm90WgradSlicesOfTheMeasuredLayers) {
   EXPECT_EQ(conv_sm90_wgrad_slices(3, 6272, 132), 44);  // 56x56 C64: 64x256 tiles over 576 columns; one wave
   EXPECT_EQ(conv_sm90_wgrad_slices(5, 1568, 132), 26);  // 28x28 C128: one wave of 130 units
