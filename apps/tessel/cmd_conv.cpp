@@ -84,8 +84,9 @@ constexpr char const* kUsage =
     "  --bias              a random fp32 bias per output channel (fprop, dgrad)\n"
     "  --act A             none (default), relu, gelu (tanh form), silu\n"
     "  --kernel NAME       a convolution kernel from `tessel list`, or auto (default: the library's pick)\n"
-    "  --tune lean=0|1     ConvOptions: 0 runs the sm_90a implicit GEMM's general builds, not its lean\n"
-    "                      ones (A/B measurements; default 1)\n"
+    "  --tune K=V[,K=V]    ConvOptions, for A/B measurements: lean=0 runs the sm_90a implicit GEMM's\n"
+    "                      general builds, not its lean ones (default 1); slices=N splits a wgrad's sum\n"
+    "                      over pixels into N slices (default: the library's count)\n"
     "method:\n"
     "  --iters N           timed launches of each side (default 30)\n"
     "  --warmup N          untimed launches of each side first (default 5)\n"
@@ -147,6 +148,13 @@ struct Problem {
     a.kernel = kernel == "auto" ? nullptr : kernel.c_str();
     a.options = options;
     return a;
+  }
+
+  // --tune's settings that differ from the defaults, e.g. "lean=0,slices=4" ("" for none).
+  std::string tune() const {
+    std::string out = options.lean_builds ? "" : "lean=0";
+    if (options.wgrad_slices != 0) out += (out.empty() ? "" : ",") + std::string("slices=") + std::to_string(options.wgrad_slices);
+    return out;
   }
 
   // One per-dimension option as text: "1" when every dimension agrees, else "2,1" (h,w) / "1,2,2" (d,h,w).
@@ -289,10 +297,21 @@ Problem make_problem(Options const& o) {
     p.kernel = *v;
   }
   if (auto v = get("--tune")) {
-    std::size_t const eq = v->find('=');
-    if (eq == std::string::npos || v->substr(0, eq) != "lean")
-      throw UsageError("--tune: '" + *v + "' is not lean=0 or lean=1 (the one conv knob)");
-    p.options.lean_builds = parse_int("--tune lean", v->substr(eq + 1), 0, 1) != 0;
+    // A K=V list onto ConvOptions (tessel/conv/conv_arguments.hpp).
+    std::size_t at = 0;
+    while (at <= v->size()) {
+      std::size_t const end = std::min(v->find(',', at), v->size());
+      std::string const item = v->substr(at, end - at);
+      at = end + 1;
+      std::size_t const eq = item.find('=');
+      std::string const key = eq == std::string::npos ? item : item.substr(0, eq);
+      if (eq == std::string::npos || (key != "lean" && key != "slices"))
+        throw UsageError("--tune: '" + item + "' is not lean=0|1 or slices=N (the conv knobs)");
+      if (key == "lean") p.options.lean_builds = parse_int("--tune lean", item.substr(eq + 1), 0, 1) != 0;
+      else p.options.wgrad_slices = int(parse_int("--tune slices", item.substr(eq + 1), 1, tessel::kConvMaxWgradSlices));
+    }
+    if (p.options.wgrad_slices != 0 && p.op != Operator::kWgrad)
+      throw UsageError("--tune slices: only the weight gradient's sum is split (--op wgrad)");
   }
   if (auto v = get("--iters")) p.iters = int(parse_int("--iters", *v, 1, 100000));
   if (auto v = get("--warmup")) p.warmup = int(parse_int("--warmup", *v, 0, 100000));
@@ -517,6 +536,7 @@ Fields fields(GpuReport const& gpu, Result const& r) {
               {"max_rel_err", p.verify ? json_number(r.check.max_rel_err) : "null"},
               {"baseline_max_rel_err", r.cudnn_checked ? json_number(r.cudnn_check.max_rel_err) : "null"}};
   if (!r.baseline_note.empty()) f.emplace_back("baseline_note", json_string(r.baseline_note));
+  f.emplace_back("tune", p.tune().empty() ? "null" : json_string(p.tune()));  // --tune's settings off their defaults
   f.insert(f.end(), {{"iters", n(p.iters)}, {"input_sets", n(r.sets)}, {"sm_clock_after_mhz", n(r.sm_clock_after)}});
   return f;
 }
@@ -530,6 +550,7 @@ void print_row(GpuReport const& gpu, Result const& r) {
   Problem const& p = r.p;
   std::string head = p.shape();
   if (p.epilogue() != "-") head += " " + p.epilogue();
+  if (!p.tune().empty()) head += " " + p.tune();
   char const* const pass = tessel::conv::to_string(p.op);
   if (!r.ran) {
     std::printf("%-40s %-5s %-5s error: %s\n", head.c_str(), pass, tessel::to_string(p.dtype), r.error.c_str());
@@ -563,9 +584,10 @@ int run_conv(std::vector<std::string> const& args) {
     problems.push_back(make_problem(base));
   if (base.has("--dry-run")) {
     for (Problem const& p : problems)
-      std::printf("%s %s %s %s kernel %s flops %.0f gemm %lldx%lldx%lld groups %lld iters %d\n", p.shape().c_str(),
+      std::printf("%s %s %s %s kernel %s flops %.0f gemm %lldx%lldx%lld groups %lld iters %d%s%s\n", p.shape().c_str(),
                   tessel::conv::to_string(p.op), tessel::to_string(p.dtype), p.epilogue().c_str(), p.picked.c_str(),
-                  p.flops, p.gemm.m(), p.gemm.n(), p.gemm.k(), p.groups, p.iters);
+                  p.flops, p.gemm.m(), p.gemm.n(), p.gemm.k(), p.groups, p.iters, p.tune().empty() ? "" : " tune ",
+                  p.tune().c_str());
     return 0;
   }
 

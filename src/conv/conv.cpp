@@ -158,6 +158,7 @@ bool as_one_gemm(ConvArguments const& a, GemmArguments* g, bool* grid, bool* sli
     bool const strided = conv_strided_as_grid_gemm(a, g);
     *grid = strided && a.op == conv::Operator::kDgrad;
     if (!strided && !conv_as_gemm(a, g)) return false;
+    g->options.splits = a.options.wgrad_slices;  // (0 unless a wgrad asks: conv_validate)
   }
   g->options.lean_builds = a.options.lean_builds;
   return true;
@@ -267,8 +268,14 @@ Sm80ConvRunOptions sm80_options(ConvArguments const& a, detail::Here const& h) {
   Sm80ConvRunOptions o;
   o.sms = h.sms;
   o.cc = h.cc;
+  o.slices = a.options.wgrad_slices;
   o.workspace = a.workspace, o.workspace_bytes = a.workspace_bytes;
   return o;
+}
+
+// The sm_90a kernels' view of a call: the caller's workspace and options.
+Sm90ConvCall sm90_call(ConvArguments const& a) {
+  return {a.workspace, a.workspace_bytes, a.options.lean_builds, a.options.wgrad_slices};
 }
 
 // ---- the registry ---------------------------------------------------------------------------------
@@ -460,7 +467,7 @@ Status conv_workspace_size(ConvArguments const& a, std::size_t* bytes) {
     case Route::sm90: {
       detail::Here h;
       if (Status s = runs_here(&h); !s) return s;
-      return sm90_conv_workspace_size(make_params(a), a.dtype, plan.name, bytes);
+      return sm90_conv_workspace_size(make_params(a), a.dtype, plan.name, sm90_call(a), bytes);
     }
     case Route::gemm:
       if (Status s = gemm_workspace_size(plan.gemm, bytes); !s) return s;
@@ -496,8 +503,7 @@ Status convolution(ConvArguments const& a, CUstream_st* stream) {
         if (Status s = write_off_grid(a, stream); !s) return s;
       return gemm(plan.gemm, stream);
     case Route::padded: return detail::conv_padded_run(a, plan.padded, stream);
-    case Route::sm90: return sm90_conv_run(make_params(a), a.dtype, plan.name,
-                                             {a.workspace, a.workspace_bytes, a.options.lean_builds}, stream);
+    case Route::sm90: return sm90_conv_run(make_params(a), a.dtype, plan.name, sm90_call(a), stream);
     case Route::sm80: return sm80_conv_run(make_params(a), a.dtype, stream, sm80_options(a, h));
   }
   return Status::success();

@@ -64,6 +64,7 @@ struct Sm90ConvCall {
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
   bool lean_builds = true;  // ConvOptions::lean_builds
+  int wgrad_slices = 0;     // ConvOptions::wgrad_slices
 };
 
 // The registry name of the kernel the selection picks for p: the implicit GEMM where it takes p
@@ -76,9 +77,10 @@ char const* sm90_conv_direct_kernel_name(kernel::Sm80ConvParams const& p, DType 
 // measurements); `tessel list` shows them.
 std::vector<char const*> sm90_conv_kernel_names(kernel::Sm80ConvParams const& p, DType dtype);
 
-// The workspace bytes sm90_conv_run takes for p with kernel `name` (the implicit GEMM's split-K
-// partials; 0 for the direct kernel). Pre: as sm90_conv_run's.
-Status sm90_conv_workspace_size(kernel::Sm80ConvParams const& p, DType dtype, char const* name, std::size_t* bytes);
+// The workspace bytes sm90_conv_run takes for p with kernel `name` and call's options (the
+// implicit GEMM's split-K partials; 0 for the direct kernel). Pre: as sm90_conv_run's.
+Status sm90_conv_workspace_size(kernel::Sm80ConvParams const& p, DType dtype, char const* name, Sm90ConvCall const& call,
+                                std::size_t* bytes);
 
 // Runs p with kernel `name` (sm90_conv_kernel_name's or sm90_conv_direct_kernel_name's answer) on
 // `stream` (asynchronously). Pre: sm90_conv_takes(p, dtype) and an sm_90 GPU.

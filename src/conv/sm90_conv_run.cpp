@@ -214,11 +214,12 @@ std::vector<char const*> sm90_conv_kernel_names(kernel::Sm80ConvParams const& p,
   return names;
 }
 
-Status sm90_conv_workspace_size(kernel::Sm80ConvParams const& p, DType dtype, char const* name, std::size_t* bytes) {
+Status sm90_conv_workspace_size(kernel::Sm80ConvParams const& p, DType dtype, char const* name, Sm90ConvCall const& call,
+                                std::size_t* bytes) {
   *bytes = 0;
   Variant const v = variant_of(p, dtype, name);
   if (v == kVariants || !implicit_takes_problem(p, dtype)) return Status::success();  // (the direct kernel takes none)
-  return implicit_run(p, dtype, v, {}, bytes, nullptr);
+  return implicit_run(p, dtype, v, call, bytes, nullptr);
 }
 
 Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, char const* name, Sm90ConvCall const& call,

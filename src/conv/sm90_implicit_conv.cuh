@@ -77,7 +77,8 @@ Status sm90_implicit_conv_run(Sm80ConvParams const& c, conv::Operator op, Sm90Co
     tessel::detail::Here here;
     if (Status s = tessel::detail::current_device(&here); !s) return s;
     std::int64_t const tiles = (a.m + Config::TileM - 1) / Config::TileM * ((a.n + Config::TileN - 1) / Config::TileN);
-    a.options.splits = conv_sm90_wgrad_slices(tiles, (pixels + Config::TileK - 1) / Config::TileK, here.sms);
+    a.options.splits = call.wgrad_slices > 0 ? call.wgrad_slices
+                                             : conv_sm90_wgrad_slices(tiles, (pixels + Config::TileK - 1) / Config::TileK, here.sms);
   } else {
     // The filters as (filters, channels, taps): rows of w_stride_k, channels contiguous, taps a row
     // of channels apart (a dgrad problem comes in forward terms: its C and K are the filters' K and

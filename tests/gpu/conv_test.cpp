@@ -1239,6 +1239,35 @@ TEST(ConvSm90, WgradImplicitGemm) {
   }
 }
 
+// ConvOptions::wgrad_slices: the weight gradient's sum over pixels in as many slices as asked --
+// on the implicit GEMM (sm_90a, or sm_80 elsewhere), on the sm_80 kernel (72 channels) and on the
+// GEMM (a 1x1 layer) -- each judged against the fp64 reference; on the convolution kernels, more
+// slices take more partials in the workspace (one slice none).
+TEST(ConvWgrad, SlicesAsAsked) {
+  TESSEL_REQUIRE_GPU();
+  for (DType t : {DType::bf16, DType::f16}) {
+    ConvArguments const bases[] = {conv2d(Operator::kWgrad, t, 16, 28, 28, 64, 64, 3, 3, {1, 1}),
+                                   conv2d(Operator::kWgrad, t, 2, 9, 10, 72, 64, 3, 3, {1, 1}),
+                                   conv2d(Operator::kWgrad, t, 8, 14, 14, 128, 64, 1, 1, {0, 0})};
+    for (int i = 0; i < 3; ++i) {
+      std::size_t bytes[2] = {1, 0};
+      for (int slices : {1, 3, 13}) {
+        ConvArguments a = bases[i];
+        a.options.wgrad_slices = slices;
+        run_case(a);
+        if (i < 2 && slices != 3) {
+          Buffers b = make_buffers(a, false, false);
+          ASSERT_TRUE(conv_workspace_size(a, &bytes[slices == 13]).ok());
+        }
+      }
+      if (i < 2) {
+        EXPECT_EQ(bytes[0], 0u) << describe(bases[i]);
+        EXPECT_GT(bytes[1], 0u) << describe(bases[i]);
+      }
+    }
+  }
+}
+
 // Which kernel the library picks for a stride-1 dgrad (and fprop) on an H100/H200: the implicit
 // GEMM with 64 or 128 of its output channels (the input's) a tile, or 256 where they are a multiple
 // of 256, or 192-pixel tiles where those fill the last round that the others leave part-empty; a

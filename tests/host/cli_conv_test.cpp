@@ -73,6 +73,11 @@ TEST_F(CliConv, BadFlagsNameTheFlag) {
       {"conv --tune lean=2", {"--tune lean"}},
       {"conv --tune splits=2", {"--tune"}},
       {"conv --tune lean", {"--tune"}},
+      {"conv --op wgrad --tune slices=0", {"--tune slices"}},
+      {"conv --op wgrad --tune slices=5000", {"--tune slices"}},
+      {"conv --op wgrad --tune lean=0,slices=x", {"--tune slices"}},
+      {"conv --op fprop --tune slices=4", {"--tune slices", "wgrad"}},
+      {"conv --op wgrad --tune slices=4,", {"--tune"}},
       {"conv --sweep /nonexistent/suite.txt", {"--sweep"}},
   });
 }
@@ -156,6 +161,8 @@ TEST_F(CliConv, DryRunShowsProblemsAndFlops) {
            // empty problems run nothing, or the epilogue alone
            Case{"--n 0 --h 8 --w 8", "kernel none "},
            Case{"--c 0 --h 8 --w 8 --bias", "kernel epilogue-only "},
+           // --tune's settings off their defaults close the line
+           Case{"--op wgrad --n 2 --h 8 --w 8 --tune lean=0,slices=3", " iters 30 tune lean=0,slices=3\n"},
        }) {
     std::string const out = dry_run(c.args);
     EXPECT_NE(out.find(c.expect), std::string::npos) << c.args << ": " << out;

@@ -238,6 +238,19 @@ TEST(ConvValidate, RefusesBadScalarsAndEpilogue) {
                  "bias", "wgrad takes none");
 }
 
+// ConvOptions::wgrad_slices: 0..kConvMaxWgradSlices, and only on a weight gradient.
+TEST(ConvValidate, WgradSlicesInRangeOnTheWeightGradientOnly) {
+  for (int slices : {0, 1, 7, kConvMaxWgradSlices})
+    expect_ok(with(valid2d(Operator::kWgrad), [&](ConvArguments& a) { a.options.wgrad_slices = slices; }),
+              std::to_string(slices) + " slices");
+  for (int slices : {-1, kConvMaxWgradSlices + 1})
+    expect_refused(with(valid2d(Operator::kWgrad), [&](ConvArguments& a) { a.options.wgrad_slices = slices; }),
+                   "options.wgrad_slices", "is not in 0..4096");
+  for (Operator op : {Operator::kFprop, Operator::kDgrad})
+    expect_refused(with(valid2d(op), [](ConvArguments& a) { a.options.wgrad_slices = 2; }), "options.wgrad_slices",
+                   "only the weight gradient");
+}
+
 TEST(ConvValidate, RefusesNegativeStrides) {
   expect_refused(with(valid2d(), [](ConvArguments& a) { a.x.stride_h = -1; }), "x.stride_h", "negative");
   expect_refused(with(valid2d(), [](ConvArguments& a) { a.x.stride_d = -5; }), "x.stride_d", "negative");

@@ -86,7 +86,17 @@ struct ConvOptions {
   // sm_90a implicit GEMM: a call that is a lean build's case runs that build (GemmOptions::lean_builds;
   // false: the general builds, which every call can run).
   bool lean_builds = true;
+  // wgrad: the sum over output pixels in this many slices instead of the library's count (0: the
+  // library's; at most kConvMaxWgradSlices, and never more than the sum has k-tiles) -- the sm_90a
+  // implicit GEMM's and the sm_80 kernels' K slices, the GEMM's split-K for a 1x1 wgrad that is one
+  // GEMM; a strided 1x1 wgrad keeps its own batch of slices. The A/B knob for the slice rules
+  // (tessel conv --tune slices=N). Any count gives the same sum up to fp32 rounding; a given
+  // count, the same bits every run.
+  int wgrad_slices = 0;
 };
+
+// The most slices ConvOptions::wgrad_slices may ask for.
+inline constexpr int kConvMaxWgradSlices = 4096;
 
 struct ConvArguments {
   conv::Operator op = conv::Operator::kFprop;

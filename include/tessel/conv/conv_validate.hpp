@@ -255,6 +255,12 @@ inline Status conv_validate(ConvArguments const& a) {
     return conv_invalid("beta: " + conv_num(a.beta) + " with no residual; pass residual (out's shape and strides) or beta = 0");
   if (a.op == conv::Operator::kWgrad && a.bias != nullptr)
     return conv_invalid("bias: wgrad takes none (dw = act(alpha * acc + beta * residual)); pass null");
+  if (a.options.wgrad_slices < 0 || a.options.wgrad_slices > kConvMaxWgradSlices)
+    return conv_invalid("options.wgrad_slices: " + conv_num(std::int64_t(a.options.wgrad_slices)) + " is not in 0.." +
+                        conv_num(std::int64_t(kConvMaxWgradSlices)) + " (0: the library's count)");
+  if (a.options.wgrad_slices != 0 && a.op != conv::Operator::kWgrad)
+    return conv_invalid("options.wgrad_slices: " + conv_num(std::int64_t(a.options.wgrad_slices)) +
+                        " on a forward or data-gradient pass; only the weight gradient's sum over pixels is split (0 here)");
 
   // Strides: x [n][d][h][w][c], y [n][z][p][q][k], filters [k][t*r*s*c/groups].
   std::size_t const eb = size_of(a.dtype);
