@@ -132,14 +132,18 @@ Variant pick_variant(kernel::Sm80ConvParams const& p) {
   }
   kernel::Sm80ConvParams const q = as_fprop(p);
   if (q.k <= 64) return kB64;
-  constexpr long long kSms = 132, kClusters = kSms / 2;
+  // The GPU the counts assume (an H100/H200: 132 SMs, 66 clusters of two), and the margin the
+  // narrow tile needs: its work at most kNarrowShare tenths of the wide tile's, since at equal
+  // work the wide tile ran faster (U-Net C320, four rounds of 192 x 128 or three of 256 x 128:
+  // 545-548 TFLOP/s against 614-620).
+  constexpr long long kSms = 132, kClusters = kSms / 2, kNarrowShare = 9;
   long long const pixels = static_cast<long long>(q.n) * q.z * q.p * q.q;
   long long const channel_tiles = (q.k + 127) / 128;
   bool const a256 = q.k % 256 == 0;
   long long const wide = a256 ? rounds((pixels + 255) / 256 * (q.k / 256), kClusters) * 128 * 256
                               : rounds(channel_tiles * ((pixels + 255) / 256), kSms) * 256 * 128;
   long long const narrow = rounds(channel_tiles * ((pixels + 191) / 192), kSms) * 192 * 128;
-  if (10 * narrow <= 9 * wide) return kB192;
+  if (10 * narrow <= kNarrowShare * wide) return kB192;
   return a256 ? kA256 : kB128;
 }
 
