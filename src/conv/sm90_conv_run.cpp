@@ -126,9 +126,11 @@ long long rounds(long long tiles, long long at_once) { return (tiles + at_once -
 // tiles (one full round).
 Variant pick_variant(kernel::Sm80ConvParams const& p) {
   if (p.op == conv::Operator::kWgrad) {
+    // The tiles' columns, and the most channels at which pairs of column tiles ran faster.
+    constexpr long long kColumns = 192, kPairsUpToChannels = 128;
     if (p.k <= 64) return kW64;
-    long long const column_tiles = (static_cast<long long>(p.t) * p.r * p.s * p.c + 191) / 192;
-    return p.c <= 128 && column_tiles % 2 == 0 ? kW128x2 : kW128;
+    long long const column_tiles = (static_cast<long long>(p.t) * p.r * p.s * p.c + kColumns - 1) / kColumns;
+    return p.c <= kPairsUpToChannels && column_tiles % 2 == 0 ? kW128x2 : kW128;
   }
   kernel::Sm80ConvParams const q = as_fprop(p);
   if (q.k <= 64) return kB64;

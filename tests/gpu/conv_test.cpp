@@ -11,6 +11,7 @@
 // non-packed strides, empty sums and alpha = 0 (no input read), NaN and Inf in the inputs. The
 // judge is checked against planted errors. The argument-error and registry tests need no GPU;
 // tests named *Small* are the compute-sanitizer subset.
+#include "conv_sm90_pick_cases.hpp"
 #include "gpu/gemm_test_support.hpp"  // DeviceMem
 #include "gpu/gpu_test.hpp"
 
@@ -1268,46 +1269,19 @@ TEST(ConvWgrad, SlicesAsAsked) {
   }
 }
 
-// Which kernel the library picks for a stride-1 dgrad (and fprop) on an H100/H200: the implicit
-// GEMM with 64 or 128 of its output channels (the input's) a tile, or 256 where they are a multiple
-// of 256, or 192-pixel tiles where those fill the last round that the others leave part-empty; a
-// strided dgrad goes to sm_80.
-TEST(ConvSm90, DgradTileWidths) {
+// Which kernel the library picks on an H100/H200 (tests/conv_sm90_pick_cases.hpp, whose rules the
+// host test checks without a GPU): through conv_kernel_name on the device.
+TEST(ConvSm90, TilePicks) {
   TESSEL_REQUIRE_GPU();
   std::optional<DeviceInfo> const dev = query_device(0);
   if (!dev || dev->cc_major != 9 || dev->cc_minor != 0) GTEST_SKIP() << "the sm_90a kernels run on compute capability 9.0";
-  struct Case {
-    ConvArguments a;
-    char const* expect;
-  };
-  Case const cases[] = {
-      {conv2d(Operator::kDgrad, DType::bf16, 2, 8, 8, 64, 256, 3, 3, {1, 1}), "sm90_conv_dgrad_bf16_256x64x64_c1"},
-      {conv2d(Operator::kDgrad, DType::f16, 33, 32, 32, 128, 64, 3, 3, {1, 1}), "sm90_conv_dgrad_fp16_256x128x64_c1"},
-      // One tile of either kind: the 192-pixel one is the smaller.
-      {conv2d(Operator::kDgrad, DType::f16, 2, 8, 8, 128, 64, 3, 3, {1, 1}), "sm90_conv_dgrad_fp16_192x128x64_c1"},
-      {conv2d(Operator::kDgrad, DType::bf16, 64, 28, 28, 256, 256, 3, 3, {1, 1}), "sm90_conv_dgrad_bf16_128x256x64_c2"},
-      // 98 cluster tiles of 128 x 256 on 66 clusters (the second round half full), 262 of 192 x 128
-      // on 132 SMs (two full rounds); 7x7 C512: 50 cluster tiles or one full round of 132.
-      {conv2d(Operator::kDgrad, DType::bf16, 128, 14, 14, 256, 256, 3, 3, {1, 1}), "sm90_conv_dgrad_bf16_192x128x64_c1"},
-      {conv2d(Operator::kFprop, DType::f16, 128, 7, 7, 512, 512, 3, 3, {1, 1}), "sm90_conv_fprop_fp16_192x128x64_c1"},
-      {conv2d(Operator::kFprop, DType::bf16, 128, 28, 28, 128, 128, 3, 3, {1, 1}), "sm90_conv_fprop_bf16_256x128x64_c1"},
-      {conv2d(Operator::kDgrad, DType::bf16, 2, 8, 8, 64, 64, 3, 3, {1, 1}, {2, 2}), "sm80_"},
-      // wgrad: 64 filters; C128 (an even count of 192-column tiles: in pairs), C64 (odd: alone),
-      // C512 (alone).
-      {conv2d(Operator::kWgrad, DType::bf16, 128, 56, 56, 64, 64, 3, 3, {1, 1}), "sm90_conv_wgrad_bf16_64x192x64_c1"},
-      {conv2d(Operator::kWgrad, DType::bf16, 128, 28, 28, 128, 128, 3, 3, {1, 1}), "sm90_conv_wgrad_bf16_128x192x64_c1x2"},
-      {conv2d(Operator::kWgrad, DType::f16, 128, 28, 28, 64, 128, 3, 3, {1, 1}), "sm90_conv_wgrad_fp16_128x192x64_c1"},
-      {conv2d(Operator::kWgrad, DType::bf16, 128, 7, 7, 512, 512, 3, 3, {1, 1}), "sm90_conv_wgrad_bf16_128x192x64_c1"},
-      {conv2d(Operator::kWgrad, DType::f16, 128, 28, 28, 128, 256, 3, 3, {1, 1}), "sm90_conv_wgrad_fp16_128x192x64_c1x2"},
-  };
   alignas(16) static unsigned char placeholder[16];  // the choice reads only the pointers' alignment
-  for (Case c : cases) {
-    c.a.x.ptr = c.a.filter.ptr = c.a.y.ptr = placeholder;
-    c.a.out = placeholder;
+  for (test::ConvSm90PickCase const& c : test::kConvSm90PickCases) {
+    ConvArguments const a = test::conv_sm90_pick_problem(c, placeholder);
     char const* name = nullptr;
-    Status const named = conv_kernel_name(c.a, &name);
+    Status const named = conv_kernel_name(a, &name);
     ASSERT_TRUE(named.ok()) << named.reason;
-    EXPECT_EQ(std::string(name).rfind(c.expect, 0), 0u) << name << " for " << describe(c.a);
+    EXPECT_EQ(std::string(name).rfind(c.expect, 0), 0u) << name << " for " << describe(a);
   }
 }
 
