@@ -221,14 +221,7 @@ ConvArguments with_placeholders(ConvArguments a, bool bias) {
 
 // --pad/--stride/--dilation: one value for every dimension, or one per dimension (h,w; 3-D d,h,w).
 void parse_dims(std::string const& option, std::string const& text, int dims, long long lo, long long (&out)[3]) {
-  std::vector<std::string> parts;
-  std::size_t at = 0;
-  while (true) {
-    std::size_t const comma = text.find(',', at);
-    parts.push_back(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-    if (comma == std::string::npos) break;
-    at = comma + 1;
-  }
+  std::vector<std::string> const parts = split_commas(text);
   long long const kMax = INT32_MAX;
   if (parts.size() == 1) {
     long long const v = parse_int(option, parts[0], lo, kMax);
@@ -298,11 +291,7 @@ Problem make_problem(Options const& o) {
   }
   if (auto v = get("--tune")) {
     // A K=V list onto ConvOptions (tessel/conv/conv_arguments.hpp).
-    std::size_t at = 0;
-    while (at <= v->size()) {
-      std::size_t const end = std::min(v->find(',', at), v->size());
-      std::string const item = v->substr(at, end - at);
-      at = end + 1;
+    for (std::string const& item : split_commas(*v)) {
       std::size_t const eq = item.find('=');
       std::string const key = eq == std::string::npos ? item : item.substr(0, eq);
       if (eq == std::string::npos || (key != "lean" && key != "slices"))

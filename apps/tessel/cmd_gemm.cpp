@@ -165,11 +165,7 @@ struct Problem {
 // host API's own rules (gemm_check_options) so the CLI's message is the library's.
 tessel::GemmOptions parse_tune(std::string const& text) {
   tessel::GemmOptions o;
-  std::size_t at = 0;
-  while (at <= text.size()) {
-    std::size_t const end = std::min(text.find(',', at), text.size());
-    std::string const item = text.substr(at, end - at);
-    at = end + 1;
+  for (std::string const& item : split_commas(text)) {
     std::size_t const eq = item.find('=');
     if (eq == std::string::npos) throw UsageError("--tune: '" + item + "' is not KEY=VALUE (try: tessel gemm --help)");
     std::string const key = item.substr(0, eq), v = item.substr(eq + 1), what = "--tune " + key;

@@ -72,6 +72,16 @@ long long parse_int(std::string const& option, std::string const& text, long lon
   return v;
 }
 
+std::vector<std::string> split_commas(std::string const& text) {
+  std::vector<std::string> items;
+  for (std::size_t at = 0;;) {
+    std::size_t const comma = text.find(',', at);
+    items.push_back(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) return items;
+    at = comma + 1;
+  }
+}
+
 float parse_float(std::string const& option, std::string const& text) {
   std::size_t used = 0;
   float v = 0;

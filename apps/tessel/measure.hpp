@@ -81,6 +81,8 @@ void parse_options(Options& o, std::vector<std::string> const& args, OptionNames
 // text as an integer in lo..hi, or a number; else UsageError naming `option`.
 long long parse_int(std::string const& option, std::string const& text, long long lo, long long hi);
 float parse_float(std::string const& option, std::string const& text);
+// text's comma-separated items, empty ones kept: "a,,b" -> {"a", "", "b"}; "" -> {""}.
+std::vector<std::string> split_commas(std::string const& text);
 
 // --sweep FILE: one Options per line that holds any ('#' starts a comment), each parsed over a
 // copy of base, so a line's options override the command line's. check(line) throws the line's

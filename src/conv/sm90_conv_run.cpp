@@ -1,6 +1,7 @@
 // src/conv/sm90_conv_run.cpp -- which sm_90a convolution kernel runs a problem (sm90_conv_launch.hpp).
 #include "sm90_conv_launch.hpp"
 
+#include <tessel/core/gemm_coord.hpp>  // detail::ceil_div_ll
 #include <tessel/runtime/tma_descriptor.hpp>
 
 #include <cstdint>
@@ -103,9 +104,6 @@ bool wgrad_takes(kernel::Sm80ConvParams const& p, DType dtype) {
   return p.pad_d >= 0 && p.pad_h >= 0 && p.pad_w >= 0 && kernel::detail::sm90_conv_im2col_fits(p);
 }
 
-// The rounds a grid of `tiles` CTA tiles (or cluster tiles) takes when `at_once` run together.
-long long rounds(long long tiles, long long at_once) { return (tiles + at_once - 1) / at_once; }
-
 // The variant the selection picks. wgrad: 64-row tiles for 64 filters; 128-row tiles otherwise, in
 // clusters of two column tiles that share dy^T's box where C <= 128 and the column tiles pair up.
 // By name on the H200 (3x3, TFLOP/s alone / in pairs): C128 28x28 K128 517 / 590, K256 644 / 703,
@@ -129,7 +127,7 @@ Variant pick_variant(kernel::Sm80ConvParams const& p) {
     // The tiles' columns, and the most channels at which pairs of column tiles ran faster.
     constexpr long long kColumns = 192, kPairsUpToChannels = 128;
     if (p.k <= 64) return kW64;
-    long long const column_tiles = (static_cast<long long>(p.t) * p.r * p.s * p.c + kColumns - 1) / kColumns;
+    long long const column_tiles = detail::ceil_div_ll(static_cast<long long>(p.t) * p.r * p.s * p.c, kColumns);
     return p.c <= kPairsUpToChannels && column_tiles % 2 == 0 ? kW128x2 : kW128;
   }
   kernel::Sm80ConvParams const q = as_fprop(p);
@@ -139,12 +137,15 @@ Variant pick_variant(kernel::Sm80ConvParams const& p) {
   // work the wide tile ran faster (U-Net C320, four rounds of 192 x 128 or three of 256 x 128:
   // 545-548 TFLOP/s against 614-620).
   constexpr long long kSms = 132, kClusters = kSms / 2, kNarrowShare = 9;
+  // A grid's work per SM: its rounds (tiles, or cluster tiles, over those that run at once) times a
+  // tile's pixels x channels.
+  using detail::ceil_div_ll;
   long long const pixels = static_cast<long long>(q.n) * q.z * q.p * q.q;
-  long long const channel_tiles = (q.k + 127) / 128;
+  long long const channel_tiles = ceil_div_ll(q.k, 128);
   bool const a256 = q.k % 256 == 0;
-  long long const wide = a256 ? rounds((pixels + 255) / 256 * (q.k / 256), kClusters) * 128 * 256
-                              : rounds(channel_tiles * ((pixels + 255) / 256), kSms) * 256 * 128;
-  long long const narrow = rounds(channel_tiles * ((pixels + 191) / 192), kSms) * 192 * 128;
+  long long const wide = a256 ? ceil_div_ll(ceil_div_ll(pixels, 256) * (q.k / 256), kClusters) * 128 * 256
+                              : ceil_div_ll(channel_tiles * ceil_div_ll(pixels, 256), kSms) * 256 * 128;
+  long long const narrow = ceil_div_ll(channel_tiles * ceil_div_ll(pixels, 192), kSms) * 192 * 128;
   if (10 * narrow <= kNarrowShare * wide) return kB192;
   return a256 ? kA256 : kB128;
 }

@@ -74,11 +74,13 @@ Status sm90_implicit_conv_run(Sm80ConvParams const& c, conv::Operator op, Sm90Co
     a.m = c.k, a.n = std::int64_t(taps) * c.c, a.k = pixels;
     a.d = c.out, a.ldd = c.w_stride_k;
     a.c = c.residual, a.ldc = c.w_stride_k;
-    tessel::detail::Here here;
-    if (Status s = tessel::detail::current_device(&here); !s) return s;
-    std::int64_t const tiles = (a.m + Config::TileM - 1) / Config::TileM * ((a.n + Config::TileN - 1) / Config::TileN);
-    a.options.splits = call.wgrad_slices > 0 ? call.wgrad_slices
-                                             : conv_sm90_wgrad_slices(tiles, (pixels + Config::TileK - 1) / Config::TileK, here.sms);
+    a.options.splits = call.wgrad_slices;  // the caller's count, else the rule's for this GPU's SMs
+    if (a.options.splits == 0) {
+      tessel::detail::Here here;
+      if (Status s = tessel::detail::current_device(&here); !s) return s;
+      std::int64_t const tiles = (a.m + Config::TileM - 1) / Config::TileM * ((a.n + Config::TileN - 1) / Config::TileN);
+      a.options.splits = conv_sm90_wgrad_slices(tiles, (pixels + Config::TileK - 1) / Config::TileK, here.sms);
+    }
   } else {
     // The filters as (filters, channels, taps): rows of w_stride_k, channels contiguous, taps a row
     // of channels apart (a dgrad problem comes in forward terms: its C and K are the filters' K and
