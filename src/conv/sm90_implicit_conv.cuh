@@ -3,7 +3,7 @@
 // tessel/gemm/kernel/sm90_gemm_producer_im2col.hpp) -- A for fprop and stride-1 dgrad, B for
 // wgrad. This file makes the two tensor maps and the GEMM's arguments; the GEMM's host side
 // (src/gemm/sm90_implicit_gemm.hpp) does the rest.
-// Included by src/conv/sm90_implicit_conv_<dtype>.cu only.
+// Included by the src/conv/sm90_implicit_conv_*.cu files only.
 #pragma once
 
 #include "sm90_conv_launch.hpp"
