@@ -10,7 +10,8 @@
 // wgmmas are issued by gemm on the TiledMMA's descriptor fragments (partition_fragment_A/B) that
 // must hold the same descriptors. A second
 // kernel runs the multicast load and store atoms in a 2-CTA cluster; a third takes A from registers
-// (the RS atoms, attention's P V) through the atom's LayoutA_TV.
+// (the RS atoms, attention's P V) through the atom's LayoutA_TV; a fourth reads B at every row
+// offset of a taller swizzled buffer (the halo-window convolution's taps).
 //   build-gpu: cmake --build build --target gpu_sm90_atoms_test; run: build/tests/gpu_sm90_atoms_test
 #include "gpu/gpu_test.hpp"
 
@@ -25,6 +26,7 @@
 #include <tessel/tensor.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -186,6 +188,48 @@ __global__ void __launch_bounds__(128) wgmma_rs_64x64x64(T const* A, T const* B,
   store_accumulators<Op>(d, D, tid);
 }
 
+// B at any row of a taller operand (the halo window a direct convolution would form its taps from:
+// tap (r, s) of a tile is the window's rows shifted by r * pitch + s). The window, kWindowRows x 64
+// K-major in the 128-byte swizzle from a 1024-byte aligned base, is written by the threads through
+// the layout; B is its rows [shift, shift + 64), read through wgmma_desc_k_major_sw128 of the
+// window's base moved shift * 128 bytes on. base_offset_mode 0 leaves the descriptor's base offset
+// 0, 1 sets it to bits 7-9 of the start address (the PTX ISA's rule for a pattern that does not
+// start 1024-byte aligned). A is 64 x 64 K-major; D through the atom's LayoutC_TV. On the H200
+// mode 0 reads every shift right (the unit swizzles by the absolute address: the window was
+// written from a 1024-byte aligned base), mode 1 only the multiples of 8: the base offset is for a
+// pattern that itself starts off the 1024-byte boundary, not for a start inside an aligned one.
+constexpr int kWindowRows = 96;
+
+__global__ void __launch_bounds__(128) wgmma_b_at_row(T const* A, T const* W, float* D, int shift, int base_offset_mode) {
+  using Op = SM90_64x64x16_F32BF16BF16_SS<0, 0>;
+  using Atom = GMMA::smem_atom<T, Major::K, LayoutType::B128>;
+  __shared__ alignas(1024) T smem_a[kM * kK];
+  __shared__ alignas(1024) T smem_w[kWindowRows * kK];
+  int const tid = threadIdx.x;
+  Tensor sA = make_tensor(make_smem_ptr(smem_a), tile_to_shape(Atom{}, Shape<_64, _64>{}));                     // (BLK_M,BLK_K)
+  Tensor sW = make_tensor(make_smem_ptr(smem_w), tile_to_shape(Atom{}, Shape<Int<kWindowRows>, _64>{}));  // (ROWS,BLK_K)
+  for (int e = tid; e < kM * kK; e += 128) sA(e / kK, e % kK) = A[e];
+  for (int e = tid; e < kWindowRows * kK; e += 128) sW(e / kK, e % kK) = W[e];
+  fence_proxy_async_shared();
+  __syncthreads();
+
+  std::uint64_t const desc_a = wgmma_desc_k_major_sw128(smem_a);
+  std::uint64_t desc_b = wgmma_desc_advance(wgmma_desc_k_major_sw128(smem_w), std::uint32_t(shift) * 8);  // 128 bytes a row
+  if (base_offset_mode == 1) {
+    std::uint32_t const start = std::uint32_t(desc_b & 0x3FFF) << 4;
+    desc_b |= std::uint64_t((start >> 7) & 7u) << 49;
+  }
+  float d[kN / 2];
+  wgmma_fence_operand(d);
+  wgmma_fence();
+  for (int kk = 0; kk < kK / 16; ++kk)  // a 16-deep slice is 32 bytes along the swizzled row
+    Op::fma(wgmma_desc_advance(desc_a, 2 * kk), wgmma_desc_advance(desc_b, 2 * kk), d, kk > 0);
+  wgmma_commit_group();
+  wgmma_wait_group<0>();
+  wgmma_fence_operand(d);
+  store_accumulators<Op>(d, D, tid);
+}
+
 // A 2-CTA cluster: CTA r loads rows [32r, 32r+32) of a 64 x 64 K-major 128-byte-swizzled tile and
 // multicasts them to both CTAs; then each CTA TMA-stores the whole tile from its own shared
 // memory to its own output. Both outputs must equal the input, bit for bit.
@@ -335,6 +379,38 @@ void run_rs_case() {
   cudaFree(dA), cudaFree(dB), cudaFree(dD);
 }
 
+// Which descriptor reads rows [shift, shift + 64) of the window: for every shift 0..32, each base
+// offset mode's D against the fp64 product; *right: the shifts it got right.
+void b_at_row_case(int base_offset_mode, std::vector<int>* right) {
+  std::mt19937 rng(777);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<T> a(kM * kK), w(kWindowRows * kK);  // row-major (M,K) and (rows,K)
+  for (auto& x : a) x = T(dist(rng));
+  for (auto& x : w) x = T(dist(rng));
+  T *dA = nullptr, *dW = nullptr;
+  float* dD = nullptr;
+  TESSEL_CUDA_OK(cudaMalloc(&dA, a.size() * sizeof(T)));
+  TESSEL_CUDA_OK(cudaMalloc(&dW, w.size() * sizeof(T)));
+  TESSEL_CUDA_OK(cudaMalloc(&dD, kM * kN * sizeof(float)));
+  TESSEL_CUDA_OK(cudaMemcpy(dA, a.data(), a.size() * sizeof(T), cudaMemcpyHostToDevice));
+  TESSEL_CUDA_OK(cudaMemcpy(dW, w.data(), w.size() * sizeof(T), cudaMemcpyHostToDevice));
+  right->clear();
+  for (int shift = 0; shift + kN <= kWindowRows; ++shift) {
+    std::vector<T> b(w.begin() + shift * kK, w.begin() + (shift + kN) * kK);
+    Reference const ref(a, b);
+    TESSEL_CUDA_OK(cudaMemset(dD, 0xFF, kM * kN * sizeof(float)));  // NaN
+    wgmma_b_at_row<<<1, 128>>>(dA, dW, dD, shift, base_offset_mode);
+    TESSEL_CUDA_OK(cudaGetLastError());
+    TESSEL_CUDA_OK(cudaDeviceSynchronize());
+    std::vector<float> out(kM * kN);
+    TESSEL_CUDA_OK(cudaMemcpy(out.data(), dD, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    bool ok = true;
+    for (int e = 0; e < kM * kN && ok; ++e) ok = std::fabs(double(out[e]) - ref.d[e]) <= 1e-5 * ref.mag[e] + 1e-6;
+    if (ok) right->push_back(shift);
+  }
+  cudaFree(dA), cudaFree(dW), cudaFree(dD);
+}
+
 }  // namespace
 
 class Sm90Atoms : public ::testing::Test {
@@ -397,4 +473,20 @@ TEST_F(Sm90Atoms, MulticastLoadAndStore) {
         ++bad;
       }
   cudaFree(dSrc), cudaFree(dOut);
+}
+
+TEST_F(Sm90Atoms, BOperandAtAnyRow) {
+  std::vector<int> every;
+  for (int shift = 0; shift + kN <= kWindowRows; ++shift) every.push_back(shift);
+  std::vector<int> zero, set;
+  b_at_row_case(0, &zero);
+  b_at_row_case(1, &set);
+  auto text = [](std::vector<int> const& v) {
+    std::string out;
+    for (int x : v) out += std::to_string(x) + " ";
+    return out;
+  };
+  std::printf("base offset 0 reads the rows right at shifts: %s\nbase offset (start >> 7) & 7 at: %s\n", text(zero).c_str(),
+              text(set).c_str());
+  EXPECT_EQ(text(zero), text(every)) << "a descriptor moved by whole rows, base offset 0";
 }
