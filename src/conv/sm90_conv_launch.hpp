@@ -21,6 +21,10 @@
 //                                        view (dw = dy^T x im2col(x)), its sum over pixels split
 //                                        into K slices; _128x192x64_c1x2: clusters of two column
 //                                        tiles sharing dy^T's box
+//   sm90_conv_fprop_<dtype>_halo_64x256   3x3 C = K = 64 fprop from a halo window per tile of 4 rows
+//                                        x 64 positions: the input rows loaded once, the 9 taps read
+//                                        at 9 row offsets (tessel/conv/kernel/sm90_halo_conv.hpp);
+//                                        by name only
 // src/conv/sm90_conv_run.cpp holds the selection.
 #pragma once
 
@@ -143,6 +147,12 @@ Status sm90_conv_dgrad_launch_bf16_n64(Sm80ConvParams const& p, cudaStream_t str
 Status sm90_conv_dgrad_launch_f16_n256(Sm80ConvParams const& p, cudaStream_t stream);
 Status sm90_conv_dgrad_launch_f16_n128(Sm80ConvParams const& p, cudaStream_t stream);
 Status sm90_conv_dgrad_launch_f16_n64(Sm80ConvParams const& p, cudaStream_t stream);
+
+// The halo-window fprop (src/conv/sm90_conv_halo.cu): whether it takes p (3x3 pad 1 stride 1, C = K
+// = 64, an image at most kSm90HaloPitch - 2 = 62 pixels wide, 16-byte aligned tensors, alpha but
+// no residual, bias or activation), and its launch.
+bool sm90_halo_conv_takes(Sm80ConvParams const& p, DType dtype);
+Status sm90_halo_conv_launch(Sm80ConvParams const& p, DType dtype, cudaStream_t stream);
 }  // namespace kernel::detail
 
 }  // namespace tessel

@@ -193,6 +193,11 @@ bool implicit_takes_problem(kernel::Sm80ConvParams const& p, DType dtype) {
 
 int width_index(int n) { return n == 256 ? 0 : n == 128 ? 1 : 2; }
 
+// The halo-window fprop's name (by name only: sm90_halo_conv_takes).
+char const* halo_kernel_name(DType dtype) {
+  return dtype == DType::bf16 ? "sm90_conv_fprop_bf16_halo_64x256" : "sm90_conv_fprop_fp16_halo_64x256";
+}
+
 }  // namespace
 
 bool sm90_conv_takes(kernel::Sm80ConvParams const& p, DType dtype) { return direct_takes(p, dtype) || wgrad_takes(p, dtype); }
@@ -218,6 +223,7 @@ std::vector<char const*> sm90_conv_kernel_names(kernel::Sm80ConvParams const& p,
     for (char const* n : kNames[pass_index(p.op)][dtype == DType::bf16 ? 0 : 1])
       if (n != nullptr) names.push_back(n);
   if (direct_takes(p, dtype)) names.push_back(sm90_conv_direct_kernel_name(p, dtype));
+  if (kernel::detail::sm90_halo_conv_takes(p, dtype)) names.push_back(halo_kernel_name(dtype));
   return names;
 }
 
@@ -239,6 +245,7 @@ Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, char const* n
       return Status::error(StatusCode::not_supported, "sm90 conv: the implicit GEMM does not take this problem");
     return implicit_run(p, dtype, v, call, nullptr, stream);
   }
+  if (std::string_view(name) == halo_kernel_name(dtype)) return kernel::detail::sm90_halo_conv_launch(p, dtype, stream);
   if (std::string_view(name) != sm90_conv_direct_kernel_name(p, dtype))
     return Status::error(StatusCode::invalid_argument, std::string("kernel: ") + name + " does not run this problem");
   using Launch = Status (*)(kernel::Sm80ConvParams const&, cudaStream_t);

@@ -1285,6 +1285,56 @@ TEST(ConvSm90, TilePicks) {
   }
 }
 
+// The halo-window fprop (3x3, C = K = 64, by name): one-pixel images, widths 2 to 62 (its
+// 64-position rows), heights off its 4-row tiles, an image's last tile partial, padded pixels in x
+// and y and filter rows past 576 elements, alpha, fp16; judged against the fp64 reference with the
+// output poisoned (run_case), so a write past y's pixels or into its padding fails. Problems
+// outside its rules (63 pixels wide, a residual, a bias, an activation, K 72, stride 2) do not list
+// it: naming it is refused.
+TEST(ConvSm90, HaloWindow) {
+  TESSEL_REQUIRE_GPU();
+  std::optional<DeviceInfo> const dev = query_device(0);
+  if (!dev || dev->cc_major != 9 || dev->cc_minor != 0) GTEST_SKIP() << "the sm_90a kernels run on compute capability 9.0";
+  for (DType t : {DType::bf16, DType::f16}) {
+    std::string const name = std::string("sm90_conv_fprop_") + (t == DType::bf16 ? "bf16" : "fp16") + "_halo_64x256";
+    std::vector<ConvArguments> cases = {
+        conv2d(Operator::kFprop, t, 3, 13, 11, 64, 64, 3, 3, {1, 1}), conv2d(Operator::kFprop, t, 2, 62, 62, 64, 64, 3, 3, {1, 1}),
+        conv2d(Operator::kFprop, t, 1, 1, 1, 64, 64, 3, 3, {1, 1}),   conv2d(Operator::kFprop, t, 4, 5, 2, 64, 64, 3, 3, {1, 1}),
+        conv2d(Operator::kFprop, t, 1, 30, 61, 64, 64, 3, 3, {1, 1}), conv2d(Operator::kFprop, t, 9, 56, 56, 64, 64, 3, 3, {1, 1}),
+    };
+    ConvArguments strided = conv2d(Operator::kFprop, t, 5, 13, 30, 64, 64, 3, 3, {1, 1});
+    strided.x.stride_w = 72, strided.x.stride_h = 72 * 30, strided.x.stride_n = 72 * 30 * 13;
+    strided.y.stride_w = 80, strided.y.stride_h = 80 * 30, strided.y.stride_n = 80 * 30 * 13;
+    strided.filter.stride_k = 584;
+    cases.push_back(strided);
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      ConvArguments a = cases[i];
+      a.alpha = i % 2 == 0 ? 1.0f : -0.75f;
+      a.kernel = name.c_str();
+      EXPECT_EQ(kernel_of(a), name);
+      run_case(a);
+    }
+    alignas(16) static unsigned char placeholder[16];  // naming reads only the pointers' alignment
+    std::vector<ConvArguments> refused = {conv2d(Operator::kFprop, t, 2, 9, 63, 64, 64, 3, 3, {1, 1}),
+                                          conv2d(Operator::kFprop, t, 2, 9, 10, 64, 72, 3, 3, {1, 1}),
+                                          conv2d(Operator::kFprop, t, 2, 9, 10, 64, 64, 3, 3, {1, 1}, {2, 2})};
+    for (int extra = 0; extra < 3; ++extra) {
+      ConvArguments a = conv2d(Operator::kFprop, t, 2, 9, 10, 64, 64, 3, 3, {1, 1});
+      if (extra == 0) a.beta = 0.5f, a.residual = placeholder;
+      if (extra == 1) a.bias = reinterpret_cast<float const*>(placeholder);
+      if (extra == 2) a.activation = ConvActivation::relu;
+      refused.push_back(a);
+    }
+    for (ConvArguments a : refused) {
+      a.x.ptr = a.filter.ptr = placeholder;
+      a.out = placeholder;
+      a.kernel = name.c_str();
+      char const* picked = nullptr;
+      EXPECT_FALSE(conv_kernel_name(a, &picked).ok()) << describe(a);
+    }
+  }
+}
+
 // ---- the padded route: small and odd channel counts on the aligned kernels ---------------------------
 //
 // A groups-1 problem the sm_80 selection would read element by element runs on copies with its
