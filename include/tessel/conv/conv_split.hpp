@@ -76,8 +76,10 @@ constexpr ConvSplit conv_split_forced(std::int64_t k_tiles, std::int64_t slices)
 // unless noted, each pass against the others in one process): 14x14 C256 (18 tiles) 7 slices 57
 // us, 14 65, 22 76; 7x7 C512 (72 tiles) 1 and 3 slices 68 us, 5 74; 28x28 C128 (5 tiles) 26
 // slices 77 us, 52 94; U-Net 64x64 C320 batch 8 (36 tiles) 3 slices 128 us, 7 135, 11 144.
-// Those were 256-column tiles; the 192-column ones make more tiles (7x7 C512: 96, one slice, one
-// wave on 96 SMs; U-Net: 45, two slices on 90), and the fixed part has not been measured on them.
+// Those were 256-column tiles. On the 192-column ones the rule's count was the fastest of those
+// swept on every 3x3 layer of the suite (H200: 56x56 C64 44 slices 86 us, 33 91, 66 104; 3-D C64
+// 14 slices 126 us, 7 185, 28 130; U-Net 5 slices 114 us, 2 123, 8 126; 7x7 C512 1 slice 51 us, 2
+// 64; docs/conv.md).
 inline constexpr std::int64_t kSm90WgradUnitKTiles = 24;
 
 constexpr int conv_sm90_wgrad_slices(std::int64_t tiles, std::int64_t k_tiles, std::int64_t sms) {
