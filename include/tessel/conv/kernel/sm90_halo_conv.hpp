@@ -25,6 +25,11 @@
 // thread; then alpha * acc, rounded, is staged transposed (pixel-major, its 16-byte channel chunks
 // swizzled by the pixel) and written out 16 bytes at a time for the positions inside the image.
 //   e.g. n 128, 56x56: 14 tiles an image, 1792 tiles on 132 SMs; 56 of 64 positions a row kept.
+// The operands are read through raw wgmma descriptors, not partitioned tensors: a tap's B is a
+// descriptor moved by rows, which no tile-shaped partition expresses. Its ring is two pairs of
+// mbarriers, not pipeline/sm90_pipeline.hpp's TmaPipeline, and its tile walk a stride over tile
+// indices, not schedule/'s persistent scheduler: moving both onto tessel's pieces is part of making
+// it the selection's pick (docs/conv.md). Names: docs/glossary.md.
 #pragma once
 
 #include <tessel/arch/sm90_cluster.hpp>
@@ -131,6 +136,7 @@ __global__ void __launch_bounds__(384, 1) sm90_halo_conv_kernel(__grid_constant_
     using Mma = detail::Sm90HaloMma<Element>;
     int const consumer = warpgroup - 1, warp = wg_thread / 32, lane = wg_thread % 32;
     mbarrier_wait(&s.filters_full, 0);
+    // (K 64, C 64) per tap, the taps 8 KiB apart
     std::uint64_t const desc_filters = wgmma_desc_k_major_sw128(s.filters[0]);
     Element* const out = s.out[consumer];
     int it = 0;
@@ -138,8 +144,9 @@ __global__ void __launch_bounds__(384, 1) sm90_halo_conv_kernel(__grid_constant_
       int const st = it % Stages, round = it / Stages;
       int const n = int(t / groups), p0 = int(t % groups) * RowsOut;
       mbarrier_wait(&s.full[st], round & 1);
+      // (WindowRows + Slack, C 64), a row 128 bytes
       std::uint64_t const desc_window = wgmma_desc_k_major_sw128(s.window[st]);
-      float acc[64];
+      float acc[64];  // (64 filters, 128 positions) as wgmma m64n128's accumulator fragment
       wgmma_fence_operand(acc);
       wgmma_fence();
       TESSEL_UNROLL
