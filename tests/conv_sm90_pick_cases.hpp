@@ -23,7 +23,12 @@ inline constexpr ConvSm90PickCase kConvSm90PickCases[] = {
     // 256 x 128; multiples of 256 in 128-pixel x 256-channel cluster tiles -- unless 192 x 128
     // tiles take at most nine tenths of the work per SM (rounds on 132 SMs x tile area).
     {conv::Operator::kDgrad, DType::bf16, 2, 1, 8, 8, 64, 256, 1, 3, 3, 1, 1, "sm90_conv_dgrad_bf16_256x64x64_c1"},
-    {conv::Operator::kFprop, DType::bf16, 128, 1, 56, 56, 64, 64, 1, 3, 3, 1, 1, "sm90_conv_fprop_bf16_256x64x64_c1"},
+    // 3x3 pad 1 stride 1 at C = K = 64 on images 48 to 62 pixels wide: the halo-window fprop.
+    {conv::Operator::kFprop, DType::bf16, 128, 1, 56, 56, 64, 64, 1, 3, 3, 1, 1, "sm90_conv_fprop_bf16_halo_64x256"},
+    {conv::Operator::kFprop, DType::f16, 64, 1, 62, 62, 64, 64, 1, 3, 3, 1, 1, "sm90_conv_fprop_fp16_halo_64x256"},
+    {conv::Operator::kFprop, DType::bf16, 32, 1, 48, 48, 64, 64, 1, 3, 3, 1, 1, "sm90_conv_fprop_bf16_halo_64x256"},
+    {conv::Operator::kFprop, DType::bf16, 128, 1, 47, 47, 64, 64, 1, 3, 3, 1, 1, "sm90_conv_fprop_bf16_256x64x64_c1"},
+    {conv::Operator::kFprop, DType::bf16, 128, 1, 28, 28, 64, 64, 1, 3, 3, 1, 1, "sm90_conv_fprop_bf16_256x64x64_c1"},
     {conv::Operator::kFprop, DType::bf16, 4, 16, 56, 56, 64, 64, 3, 3, 3, 1, 1, "sm90_conv_fprop_bf16_256x64x64_c1"},
     {conv::Operator::kDgrad, DType::f16, 33, 1, 32, 32, 128, 64, 1, 3, 3, 1, 1, "sm90_conv_dgrad_fp16_256x128x64_c1"},
     {conv::Operator::kFprop, DType::bf16, 128, 1, 28, 28, 128, 128, 1, 3, 3, 1, 1, "sm90_conv_fprop_bf16_256x128x64_c1"},

@@ -1,5 +1,5 @@
-// src/conv/sm90_conv_halo.cu -- the halo-window fprop (tessel/conv/kernel/sm90_halo_conv.hpp): the
-// problems it takes, its two tensor maps, the persistent launch.
+// src/conv/sm90_conv_halo.cu -- the halo-window fprop (tessel/conv/kernel/sm90_halo_conv.hpp): its
+// two tensor maps and the persistent launch (the problems it takes: sm90_conv_run.cpp).
 #include "sm90_conv_launch.hpp"
 #include "../runtime/current_device.hpp"
 
@@ -11,9 +11,9 @@
 
 namespace tessel::kernel::detail {
 
-namespace {
+static_assert(kSm90HaloMaxWidth == kSm90HaloPitch - 2, "a window row is the image's pixels and a pad column each side");
 
-bool aligned16(void const* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; }
+namespace {
 
 template <class Element>
 Status launch(Sm80ConvParams const& c, cudaStream_t stream) {
@@ -47,14 +47,16 @@ Status launch(Sm80ConvParams const& c, cudaStream_t stream) {
   w.swizzle = TmaSwizzle::B128;
   if (Status s = encode_tma_descriptor(w, &p.w_map); !s) return s;
   p.y = c.out;
+  p.residual = c.residual;
   p.y_stride[0] = c.y_stride[0], p.y_stride[1] = c.y_stride[2], p.y_stride[2] = c.y_stride[3];
   p.n = c.n, p.p = c.p, p.q = c.q;
-  p.alpha = c.alpha;
+  p.ops = {c.alpha, c.beta, c.bias, c.activation};
 
   tessel::detail::Here here;
   if (Status s = tessel::detail::current_device(&here); !s) return s;
   constexpr int Smem = kSm90HaloSmemBytes<Element>;
-  auto const kernel = sm90_halo_conv_kernel<Element>;
+  bool const fused = c.residual != nullptr || c.bias != nullptr || c.activation != ConvActivation::none;
+  auto const kernel = fused ? sm90_halo_conv_kernel<Element, true> : sm90_halo_conv_kernel<Element, false>;
   if (cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Smem); err != cudaSuccess)
     return Status::error(StatusCode::cuda_error, std::string("sm90 halo conv: cudaFuncSetAttribute: ") + cudaGetErrorString(err));
   long long const tiles = (long long)c.n * ((c.p + RowsOut - 1) / RowsOut);
@@ -66,21 +68,6 @@ Status launch(Sm80ConvParams const& c, cudaStream_t stream) {
 }
 
 }  // namespace
-
-bool sm90_halo_conv_takes(Sm80ConvParams const& p, DType dtype) {
-  if (p.op != conv::Operator::kFprop || (dtype != DType::bf16 && dtype != DType::f16)) return false;
-  if (p.groups != 1 || p.c != 64 || p.k != 64) return false;
-  if (p.d != 1 || p.t != 1 || p.z != 1 || p.r != 3 || p.s != 3 || p.pad_h != 1 || p.pad_w != 1) return false;
-  if (p.stride_h != 1 || p.stride_w != 1 || p.dilation_h != 1 || p.dilation_w != 1) return false;
-  if (p.w > kSm90HaloPitch - 2 || p.n < 1 || p.h < 1 || p.w < 1) return false;
-  // The fused terms are not in its epilogue yet: alpha only.
-  if (p.residual != nullptr || p.bias != nullptr || p.activation != ConvActivation::none) return false;
-  // TMA: 16-byte aligned bases and strides; y's rows take 16-byte stores.
-  if (!aligned16(p.x) || !aligned16(p.filter) || !aligned16(p.out)) return false;
-  for (int i : {0, 2, 3})
-    if (p.x_stride[i] % 8 != 0 || p.y_stride[i] % 8 != 0) return false;
-  return p.w_stride_k % 8 == 0 && p.w_stride_k >= 9 * 64;
-}
 
 Status sm90_halo_conv_launch(Sm80ConvParams const& p, DType dtype, cudaStream_t stream) {
   if (!sm90_halo_conv_takes(p, dtype))

@@ -148,9 +148,10 @@ Status sm90_conv_dgrad_launch_f16_n256(Sm80ConvParams const& p, cudaStream_t str
 Status sm90_conv_dgrad_launch_f16_n128(Sm80ConvParams const& p, cudaStream_t stream);
 Status sm90_conv_dgrad_launch_f16_n64(Sm80ConvParams const& p, cudaStream_t stream);
 
-// The halo-window fprop (src/conv/sm90_conv_halo.cu): whether it takes p (3x3 pad 1 stride 1, C = K
-// = 64, an image at most kSm90HaloPitch - 2 = 62 pixels wide, 16-byte aligned tensors, alpha but
-// no residual, bias or activation), and its launch.
+// The halo-window fprop (src/conv/sm90_conv_halo.cu): whether it takes p (sm90_conv_run.cpp: the
+// forward kernel's rules, and 3x3 pad 1 stride 1, C = K = 64, an image at most kSm90HaloMaxWidth
+// pixels wide, y's image spanning fewer than 2^31 elements), and its launch.
+inline constexpr int kSm90HaloMaxWidth = 62;
 bool sm90_halo_conv_takes(Sm80ConvParams const& p, DType dtype);
 Status sm90_halo_conv_launch(Sm80ConvParams const& p, DType dtype, cudaStream_t stream);
 }  // namespace kernel::detail

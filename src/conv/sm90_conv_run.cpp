@@ -4,6 +4,7 @@
 #include <tessel/core/gemm_coord.hpp>  // detail::ceil_div_ll
 #include <tessel/runtime/tma_descriptor.hpp>
 
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -193,9 +194,19 @@ bool implicit_takes_problem(kernel::Sm80ConvParams const& p, DType dtype) {
 
 int width_index(int n) { return n == 256 ? 0 : n == 128 ? 1 : 2; }
 
-// The halo-window fprop's name (by name only: sm90_halo_conv_takes).
+// The halo-window fprop's name (sm90_halo_conv_takes).
 char const* halo_kernel_name(DType dtype) {
   return dtype == DType::bf16 ? "sm90_conv_fprop_bf16_halo_64x256" : "sm90_conv_fprop_fp16_halo_64x256";
+}
+
+// The selection picks the halo-window fprop where it takes the problem and the image fills at least
+// three quarters of its 64-position rows: its tensor cores compute every position of a row, so its
+// speed falls with the width (on the H200 it led the implicit GEMM at 56 and 62 pixels and trailed
+// it at 28; docs/conv.md).
+constexpr int kHaloMinWidth = 48;
+
+bool halo_picks(kernel::Sm80ConvParams const& p, DType dtype) {
+  return p.w >= kHaloMinWidth && kernel::detail::sm90_halo_conv_takes(p, dtype);
 }
 
 }  // namespace
@@ -213,6 +224,7 @@ char const* sm90_conv_direct_kernel_name(kernel::Sm80ConvParams const& p, DType 
 }
 
 char const* sm90_conv_kernel_name(kernel::Sm80ConvParams const& p, DType dtype) {
+  if (halo_picks(p, dtype)) return halo_kernel_name(dtype);
   if (implicit_takes_problem(p, dtype)) return kNames[pass_index(p.op)][dtype == DType::bf16 ? 0 : 1][pick_variant(p)];
   return sm90_conv_direct_kernel_name(p, dtype);
 }
@@ -259,6 +271,15 @@ Status sm90_conv_run(kernel::Sm80ConvParams const& p, DType dtype, char const* n
 }
 
 namespace kernel::detail {
+
+bool sm90_halo_conv_takes(Sm80ConvParams const& p, DType dtype) {
+  if (p.op != conv::Operator::kFprop || !fprop_takes(p, dtype) || p.c != 64 || p.k != 64) return false;
+  if (p.d != 1 || p.t != 1 || p.z != 1 || p.r != 3 || p.s != 3 || p.pad_h != 1 || p.pad_w != 1) return false;
+  if (p.stride_h != 1 || p.stride_w != 1 || p.dilation_h != 1 || p.dilation_w != 1) return false;
+  if (p.w > kSm90HaloMaxWidth || p.w_stride_k < 9 * 64) return false;  // the filters' map: a row holds the 9 taps
+  // The epilogue's offsets inside an image of y (and the residual) are 32-bit.
+  return (long long)(p.p - 1) * p.y_stride[2] + (long long)(p.q - 1) * p.y_stride[3] + 64 <= INT32_MAX;
+}
 
 namespace {
 

@@ -1285,12 +1285,14 @@ TEST(ConvSm90, TilePicks) {
   }
 }
 
-// The halo-window fprop (3x3, C = K = 64, by name): one-pixel images, widths 2 to 62 (its
-// 64-position rows), heights off its 4-row tiles, an image's last tile partial, padded pixels in x
-// and y and filter rows past 576 elements, alpha, fp16; judged against the fp64 reference with the
-// output poisoned (run_case), so a write past y's pixels or into its padding fails. Problems
-// outside its rules (63 pixels wide, a residual, a bias, an activation, K 72, stride 2) do not list
-// it: naming it is refused.
+// The halo-window fprop (3x3, C = K = 64): one-pixel images, widths 2 to 62 (its 64-position
+// rows), heights off its 4-row tiles, an image's last tile partial, padded pixels in x and y and
+// filter rows past 576 elements, alpha, beta with a residual, a bias, each activation, fp16;
+// judged against the fp64 reference with the output poisoned (run_case), so a write past y's
+// pixels or into its padding fails. The grid is at most one CTA an SM, so 134 and 300 tiles (n 67
+// at 8 rows, n 100 at 12) give CTAs one, two and three tiles, which leave its loop by each of its
+// two exits. Problems outside its rules (63 pixels wide, K 72, stride 2) do not list it: naming it is
+// refused.
 TEST(ConvSm90, HaloWindow) {
   TESSEL_REQUIRE_GPU();
   std::optional<DeviceInfo> const dev = query_device(0);
@@ -1301,6 +1303,7 @@ TEST(ConvSm90, HaloWindow) {
         conv2d(Operator::kFprop, t, 3, 13, 11, 64, 64, 3, 3, {1, 1}), conv2d(Operator::kFprop, t, 2, 62, 62, 64, 64, 3, 3, {1, 1}),
         conv2d(Operator::kFprop, t, 1, 1, 1, 64, 64, 3, 3, {1, 1}),   conv2d(Operator::kFprop, t, 4, 5, 2, 64, 64, 3, 3, {1, 1}),
         conv2d(Operator::kFprop, t, 1, 30, 61, 64, 64, 3, 3, {1, 1}), conv2d(Operator::kFprop, t, 9, 56, 56, 64, 64, 3, 3, {1, 1}),
+        conv2d(Operator::kFprop, t, 67, 8, 3, 64, 64, 3, 3, {1, 1}),  conv2d(Operator::kFprop, t, 100, 12, 5, 64, 64, 3, 3, {1, 1}),
     };
     ConvArguments strided = conv2d(Operator::kFprop, t, 5, 13, 30, 64, 64, 3, 3, {1, 1});
     strided.x.stride_w = 72, strided.x.stride_h = 72 * 30, strided.x.stride_n = 72 * 30 * 13;
@@ -1310,21 +1313,23 @@ TEST(ConvSm90, HaloWindow) {
     for (std::size_t i = 0; i < cases.size(); ++i) {
       ConvArguments a = cases[i];
       a.alpha = i % 2 == 0 ? 1.0f : -0.75f;
-      a.kernel = name.c_str();
-      EXPECT_EQ(kernel_of(a), name);
+      a.kernel = name.c_str();  // run_case fails where the name is refused
       run_case(a);
+    }
+    // The fused terms, on a ragged problem and on padded strides (the residual read with y's strides).
+    for (ConvActivation act : {ConvActivation::none, ConvActivation::relu, ConvActivation::gelu, ConvActivation::silu}) {
+      for (ConvArguments a : {conv2d(Operator::kFprop, t, 3, 13, 11, 64, 64, 3, 3, {1, 1}), strided}) {
+        a.alpha = 1.5f, a.beta = -0.5f, a.activation = act;
+        a.kernel = name.c_str();  // run_case fails where the name is refused
+        run_case(a, /*residual=*/true, /*bias=*/true);
+        a.beta = 0.0f;  // bias and activation alone
+        run_case(a, /*residual=*/false, /*bias=*/true);
+      }
     }
     alignas(16) static unsigned char placeholder[16];  // naming reads only the pointers' alignment
     std::vector<ConvArguments> refused = {conv2d(Operator::kFprop, t, 2, 9, 63, 64, 64, 3, 3, {1, 1}),
                                           conv2d(Operator::kFprop, t, 2, 9, 10, 64, 72, 3, 3, {1, 1}),
                                           conv2d(Operator::kFprop, t, 2, 9, 10, 64, 64, 3, 3, {1, 1}, {2, 2})};
-    for (int extra = 0; extra < 3; ++extra) {
-      ConvArguments a = conv2d(Operator::kFprop, t, 2, 9, 10, 64, 64, 3, 3, {1, 1});
-      if (extra == 0) a.beta = 0.5f, a.residual = placeholder;
-      if (extra == 1) a.bias = reinterpret_cast<float const*>(placeholder);
-      if (extra == 2) a.activation = ConvActivation::relu;
-      refused.push_back(a);
-    }
     for (ConvArguments a : refused) {
       a.x.ptr = a.filter.ptr = placeholder;
       a.out = placeholder;

@@ -37,7 +37,8 @@ TEST(ConvSm90Pick, MeasuredLayers) {
 
 // The halo-window fprop (sm90_conv_fprop_<dtype>_halo_64x256) is listed among the kernels a caller
 // may name exactly where its rules hold (3x3, pad 1, stride 1, C = K = 64, at most 62 pixels wide,
-// 16-byte aligned, alpha only), and the selection never picks it by itself.
+// 16-byte aligned, with or without the fused terms), and the selection picks it exactly where it
+// is listed and the image is at least 48 pixels wide.
 TEST(ConvSm90Pick, HaloWindowListedWhereItTakes) {
   alignas(16) static unsigned char placeholder[32];
   struct Case {
@@ -74,18 +75,24 @@ TEST(ConvSm90Pick, HaloWindowListedWhereItTakes) {
     ConvArguments shifted = conv(Operator::kFprop, t, 56, 64, 64, 3, {1, 1}, {1, 1});
     shifted.x.ptr = placeholder + 2;
     cases.push_back({"x off 16-byte alignment", shifted, false});
+    ConvArguments tall = conv(Operator::kFprop, t, 56, 64, 64, 3, {1, 1}, {1, 1});
+    tall.y.stride_h = std::int64_t(1) << 27, tall.y.stride_n = std::int64_t(1) << 32;
+    cases.push_back({"y's image past 2^31 elements (rows 2^27 apart)", tall, false});
     ConvArguments scaled = conv(Operator::kFprop, t, 56, 64, 64, 3, {1, 1}, {1, 1});
     scaled.alpha = 0.5f;
     cases.push_back({"alpha", scaled, true});
     ConvArguments residual = scaled;
     residual.beta = 1.0f, residual.residual = placeholder;
-    cases.push_back({"a residual", residual, false});
+    cases.push_back({"a residual", residual, true});
+    ConvArguments shifted_residual = residual;
+    shifted_residual.residual = placeholder + 2;
+    cases.push_back({"a residual off 16-byte alignment", shifted_residual, false});
     ConvArguments bias = scaled;
     bias.bias = reinterpret_cast<float const*>(placeholder);
-    cases.push_back({"a bias", bias, false});
+    cases.push_back({"a bias", bias, true});
     ConvArguments act = scaled;
     act.activation = ConvActivation::silu;
-    cases.push_back({"an activation", act, false});
+    cases.push_back({"an activation", act, true});
   }
   for (Case const& c : cases) {
     SCOPED_TRACE(std::string(c.what) + " " + to_string(c.a.dtype));
@@ -97,6 +104,8 @@ TEST(ConvSm90Pick, HaloWindowListedWhereItTakes) {
     if (sm90_conv_takes(p, c.a.dtype))
       for (char const* n : sm90_conv_kernel_names(p, c.a.dtype)) listed = listed || halo == n;
     EXPECT_EQ(listed, c.listed);
-    if (sm90_conv_takes(p, c.a.dtype)) EXPECT_NE(std::string(sm90_conv_kernel_name(p, c.a.dtype)), halo);
+    if (sm90_conv_takes(p, c.a.dtype)) {
+      EXPECT_EQ(std::string(sm90_conv_kernel_name(p, c.a.dtype)) == halo, c.listed && p.w >= 48);
+    }
   }
 }
