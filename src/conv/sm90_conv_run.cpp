@@ -199,14 +199,16 @@ char const* halo_kernel_name(DType dtype) {
   return dtype == DType::bf16 ? "sm90_conv_fprop_bf16_halo_64x256" : "sm90_conv_fprop_fp16_halo_64x256";
 }
 
-// The selection picks the halo-window fprop where it takes the problem and the image fills at least
-// three quarters of its 64-position rows: its tensor cores compute every position of a row, so its
-// speed falls with the width (on the H200 it led the implicit GEMM at 56 and 62 pixels and trailed
-// it at 28; docs/conv.md).
+// The selection picks the halo-window fprop where it takes the problem without the fused terms and
+// the image fills at least three quarters of its 64-position rows: its tensor cores compute every
+// position of a row, so its speed falls with the width (H200, n128, TFLOP/s against the implicit
+// GEMM: 62 wide 432 / 350, 56 wide 489 / 378, 48 wide 429 / 360, 40 wide 356 / 329). With a
+// residual, bias or activation its epilogue ran at 73 (docs/conv.md): those keep the direct kernel.
 constexpr int kHaloMinWidth = 48;
 
 bool halo_picks(kernel::Sm80ConvParams const& p, DType dtype) {
-  return p.w >= kHaloMinWidth && kernel::detail::sm90_halo_conv_takes(p, dtype);
+  bool const fused = p.residual != nullptr || p.bias != nullptr || p.activation != kernel::ConvActivation::none;
+  return !fused && p.w >= kHaloMinWidth && kernel::detail::sm90_halo_conv_takes(p, dtype);
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ TEST(ConvSm90Pick, MeasuredLayers) {
 // The halo-window fprop (sm90_conv_fprop_<dtype>_halo_64x256) is listed among the kernels a caller
 // may name exactly where its rules hold (3x3, pad 1, stride 1, C = K = 64, at most 62 pixels wide,
 // 16-byte aligned, with or without the fused terms), and the selection picks it exactly where it
-// is listed and the image is at least 48 pixels wide.
+// is listed, without the fused terms, and the image is at least 48 pixels wide.
 TEST(ConvSm90Pick, HaloWindowListedWhereItTakes) {
   alignas(16) static unsigned char placeholder[32];
   struct Case {
@@ -105,7 +105,8 @@ TEST(ConvSm90Pick, HaloWindowListedWhereItTakes) {
       for (char const* n : sm90_conv_kernel_names(p, c.a.dtype)) listed = listed || halo == n;
     EXPECT_EQ(listed, c.listed);
     if (sm90_conv_takes(p, c.a.dtype)) {
-      EXPECT_EQ(std::string(sm90_conv_kernel_name(p, c.a.dtype)) == halo, c.listed && p.w >= 48);
+      bool const fused = p.residual != nullptr || p.bias != nullptr || p.activation != kernel::ConvActivation::none;
+      EXPECT_EQ(std::string(sm90_conv_kernel_name(p, c.a.dtype)) == halo, c.listed && !fused && p.w >= 48);
     }
   }
 }
