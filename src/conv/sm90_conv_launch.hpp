@@ -24,7 +24,7 @@
 //   sm90_conv_fprop_<dtype>_halo_64x256   3x3 C = K = 64 fprop from a halo window per tile of 4 rows
 //                                        x 64 positions: the input rows loaded once, the 9 taps read
 //                                        at 9 row offsets (tessel/conv/kernel/sm90_halo_conv.hpp);
-//                                        by name only
+//                                        picked 48 to 62 pixels wide without the fused terms
 // src/conv/sm90_conv_run.cpp holds the selection.
 #pragma once
 
